@@ -1,0 +1,21 @@
+import { cpus, totalmem } from 'node:os';
+
+/** One figure per line, greppable: `figure <name> = <value> <unit> [target] (notes)`. */
+export function printFigure(name: string, value: number, unit: string, target?: string, notes?: string): void {
+  const shown = Number.isInteger(value) ? String(value) : value.toFixed(value < 10 ? 3 : 1);
+  const parts = [`figure ${name} = ${shown} ${unit}`];
+  if (target) parts.push(`[target ${target}]`);
+  if (notes) parts.push(`(${notes})`);
+  process.stdout.write(parts.join(' ') + '\n');
+}
+
+export function machineConditions(): string {
+  const cpu = cpus();
+  return `${cpu.length} cores ${cpu[0]?.model ?? 'unknown'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`;
+}
+
+export function percentile(sortedMs: readonly number[], p: number): number {
+  if (sortedMs.length === 0) return NaN;
+  const index = Math.min(sortedMs.length - 1, Math.ceil((p / 100) * sortedMs.length) - 1);
+  return sortedMs[Math.max(0, index)]!;
+}

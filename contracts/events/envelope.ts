@@ -1,0 +1,45 @@
+import { z } from 'zod';
+
+/** Who caused an event: the user, and the credential they used (API token or OAuth client), if any. */
+export const actorSchema = z.object({
+  userId: z.string().nullable(),
+  credentialId: z.string().optional(),
+  clientId: z.string().optional(),
+});
+export type Actor = z.infer<typeof actorSchema>;
+
+export const eventMetadataSchema = z.object({
+  tenant: z.string().min(1),
+  actor: actorSchema,
+  correlationId: z.string().min(1),
+  causationId: z.string().min(1),
+  commandId: z.string().min(1),
+  occurredAt: z.iso.datetime(),
+});
+export type EventMetadata = z.infer<typeof eventMetadataSchema>;
+
+/** An event as the write side produces it, before the store gives it a revision and a position. */
+export interface NewEvent<Type extends string = string, Data = unknown> {
+  /** UUID; derived from the command id so a repeated command produces the same ids. */
+  readonly id: string;
+  readonly type: Type;
+  readonly schemaVersion: number;
+  readonly data: Data;
+  readonly metadata: EventMetadata;
+}
+
+/** An event as read back from the store. Revisions are 0-based per stream; positions are global and ordered. */
+export interface RecordedEvent<Type extends string = string, Data = unknown> extends NewEvent<Type, Data> {
+  readonly streamId: string;
+  readonly revision: bigint;
+  readonly position: bigint;
+  readonly recordedAt: string;
+}
+
+export const newEventSchema = z.object({
+  id: z.uuid(),
+  type: z.string().min(1).regex(/^[A-Z][A-Za-z0-9]*$/, 'past-tense PascalCase event name'),
+  schemaVersion: z.number().int().positive(),
+  data: z.unknown(),
+  metadata: eventMetadataSchema,
+});

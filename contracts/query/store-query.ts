@@ -1,0 +1,43 @@
+/**
+ * A list query after its field names have been checked and mapped to document paths and its values
+ * converted to the field's type. Read-store adapters compile this (SQL for SQLite, a query document for
+ * MongoDB); they never see the raw filter string.
+ *
+ * Semantics every adapter must honour (the read-store contract suite checks each):
+ * - `eq` with value `null` matches a missing field, `null`, and (for string fields) `''`.
+ * - `ne` matches documents whose value is missing or null too (they are "not equal").
+ * - `gt/gte/lt/lte` never match a missing or null value.
+ * - `like` is case-insensitive; `%` matches any run of characters, `_` is a literal. A pattern of `''`
+ *   matches missing, null and `''`. `notLike` is its exact complement (missing/null included unless
+ *   the pattern is `''`).
+ * - `in` matches when the value equals any listed value.
+ * - Paths are dot-separated (`fields.12`); segments are `[A-Za-z0-9_]+`.
+ */
+export type Scalar = string | number | boolean | null;
+
+export type StoreFilter =
+  | { readonly kind: 'and'; readonly children: readonly StoreFilter[] }
+  | { readonly kind: 'or'; readonly children: readonly StoreFilter[] }
+  | {
+      readonly kind: 'compare';
+      readonly path: string;
+      readonly op: 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte';
+      readonly value: Scalar;
+    }
+  | { readonly kind: 'in'; readonly path: string; readonly values: readonly Scalar[] }
+  | { readonly kind: 'like'; readonly path: string; readonly pattern: string; readonly negate: boolean };
+
+export interface StoreSort {
+  readonly path: string;
+  readonly direction: 'asc' | 'desc';
+}
+
+export interface StoreQuery {
+  readonly filter?: StoreFilter;
+  /** Applied in order; adapters add the document id ascending as the final tie-breaker. */
+  readonly sort?: readonly StoreSort[];
+  readonly offset?: number;
+  readonly limit?: number;
+  /** When false the adapter may skip counting; `total` is then undefined. Default true. */
+  readonly withTotal?: boolean;
+}

@@ -1,0 +1,86 @@
+import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
+
+/**
+ * The event store port. Revisions are 0-based per stream (the first event of a stream has revision 0n);
+ * positions are global, strictly increasing in `$all` order, and comparable as bigints on every adapter.
+ */
+export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | bigint;
+
+export interface AppendOptions {
+  readonly expectedRevision?: ExpectedRevision;
+}
+
+export interface AppendResult {
+  /** Revision of the last event of the stream after the append (the one to expect next time). */
+  readonly nextExpectedRevision: bigint;
+  /** Global position of the last appended event. */
+  readonly position: bigint;
+}
+
+export interface ReadStreamOptions {
+  readonly direction?: 'forwards' | 'backwards';
+  /** Inclusive. Default: the start (forwards) or the end (backwards). */
+  readonly fromRevision?: bigint;
+  readonly maxCount?: number;
+}
+
+export interface ReadAllOptions {
+  readonly direction?: 'forwards' | 'backwards';
+  /** Exclusive: events strictly after (forwards) or before (backwards) this position. */
+  readonly after?: bigint;
+  readonly maxCount?: number;
+  readonly filter?: SubscriptionFilter;
+}
+
+export interface SubscriptionFilter {
+  /** Only events of streams in these categories (`record` for `record-test.12`). */
+  readonly categories?: readonly string[];
+}
+
+export interface SubscribeOptions {
+  /** Exclusive: the last position already processed; omitted = from the beginning. */
+  readonly after?: bigint;
+  readonly filter?: SubscriptionFilter;
+}
+
+/**
+ * What a subscription yields: events in order; `caught-up` once the historic part is read (and again after
+ * every later catch-up); `checkpoint` when the filter skipped events, so the consumer can store progress.
+ */
+export type SubscriptionItem =
+  | { readonly kind: 'event'; readonly event: RecordedEvent }
+  | { readonly kind: 'caught-up'; readonly position: bigint }
+  | { readonly kind: 'checkpoint'; readonly position: bigint };
+
+export interface Subscription extends AsyncIterable<SubscriptionItem> {
+  /** Ends the iteration; the iterator returns after the item in flight. */
+  close(): Promise<void>;
+}
+
+export interface EventStore {
+  /**
+   * Appends atomically. Throws `WrongExpectedRevisionError` when the expectation fails. Appending events
+   * whose ids are already in the stream (a repeated command) appends nothing and returns the original result.
+   */
+  append(streamId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult>;
+  /** Events of one stream; a stream that does not exist yields nothing. */
+  readStream(streamId: string, options?: ReadStreamOptions): AsyncIterable<RecordedEvent>;
+  readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;
+  /** Catch up from `after`, then stay live until closed. Adapters resubscribe by themselves after drops. */
+  subscribeToAll(options?: SubscribeOptions): Subscription;
+  /** Position of the last event in the store (0n when empty). */
+  headPosition(): Promise<bigint>;
+  close(): Promise<void>;
+}
+
+export class WrongExpectedRevisionError extends Error {
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedRevision,
+    /** Current revision, or undefined when the stream does not exist. */
+    readonly actual: bigint | undefined,
+  ) {
+    super(`stream ${streamId}: expected revision ${String(expected)}, actual ${actual === undefined ? 'no stream' : String(actual)}`);
+    this.name = 'WrongExpectedRevisionError';
+  }
+}

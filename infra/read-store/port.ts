@@ -1,0 +1,72 @@
+import type { StoreQuery } from '../../contracts/query/store-query';
+
+/** A read-model document: a JSON object with a string `id`. Keys must not contain `.` or start with `$`. */
+export type Document = { readonly id: string } & Record<string, unknown>;
+
+/**
+ * One change a projection makes. Every change carries the global position of the event that caused it;
+ * adapters keep that position per document and ignore a change whose position is not newer than the
+ * document's (so a replayed event changes nothing, on every adapter).
+ */
+export type ReadModelChange =
+  | { readonly op: 'upsert'; readonly collection: string; readonly doc: Document; readonly position: bigint }
+  | {
+      readonly op: 'patch';
+      readonly collection: string;
+      readonly id: string;
+      /** Top-level or dotted paths to set; `undefined` values are ignored. */
+      readonly set?: Readonly<Record<string, unknown>>;
+      readonly unset?: readonly string[];
+      /** Numeric increments on dotted paths (missing counts as 0). */
+      readonly inc?: Readonly<Record<string, number>>;
+      readonly position: bigint;
+    }
+  | { readonly op: 'delete'; readonly collection: string; readonly id: string; readonly position: bigint };
+
+export interface IndexSpec {
+  readonly name: string;
+  /** Dotted paths, each ascending. */
+  readonly paths: readonly string[];
+  readonly unique?: boolean;
+}
+
+export interface FindResult {
+  readonly items: Document[];
+  /** Count of all matches ignoring offset/limit; undefined when `withTotal` was false. */
+  readonly total?: number;
+}
+
+export interface Checkpoint {
+  readonly name: string;
+  /** Opaque to the store; projections store a global position as a decimal string. */
+  readonly value: string;
+}
+
+export interface ReadStore {
+  ensureIndex(collection: string, index: IndexSpec): Promise<void>;
+  /**
+   * Applies the changes in order, then stores the checkpoint. SQLite does it in one transaction; MongoDB
+   * writes the changes (position-guarded), then the checkpoint after they are acknowledged.
+   * A unique-index violation throws `UniqueViolationError` and (SQLite) nothing of the batch is kept.
+   */
+  apply(changes: readonly ReadModelChange[], checkpoint?: Checkpoint): Promise<void>;
+  get(collection: string, id: string): Promise<Document | null>;
+  getMany(collection: string, ids: readonly string[]): Promise<Document[]>;
+  find(collection: string, query: StoreQuery): Promise<FindResult>;
+  count(collection: string, query?: Pick<StoreQuery, 'filter'>): Promise<number>;
+  getCheckpoint(name: string): Promise<string | null>;
+  deleteCheckpoint(name: string): Promise<void>;
+  dropCollection(collection: string): Promise<void>;
+  listCollections(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export class UniqueViolationError extends Error {
+  constructor(
+    readonly collection: string,
+    readonly index: string,
+  ) {
+    super(`unique index ${index} of ${collection} violated`);
+    this.name = 'UniqueViolationError';
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * The stream port: a partitioned, durable log of keyed messages consumed by named groups.
+ * Delivery is at-least-once; messages with the same key keep their order for a consumer group.
+ */
+export interface StreamMessage {
+  readonly key: string;
+  readonly value: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface ConsumedMessage extends StreamMessage {
+  readonly topic: string;
+  readonly partition: number;
+  /** Opaque, increasing within a partition. */
+  readonly offset: string;
+}
+
+export interface ConsumeOptions {
+  readonly topic: string;
+  readonly group: string;
+  /** Where a group with no committed offset starts. Default: 'earliest'. */
+  readonly fromBeginning?: boolean;
+  /**
+   * Called once per message; the offset is committed only after it resolves. A rejection stops the
+   * consumer from advancing past the message: it is delivered again (after a back-off).
+   */
+  readonly handle: (message: ConsumedMessage) => Promise<void>;
+}
+
+export interface Consumer {
+  stop(): Promise<void>;
+}
+
+export interface Stream {
+  /** Resolves once the broker has acknowledged every message. */
+  publish(topic: string, messages: readonly StreamMessage[]): Promise<void>;
+  consume(options: ConsumeOptions): Promise<Consumer>;
+  close(): Promise<void>;
+}
