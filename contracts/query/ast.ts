@@ -37,4 +37,6 @@ export type SortDirection = 'ASC' | 'DESC';
 export interface OrderTerm {
   readonly field: string;
   readonly direction: SortDirection;
+  /** 0-based offset of the field name in the order string, for error messages; absent when built in code. */
+  readonly position?: number;
 }

@@ -1,0 +1,209 @@
+import { PlatformError } from '../../contracts/errors';
+import {
+  DEFAULT_PAGE_SIZE,
+  listParamsSchema,
+  MAX_OFFSET,
+  MAX_PAGE_SIZE,
+  parseListQuery,
+} from '../../contracts/query/list-params';
+import { catalogue } from '../../contracts/query/resolve';
+import type { StoreSort } from '../../contracts/query/store-query';
+
+function thrown(action: () => unknown): PlatformError {
+  try {
+    action();
+  } catch (error) {
+    if (error instanceof PlatformError) return error;
+    throw error;
+  }
+  throw new Error('expected a PlatformError, but nothing was thrown');
+}
+
+const FIELDS = catalogue({
+  id: { path: 'id', type: 'integer' },
+  status: { path: 'status', type: 'string' },
+  createdAt: { path: 'meta.created_at', type: 'datetime' },
+});
+
+const NEWEST_FIRST: StoreSort[] = [{ path: 'meta.created_at', direction: 'desc' }];
+
+describe('parseListQuery', () => {
+  describe('defaults', () => {
+    it('given no parameters, when parsed, then offset 0 and the default page size apply', () => {
+      expect(parseListQuery({}, FIELDS)).toEqual({ offset: 0, limit: DEFAULT_PAGE_SIZE });
+      expect(parseListQuery(undefined, FIELDS)).toEqual({ offset: 0, limit: DEFAULT_PAGE_SIZE });
+    });
+
+    it('given a default order and no order parameter, when parsed, then the default sort is used', () => {
+      expect(parseListQuery({}, FIELDS, { order: NEWEST_FIRST })).toEqual({
+        sort: NEWEST_FIRST,
+        offset: 0,
+        limit: DEFAULT_PAGE_SIZE,
+      });
+    });
+
+    it('given a default order and an order parameter, when parsed, then the parameter wins', () => {
+      expect(parseListQuery({ order: 'id;ASC' }, FIELDS, { order: NEWEST_FIRST }).sort).toEqual([
+        { path: 'id', direction: 'asc' },
+      ]);
+    });
+
+    it('given empty parameters as sent by forms, when parsed, then they count as omitted', () => {
+      expect(parseListQuery({ filter: '', order: ' ', offset: '', limit: '' }, FIELDS)).toEqual({
+        offset: 0,
+        limit: DEFAULT_PAGE_SIZE,
+      });
+    });
+
+    it('given route-specific parameters besides the list ones, when parsed, then they are ignored', () => {
+      expect(parseListQuery({ space_id: '7', limit: '5' }, FIELDS)).toEqual({ offset: 0, limit: 5 });
+    });
+  });
+
+  describe('everything together', () => {
+    it('given filter, order, offset and limit, when parsed, then one StoreQuery holds them all', () => {
+      // given
+      const raw = {
+        filter: 'status=(active|pending);id>10',
+        order: 'createdAt;ASC,id',
+        offset: '20',
+        limit: '10',
+      };
+      // when
+      const query = parseListQuery(raw, FIELDS);
+      // then
+      expect(query).toEqual({
+        filter: {
+          kind: 'and',
+          children: [
+            {
+              kind: 'or',
+              children: [
+                { kind: 'compare', path: 'status', op: 'eq', value: 'active' },
+                { kind: 'compare', path: 'status', op: 'eq', value: 'pending' },
+              ],
+            },
+            { kind: 'compare', path: 'id', op: 'gt', value: 10 },
+          ],
+        },
+        sort: [
+          { path: 'meta.created_at', direction: 'asc' },
+          { path: 'id', direction: 'desc' },
+        ],
+        offset: 20,
+        limit: 10,
+      });
+    });
+  });
+
+  describe('offset and limit', () => {
+    it.each([
+      [{ limit: '1' }, { offset: 0, limit: 1 }],
+      [{ limit: String(MAX_PAGE_SIZE) }, { offset: 0, limit: MAX_PAGE_SIZE }],
+      [{ limit: ' 25 ' }, { offset: 0, limit: 25 }],
+      [{ offset: '0' }, { offset: 0, limit: DEFAULT_PAGE_SIZE }],
+      [{ offset: String(MAX_OFFSET) }, { offset: MAX_OFFSET, limit: DEFAULT_PAGE_SIZE }],
+    ])('given %j, when parsed, then paging is %j', (raw, expected) => {
+      expect(parseListQuery(raw, FIELDS)).toEqual(expected);
+    });
+
+    it('given a huge limit, when parsed, then validation_failed says limit must be at most 1000', () => {
+      // when
+      const error = thrown(() => parseListQuery({ limit: '100000' }, FIELDS));
+      // then
+      expect(error.kind).toBe('validation_failed');
+      expect(error.status).toBe(400);
+      expect(error.message).toBe('limit must be at most 1000');
+      expect(error.details).toEqual([{ path: 'limit', message: 'limit must be at most 1000' }]);
+    });
+
+    it.each([
+      [{ limit: '0' }, 'limit', 'limit must be at least 1'],
+      [{ limit: '-5' }, 'limit', 'limit must be at least 1'],
+      [{ limit: '1001' }, 'limit', 'limit must be at most 1000'],
+      [{ limit: '99999999999999999999999' }, 'limit', 'limit must be at most 1000'],
+      [{ limit: 'ten' }, 'limit', 'limit must be a whole number from 1 to 1000, found "ten"'],
+      [{ limit: '1.5' }, 'limit', 'limit must be a whole number from 1 to 1000, found "1.5"'],
+      [{ limit: '1e2' }, 'limit', 'limit must be a whole number from 1 to 1000, found "1e2"'],
+      [{ offset: '-1' }, 'offset', 'offset must be at least 0'],
+      [{ offset: String(MAX_OFFSET + 1) }, 'offset', `offset must be at most ${MAX_OFFSET}`],
+      [{ offset: 'x' }, 'offset', `offset must be a whole number from 0 to ${MAX_OFFSET}, found "x"`],
+      [{ limit: ['1', '2'] }, 'limit', 'limit must be given once, not 2 times'],
+      [{ offset: ['1', '2', '3'] }, 'offset', 'offset must be given once, not 3 times'],
+      [{ filter: ['a=1', 'b=2'] }, 'filter', 'filter must be given once, not 2 times'],
+      [{ order: ['id', 'status'] }, 'order', 'order must be given once, not 2 times'],
+      [{ filter: { a: '1' } }, 'filter', 'filter must be a single text value'],
+      [{ limit: 10 }, 'limit', 'limit must be a single text value'],
+    ])('given %j, when parsed, then validation_failed on %s: %s', (raw, path, message) => {
+      const error = thrown(() => parseListQuery(raw, FIELDS));
+      expect(error.kind).toBe('validation_failed');
+      expect(error.message).toBe(message);
+      expect(error.details).toEqual([{ path, message }]);
+    });
+
+    it('given several bad parameters, when parsed, then every problem is reported', () => {
+      const error = thrown(() => parseListQuery({ offset: '-1', limit: '5000', order: ['a', 'b'] }, FIELDS));
+      expect(error.message).toBe(
+        'offset must be at least 0; limit must be at most 1000; order must be given once, not 2 times',
+      );
+      expect(error.details).toEqual([
+        { path: 'offset', message: 'offset must be at least 0' },
+        { path: 'limit', message: 'limit must be at most 1000' },
+        { path: 'order', message: 'order must be given once, not 2 times' },
+      ]);
+    });
+
+    it('given a query that is not an object, when parsed, then validation_failed says what is expected', () => {
+      const error = thrown(() => parseListQuery('limit=5', FIELDS));
+      expect(error.kind).toBe('validation_failed');
+      expect(error.details).toEqual([
+        { path: '', message: 'the query parameters must be an object of text values' },
+      ]);
+    });
+  });
+
+  describe('filter and order errors pass through with their position', () => {
+    it('given a filter syntax error, when parsed, then filter_syntax with the position', () => {
+      const error = thrown(() => parseListQuery({ filter: 'status=active;' }, FIELDS));
+      expect(error.kind).toBe('filter_syntax');
+      expect(error.details).toEqual({ position: 14, expected: 'a field name', found: 'end of filter' });
+    });
+
+    it('given an unknown filter field, when parsed, then unknown_field lists the fields', () => {
+      const error = thrown(() => parseListQuery({ filter: 'nope=1' }, FIELDS));
+      expect(error.kind).toBe('unknown_field');
+      expect(error.message).toBe(
+        'filter: unknown field "nope" at position 0; filterable fields: id, status, createdAt',
+      );
+    });
+
+    it('given a filter value of the wrong type, when parsed, then validation_failed names field and position', () => {
+      const error = thrown(() => parseListQuery({ filter: 'status=a;id>abc' }, FIELDS));
+      expect(error.kind).toBe('validation_failed');
+      expect(error.message).toBe('filter: field "id" at position 9 expects an integer, found "abc"');
+    });
+
+    it('given an order syntax error, when parsed, then filter_syntax with the order position', () => {
+      const error = thrown(() => parseListQuery({ order: 'id;UP' }, FIELDS));
+      expect(error.kind).toBe('filter_syntax');
+      expect(error.message).toBe('order: expected a direction (ASC or DESC) at position 3, found "UP"');
+    });
+
+    it('given an unknown order field, when parsed, then unknown_field with the position', () => {
+      const error = thrown(() => parseListQuery({ order: 'id,nope' }, FIELDS));
+      expect(error.kind).toBe('unknown_field');
+      expect(error.details).toMatchObject({ field: 'nope', position: 3 });
+    });
+  });
+});
+
+describe('listParamsSchema', () => {
+  it('given raw strings, when parsed, then numbers are numbers and empty values are dropped', () => {
+    expect(listParamsSchema.parse({ filter: 'a=1', offset: '3', limit: '', order: 'a' })).toEqual({
+      filter: 'a=1',
+      offset: 3,
+      limit: undefined,
+      order: 'a',
+    });
+  });
+});
