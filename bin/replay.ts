@@ -1,0 +1,49 @@
+import { SingleBar } from 'cli-progress';
+import { loadConfig } from '../infra/config';
+import { createLogger } from '../infra/logging';
+import { rebuildProjection } from '../projections/rebuild';
+import { openAdapters, projectionNamed, READ_MODEL_PROJECTIONS } from './wiring';
+
+/**
+ * `npm run replay -- <projection>`: rebuilds a projection from position 0 into a new version while the
+ * running platform keeps serving the current one, then switches reads to it (a running platform follows
+ * the switch within a second and drops the old version).
+ */
+async function main(): Promise<void> {
+  const name = process.argv[2] ?? '';
+  const projection = projectionNamed(name);
+  if (!projection) {
+    process.stderr.write(`usage: npm run replay -- <${READ_MODEL_PROJECTIONS.map((p) => p.name).join('|')}>\n`);
+    process.exit(2);
+  }
+  const config = loadConfig();
+  const logger = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL);
+  const adapters = await openAdapters(config, logger);
+  const bar = new SingleBar({ format: `${name} |{bar}| {percentage}% | position {value}/{total} | {events} events | {rate} events/s`, hideCursor: true });
+  let started = false;
+  try {
+    const result = await rebuildProjection(projection, { events: adapters.events, readStore: adapters.readStore, logger }, (progress) => {
+      const rate = progress.elapsedMs > 0 ? Math.round((progress.events * 1000) / progress.elapsedMs) : 0;
+      const total = Number(progress.head);
+      const value = Math.min(Number(progress.position), total);
+      if (!started) {
+        bar.start(Math.max(total, 1), value, { events: progress.events, rate });
+        started = true;
+      } else {
+        bar.setTotal(Math.max(total, 1));
+        bar.update(value, { events: progress.events, rate });
+      }
+    });
+    bar.stop();
+    const rate = result.elapsedMs > 0 ? Math.round((result.events * 1000) / result.elapsedMs) : result.events;
+    process.stdout.write(`rebuilt ${name} v${result.fromVersion} → v${result.toVersion}: ${result.events} events in ${(result.elapsedMs / 1000).toFixed(2)} s (${rate} events/s); reads switched to v${result.toVersion}\n`);
+  } finally {
+    bar.stop();
+    await adapters.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`replay failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,54 @@
+import type { Server } from 'node:http';
+import { loadConfig, type Config } from '../infra/config';
+import { createLogger, type Logger } from '../infra/logging';
+import { buildServices, openAdapters, type ServiceSelection, type Services } from './wiring';
+
+export interface Running {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly services: Services;
+  readonly server: Server;
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/** Opens the adapters, builds the selected services and listens; SIGTERM/SIGINT stop it cleanly. */
+export async function run(selection: ServiceSelection, env: NodeJS.ProcessEnv = process.env, handleSignals = true): Promise<Running> {
+  const config = loadConfig(env);
+  const logger = createLogger(config.LOG_LEVEL);
+  const adapters = await openAdapters(config, logger);
+  const services = await buildServices(config, logger, adapters, selection);
+  const server = await new Promise<Server>((resolve, reject) => {
+    const listening = services.app.listen(config.PORT, config.HOST, () => resolve(listening));
+    listening.once('error', reject);
+  });
+  server.keepAliveTimeout = 65_000;
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await services.stop();
+      await adapters.close();
+    })());
+  if (handleSignals) {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => {
+        logger.info({ signal }, 'shutting down');
+        stop().then(
+          () => process.exit(0),
+          (error: unknown) => {
+            logger.error({ err: error }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      });
+    }
+  }
+  return { config, logger, services, server, url, stop };
+}

@@ -1,0 +1,29 @@
+import { run } from './run';
+import type { ServiceSelection } from './wiring';
+
+/**
+ * Starts one service alone (for the production stack): `command-api`, `query-api` or `projections`
+ * (read models and the relay to the stream). Adapters come from the environment as for `npm start`.
+ */
+const SERVICES: Readonly<Record<string, ServiceSelection>> = {
+  'command-api': { command: true, query: false, projections: false, relay: false },
+  'query-api': { command: false, query: true, projections: false, relay: false },
+  projections: { command: false, query: false, projections: true, relay: true },
+};
+
+async function main(): Promise<void> {
+  const name = process.argv[2] ?? '';
+  const selection = SERVICES[name];
+  if (!selection) {
+    process.stderr.write(`usage: npm run service -- <${Object.keys(SERVICES).join('|')}>\n`);
+    process.exit(2);
+  }
+  const { logger, url, services } = await run(selection);
+  logger.info({ service: name, url }, 'service listening');
+  if (services.generatedToken) process.stdout.write(`\nBootstrap admin API token (shown once): ${services.generatedToken}\n\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,198 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { newId } from '../contracts/ids';
+import { createCommandRouter } from '../command-api/app';
+import { ensureBootstrapAdmin } from '../command-api/bootstrap';
+import { AggregateCache, CommandHandler } from '../command-api/kit/handler';
+import { IdAllocator } from '../command-api/kit/id-allocator';
+import { IdempotencyKeys } from '../command-api/kit/idempotency';
+import type { Config } from '../infra/config';
+import { appVersion } from '../infra/config';
+import { createEventStoreDbEventStore } from '../infra/event-store/eventstoredb';
+import type { EventStore } from '../infra/event-store/port';
+import { createSqliteEventStore } from '../infra/event-store/sqlite';
+import { createHttpApp, type ReadinessReport } from '../infra/http/app';
+import { tokenAuthenticator } from '../infra/http/authenticate';
+import { ApiMeter } from '../infra/http/metering';
+import type { Logger } from '../infra/logging';
+import { Metrics } from '../infra/metrics';
+import { createMongoReadStore } from '../infra/read-store/mongodb';
+import type { ReadStore } from '../infra/read-store/port';
+import { ReadModels } from '../infra/read-store/read-models';
+import { createSqliteReadStore } from '../infra/read-store/sqlite';
+import { createInProcessStream } from '../infra/stream/in-process';
+import { createKafkaStream } from '../infra/stream/kafka';
+import type { Stream } from '../infra/stream/port';
+import { ProjectionHost } from '../projections/host';
+import type { Projection } from '../projections/projection';
+import { identityProjection } from '../projections/read-models/identity';
+import { recordsProjection } from '../projections/read-models/records';
+import { modulesProjection, spacesProjection } from '../projections/read-models/spaces-and-modules';
+import { Relay } from '../projections/relay';
+import { activeVersionOf } from '../projections/versions';
+import { checkpointName } from '../contracts/read-models';
+import { createQueryRouter } from '../query-api/app';
+import type { ReadConsistency } from '../query-api/consistency';
+import type { Express } from 'express';
+
+export const READ_MODEL_PROJECTIONS: readonly Projection[] = [spacesProjection, modulesProjection, recordsProjection, identityProjection];
+
+export function projectionNamed(name: string): Projection | undefined {
+  return READ_MODEL_PROJECTIONS.find((projection) => projection.name === name);
+}
+
+/** Remembers the highest position this process appended, for read-your-writes without a header. */
+export function trackWrites(store: EventStore): { store: EventStore; lastPosition: () => bigint } {
+  let last = 0n;
+  const tracked: EventStore = Object.create(store) as EventStore;
+  tracked.append = async (streamId, events, options) => {
+    const result = await store.append(streamId, events, options);
+    if (result.position > last) last = result.position;
+    return result;
+  };
+  return { store: tracked, lastPosition: () => last };
+}
+
+export interface Adapters {
+  readonly events: EventStore;
+  readonly readStore: ReadStore;
+  readonly stream: () => Promise<Stream>;
+  close(): Promise<void>;
+}
+
+export async function openAdapters(config: Config, logger: Logger): Promise<Adapters> {
+  const dataDir = resolve(config.DATA_DIR);
+  mkdirSync(dataDir, { recursive: true });
+  const events =
+    config.EVENT_STORE === 'eventstoredb'
+      ? createEventStoreDbEventStore({ connectionString: config.ESDB_URL! })
+      : createSqliteEventStore({ path: join(dataDir, 'events.db'), synchronous: config.SQLITE_SYNCHRONOUS });
+  const readStore =
+    config.READ_STORE === 'mongodb'
+      ? await createMongoReadStore({ url: config.MONGO_URL!, database: config.MONGO_DATABASE })
+      : await createSqliteReadStore({ path: join(dataDir, 'read-models.db') });
+  let stream: Stream | undefined;
+  const streamLogger = logger.child({ component: 'stream' });
+  return {
+    events,
+    readStore,
+    stream: async () =>
+      (stream ??=
+        config.STREAM === 'kafka'
+          ? createKafkaStream({ brokers: config.KAFKA_BROKERS!.split(',').map((broker) => broker.trim()), clientId: 'records-platform', logger: streamLogger })
+          : createInProcessStream({ path: join(dataDir, 'stream.db'), logger: streamLogger })),
+    async close() {
+      await stream?.close();
+      await readStore.close();
+      await events.close();
+    },
+  };
+}
+
+export interface Services {
+  readonly app: Express;
+  readonly host?: ProjectionHost;
+  readonly relay?: Relay;
+  readonly meter: ApiMeter;
+  readonly generatedToken?: string;
+  stop(): Promise<void>;
+}
+
+export interface ServiceSelection {
+  readonly command: boolean;
+  readonly query: boolean;
+  readonly projections: boolean;
+  readonly relay: boolean;
+}
+
+/**
+ * Builds the chosen services on one set of adapters. One-process mode selects everything; `bin/service`
+ * selects one. The bootstrap admin is ensured by whichever process runs the command API.
+ */
+export async function buildServices(config: Config, logger: Logger, adapters: Adapters, selection: ServiceSelection): Promise<Services> {
+  const { store: events, lastPosition } = trackWrites(adapters.events);
+  const readModels = new ReadModels(adapters.readStore);
+  const host = selection.projections ? new ProjectionHost(READ_MODEL_PROJECTIONS, { events: adapters.events, readStore: adapters.readStore, logger: logger.child({ component: 'projections' }) }) : undefined;
+  await host?.start();
+  const relay = selection.relay ? new Relay({ events: adapters.events, readStore: adapters.readStore, stream: await adapters.stream(), logger: logger.child({ component: 'relay' }) }, config.EVENTS_TOPIC) : undefined;
+  await relay?.start();
+
+  const handler = new CommandHandler(events, new AggregateCache());
+  const ids = new IdAllocator(events);
+  let generatedToken: string | undefined;
+  if (selection.command) {
+    ({ generatedToken } = await ensureBootstrapAdmin(handler, ids, {
+      tenant: config.DEFAULT_TENANT,
+      email: config.ADMIN_EMAIL,
+      ...(config.ADMIN_PASSWORD !== undefined && { password: config.ADMIN_PASSWORD }),
+      ...(config.ADMIN_TOKEN !== undefined && { token: config.ADMIN_TOKEN }),
+    }));
+    if (host) await host.waitFor(lastPosition(), 30_000, ['identity']);
+  }
+
+  const consistency: ReadConsistency = {
+    timeoutMs: config.MIN_POSITION_TIMEOUT_MS,
+    defaultMinPosition: host ? lastPosition : () => 0n,
+    waitFor: host ? (position, names, timeoutMs) => host.waitFor(position, timeoutMs, names) : (position, names, timeoutMs) => waitForCheckpoints(adapters.readStore, position, names, timeoutMs),
+  };
+  const meter = new ApiMeter({ store: adapters.readStore, ...(config.QUOTA_CALLS_PER_MINUTE !== undefined && { quotaPerMinute: config.QUOTA_CALLS_PER_MINUTE }), ...(config.TENANT_QUOTAS !== undefined && { tenantQuotas: config.TENANT_QUOTAS }) });
+  const meterTimer = setInterval(() => {
+    meter.flush().catch((error: unknown) => logger.warn({ err: error }, 'flushing API usage failed'));
+  }, 5000);
+  meterTimer.unref();
+
+  const metrics = new Metrics(async () => {
+    if (!host) return [];
+    const head = await adapters.events.headPosition();
+    return host.status().map((status) => ({ projection: status.name, version: status.version, lagPositions: Number(head - status.position), caughtUp: status.caughtUp }));
+  });
+  const readiness = async (): Promise<ReadinessReport> => {
+    const statuses = host?.status() ?? [];
+    const ready = statuses.every((status) => status.caughtUp && status.error === undefined);
+    return { ready, checks: Object.fromEntries(statuses.map((status) => [status.name, { version: status.version, position: status.position.toString(), caughtUp: status.caughtUp, ...(status.error && { error: status.error }) }])) };
+  };
+
+  const app = createHttpApp({
+    version: appVersion(),
+    baseHost: config.BASE_HOST,
+    defaultTenant: config.DEFAULT_TENANT,
+    bodyLimit: config.BODY_LIMIT,
+    trustProxyHops: config.TRUST_PROXY_HOPS,
+    logger,
+    authenticate: tokenAuthenticator(readModels),
+    meter,
+    readiness,
+    metrics: () => metrics.render(),
+    ...(selection.command && { command: createCommandRouter({ handler, ids, idempotency: new IdempotencyKeys(events), newCommandId: newId }) }),
+    ...(selection.query && { query: createQueryRouter({ readModels, consistency }) }),
+  });
+
+  return {
+    app,
+    ...(host && { host }),
+    ...(relay && { relay }),
+    meter,
+    ...(generatedToken !== undefined && { generatedToken }),
+    async stop() {
+      clearInterval(meterTimer);
+      await meter.flush().catch(() => undefined);
+      await relay?.stop();
+      await host?.stop();
+    },
+  };
+}
+
+/** Read-your-writes for a query API running apart from the projections: poll their checkpoints. */
+async function waitForCheckpoints(readStore: ReadStore, position: bigint, names: readonly string[], timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let reached = true;
+    for (const name of names) {
+      const value = await readStore.getCheckpoint(checkpointName(name, await activeVersionOf(readStore, name)));
+      if (value === null || BigInt(value) < position) reached = false;
+    }
+    if (reached) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

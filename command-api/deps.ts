@@ -1,0 +1,11 @@
+import type { IdAllocator } from './kit/id-allocator';
+import type { IdempotencyKeys } from './kit/idempotency';
+import type { CommandHandler } from './kit/handler';
+
+/** What the command routes need, wired by the composition root. */
+export interface CommandDeps {
+  readonly handler: CommandHandler;
+  readonly ids: IdAllocator;
+  readonly idempotency: IdempotencyKeys;
+  readonly newCommandId: () => string;
+}

@@ -1,0 +1,80 @@
+import { PlatformError } from '../../contracts/errors';
+import type { FieldChange, FieldValue, RecordEvent } from '../../contracts/events/records';
+import type { Decider } from '../kit/decider';
+
+export interface RecordState {
+  readonly status: 'none' | 'active' | 'deleted';
+  readonly recordId: number;
+  readonly moduleId: number;
+  readonly spaceId: number;
+  readonly name: string;
+  readonly fields: Readonly<Record<string, FieldValue>>;
+}
+
+export type RecordCommand =
+  | {
+      readonly kind: 'CreateRecord';
+      readonly recordId: number;
+      readonly moduleId: number;
+      /** The module's space, or null when the module does not exist. */
+      readonly moduleSpaceId: number | null;
+      readonly name: string;
+      readonly fields: Readonly<Record<string, FieldValue>>;
+    }
+  | { readonly kind: 'UpdateRecord'; readonly name?: string; readonly fields?: Readonly<Record<string, FieldValue>> }
+  | { readonly kind: 'DeleteRecord' };
+
+function sameValue(a: FieldValue | undefined, b: FieldValue | undefined): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}
+
+/** The changes an update makes; setting a field to null removes it. */
+function changesOf(state: RecordState, name: string | undefined, fields: Readonly<Record<string, FieldValue>> | undefined): FieldChange[] {
+  const changes: FieldChange[] = [];
+  if (name !== undefined && name !== state.name) changes.push({ field: 'name', from: state.name, to: name });
+  for (const [key, value] of Object.entries(fields ?? {})) {
+    const current = state.fields[key];
+    if (!sameValue(current, value)) changes.push({ field: `fields.${key}`, from: current ?? null, to: value });
+  }
+  return changes;
+}
+
+export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
+  initialState: { status: 'none', recordId: 0, moduleId: 0, spaceId: 0, name: '', fields: {} },
+
+  decide(command, state) {
+    if (command.kind === 'CreateRecord') {
+      if (state.status !== 'none') throw new PlatformError('conflict', `record ${state.recordId} already exists`);
+      if (command.moduleSpaceId === null) {
+        throw new PlatformError('validation_failed', `module ${command.moduleId} does not exist`, [{ path: 'moduleId', message: 'no such module' }]);
+      }
+      const fields = Object.fromEntries(Object.entries(command.fields).filter(([, value]) => value !== null));
+      return [{ type: 'RecordCreated', data: { recordId: command.recordId, moduleId: command.moduleId, spaceId: command.moduleSpaceId, name: command.name, fields } }];
+    }
+    if (state.status !== 'active') throw new PlatformError('not_found', 'record not found');
+    if (command.kind === 'DeleteRecord') {
+      return [{ type: 'RecordDeleted', data: { recordId: state.recordId, moduleId: state.moduleId, spaceId: state.spaceId } }];
+    }
+    const changes = changesOf(state, command.name, command.fields);
+    return changes.length === 0 ? [] : [{ type: 'RecordUpdated', data: { recordId: state.recordId, changes } }];
+  },
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'RecordCreated':
+        return { status: 'active', ...event.data };
+      case 'RecordUpdated': {
+        let name = state.name;
+        const fields: Record<string, FieldValue> = { ...state.fields };
+        for (const change of event.data.changes) {
+          if (change.field === 'name') name = String(change.to);
+          else if (change.to === null) delete fields[change.field.slice('fields.'.length)];
+          else fields[change.field.slice('fields.'.length)] = change.to;
+        }
+        return { ...state, name, fields };
+      }
+      case 'RecordDeleted':
+        return { ...state, status: 'deleted' };
+    }
+  },
+};

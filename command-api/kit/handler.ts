@@ -1,0 +1,162 @@
+import type { Actor } from '../../contracts/events/envelope';
+import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
+import { PlatformError } from '../../contracts/errors';
+import { eventIdFor } from '../../contracts/ids';
+import { upcast, schemaVersionOf } from '../../contracts/events/registry';
+import type { EventStore, ExpectedRevision } from '../../infra/event-store/port';
+import { WrongExpectedRevisionError } from '../../infra/event-store/port';
+import type { Decider, DomainEvent } from './decider';
+
+/** Everything a command carries besides its payload: who, which tenant, and the ids that link events. */
+export interface CommandContext {
+  readonly tenant: string;
+  readonly actor: Actor;
+  readonly commandId: string;
+  readonly correlationId: string;
+  readonly causationId: string;
+}
+
+export interface CommandResult<State> {
+  readonly state: State;
+  /** Revision of the stream after the command (undefined: the stream still does not exist). */
+  readonly revision: bigint | undefined;
+  /** Global position reached by the command's events (undefined: nothing was appended). */
+  readonly position: bigint | undefined;
+  /** True when the command had already been applied (a repeated Idempotency-Key). */
+  readonly replayed: boolean;
+}
+
+export interface HandleOptions {
+  /** The revision the client demanded (If-Match); a mismatch is a 412 and is not retried. */
+  readonly ifMatch?: bigint;
+  /** A command that may already have run: look for its events in the stream before deciding again. */
+  readonly mayBeRepeat?: boolean;
+  readonly maxAttempts?: number;
+}
+
+interface Loaded<State> {
+  state: State;
+  revision: bigint | undefined;
+  position: bigint | undefined;
+}
+
+/**
+ * Folded aggregate states by stream, so a hot aggregate is not re-read whole for every command. An entry
+ * is only a starting point: the handler always reads the events after its revision before deciding.
+ */
+export class AggregateCache {
+  private readonly entries = new Map<string, Loaded<unknown>>();
+
+  constructor(private readonly capacity = 10_000) {}
+
+  get<State>(streamId: string): Loaded<State> | undefined {
+    const entry = this.entries.get(streamId);
+    if (entry === undefined) return undefined;
+    this.entries.delete(streamId);
+    this.entries.set(streamId, entry);
+    return entry as Loaded<State>;
+  }
+
+  set<State>(streamId: string, entry: Loaded<State>): void {
+    this.entries.delete(streamId);
+    this.entries.set(streamId, entry);
+    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as string);
+  }
+}
+
+function toDomainEvent<Event extends DomainEvent>(recorded: RecordedEvent): Event {
+  return upcast(recorded) as Event;
+}
+
+export class CommandHandler {
+  constructor(
+    private readonly store: EventStore,
+    private readonly cache: AggregateCache = new AggregateCache(),
+  ) {}
+
+  /** Reads the stream and folds it (from the cache's revision on). */
+  async load<State, Event extends DomainEvent>(streamId: string, decider: Decider<State, never, Event>): Promise<Loaded<State>> {
+    const cached = this.cache.get<State>(streamId);
+    let { state, revision, position } = cached ?? { state: decider.initialState, revision: undefined, position: undefined };
+    const fromRevision = revision === undefined ? 0n : revision + 1n;
+    for await (const recorded of this.store.readStream(streamId, { fromRevision })) {
+      state = decider.evolve(state, toDomainEvent<Event>(recorded));
+      revision = recorded.revision;
+      position = recorded.position;
+    }
+    const loaded = { state, revision, position };
+    this.cache.set(streamId, loaded);
+    return loaded;
+  }
+
+  /** The state right after the events a command appended earlier, or null when it never appended. */
+  private async findPrevious<State, Event extends DomainEvent>(
+    streamId: string,
+    decider: Decider<State, never, Event>,
+    commandId: string,
+  ): Promise<Loaded<State> | null> {
+    let state = decider.initialState;
+    let found: Loaded<State> | null = null;
+    for await (const recorded of this.store.readStream(streamId)) {
+      state = decider.evolve(state, toDomainEvent<Event>(recorded));
+      if (recorded.metadata.commandId === commandId) found = { state, revision: recorded.revision, position: recorded.position };
+    }
+    return found;
+  }
+
+  async handle<State, Command, Event extends DomainEvent>(
+    streamId: string,
+    decider: Decider<State, Command, Event>,
+    command: Command,
+    context: CommandContext,
+    options: HandleOptions = {},
+  ): Promise<CommandResult<State>> {
+    if (options.mayBeRepeat) {
+      const previous = await this.findPrevious(streamId, decider, context.commandId);
+      if (previous) return { ...previous, replayed: true };
+    }
+    const maxAttempts = options.maxAttempts ?? 10;
+    for (let attempt = 1; ; attempt++) {
+      const loaded = await this.load(streamId, decider);
+      if (options.ifMatch !== undefined && loaded.revision !== options.ifMatch) {
+        throw new PlatformError('precondition_failed', `If-Match revision ${options.ifMatch} is stale; the current revision is ${String(loaded.revision ?? 'none')}`);
+      }
+      const events = decider.decide(command, loaded.state);
+      if (events.length === 0) return { ...loaded, position: undefined, replayed: false };
+      const expectedRevision: ExpectedRevision = loaded.revision ?? 'no_stream';
+      try {
+        const result = await this.store.append(streamId, events.map((event, index) => this.envelope(event, index, context)), { expectedRevision });
+        const state = events.reduce((current, event) => decider.evolve(current, event), loaded.state);
+        const after = { state, revision: result.nextExpectedRevision, position: result.position };
+        this.cache.set(streamId, after);
+        return { ...after, replayed: false };
+      } catch (error) {
+        if (!(error instanceof WrongExpectedRevisionError)) throw error;
+        if (options.ifMatch !== undefined) {
+          throw new PlatformError('precondition_failed', `the resource changed concurrently; re-read it and retry with its new ETag`);
+        }
+        if (attempt >= maxAttempts) {
+          throw new PlatformError('conflict', `too many concurrent changes to ${streamId}; retry the request`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 2 * attempt));
+      }
+    }
+  }
+
+  private envelope(event: DomainEvent, index: number, context: CommandContext): NewEvent {
+    return {
+      id: eventIdFor(context.commandId, index),
+      type: event.type,
+      schemaVersion: schemaVersionOf(event.type),
+      data: event.data,
+      metadata: {
+        tenant: context.tenant,
+        actor: context.actor,
+        correlationId: context.correlationId,
+        causationId: context.causationId,
+        commandId: context.commandId,
+        occurredAt: new Date().toISOString(),
+      },
+    };
+  }
+}

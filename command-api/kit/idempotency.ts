@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto';
+import { PlatformError } from '../../contracts/errors';
+import { eventIdFor, newId } from '../../contracts/ids';
+import { streamName } from '../../contracts/streams';
+import { schemaVersionOf } from '../../contracts/events/registry';
+import type { IdempotencyKeyClaimedData } from '../../contracts/events/system';
+import type { EventStore } from '../../infra/event-store/port';
+import { WrongExpectedRevisionError } from '../../infra/event-store/port';
+
+/**
+ * `Idempotency-Key` on POST. The first request with a key claims it by appending `IdempotencyKeyClaimed`
+ * (command id, request hash, the id of the entity it creates) to a stream of its own with `no_stream`.
+ * A repeat finds the claim and re-runs the command with the same command id and entity id: the handler
+ * then finds the command's events in the entity stream and answers as the first time, appending nothing.
+ */
+export interface CommandIdentity {
+  readonly commandId: string;
+  readonly entityId: number | null;
+  /** True when this key was claimed before: the command may already have been applied. */
+  readonly mayBeRepeat: boolean;
+}
+
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+export function requestHash(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method} ${path}\n${JSON.stringify(body ?? null)}`).digest('hex');
+}
+
+export class IdempotencyKeys {
+  constructor(private readonly store: EventStore) {}
+
+  /**
+   * @param newEntityId allocates the id of the entity the command creates (called only on a first claim).
+   */
+  async identify(
+    tenant: string,
+    credentialId: string,
+    key: string | undefined,
+    hash: string,
+    newEntityId: (() => Promise<number>) | null,
+  ): Promise<CommandIdentity> {
+    if (key === undefined) {
+      return { commandId: newId(), entityId: newEntityId ? await newEntityId() : null, mayBeRepeat: false };
+    }
+    if (!KEY.test(key)) throw new PlatformError('validation_failed', 'Idempotency-Key must be 1-255 visible ASCII characters');
+    const stream = streamName('idempotency', tenant, createHash('sha256').update(`${credentialId}\n${key}`).digest('hex').slice(0, 40));
+    const existing = await this.claimOf(stream);
+    if (existing) return this.repeat(existing, hash);
+    const claim: IdempotencyKeyClaimedData = {
+      requestHash: hash,
+      commandId: newId(),
+      entityId: newEntityId ? await newEntityId() : null,
+    };
+    try {
+      await this.store.append(
+        stream,
+        [
+          {
+            id: eventIdFor(claim.commandId, 0),
+            type: 'IdempotencyKeyClaimed',
+            schemaVersion: schemaVersionOf('IdempotencyKeyClaimed'),
+            data: claim,
+            metadata: {
+              tenant,
+              actor: { userId: null, credentialId },
+              correlationId: claim.commandId,
+              causationId: claim.commandId,
+              commandId: claim.commandId,
+              occurredAt: new Date().toISOString(),
+            },
+          },
+        ],
+        { expectedRevision: 'no_stream' },
+      );
+      return { commandId: claim.commandId, entityId: claim.entityId, mayBeRepeat: false };
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevisionError)) throw error;
+      const raced = await this.claimOf(stream);
+      if (!raced) throw error;
+      return this.repeat(raced, hash);
+    }
+  }
+
+  private repeat(claim: IdempotencyKeyClaimedData, hash: string): CommandIdentity {
+    if (claim.requestHash !== hash) {
+      throw new PlatformError('idempotency_key_reused', 'this Idempotency-Key was used for a different request; use a new key');
+    }
+    return { commandId: claim.commandId, entityId: claim.entityId, mayBeRepeat: true };
+  }
+
+  private async claimOf(stream: string): Promise<IdempotencyKeyClaimedData | null> {
+    for await (const event of this.store.readStream(stream, { maxCount: 1 })) {
+      return event.data as IdempotencyKeyClaimedData;
+    }
+    return null;
+  }
+}

@@ -1,0 +1,49 @@
+import type { Request, Response } from 'express';
+import { can, type Operation, type Principal } from '../../contracts/auth';
+import { PlatformError } from '../../contracts/errors';
+import { contextOf, principalOf } from '../../infra/http/context';
+import { etagOf, expectedRevisionFromIfMatch } from '../../infra/http/conditional';
+import type { CommandContext, CommandResult, HandleOptions } from '../kit/handler';
+
+/** The principal, after checking it may do `operation` on `module`. */
+export function authorize(req: Request, module: string, operation: Operation): Principal {
+  const principal = principalOf(req);
+  if (!can(principal, module, operation)) throw new PlatformError('forbidden', `this credential may not ${operation} ${module}`);
+  return principal;
+}
+
+export function commandContext(req: Request, principal: Principal, commandId: string): CommandContext {
+  const { requestId } = contextOf(req);
+  const correlation = req.headers['x-correlation-id'];
+  const correlationId = typeof correlation === 'string' && /^[\x21-\x7e]{1,128}$/.test(correlation) ? correlation : requestId;
+  return {
+    tenant: principal.tenant,
+    actor: {
+      userId: principal.userId,
+      credentialId: principal.credential.id,
+      ...(principal.credential.clientId !== undefined && { clientId: principal.credential.clientId }),
+    },
+    commandId,
+    correlationId,
+    causationId: requestId,
+  };
+}
+
+/** Handler options from the request: `If-Match` becomes a revision precondition (412 on mismatch). */
+export function preconditions(req: Request): HandleOptions {
+  const ifMatch = expectedRevisionFromIfMatch(req.headers['if-match']);
+  return ifMatch === undefined ? {} : { ifMatch };
+}
+
+export function idempotencyKey(req: Request): string | undefined {
+  const header = req.headers['idempotency-key'];
+  return Array.isArray(header) ? header[0] : header;
+}
+
+/** Sends a command's answer with the position it reached (read-your-writes) and the new ETag. */
+export function sendResult<State>(res: Response, status: number, result: CommandResult<State>, body: unknown): void {
+  if (result.position !== undefined) res.setHeader('X-Position', result.position.toString());
+  if (result.revision !== undefined) res.setHeader('ETag', etagOf(result.revision));
+  if (result.replayed) res.setHeader('Idempotent-Replayed', 'true');
+  res.status(status).json(body);
+}

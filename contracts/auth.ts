@@ -1,0 +1,39 @@
+/**
+ * Who is calling, and what they may do. Every route asks `can(principal, module, operation)` before it
+ * reads or writes; API tokens and OAuth scopes narrow a user's rights, never widen them.
+ */
+export type Operation = 'create' | 'read' | 'update' | 'delete';
+export const OPERATIONS: readonly Operation[] = ['create', 'read', 'update', 'delete'];
+
+export type Role = 'admin' | 'member';
+
+/** Per-module CRUD grants, keyed by module name (`record`, `space`, …) or custom module id. `*` = all modules. */
+export type ModulePermissions = Readonly<Record<string, readonly Operation[]>>;
+
+export type CredentialKind = 'bootstrap-token' | 'api-token' | 'session' | 'oauth-access-token';
+
+export interface Principal {
+  readonly tenant: string;
+  readonly userId: string;
+  readonly role: Role;
+  readonly credential: { readonly kind: CredentialKind; readonly id: string; readonly clientId?: string };
+  /** The user's own rights (undefined = full rights of the role). */
+  readonly userPermissions?: ModulePermissions;
+  /** The credential's narrowing (undefined = as the user). */
+  readonly credentialPermissions?: ModulePermissions;
+}
+
+function grants(permissions: ModulePermissions | undefined, module: string, operation: Operation): boolean {
+  if (permissions === undefined) return true;
+  const forModule = permissions[module] ?? permissions['*'];
+  return forModule !== undefined && forModule.includes(operation);
+}
+
+export function can(principal: Principal, module: string, operation: Operation): boolean {
+  const userMay = principal.role === 'admin' || grants(principal.userPermissions, module, operation);
+  return userMay && grants(principal.credentialPermissions, module, operation);
+}
+
+export function isAdmin(principal: Principal): boolean {
+  return principal.role === 'admin';
+}

@@ -1,0 +1,10 @@
+import type { z } from 'zod';
+
+/** An event type: its current schema version, data schema, and upcasters from older stored versions. */
+export interface EventDefinition {
+  readonly type: string;
+  readonly version: number;
+  readonly schema: z.ZodType;
+  /** `upcasters[v]` turns the data of version v into version v + 1. */
+  readonly upcasters?: Readonly<Record<number, (data: unknown) => unknown>>;
+}

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import type { EventDefinition } from './definition';
+
+/** A custom field value as stored: JSON scalars, or a list of them (multi-select). */
+export const fieldValueSchema = z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.union([z.string(), z.number()]))]);
+export type FieldValue = z.infer<typeof fieldValueSchema>;
+export const fieldKeySchema = z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'field keys are 1-64 letters, digits or _');
+
+const id = z.number().int().positive();
+
+export const spaceCreated = z.object({ spaceId: id, name: z.string(), description: z.string().nullable() });
+export const spaceUpdated = z.object({
+  spaceId: id,
+  name: z.string().optional(),
+  description: z.string().nullable().optional(),
+});
+export const spaceDeleted = z.object({ spaceId: id });
+
+export const moduleCreated = z.object({ moduleId: id, spaceId: id, name: z.string(), description: z.string().nullable() });
+export const moduleUpdated = z.object({
+  moduleId: id,
+  name: z.string().optional(),
+  description: z.string().nullable().optional(),
+});
+export const moduleDeleted = z.object({ moduleId: id, spaceId: id });
+
+export const recordCreated = z.object({
+  recordId: id,
+  moduleId: id,
+  spaceId: id,
+  name: z.string(),
+  fields: z.record(fieldKeySchema, fieldValueSchema),
+});
+
+/** One changed value: what it was and what it became. Field history reads exactly this. */
+export const fieldChange = z.object({ field: z.string(), from: fieldValueSchema, to: fieldValueSchema });
+export type FieldChange = z.infer<typeof fieldChange>;
+
+export const recordUpdated = z.object({ recordId: id, changes: z.array(fieldChange).min(1) });
+export const recordDeleted = z.object({ recordId: id, moduleId: id, spaceId: id });
+
+export type SpaceCreatedData = z.infer<typeof spaceCreated>;
+export type SpaceUpdatedData = z.infer<typeof spaceUpdated>;
+export type ModuleCreatedData = z.infer<typeof moduleCreated>;
+export type ModuleUpdatedData = z.infer<typeof moduleUpdated>;
+export type RecordCreatedData = z.infer<typeof recordCreated>;
+export type RecordUpdatedData = z.infer<typeof recordUpdated>;
+
+export type SpaceEvent =
+  | { type: 'SpaceCreated'; data: SpaceCreatedData }
+  | { type: 'SpaceUpdated'; data: SpaceUpdatedData }
+  | { type: 'SpaceDeleted'; data: z.infer<typeof spaceDeleted> };
+
+export type ModuleEvent =
+  | { type: 'ModuleCreated'; data: ModuleCreatedData }
+  | { type: 'ModuleUpdated'; data: ModuleUpdatedData }
+  | { type: 'ModuleDeleted'; data: z.infer<typeof moduleDeleted> };
+
+export type RecordEvent =
+  | { type: 'RecordCreated'; data: RecordCreatedData }
+  | { type: 'RecordUpdated'; data: RecordUpdatedData }
+  | { type: 'RecordDeleted'; data: z.infer<typeof recordDeleted> };
+
+export const RECORDS_EVENTS: readonly EventDefinition[] = [
+  { type: 'SpaceCreated', version: 1, schema: spaceCreated },
+  { type: 'SpaceUpdated', version: 1, schema: spaceUpdated },
+  { type: 'SpaceDeleted', version: 1, schema: spaceDeleted },
+  { type: 'ModuleCreated', version: 1, schema: moduleCreated },
+  { type: 'ModuleUpdated', version: 1, schema: moduleUpdated },
+  { type: 'ModuleDeleted', version: 1, schema: moduleDeleted },
+  { type: 'RecordCreated', version: 1, schema: recordCreated },
+  { type: 'RecordUpdated', version: 1, schema: recordUpdated },
+  { type: 'RecordDeleted', version: 1, schema: recordDeleted },
+];

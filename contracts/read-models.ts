@@ -1,0 +1,34 @@
+/**
+ * Names shared by the projections that write read models and the query side that reads them.
+ * Documents of every tenant share a collection; their store id is `<tenant>.<entity id>` and every query
+ * filters on `tenant`.
+ */
+export const READ_MODELS = {
+  spaces: 'spaces',
+  modules: 'modules',
+  records: 'records',
+  users: 'users',
+  credentials: 'credentials',
+} as const;
+
+export const PROJECTION_VERSIONS_COLLECTION = 'projection_versions';
+
+export function documentId(tenant: string, id: number | string): string {
+  return `${tenant}.${id}`;
+}
+
+/** Version 1 of a projection writes the base collection; a rebuild into version n writes `<base>_v<n>`. */
+export function versionedCollection(base: string, version: number): string {
+  return version <= 1 ? base : `${base}_v${version}`;
+}
+
+export function checkpointName(projection: string, version: number): string {
+  return `projection:${projection}:v${version}`;
+}
+
+/** The registry document of a projection: which version the query side reads. */
+export interface ProjectionVersionDoc {
+  readonly id: string;
+  readonly activeVersion: number;
+  readonly switchedAt: string;
+}

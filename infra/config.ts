@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const tenantQuotas = z
+  .string()
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'TENANT_QUOTAS must be JSON like {"acme": 600}' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.record(z.string(), z.number().int().positive()));
+
+/** Every environment variable the platform reads. The README's configuration reference mirrors this. */
+export const configSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  DATA_DIR: z.string().default('./data'),
+  BASE_HOST: z.string().default('localhost'),
+  DEFAULT_TENANT: z.string().default('test'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  EVENT_STORE: z.enum(['sqlite', 'eventstoredb']).default('sqlite'),
+  ESDB_URL: z.string().optional(),
+  SQLITE_SYNCHRONOUS: z.enum(['NORMAL', 'FULL']).default('NORMAL'),
+  READ_STORE: z.enum(['sqlite', 'mongodb']).default('sqlite'),
+  MONGO_URL: z.string().optional(),
+  MONGO_DATABASE: z.string().default('records_platform'),
+  STREAM: z.enum(['in-process', 'kafka']).default('in-process'),
+  KAFKA_BROKERS: z.string().optional(),
+  EVENTS_TOPIC: z.string().default('records-platform.events'),
+  ADMIN_EMAIL: z.email().default('admin@example.com'),
+  ADMIN_PASSWORD: z.string().min(12).optional(),
+  ADMIN_TOKEN: z.string().min(24).optional(),
+  BODY_LIMIT: z.string().default('1mb'),
+  QUOTA_CALLS_PER_MINUTE: z.coerce.number().int().positive().optional(),
+  TENANT_QUOTAS: tenantQuotas.optional(),
+  MIN_POSITION_TIMEOUT_MS: z.coerce.number().int().min(0).max(60000).default(5000),
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+  PROJECTIONS: booleanFlag.default(true),
+  RELAY: booleanFlag.default(true),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const result = configSchema.safeParse(env);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`).join('\n');
+    throw new Error(`invalid configuration:\n${problems}`);
+  }
+  const config = result.data;
+  if (config.EVENT_STORE === 'eventstoredb' && !config.ESDB_URL) throw new Error('EVENT_STORE=eventstoredb needs ESDB_URL');
+  if (config.READ_STORE === 'mongodb' && !config.MONGO_URL) throw new Error('READ_STORE=mongodb needs MONGO_URL');
+  if (config.STREAM === 'kafka' && !config.KAFKA_BROKERS) throw new Error('STREAM=kafka needs KAFKA_BROKERS');
+  return config;
+}
+
+let cachedVersion: string | undefined;
+
+/** The deployed application version, for `X-Version`. */
+export function appVersion(): string {
+  if (cachedVersion === undefined) {
+    const manifest = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version?: unknown };
+    cachedVersion = typeof manifest.version === 'string' ? manifest.version : '';
+  }
+  return cachedVersion;
+}

@@ -1,0 +1,202 @@
+import express, { type ErrorRequestHandler, type Express, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
+import { randomUUID } from 'node:crypto';
+import { pinoHttp } from 'pino-http';
+import { z } from 'zod';
+import type { Principal } from '../../contracts/auth';
+import { isAdmin } from '../../contracts/auth';
+import { errorBody, PlatformError } from '../../contracts/errors';
+import type { Logger } from '../logging';
+import { contextOf, principalOf, setContext } from './context';
+import type { ApiMeter } from './metering';
+import { tenantFromHost } from './tenant';
+import { validate } from './validation';
+
+export interface ReadinessReport {
+  readonly ready: boolean;
+  readonly checks: Readonly<Record<string, unknown>>;
+}
+
+export interface HttpKitOptions {
+  readonly version: string;
+  readonly baseHost: string;
+  readonly defaultTenant: string;
+  readonly bodyLimit: string;
+  readonly trustProxyHops: number;
+  readonly logger: Logger;
+  /** Resolves a bearer token of a tenant to its principal; null when the token is unknown, expired or revoked. */
+  readonly authenticate: (tenant: string, token: string) => Promise<Principal | null>;
+  readonly meter: ApiMeter;
+  readonly readiness: () => Promise<ReadinessReport>;
+  readonly metrics: () => Promise<{ contentType: string; body: string }>;
+  /** Routers mounted under `/api`. GET and HEAD go to `query`, everything else to `command`. */
+  readonly command?: Router;
+  readonly query?: Router;
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** `Authorization` wins over `X-Authorization` when both are sent (see the README). */
+function bearerToken(req: Request): string | undefined {
+  for (const header of [req.headers.authorization, req.headers['x-authorization']]) {
+    const value = Array.isArray(header) ? header[0] : header;
+    if (value === undefined) continue;
+    const match = BEARER.exec(value);
+    if (!match) throw new PlatformError('unauthorized', 'malformed Authorization header: expected "Bearer <token>"');
+    return match[1];
+  }
+  return undefined;
+}
+
+function routeByMethod(query: Router | undefined, command: Router | undefined): RequestHandler {
+  return (req, res, next) => {
+    const target = req.method === 'GET' || req.method === 'HEAD' ? query : command;
+    if (!target) return next();
+    target(req, res, next);
+  };
+}
+
+const usageQuery = z.object({
+  from: z.iso.date().optional(),
+  to: z.iso.date().optional(),
+});
+
+/** The express 5 app every service shares: tenant, X-Version, logs, limits, auth, metering, errors, health. */
+export function createHttpApp(options: HttpKitOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', options.trustProxyHops);
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.use((req, res, next) => {
+    const requestId = randomUUID();
+    if (options.version) res.setHeader('X-Version', options.version);
+    res.setHeader('X-Request-Id', requestId);
+    const tenant = tenantFromHost(req.headers.host, options.baseHost, options.defaultTenant);
+    if (tenant === null) return next(new PlatformError('not_found', `unknown system in host ${JSON.stringify(req.headers.host)}`));
+    setContext(req, { requestId, tenant });
+    next();
+  });
+  app.use(
+    pinoHttp({
+      logger: options.logger,
+      genReqId: (_req, res) => String(res.getHeader('X-Request-Id')),
+      customProps: (req) => ({ tenant: contextOfSafe(req)?.tenant }),
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' || req.url === '/metrics' },
+    }),
+  );
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const report = await options.readiness();
+    res.status(report.ready ? 200 : 503).json({ status: report.ready ? 'ready' : 'not ready', checks: report.checks });
+  });
+  app.get('/metrics', async (_req, res) => {
+    const { contentType, body } = await options.metrics();
+    res.type(contentType).send(body);
+  });
+
+  const api = express.Router();
+  api.use(requireJsonBody);
+  api.use(express.json({ limit: options.bodyLimit, strict: false, type: ['application/json', 'application/*+json'] }));
+  api.use(async (req, _res, next) => {
+    const context = contextOf(req);
+    const token = bearerToken(req);
+    if (token === undefined) return next();
+    const principal = await options.authenticate(context.tenant, token);
+    if (!principal) throw new PlatformError('unauthorized', 'invalid, expired or revoked token');
+    context.principal = principal;
+    next();
+  });
+  api.use((req, res, next) => {
+    const context = contextOf(req);
+    const decision = options.meter.admit(context.tenant);
+    if (decision) {
+      res.setHeader('RateLimit-Policy', `${decision.limit};w=60`);
+      res.setHeader('RateLimit-Limit', String(decision.limit));
+      res.setHeader('RateLimit-Remaining', String(decision.remaining));
+      res.setHeader('RateLimit-Reset', String(decision.resetSeconds));
+      if (!decision.allowed) {
+        res.setHeader('Retry-After', String(decision.resetSeconds));
+        throw new PlatformError('rate_limited', `API call quota of ${decision.limit} calls per minute exceeded for this system`);
+      }
+    }
+    options.meter.record(context.tenant, context.principal ? context.principal.credential.id : 'anonymous');
+    next();
+  });
+  api.get('/usage', async (req, res) => {
+    const principal = principalOf(req);
+    if (!isAdmin(principal)) throw new PlatformError('forbidden', 'API usage is visible to administrators only');
+    const query = validate(usageQuery, req.query, 'query parameters');
+    const today = new Date().toISOString().slice(0, 10);
+    const from = query.from ?? today.slice(0, 8) + '01';
+    const to = query.to ?? today;
+    const usage = await options.meter.usage(principal.tenant, from, to);
+    res.json({ from, to, total: usage.reduce((sum, row) => sum + row.calls, 0), items: usage });
+  });
+  api.use(routeByMethod(options.query, options.command));
+  api.use((req) => {
+    throw new PlatformError('not_found', `no route for ${req.method} ${req.baseUrl}${req.path}`);
+  });
+  app.use('/api', api);
+
+  app.use((req, _res, next) => next(new PlatformError('not_found', `no route for ${req.method} ${req.path}; the API is under /api`)));
+  app.use(errorHandler(options.logger));
+  return app;
+}
+
+function contextOfSafe(req: Request): { tenant: string } | undefined {
+  try {
+    return contextOf(req as Request);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A body that is not JSON is refused up front instead of being silently ignored. */
+function requireJsonBody(req: Request, _res: Response, next: NextFunction): void {
+  const hasBody = (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody && !req.is(['application/json', 'application/*+json'])) {
+    throw new PlatformError('unsupported_media_type', `request bodies must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? 'none')}`);
+  }
+  next();
+}
+
+interface HttpParserError {
+  type?: unknown;
+  status?: unknown;
+  limit?: unknown;
+  message?: unknown;
+}
+
+/** Maps body-parser failures and everything else to the one error body; unknown errors are logged 500s. */
+function toPlatformError(error: unknown): PlatformError | null {
+  if (error instanceof PlatformError) return error;
+  const parserError = error as HttpParserError;
+  if (typeof parserError === 'object' && parserError !== null) {
+    if (parserError.type === 'entity.too.large') return new PlatformError('payload_too_large', `request body exceeds the limit of ${String(parserError.limit)} bytes`);
+    if (parserError.type === 'entity.parse.failed') return new PlatformError('malformed_json', `malformed JSON body: ${String(parserError.message)}`);
+    if (parserError.type === 'encoding.unsupported' || parserError.type === 'charset.unsupported') return new PlatformError('unsupported_media_type', String(parserError.message));
+    if (parserError.type === 'request.aborted') return new PlatformError('bad_request', 'request aborted by the client');
+    if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) return new PlatformError('bad_request', String(parserError.message));
+  }
+  return null;
+}
+
+function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, _next) => {
+    const requestId = String(res.getHeader('X-Request-Id') ?? '');
+    let platformError = toPlatformError(error);
+    if (!platformError) {
+      logger.error({ err: error, requestId, method: req.method, url: req.originalUrl }, 'unhandled error');
+      platformError = new PlatformError('internal', 'internal error; quote the requestId when reporting it');
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    res.status(platformError.status).json(errorBody(platformError, requestId));
+  };
+}

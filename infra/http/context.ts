@@ -1,0 +1,29 @@
+import type { Request } from 'express';
+import type { Principal } from '../../contracts/auth';
+import { PlatformError } from '../../contracts/errors';
+
+/** What every request carries once the HTTP kit has looked at it. */
+export interface RequestContext {
+  readonly requestId: string;
+  readonly tenant: string;
+  principal?: Principal;
+}
+
+const contexts = new WeakMap<Request, RequestContext>();
+
+export function setContext(req: Request, context: RequestContext): void {
+  contexts.set(req, context);
+}
+
+export function contextOf(req: Request): RequestContext {
+  const context = contexts.get(req);
+  if (!context) throw new Error('request context missing: the HTTP kit middleware did not run');
+  return context;
+}
+
+/** The authenticated caller, or a 401. */
+export function principalOf(req: Request): Principal {
+  const principal = contextOf(req).principal;
+  if (!principal) throw new PlatformError('unauthorized', 'authentication required: send Authorization: Bearer <token>');
+  return principal;
+}

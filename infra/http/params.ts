@@ -1,0 +1,15 @@
+import type { Request } from 'express';
+import { z } from 'zod';
+import { validate } from './validation';
+
+const entityId = z.coerce.number().int('must be an integer').positive('must be positive').max(2 ** 31 - 1, 'is too large');
+
+/** An integer id from the path; anything else is a 400 naming the parameter. */
+export function idParam(req: Request, name: string): number {
+  return validate(z.object({ [name]: entityId }), req.params, 'path')[name] as number;
+}
+
+/** The id from the path when the route has one (`PUT /x/{id}`), else undefined (`PUT /x` with a body id). */
+export function optionalId(req: Request, name: string): number | undefined {
+  return (req.params as Record<string, string | undefined>)[name] === undefined ? undefined : idParam(req, name);
+}

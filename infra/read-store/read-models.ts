@@ -1,0 +1,54 @@
+import { PROJECTION_VERSIONS_COLLECTION, type ProjectionVersionDoc, versionedCollection } from '../../contracts/read-models';
+import type { StoreFilter, StoreQuery } from '../../contracts/query/store-query';
+import type { Document, FindResult, ReadStore } from './port';
+
+/** Which projection writes each collection the query side reads. */
+const PROJECTION_OF: Readonly<Record<string, string>> = {
+  spaces: 'spaces',
+  modules: 'modules',
+  records: 'records',
+  users: 'identity',
+  credentials: 'identity',
+};
+
+/**
+ * Read access to the read models, always scoped to one tenant, through the active version of each
+ * projection (refreshed every second, so a rebuild's switch is picked up without a restart).
+ */
+export class ReadModels {
+  private versions = new Map<string, number>();
+  private refreshedAt = 0;
+  private refreshing: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: ReadStore,
+    private readonly refreshMs = 1000,
+  ) {}
+
+  private async collection(base: string): Promise<string> {
+    if (Date.now() - this.refreshedAt > this.refreshMs) {
+      this.refreshing ??= this.refresh().finally(() => (this.refreshing = undefined));
+      await this.refreshing;
+    }
+    const projection = PROJECTION_OF[base] ?? base;
+    return versionedCollection(base, this.versions.get(projection) ?? 1);
+  }
+
+  private async refresh(): Promise<void> {
+    const { items } = await this.store.find(PROJECTION_VERSIONS_COLLECTION, { limit: 1000, withTotal: false });
+    this.versions = new Map(items.map((item) => [item.id, (item as unknown as ProjectionVersionDoc).activeVersion]));
+    this.refreshedAt = Date.now();
+  }
+
+  async get(tenant: string, base: string, id: string): Promise<Document | null> {
+    const doc = await this.store.get(await this.collection(base), id);
+    return doc && doc.tenant === tenant ? doc : null;
+  }
+
+  async find(tenant: string, base: string, query: StoreQuery): Promise<FindResult> {
+    const scope: StoreFilter = { kind: 'compare', path: 'tenant', op: 'eq', value: tenant };
+    const filter: StoreFilter = query.filter ? { kind: 'and', children: [scope, query.filter] } : scope;
+    return this.store.find(await this.collection(base), { ...query, filter });
+  }
+}
+

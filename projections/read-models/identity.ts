@@ -1,0 +1,38 @@
+import type { ApiTokenIssuedData, ApiTokenRevokedData, UserRegisteredData } from '../../contracts/events/identity';
+import { documentId, READ_MODELS } from '../../contracts/read-models';
+import type { ReadModelChange } from '../../infra/read-store/port';
+import type { Projection } from '../projection';
+import { createdColumns } from './common';
+
+/**
+ * Users, and credentials keyed by the SHA-256 of the token so authentication is one lookup. Password
+ * hashes stay out of the users read model; the write side keeps them in the user stream.
+ */
+export const identityProjection: Projection = {
+  name: 'identity',
+  categories: ['user'],
+  collections: {
+    [READ_MODELS.users]: [{ name: 'tenant_email', paths: ['tenant', 'email'] }],
+    [READ_MODELS.credentials]: [{ name: 'tenant_user', paths: ['tenant', 'userId'] }],
+  },
+  project(event, collection): ReadModelChange[] {
+    const tenant = event.metadata.tenant;
+    const position = event.position;
+    switch (event.type) {
+      case 'UserRegistered': {
+        const { passwordHash: _secret, ...data } = event.data as UserRegisteredData;
+        return [{ op: 'upsert', collection: collection(READ_MODELS.users), position, doc: { id: documentId(tenant, data.userId), ...data, active: true, ...createdColumns(event) } }];
+      }
+      case 'ApiTokenIssued': {
+        const { tokenHash, ...data } = event.data as ApiTokenIssuedData;
+        return [{ op: 'upsert', collection: collection(READ_MODELS.credentials), position, doc: { id: tokenHash, kind: 'api-token', ...data, ...createdColumns(event) } }];
+      }
+      case 'ApiTokenRevoked': {
+        const data = event.data as ApiTokenRevokedData;
+        return [{ op: 'delete', collection: collection(READ_MODELS.credentials), position, id: data.tokenHash }];
+      }
+      default:
+        return [];
+    }
+  },
+};

@@ -1,0 +1,90 @@
+import type { RecordedEvent } from '../contracts/events/envelope';
+import { categoryOf } from '../contracts/streams';
+import type { EventStore, Subscription } from '../infra/event-store/port';
+import type { Logger } from '../infra/logging';
+import type { ReadStore } from '../infra/read-store/port';
+import type { Stream, StreamMessage } from '../infra/stream/port';
+import { consumeInBatches } from './batched-consumer';
+
+/** Write-side bookkeeping streams stay out of the relay: nobody downstream acts on them. */
+const INTERNAL_CATEGORIES = new Set(['sequence', 'idempotency']);
+
+export function toStreamMessage(event: RecordedEvent): StreamMessage {
+  return {
+    key: event.streamId,
+    value: JSON.stringify({ ...event, revision: event.revision.toString(), position: event.position.toString() }),
+    headers: { type: event.type, tenant: event.metadata.tenant, eventId: event.id },
+  };
+}
+
+/**
+ * Publishes every event to the stream topic, keyed by stream id (so one aggregate's events keep their
+ * order), and moves its checkpoint only after the broker acknowledged the batch: at-least-once.
+ */
+export class Relay {
+  private subscription: Subscription | undefined;
+  private loop: Promise<void> | undefined;
+  private stopped = false;
+  private relayed = 0n;
+
+  constructor(
+    private readonly deps: { events: EventStore; readStore: ReadStore; stream: Stream; logger: Logger },
+    private readonly topic: string,
+  ) {}
+
+  get checkpointName(): string {
+    return `relay:${this.topic}`;
+  }
+
+  get position(): bigint {
+    return this.relayed;
+  }
+
+  async start(): Promise<void> {
+    const stored = await this.deps.readStore.getCheckpoint(this.checkpointName);
+    this.relayed = stored === null ? 0n : BigInt(stored);
+    this.loop = this.runWithRestarts();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.subscription?.close();
+    await this.loop;
+  }
+
+  private async runWithRestarts(): Promise<void> {
+    let backoffMs = 200;
+    while (!this.stopped) {
+      try {
+        await this.run();
+        return;
+      } catch (error) {
+        this.deps.logger.error({ err: error, topic: this.topic }, 'relay failed; resuming from its checkpoint');
+        await new Promise((resolve) => setTimeout(resolve, backoffMs));
+        backoffMs = Math.min(backoffMs * 2, 10_000);
+      }
+    }
+  }
+
+  private async run(): Promise<void> {
+    this.subscription = this.deps.events.subscribeToAll({ after: this.relayed === 0n ? undefined : this.relayed });
+    if (this.stopped) await this.subscription.close();
+    let batch: StreamMessage[] = [];
+    await consumeInBatches(
+      this.subscription,
+      {
+        add: (event) => {
+          if (!INTERNAL_CATEGORIES.has(categoryOf(event.streamId))) batch.push(toStreamMessage(event));
+        },
+        flush: async (position) => {
+          if (batch.length > 0) await this.deps.stream.publish(this.topic, batch);
+          batch = [];
+          await this.deps.readStore.apply([], { name: this.checkpointName, value: position.toString() });
+          this.relayed = position;
+        },
+      },
+      500,
+      this.relayed,
+    );
+  }
+}

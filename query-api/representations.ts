@@ -1,0 +1,18 @@
+import type { Document } from '../infra/read-store/port';
+
+/** API shapes of read-model documents: the entity's integer id as `id`, no store bookkeeping. */
+function audit(doc: Document): Record<string, unknown> {
+  return { createdAt: doc.createdAt, updatedAt: doc.updatedAt, createdBy: doc.createdBy, updatedBy: doc.updatedBy };
+}
+
+export function spaceView(doc: Document): Record<string, unknown> {
+  return { id: doc.spaceId, name: doc.name, description: doc.description ?? null, ...audit(doc) };
+}
+
+export function moduleView(doc: Document): Record<string, unknown> {
+  return { id: doc.moduleId, spaceId: doc.spaceId, name: doc.name, description: doc.description ?? null, ...audit(doc) };
+}
+
+export function recordView(doc: Document): Record<string, unknown> {
+  return { id: doc.recordId, moduleId: doc.moduleId, spaceId: doc.spaceId, name: doc.name, fields: doc.fields ?? {}, ...audit(doc) };
+}

@@ -1,0 +1,32 @@
+import { catalogue, type FieldCatalogue } from '../../contracts/query/resolve';
+
+/** The fields each list route lets a client filter and sort on, and where they live in the read model. */
+const audit = {
+  createdAt: { path: 'createdAt', type: 'datetime' },
+  updatedAt: { path: 'updatedAt', type: 'datetime' },
+  createdBy: { path: 'createdBy', type: 'string' },
+  updatedBy: { path: 'updatedBy', type: 'string' },
+} as const;
+
+export const SPACE_FIELDS: FieldCatalogue = catalogue({
+  id: { path: 'spaceId', type: 'integer' },
+  name: { path: 'name', type: 'string' },
+  description: { path: 'description', type: 'string' },
+  ...audit,
+});
+
+export const MODULE_FIELDS: FieldCatalogue = catalogue({
+  id: { path: 'moduleId', type: 'integer' },
+  spaceId: { path: 'spaceId', type: 'integer' },
+  name: { path: 'name', type: 'string' },
+  description: { path: 'description', type: 'string' },
+  ...audit,
+});
+
+export const RECORD_FIELDS: FieldCatalogue = catalogue({
+  id: { path: 'recordId', type: 'integer' },
+  moduleId: { path: 'moduleId', type: 'integer' },
+  spaceId: { path: 'spaceId', type: 'integer' },
+  name: { path: 'name', type: 'string' },
+  ...audit,
+});

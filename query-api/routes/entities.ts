@@ -1,0 +1,65 @@
+import { Router, type Request } from 'express';
+import { can, type Operation } from '../../contracts/auth';
+import { PlatformError } from '../../contracts/errors';
+import { parseListQuery } from '../../contracts/query/list-params';
+import type { FieldCatalogue } from '../../contracts/query/resolve';
+import type { StoreFilter } from '../../contracts/query/store-query';
+import { documentId } from '../../contracts/read-models';
+import { etagOf } from '../../infra/http/conditional';
+import { principalOf } from '../../infra/http/context';
+import { idParam } from '../../infra/http/params';
+import type { Document } from '../../infra/read-store/port';
+import type { ReadModels } from '../../infra/read-store/read-models';
+import { awaitConsistency, type ReadConsistency } from '../consistency';
+
+export interface EntityReadDeps {
+  readonly readModels: ReadModels;
+  readonly consistency: ReadConsistency;
+}
+
+export interface EntityDescription {
+  /** Permission module name checked with `can`. */
+  readonly module: string;
+  readonly collection: string;
+  readonly projection: string;
+  readonly fields: FieldCatalogue;
+  readonly view: (doc: Document) => Record<string, unknown>;
+  readonly noun: string;
+}
+
+function authorize(req: Request, module: string, operation: Operation): string {
+  const principal = principalOf(req);
+  if (!can(principal, module, operation)) throw new PlatformError('forbidden', `this credential may not ${operation} ${module}`);
+  return principal.tenant;
+}
+
+/** GET one entity by its integer id, with its ETag. */
+export async function readOne(req: Request, deps: EntityReadDeps, entity: EntityDescription, id: number): Promise<{ body: Record<string, unknown>; etag: string }> {
+  const tenant = authorize(req, entity.module, 'read');
+  await awaitConsistency(req, deps.consistency, [entity.projection]);
+  const doc = await deps.readModels.get(tenant, entity.collection, documentId(tenant, id));
+  if (!doc) throw new PlatformError('not_found', `${entity.noun} ${id} not found`);
+  return { body: entity.view(doc), etag: etagOf(Number(doc.revision ?? 0)) };
+}
+
+/** A list page: `filter`, `offset`, `limit`, `order` as the spec defines them, plus `meta`. */
+export async function readPage(req: Request, deps: EntityReadDeps, entity: EntityDescription, scope?: StoreFilter): Promise<Record<string, unknown>> {
+  const tenant = authorize(req, entity.module, 'read');
+  const query = parseListQuery(req.query, entity.fields, { order: [{ path: 'id', direction: 'asc' }] });
+  await awaitConsistency(req, deps.consistency, [entity.projection]);
+  const filter = scope && query.filter ? { kind: 'and' as const, children: [scope, query.filter] } : (scope ?? query.filter);
+  const page = await deps.readModels.find(tenant, entity.collection, { ...query, ...(filter && { filter }) });
+  return { items: page.items.map(entity.view), meta: { total: page.total, offset: query.offset ?? 0, limit: query.limit } };
+}
+
+export function entityRoutes(deps: EntityReadDeps, path: string, idName: string, entity: EntityDescription): Router {
+  const router = Router();
+  router.get(`/${path}`, async (req, res) => {
+    res.json(await readPage(req, deps, entity));
+  });
+  router.get(`/${path}/:${idName}`, async (req, res) => {
+    const { body, etag } = await readOne(req, deps, entity, idParam(req, idName));
+    res.setHeader('ETag', etag).json(body);
+  });
+  return router;
+}
