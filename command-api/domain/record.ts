@@ -33,7 +33,8 @@ function changesOf(state: RecordState, name: string | undefined, fields: Readonl
   const changes: FieldChange[] = [];
   if (name !== undefined && name !== state.name) changes.push({ field: 'name', from: state.name, to: name });
   for (const [key, value] of Object.entries(fields ?? {})) {
-    const current = state.fields[key];
+    // Own keys only: a field named like an Object.prototype member (`constructor`, `toString`) is new, not a function.
+    const current = Object.hasOwn(state.fields, key) ? state.fields[key] : undefined;
     if (!sameValue(current, value)) changes.push({ field: `fields.${key}`, from: current ?? null, to: value });
   }
   return changes;

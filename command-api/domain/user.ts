@@ -34,10 +34,10 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
     }
     if (state.status !== 'active') throw new PlatformError('not_found', 'user not found');
     if (command.kind === 'IssueApiToken') {
-      if (state.tokens[command.token.tokenId]) throw new PlatformError('conflict', `token ${command.token.tokenId} already exists`);
+      if (Object.hasOwn(state.tokens, command.token.tokenId)) throw new PlatformError('conflict', `token ${command.token.tokenId} already exists`);
       return [{ type: 'ApiTokenIssued', data: { ...command.token, userId: state.userId } }];
     }
-    const token = state.tokens[command.tokenId];
+    const token = Object.hasOwn(state.tokens, command.tokenId) ? state.tokens[command.tokenId] : undefined;
     if (!token) throw new PlatformError('not_found', 'token not found');
     return [{ type: 'ApiTokenRevoked', data: { userId: state.userId, tokenId: command.tokenId, tokenHash: token.tokenHash } }];
   },

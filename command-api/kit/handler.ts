@@ -2,7 +2,7 @@ import type { Actor } from '../../contracts/events/envelope';
 import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
 import { PlatformError } from '../../contracts/errors';
 import { eventIdFor } from '../../contracts/ids';
-import { upcast, schemaVersionOf } from '../../contracts/events/registry';
+import { assertValidEventData, upcast, schemaVersionOf } from '../../contracts/events/registry';
 import type { EventStore, ExpectedRevision } from '../../infra/event-store/port';
 import { WrongExpectedRevisionError } from '../../infra/event-store/port';
 import type { Decider, DomainEvent } from './decider';
@@ -89,19 +89,24 @@ export class CommandHandler {
     return loaded;
   }
 
-  /** The state right after the events a command appended earlier, or null when it never appended. */
-  private async findPrevious<State, Event extends DomainEvent>(
+  /**
+   * Reads the whole stream in one pass: the current state, and the state right after the events `commandId`
+   * appended earlier (null when it never appended). One read for both, so a first run that lands between
+   * "look for it" and "decide" cannot make its repeat fail (e.g. as "already exists").
+   */
+  private async loadLookingFor<State, Event extends DomainEvent>(
     streamId: string,
     decider: Decider<State, never, Event>,
     commandId: string,
-  ): Promise<Loaded<State> | null> {
-    let state = decider.initialState;
-    let found: Loaded<State> | null = null;
+  ): Promise<{ loaded: Loaded<State>; previous: Loaded<State> | null }> {
+    let loaded: Loaded<State> = { state: decider.initialState, revision: undefined, position: undefined };
+    let previous: Loaded<State> | null = null;
     for await (const recorded of this.store.readStream(streamId)) {
-      state = decider.evolve(state, toDomainEvent<Event>(recorded));
-      if (recorded.metadata.commandId === commandId) found = { state, revision: recorded.revision, position: recorded.position };
+      loaded = { state: decider.evolve(loaded.state, toDomainEvent<Event>(recorded)), revision: recorded.revision, position: recorded.position };
+      if (recorded.metadata.commandId === commandId) previous = loaded;
     }
-    return found;
+    this.cache.set(streamId, loaded);
+    return { loaded, previous };
   }
 
   async handle<State, Command, Event extends DomainEvent>(
@@ -111,13 +116,12 @@ export class CommandHandler {
     context: CommandContext,
     options: HandleOptions = {},
   ): Promise<CommandResult<State>> {
-    if (options.mayBeRepeat) {
-      const previous = await this.findPrevious(streamId, decider, context.commandId);
-      if (previous) return { ...previous, replayed: true };
-    }
     const maxAttempts = options.maxAttempts ?? 10;
     for (let attempt = 1; ; attempt++) {
-      const loaded = await this.load(streamId, decider);
+      const { loaded, previous } = options.mayBeRepeat
+        ? await this.loadLookingFor(streamId, decider, context.commandId)
+        : { loaded: await this.load(streamId, decider), previous: null };
+      if (previous) return { ...previous, replayed: true };
       if (options.ifMatch !== undefined && loaded.revision !== options.ifMatch) {
         throw new PlatformError('precondition_failed', `If-Match revision ${options.ifMatch} is stale; the current revision is ${String(loaded.revision ?? 'none')}`);
       }
@@ -144,6 +148,7 @@ export class CommandHandler {
   }
 
   private envelope(event: DomainEvent, index: number, context: CommandContext): NewEvent {
+    assertValidEventData(event.type, event.data);
     return {
       id: eventIdFor(context.commandId, index),
       type: event.type,

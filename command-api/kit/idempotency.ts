@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { PlatformError } from '../../contracts/errors';
-import { eventIdFor, newId } from '../../contracts/ids';
+import { newId, uuidV5 } from '../../contracts/ids';
 import { streamName } from '../../contracts/streams';
 import { schemaVersionOf } from '../../contracts/events/registry';
 import type { IdempotencyKeyClaimedData } from '../../contracts/events/system';
@@ -56,7 +56,8 @@ export class IdempotencyKeys {
         stream,
         [
           {
-            id: eventIdFor(claim.commandId, 0),
+            // Not eventIdFor(commandId, 0): that is the id of the command's own first event (event ids are unique store-wide).
+            id: uuidV5(`idempotency-key-claim:${claim.commandId}`),
             type: 'IdempotencyKeyClaimed',
             schemaVersion: schemaVersionOf('IdempotencyKeyClaimed'),
             data: claim,

@@ -4,7 +4,12 @@ import type { EventDefinition } from './definition';
 /** A custom field value as stored: JSON scalars, or a list of them (multi-select). */
 export const fieldValueSchema = z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.union([z.string(), z.number()]))]);
 export type FieldValue = z.infer<typeof fieldValueSchema>;
-export const fieldKeySchema = z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'field keys are 1-64 letters, digits or _');
+/** Object.prototype member names are refused: as plain-object keys they would not behave as data. */
+const RESERVED_KEYS = new Set(Object.getOwnPropertyNames(Object.prototype));
+export const fieldKeySchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_]{1,64}$/, 'field keys are 1-64 letters, digits or _')
+  .refine((key) => !RESERVED_KEYS.has(key), 'this field key is reserved');
 
 const id = z.number().int().positive();
 

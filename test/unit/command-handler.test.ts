@@ -1,0 +1,724 @@
+import { spaceDecider, type SpaceCommand, type SpaceState } from '../../command-api/domain/space';
+import { AggregateCache, CommandHandler, type CommandContext } from '../../command-api/kit/handler';
+import { IdAllocator } from '../../command-api/kit/id-allocator';
+import { IdempotencyKeys, requestHash } from '../../command-api/kit/idempotency';
+import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
+import type { IdBlockReservedData, IdempotencyKeyClaimedData } from '../../contracts/events/system';
+import { PlatformError, type ErrorKind } from '../../contracts/errors';
+import { eventIdFor, newId } from '../../contracts/ids';
+import { streamName } from '../../contracts/streams';
+import type { AppendOptions, AppendResult, ReadStreamOptions } from '../../infra/event-store/port';
+import { MemoryEventStore } from '../support/memory-event-store';
+
+const TENANT = 'acme';
+const SPACE_STREAM = streamName('space', TENANT, 7);
+const CREATE_SPACE: SpaceCommand = { kind: 'CreateSpace', spaceId: 7, name: 'Sales', description: null };
+
+function commandContext(commandId: string = newId()): CommandContext {
+  return {
+    tenant: TENANT,
+    actor: { userId: 'user-1', credentialId: 'token-1' },
+    commandId,
+    correlationId: 'correlation-1',
+    causationId: 'request-1',
+  };
+}
+
+/** An event another writer appends, bypassing the handler under test. */
+function concurrentRename(name: string): NewEvent {
+  const commandId = newId();
+  return {
+    id: eventIdFor(commandId, 0),
+    type: 'SpaceUpdated',
+    schemaVersion: 1,
+    data: { spaceId: 7, name },
+    metadata: { ...commandContext(commandId), occurredAt: new Date().toISOString() },
+  };
+}
+
+async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const items: T[] = [];
+  for await (const item of iterable) items.push(item);
+  return items;
+}
+
+async function streamEvents(store: MemoryEventStore, streamId: string): Promise<RecordedEvent[]> {
+  return collect(store.readStream(streamId));
+}
+
+async function expectRefusal(promise: Promise<unknown>, kind: ErrorKind): Promise<PlatformError> {
+  const error: unknown = await promise.then(
+    (value) => new Error(`expected a ${kind} refusal, got ${String(value)}`),
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(PlatformError);
+  expect((error as PlatformError).kind).toBe(kind);
+  return error as PlatformError;
+}
+
+/**
+ * Lets another writer append to one stream right before each of the next `racesToInject` appends to it,
+ * and counts the appends the code under test attempts on that stream.
+ */
+class RacingEventStore extends MemoryEventStore {
+  racesToInject = 0;
+  attemptedAppends = 0;
+
+  constructor(
+    private readonly racedStream: string,
+    private readonly concurrentEvent: () => NewEvent,
+  ) {
+    super();
+  }
+
+  override async append(
+    streamId: string,
+    events: readonly NewEvent[],
+    options?: AppendOptions,
+  ): Promise<AppendResult> {
+    if (streamId === this.racedStream) {
+      this.attemptedAppends++;
+      if (this.racesToInject > 0) {
+        this.racesToInject--;
+        await super.append(streamId, [this.concurrentEvent()]);
+      }
+    }
+    return super.append(streamId, events, options);
+  }
+}
+
+/** Remembers how each stream was read, and runs a hook once, right after the next read of a stream ends. */
+class ObservedEventStore extends MemoryEventStore {
+  readonly reads: { streamId: string; options: ReadStreamOptions }[] = [];
+  afterNextRead: (() => Promise<void>) | undefined;
+
+  override async *readStream(
+    streamId: string,
+    options: ReadStreamOptions = {},
+  ): AsyncIterable<RecordedEvent> {
+    this.reads.push({ streamId, options });
+    yield* super.readStream(streamId, options);
+    const hook = this.afterNextRead;
+    this.afterNextRead = undefined;
+    if (hook) await hook();
+  }
+}
+
+describe('CommandHandler', () => {
+  describe('handle', () => {
+    test('appends the decided events in an envelope and answers the new state, revision and position', async () => {
+      const store = new MemoryEventStore();
+      const context = commandContext();
+      const result = await new CommandHandler(store).handle(
+        SPACE_STREAM,
+        spaceDecider,
+        CREATE_SPACE,
+        context,
+      );
+
+      expect(result).toEqual({
+        state: { status: 'active', spaceId: 7, name: 'Sales', description: null },
+        revision: 0n,
+        position: 1n,
+        replayed: false,
+      });
+      const [stored, ...more] = await streamEvents(store, SPACE_STREAM);
+      expect(more).toEqual([]);
+      expect(stored).toMatchObject({
+        id: eventIdFor(context.commandId, 0),
+        type: 'SpaceCreated',
+        schemaVersion: 1,
+        data: { spaceId: 7, name: 'Sales', description: null },
+        metadata: {
+          tenant: TENANT,
+          actor: { userId: 'user-1', credentialId: 'token-1' },
+          commandId: context.commandId,
+          correlationId: 'correlation-1',
+          causationId: 'request-1',
+        },
+        revision: 0n,
+      });
+      expect(Number.isNaN(Date.parse(stored!.metadata.occurredAt))).toBe(false);
+    });
+
+    test('a command that changes nothing appends nothing and reports no position', async () => {
+      const store = new MemoryEventStore();
+      const handler = new CommandHandler(store);
+      await handler.handle(SPACE_STREAM, spaceDecider, CREATE_SPACE, commandContext());
+
+      const result = await handler.handle(
+        SPACE_STREAM,
+        spaceDecider,
+        { kind: 'UpdateSpace', name: 'Sales' },
+        commandContext(),
+      );
+
+      expect(result).toMatchObject({
+        revision: 0n,
+        position: undefined,
+        replayed: false,
+        state: { name: 'Sales' },
+      });
+      expect(await store.headPosition()).toBe(1n);
+    });
+
+    test('a refused command appends nothing', async () => {
+      const store = new MemoryEventStore();
+      await expectRefusal(
+        new CommandHandler(store).handle(
+          SPACE_STREAM,
+          spaceDecider,
+          { kind: 'DeleteSpace' },
+          commandContext(),
+        ),
+        'not_found',
+      );
+      expect(await store.headPosition()).toBe(0n);
+    });
+
+    test('refuses to append an event that fails its schema', async () => {
+      const store = new MemoryEventStore();
+      const invalid: SpaceCommand = { kind: 'CreateSpace', spaceId: 0, name: 'Zero', description: null };
+      const error = await expectRefusal(
+        new CommandHandler(store).handle(
+          streamName('space', TENANT, 0),
+          spaceDecider,
+          invalid,
+          commandContext(),
+        ),
+        'internal',
+      );
+      expect(error.message).toMatch(/SpaceCreated failed its schema/);
+      expect(await store.headPosition()).toBe(0n);
+    });
+  });
+
+  describe('concurrency', () => {
+    async function racingStoreWithSpace(): Promise<RacingEventStore> {
+      const store = new RacingEventStore(SPACE_STREAM, () => concurrentRename('Revenue'));
+      await new CommandHandler(store).handle(SPACE_STREAM, spaceDecider, CREATE_SPACE, commandContext());
+      store.attemptedAppends = 0;
+      return store;
+    }
+
+    test('on a concurrent append, re-reads the stream, decides again and succeeds', async () => {
+      const store = await racingStoreWithSpace();
+      store.racesToInject = 1;
+
+      const result = await new CommandHandler(store).handle(
+        SPACE_STREAM,
+        spaceDecider,
+        { kind: 'UpdateSpace', description: 'Deals' },
+        commandContext(),
+      );
+
+      expect(store.attemptedAppends).toBe(2);
+      expect(result).toMatchObject({
+        revision: 2n,
+        position: 3n,
+        state: { name: 'Revenue', description: 'Deals' },
+      });
+      expect((await streamEvents(store, SPACE_STREAM)).map((event) => event.data)).toEqual([
+        { spaceId: 7, name: 'Sales', description: null },
+        { spaceId: 7, name: 'Revenue' },
+        { spaceId: 7, description: 'Deals' },
+      ]);
+    });
+
+    test('the retry decides on the fresh state: the same concurrent change turns the command into a no-op', async () => {
+      const store = await racingStoreWithSpace();
+      store.racesToInject = 1;
+
+      const result = await new CommandHandler(store).handle(
+        SPACE_STREAM,
+        spaceDecider,
+        { kind: 'UpdateSpace', name: 'Revenue' },
+        commandContext(),
+      );
+
+      expect(result).toMatchObject({ revision: 1n, position: undefined, state: { name: 'Revenue' } });
+      expect(await streamEvents(store, SPACE_STREAM)).toHaveLength(2);
+    });
+
+    test('gives up after maxAttempts with a conflict and appends none of its events', async () => {
+      const store = await racingStoreWithSpace();
+      store.racesToInject = Number.POSITIVE_INFINITY;
+      const context = commandContext();
+
+      await expectRefusal(
+        new CommandHandler(store).handle(
+          SPACE_STREAM,
+          spaceDecider,
+          { kind: 'UpdateSpace', description: 'Deals' },
+          context,
+          {
+            maxAttempts: 3,
+          },
+        ),
+        'conflict',
+      );
+
+      expect(store.attemptedAppends).toBe(3);
+      const events = await streamEvents(store, SPACE_STREAM);
+      expect(events).toHaveLength(1 + 3);
+      expect(events.filter((event) => event.metadata.commandId === context.commandId)).toEqual([]);
+    });
+
+    test('a stale If-Match is precondition_failed before anything is appended', async () => {
+      const store = await racingStoreWithSpace();
+      const handler = new CommandHandler(store);
+      await handler.handle(
+        SPACE_STREAM,
+        spaceDecider,
+        { kind: 'UpdateSpace', name: 'Revenue' },
+        commandContext(),
+      );
+      store.attemptedAppends = 0;
+
+      await expectRefusal(
+        handler.handle(
+          SPACE_STREAM,
+          spaceDecider,
+          { kind: 'UpdateSpace', description: 'Deals' },
+          commandContext(),
+          {
+            ifMatch: 0n,
+          },
+        ),
+        'precondition_failed',
+      );
+
+      expect(store.attemptedAppends).toBe(0);
+      expect(await streamEvents(store, SPACE_STREAM)).toHaveLength(2);
+    });
+
+    test('If-Match on a stream that does not exist is precondition_failed', async () => {
+      await expectRefusal(
+        new CommandHandler(new MemoryEventStore()).handle(
+          SPACE_STREAM,
+          spaceDecider,
+          CREATE_SPACE,
+          commandContext(),
+          {
+            ifMatch: 0n,
+          },
+        ),
+        'precondition_failed',
+      );
+    });
+
+    test('a current If-Match appends', async () => {
+      const store = await racingStoreWithSpace();
+      const result = await new CommandHandler(store).handle(
+        SPACE_STREAM,
+        spaceDecider,
+        { kind: 'UpdateSpace', description: 'Deals' },
+        commandContext(),
+        { ifMatch: 0n },
+      );
+      expect(result).toMatchObject({ revision: 1n, state: { description: 'Deals' } });
+    });
+
+    test('a concurrent append under If-Match is precondition_failed and not retried', async () => {
+      const store = await racingStoreWithSpace();
+      store.racesToInject = 1;
+
+      await expectRefusal(
+        new CommandHandler(store).handle(
+          SPACE_STREAM,
+          spaceDecider,
+          { kind: 'UpdateSpace', description: 'Deals' },
+          commandContext(),
+          { ifMatch: 0n },
+        ),
+        'precondition_failed',
+      );
+
+      expect(store.attemptedAppends).toBe(1);
+      expect((await streamEvents(store, SPACE_STREAM)).map((event) => event.type)).toEqual([
+        'SpaceCreated',
+        'SpaceUpdated',
+      ]);
+    });
+  });
+
+  describe('mayBeRepeat', () => {
+    test('a repeated command answers the state right after its first run, and appends nothing', async () => {
+      const store = new MemoryEventStore();
+      const handler = new CommandHandler(store);
+      const context = commandContext();
+      const first = await handler.handle(SPACE_STREAM, spaceDecider, CREATE_SPACE, context);
+      await handler.handle(
+        SPACE_STREAM,
+        spaceDecider,
+        { kind: 'UpdateSpace', name: 'Revenue' },
+        commandContext(),
+      );
+
+      const repeat = await handler.handle(SPACE_STREAM, spaceDecider, CREATE_SPACE, context, {
+        mayBeRepeat: true,
+      });
+
+      expect(repeat).toEqual({ ...first, replayed: true });
+      expect(repeat.state.name).toBe('Sales');
+      expect(await streamEvents(store, SPACE_STREAM)).toHaveLength(2);
+    });
+
+    test('a command that may be a repeat but never ran is decided as usual', async () => {
+      const result = await new CommandHandler(new MemoryEventStore()).handle(
+        SPACE_STREAM,
+        spaceDecider,
+        CREATE_SPACE,
+        commandContext(),
+        { mayBeRepeat: true },
+      );
+      expect(result).toMatchObject({ revision: 0n, position: 1n, replayed: false });
+    });
+
+    test('without mayBeRepeat, running a create twice is refused', async () => {
+      const handler = new CommandHandler(new MemoryEventStore());
+      const context = commandContext();
+      await handler.handle(SPACE_STREAM, spaceDecider, CREATE_SPACE, context);
+      await expectRefusal(handler.handle(SPACE_STREAM, spaceDecider, CREATE_SPACE, context), 'conflict');
+    });
+
+    test('a repeat whose first run lands while the repeat reads answers as the first run, not "already exists"', async () => {
+      const store = new ObservedEventStore();
+      const context = commandContext();
+      const firstRun = new CommandHandler(store);
+      let first: unknown;
+      store.afterNextRead = async () => {
+        first = await firstRun.handle(SPACE_STREAM, spaceDecider, CREATE_SPACE, context);
+      };
+
+      const repeat = await new CommandHandler(store).handle(
+        SPACE_STREAM,
+        spaceDecider,
+        CREATE_SPACE,
+        context,
+        {
+          mayBeRepeat: true,
+        },
+      );
+
+      expect(first).toMatchObject({ revision: 0n, position: 1n });
+      expect(repeat).toMatchObject({
+        revision: 0n,
+        position: 1n,
+        state: { status: 'active', name: 'Sales' },
+      });
+      expect(await streamEvents(store, SPACE_STREAM)).toHaveLength(1);
+    });
+  });
+
+  describe('aggregate cache', () => {
+    test('catches up on events appended behind its back, reading only the events after its revision', async () => {
+      const store = new ObservedEventStore();
+      const cached = new CommandHandler(store);
+      const other = new CommandHandler(store);
+      await cached.handle(SPACE_STREAM, spaceDecider, CREATE_SPACE, commandContext());
+      await other.handle(
+        SPACE_STREAM,
+        spaceDecider,
+        { kind: 'UpdateSpace', name: 'Revenue' },
+        commandContext(),
+      );
+      store.reads.length = 0;
+
+      const result = await cached.handle(
+        SPACE_STREAM,
+        spaceDecider,
+        { kind: 'UpdateSpace', name: 'Revenue' },
+        commandContext(),
+      );
+
+      expect(store.reads).toEqual([{ streamId: SPACE_STREAM, options: { fromRevision: 1n } }]);
+      expect(result).toMatchObject({ revision: 1n, position: undefined, state: { name: 'Revenue' } });
+    });
+
+    test('load answers the folded state of the whole stream', async () => {
+      const store = new MemoryEventStore();
+      const handler = new CommandHandler(store);
+      await handler.handle(SPACE_STREAM, spaceDecider, CREATE_SPACE, commandContext());
+      await handler.handle(SPACE_STREAM, spaceDecider, { kind: 'DeleteSpace' }, commandContext());
+
+      const fresh = await new CommandHandler(store).load(SPACE_STREAM, spaceDecider);
+
+      expect(fresh).toEqual({
+        state: { status: 'deleted', spaceId: 7, name: 'Sales', description: null },
+        revision: 1n,
+        position: 2n,
+      });
+    });
+
+    test('evicts the least recently used stream beyond its capacity', () => {
+      const cache = new AggregateCache(2);
+      const entry = (revision: bigint): { state: string; revision: bigint; position: bigint } => ({
+        state: `at ${revision}`,
+        revision,
+        position: revision,
+      });
+      cache.set('a', entry(1n));
+      cache.set('b', entry(2n));
+      expect(cache.get<string>('a')?.state).toBe('at 1');
+      cache.set('c', entry(3n));
+      expect(cache.get('b')).toBeUndefined();
+      expect(cache.get<string>('a')?.state).toBe('at 1');
+      expect(cache.get<string>('c')?.state).toBe('at 3');
+    });
+  });
+});
+
+describe('IdAllocator', () => {
+  async function reservedBlocks(store: MemoryEventStore, sequence: string): Promise<IdBlockReservedData[]> {
+    const events = await streamEvents(store, streamName('sequence', TENANT, sequence));
+    expect(events.every((event) => event.type === 'IdBlockReserved')).toBe(true);
+    return events.map((event) => event.data as IdBlockReservedData);
+  }
+
+  test('hands out increasing ids from blocks it reserves in the sequence stream', async () => {
+    const store = new MemoryEventStore();
+    const ids = new IdAllocator(store, 3);
+    const handedOut: number[] = [];
+    for (let i = 0; i < 7; i++) handedOut.push(await ids.next(TENANT, 'space'));
+
+    expect(handedOut).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(await reservedBlocks(store, 'space')).toEqual([
+      { sequence: 'space', from: 1, to: 3 },
+      { sequence: 'space', from: 4, to: 6 },
+      { sequence: 'space', from: 7, to: 9 },
+    ]);
+  });
+
+  test('concurrent calls share one reservation per block', async () => {
+    const store = new MemoryEventStore();
+    const ids = new IdAllocator(store, 4);
+
+    const handedOut = await Promise.all(Array.from({ length: 50 }, () => ids.next(TENANT, 'record')));
+
+    expect([...handedOut].sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(await reservedBlocks(store, 'record')).toHaveLength(Math.ceil(50 / 4));
+  });
+
+  test('two allocators on one store never hand out the same id', async () => {
+    const store = new MemoryEventStore();
+    const first = new IdAllocator(store, 7);
+    const second = new IdAllocator(store, 7);
+    const calls = 200;
+
+    const [fromFirst, fromSecond] = await Promise.all([
+      Promise.all(Array.from({ length: calls }, () => first.next(TENANT, 'record'))),
+      Promise.all(Array.from({ length: calls }, () => second.next(TENANT, 'record'))),
+    ]);
+
+    const all = [...fromFirst, ...fromSecond];
+    expect(new Set(all).size).toBe(2 * calls);
+    const blocks = await reservedBlocks(store, 'record');
+    blocks.forEach((block, index) => {
+      expect(block.to - block.from + 1).toBe(7);
+      expect(block.from).toBe(index === 0 ? 1 : blocks[index - 1]!.to + 1);
+    });
+    const blockOf = (id: number): number => blocks.findIndex((block) => block.from <= id && id <= block.to);
+    expect(all.every((id) => blockOf(id) >= 0)).toBe(true);
+    const firstBlocks = new Set(fromFirst.map(blockOf));
+    expect(fromSecond.some((id) => firstBlocks.has(blockOf(id)))).toBe(false);
+  });
+
+  test('keeps tenants and sequences apart', async () => {
+    const ids = new IdAllocator(new MemoryEventStore(), 10);
+    expect(await ids.next(TENANT, 'space')).toBe(1);
+    expect(await ids.next(TENANT, 'space')).toBe(2);
+    expect(await ids.next(TENANT, 'module')).toBe(1);
+    expect(await ids.next('globex', 'space')).toBe(1);
+  });
+
+  test('a new allocator continues after the last reserved block, skipping ids never handed out', async () => {
+    const store = new MemoryEventStore();
+    expect(await new IdAllocator(store, 10).next(TENANT, 'space')).toBe(1);
+    expect(await new IdAllocator(store, 10).next(TENANT, 'space')).toBe(11);
+  });
+});
+
+describe('IdempotencyKeys', () => {
+  const hash = requestHash('POST', '/space', { name: 'Sales' });
+
+  function countingAllocator(firstId = 41): { next: () => Promise<number>; calls: () => number } {
+    let calls = 0;
+    return {
+      next: async () => firstId + calls++,
+      calls: () => calls,
+    };
+  }
+
+  async function claims(store: MemoryEventStore): Promise<RecordedEvent[]> {
+    return collect(store.readAll({ filter: { categories: ['idempotency'] } }));
+  }
+
+  test('without a key, every request is a new command and nothing is stored', async () => {
+    const store = new MemoryEventStore();
+    const keys = new IdempotencyKeys(store);
+    const allocator = countingAllocator();
+
+    const first = await keys.identify(TENANT, 'token-1', undefined, hash, allocator.next);
+    const second = await keys.identify(TENANT, 'token-1', undefined, hash, allocator.next);
+
+    expect(first).toMatchObject({ entityId: 41, mayBeRepeat: false });
+    expect(second).toMatchObject({ entityId: 42, mayBeRepeat: false });
+    expect(first.commandId).not.toBe(second.commandId);
+    expect(await store.headPosition()).toBe(0n);
+  });
+
+  test('the first use of a key claims it with the command id, request hash and new entity id', async () => {
+    const store = new MemoryEventStore();
+    const identity = await new IdempotencyKeys(store).identify(
+      TENANT,
+      'token-1',
+      'key-1',
+      hash,
+      async () => 41,
+    );
+
+    expect(identity).toEqual({ commandId: expect.any(String), entityId: 41, mayBeRepeat: false });
+    const [claim, ...more] = await claims(store);
+    expect(more).toEqual([]);
+    // Event ids are unique store-wide: the claim must not take the id of the command's own first event.
+    expect(claim!.id).not.toBe(eventIdFor(identity.commandId, 0));
+    expect(claim).toMatchObject({
+      type: 'IdempotencyKeyClaimed',
+      revision: 0n,
+      data: { requestHash: hash, commandId: identity.commandId, entityId: 41 },
+      metadata: {
+        tenant: TENANT,
+        actor: { userId: null, credentialId: 'token-1' },
+        commandId: identity.commandId,
+      },
+    });
+  });
+
+  test('a key for a command that creates nothing claims a null entity id', async () => {
+    const identity = await new IdempotencyKeys(new MemoryEventStore()).identify(
+      TENANT,
+      'token-1',
+      'key-1',
+      hash,
+      null,
+    );
+    expect(identity).toMatchObject({ entityId: null, mayBeRepeat: false });
+  });
+
+  test('a repeat with the same request may be a repeat, with the same command and entity ids', async () => {
+    const store = new MemoryEventStore();
+    const keys = new IdempotencyKeys(store);
+    const allocator = countingAllocator();
+    const first = await keys.identify(TENANT, 'token-1', 'key-1', hash, allocator.next);
+
+    const repeat = await keys.identify(TENANT, 'token-1', 'key-1', hash, allocator.next);
+
+    expect(repeat).toEqual({ commandId: first.commandId, entityId: first.entityId, mayBeRepeat: true });
+    expect(allocator.calls()).toBe(1);
+    expect(await claims(store)).toHaveLength(1);
+  });
+
+  test('a repeat with a different request is idempotency_key_reused', async () => {
+    const keys = new IdempotencyKeys(new MemoryEventStore());
+    await keys.identify(TENANT, 'token-1', 'key-1', hash, async () => 41);
+    const otherHash = requestHash('POST', '/space', { name: 'Other' });
+    await expectRefusal(
+      keys.identify(TENANT, 'token-1', 'key-1', otherHash, async () => 42),
+      'idempotency_key_reused',
+    );
+  });
+
+  test('the same key of another credential or tenant is a different key', async () => {
+    const keys = new IdempotencyKeys(new MemoryEventStore());
+    const first = await keys.identify(TENANT, 'token-1', 'key-1', hash, async () => 41);
+    const otherCredential = await keys.identify(TENANT, 'token-2', 'key-1', hash, async () => 42);
+    const otherTenant = await keys.identify('globex', 'token-1', 'key-1', hash, async () => 43);
+
+    expect(otherCredential).toMatchObject({ entityId: 42, mayBeRepeat: false });
+    expect(otherTenant).toMatchObject({ entityId: 43, mayBeRepeat: false });
+    expect(new Set([first.commandId, otherCredential.commandId, otherTenant.commandId]).size).toBe(3);
+  });
+
+  test.each([
+    ['empty', ''],
+    ['with a space', 'my key'],
+    ['with a newline', 'key\n'],
+    ['non-ASCII', 'clé'],
+    ['longer than 255 characters', 'k'.repeat(256)],
+  ])('an invalid key (%s) is validation_failed', async (_label, key) => {
+    const store = new MemoryEventStore();
+    await expectRefusal(
+      new IdempotencyKeys(store).identify(TENANT, 'token-1', key, hash, async () => 41),
+      'validation_failed',
+    );
+    expect(await store.headPosition()).toBe(0n);
+  });
+
+  test('accepts 255 visible ASCII characters', async () => {
+    const key = '!~'.repeat(127) + 'x';
+    const identity = await new IdempotencyKeys(new MemoryEventStore()).identify(
+      TENANT,
+      'token-1',
+      key,
+      hash,
+      null,
+    );
+    expect(identity.mayBeRepeat).toBe(false);
+  });
+
+  test('two concurrent first uses of a key: one claims it, the other is its repeat', async () => {
+    const store = new MemoryEventStore();
+    const keys = new IdempotencyKeys(store);
+    let arrived = 0;
+    let releaseBoth!: () => void;
+    const bothArrived = new Promise<void>((resolve) => (releaseBoth = resolve));
+    // Both requests get past "is the key claimed?" before either claims it.
+    const allocate = async (): Promise<number> => {
+      const id = 40 + ++arrived;
+      if (arrived === 2) releaseBoth();
+      await bothArrived;
+      return id;
+    };
+
+    const [a, b] = await Promise.all([
+      keys.identify(TENANT, 'token-1', 'key-1', hash, allocate),
+      keys.identify(TENANT, 'token-1', 'key-1', hash, allocate),
+    ]);
+
+    expect(arrived).toBe(2);
+    expect([a.mayBeRepeat, b.mayBeRepeat].sort()).toEqual([false, true]);
+    expect(b.commandId).toBe(a.commandId);
+    expect(b.entityId).toBe(a.entityId);
+    const [claim, ...more] = await claims(store);
+    expect(more).toEqual([]);
+    expect((claim!.data as IdempotencyKeyClaimedData).commandId).toBe(a.commandId);
+  });
+
+  test('with the handler: a repeated create answers the first result and appends nothing', async () => {
+    const store = new MemoryEventStore();
+    const keys = new IdempotencyKeys(store);
+    const ids = new IdAllocator(store, 10);
+    const handler = new CommandHandler(store);
+    const createSpace = async (): Promise<{ spaceId: number; replayed: boolean; state: SpaceState }> => {
+      const identity = await keys.identify(TENANT, 'token-1', 'key-1', hash, () => ids.next(TENANT, 'space'));
+      const spaceId = identity.entityId!;
+      const result = await handler.handle(
+        streamName('space', TENANT, spaceId),
+        spaceDecider,
+        { kind: 'CreateSpace', spaceId, name: 'Sales', description: null },
+        commandContext(identity.commandId),
+        { mayBeRepeat: identity.mayBeRepeat },
+      );
+      return { spaceId, replayed: result.replayed, state: result.state };
+    };
+
+    const first = await createSpace();
+    const repeat = await createSpace();
+
+    expect(first).toMatchObject({ spaceId: 1, replayed: false });
+    expect(repeat).toEqual({ ...first, replayed: true });
+    expect(await collect(store.readAll({ filter: { categories: ['space'] } }))).toHaveLength(1);
+    expect(await ids.next(TENANT, 'space')).toBe(2);
+  });
+});
