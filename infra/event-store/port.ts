@@ -80,7 +80,24 @@ export class WrongExpectedRevisionError extends Error {
     /** Current revision, or undefined when the stream does not exist. */
     readonly actual: bigint | undefined,
   ) {
-    super(`stream ${streamId}: expected revision ${String(expected)}, actual ${actual === undefined ? 'no stream' : String(actual)}`);
+    super(
+      `stream ${streamId}: expected revision ${String(expected)}, actual ${actual === undefined ? 'no stream' : String(actual)}`,
+    );
     this.name = 'WrongExpectedRevisionError';
+  }
+}
+
+/**
+ * An append's event ids overlap stored events without being a repeat of one earlier append to the stream
+ * (same ids, same order, consecutive revisions): a partial repeat, ids of another stream, or one id twice.
+ */
+export class EventIdConflictError extends Error {
+  constructor(
+    readonly streamId: string,
+    /** The ids of the append that are already stored, or repeated within it. */
+    readonly eventIds: readonly string[],
+  ) {
+    super(`stream ${streamId}: conflicting event ids (not a repeated append): ${eventIds.join(', ')}`);
+    this.name = 'EventIdConflictError';
   }
 }

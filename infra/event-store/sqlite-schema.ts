@@ -1,0 +1,107 @@
+import Database from 'better-sqlite3';
+
+/**
+ * One table. The current revision of a stream is read from the `(stream_id, revision)` unique index, so no
+ * separate streams table has to be written on every append. `position` is the rowid: dense and increasing,
+ * because SQLite serialises writers and we never delete.
+ */
+export const EVENT_STORE_SCHEMA = `
+CREATE TABLE IF NOT EXISTS events (
+  position INTEGER PRIMARY KEY,
+  stream_id TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  event_id TEXT NOT NULL UNIQUE,
+  type TEXT NOT NULL,
+  schema_version INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  recorded_at TEXT NOT NULL,
+  category TEXT NOT NULL,
+  UNIQUE (stream_id, revision)
+);
+CREATE INDEX IF NOT EXISTS events_by_category ON events (category, position);
+`;
+
+export type SynchronousMode = 'NORMAL' | 'FULL';
+
+/** Waits this long for another process's write lock instead of failing at once with SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 5000;
+
+export function openEventStoreDatabase(path: string, synchronous: SynchronousMode): Database.Database {
+  const db = new Database(path);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${synchronous}`);
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.exec(EVENT_STORE_SCHEMA);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}
+
+export interface EventRow {
+  readonly position: number;
+  readonly stream_id: string;
+  readonly revision: number;
+  readonly event_id: string;
+  readonly type: string;
+  readonly schema_version: number;
+  readonly data: string;
+  readonly metadata: string;
+  readonly recorded_at: string;
+}
+
+export interface StoredEventId {
+  readonly stream_id: string;
+  readonly revision: number;
+  readonly position: number;
+}
+
+const EVENT_COLUMNS =
+  'position, stream_id, revision, event_id, type, schema_version, data, metadata, recorded_at';
+/** `?` bound to a JSON array of category names. */
+const IN_CATEGORIES = 'category IN (SELECT value FROM json_each(?))';
+
+export function prepareEventStoreStatements(db: Database.Database) {
+  return {
+    currentRevision: db
+      .prepare<[string], number>(
+        'SELECT revision FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1',
+      )
+      .pluck(),
+    insert: db.prepare<[string, number, string, string, number, string, string, string, string]>(
+      `INSERT INTO events (stream_id, revision, event_id, type, schema_version, data, metadata, recorded_at, category)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    findEventId: db.prepare<[string], StoredEventId>(
+      'SELECT stream_id, revision, position FROM events WHERE event_id = ?',
+    ),
+    headPosition: db.prepare<[], number | null>('SELECT MAX(position) FROM events').pluck(),
+    streamForwards: db.prepare<[string, number, number], EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ?`,
+    ),
+    streamBackwards: db.prepare<[string, number, number], EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`,
+    ),
+    allForwards: db.prepare<[number, number], EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`,
+    ),
+    allBackwards: db.prepare<[number, number], EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE position < ? ORDER BY position DESC LIMIT ?`,
+    ),
+    /** Events of the categories in the position window (after, upTo]. */
+    categoriesForwards: db.prepare<[number, number, string, number], EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE position > ? AND position <= ? AND ${IN_CATEGORIES}
+       ORDER BY position LIMIT ?`,
+    ),
+    /** Events of the categories in the position window [downTo, before). */
+    categoriesBackwards: db.prepare<[number, number, string, number], EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE position < ? AND position >= ? AND ${IN_CATEGORIES}
+       ORDER BY position DESC LIMIT ?`,
+    ),
+  };
+}
+
+export type EventStoreStatements = ReturnType<typeof prepareEventStoreStatements>;

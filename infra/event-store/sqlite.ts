@@ -1,0 +1,311 @@
+import type Database from 'better-sqlite3';
+import type { EventMetadata, NewEvent, RecordedEvent } from '../../contracts/events/envelope';
+import { categoryOf } from '../../contracts/streams';
+import {
+  EventIdConflictError,
+  WrongExpectedRevisionError,
+  type AppendOptions,
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type SubscribeOptions,
+  type Subscription,
+} from './port';
+import {
+  openEventStoreDatabase,
+  prepareEventStoreStatements,
+  type EventRow,
+  type EventStoreStatements,
+  type SynchronousMode,
+} from './sqlite-schema';
+import { SqliteSubscription, toCursor, type SubscriptionSource } from './sqlite-subscription';
+
+export interface SqliteEventStoreOptions {
+  /** Database file; created with its schema when missing. */
+  readonly path: string;
+  /** `NORMAL` (default) may lose the last commits on power loss, never on a process crash; `FULL` fsyncs each commit. */
+  readonly synchronous?: SynchronousMode;
+  /** How often live subscriptions look for appends made by other processes on the same file. */
+  readonly pollIntervalMs?: number;
+}
+
+const DEFAULT_POLL_INTERVAL_MS = 250;
+const PAGE_SIZE = 500;
+const FILTER_WINDOW = 10 * PAGE_SIZE;
+const LAST_REVISION = Number.MAX_SAFE_INTEGER;
+
+export function createSqliteEventStore(options: SqliteEventStoreOptions): EventStore {
+  const db = openEventStoreDatabase(options.path, options.synchronous ?? 'NORMAL');
+  return new SqliteEventStore(db, options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
+}
+
+class SqliteEventStore implements EventStore {
+  private readonly statements: EventStoreStatements;
+  private readonly appendTransaction: Database.Transaction<
+    (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision) => AppendResult
+  >;
+  private readonly appendWaiters = new Set<() => void>();
+  private readonly subscriptions = new Set<SqliteSubscription>();
+  private readonly subscriptionSource: SubscriptionSource;
+  private closed = false;
+
+  constructor(
+    private readonly db: Database.Database,
+    pollIntervalMs: number,
+  ) {
+    this.statements = prepareEventStoreStatements(db);
+    this.appendTransaction = db.transaction(
+      (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): AppendResult =>
+        this.appendInTransaction(streamId, events, expected),
+    );
+    this.subscriptionSource = {
+      headPosition: () => this.statements.headPosition.get() ?? 0,
+      readAfter: (after, limit) => this.statements.allForwards.all(after, limit),
+      readCategoriesAfter: (after, upTo, categoriesJson, limit) =>
+        this.statements.categoriesForwards.all(after, upTo, categoriesJson, limit),
+      toRecordedEvent,
+      onNextAppend: (wake) => {
+        this.appendWaiters.add(wake);
+        return () => this.appendWaiters.delete(wake);
+      },
+      pollIntervalMs,
+      pageSize: PAGE_SIZE,
+      filterWindow: FILTER_WINDOW,
+    };
+  }
+
+  async append(
+    streamId: string,
+    events: readonly NewEvent[],
+    options?: AppendOptions,
+  ): Promise<AppendResult> {
+    this.assertOpen();
+    if (events.length === 0) throw new Error(`stream ${streamId}: an append needs at least one event`);
+    let result: AppendResult;
+    try {
+      // IMMEDIATE takes the write lock before reading the revision, so another process cannot interleave.
+      result = this.appendTransaction.immediate(streamId, events, options?.expectedRevision ?? 'any');
+    } catch (error) {
+      if (!isEventIdUniqueViolation(error)) throw error;
+      const repeat = this.findRepeatedAppend(streamId, events);
+      if (repeat) return repeat;
+      throw new EventIdConflictError(streamId, this.storedEventIds(events));
+    }
+    // Also after a repeat recognised in the transaction: a spurious wake-up only costs subscribers one read.
+    this.wakeSubscribers();
+    return result;
+  }
+
+  async *readStream(streamId: string, options: ReadStreamOptions = {}): AsyncIterable<RecordedEvent> {
+    const forwards = options.direction !== 'backwards';
+    let remaining = options.maxCount ?? Infinity;
+    let revision =
+      options.fromRevision === undefined ? (forwards ? 0 : LAST_REVISION) : toCursor(options.fromRevision);
+    while (remaining > 0) {
+      this.assertOpen();
+      const limit = Math.min(PAGE_SIZE, remaining);
+      const rows = forwards
+        ? this.statements.streamForwards.all(streamId, revision, limit)
+        : this.statements.streamBackwards.all(streamId, revision, limit);
+      for (const row of rows) yield toRecordedEvent(row);
+      if (rows.length < limit) return;
+      remaining -= rows.length;
+      revision = rows[rows.length - 1]!.revision + (forwards ? 1 : -1);
+    }
+  }
+
+  async *readAll(options: ReadAllOptions = {}): AsyncIterable<RecordedEvent> {
+    const categories = options.filter?.categories;
+    const pages =
+      options.direction === 'backwards'
+        ? this.pagesBackwards(options.after, categories)
+        : this.pagesForwards(options.after, categories);
+    let remaining = options.maxCount ?? Infinity;
+    if (remaining <= 0) return;
+    for (const rows of pages) {
+      for (const row of rows) {
+        yield toRecordedEvent(row);
+        if (--remaining === 0) return;
+      }
+    }
+  }
+
+  subscribeToAll(options: SubscribeOptions = {}): Subscription {
+    this.assertOpen();
+    const subscription = new SqliteSubscription(this.subscriptionSource, options, (closed) =>
+      this.subscriptions.delete(closed),
+    );
+    this.subscriptions.add(subscription);
+    return subscription;
+  }
+
+  async headPosition(): Promise<bigint> {
+    this.assertOpen();
+    return BigInt(this.statements.headPosition.get() ?? 0);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await Promise.all([...this.subscriptions].map((subscription) => subscription.close()));
+    this.closed = true;
+    this.db.close();
+  }
+
+  private appendInTransaction(
+    streamId: string,
+    events: readonly NewEvent[],
+    expected: ExpectedRevision,
+  ): AppendResult {
+    const current = this.statements.currentRevision.get(streamId);
+    if (!expectationHolds(expected, current)) {
+      const repeat = this.findRepeatedAppend(streamId, events);
+      if (repeat) return repeat;
+      throw new WrongExpectedRevisionError(
+        streamId,
+        expected,
+        current === undefined ? undefined : BigInt(current),
+      );
+    }
+    const recordedAt = new Date().toISOString();
+    const category = categoryOf(streamId);
+    let revision = current === undefined ? 0 : current + 1;
+    let position: number | bigint = 0;
+    for (const event of events) {
+      position = this.statements.insert.run(
+        streamId,
+        revision,
+        event.id,
+        event.type,
+        event.schemaVersion,
+        JSON.stringify(event.data) ?? 'null',
+        JSON.stringify(event.metadata),
+        recordedAt,
+        category,
+      ).lastInsertRowid;
+      revision++;
+    }
+    return { nextExpectedRevision: BigInt(revision - 1), position: BigInt(position) };
+  }
+
+  /**
+   * The result of the earlier append when all these event ids are already, in this order, at consecutive
+   * revisions of this stream; undefined when none of them is stored. Anything in between is a conflict.
+   */
+  private findRepeatedAppend(streamId: string, events: readonly NewEvent[]): AppendResult | undefined {
+    const stored = events.map((event) => this.statements.findEventId.get(event.id));
+    if (stored.every((row) => row === undefined)) return undefined;
+    const first = stored[0];
+    const isRepeat =
+      first !== undefined &&
+      stored.every((row, index) => row?.stream_id === streamId && row.revision === first.revision + index);
+    if (!isRepeat) throw new EventIdConflictError(streamId, this.storedEventIds(events));
+    const last = stored[stored.length - 1]!;
+    return { nextExpectedRevision: BigInt(last.revision), position: BigInt(last.position) };
+  }
+
+  private storedEventIds(events: readonly NewEvent[]): string[] {
+    const seen = new Set<string>();
+    return events
+      .filter((event) => {
+        const duplicateInAppend = seen.has(event.id);
+        seen.add(event.id);
+        return duplicateInAppend || this.statements.findEventId.get(event.id) !== undefined;
+      })
+      .map((event) => event.id);
+  }
+
+  private *pagesForwards(after: bigint | undefined, categories: readonly string[] | undefined) {
+    let cursor = toCursor(after ?? 0n);
+    const categoriesJson = categories ? JSON.stringify(categories) : undefined;
+    for (;;) {
+      this.assertOpen();
+      if (categoriesJson === undefined) {
+        const rows = this.statements.allForwards.all(cursor, PAGE_SIZE);
+        if (rows.length > 0) yield rows;
+        if (rows.length < PAGE_SIZE) return;
+        cursor = rows[rows.length - 1]!.position;
+        continue;
+      }
+      const head = this.statements.headPosition.get() ?? 0;
+      if (cursor >= head) return;
+      const upTo = Math.min(cursor + FILTER_WINDOW, head);
+      const rows = this.statements.categoriesForwards.all(cursor, upTo, categoriesJson, PAGE_SIZE);
+      if (rows.length > 0) yield rows;
+      cursor = rows.length === PAGE_SIZE ? rows[rows.length - 1]!.position : upTo;
+    }
+  }
+
+  private *pagesBackwards(before: bigint | undefined, categories: readonly string[] | undefined) {
+    let cursor = before === undefined ? Number.MAX_SAFE_INTEGER : toCursor(before);
+    const categoriesJson = categories ? JSON.stringify(categories) : undefined;
+    for (;;) {
+      this.assertOpen();
+      if (categoriesJson === undefined) {
+        const rows = this.statements.allBackwards.all(cursor, PAGE_SIZE);
+        if (rows.length > 0) yield rows;
+        if (rows.length < PAGE_SIZE) return;
+        cursor = rows[rows.length - 1]!.position;
+        continue;
+      }
+      cursor = Math.min(cursor, (this.statements.headPosition.get() ?? 0) + 1);
+      if (cursor <= 1) return;
+      const downTo = Math.max(1, cursor - FILTER_WINDOW);
+      const rows = this.statements.categoriesBackwards.all(cursor, downTo, categoriesJson, PAGE_SIZE);
+      if (rows.length > 0) yield rows;
+      cursor = rows.length === PAGE_SIZE ? rows[rows.length - 1]!.position : downTo;
+    }
+  }
+
+  private wakeSubscribers(): void {
+    if (this.appendWaiters.size === 0) return;
+    const waiters = [...this.appendWaiters];
+    this.appendWaiters.clear();
+    for (const wake of waiters) wake();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('event store closed');
+  }
+}
+
+function expectationHolds(expected: ExpectedRevision, current: number | undefined): boolean {
+  switch (expected) {
+    case 'any':
+      return true;
+    case 'no_stream':
+      return current === undefined;
+    case 'stream_exists':
+      return current !== undefined;
+    default:
+      return current !== undefined && BigInt(current) === expected;
+  }
+}
+
+function isEventIdUniqueViolation(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    'code' in error &&
+    error.code === 'SQLITE_CONSTRAINT_UNIQUE' &&
+    error.message.includes('events.event_id')
+  );
+}
+
+function toRecordedEvent(row: EventRow): RecordedEvent {
+  return {
+    id: row.event_id,
+    type: row.type,
+    schemaVersion: row.schema_version,
+    data: parseJson(row.data),
+    metadata: parseJson(row.metadata) as EventMetadata,
+    streamId: row.stream_id,
+    revision: BigInt(row.revision),
+    position: BigInt(row.position),
+    recordedAt: row.recorded_at,
+  };
+}
+
+function parseJson(text: string): unknown {
+  return JSON.parse(text);
+}

@@ -1,0 +1,168 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EventIdConflictError } from '../../infra/event-store/port';
+import { createSqliteEventStore } from '../../infra/event-store/sqlite';
+import {
+  collect,
+  eventStoreContract,
+  newEvent,
+  newEvents,
+  SubscriptionReader,
+  uniqueCategory,
+  uniqueStream,
+} from './event-store';
+import { describeContract } from '../support/adapter-report';
+
+function temporaryDirectory(): { path: string; remove: () => void } {
+  const path = mkdtempSync(join(tmpdir(), 'event-store-sqlite-'));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+describeContract('event-store', 'sqlite', { kind: 'embedded' }, () => {
+  eventStoreContract(async () => {
+    const directory = temporaryDirectory();
+    const store = createSqliteEventStore({ path: join(directory.path, 'events.db'), pollIntervalMs: 50 });
+    return {
+      store,
+      cleanup: async () => {
+        await store.close();
+        directory.remove();
+      },
+    };
+  });
+});
+
+describe('sqlite event store on disk', () => {
+  let directory: ReturnType<typeof temporaryDirectory>;
+  let path: string;
+
+  beforeEach(() => {
+    directory = temporaryDirectory();
+    path = join(directory.path, 'events.db');
+  });
+
+  afterEach(() => directory.remove());
+
+  test('events survive close and reopen, and revisions and positions continue', async () => {
+    const stream = uniqueStream();
+    const events = newEvents(3);
+    const first = createSqliteEventStore({ path, synchronous: 'FULL' });
+    const written = await first.append(stream, events, { expectedRevision: 'no_stream' });
+    await first.close();
+
+    const reopened = createSqliteEventStore({ path });
+    try {
+      expect(await reopened.headPosition()).toBe(written.position);
+      const stored = await collect(reopened.readStream(stream));
+      expect(stored.map((event) => event.id)).toEqual(events.map((event) => event.id));
+      const next = await reopened.append(stream, [newEvent()], { expectedRevision: 2n });
+      expect(next.nextExpectedRevision).toBe(3n);
+      expect(next.position).toBe(written.position + 1n);
+      expect(await reopened.append(stream, events, { expectedRevision: 'no_stream' })).toEqual(written);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  test('a second store on the same file sees the first one’s appends by polling', async () => {
+    const writer = createSqliteEventStore({ path });
+    const watcher = createSqliteEventStore({ path, pollIntervalMs: 20 });
+    const reader = new SubscriptionReader(watcher.subscribeToAll());
+    try {
+      await reader.until((item) => item.kind === 'caught-up');
+      const stream = uniqueStream();
+      const event = newEvent();
+      const result = await writer.append(stream, [event]);
+      const [seen] = await reader.events(1, new Set([stream]));
+      expect(seen).toMatchObject({ id: event.id, position: result.position, revision: 0n });
+      await expect(writer.append(stream, [newEvent()], { expectedRevision: 'no_stream' })).rejects.toThrow();
+      await watcher.append(stream, [newEvent()], { expectedRevision: 0n });
+      expect((await collect(writer.readStream(stream))).map((stored) => stored.revision)).toEqual([0n, 1n]);
+    } finally {
+      await reader.close();
+      await watcher.close();
+      await writer.close();
+    }
+  });
+
+  test('a subscriber in the same process is woken by the append, not by the poll', async () => {
+    const store = createSqliteEventStore({ path, pollIntervalMs: 60_000 });
+    const reader = new SubscriptionReader(store.subscribeToAll());
+    try {
+      await reader.until((item) => item.kind === 'caught-up');
+      const stream = uniqueStream();
+      const delivered = reader.events(1, new Set([stream]));
+      await new Promise((resolve) => setTimeout(resolve, 50)); // let the subscription start waiting
+      const started = performance.now();
+      await store.append(stream, [newEvent()]);
+      await delivered;
+      expect(performance.now() - started).toBeLessThan(1000);
+    } finally {
+      await reader.close();
+      await store.close();
+    }
+  });
+
+  test('a sparse category filter reports progress through long stretches of other events', async () => {
+    const store = createSqliteEventStore({ path });
+    const wanted = uniqueCategory();
+    const wantedStream = uniqueStream(wanted);
+    const reader = new SubscriptionReader(store.subscribeToAll({ filter: { categories: [wanted] } }));
+    try {
+      await store.append(wantedStream, [newEvent()]);
+      for (let batch = 0; batch < 24; batch++) await store.append(uniqueStream(), newEvents(500));
+      const last = await store.append(wantedStream, [newEvent()]);
+
+      const items = await reader.until((item) => item.kind === 'caught-up');
+      const kinds = items.map((item) => item.kind);
+      expect(kinds.filter((kind) => kind === 'event')).toHaveLength(2);
+      expect(kinds.filter((kind) => kind === 'checkpoint').length).toBeGreaterThanOrEqual(2);
+      expect(kinds.indexOf('checkpoint')).toBeGreaterThan(kinds.indexOf('event'));
+      const positions = items.map((item) => (item.kind === 'event' ? item.event.position : item.position));
+      for (let index = 1; index < positions.length; index++) {
+        expect(positions[index]! >= positions[index - 1]!).toBe(true);
+      }
+      expect(positions[positions.length - 1]).toBe(last.position);
+    } finally {
+      await reader.close();
+      await store.close();
+    }
+  });
+
+  // ESDB has no index of event ids across streams, so this check is the embedded store's own.
+  test('ids already stored in another stream are a conflict', async () => {
+    const store = createSqliteEventStore({ path });
+    try {
+      const events = newEvents(1);
+      await store.append(uniqueStream(), events);
+      const other = uniqueStream();
+      await expect(store.append(other, events)).rejects.toBeInstanceOf(EventIdConflictError);
+      await expect(store.append(other, [newEvent(), newEvent(), ...events])).rejects.toBeInstanceOf(
+        EventIdConflictError,
+      );
+      expect(await collect(store.readStream(other))).toHaveLength(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('the same id twice in one append is a conflict', async () => {
+    const store = createSqliteEventStore({ path });
+    try {
+      const event = newEvent();
+      const stream = uniqueStream();
+      await expect(store.append(stream, [event, event])).rejects.toBeInstanceOf(EventIdConflictError);
+      expect(await collect(store.readStream(stream))).toHaveLength(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a closed store refuses further work', async () => {
+    const store = createSqliteEventStore({ path });
+    await store.close();
+    await expect(store.append(uniqueStream(), [newEvent()])).rejects.toThrow('event store closed');
+    await expect(store.headPosition()).rejects.toThrow('event store closed');
+  });
+});
