@@ -1,0 +1,115 @@
+import autocannon from 'autocannon';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { exited, freePort, spawnBin, waitUntilReady } from '../test/support/child-platform';
+import { machineConditions, percentile, printFigure } from './report';
+
+/**
+ * The HTTP figures of the one-process platform (embedded adapters), the server in its own process and the
+ * load generator (autocannon) in this one, on the same 2-core machine:
+ * - POST /record throughput and p99 (target ≥ 2,000 requests/s, p99 ≤ 25 ms);
+ * - GET /record/{id} throughput (target ≥ 5,000/s);
+ * - write-to-visible lag (POST, then the GET that first sees it; target p99 ≤ 10 ms), idle and under load;
+ * - resident memory of the server under that load (target ≤ 300 MB).
+ */
+const TOKEN = 'rpt_bench-token-0123456789abcdefghijkl';
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+
+interface Server {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+async function startServer(dataDir: string): Promise<Server> {
+  const port = await freePort();
+  const child = spawnBin('platform.ts', [], { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'warn', RELAY: 'true' });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilReady(url);
+  return {
+    url,
+    pid: child.pid!,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited(child);
+    },
+  };
+}
+
+function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+
+async function api<T>(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${url}/api${path}`, { method, headers, ...(body !== undefined && { body: JSON.stringify(body) }) });
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+function load(options: autocannon.Options): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon(options, (error, result) => (error ? reject(error) : resolve(result)));
+  });
+}
+
+/** POST a record, then GET it (no header: one-process read-your-writes); the GET's time is the lag seen. */
+async function measureLag(url: string, moduleId: number, until: () => boolean, maxSamples: number): Promise<number[]> {
+  const samples: number[] = [];
+  while (samples.length < maxSamples && !until()) {
+    const created = await api<{ id: number }>(url, 'POST', '/record', { moduleId, name: 'lag probe' });
+    const start = performance.now();
+    const read = await fetch(`${url}/api/record/${created.body.id}`, { headers });
+    await read.arrayBuffer();
+    if (read.status !== 200) throw new Error(`lag probe read answered ${read.status}`);
+    samples.push(performance.now() - start);
+  }
+  return samples.sort((a, b) => a - b);
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-http-'));
+  const server = await startServer(dataDir);
+  try {
+    const space = await api<{ id: number }>(server.url, 'POST', '/space', { name: 'Bench' });
+    const module = await api<{ id: number }>(server.url, 'POST', '/module', { spaceId: space.body.id, name: 'Bench' });
+    const body = JSON.stringify({ moduleId: module.body.id, name: 'Bench record', fields: { amount: 1200, stage: 'lead', owner: 'someone@example.com' } });
+
+    const idle = await measureLag(server.url, module.body.id, () => false, 1000);
+    printFigure('write_to_visible_lag_idle_p99', percentile(idle, 99), 'ms', '<= 10', `p50 ${percentile(idle, 50).toFixed(2)} ms, ${idle.length} samples`);
+
+    let loadDone = false;
+    const lagUnderLoad = measureLag(server.url, module.body.id, () => loadDone, 100_000);
+    const posts = await load({ url: `${server.url}/api/record`, method: 'POST', headers, body, connections: CONNECTIONS, duration: DURATION_S });
+    loadDone = true;
+    const loaded = await lagUnderLoad;
+    const rssAfterPosts = rssMb(server.pid, 'VmRSS');
+    printFigure('post_record_throughput', Math.round(posts.requests.average), 'requests/s', '>= 2000', `${CONNECTIONS} connections, ${DURATION_S} s, ${posts.non2xx} non-2xx, ${posts.errors} errors`);
+    printFigure('post_record_latency_p99', posts.latency.p99, 'ms', '<= 25', `p50 ${posts.latency.p50} ms`);
+    printFigure('write_to_visible_lag_under_load_p99', percentile(loaded, 99), 'ms', '<= 10', `p50 ${percentile(loaded, 50).toFixed(2)} ms, ${loaded.length} samples during the POST load`);
+
+    const maxId = (await api<{ items: Array<{ id: number }> }>(server.url, 'GET', '/record?order=id;DESC&limit=1')).body.items[0]!.id;
+    const gets = await load({
+      url: server.url,
+      headers,
+      connections: CONNECTIONS,
+      duration: DURATION_S,
+      requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: `/api/record/${1 + Math.floor(Math.random() * maxId)}` }) }],
+    });
+    printFigure('get_record_throughput', Math.round(gets.requests.average), 'requests/s', '>= 5000', `${CONNECTIONS} connections, ${DURATION_S} s, ${gets.non2xx} non-2xx, p99 ${gets.latency.p99} ms, ${maxId} records`);
+    printFigure('server_rss_after_load', Math.round(Math.max(rssAfterPosts, rssMb(server.pid, 'VmRSS'))), 'MB', '<= 300');
+    printFigure('server_peak_rss', Math.round(rssMb(server.pid, 'VmHWM')), 'MB', '<= 300', machineConditions());
+  } finally {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,13 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+/** `npm run bench`: every benchmark in turn, each printing `figure …` lines. */
+const BENCHES = ['event-store-append.ts', 'projection-rebuild.ts', 'http.ts'];
+
+let failed = 0;
+for (const bench of BENCHES) {
+  process.stdout.write(`\n# ${bench}\n`);
+  const result = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, bench)], { stdio: 'inherit' });
+  if (result.status !== 0) failed++;
+}
+process.exit(failed === 0 ? 0 : 1);
