@@ -1,4 +1,8 @@
-import { PROJECTION_VERSIONS_COLLECTION, type ProjectionVersionDoc, versionedCollection } from '../../contracts/read-models';
+import {
+  PROJECTION_VERSIONS_COLLECTION,
+  type ProjectionVersionDoc,
+  versionedCollection,
+} from '../../contracts/read-models';
 import type { StoreFilter, StoreQuery } from '../../contracts/query/store-query';
 import type { Document, FindResult, ReadStore } from './port';
 
@@ -35,8 +39,13 @@ export class ReadModels {
   }
 
   private async refresh(): Promise<void> {
-    const { items } = await this.store.find(PROJECTION_VERSIONS_COLLECTION, { limit: 1000, withTotal: false });
-    this.versions = new Map(items.map((item) => [item.id, (item as unknown as ProjectionVersionDoc).activeVersion]));
+    const { items } = await this.store.find(PROJECTION_VERSIONS_COLLECTION, {
+      limit: 1000,
+      withTotal: false,
+    });
+    this.versions = new Map(
+      items.map((item) => [item.id, (item as unknown as ProjectionVersionDoc).activeVersion]),
+    );
     this.refreshedAt = Date.now();
   }
 
@@ -51,4 +60,3 @@ export class ReadModels {
     return this.store.find(await this.collection(base), { ...query, filter });
   }
 }
-

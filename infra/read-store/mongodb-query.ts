@@ -1,0 +1,91 @@
+import type { Document as BsonDocument, SortDirection } from 'mongodb';
+import type { Scalar, StoreFilter, StoreSort } from '../../contracts/query/store-query';
+import { likePatternToMongoRegex } from './like-pattern';
+import { assertQueryPath } from './validation';
+
+/**
+ * Compiles store queries to MongoDB query documents, using only what FerretDB 1.x supports. MongoDB
+ * already compares values of one type only (numbers with numbers, strings with strings); what needs
+ * care is null and missing, which `store-query.ts` defines differently from MongoDB's defaults.
+ */
+
+/** Every document has an `_id`, so this matches none. */
+const MATCH_NOTHING: BsonDocument = { _id: { $exists: false } };
+const MATCH_ALL: BsonDocument = {};
+/** eq null matches missing, null and ''; MongoDB's `null` in `$in`/`$nin` also stands for missing. */
+const EMPTY_VALUES: readonly Scalar[] = [null, ''];
+
+/** The stored field of a path; a document's `id` is its `_id`. */
+export function fieldOf(path: string): string {
+  assertQueryPath(path);
+  return path === 'id' ? '_id' : path;
+}
+
+function compare(path: string, op: 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte', value: Scalar): BsonDocument {
+  const field = fieldOf(path);
+  if (value === null) {
+    if (op === 'eq') return { [field]: { $in: EMPTY_VALUES } };
+    if (op === 'ne') return { [field]: { $nin: EMPTY_VALUES } };
+    // MongoDB's `{$gte: null}` would match missing and null values; the contract says never.
+    return MATCH_NOTHING;
+  }
+  return { [field]: { [`$${op}`]: value } };
+}
+
+function isIn(path: string, values: readonly Scalar[]): BsonDocument {
+  if (values.length === 0) return MATCH_NOTHING;
+  const listed = values.includes(null) ? [...values, ''] : values;
+  return { [fieldOf(path)]: { $in: listed } };
+}
+
+function like(path: string, pattern: string, negate: boolean): BsonDocument {
+  const field = fieldOf(path);
+  if (pattern === '') return { [field]: { [negate ? '$nin' : '$in']: EMPTY_VALUES } };
+  const regex = { $regex: likePatternToMongoRegex(pattern), $options: 'i' };
+  return { [field]: negate ? { $not: regex } : regex };
+}
+
+export function compileFilter(filter: StoreFilter | undefined): BsonDocument {
+  if (!filter) return MATCH_ALL;
+  switch (filter.kind) {
+    case 'and': {
+      // MongoDB refuses an empty `$and`/`$or`.
+      if (filter.children.length === 0) return MATCH_ALL;
+      const children = filter.children.map(compileFilter);
+      return children.length === 1 ? children[0] : { $and: children };
+    }
+    case 'or': {
+      if (filter.children.length === 0) return MATCH_NOTHING;
+      const children = filter.children.map(compileFilter);
+      return children.length === 1 ? children[0] : { $or: children };
+    }
+    case 'compare':
+      return compare(filter.path, filter.op, filter.value);
+    case 'in':
+      return isIn(filter.path, filter.values);
+    case 'like':
+      return like(filter.path, filter.pattern, filter.negate);
+  }
+}
+
+/**
+ * The requested order, then `_id` ascending as the tie-breaker. A list of pairs, not an object: an object
+ * would move integer-like keys to the front.
+ */
+export function compileSort(sort: readonly StoreSort[] | undefined): [string, SortDirection][] {
+  const terms: [string, SortDirection][] = [];
+  for (const { path, direction } of sort ?? []) {
+    const field = fieldOf(path);
+    terms.push([field, direction === 'asc' ? 1 : -1]);
+    if (field === '_id') return terms;
+  }
+  terms.push(['_id', 1]);
+  return terms;
+}
+
+/** Index keys; a non-unique index ends with `_id` so that it also serves the tie-breaker. */
+export function indexKeys(paths: readonly string[], unique: boolean): [string, 1][] {
+  const fields = paths.map(fieldOf);
+  if (!unique && !fields.includes('_id')) fields.push('_id');
+  return fields.map((field) => [field, 1]);
+}

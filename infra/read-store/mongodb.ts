@@ -1,0 +1,355 @@
+import {
+  Long,
+  MongoBulkWriteError,
+  MongoClient,
+  MongoServerError,
+  type AnyBulkWriteOperation,
+  type Document as BsonDocument,
+  type Collection,
+} from 'mongodb';
+import type { StoreQuery } from '../../contracts/query/store-query';
+import { compileFilter, compileSort, indexKeys } from './mongodb-query';
+import { applyPatch, valueAtPath } from './patch';
+import {
+  UniqueViolationError,
+  type Checkpoint,
+  type Document,
+  type FindResult,
+  type IndexSpec,
+  type ReadModelChange,
+  type ReadStore,
+} from './port';
+import {
+  assertChange,
+  assertCheckpoint,
+  assertCollectionName,
+  assertIndexSpec,
+  isCollectionName,
+  orderByIds,
+  readPage,
+  totalFromShortPage,
+} from './validation';
+
+export interface MongoReadStoreOptions {
+  readonly url: string;
+  readonly database: string;
+}
+
+/** Not a valid collection name (see validation.ts), so it can never clash with one. */
+const CHECKPOINTS_COLLECTION = '_checkpoints';
+const NAMESPACE_NOT_FOUND = 26;
+const DUPLICATE_KEY = 11000;
+const NOT_IMPLEMENTED = 238;
+/** Older than every real position (those are >= 0): a just-inserted document is replaced at once. */
+const INSERTED_POSITION = Long.fromNumber(-1);
+
+type StoredDocument = BsonDocument & { _id: string };
+
+function toDocument(stored: BsonDocument): Document {
+  const { _id, _pos, ...fields } = stored;
+  if (typeof _id !== 'string') throw new Error('stored read-model document has no string _id');
+  return { ...fields, id: _id };
+}
+
+function storedPosition(stored: BsonDocument): bigint | undefined {
+  const position: unknown = stored._pos;
+  return typeof position === 'number' || position instanceof Long ? BigInt(position.toString()) : undefined;
+}
+
+/** Whether a write failed on a unique index; FerretDB reports some as an internal error with SQLite's text. */
+function isUniqueViolation(error: unknown): error is MongoServerError {
+  return (
+    error instanceof MongoServerError &&
+    (error.code === DUPLICATE_KEY || error.message.includes('UNIQUE constraint failed'))
+  );
+}
+
+/**
+ * The index named in a duplicate-key message: MongoDB says `index: <name> dup key`; FerretDB on SQLite
+ * says `index '<table>_<name>'` for updates and nothing for inserts (the caller then investigates).
+ */
+function indexNamedInMessage(message: string, uniqueIndexNames: readonly string[]): string | undefined {
+  const mongo = /index: (\S+) dup key/.exec(message)?.[1];
+  if (mongo) return mongo;
+  const sqlite = /UNIQUE constraint failed: index '([^']+)'/.exec(message)?.[1];
+  if (!sqlite) return undefined;
+  const candidates = uniqueIndexNames.filter((name) => sqlite.endsWith(`_${name}`));
+  return candidates.sort((a, b) => b.length - a.length)[0];
+}
+
+/**
+ * Creates the index. A unique index skips documents missing one of its paths, as SQLite's does (its
+ * NULLs never collide): MongoDB needs a partial index for that; FerretDB refuses partial indexes but its
+ * unique indexes skip missing values already.
+ */
+async function createIndex(
+  target: Collection<StoredDocument>,
+  keys: [string, 1][],
+  index: IndexSpec,
+): Promise<void> {
+  if (!index.unique) {
+    await target.createIndex(keys, { name: index.name });
+    return;
+  }
+  const allPathsPresent = Object.fromEntries(keys.map(([field]) => [field, { $exists: true }]));
+  try {
+    await target.createIndex(keys, {
+      name: index.name,
+      unique: true,
+      partialFilterExpression: allPathsPresent,
+    });
+  } catch (error) {
+    if (!(error instanceof MongoServerError && error.code === NOT_IMPLEMENTED)) throw error;
+    await target.createIndex(keys, { name: index.name, unique: true });
+  }
+}
+
+interface UniqueIndex {
+  readonly name: string;
+  readonly fields: readonly string[];
+}
+
+function toWrites(change: ReadModelChange): AnyBulkWriteOperation<StoredDocument>[] {
+  const position = Long.fromBigInt(change.position);
+  switch (change.op) {
+    case 'upsert': {
+      const { id: _id } = change.doc;
+      const fields = { ...change.doc, _pos: position };
+      // A guarded upsert (filter on `_pos`, upsert: true) would collide with the existing `_id` on a stale
+      // change, and the duplicate-key error would stop the ordered bulk write (FerretDB does not even say
+      // which statement failed). Instead: insert the document with a position older than any if it is
+      // missing, then replace it if its position is older. A stale change matches neither. The second
+      // write also restores what FerretDB's $setOnInsert leaves out (top-level nulls and empty arrays).
+      return [
+        {
+          updateOne: {
+            filter: { _id },
+            update: { $setOnInsert: { ...fields, _pos: INSERTED_POSITION } },
+            upsert: true,
+          },
+        },
+        { replaceOne: { filter: { _id, _pos: { $lt: position } }, replacement: fields } },
+      ];
+    }
+    case 'patch': {
+      const set = Object.fromEntries(
+        Object.entries(change.set ?? {}).filter(([, value]) => value !== undefined),
+      );
+      const unset = Object.fromEntries((change.unset ?? []).map((path) => [path, '']));
+      const inc = change.inc ?? {};
+      const update: BsonDocument = { $set: { ...set, _pos: position } };
+      if (Object.keys(unset).length > 0) update.$unset = unset;
+      if (Object.keys(inc).length > 0) update.$inc = inc;
+      return [{ updateOne: { filter: { _id: change.id, _pos: { $lt: position } }, update } }];
+    }
+    case 'delete':
+      return [{ deleteOne: { filter: { _id: change.id, _pos: { $lt: position } } } }];
+  }
+}
+
+/** Consecutive changes to one collection, written as one ordered bulk write. */
+function runsByCollection(changes: readonly ReadModelChange[]): ReadModelChange[][] {
+  const runs: ReadModelChange[][] = [];
+  for (const change of changes) {
+    const last = runs.at(-1);
+    if (last && last[0].collection === change.collection) last.push(change);
+    else runs.push([change]);
+  }
+  return runs;
+}
+
+/**
+ * The production read store on MongoDB, restricted to what FerretDB 1.x (the CI server) supports: no
+ * transactions. Each document keeps the position of its last change in `_pos` (Int64), and every write is
+ * filtered on it, so replaying changes is harmless; the checkpoint is written after the changes are
+ * acknowledged. Connects before resolving.
+ */
+export async function createMongoReadStore(options: MongoReadStoreOptions): Promise<ReadStore> {
+  // `ignoreUndefined`: store documents as their JSON would be, as the SQLite adapter does.
+  const client = new MongoClient(options.url, { ignoreUndefined: true });
+  await client.connect();
+  const db = client.db(options.database);
+  const checkpoints = db.collection<{ _id: string; value: string }>(CHECKPOINTS_COLLECTION);
+
+  function collection(name: string): Collection<StoredDocument> {
+    assertCollectionName(name);
+    return db.collection<StoredDocument>(name);
+  }
+
+  async function uniqueIndexes(name: string): Promise<UniqueIndex[]> {
+    const indexes = await collection(name).indexes();
+    return indexes
+      .filter((index) => index.unique === true && typeof index.name === 'string')
+      .map((index) => ({ name: String(index.name), fields: Object.keys(index.key) }));
+  }
+
+  /**
+   * Which unique index a failed run violated, when the server did not say: the first change of the run
+   * that was not applied and whose resulting document collides with another one on a unique index.
+   */
+  async function findViolatedIndex(
+    run: readonly ReadModelChange[],
+    indexes: readonly UniqueIndex[],
+  ): Promise<string> {
+    const target = collection(run[0].collection);
+    for (const change of run) {
+      if (change.op === 'delete') continue;
+      const id = change.op === 'upsert' ? change.doc.id : change.id;
+      const current = await target.findOne({ _id: id });
+      const currentPosition = current ? storedPosition(current) : undefined;
+      if (currentPosition !== undefined && currentPosition >= change.position) continue;
+      let intended: Document;
+      if (change.op === 'upsert') intended = change.doc;
+      else if (current) intended = applyPatch(toDocument(current), change);
+      else continue;
+      for (const index of indexes) {
+        const values = index.fields.map((field) => valueAtPath(intended, field === '_id' ? 'id' : field));
+        if (values.some((value) => value === undefined || value === null)) continue;
+        const clash = await target.findOne({
+          _id: { $ne: id },
+          ...Object.fromEntries(index.fields.map((field, i) => [field, values[i]])),
+        });
+        if (clash) return index.name;
+      }
+    }
+    return 'unknown';
+  }
+
+  async function toUniqueViolation(
+    error: MongoServerError,
+    run: readonly ReadModelChange[],
+  ): Promise<UniqueViolationError> {
+    const name = run[0].collection;
+    const indexes = (await uniqueIndexes(name)).filter((index) => index.name !== '_id_');
+    const writeErrors = error instanceof MongoBulkWriteError ? [error.writeErrors].flat() : [];
+    const messages = [error.message, ...writeErrors.map((writeError) => writeError.errmsg ?? '')];
+    const indexNames = indexes.map((index) => index.name);
+    const named = messages.map((message) => indexNamedInMessage(message, indexNames)).find(Boolean);
+    if (named) return new UniqueViolationError(name, named);
+    if (indexes.length === 1) return new UniqueViolationError(name, indexes[0].name);
+    return new UniqueViolationError(name, await findViolatedIndex(run, indexes));
+  }
+
+  return {
+    async ensureIndex(name: string, index: IndexSpec): Promise<void> {
+      assertIndexSpec(index);
+      const target = collection(name);
+      const keys = indexKeys(index.paths, index.unique === true);
+      const existing = (
+        await target.indexes().catch((error: unknown) => {
+          if (error instanceof MongoServerError && error.code === NAMESPACE_NOT_FOUND) return [];
+          throw error;
+        })
+      ).find((candidate) => candidate.name === index.name);
+      if (existing) {
+        const sameKeys = JSON.stringify(Object.entries(existing.key)) === JSON.stringify(keys);
+        if (sameKeys && (existing.unique === true) === (index.unique === true)) return;
+        throw new Error(`index ${index.name} of ${name} already exists with a different definition`);
+      }
+      try {
+        await createIndex(target, keys, index);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new UniqueViolationError(name, index.name);
+        throw error;
+      }
+    },
+
+    async apply(changes: readonly ReadModelChange[], checkpoint?: Checkpoint): Promise<void> {
+      changes.forEach(assertChange);
+      if (checkpoint) assertCheckpoint(checkpoint);
+      for (const run of runsByCollection(changes)) {
+        try {
+          await collection(run[0].collection).bulkWrite(run.flatMap(toWrites), { ordered: true });
+        } catch (error) {
+          if (!isUniqueViolation(error)) throw error;
+          const violation = await toUniqueViolation(error, run);
+          // An insert whose replacement then failed (possible on FerretDB only, where the insert lacks
+          // top-level nulls) must not stay behind.
+          const upserted = run.flatMap((change) => (change.op === 'upsert' ? [change.doc.id] : []));
+          await collection(run[0].collection).deleteMany({
+            _id: { $in: upserted },
+            _pos: INSERTED_POSITION,
+          });
+          throw violation;
+        }
+      }
+      if (checkpoint) {
+        await checkpoints.updateOne(
+          { _id: checkpoint.name },
+          { $set: { value: checkpoint.value } },
+          { upsert: true },
+        );
+      }
+    },
+
+    async get(name: string, id: string): Promise<Document | null> {
+      const stored = await collection(name).findOne({ _id: id });
+      return stored ? toDocument(stored) : null;
+    },
+
+    async getMany(name: string, ids: readonly string[]): Promise<Document[]> {
+      if (ids.length === 0) return [];
+      const stored = await collection(name)
+        .find({ _id: { $in: [...new Set(ids)] } })
+        .toArray();
+      return orderByIds(ids, stored.map(toDocument));
+    },
+
+    async find(name: string, query: StoreQuery): Promise<FindResult> {
+      const target = collection(name);
+      const filter = compileFilter(query.filter);
+      const sort = compileSort(query.sort);
+      const page = readPage(query.offset, query.limit);
+      // MongoDB reads a limit of 0 as "no limit".
+      const stored =
+        page.limit === 0
+          ? []
+          : await target
+              .find(filter, {
+                sort,
+                skip: page.offset,
+                ...(page.limit === undefined ? {} : { limit: page.limit }),
+              })
+              .toArray();
+      const items = stored.map(toDocument);
+      if (query.withTotal === false) return { items };
+      return {
+        items,
+        total: totalFromShortPage(page, items.length) ?? (await target.countDocuments(filter)),
+      };
+    },
+
+    async count(name: string, query: Pick<StoreQuery, 'filter'> = {}): Promise<number> {
+      return collection(name).countDocuments(compileFilter(query.filter));
+    },
+
+    async getCheckpoint(name: string): Promise<string | null> {
+      const stored = await checkpoints.findOne({ _id: name });
+      return stored ? stored.value : null;
+    },
+
+    async deleteCheckpoint(name: string): Promise<void> {
+      await checkpoints.deleteOne({ _id: name });
+    },
+
+    async dropCollection(name: string): Promise<void> {
+      try {
+        await collection(name).drop();
+      } catch (error) {
+        if (!(error instanceof MongoServerError && error.code === NAMESPACE_NOT_FOUND)) throw error;
+      }
+    },
+
+    async listCollections(): Promise<string[]> {
+      const collections = await db.listCollections({}, { nameOnly: true }).toArray();
+      return collections
+        .map((info) => info.name)
+        .filter(isCollectionName)
+        .sort();
+    },
+
+    async close(): Promise<void> {
+      await client.close();
+    },
+  };
+}

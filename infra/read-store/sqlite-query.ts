@@ -1,0 +1,223 @@
+import type { Scalar, StoreFilter, StoreSort } from '../../contracts/query/store-query';
+import { assertQueryPath } from './validation';
+
+/**
+ * Compiles store queries to SQL over a table `(id TEXT PRIMARY KEY, doc TEXT, pos INTEGER)`.
+ *
+ * A path's value is `json_extract(doc, '$."a"."b"')` — the exact expression `ensureIndex` indexes, so the
+ * planner can use those indexes. Paths are validated ([A-Za-z0-9_] segments) before they are embedded;
+ * values are always bound parameters.
+ *
+ * MongoDB compares only values of the same type (numbers with numbers, strings with strings); SQLite
+ * orders every number below every string and reads JSON booleans as the integers 1 and 0. The guards
+ * below make SQLite answer like MongoDB, using bounds the index can serve where possible and a
+ * `json_type` check only where a boolean could otherwise pass for 0 or 1.
+ */
+
+export type SqlValue = string | number | null;
+
+export interface SqlFragment {
+  readonly sql: string;
+  readonly params: readonly SqlValue[];
+}
+
+/** The registered function behind `like`: see sqlite.ts. */
+export const LIKE_FUNCTION = 'read_store_like';
+
+const MATCH_ALL: SqlFragment = { sql: '1', params: [] };
+const MATCH_NOTHING: SqlFragment = { sql: '0', params: [] };
+
+function jsonPath(path: string): string {
+  assertQueryPath(path);
+  return `'$.${path
+    .split('.')
+    .map((segment) => `"${segment}"`)
+    .join('.')}'`;
+}
+
+/** The SQL expression of a path's value; `id` is the primary-key column. */
+export function valueExpression(path: string): string {
+  return path === 'id' ? 'id' : `json_extract(doc, ${jsonPath(path)})`;
+}
+
+function typeExpression(path: string): string {
+  return path === 'id' ? `'text'` : `json_type(doc, ${jsonPath(path)})`;
+}
+
+type ComparisonOp = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte';
+type RangeOp = Exclude<ComparisonOp, 'eq' | 'ne'>;
+
+const SQL_OPERATOR: Record<RangeOp, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
+
+function isNumber(value: unknown): value is number {
+  return typeof value === 'number';
+}
+
+function rangeAdmits(op: RangeOp, bound: number, candidate: number): boolean {
+  switch (op) {
+    case 'gt':
+      return candidate > bound;
+    case 'gte':
+      return candidate >= bound;
+    case 'lt':
+      return candidate < bound;
+    case 'lte':
+      return candidate <= bound;
+  }
+}
+
+const NUMBER_TYPES = `IN ('integer', 'real')`;
+const BOOLEAN_TYPES = `IN ('true', 'false')`;
+
+function matchesEmpty(path: string): SqlFragment {
+  const value = valueExpression(path);
+  return { sql: `(${value} IS NULL OR ${value} = '')`, params: [] };
+}
+
+function not(fragment: SqlFragment): SqlFragment {
+  return { sql: `NOT (${fragment.sql})`, params: fragment.params };
+}
+
+/** Equality with a non-null scalar; NULL (not a match) for a missing or null value. */
+function equals(path: string, value: string | number | boolean): SqlFragment {
+  const expression = valueExpression(path);
+  if (typeof value === 'string') return { sql: `${expression} = ?`, params: [value] };
+  if (typeof value === 'boolean') {
+    return {
+      sql: `(${expression} = ? AND ${typeExpression(path)} ${BOOLEAN_TYPES})`,
+      params: [value ? 1 : 0],
+    };
+  }
+  // Only 0 and 1 can be confused with a boolean.
+  return value === 0 || value === 1
+    ? { sql: `(${expression} = ? AND ${typeExpression(path)} ${NUMBER_TYPES})`, params: [value] }
+    : { sql: `${expression} = ?`, params: [value] };
+}
+
+function range(path: string, op: RangeOp, value: string | number | boolean): SqlFragment {
+  const expression = valueExpression(path);
+  const operator = SQL_OPERATOR[op];
+  if (typeof value === 'string') {
+    // Numbers sort below every string: bound from below by '' so that `<` does not reach them.
+    return op === 'gt' || op === 'gte'
+      ? { sql: `${expression} ${operator} ?`, params: [value] }
+      : { sql: `(${expression} ${operator} ? AND ${expression} >= '')`, params: [value] };
+  }
+  if (typeof value === 'boolean') {
+    return {
+      sql: `(${expression} ${operator} ? AND ${typeExpression(path)} ${BOOLEAN_TYPES})`,
+      params: [value ? 1 : 0],
+    };
+  }
+  // Strings sort above every number: bound from above by ''.
+  const numeric = `${expression} ${operator} ? AND ${expression} < ''`;
+  const admitsBoolean = rangeAdmits(op, value, 0) || rangeAdmits(op, value, 1);
+  return admitsBoolean
+    ? { sql: `(${numeric} AND ${typeExpression(path)} ${NUMBER_TYPES})`, params: [value] }
+    : { sql: `(${numeric})`, params: [value] };
+}
+
+function compare(path: string, op: ComparisonOp, value: Scalar): SqlFragment {
+  if (value === null) {
+    if (op === 'eq') return matchesEmpty(path);
+    if (op === 'ne') return not(matchesEmpty(path));
+    return MATCH_NOTHING;
+  }
+  if (op === 'eq') return equals(path, value);
+  if (op === 'ne') {
+    // A missing or null value is "not equal" too (store-query.ts).
+    const equality = equals(path, value);
+    return { sql: `(${valueExpression(path)} IS NULL OR NOT (${equality.sql}))`, params: equality.params };
+  }
+  return range(path, op, value);
+}
+
+function placeholders(count: number): string {
+  return new Array<string>(count).fill('?').join(', ');
+}
+
+function isIn(path: string, values: readonly Scalar[]): SqlFragment {
+  const expression = valueExpression(path);
+  const strings = values.filter((value) => typeof value === 'string');
+  const numbers = values.filter(isNumber);
+  const ambiguousNumbers = numbers.filter((value) => value === 0 || value === 1);
+  const plainNumbers = numbers.filter((value) => value !== 0 && value !== 1);
+  const booleans = values.filter((value) => typeof value === 'boolean').map((value) => (value ? 1 : 0));
+
+  const alternatives: SqlFragment[] = [];
+  const plain = [...strings, ...plainNumbers];
+  if (plain.length > 0)
+    alternatives.push({ sql: `${expression} IN (${placeholders(plain.length)})`, params: plain });
+  if (ambiguousNumbers.length > 0) {
+    alternatives.push({
+      sql: `(${expression} IN (${placeholders(ambiguousNumbers.length)}) AND ${typeExpression(path)} ${NUMBER_TYPES})`,
+      params: ambiguousNumbers,
+    });
+  }
+  if (booleans.length > 0) {
+    alternatives.push({
+      sql: `(${expression} IN (${placeholders(booleans.length)}) AND ${typeExpression(path)} ${BOOLEAN_TYPES})`,
+      params: booleans,
+    });
+  }
+  if (values.includes(null)) alternatives.push(matchesEmpty(path));
+  return join('OR', alternatives, MATCH_NOTHING);
+}
+
+function like(path: string, pattern: string, negate: boolean): SqlFragment {
+  const matches =
+    pattern === ''
+      ? matchesEmpty(path)
+      : { sql: `${LIKE_FUNCTION}(${valueExpression(path)}, ?)`, params: [pattern] };
+  return negate ? not(matches) : matches;
+}
+
+function join(
+  connective: 'AND' | 'OR',
+  fragments: readonly SqlFragment[],
+  whenEmpty: SqlFragment,
+): SqlFragment {
+  if (fragments.length === 0) return whenEmpty;
+  if (fragments.length === 1) return fragments[0];
+  return {
+    sql: `(${fragments.map((fragment) => fragment.sql).join(` ${connective} `)})`,
+    params: fragments.flatMap((fragment) => fragment.params),
+  };
+}
+
+export function compileFilter(filter: StoreFilter | undefined): SqlFragment {
+  if (!filter) return MATCH_ALL;
+  switch (filter.kind) {
+    case 'and':
+      return join('AND', filter.children.map(compileFilter), MATCH_ALL);
+    case 'or':
+      return join('OR', filter.children.map(compileFilter), MATCH_NOTHING);
+    case 'compare':
+      return compare(filter.path, filter.op, filter.value);
+    case 'in':
+      return isIn(filter.path, filter.values);
+    case 'like':
+      return like(filter.path, filter.pattern, filter.negate);
+  }
+}
+
+/** The requested order, then `id` ascending as the tie-breaker (unless the order already reached `id`). */
+export function compileOrderBy(sort: readonly StoreSort[] | undefined): string {
+  const terms: string[] = [];
+  for (const { path, direction } of sort ?? []) {
+    terms.push(`${valueExpression(path)} ${direction === 'asc' ? 'ASC' : 'DESC'}`);
+    if (path === 'id') return terms.join(', ');
+  }
+  terms.push('id ASC');
+  return terms.join(', ');
+}
+
+/**
+ * The column list of an index over `paths`. A non-unique index ends with `id` so that it also serves
+ * the `id` tie-breaker of the order; a unique one cannot (it would make every entry unique).
+ */
+export function indexColumns(paths: readonly string[], unique: boolean): string {
+  const columns = paths.map(valueExpression);
+  if (!unique && !paths.includes('id')) columns.push('id');
+  return columns.join(', ');
+}

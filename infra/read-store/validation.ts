@@ -1,0 +1,177 @@
+import type { Checkpoint, Document, IndexSpec, ReadModelChange } from './port';
+
+/**
+ * Input checks shared by every read-store adapter, so that each one rejects the same inputs with the same
+ * message (MongoDB would otherwise reject some of them itself, SQLite silently accept them).
+ */
+
+const COLLECTION_NAME = /^[a-z][a-z0-9_]*$/;
+const INDEX_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
+/** Query paths are embedded in SQL (as JSON paths) and in index definitions: the strict form only. */
+const QUERY_PATH = /^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$/;
+/** Top-level keys the MongoDB adapter keeps for itself; rejected everywhere so documents stay portable. */
+const RESERVED_KEYS = new Set(['_id', '_pos']);
+const MAX_POSITION = 2n ** 63n - 1n;
+
+export function isCollectionName(name: string): boolean {
+  return COLLECTION_NAME.test(name);
+}
+
+export function assertCollectionName(collection: string): void {
+  if (!isCollectionName(collection)) {
+    throw new TypeError(`invalid collection name ${JSON.stringify(collection)}: expected [a-z][a-z0-9_]*`);
+  }
+}
+
+export function assertQueryPath(path: string): void {
+  if (!QUERY_PATH.test(path)) {
+    throw new TypeError(
+      `invalid path ${JSON.stringify(path)}: expected dot-separated [A-Za-z0-9_]+ segments`,
+    );
+  }
+}
+
+export function assertIndexSpec(index: IndexSpec): void {
+  if (!INDEX_NAME.test(index.name)) {
+    throw new TypeError(`invalid index name ${JSON.stringify(index.name)}: expected [A-Za-z][A-Za-z0-9_]*`);
+  }
+  if (index.paths.length === 0) throw new TypeError(`index ${index.name} has no paths`);
+  index.paths.forEach(assertQueryPath);
+}
+
+function isValidKey(key: string): boolean {
+  return key.length > 0 && !key.includes('.') && !key.startsWith('$');
+}
+
+function assertValueKeys(value: unknown, where: string): void {
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => assertValueKeys(item, `${where}[${i}]`));
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  for (const [key, child] of Object.entries(value)) {
+    if (!isValidKey(key)) {
+      throw new TypeError(
+        `invalid key ${JSON.stringify(key)} at ${where}: keys must not contain "." or start with "$"`,
+      );
+    }
+    assertValueKeys(child, `${where}.${key}`);
+  }
+}
+
+export function assertDocument(doc: Document): void {
+  if (typeof doc.id !== 'string' || doc.id.length === 0)
+    throw new TypeError('a document needs a non-empty string id');
+  for (const key of Object.keys(doc)) {
+    if (RESERVED_KEYS.has(key)) throw new TypeError(`document ${doc.id}: the key ${key} is reserved`);
+  }
+  assertValueKeys(doc, doc.id);
+}
+
+/** Patch paths address stored keys, so they follow the key rule (not the stricter query-path rule). */
+function assertPatchPath(path: string, id: string): void {
+  const segments = path.split('.');
+  if (!segments.every(isValidKey))
+    throw new TypeError(`patch of ${id}: invalid path ${JSON.stringify(path)}`);
+  if (segments[0] === 'id' || RESERVED_KEYS.has(segments[0])) {
+    throw new TypeError(`patch of ${id}: the path ${path} cannot be changed`);
+  }
+}
+
+/** MongoDB refuses an update that touches a path twice, or a path and a path inside it; so do we. */
+function assertNoOverlap(change: Extract<ReadModelChange, { op: 'patch' }>): void {
+  const paths = [
+    ...Object.entries(change.set ?? {})
+      .filter(([, value]) => value !== undefined)
+      .map(([path]) => path),
+    ...(change.unset ?? []),
+    ...Object.keys(change.inc ?? {}),
+  ];
+  paths.forEach((path, i) => {
+    for (const other of paths.slice(i + 1)) {
+      if (path === other || other.startsWith(`${path}.`) || path.startsWith(`${other}.`)) {
+        throw new TypeError(`patch of ${change.id}: the paths ${path} and ${other} overlap`);
+      }
+    }
+  });
+}
+
+export function assertPosition(position: bigint): void {
+  if (typeof position !== 'bigint' || position < 0n || position > MAX_POSITION) {
+    throw new RangeError(`a position must be a bigint in [0, 2^63 - 1], got ${String(position)}`);
+  }
+}
+
+/** Checks a whole batch before anything is written: MongoDB cannot roll back a half-applied batch. */
+export function assertChange(change: ReadModelChange): void {
+  assertCollectionName(change.collection);
+  assertPosition(change.position);
+  switch (change.op) {
+    case 'upsert':
+      assertDocument(change.doc);
+      return;
+    case 'delete':
+      if (typeof change.id !== 'string' || change.id.length === 0) throw new TypeError('delete needs an id');
+      return;
+    case 'patch':
+      if (typeof change.id !== 'string' || change.id.length === 0) throw new TypeError('patch needs an id');
+      for (const [path, value] of Object.entries(change.set ?? {})) {
+        assertPatchPath(path, change.id);
+        assertValueKeys(value, `${change.id}.${path}`);
+      }
+      for (const path of change.unset ?? []) assertPatchPath(path, change.id);
+      for (const [path, amount] of Object.entries(change.inc ?? {})) {
+        assertPatchPath(path, change.id);
+        if (typeof amount !== 'number' || !Number.isFinite(amount)) {
+          throw new TypeError(`patch of ${change.id}: inc of ${path} must be a finite number`);
+        }
+      }
+      assertNoOverlap(change);
+      return;
+  }
+}
+
+export function assertCheckpoint(checkpoint: Checkpoint): void {
+  if (typeof checkpoint.name !== 'string' || checkpoint.name.length === 0) {
+    throw new TypeError('a checkpoint needs a non-empty name');
+  }
+  if (typeof checkpoint.value !== 'string')
+    throw new TypeError(`checkpoint ${checkpoint.name}: value must be a string`);
+}
+
+export interface Page {
+  readonly offset: number;
+  /** Undefined: no limit. */
+  readonly limit: number | undefined;
+}
+
+export function readPage(offset: number | undefined, limit: number | undefined): Page {
+  const page = { offset: offset ?? 0, limit };
+  if (!Number.isSafeInteger(page.offset) || page.offset < 0) {
+    throw new RangeError(`offset must be a non-negative integer, got ${String(offset)}`);
+  }
+  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) {
+    throw new RangeError(`limit must be a non-negative integer, got ${String(limit)}`);
+  }
+  return page;
+}
+
+/**
+ * The total is known without counting when the page is the last one: it came back short of the limit and
+ * either holds items or started at the beginning.
+ */
+export function totalFromShortPage(page: Page, itemCount: number): number | undefined {
+  const isShort = page.limit === undefined || itemCount < page.limit;
+  return isShort && (itemCount > 0 || page.offset === 0) ? page.offset + itemCount : undefined;
+}
+
+/** `getMany` answers in the order of the ids asked for, each document once, missing ones left out. */
+export function orderByIds(ids: readonly string[], docs: readonly Document[]): Document[] {
+  const byId = new Map(docs.map((doc) => [doc.id, doc]));
+  const ordered: Document[] = [];
+  for (const id of new Set(ids)) {
+    const doc = byId.get(id);
+    if (doc) ordered.push(doc);
+  }
+  return ordered;
+}

@@ -1,0 +1,875 @@
+import type { Scalar, StoreFilter, StoreQuery } from '../../contracts/query/store-query';
+import {
+  UniqueViolationError,
+  type Document,
+  type ReadModelChange,
+  type ReadStore,
+} from '../../infra/read-store/port';
+
+/**
+ * The read-store contract: every adapter must pass all of it, unchanged. Tests share one store and use a
+ * fresh collection (and checkpoint) name each, so the suite can run against a shared server.
+ */
+export interface ReadStoreUnderTest {
+  readonly store: ReadStore;
+  readonly cleanup: () => Promise<void>;
+}
+
+let nameSequence = 0;
+
+/** A collection or checkpoint name no other test uses. */
+export function uniqueName(label: string): string {
+  nameSequence += 1;
+  return `t${nameSequence}_${label}`;
+}
+
+export function upsert(collection: string, doc: Document, position = 1n): ReadModelChange {
+  return { op: 'upsert', collection, doc, position };
+}
+
+export function compare(
+  path: string,
+  op: 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte',
+  value: Scalar,
+): StoreFilter {
+  return { kind: 'compare', path, op, value };
+}
+
+export function like(path: string, pattern: string): StoreFilter {
+  return { kind: 'like', path, pattern, negate: false };
+}
+
+export function notLike(path: string, pattern: string): StoreFilter {
+  return { kind: 'like', path, pattern, negate: true };
+}
+
+export function isIn(path: string, values: readonly Scalar[]): StoreFilter {
+  return { kind: 'in', path, values };
+}
+
+export function and(...children: StoreFilter[]): StoreFilter {
+  return { kind: 'and', children };
+}
+
+export function or(...children: StoreFilter[]): StoreFilter {
+  return { kind: 'or', children };
+}
+
+function idsOf(items: readonly Document[]): string[] {
+  return items.map((item) => item.id);
+}
+
+/**
+ * Five documents whose fields cover every case the semantics of store-query.ts distinguish: strings of
+ * different case, '', null and missing values, numbers, booleans that could pass for 0 and 1, numbers
+ * stored as strings, nested paths, non-ASCII letters, `%`/`_` and newlines.
+ */
+const PEOPLE: readonly Document[] = [
+  {
+    id: 'a',
+    name: 'Alice',
+    city: 'Paris',
+    age: 30,
+    score: 1.5,
+    flag: 1,
+    meta: { level: 2, code: 'X_1' },
+    note: 'first\nsecond',
+  },
+  {
+    id: 'b',
+    name: 'bob',
+    city: '',
+    age: 25,
+    score: 0,
+    flag: true,
+    meta: { level: 1, code: 'x%1' },
+    note: 'x\n',
+  },
+  { id: 'c', name: 'Chloé', city: null, age: 1, flag: 0, meta: { level: 3 } },
+  { id: 'd', name: 'ÉMILE', age: 0, flag: false, meta: {} },
+  { id: 'e', name: 'alice', city: 'paris', age: '30', score: true, flag: '1' },
+];
+
+const FILTER_CASES: readonly (readonly [string, StoreFilter, readonly string[]])[] = [
+  // eq / ne with null: missing, null and '' are all "empty"
+  ['eq null matches missing, null and empty string', compare('city', 'eq', null), ['b', 'c', 'd']],
+  ['ne null matches only non-empty values', compare('city', 'ne', null), ['a', 'e']],
+  ['eq null on a nested path', compare('meta.level', 'eq', null), ['d', 'e']],
+  ['eq string is case-sensitive', compare('city', 'eq', 'Paris'), ['a']],
+  ['eq empty string matches only the empty string', compare('city', 'eq', ''), ['b']],
+  ['ne string includes missing and null', compare('city', 'ne', 'Paris'), ['b', 'c', 'd', 'e']],
+  // ordering comparisons never match missing or null
+  ['gt null matches nothing', compare('city', 'gt', null), []],
+  ['gte null matches nothing', compare('city', 'gte', null), []],
+  ['lt null matches nothing', compare('city', 'lt', null), []],
+  ['lte null matches nothing', compare('city', 'lte', null), []],
+  ['gt string compares strings only', compare('city', 'gt', 'P'), ['a', 'e']],
+  ['lt string includes the empty string, not missing or null', compare('city', 'lt', 'p'), ['a', 'b']],
+  ['gte empty string matches every string', compare('city', 'gte', ''), ['a', 'b', 'e']],
+  // numbers compare with numbers only (not with numeric strings or booleans)
+  ['eq number', compare('age', 'eq', 30), ['a']],
+  ['eq numeric string', compare('age', 'eq', '30'), ['e']],
+  ['ne number includes other types and missing', compare('age', 'ne', 30), ['b', 'c', 'd', 'e']],
+  ['gt number', compare('age', 'gt', 1), ['a', 'b']],
+  ['gte number', compare('age', 'gte', 1), ['a', 'b', 'c']],
+  ['lt number', compare('age', 'lt', 25), ['c', 'd']],
+  ['lte number', compare('age', 'lte', 25), ['b', 'c', 'd']],
+  ['gt fractional number', compare('age', 'gt', 24.5), ['a', 'b']],
+  ['gte 0 skips missing and booleans', compare('score', 'gte', 0), ['a', 'b']],
+  ['gt on a nested path', compare('meta.level', 'gte', 2), ['a', 'c']],
+  // booleans are not 0 and 1
+  ['eq 1 does not match true', compare('flag', 'eq', 1), ['a']],
+  ['eq true does not match 1', compare('flag', 'eq', true), ['b']],
+  ['eq 0 does not match false', compare('flag', 'eq', 0), ['c']],
+  ['eq false does not match 0', compare('flag', 'eq', false), ['d']],
+  ['eq "1" matches only the string', compare('flag', 'eq', '1'), ['e']],
+  ['ne 1 includes true', compare('flag', 'ne', 1), ['b', 'c', 'd', 'e']],
+  ['ne true includes 1', compare('flag', 'ne', true), ['a', 'c', 'd', 'e']],
+  ['gt 0 skips true and "1"', compare('flag', 'gt', 0), ['a']],
+  ['lte 1 skips booleans', compare('flag', 'lte', 1), ['a', 'c']],
+  ['gt false matches true only', compare('flag', 'gt', false), ['b']],
+  ['lt true matches false only', compare('flag', 'lt', true), ['d']],
+  ['gt string skips numbers', compare('flag', 'gt', '0'), ['e']],
+  ['lt string skips numbers', compare('flag', 'lt', '2'), ['e']],
+  // in
+  ['in strings', isIn('city', ['Paris', 'paris', 'London']), ['a', 'e']],
+  ['in numbers', isIn('meta.level', [1, 3]), ['b', 'c']],
+  [
+    'in with null matches missing, null and empty string',
+    isIn('city', ['Paris', null]),
+    ['a', 'b', 'c', 'd'],
+  ],
+  ['in keeps types apart', isIn('flag', [1, true]), ['a', 'b']],
+  ['in 0 and a numeric string', isIn('flag', [0, '1']), ['c', 'e']],
+  ['in false', isIn('flag', [false]), ['d']],
+  ['in an empty list matches nothing', isIn('city', []), []],
+  // like / notLike
+  ['like is case-insensitive', like('city', 'PARIS'), ['a', 'e']],
+  ['like % matches any run', like('name', 'ali%'), ['a', 'e']],
+  ['like % on both sides', like('name', '%LI%'), ['a', 'e']],
+  ['like tells accented letters apart', like('name', '%e'), ['a', 'd', 'e']],
+  ['like folds case beyond ASCII', like('name', 'CHLOÉ'), ['c']],
+  ['like folds case of a leading non-ASCII letter', like('name', 'émile'), ['d']],
+  ['like _ is a literal', like('meta.code', 'x_1'), ['a']],
+  ['like _ is not a wildcard', like('name', 'chlo_'), []],
+  ['like % stays a wildcard next to literals', like('meta.code', 'x%1'), ['a', 'b']],
+  ['like treats regex characters literally', like('name', 'a.ice'), []],
+  ['like must match the whole value', like('city', 'par'), []],
+  ['like % matches across newlines', like('note', 'first%'), ['a']],
+  ['like % matches a leading run with a newline', like('note', '%second'), ['a']],
+  ['like does not ignore a trailing newline', like('note', 'x'), []],
+  ['like % matches a trailing newline', like('note', 'x%'), ['b']],
+  ['like % matches every string, empty included', like('city', '%'), ['a', 'b', 'e']],
+  ['like does not match numbers', like('age', '3%'), ['e']],
+  ["like '' matches missing, null and empty string", like('city', ''), ['b', 'c', 'd']],
+  ['notLike is the complement, missing and null included', notLike('city', 'paris'), ['b', 'c', 'd']],
+  ['notLike _ literal', notLike('meta.code', 'x_1'), ['b', 'c', 'd', 'e']],
+  ['notLike % excludes every string', notLike('city', '%'), ['c', 'd']],
+  ['notLike matches numbers', notLike('age', '3%'), ['a', 'b', 'c', 'd']],
+  ["notLike '' matches only non-empty values", notLike('city', ''), ['a', 'e']],
+  // the id path
+  ['eq id', compare('id', 'eq', 'c'), ['c']],
+  ['in ids', isIn('id', ['a', 'e', 'zz']), ['a', 'e']],
+  ['gt id', compare('id', 'gt', 'c'), ['d', 'e']],
+  ['like id', like('id', 'A'), ['a']],
+  // and / or
+  ['and', and(compare('age', 'gte', 1), compare('city', 'ne', null)), ['a']],
+  ['or', or(compare('age', 'eq', 0), compare('city', 'eq', 'paris')), ['d', 'e']],
+  [
+    'and containing or',
+    and(compare('city', 'eq', null), or(compare('age', 'lt', 1), like('name', 'b%'))),
+    ['b', 'd'],
+  ],
+  [
+    'or containing and',
+    or(and(compare('age', 'gte', 25), compare('flag', 'eq', 1)), like('meta.code', 'x%1')),
+    ['a', 'b'],
+  ],
+  ['two conditions on one path', and(compare('age', 'gt', 0), compare('age', 'lt', 30)), ['b', 'c']],
+  ['an empty and matches everything', and(), ['a', 'b', 'c', 'd', 'e']],
+  ['an empty or matches nothing', or(), []],
+  ['a single-child or', or(compare('id', 'eq', 'b')), ['b']],
+];
+
+export function readStoreContract(factory: () => Promise<ReadStoreUnderTest>): void {
+  let subject: ReadStoreUnderTest | undefined;
+
+  function store(): ReadStore {
+    if (!subject) throw new Error('the store under test was not created');
+    return subject.store;
+  }
+
+  beforeAll(async () => {
+    subject = await factory();
+  });
+
+  afterAll(async () => {
+    await subject?.cleanup();
+  });
+
+  async function seed(collection: string, docs: readonly Document[], position = 1n): Promise<void> {
+    await store().apply(docs.map((doc) => upsert(collection, doc, position)));
+  }
+
+  async function findIds(collection: string, query: StoreQuery): Promise<string[]> {
+    return idsOf((await store().find(collection, query)).items);
+  }
+
+  describe('documents', () => {
+    test('a collection that was never written reads as empty', async () => {
+      const collection = uniqueName('never_written');
+      await expect(store().get(collection, 'x')).resolves.toBeNull();
+      await expect(store().getMany(collection, ['x'])).resolves.toEqual([]);
+      await expect(store().find(collection, {})).resolves.toEqual({ items: [], total: 0 });
+      await expect(store().count(collection)).resolves.toBe(0);
+    });
+
+    test('upsert stores the document as given and get returns it', async () => {
+      const collection = uniqueName('upsert');
+      const doc: Document = {
+        id: 'tenant.1',
+        title: 'Grüße ✓',
+        count: 3,
+        ratio: 0.25,
+        big: 2 ** 40,
+        negative: -7,
+        done: false,
+        nothing: null,
+        tags: ['x', 'y'],
+        nested: { deeper: { value: 'v', list: [{ k: 1 }] } },
+      };
+      await store().apply([upsert(collection, doc)]);
+      await expect(store().get(collection, 'tenant.1')).resolves.toEqual(doc);
+      await expect(store().get(collection, 'other')).resolves.toBeNull();
+    });
+
+    test('a newer upsert replaces the whole document', async () => {
+      const collection = uniqueName('replace');
+      await store().apply([upsert(collection, { id: 'a', keep: 1, drop: 2 }, 1n)]);
+      await store().apply([upsert(collection, { id: 'a', keep: 10 }, 2n)]);
+      await expect(store().get(collection, 'a')).resolves.toEqual({ id: 'a', keep: 10 });
+    });
+
+    test('getMany returns the found documents in the order asked, each once', async () => {
+      const collection = uniqueName('get_many');
+      await seed(collection, [{ id: 'a' }, { id: 'b' }, { id: 'c' }]);
+      const found = await store().getMany(collection, ['c', 'missing', 'a', 'c']);
+      expect(found).toEqual([{ id: 'c' }, { id: 'a' }]);
+      await expect(store().getMany(collection, [])).resolves.toEqual([]);
+    });
+
+    test('delete removes the document; deleting a missing one is a no-op', async () => {
+      const collection = uniqueName('delete');
+      await seed(collection, [{ id: 'a' }, { id: 'b' }]);
+      await store().apply([
+        { op: 'delete', collection, id: 'a', position: 2n },
+        { op: 'delete', collection, id: 'missing', position: 2n },
+      ]);
+      await expect(store().get(collection, 'a')).resolves.toBeNull();
+      await expect(store().getMany(collection, ['a', 'b'])).resolves.toEqual([{ id: 'b' }]);
+    });
+
+    test('a delete remembers nothing: a later upsert, even at an older position, recreates', async () => {
+      const collection = uniqueName('recreate');
+      await store().apply([upsert(collection, { id: 'a', v: 1 }, 5n)]);
+      await store().apply([{ op: 'delete', collection, id: 'a', position: 6n }]);
+      await store().apply([upsert(collection, { id: 'a', v: 2 }, 3n)]);
+      await expect(store().get(collection, 'a')).resolves.toEqual({ id: 'a', v: 2 });
+    });
+
+    test('changes of one batch apply in order, across collections', async () => {
+      const first = uniqueName('batch_first');
+      const second = uniqueName('batch_second');
+      await store().apply([
+        upsert(first, { id: 'a', v: 1 }, 1n),
+        upsert(second, { id: 'x', v: 1 }, 2n),
+        { op: 'patch', collection: first, id: 'a', set: { v: 2 }, position: 3n },
+        { op: 'delete', collection: second, id: 'x', position: 4n },
+        upsert(second, { id: 'x', v: 3 }, 5n),
+        { op: 'patch', collection: first, id: 'a', inc: { v: 10 }, position: 6n },
+      ]);
+      await expect(store().get(first, 'a')).resolves.toEqual({ id: 'a', v: 12 });
+      await expect(store().get(second, 'x')).resolves.toEqual({ id: 'x', v: 3 });
+    });
+  });
+
+  describe('patch', () => {
+    test('set replaces top-level fields and keeps the others', async () => {
+      const collection = uniqueName('patch_set');
+      await seed(collection, [{ id: 'a', name: 'old', other: 1 }]);
+      await store().apply([
+        {
+          op: 'patch',
+          collection,
+          id: 'a',
+          set: { name: 'new', added: [1, 2], cleared: null },
+          position: 2n,
+        },
+      ]);
+      await expect(store().get(collection, 'a')).resolves.toEqual({
+        id: 'a',
+        name: 'new',
+        other: 1,
+        added: [1, 2],
+        cleared: null,
+      });
+    });
+
+    test('set on dotted paths creates intermediate objects and keeps siblings', async () => {
+      const collection = uniqueName('patch_dotted');
+      await seed(collection, [{ id: 'a', fields: { '1': 'one' } }]);
+      await store().apply([
+        {
+          op: 'patch',
+          collection,
+          id: 'a',
+          set: { 'fields.12': 'twelve', 'profile.address.city': 'Oslo', 'fields.3': { nested: true } },
+          position: 2n,
+        },
+      ]);
+      await expect(store().get(collection, 'a')).resolves.toEqual({
+        id: 'a',
+        fields: { '1': 'one', '12': 'twelve', '3': { nested: true } },
+        profile: { address: { city: 'Oslo' } },
+      });
+    });
+
+    test('set ignores undefined values', async () => {
+      const collection = uniqueName('patch_undefined');
+      await seed(collection, [{ id: 'a', name: 'kept' }]);
+      await store().apply([
+        { op: 'patch', collection, id: 'a', set: { name: undefined, v: 1 }, position: 2n },
+      ]);
+      await expect(store().get(collection, 'a')).resolves.toEqual({ id: 'a', name: 'kept', v: 1 });
+    });
+
+    test('unset removes top-level and dotted paths; unsetting a missing path is a no-op', async () => {
+      const collection = uniqueName('patch_unset');
+      await seed(collection, [{ id: 'a', gone: 1, kept: 2, fields: { '7': 'x', '8': 'y' } }]);
+      await store().apply([
+        {
+          op: 'patch',
+          collection,
+          id: 'a',
+          unset: ['gone', 'fields.7', 'missing', 'absent.deep'],
+          position: 2n,
+        },
+      ]);
+      await expect(store().get(collection, 'a')).resolves.toEqual({ id: 'a', kept: 2, fields: { '8': 'y' } });
+    });
+
+    test('inc adds to numbers, counts a missing value as 0, and works on dotted paths', async () => {
+      const collection = uniqueName('patch_inc');
+      await seed(collection, [{ id: 'a', count: 5, stats: { views: 1 } }]);
+      await store().apply([
+        {
+          op: 'patch',
+          collection,
+          id: 'a',
+          inc: { count: -2, 'stats.views': 10, 'stats.likes': 1, fresh: 0.5 },
+          position: 2n,
+        },
+      ]);
+      await expect(store().get(collection, 'a')).resolves.toEqual({
+        id: 'a',
+        count: 3,
+        stats: { views: 11, likes: 1 },
+        fresh: 0.5,
+      });
+    });
+
+    test('set, unset and inc together in one patch', async () => {
+      const collection = uniqueName('patch_all');
+      await seed(collection, [{ id: 'a', n: 1, old: true }]);
+      await store().apply([
+        {
+          op: 'patch',
+          collection,
+          id: 'a',
+          set: { 'm.x': 'y' },
+          unset: ['old'],
+          inc: { n: 1 },
+          position: 2n,
+        },
+      ]);
+      await expect(store().get(collection, 'a')).resolves.toEqual({ id: 'a', n: 2, m: { x: 'y' } });
+    });
+
+    test('a patch of a missing document is a no-op', async () => {
+      const collection = uniqueName('patch_missing');
+      await seed(collection, [{ id: 'a' }]);
+      await store().apply([
+        { op: 'patch', collection, id: 'missing', set: { v: 1 }, inc: { n: 1 }, position: 2n },
+      ]);
+      await expect(store().get(collection, 'missing')).resolves.toBeNull();
+      await expect(store().count(collection)).resolves.toBe(1);
+    });
+  });
+
+  describe('position guard', () => {
+    test('an upsert at an equal or older position changes nothing', async () => {
+      const collection = uniqueName('guard_upsert');
+      await store().apply([upsert(collection, { id: 'a', v: 'five' }, 5n)]);
+      await store().apply([upsert(collection, { id: 'a', v: 'equal' }, 5n)]);
+      await store().apply([upsert(collection, { id: 'a', v: 'older' }, 4n)]);
+      await expect(store().get(collection, 'a')).resolves.toEqual({ id: 'a', v: 'five' });
+      await store().apply([upsert(collection, { id: 'a', v: 'newer' }, 6n)]);
+      await expect(store().get(collection, 'a')).resolves.toEqual({ id: 'a', v: 'newer' });
+    });
+
+    test('a patch at an equal or older position changes nothing', async () => {
+      const collection = uniqueName('guard_patch');
+      await store().apply([upsert(collection, { id: 'a', n: 1 }, 5n)]);
+      await store().apply([
+        { op: 'patch', collection, id: 'a', inc: { n: 100 }, set: { s: 'x' }, position: 5n },
+        { op: 'patch', collection, id: 'a', inc: { n: 100 }, unset: ['other'], position: 4n },
+      ]);
+      await expect(store().get(collection, 'a')).resolves.toEqual({ id: 'a', n: 1 });
+      await store().apply([{ op: 'patch', collection, id: 'a', inc: { n: 1 }, position: 6n }]);
+      await expect(store().get(collection, 'a')).resolves.toEqual({ id: 'a', n: 2 });
+    });
+
+    test('a patch moves the position: an upsert older than the patch is then ignored', async () => {
+      const collection = uniqueName('guard_patch_moves');
+      await store().apply([upsert(collection, { id: 'a', n: 1 }, 5n)]);
+      await store().apply([{ op: 'patch', collection, id: 'a', set: { n: 2 }, position: 8n }]);
+      await store().apply([upsert(collection, { id: 'a', n: 3 }, 7n)]);
+      await expect(store().get(collection, 'a')).resolves.toEqual({ id: 'a', n: 2 });
+    });
+
+    test('a delete at an equal or older position changes nothing', async () => {
+      const collection = uniqueName('guard_delete');
+      await store().apply([upsert(collection, { id: 'a' }, 5n)]);
+      await store().apply([
+        { op: 'delete', collection, id: 'a', position: 5n },
+        { op: 'delete', collection, id: 'a', position: 1n },
+      ]);
+      await expect(store().get(collection, 'a')).resolves.toEqual({ id: 'a' });
+      await store().apply([{ op: 'delete', collection, id: 'a', position: 6n }]);
+      await expect(store().get(collection, 'a')).resolves.toBeNull();
+    });
+
+    test('replaying a batch changes nothing', async () => {
+      const collection = uniqueName('guard_replay');
+      const batch: ReadModelChange[] = [
+        upsert(collection, { id: 'a', n: 0 }, 1n),
+        { op: 'patch', collection, id: 'a', inc: { n: 1 }, position: 2n },
+        upsert(collection, { id: 'b', n: 0 }, 3n),
+        { op: 'delete', collection, id: 'b', position: 4n },
+        { op: 'patch', collection, id: 'a', inc: { n: 1 }, position: 5n },
+      ];
+      await store().apply(batch);
+      await store().apply(batch);
+      await expect(store().get(collection, 'a')).resolves.toEqual({ id: 'a', n: 2 });
+      // The delete remembers nothing, so the replayed upsert of b recreates it and its delete removes it.
+      await expect(store().get(collection, 'b')).resolves.toBeNull();
+    });
+
+    test('positions compare as 64-bit integers, beyond the precision of a double', async () => {
+      const collection = uniqueName('guard_big');
+      const base = 2n ** 60n;
+      await store().apply([upsert(collection, { id: 'a', v: 'base+1' }, base + 1n)]);
+      await store().apply([upsert(collection, { id: 'a', v: 'base' }, base)]);
+      await expect(store().get(collection, 'a')).resolves.toEqual({ id: 'a', v: 'base+1' });
+      await store().apply([upsert(collection, { id: 'a', v: 'base+2' }, base + 2n)]);
+      await expect(store().get(collection, 'a')).resolves.toEqual({ id: 'a', v: 'base+2' });
+      await store().apply([upsert(collection, { id: 'a', v: 'max' }, 2n ** 63n - 1n)]);
+      await store().apply([upsert(collection, { id: 'a', v: 'ten' }, 10n)]);
+      await expect(store().get(collection, 'a')).resolves.toEqual({ id: 'a', v: 'max' });
+    });
+  });
+
+  describe('filters', () => {
+    const collection = uniqueName('people');
+
+    beforeAll(async () => {
+      await seed(collection, PEOPLE);
+    });
+
+    test.each(FILTER_CASES)('%s', async (_description, filter, expected) => {
+      const result = await store().find(collection, { filter });
+      expect(idsOf(result.items)).toEqual(expected);
+      expect(result.total).toBe(expected.length);
+      await expect(store().count(collection, { filter })).resolves.toBe(expected.length);
+    });
+
+    test('a path outside [A-Za-z0-9_] segments is refused', async () => {
+      await expect(
+        store().find(collection, { filter: compare("name') OR 1=1 --", 'eq', 'x') }),
+      ).rejects.toThrow(/invalid path/);
+      await expect(store().find(collection, { sort: [{ path: 'a..b', direction: 'asc' }] })).rejects.toThrow(
+        /invalid path/,
+      );
+    });
+
+    test('values are data, never query syntax', async () => {
+      await expect(findIds(collection, { filter: compare('name', 'eq', "x' OR '1'='1") })).resolves.toEqual(
+        [],
+      );
+      await expect(findIds(collection, { filter: like('name', '.*') })).resolves.toEqual([]);
+      await expect(findIds(collection, { filter: compare('name', 'eq', '$ne') })).resolves.toEqual([]);
+    });
+  });
+
+  describe('sort and paging', () => {
+    const collection = uniqueName('sorted');
+    const docs: Document[] = [
+      { id: 's1', rank: 2, label: 'b', group: 'g', meta: { weight: 20 } },
+      { id: 's2', rank: 1, label: 'a', group: 'g', meta: { weight: 5 } },
+      { id: 's3', rank: 2, label: 'a', group: 'g', meta: { weight: 100 } },
+      { id: 's4', rank: 10, label: 'c', group: 'g', meta: { weight: 5 } },
+      { id: 's5', rank: 1, label: 'b', group: 'g', meta: { weight: 9.5 } },
+      { id: 's6', group: 'g' },
+      { id: 's7', rank: null, label: null, group: 'g' },
+    ];
+
+    beforeAll(async () => {
+      // Inserted out of id order, so that an insertion-order answer cannot pass for the id tie-breaker.
+      await seed(collection, [...docs].reverse());
+    });
+
+    test('without a sort, documents come in id order', async () => {
+      await expect(findIds(collection, {})).resolves.toEqual(['s1', 's2', 's3', 's4', 's5', 's6', 's7']);
+    });
+
+    test('numbers sort numerically; missing and null first; ties by id', async () => {
+      await expect(findIds(collection, { sort: [{ path: 'rank', direction: 'asc' }] })).resolves.toEqual([
+        's6',
+        's7',
+        's2',
+        's5',
+        's1',
+        's3',
+        's4',
+      ]);
+    });
+
+    test('descending puts missing and null last; ties still by id ascending', async () => {
+      await expect(findIds(collection, { sort: [{ path: 'rank', direction: 'desc' }] })).resolves.toEqual([
+        's4',
+        's1',
+        's3',
+        's2',
+        's5',
+        's6',
+        's7',
+      ]);
+    });
+
+    test('strings sort; several sort keys apply in order', async () => {
+      await expect(
+        findIds(collection, {
+          sort: [
+            { path: 'label', direction: 'asc' },
+            { path: 'rank', direction: 'desc' },
+          ],
+        }),
+      ).resolves.toEqual(['s6', 's7', 's3', 's2', 's1', 's5', 's4']);
+      await expect(findIds(collection, { sort: [{ path: 'label', direction: 'desc' }] })).resolves.toEqual([
+        's4',
+        's1',
+        's5',
+        's2',
+        's3',
+        's6',
+        's7',
+      ]);
+    });
+
+    test('a nested path sorts, with a filter', async () => {
+      await expect(
+        findIds(collection, {
+          filter: compare('meta.weight', 'gte', 5),
+          sort: [{ path: 'meta.weight', direction: 'asc' }],
+        }),
+      ).resolves.toEqual(['s2', 's4', 's5', 's1', 's3']);
+    });
+
+    test('sorting by id descending', async () => {
+      await expect(findIds(collection, { sort: [{ path: 'id', direction: 'desc' }] })).resolves.toEqual([
+        's7',
+        's6',
+        's5',
+        's4',
+        's3',
+        's2',
+        's1',
+      ]);
+    });
+
+    test('offset and limit page through the sorted matches; total counts all matches', async () => {
+      const sort = [{ path: 'rank', direction: 'asc' as const }];
+      await expect(store().find(collection, { sort, offset: 2, limit: 3 })).resolves.toEqual({
+        items: [docs[1], docs[4], docs[0]],
+        total: 7,
+      });
+      const filtered = await store().find(collection, {
+        filter: compare('rank', 'ne', null),
+        sort,
+        offset: 1,
+        limit: 2,
+      });
+      expect(idsOf(filtered.items)).toEqual(['s5', 's1']);
+      expect(filtered.total).toBe(5);
+    });
+
+    test('pages of a large set of ties follow the id order without gaps or repeats', async () => {
+      const pages: string[] = [];
+      for (let offset = 0; offset < 7; offset += 2) {
+        const page = await store().find(collection, {
+          sort: [{ path: 'group', direction: 'asc' }],
+          offset,
+          limit: 2,
+        });
+        expect(page.total).toBe(7);
+        pages.push(...idsOf(page.items));
+      }
+      expect(pages).toEqual(['s1', 's2', 's3', 's4', 's5', 's6', 's7']);
+    });
+
+    test('the last page, an offset past the end and a limit of 0 still report the total', async () => {
+      await expect(findIds(collection, { offset: 5, limit: 10 })).resolves.toEqual(['s6', 's7']);
+      await expect(store().find(collection, { offset: 5, limit: 10 })).resolves.toMatchObject({ total: 7 });
+      await expect(store().find(collection, { offset: 50, limit: 10 })).resolves.toEqual({
+        items: [],
+        total: 7,
+      });
+      await expect(store().find(collection, { limit: 0 })).resolves.toEqual({ items: [], total: 7 });
+      await expect(store().find(collection, { offset: 6 })).resolves.toEqual({ items: [docs[6]], total: 7 });
+    });
+
+    test('withTotal: false leaves the total undefined', async () => {
+      const result = await store().find(collection, { limit: 2, withTotal: false });
+      expect(idsOf(result.items)).toEqual(['s1', 's2']);
+      expect(result.total).toBeUndefined();
+    });
+
+    test('count with and without a filter', async () => {
+      await expect(store().count(collection)).resolves.toBe(7);
+      await expect(store().count(collection, { filter: compare('label', 'eq', 'b') })).resolves.toBe(2);
+    });
+
+    test('a negative or fractional offset or limit is refused', async () => {
+      await expect(store().find(collection, { offset: -1 })).rejects.toThrow(RangeError);
+      await expect(store().find(collection, { limit: 1.5 })).rejects.toThrow(RangeError);
+    });
+  });
+
+  describe('indexes', () => {
+    test('queries answer the same with indexes; ensureIndex is idempotent', async () => {
+      const collection = uniqueName('indexed');
+      await seed(collection, PEOPLE);
+      await store().ensureIndex(collection, { name: 'by_city', paths: ['city'] });
+      await store().ensureIndex(collection, { name: 'by_level_age', paths: ['meta.level', 'age'] });
+      await store().ensureIndex(collection, { name: 'by_city', paths: ['city'] });
+      for (const [, filter, expected] of FILTER_CASES) {
+        await expect(findIds(collection, { filter })).resolves.toEqual(expected);
+      }
+      await expect(
+        findIds(collection, {
+          filter: compare('meta.level', 'gte', 1),
+          sort: [{ path: 'meta.level', direction: 'desc' }],
+        }),
+      ).resolves.toEqual(['c', 'a', 'b']);
+    });
+
+    test('an index of the same name with another definition is refused', async () => {
+      const collection = uniqueName('index_conflict');
+      await store().ensureIndex(collection, { name: 'by_x', paths: ['x'] });
+      await expect(store().ensureIndex(collection, { name: 'by_x', paths: ['y'] })).rejects.toThrow(
+        /different definition/,
+      );
+      await expect(
+        store().ensureIndex(collection, { name: 'by_x', paths: ['x'], unique: true }),
+      ).rejects.toThrow(/different definition/);
+    });
+
+    test('a unique index refuses a second document with the same value', async () => {
+      const collection = uniqueName('unique_upsert');
+      await store().ensureIndex(collection, { name: 'by_email', paths: ['email'], unique: true });
+      await seed(collection, [
+        { id: 'a', email: 'a@example.com' },
+        { id: 'b', email: 'b@example.com' },
+      ]);
+      const failure = store().apply([upsert(collection, { id: 'c', email: 'a@example.com' }, 2n)]);
+      await expect(failure).rejects.toThrow(UniqueViolationError);
+      await expect(failure).rejects.toMatchObject({ collection, index: 'by_email' });
+      await expect(store().get(collection, 'c')).resolves.toBeNull();
+      await expect(store().get(collection, 'a')).resolves.toEqual({ id: 'a', email: 'a@example.com' });
+    });
+
+    test('a patch that duplicates a unique value is refused; a document may keep its own value', async () => {
+      const collection = uniqueName('unique_patch');
+      await store().ensureIndex(collection, {
+        name: 'by_tenant_email',
+        paths: ['tenant', 'email'],
+        unique: true,
+      });
+      await seed(collection, [
+        { id: 'a', tenant: 't1', email: 'x@example.com' },
+        { id: 'b', tenant: 't2', email: 'x@example.com' },
+      ]);
+      await store().apply([upsert(collection, { id: 'a', tenant: 't1', email: 'x@example.com', v: 2 }, 2n)]);
+      const failure = store().apply([
+        { op: 'patch', collection, id: 'b', set: { tenant: 't1' }, position: 3n },
+      ]);
+      await expect(failure).rejects.toThrow(UniqueViolationError);
+      await expect(failure).rejects.toMatchObject({ collection, index: 'by_tenant_email' });
+      await expect(store().get(collection, 'b')).resolves.toEqual({
+        id: 'b',
+        tenant: 't2',
+        email: 'x@example.com',
+      });
+    });
+
+    test('the violated index is named when a collection has several unique indexes', async () => {
+      const collection = uniqueName('unique_several');
+      await store().ensureIndex(collection, { name: 'by_email', paths: ['email'], unique: true });
+      await store().ensureIndex(collection, { name: 'by_login', paths: ['login'], unique: true });
+      await seed(collection, [{ id: 'a', email: 'a@example.com', login: 'a' }]);
+      const failure = store().apply([
+        upsert(collection, { id: 'b', email: 'b@example.com', login: 'a' }, 2n),
+      ]);
+      await expect(failure).rejects.toMatchObject({ name: 'UniqueViolationError', index: 'by_login' });
+    });
+
+    test('documents missing a path of a unique index never collide on it', async () => {
+      const collection = uniqueName('unique_missing');
+      await store().ensureIndex(collection, { name: 'by_email', paths: ['email'], unique: true });
+      await store().ensureIndex(collection, {
+        name: 'by_tenant_login',
+        paths: ['tenant', 'login'],
+        unique: true,
+      });
+      await seed(collection, [
+        { id: 'a', tenant: 't1' },
+        { id: 'b', tenant: 't1' },
+        { id: 'c', tenant: 't1', login: 'c', email: 'c@example.com' },
+      ]);
+      await expect(store().count(collection)).resolves.toBe(3);
+      await expect(
+        store().apply([upsert(collection, { id: 'd', tenant: 't1', login: 'c' }, 2n)]),
+      ).rejects.toMatchObject({ name: 'UniqueViolationError', index: 'by_tenant_login' });
+    });
+
+    test('a unique index over existing duplicates is refused', async () => {
+      const collection = uniqueName('unique_late');
+      await seed(collection, [
+        { id: 'a', code: 'same' },
+        { id: 'b', code: 'same' },
+      ]);
+      await expect(
+        store().ensureIndex(collection, { name: 'by_code', paths: ['code'], unique: true }),
+      ).rejects.toThrow(UniqueViolationError);
+    });
+  });
+
+  describe('checkpoints', () => {
+    test('an unknown checkpoint reads as null', async () => {
+      await expect(store().getCheckpoint(uniqueName('checkpoint_unknown'))).resolves.toBeNull();
+    });
+
+    test('apply stores the checkpoint with the changes, and overwrites it later', async () => {
+      const collection = uniqueName('checkpointed');
+      const name = `projection:${uniqueName('checkpoint')}:v1`;
+      await store().apply([upsert(collection, { id: 'a' }, 10n)], { name, value: '10' });
+      await expect(store().getCheckpoint(name)).resolves.toBe('10');
+      await expect(store().get(collection, 'a')).resolves.toEqual({ id: 'a' });
+      await store().apply([], { name, value: '18446744073709551615' });
+      await expect(store().getCheckpoint(name)).resolves.toBe('18446744073709551615');
+    });
+
+    test('checkpoints are independent of each other and can be deleted', async () => {
+      const first = uniqueName('checkpoint_first');
+      const second = uniqueName('checkpoint_second');
+      await store().apply([], { name: first, value: '1' });
+      await store().apply([], { name: second, value: '2' });
+      await store().deleteCheckpoint(first);
+      await expect(store().getCheckpoint(first)).resolves.toBeNull();
+      await expect(store().getCheckpoint(second)).resolves.toBe('2');
+      await store().deleteCheckpoint(uniqueName('checkpoint_never_set'));
+    });
+  });
+
+  describe('collections', () => {
+    test('listCollections names the written collections, sorted, and nothing internal', async () => {
+      const written = uniqueName('listed');
+      const indexed = uniqueName('listed_by_index');
+      const unused = uniqueName('listed_never');
+      await store().apply([upsert(written, { id: 'a' })], {
+        name: uniqueName('listed_checkpoint'),
+        value: '1',
+      });
+      await store().ensureIndex(indexed, { name: 'by_x', paths: ['x'] });
+      const names = await store().listCollections();
+      expect(names).toEqual(expect.arrayContaining([written, indexed]));
+      expect(names).not.toContain(unused);
+      expect([...names].sort()).toEqual(names);
+      for (const name of names) expect(name).toMatch(/^[a-z][a-z0-9_]*$/);
+    });
+
+    test('dropCollection removes the documents, the indexes and the listing; dropping again is a no-op', async () => {
+      const collection = uniqueName('dropped');
+      await store().ensureIndex(collection, { name: 'by_code', paths: ['code'], unique: true });
+      await seed(collection, [{ id: 'a', code: 'x' }]);
+      await store().dropCollection(collection);
+      await expect(store().get(collection, 'a')).resolves.toBeNull();
+      await expect(store().find(collection, {})).resolves.toEqual({ items: [], total: 0 });
+      await expect(store().listCollections()).resolves.not.toContain(collection);
+      await store().dropCollection(collection);
+      await store().dropCollection(uniqueName('never_created'));
+      // Recreated from scratch: the unique index went with the collection.
+      await seed(collection, [
+        { id: 'b', code: 'x' },
+        { id: 'c', code: 'x' },
+      ]);
+      await expect(store().count(collection)).resolves.toBe(2);
+      await expect(store().listCollections()).resolves.toContain(collection);
+    });
+  });
+
+  describe('validation', () => {
+    test('invalid collection names are refused', async () => {
+      await expect(store().get('Bad-Name', 'a')).rejects.toThrow(/invalid collection name/);
+      await expect(store().apply([upsert('1starts_with_digit', { id: 'a' })])).rejects.toThrow(
+        /invalid collection name/,
+      );
+      await expect(store().ensureIndex('has space', { name: 'i', paths: ['x'] })).rejects.toThrow(
+        /invalid collection name/,
+      );
+    });
+
+    test('a batch with an invalid change writes nothing', async () => {
+      const collection = uniqueName('invalid_batch');
+      const checkpoint = uniqueName('invalid_batch_checkpoint');
+      const invalid: ReadModelChange[][] = [
+        [upsert(collection, { id: 'ok' }), upsert(collection, { id: 'bad', 'a.b': 1 })],
+        [upsert(collection, { id: 'ok' }), upsert(collection, { id: 'bad', nested: { $where: 1 } })],
+        [upsert(collection, { id: 'ok' }), upsert(collection, { id: '' })],
+        [upsert(collection, { id: 'ok' }), upsert(collection, { id: 'bad', _id: 'x' })],
+        [
+          upsert(collection, { id: 'ok' }),
+          { op: 'patch', collection, id: 'ok', set: { id: 'other' }, position: 2n },
+        ],
+        [
+          upsert(collection, { id: 'ok' }),
+          { op: 'patch', collection, id: 'ok', unset: ['$x'], position: 2n },
+        ],
+        [
+          upsert(collection, { id: 'ok' }),
+          { op: 'patch', collection, id: 'ok', set: { a: 1 }, unset: ['a'], position: 2n },
+        ],
+        [
+          upsert(collection, { id: 'ok' }),
+          { op: 'patch', collection, id: 'ok', set: { 'a.b': 1 }, inc: { a: 1 }, position: 2n },
+        ],
+        [upsert(collection, { id: 'ok' }), upsert(collection, { id: 'bad' }, -1n)],
+      ];
+      for (const batch of invalid) {
+        await expect(store().apply(batch, { name: checkpoint, value: '1' })).rejects.toThrow();
+      }
+      await expect(store().get(collection, 'ok')).resolves.toBeNull();
+      await expect(store().getCheckpoint(checkpoint)).resolves.toBeNull();
+    });
+  });
+}
