@@ -7,11 +7,26 @@ module.exports = tseslint.config(
   ...tseslint.configs.recommended,
   {
     files: ['**/*.js'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly' } },
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: {
+        require: 'readonly',
+        module: 'writable',
+        process: 'readonly',
+        console: 'readonly',
+        __dirname: 'readonly',
+      },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
-    files: ['contracts/**/*.ts', 'command-api/**/*.ts', 'query-api/**/*.ts', 'projections/**/*.ts', 'integrator/**/*.ts'],
+    files: [
+      'contracts/**/*.ts',
+      'command-api/**/*.ts',
+      'query-api/**/*.ts',
+      'projections/**/*.ts',
+      'integrator/**/*.ts',
+    ],
     rules: { '@typescript-eslint/no-explicit-any': 'error' },
   },
   {

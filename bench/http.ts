@@ -25,7 +25,14 @@ interface Server {
 
 async function startServer(dataDir: string): Promise<Server> {
   const port = await freePort();
-  const child = spawnBin('platform.ts', [], { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'warn', RELAY: 'true' });
+  const child = spawnBin('platform.ts', [], {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: TOKEN,
+    LOG_LEVEL: 'warn',
+    RELAY: 'true',
+  });
   const url = `http://127.0.0.1:${port}`;
   await waitUntilReady(url);
   return {
@@ -46,8 +53,17 @@ function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 
 const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
 
-async function api<T>(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${url}/api${path}`, { method, headers, ...(body !== undefined && { body: JSON.stringify(body) }) });
+async function api<T>(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${url}/api${path}`, {
+    method,
+    headers,
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
   return { status: response.status, body: (await response.json()) as T };
 }
 
@@ -58,7 +74,12 @@ function load(options: autocannon.Options): Promise<autocannon.Result> {
 }
 
 /** POST a record, then GET it (no header: one-process read-your-writes); the GET's time is the lag seen. */
-async function measureLag(url: string, moduleId: number, until: () => boolean, maxSamples: number): Promise<number[]> {
+async function measureLag(
+  url: string,
+  moduleId: number,
+  until: () => boolean,
+  maxSamples: number,
+): Promise<number[]> {
   const samples: number[] = [];
   while (samples.length < maxSamples && !until()) {
     const created = await api<{ id: number }>(url, 'POST', '/record', { moduleId, name: 'lag probe' });
@@ -76,33 +97,92 @@ async function main(): Promise<void> {
   const server = await startServer(dataDir);
   try {
     const space = await api<{ id: number }>(server.url, 'POST', '/space', { name: 'Bench' });
-    const module = await api<{ id: number }>(server.url, 'POST', '/module', { spaceId: space.body.id, name: 'Bench' });
-    const body = JSON.stringify({ moduleId: module.body.id, name: 'Bench record', fields: { amount: 1200, stage: 'lead', owner: 'someone@example.com' } });
+    const module = await api<{ id: number }>(server.url, 'POST', '/module', {
+      spaceId: space.body.id,
+      name: 'Bench',
+    });
+    const body = JSON.stringify({
+      moduleId: module.body.id,
+      name: 'Bench record',
+      fields: { amount: 1200, stage: 'lead', owner: 'someone@example.com' },
+    });
 
     const idle = await measureLag(server.url, module.body.id, () => false, 1000);
-    printFigure('write_to_visible_lag_idle_p99', percentile(idle, 99), 'ms', '<= 10', `p50 ${percentile(idle, 50).toFixed(2)} ms, ${idle.length} samples`);
+    printFigure(
+      'write_to_visible_lag_idle_p99',
+      percentile(idle, 99),
+      'ms',
+      '<= 10',
+      `p50 ${percentile(idle, 50).toFixed(2)} ms, ${idle.length} samples`,
+    );
 
     let loadDone = false;
     const lagUnderLoad = measureLag(server.url, module.body.id, () => loadDone, 100_000);
-    const posts = await load({ url: `${server.url}/api/record`, method: 'POST', headers, body, connections: CONNECTIONS, duration: DURATION_S });
+    const posts = await load({
+      url: `${server.url}/api/record`,
+      method: 'POST',
+      headers,
+      body,
+      connections: CONNECTIONS,
+      duration: DURATION_S,
+    });
     loadDone = true;
     const loaded = await lagUnderLoad;
     const rssAfterPosts = rssMb(server.pid, 'VmRSS');
-    printFigure('post_record_throughput', Math.round(posts.requests.average), 'requests/s', '>= 2000', `${CONNECTIONS} connections, ${DURATION_S} s, ${posts.non2xx} non-2xx, ${posts.errors} errors`);
+    printFigure(
+      'post_record_throughput',
+      Math.round(posts.requests.average),
+      'requests/s',
+      '>= 2000',
+      `${CONNECTIONS} connections, ${DURATION_S} s, ${posts.non2xx} non-2xx, ${posts.errors} errors`,
+    );
     printFigure('post_record_latency_p99', posts.latency.p99, 'ms', '<= 25', `p50 ${posts.latency.p50} ms`);
-    printFigure('write_to_visible_lag_under_load_p99', percentile(loaded, 99), 'ms', '<= 10', `p50 ${percentile(loaded, 50).toFixed(2)} ms, ${loaded.length} samples during the POST load`);
+    printFigure(
+      'write_to_visible_lag_under_load_p99',
+      percentile(loaded, 99),
+      'ms',
+      '<= 10',
+      `p50 ${percentile(loaded, 50).toFixed(2)} ms, ${loaded.length} samples during the POST load`,
+    );
 
-    const maxId = (await api<{ items: Array<{ id: number }> }>(server.url, 'GET', '/record?order=id;DESC&limit=1')).body.items[0]!.id;
+    const maxId = (
+      await api<{ items: Array<{ id: number }> }>(server.url, 'GET', '/record?order=id;DESC&limit=1')
+    ).body.items[0]!.id;
     const gets = await load({
       url: server.url,
       headers,
       connections: CONNECTIONS,
       duration: DURATION_S,
-      requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: `/api/record/${1 + Math.floor(Math.random() * maxId)}` }) }],
+      requests: [
+        {
+          method: 'GET',
+          setupRequest: (request) => ({
+            ...request,
+            path: `/api/record/${1 + Math.floor(Math.random() * maxId)}`,
+          }),
+        },
+      ],
     });
-    printFigure('get_record_throughput', Math.round(gets.requests.average), 'requests/s', '>= 5000', `${CONNECTIONS} connections, ${DURATION_S} s, ${gets.non2xx} non-2xx, p99 ${gets.latency.p99} ms, ${maxId} records`);
-    printFigure('server_rss_after_load', Math.round(Math.max(rssAfterPosts, rssMb(server.pid, 'VmRSS'))), 'MB', '<= 300');
-    printFigure('server_peak_rss', Math.round(rssMb(server.pid, 'VmHWM')), 'MB', '<= 300', machineConditions());
+    printFigure(
+      'get_record_throughput',
+      Math.round(gets.requests.average),
+      'requests/s',
+      '>= 5000',
+      `${CONNECTIONS} connections, ${DURATION_S} s, ${gets.non2xx} non-2xx, p99 ${gets.latency.p99} ms, ${maxId} records`,
+    );
+    printFigure(
+      'server_rss_after_load',
+      Math.round(Math.max(rssAfterPosts, rssMb(server.pid, 'VmRSS'))),
+      'MB',
+      '<= 300',
+    );
+    printFigure(
+      'server_peak_rss',
+      Math.round(rssMb(server.pid, 'VmHWM')),
+      'MB',
+      '<= 300',
+      machineConditions(),
+    );
   } finally {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });

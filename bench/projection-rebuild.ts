@@ -23,7 +23,14 @@ function event(type: string, data: unknown, commandId: string, index: number): N
     type,
     schemaVersion: 1,
     data,
-    metadata: { tenant: 'bench', actor: { userId: '1', credentialId: 'token:bench' }, correlationId: commandId, causationId: commandId, commandId, occurredAt: new Date().toISOString() },
+    metadata: {
+      tenant: 'bench',
+      actor: { userId: '1', credentialId: 'token:bench' },
+      correlationId: commandId,
+      causationId: commandId,
+      commandId,
+      occurredAt: new Date().toISOString(),
+    },
   };
 }
 
@@ -38,16 +45,42 @@ async function main(): Promise<void> {
       await events.append(
         streamName('record', 'bench', id),
         [
-          event('RecordCreated', { recordId: id, moduleId: 1 + (id % 20), spaceId: 1, name: `Record ${id}`, fields: { amount: id % 1000, stage: `s${id % 7}` } }, commandId, 0),
-          event('RecordUpdated', { recordId: id, changes: [{ field: 'fields.amount', from: id % 1000, to: (id % 1000) + 1 }] }, commandId, 1),
+          event(
+            'RecordCreated',
+            {
+              recordId: id,
+              moduleId: 1 + (id % 20),
+              spaceId: 1,
+              name: `Record ${id}`,
+              fields: { amount: id % 1000, stage: `s${id % 7}` },
+            },
+            commandId,
+            0,
+          ),
+          event(
+            'RecordUpdated',
+            { recordId: id, changes: [{ field: 'fields.amount', from: id % 1000, to: (id % 1000) + 1 }] },
+            commandId,
+            1,
+          ),
         ],
         { expectedRevision: 'no_stream' },
       );
     }
     process.stderr.write(`seeded ${RECORDS * 2} events in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-    const result = await rebuildProjection(recordsProjection, { events, readStore, logger: createLogger('warn') }, () => undefined);
+    const result = await rebuildProjection(
+      recordsProjection,
+      { events, readStore, logger: createLogger('warn') },
+      () => undefined,
+    );
     const rate = (result.events * 1000) / result.elapsedMs;
-    printFigure('projection_rebuild_sqlite', Math.round(rate), 'events/s', '>= 100000', `${result.events} events, records projection, ${machineConditions()}`);
+    printFigure(
+      'projection_rebuild_sqlite',
+      Math.round(rate),
+      'events/s',
+      '>= 100000',
+      `${result.events} events, records projection, ${machineConditions()}`,
+    );
     await readStore.close();
     await events.close();
   } finally {

@@ -1,7 +1,13 @@
 import { cpus, totalmem } from 'node:os';
 
 /** One figure per line, greppable: `figure <name> = <value> <unit> [target] (notes)`. */
-export function printFigure(name: string, value: number, unit: string, target?: string, notes?: string): void {
+export function printFigure(
+  name: string,
+  value: number,
+  unit: string,
+  target?: string,
+  notes?: string,
+): void {
   const shown = Number.isInteger(value) ? String(value) : value.toFixed(value < 10 ? 3 : 1);
   const parts = [`figure ${name} = ${shown} ${unit}`];
   if (target) parts.push(`[target ${target}]`);

@@ -4,7 +4,16 @@ import { run } from './run';
 async function main(): Promise<void> {
   const running = await run({ command: true, query: true, projections: true, relay: running_relay() });
   const { config, logger, services, url } = running;
-  logger.info({ url: `${url}/api`, dataDir: config.DATA_DIR, eventStore: config.EVENT_STORE, readStore: config.READ_STORE, stream: config.STREAM }, 'records platform listening');
+  logger.info(
+    {
+      url: `${url}/api`,
+      dataDir: config.DATA_DIR,
+      eventStore: config.EVENT_STORE,
+      readStore: config.READ_STORE,
+      stream: config.STREAM,
+    },
+    'records platform listening',
+  );
   if (services.generatedToken) {
     process.stdout.write(
       `\nBootstrap admin ${config.ADMIN_EMAIL} of system "${config.DEFAULT_TENANT}" created.\n` +
@@ -19,6 +28,8 @@ function running_relay(): boolean {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

@@ -13,30 +13,41 @@ async function main(): Promise<void> {
   const name = process.argv[2] ?? '';
   const projection = projectionNamed(name);
   if (!projection) {
-    process.stderr.write(`usage: npm run replay -- <${READ_MODEL_PROJECTIONS.map((p) => p.name).join('|')}>\n`);
+    process.stderr.write(
+      `usage: npm run replay -- <${READ_MODEL_PROJECTIONS.map((p) => p.name).join('|')}>\n`,
+    );
     process.exit(2);
   }
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL);
   const adapters = await openAdapters(config, logger);
-  const bar = new SingleBar({ format: `${name} |{bar}| {percentage}% | position {value}/{total} | {events} events | {rate} events/s`, hideCursor: true });
+  const bar = new SingleBar({
+    format: `${name} |{bar}| {percentage}% | position {value}/{total} | {events} events | {rate} events/s`,
+    hideCursor: true,
+  });
   let started = false;
   try {
-    const result = await rebuildProjection(projection, { events: adapters.events, readStore: adapters.readStore, logger }, (progress) => {
-      const rate = progress.elapsedMs > 0 ? Math.round((progress.events * 1000) / progress.elapsedMs) : 0;
-      const total = Number(progress.head);
-      const value = Math.min(Number(progress.position), total);
-      if (!started) {
-        bar.start(Math.max(total, 1), value, { events: progress.events, rate });
-        started = true;
-      } else {
-        bar.setTotal(Math.max(total, 1));
-        bar.update(value, { events: progress.events, rate });
-      }
-    });
+    const result = await rebuildProjection(
+      projection,
+      { events: adapters.events, readStore: adapters.readStore, logger },
+      (progress) => {
+        const rate = progress.elapsedMs > 0 ? Math.round((progress.events * 1000) / progress.elapsedMs) : 0;
+        const total = Number(progress.head);
+        const value = Math.min(Number(progress.position), total);
+        if (!started) {
+          bar.start(Math.max(total, 1), value, { events: progress.events, rate });
+          started = true;
+        } else {
+          bar.setTotal(Math.max(total, 1));
+          bar.update(value, { events: progress.events, rate });
+        }
+      },
+    );
     bar.stop();
     const rate = result.elapsedMs > 0 ? Math.round((result.events * 1000) / result.elapsedMs) : result.events;
-    process.stdout.write(`rebuilt ${name} v${result.fromVersion} → v${result.toVersion}: ${result.events} events in ${(result.elapsedMs / 1000).toFixed(2)} s (${rate} events/s); reads switched to v${result.toVersion}\n`);
+    process.stdout.write(
+      `rebuilt ${name} v${result.fromVersion} → v${result.toVersion}: ${result.events} events in ${(result.elapsedMs / 1000).toFixed(2)} s (${rate} events/s); reads switched to v${result.toVersion}\n`,
+    );
   } finally {
     bar.stop();
     await adapters.close();

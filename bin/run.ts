@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { loadConfig, type Config } from '../infra/config';
+import { createHttpServer } from '../infra/http/server';
 import { createLogger, type Logger } from '../infra/logging';
 import { buildServices, openAdapters, type ServiceSelection, type Services } from './wiring';
 
@@ -13,14 +14,19 @@ export interface Running {
 }
 
 /** Opens the adapters, builds the selected services and listens; SIGTERM/SIGINT stop it cleanly. */
-export async function run(selection: ServiceSelection, env: NodeJS.ProcessEnv = process.env, handleSignals = true): Promise<Running> {
+export async function run(
+  selection: ServiceSelection,
+  env: NodeJS.ProcessEnv = process.env,
+  handleSignals = true,
+): Promise<Running> {
   const config = loadConfig(env);
   const logger = createLogger(config.LOG_LEVEL);
   const adapters = await openAdapters(config, logger);
   const services = await buildServices(config, logger, adapters, selection);
   const server = await new Promise<Server>((resolve, reject) => {
-    const listening = services.app.listen(config.PORT, config.HOST, () => resolve(listening));
+    const listening = createHttpServer(services.app);
     listening.once('error', reject);
+    listening.listen(config.PORT, config.HOST, () => resolve(listening));
   });
   server.keepAliveTimeout = 65_000;
   const address = server.address();

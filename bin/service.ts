@@ -20,10 +20,13 @@ async function main(): Promise<void> {
   }
   const { logger, url, services } = await run(selection);
   logger.info({ service: name, url }, 'service listening');
-  if (services.generatedToken) process.stdout.write(`\nBootstrap admin API token (shown once): ${services.generatedToken}\n\n`);
+  if (services.generatedToken)
+    process.stdout.write(`\nBootstrap admin API token (shown once): ${services.generatedToken}\n\n`);
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

@@ -23,7 +23,8 @@ import { createSqliteReadStore } from '../infra/read-store/sqlite';
 import { createInProcessStream } from '../infra/stream/in-process';
 import { createKafkaStream } from '../infra/stream/kafka';
 import type { Stream } from '../infra/stream/port';
-import { ProjectionHost } from '../projections/host';
+import { ProjectionHost, type Projections } from '../projections/host';
+import { ThreadedProjections } from '../projections/threaded-host';
 import type { Projection } from '../projections/projection';
 import { identityProjection } from '../projections/read-models/identity';
 import { recordsProjection } from '../projections/read-models/records';
@@ -35,19 +36,31 @@ import { createQueryRouter } from '../query-api/app';
 import type { ReadConsistency } from '../query-api/consistency';
 import type { Express } from 'express';
 
-export const READ_MODEL_PROJECTIONS: readonly Projection[] = [spacesProjection, modulesProjection, recordsProjection, identityProjection];
+export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
+  spacesProjection,
+  modulesProjection,
+  recordsProjection,
+  identityProjection,
+];
 
 export function projectionNamed(name: string): Projection | undefined {
   return READ_MODEL_PROJECTIONS.find((projection) => projection.name === name);
 }
 
-/** Remembers the highest position this process appended, for read-your-writes without a header. */
-export function trackWrites(store: EventStore): { store: EventStore; lastPosition: () => bigint } {
+/**
+ * Remembers the highest position this process appended, for read-your-writes without a header, and tells
+ * `onAppend` (the projections thread) about each append.
+ */
+export function trackWrites(
+  store: EventStore,
+  onAppend: () => void,
+): { store: EventStore; lastPosition: () => bigint } {
   let last = 0n;
   const tracked: EventStore = Object.create(store) as EventStore;
   tracked.append = async (streamId, events, options) => {
     const result = await store.append(streamId, events, options);
     if (result.position > last) last = result.position;
+    onAppend();
     return result;
   };
   return { store: tracked, lastPosition: () => last };
@@ -57,16 +70,19 @@ export interface Adapters {
   readonly events: EventStore;
   readonly readStore: ReadStore;
   readonly stream: () => Promise<Stream>;
+  /** Tells the event store that another thread appended (embedded store only; EventStoreDB pushes). */
+  readonly wakeEvents: () => void;
   close(): Promise<void>;
 }
 
 export async function openAdapters(config: Config, logger: Logger): Promise<Adapters> {
   const dataDir = resolve(config.DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
-  const events =
-    config.EVENT_STORE === 'eventstoredb'
-      ? createEventStoreDbEventStore({ connectionString: config.ESDB_URL! })
-      : createSqliteEventStore({ path: join(dataDir, 'events.db'), synchronous: config.SQLITE_SYNCHRONOUS });
+  const sqliteEvents =
+    config.EVENT_STORE === 'sqlite'
+      ? createSqliteEventStore({ path: join(dataDir, 'events.db'), synchronous: config.SQLITE_SYNCHRONOUS })
+      : undefined;
+  const events = sqliteEvents ?? createEventStoreDbEventStore({ connectionString: config.ESDB_URL! });
   const readStore =
     config.READ_STORE === 'mongodb'
       ? await createMongoReadStore({ url: config.MONGO_URL!, database: config.MONGO_DATABASE })
@@ -76,10 +92,15 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
   return {
     events,
     readStore,
+    wakeEvents: () => sqliteEvents?.notifyExternalAppend(),
     stream: async () =>
       (stream ??=
         config.STREAM === 'kafka'
-          ? createKafkaStream({ brokers: config.KAFKA_BROKERS!.split(',').map((broker) => broker.trim()), clientId: 'records-platform', logger: streamLogger })
+          ? createKafkaStream({
+              brokers: config.KAFKA_BROKERS!.split(',').map((broker) => broker.trim()),
+              clientId: 'records-platform',
+              logger: streamLogger,
+            })
           : createInProcessStream({ path: join(dataDir, 'stream.db'), logger: streamLogger })),
     async close() {
       await stream?.close();
@@ -91,7 +112,7 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
 
 export interface Services {
   readonly app: Express;
-  readonly host?: ProjectionHost;
+  readonly host?: Projections;
   readonly relay?: Relay;
   readonly meter: ApiMeter;
   readonly generatedToken?: string;
@@ -109,13 +130,32 @@ export interface ServiceSelection {
  * Builds the chosen services on one set of adapters. One-process mode selects everything; `bin/service`
  * selects one. The bootstrap admin is ensured by whichever process runs the command API.
  */
-export async function buildServices(config: Config, logger: Logger, adapters: Adapters, selection: ServiceSelection): Promise<Services> {
-  const { store: events, lastPosition } = trackWrites(adapters.events);
+export async function buildServices(
+  config: Config,
+  logger: Logger,
+  adapters: Adapters,
+  selection: ServiceSelection,
+): Promise<Services> {
+  const threaded =
+    selection.projections && config.PROJECTIONS_THREAD
+      ? new ThreadedProjections(PROJECTIONS_THREAD_ENTRY, {
+          config,
+          relay: selection.relay,
+        } satisfies ProjectionsThreadData)
+      : undefined;
+  const host: Projections | undefined =
+    threaded ??
+    (selection.projections
+      ? new ProjectionHost(READ_MODEL_PROJECTIONS, {
+          events: adapters.events,
+          readStore: adapters.readStore,
+          logger: logger.child({ component: 'projections' }),
+        })
+      : undefined);
+  const { store: events, lastPosition } = trackWrites(adapters.events, () => threaded?.notifyAppended());
   const readModels = new ReadModels(adapters.readStore);
-  const host = selection.projections ? new ProjectionHost(READ_MODEL_PROJECTIONS, { events: adapters.events, readStore: adapters.readStore, logger: logger.child({ component: 'projections' }) }) : undefined;
   await host?.start();
-  const relay = selection.relay ? new Relay({ events: adapters.events, readStore: adapters.readStore, stream: await adapters.stream(), logger: logger.child({ component: 'relay' }) }, config.EVENTS_TOPIC) : undefined;
-  await relay?.start();
+  const relay = selection.relay && !threaded ? await startRelay(config, adapters, logger) : undefined;
 
   const handler = new CommandHandler(events, new AggregateCache());
   const ids = new IdAllocator(events);
@@ -133,9 +173,15 @@ export async function buildServices(config: Config, logger: Logger, adapters: Ad
   const consistency: ReadConsistency = {
     timeoutMs: config.MIN_POSITION_TIMEOUT_MS,
     defaultMinPosition: host ? lastPosition : () => 0n,
-    waitFor: host ? (position, names, timeoutMs) => host.waitFor(position, timeoutMs, names) : (position, names, timeoutMs) => waitForCheckpoints(adapters.readStore, position, names, timeoutMs),
+    waitFor: host
+      ? (position, names, timeoutMs) => host.waitFor(position, timeoutMs, names)
+      : (position, names, timeoutMs) => waitForCheckpoints(adapters.readStore, position, names, timeoutMs),
   };
-  const meter = new ApiMeter({ store: adapters.readStore, ...(config.QUOTA_CALLS_PER_MINUTE !== undefined && { quotaPerMinute: config.QUOTA_CALLS_PER_MINUTE }), ...(config.TENANT_QUOTAS !== undefined && { tenantQuotas: config.TENANT_QUOTAS }) });
+  const meter = new ApiMeter({
+    store: adapters.readStore,
+    ...(config.QUOTA_CALLS_PER_MINUTE !== undefined && { quotaPerMinute: config.QUOTA_CALLS_PER_MINUTE }),
+    ...(config.TENANT_QUOTAS !== undefined && { tenantQuotas: config.TENANT_QUOTAS }),
+  });
   const meterTimer = setInterval(() => {
     meter.flush().catch((error: unknown) => logger.warn({ err: error }, 'flushing API usage failed'));
   }, 5000);
@@ -144,12 +190,32 @@ export async function buildServices(config: Config, logger: Logger, adapters: Ad
   const metrics = new Metrics(async () => {
     if (!host) return [];
     const head = await adapters.events.headPosition();
-    return host.status().map((status) => ({ projection: status.name, version: status.version, lagPositions: Number(head - status.position), caughtUp: status.caughtUp }));
+    return host
+      .status()
+      .map((status) => ({
+        projection: status.name,
+        version: status.version,
+        lagPositions: Number(head - status.position),
+        caughtUp: status.caughtUp,
+      }));
   });
   const readiness = async (): Promise<ReadinessReport> => {
     const statuses = host?.status() ?? [];
     const ready = statuses.every((status) => status.caughtUp && status.error === undefined);
-    return { ready, checks: Object.fromEntries(statuses.map((status) => [status.name, { version: status.version, position: status.position.toString(), caughtUp: status.caughtUp, ...(status.error && { error: status.error }) }])) };
+    return {
+      ready,
+      checks: Object.fromEntries(
+        statuses.map((status) => [
+          status.name,
+          {
+            version: status.version,
+            position: status.position.toString(),
+            caughtUp: status.caughtUp,
+            ...(status.error && { error: status.error }),
+          },
+        ]),
+      ),
+    };
   };
 
   const app = createHttpApp({
@@ -159,11 +225,21 @@ export async function buildServices(config: Config, logger: Logger, adapters: Ad
     bodyLimit: config.BODY_LIMIT,
     trustProxyHops: config.TRUST_PROXY_HOPS,
     logger,
-    authenticate: tokenAuthenticator(readModels),
+    authenticate: tokenAuthenticator(
+      readModels,
+      host ? () => host.positionOf('identity') : () => checkpointOf(adapters.readStore, 'identity'),
+    ),
     meter,
     readiness,
     metrics: () => metrics.render(),
-    ...(selection.command && { command: createCommandRouter({ handler, ids, idempotency: new IdempotencyKeys(events), newCommandId: newId }) }),
+    ...(selection.command && {
+      command: createCommandRouter({
+        handler,
+        ids,
+        idempotency: new IdempotencyKeys(events),
+        newCommandId: newId,
+      }),
+    }),
     ...(selection.query && { query: createQueryRouter({ readModels, consistency }) }),
   });
 
@@ -182,15 +258,46 @@ export async function buildServices(config: Config, logger: Logger, adapters: Ad
   };
 }
 
+/** The worker-thread side of `ThreadedProjections`. */
+export const PROJECTIONS_THREAD_ENTRY = join(__dirname, 'projections-thread.ts');
+
+export interface ProjectionsThreadData {
+  readonly config: Config;
+  readonly relay: boolean;
+}
+
+export async function startRelay(config: Config, adapters: Adapters, logger: Logger): Promise<Relay> {
+  const relay = new Relay(
+    {
+      events: adapters.events,
+      readStore: adapters.readStore,
+      stream: await adapters.stream(),
+      logger: logger.child({ component: 'relay' }),
+    },
+    config.EVENTS_TOPIC,
+  );
+  await relay.start();
+  return relay;
+}
+
+async function checkpointOf(readStore: ReadStore, projection: string): Promise<bigint> {
+  const value = await readStore.getCheckpoint(
+    checkpointName(projection, await activeVersionOf(readStore, projection)),
+  );
+  return value === null ? 0n : BigInt(value);
+}
+
 /** Read-your-writes for a query API running apart from the projections: poll their checkpoints. */
-async function waitForCheckpoints(readStore: ReadStore, position: bigint, names: readonly string[], timeoutMs: number): Promise<boolean> {
+async function waitForCheckpoints(
+  readStore: ReadStore,
+  position: bigint,
+  names: readonly string[],
+  timeoutMs: number,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     let reached = true;
-    for (const name of names) {
-      const value = await readStore.getCheckpoint(checkpointName(name, await activeVersionOf(readStore, name)));
-      if (value === null || BigInt(value) < position) reached = false;
-    }
+    for (const name of names) if ((await checkpointOf(readStore, name)) < position) reached = false;
     if (reached) return true;
     if (Date.now() >= deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -43,7 +43,7 @@ export const configSchema = z.object({
   TENANT_QUOTAS: tenantQuotas.optional(),
   MIN_POSITION_TIMEOUT_MS: z.coerce.number().int().min(0).max(60000).default(5000),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
-  PROJECTIONS: booleanFlag.default(true),
+  PROJECTIONS_THREAD: booleanFlag.default(true),
   RELAY: booleanFlag.default(true),
 });
 
@@ -52,12 +52,16 @@ export type Config = z.infer<typeof configSchema>;
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const result = configSchema.safeParse(env);
   if (!result.success) {
-    const problems = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`).join('\n');
+    const problems = result.error.issues
+      .map((issue) => `  ${issue.path.join('.')}: ${issue.message}`)
+      .join('\n');
     throw new Error(`invalid configuration:\n${problems}`);
   }
   const config = result.data;
-  if (config.EVENT_STORE === 'eventstoredb' && !config.ESDB_URL) throw new Error('EVENT_STORE=eventstoredb needs ESDB_URL');
-  if (config.READ_STORE === 'mongodb' && !config.MONGO_URL) throw new Error('READ_STORE=mongodb needs MONGO_URL');
+  if (config.EVENT_STORE === 'eventstoredb' && !config.ESDB_URL)
+    throw new Error('EVENT_STORE=eventstoredb needs ESDB_URL');
+  if (config.READ_STORE === 'mongodb' && !config.MONGO_URL)
+    throw new Error('READ_STORE=mongodb needs MONGO_URL');
   if (config.STREAM === 'kafka' && !config.KAFKA_BROKERS) throw new Error('STREAM=kafka needs KAFKA_BROKERS');
   return config;
 }
@@ -67,7 +71,9 @@ let cachedVersion: string | undefined;
 /** The deployed application version, for `X-Version`. */
 export function appVersion(): string {
   if (cachedVersion === undefined) {
-    const manifest = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version?: unknown };
+    const manifest = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as {
+      version?: unknown;
+    };
     cachedVersion = typeof manifest.version === 'string' ? manifest.version : '';
   }
   return cachedVersion;

@@ -28,7 +28,8 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         this.reset();
-        for (const row of await lag()) this.set({ projection: row.projection, version: String(row.version) }, row.lagPositions);
+        for (const row of await lag())
+          this.set({ projection: row.projection, version: String(row.version) }, row.lagPositions);
       },
     });
     new Gauge({
@@ -38,7 +39,8 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         this.reset();
-        for (const row of await lag()) this.set({ projection: row.projection, version: String(row.version) }, row.caughtUp ? 1 : 0);
+        for (const row of await lag())
+          this.set({ projection: row.projection, version: String(row.version) }, row.caughtUp ? 1 : 0);
       },
     });
   }

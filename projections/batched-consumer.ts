@@ -17,7 +17,12 @@ const IDLE = Symbol('idle');
  * marker, and as soon as the subscription has nothing more at hand (the next item is not ready within one
  * event-loop turn). Catch-up thus runs in large batches while live events are written at once.
  */
-export async function consumeInBatches(subscription: Subscription, handlers: BatchHandlers, batchSize: number, from: bigint): Promise<void> {
+export async function consumeInBatches(
+  subscription: Subscription,
+  handlers: BatchHandlers,
+  batchSize: number,
+  from: bigint,
+): Promise<void> {
   const iterator = subscription[Symbol.asyncIterator]();
   let flushed = from;
   let batchEnd = from;

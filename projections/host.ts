@@ -3,6 +3,15 @@ import type { Projection } from './projection';
 import { ProjectionRunner, type RunnerDeps } from './runner';
 import { activeVersionOf } from './versions';
 
+/** What the rest of the platform needs from whoever runs the projections (in this thread or another). */
+export interface Projections {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  status(): ProjectionStatus[];
+  positionOf(name: string): bigint;
+  waitFor(position: bigint, timeoutMs: number, names?: readonly string[]): Promise<boolean>;
+}
+
 export interface ProjectionStatus {
   readonly name: string;
   readonly version: number;
@@ -16,7 +25,7 @@ export interface ProjectionStatus {
  * (`bin/replay`): it starts the new version from its checkpoint, stops the old one, and drops the old
  * collections after a grace period so reads in flight finish.
  */
-export class ProjectionHost {
+export class ProjectionHost implements Projections {
   private readonly runners = new Map<string, ProjectionRunner>();
   private watchTimer: NodeJS.Timeout | undefined;
   private switching = Promise.resolve();
@@ -36,9 +45,11 @@ export class ProjectionHost {
       this.runners.set(projection.name, runner);
     }
     this.watchTimer = setInterval(() => {
-      this.switching = this.switching.then(() => this.followSwitches()).catch((error: unknown) => {
-        this.deps.logger.error({ err: error }, 'checking projection versions failed');
-      });
+      this.switching = this.switching
+        .then(() => this.followSwitches())
+        .catch((error: unknown) => {
+          this.deps.logger.error({ err: error }, 'checking projection versions failed');
+        });
     }, this.options.watchIntervalMs ?? 1000);
     this.watchTimer.unref();
   }
@@ -59,9 +70,16 @@ export class ProjectionHost {
     }));
   }
 
+  /** The position the active version of a projection has applied (0n when unknown). */
+  positionOf(name: string): bigint {
+    return this.runners.get(name)?.position ?? 0n;
+  }
+
   /** Waits until the named projections (all when omitted) have applied every event up to `position`. */
   async waitFor(position: bigint, timeoutMs: number, names?: readonly string[]): Promise<boolean> {
-    const runners = [...this.runners.values()].filter((runner) => !names || names.includes(runner.projection.name));
+    const runners = [...this.runners.values()].filter(
+      (runner) => !names || names.includes(runner.projection.name),
+    );
     const results = await Promise.all(runners.map((runner) => runner.waitFor(position, timeoutMs)));
     return results.every(Boolean);
   }
@@ -75,10 +93,16 @@ export class ProjectionHost {
       await next.start();
       this.runners.set(projection.name, next);
       await current.stop();
-      this.deps.logger.info({ projection: projection.name, from: current.version, to: active }, 'projection switched to a rebuilt version');
+      this.deps.logger.info(
+        { projection: projection.name, from: current.version, to: active },
+        'projection switched to a rebuilt version',
+      );
       const grace = setTimeout(() => {
         this.dropVersion(projection, current.version).catch((error: unknown) => {
-          this.deps.logger.error({ err: error, projection: projection.name }, 'dropping an old projection version failed');
+          this.deps.logger.error(
+            { err: error, projection: projection.name },
+            'dropping an old projection version failed',
+          );
         });
       }, this.options.dropGraceMs ?? 10_000);
       grace.unref();
@@ -95,6 +119,7 @@ export class ProjectionHost {
   }
 
   private async dropVersion(projection: Projection, version: number): Promise<void> {
-    for (const base of Object.keys(projection.collections)) await this.deps.readStore.dropCollection(versionedCollection(base, version));
+    for (const base of Object.keys(projection.collections))
+      await this.deps.readStore.dropCollection(versionedCollection(base, version));
   }
 }

@@ -29,18 +29,23 @@ export async function rebuildProjection(
 ): Promise<RebuildResult> {
   const fromVersion = await activeVersionOf(deps.readStore, projection.name);
   const toVersion = fromVersion + 1;
-  for (const base of Object.keys(projection.collections)) await deps.readStore.dropCollection(versionedCollection(base, toVersion));
+  for (const base of Object.keys(projection.collections))
+    await deps.readStore.dropCollection(versionedCollection(base, toVersion));
   await deps.readStore.deleteCheckpoint(checkpointName(projection.name, toVersion));
 
   const started = Date.now();
   const runner = new ProjectionRunner(projection, toVersion, { ...deps, batchSize: deps.batchSize ?? 2000 });
   await runner.start();
-  const report = (head: bigint): void => onProgress({ events: runner.applied, position: runner.position, head, elapsedMs: Date.now() - started });
+  const report = (head: bigint): void =>
+    onProgress({ events: runner.applied, position: runner.position, head, elapsedMs: Date.now() - started });
   let head = await deps.events.headPosition();
   const ticker = setInterval(() => report(head), progressIntervalMs);
   try {
     // The head moves while we build; chase it until the runner has caught up with a fresh reading.
-    while (!(await runner.waitFor(head, 60_000)) || runner.position < (head = await deps.events.headPosition())) {
+    while (
+      !(await runner.waitFor(head, 60_000)) ||
+      runner.position < (head = await deps.events.headPosition())
+    ) {
       if (runner.error) throw new Error(`rebuild of ${projection.name} failed: ${runner.error}`);
     }
   } finally {

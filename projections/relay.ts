@@ -12,7 +12,11 @@ const INTERNAL_CATEGORIES = new Set(['sequence', 'idempotency']);
 export function toStreamMessage(event: RecordedEvent): StreamMessage {
   return {
     key: event.streamId,
-    value: JSON.stringify({ ...event, revision: event.revision.toString(), position: event.position.toString() }),
+    value: JSON.stringify({
+      ...event,
+      revision: event.revision.toString(),
+      position: event.position.toString(),
+    }),
     headers: { type: event.type, tenant: event.metadata.tenant, eventId: event.id },
   };
 }
@@ -26,6 +30,7 @@ export class Relay {
   private loop: Promise<void> | undefined;
   private stopped = false;
   private relayed = 0n;
+  private checkpointWrittenAt = 0;
 
   constructor(
     private readonly deps: { events: EventStore; readStore: ReadStore; stream: Stream; logger: Logger },
@@ -59,7 +64,10 @@ export class Relay {
         await this.run();
         return;
       } catch (error) {
-        this.deps.logger.error({ err: error, topic: this.topic }, 'relay failed; resuming from its checkpoint');
+        this.deps.logger.error(
+          { err: error, topic: this.topic },
+          'relay failed; resuming from its checkpoint',
+        );
         await new Promise((resolve) => setTimeout(resolve, backoffMs));
         backoffMs = Math.min(backoffMs * 2, 10_000);
       }
@@ -67,7 +75,9 @@ export class Relay {
   }
 
   private async run(): Promise<void> {
-    this.subscription = this.deps.events.subscribeToAll({ after: this.relayed === 0n ? undefined : this.relayed });
+    this.subscription = this.deps.events.subscribeToAll({
+      after: this.relayed === 0n ? undefined : this.relayed,
+    });
     if (this.stopped) await this.subscription.close();
     let batch: StreamMessage[] = [];
     await consumeInBatches(
@@ -77,9 +87,14 @@ export class Relay {
           if (!INTERNAL_CATEGORIES.has(categoryOf(event.streamId))) batch.push(toStreamMessage(event));
         },
         flush: async (position) => {
-          if (batch.length > 0) await this.deps.stream.publish(this.topic, batch);
+          const published = batch.length > 0;
+          if (published) await this.deps.stream.publish(this.topic, batch);
           batch = [];
-          await this.deps.readStore.apply([], { name: this.checkpointName, value: position.toString() });
+          // After a publish the checkpoint is written at once; over internal events only, at most once a second.
+          if (published || Date.now() - this.checkpointWrittenAt >= 1000) {
+            await this.deps.readStore.apply([], { name: this.checkpointName, value: position.toString() });
+            this.checkpointWrittenAt = Date.now();
+          }
           this.relayed = position;
         },
       },

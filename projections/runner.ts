@@ -7,12 +7,16 @@ import type { ReadModelChange, ReadStore } from '../infra/read-store/port';
 import { consumeInBatches } from './batched-consumer';
 import type { Projection } from './projection';
 
+const IDLE_CHECKPOINT_INTERVAL_MS = 1000;
+
 export interface RunnerDeps {
   readonly events: EventStore;
   readonly readStore: ReadStore;
   readonly logger: Logger;
   /** Events per read-store transaction while catching up. */
   readonly batchSize?: number;
+  /** Told after every batch is applied (and on errors), e.g. to report progress to another thread. */
+  readonly onProgress?: (runner: ProjectionRunner) => void;
 }
 
 /**
@@ -31,6 +35,7 @@ export class ProjectionRunner {
   private stopped = false;
   private readonly waiters = new Set<{ position: bigint; resolve: () => void }>();
   private lastError: string | undefined;
+  private checkpointWrittenAt = 0;
   private caughtUpOnce = false;
   private readonly batchSize: number;
 
@@ -67,12 +72,14 @@ export class ProjectionRunner {
     const stored = await this.deps.readStore.getCheckpoint(this.checkpoint);
     this.processed = stored === null ? 0n : BigInt(stored);
     this.loop = this.runWithRestarts();
+    this.deps.onProgress?.(this);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     await this.subscription?.close();
     await this.loop;
+    await this.deps.readStore.apply([], { name: this.checkpoint, value: this.processed.toString() });
   }
 
   /** Resolves true once every event up to `position` is visible in this projection's read model. */
@@ -103,7 +110,11 @@ export class ProjectionRunner {
         return;
       } catch (error) {
         this.lastError = error instanceof Error ? error.message : String(error);
-        this.deps.logger.error({ err: error, projection: this.projection.name, version: this.version }, 'projection failed; restarting from its checkpoint');
+        this.deps.onProgress?.(this);
+        this.deps.logger.error(
+          { err: error, projection: this.projection.name, version: this.version },
+          'projection failed; restarting from its checkpoint',
+        );
         const stored = await this.deps.readStore.getCheckpoint(this.checkpoint).catch(() => null);
         if (stored !== null) this.processed = BigInt(stored);
         await new Promise((resolve) => setTimeout(resolve, backoffMs));
@@ -127,12 +138,18 @@ export class ProjectionRunner {
           this.applied++;
         },
         flush: async (position) => {
-          await this.deps.readStore.apply(changes, { name: this.checkpoint, value: position.toString() });
+          // A batch with no changes (the filter skipped everything) only moves the checkpoint: that is kept in
+          // memory and written at most once a second. Replaying skipped events after a crash changes nothing.
+          if (changes.length > 0 || Date.now() - this.checkpointWrittenAt >= IDLE_CHECKPOINT_INTERVAL_MS) {
+            await this.deps.readStore.apply(changes, { name: this.checkpoint, value: position.toString() });
+            this.checkpointWrittenAt = Date.now();
+          }
           changes = [];
           this.advance(position);
         },
         onCaughtUp: () => {
           this.caughtUpOnce = true;
+          this.deps.onProgress?.(this);
         },
       },
       this.batchSize,
@@ -149,5 +166,6 @@ export class ProjectionRunner {
     this.processed = position;
     this.lastError = undefined;
     for (const waiter of this.waiters) if (waiter.position <= position) waiter.resolve();
+    this.deps.onProgress?.(this);
   }
 }

@@ -4,11 +4,38 @@ import { READ_MODELS } from '../contracts/read-models';
 import { moduleView, recordView, spaceView } from './representations';
 import { MODULE_FIELDS, RECORD_FIELDS, SPACE_FIELDS } from './routes/catalogues';
 import { idParam } from '../infra/http/params';
-import { entityRoutes, readOne, readPage, type EntityDescription, type EntityReadDeps } from './routes/entities';
+import {
+  entityRoutes,
+  readOne,
+  readPage,
+  type EntityDescription,
+  type EntityReadDeps,
+} from './routes/entities';
 
-export const SPACES: EntityDescription = { module: 'space', collection: READ_MODELS.spaces, projection: 'spaces', fields: SPACE_FIELDS, view: spaceView, noun: 'space' };
-export const MODULES: EntityDescription = { module: 'module', collection: READ_MODELS.modules, projection: 'modules', fields: MODULE_FIELDS, view: moduleView, noun: 'module' };
-export const RECORDS: EntityDescription = { module: 'record', collection: READ_MODELS.records, projection: 'records', fields: RECORD_FIELDS, view: recordView, noun: 'record' };
+export const SPACES: EntityDescription = {
+  module: 'space',
+  collection: READ_MODELS.spaces,
+  projection: 'spaces',
+  fields: SPACE_FIELDS,
+  view: spaceView,
+  noun: 'space',
+};
+export const MODULES: EntityDescription = {
+  module: 'module',
+  collection: READ_MODELS.modules,
+  projection: 'modules',
+  fields: MODULE_FIELDS,
+  view: moduleView,
+  noun: 'module',
+};
+export const RECORDS: EntityDescription = {
+  module: 'record',
+  collection: READ_MODELS.records,
+  projection: 'records',
+  fields: RECORD_FIELDS,
+  view: recordView,
+  noun: 'record',
+};
 
 /** The query API: every GET of the platform. It reads read models only and never appends. */
 export function createQueryRouter(deps: EntityReadDeps): Router {
@@ -17,12 +44,15 @@ export function createQueryRouter(deps: EntityReadDeps): Router {
   router.get('/module/:moduleId/item', async (req, res) => {
     const moduleId = idParam(req, 'moduleId');
     await readOne(req, deps, MODULES, moduleId);
-    res.json(await readPage(req, deps, RECORDS, { kind: 'compare', path: 'moduleId', op: 'eq', value: moduleId }));
+    res.json(
+      await readPage(req, deps, RECORDS, { kind: 'compare', path: 'moduleId', op: 'eq', value: moduleId }),
+    );
   });
   router.get('/module/:moduleId/item/:recordId', async (req, res) => {
     const moduleId = idParam(req, 'moduleId');
     const { body, etag } = await readOne(req, deps, RECORDS, idParam(req, 'recordId'));
-    if (body.moduleId !== moduleId) throw new PlatformError('not_found', `record not found in module ${moduleId}`);
+    if (body.moduleId !== moduleId)
+      throw new PlatformError('not_found', `record not found in module ${moduleId}`);
     res.setHeader('ETag', etag).json(body);
   });
   router.use(entityRoutes(deps, 'module', 'moduleId', MODULES));

@@ -14,17 +14,28 @@ export interface ReadConsistency {
 
 const POSITION = /^\d{1,20}$/;
 
-export async function awaitConsistency(req: Request, consistency: ReadConsistency, projections: readonly string[]): Promise<void> {
+export async function awaitConsistency(
+  req: Request,
+  consistency: ReadConsistency,
+  projections: readonly string[],
+): Promise<void> {
   const header = req.headers['x-min-position'];
   let position = consistency.defaultMinPosition();
   if (header !== undefined) {
     const text = Array.isArray(header) ? header[0]! : header;
-    if (!POSITION.test(text)) throw new PlatformError('validation_failed', 'X-Min-Position must be a non-negative integer (a command response\'s X-Position)');
+    if (!POSITION.test(text))
+      throw new PlatformError(
+        'validation_failed',
+        "X-Min-Position must be a non-negative integer (a command response's X-Position)",
+      );
     const demanded = BigInt(text);
     if (demanded > position) position = demanded;
   }
   if (position === 0n) return;
   if (!(await consistency.waitFor(position, projections, consistency.timeoutMs))) {
-    throw new PlatformError('position_timeout', `the read models did not reach position ${position} within ${consistency.timeoutMs} ms; retry shortly`);
+    throw new PlatformError(
+      'position_timeout',
+      `the read models did not reach position ${position} within ${consistency.timeoutMs} ms; retry shortly`,
+    );
   }
 }

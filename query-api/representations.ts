@@ -2,7 +2,12 @@ import type { Document } from '../infra/read-store/port';
 
 /** API shapes of read-model documents: the entity's integer id as `id`, no store bookkeeping. */
 function audit(doc: Document): Record<string, unknown> {
-  return { createdAt: doc.createdAt, updatedAt: doc.updatedAt, createdBy: doc.createdBy, updatedBy: doc.updatedBy };
+  return {
+    createdAt: doc.createdAt,
+    updatedAt: doc.updatedAt,
+    createdBy: doc.createdBy,
+    updatedBy: doc.updatedBy,
+  };
 }
 
 export function spaceView(doc: Document): Record<string, unknown> {
@@ -10,9 +15,22 @@ export function spaceView(doc: Document): Record<string, unknown> {
 }
 
 export function moduleView(doc: Document): Record<string, unknown> {
-  return { id: doc.moduleId, spaceId: doc.spaceId, name: doc.name, description: doc.description ?? null, ...audit(doc) };
+  return {
+    id: doc.moduleId,
+    spaceId: doc.spaceId,
+    name: doc.name,
+    description: doc.description ?? null,
+    ...audit(doc),
+  };
 }
 
 export function recordView(doc: Document): Record<string, unknown> {
-  return { id: doc.recordId, moduleId: doc.moduleId, spaceId: doc.spaceId, name: doc.name, fields: doc.fields ?? {}, ...audit(doc) };
+  return {
+    id: doc.recordId,
+    moduleId: doc.moduleId,
+    spaceId: doc.spaceId,
+    name: doc.name,
+    fields: doc.fields ?? {},
+    ...audit(doc),
+  };
 }

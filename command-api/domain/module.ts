@@ -27,24 +27,61 @@ export const moduleDecider: Decider<ModuleState, ModuleCommand, ModuleEvent> = {
 
   decide(command, state) {
     if (command.kind === 'CreateModule') {
-      if (state.status !== 'none') throw new PlatformError('conflict', `module ${state.moduleId} already exists`);
-      if (!command.spaceExists) throw new PlatformError('validation_failed', `space ${command.spaceId} does not exist`, [{ path: 'spaceId', message: 'no such space' }]);
-      return [{ type: 'ModuleCreated', data: { moduleId: command.moduleId, spaceId: command.spaceId, name: command.name, description: command.description } }];
+      if (state.status !== 'none')
+        throw new PlatformError('conflict', `module ${state.moduleId} already exists`);
+      if (!command.spaceExists)
+        throw new PlatformError('validation_failed', `space ${command.spaceId} does not exist`, [
+          { path: 'spaceId', message: 'no such space' },
+        ]);
+      return [
+        {
+          type: 'ModuleCreated',
+          data: {
+            moduleId: command.moduleId,
+            spaceId: command.spaceId,
+            name: command.name,
+            description: command.description,
+          },
+        },
+      ];
     }
     if (state.status !== 'active') throw new PlatformError('not_found', 'module not found');
-    if (command.kind === 'DeleteModule') return [{ type: 'ModuleDeleted', data: { moduleId: state.moduleId, spaceId: state.spaceId } }];
+    if (command.kind === 'DeleteModule')
+      return [{ type: 'ModuleDeleted', data: { moduleId: state.moduleId, spaceId: state.spaceId } }];
     const name = command.name !== undefined && command.name !== state.name ? command.name : undefined;
-    const description = command.description !== undefined && command.description !== state.description ? command.description : undefined;
+    const description =
+      command.description !== undefined && command.description !== state.description
+        ? command.description
+        : undefined;
     if (name === undefined && description === undefined) return [];
-    return [{ type: 'ModuleUpdated', data: { moduleId: state.moduleId, ...(name !== undefined && { name }), ...(description !== undefined && { description }) } }];
+    return [
+      {
+        type: 'ModuleUpdated',
+        data: {
+          moduleId: state.moduleId,
+          ...(name !== undefined && { name }),
+          ...(description !== undefined && { description }),
+        },
+      },
+    ];
   },
 
   evolve(state, event) {
     switch (event.type) {
       case 'ModuleCreated':
-        return { status: 'active', moduleId: event.data.moduleId, spaceId: event.data.spaceId, name: event.data.name, description: event.data.description };
+        return {
+          status: 'active',
+          moduleId: event.data.moduleId,
+          spaceId: event.data.spaceId,
+          name: event.data.name,
+          description: event.data.description,
+        };
       case 'ModuleUpdated':
-        return { ...state, name: event.data.name ?? state.name, description: event.data.description !== undefined ? event.data.description : state.description };
+        return {
+          ...state,
+          name: event.data.name ?? state.name,
+          description: event.data.description !== undefined ? event.data.description : state.description,
+        };
       case 'ModuleDeleted':
         return { ...state, status: 'deleted' };
     }

@@ -21,7 +21,11 @@ export type RecordCommand =
       readonly name: string;
       readonly fields: Readonly<Record<string, FieldValue>>;
     }
-  | { readonly kind: 'UpdateRecord'; readonly name?: string; readonly fields?: Readonly<Record<string, FieldValue>> }
+  | {
+      readonly kind: 'UpdateRecord';
+      readonly name?: string;
+      readonly fields?: Readonly<Record<string, FieldValue>>;
+    }
   | { readonly kind: 'DeleteRecord' };
 
 function sameValue(a: FieldValue | undefined, b: FieldValue | undefined): boolean {
@@ -29,13 +33,18 @@ function sameValue(a: FieldValue | undefined, b: FieldValue | undefined): boolea
 }
 
 /** The changes an update makes; setting a field to null removes it. */
-function changesOf(state: RecordState, name: string | undefined, fields: Readonly<Record<string, FieldValue>> | undefined): FieldChange[] {
+function changesOf(
+  state: RecordState,
+  name: string | undefined,
+  fields: Readonly<Record<string, FieldValue>> | undefined,
+): FieldChange[] {
   const changes: FieldChange[] = [];
   if (name !== undefined && name !== state.name) changes.push({ field: 'name', from: state.name, to: name });
   for (const [key, value] of Object.entries(fields ?? {})) {
     // Own keys only: a field named like an Object.prototype member (`constructor`, `toString`) is new, not a function.
     const current = Object.hasOwn(state.fields, key) ? state.fields[key] : undefined;
-    if (!sameValue(current, value)) changes.push({ field: `fields.${key}`, from: current ?? null, to: value });
+    if (!sameValue(current, value))
+      changes.push({ field: `fields.${key}`, from: current ?? null, to: value });
   }
   return changes;
 }
@@ -45,19 +54,40 @@ export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
 
   decide(command, state) {
     if (command.kind === 'CreateRecord') {
-      if (state.status !== 'none') throw new PlatformError('conflict', `record ${state.recordId} already exists`);
+      if (state.status !== 'none')
+        throw new PlatformError('conflict', `record ${state.recordId} already exists`);
       if (command.moduleSpaceId === null) {
-        throw new PlatformError('validation_failed', `module ${command.moduleId} does not exist`, [{ path: 'moduleId', message: 'no such module' }]);
+        throw new PlatformError('validation_failed', `module ${command.moduleId} does not exist`, [
+          { path: 'moduleId', message: 'no such module' },
+        ]);
       }
       const fields = Object.fromEntries(Object.entries(command.fields).filter(([, value]) => value !== null));
-      return [{ type: 'RecordCreated', data: { recordId: command.recordId, moduleId: command.moduleId, spaceId: command.moduleSpaceId, name: command.name, fields } }];
+      return [
+        {
+          type: 'RecordCreated',
+          data: {
+            recordId: command.recordId,
+            moduleId: command.moduleId,
+            spaceId: command.moduleSpaceId,
+            name: command.name,
+            fields,
+          },
+        },
+      ];
     }
     if (state.status !== 'active') throw new PlatformError('not_found', 'record not found');
     if (command.kind === 'DeleteRecord') {
-      return [{ type: 'RecordDeleted', data: { recordId: state.recordId, moduleId: state.moduleId, spaceId: state.spaceId } }];
+      return [
+        {
+          type: 'RecordDeleted',
+          data: { recordId: state.recordId, moduleId: state.moduleId, spaceId: state.spaceId },
+        },
+      ];
     }
     const changes = changesOf(state, command.name, command.fields);
-    return changes.length === 0 ? [] : [{ type: 'RecordUpdated', data: { recordId: state.recordId, changes } }];
+    return changes.length === 0
+      ? []
+      : [{ type: 'RecordUpdated', data: { recordId: state.recordId, changes } }];
   },
 
   evolve(state, event) {

@@ -10,7 +10,12 @@ export interface SpaceState {
 }
 
 export type SpaceCommand =
-  | { readonly kind: 'CreateSpace'; readonly spaceId: number; readonly name: string; readonly description: string | null }
+  | {
+      readonly kind: 'CreateSpace';
+      readonly spaceId: number;
+      readonly name: string;
+      readonly description: string | null;
+    }
   | { readonly kind: 'UpdateSpace'; readonly name?: string; readonly description?: string | null }
   | { readonly kind: 'DeleteSpace' };
 
@@ -19,23 +24,50 @@ export const spaceDecider: Decider<SpaceState, SpaceCommand, SpaceEvent> = {
 
   decide(command, state) {
     if (command.kind === 'CreateSpace') {
-      if (state.status !== 'none') throw new PlatformError('conflict', `space ${state.spaceId} already exists`);
-      return [{ type: 'SpaceCreated', data: { spaceId: command.spaceId, name: command.name, description: command.description } }];
+      if (state.status !== 'none')
+        throw new PlatformError('conflict', `space ${state.spaceId} already exists`);
+      return [
+        {
+          type: 'SpaceCreated',
+          data: { spaceId: command.spaceId, name: command.name, description: command.description },
+        },
+      ];
     }
     if (state.status !== 'active') throw new PlatformError('not_found', 'space not found');
     if (command.kind === 'DeleteSpace') return [{ type: 'SpaceDeleted', data: { spaceId: state.spaceId } }];
     const name = command.name !== undefined && command.name !== state.name ? command.name : undefined;
-    const description = command.description !== undefined && command.description !== state.description ? command.description : undefined;
+    const description =
+      command.description !== undefined && command.description !== state.description
+        ? command.description
+        : undefined;
     if (name === undefined && description === undefined) return [];
-    return [{ type: 'SpaceUpdated', data: { spaceId: state.spaceId, ...(name !== undefined && { name }), ...(description !== undefined && { description }) } }];
+    return [
+      {
+        type: 'SpaceUpdated',
+        data: {
+          spaceId: state.spaceId,
+          ...(name !== undefined && { name }),
+          ...(description !== undefined && { description }),
+        },
+      },
+    ];
   },
 
   evolve(state, event) {
     switch (event.type) {
       case 'SpaceCreated':
-        return { status: 'active', spaceId: event.data.spaceId, name: event.data.name, description: event.data.description };
+        return {
+          status: 'active',
+          spaceId: event.data.spaceId,
+          name: event.data.name,
+          description: event.data.description,
+        };
       case 'SpaceUpdated':
-        return { ...state, name: event.data.name ?? state.name, description: event.data.description !== undefined ? event.data.description : state.description };
+        return {
+          ...state,
+          name: event.data.name ?? state.name,
+          description: event.data.description !== undefined ? event.data.description : state.description,
+        };
       case 'SpaceDeleted':
         return { ...state, status: 'deleted' };
     }

@@ -34,20 +34,38 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
     }
     if (state.status !== 'active') throw new PlatformError('not_found', 'user not found');
     if (command.kind === 'IssueApiToken') {
-      if (Object.hasOwn(state.tokens, command.token.tokenId)) throw new PlatformError('conflict', `token ${command.token.tokenId} already exists`);
+      if (Object.hasOwn(state.tokens, command.token.tokenId))
+        throw new PlatformError('conflict', `token ${command.token.tokenId} already exists`);
       return [{ type: 'ApiTokenIssued', data: { ...command.token, userId: state.userId } }];
     }
     const token = Object.hasOwn(state.tokens, command.tokenId) ? state.tokens[command.tokenId] : undefined;
     if (!token) throw new PlatformError('not_found', 'token not found');
-    return [{ type: 'ApiTokenRevoked', data: { userId: state.userId, tokenId: command.tokenId, tokenHash: token.tokenHash } }];
+    return [
+      {
+        type: 'ApiTokenRevoked',
+        data: { userId: state.userId, tokenId: command.tokenId, tokenHash: token.tokenHash },
+      },
+    ];
   },
 
   evolve(state, event) {
     switch (event.type) {
       case 'UserRegistered':
-        return { status: 'active', userId: event.data.userId, email: event.data.email, role: event.data.role, tokens: {} };
+        return {
+          status: 'active',
+          userId: event.data.userId,
+          email: event.data.email,
+          role: event.data.role,
+          tokens: {},
+        };
       case 'ApiTokenIssued':
-        return { ...state, tokens: { ...state.tokens, [event.data.tokenId]: { tokenHash: event.data.tokenHash, bootstrap: event.data.bootstrap } } };
+        return {
+          ...state,
+          tokens: {
+            ...state.tokens,
+            [event.data.tokenId]: { tokenHash: event.data.tokenHash, bootstrap: event.data.bootstrap },
+          },
+        };
       case 'ApiTokenRevoked': {
         const { [event.data.tokenId]: _revoked, ...tokens } = state.tokens;
         return { ...state, tokens };

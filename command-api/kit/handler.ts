@@ -31,6 +31,11 @@ export interface HandleOptions {
   readonly ifMatch?: bigint;
   /** A command that may already have run: look for its events in the stream before deciding again. */
   readonly mayBeRepeat?: boolean;
+  /**
+   * The stream is new (its id was just allocated): decide on the initial state without reading it. Should
+   * it exist after all, the append fails its `no_stream` expectation and the handler reads it and retries.
+   */
+  readonly newStream?: boolean;
   readonly maxAttempts?: number;
 }
 
@@ -75,9 +80,16 @@ export class CommandHandler {
   ) {}
 
   /** Reads the stream and folds it (from the cache's revision on). */
-  async load<State, Event extends DomainEvent>(streamId: string, decider: Decider<State, never, Event>): Promise<Loaded<State>> {
+  async load<State, Event extends DomainEvent>(
+    streamId: string,
+    decider: Decider<State, never, Event>,
+  ): Promise<Loaded<State>> {
     const cached = this.cache.get<State>(streamId);
-    let { state, revision, position } = cached ?? { state: decider.initialState, revision: undefined, position: undefined };
+    let { state, revision, position } = cached ?? {
+      state: decider.initialState,
+      revision: undefined,
+      position: undefined,
+    };
     const fromRevision = revision === undefined ? 0n : revision + 1n;
     for await (const recorded of this.store.readStream(streamId, { fromRevision })) {
       state = decider.evolve(state, toDomainEvent<Event>(recorded));
@@ -102,7 +114,11 @@ export class CommandHandler {
     let loaded: Loaded<State> = { state: decider.initialState, revision: undefined, position: undefined };
     let previous: Loaded<State> | null = null;
     for await (const recorded of this.store.readStream(streamId)) {
-      loaded = { state: decider.evolve(loaded.state, toDomainEvent<Event>(recorded)), revision: recorded.revision, position: recorded.position };
+      loaded = {
+        state: decider.evolve(loaded.state, toDomainEvent<Event>(recorded)),
+        revision: recorded.revision,
+        position: recorded.position,
+      };
       if (recorded.metadata.commandId === commandId) previous = loaded;
     }
     this.cache.set(streamId, loaded);
@@ -120,16 +136,28 @@ export class CommandHandler {
     for (let attempt = 1; ; attempt++) {
       const { loaded, previous } = options.mayBeRepeat
         ? await this.loadLookingFor(streamId, decider, context.commandId)
-        : { loaded: await this.load(streamId, decider), previous: null };
+        : options.newStream && attempt === 1
+          ? {
+              loaded: { state: decider.initialState, revision: undefined, position: undefined },
+              previous: null,
+            }
+          : { loaded: await this.load(streamId, decider), previous: null };
       if (previous) return { ...previous, replayed: true };
       if (options.ifMatch !== undefined && loaded.revision !== options.ifMatch) {
-        throw new PlatformError('precondition_failed', `If-Match revision ${options.ifMatch} is stale; the current revision is ${String(loaded.revision ?? 'none')}`);
+        throw new PlatformError(
+          'precondition_failed',
+          `If-Match revision ${options.ifMatch} is stale; the current revision is ${String(loaded.revision ?? 'none')}`,
+        );
       }
       const events = decider.decide(command, loaded.state);
       if (events.length === 0) return { ...loaded, position: undefined, replayed: false };
       const expectedRevision: ExpectedRevision = loaded.revision ?? 'no_stream';
       try {
-        const result = await this.store.append(streamId, events.map((event, index) => this.envelope(event, index, context)), { expectedRevision });
+        const result = await this.store.append(
+          streamId,
+          events.map((event, index) => this.envelope(event, index, context)),
+          { expectedRevision },
+        );
         const state = events.reduce((current, event) => decider.evolve(current, event), loaded.state);
         const after = { state, revision: result.nextExpectedRevision, position: result.position };
         this.cache.set(streamId, after);
@@ -137,10 +165,16 @@ export class CommandHandler {
       } catch (error) {
         if (!(error instanceof WrongExpectedRevisionError)) throw error;
         if (options.ifMatch !== undefined) {
-          throw new PlatformError('precondition_failed', `the resource changed concurrently; re-read it and retry with its new ETag`);
+          throw new PlatformError(
+            'precondition_failed',
+            `the resource changed concurrently; re-read it and retry with its new ETag`,
+          );
         }
         if (attempt >= maxAttempts) {
-          throw new PlatformError('conflict', `too many concurrent changes to ${streamId}; retry the request`);
+          throw new PlatformError(
+            'conflict',
+            `too many concurrent changes to ${streamId}; retry the request`,
+          );
         }
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 2 * attempt));
       }

@@ -23,7 +23,9 @@ export interface CommandIdentity {
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
 export function requestHash(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method} ${path}\n${JSON.stringify(body ?? null)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
+    .digest('hex');
 }
 
 export class IdempotencyKeys {
@@ -42,8 +44,13 @@ export class IdempotencyKeys {
     if (key === undefined) {
       return { commandId: newId(), entityId: newEntityId ? await newEntityId() : null, mayBeRepeat: false };
     }
-    if (!KEY.test(key)) throw new PlatformError('validation_failed', 'Idempotency-Key must be 1-255 visible ASCII characters');
-    const stream = streamName('idempotency', tenant, createHash('sha256').update(`${credentialId}\n${key}`).digest('hex').slice(0, 40));
+    if (!KEY.test(key))
+      throw new PlatformError('validation_failed', 'Idempotency-Key must be 1-255 visible ASCII characters');
+    const stream = streamName(
+      'idempotency',
+      tenant,
+      createHash('sha256').update(`${credentialId}\n${key}`).digest('hex').slice(0, 40),
+    );
     const existing = await this.claimOf(stream);
     if (existing) return this.repeat(existing, hash);
     const claim: IdempotencyKeyClaimedData = {
@@ -84,7 +91,10 @@ export class IdempotencyKeys {
 
   private repeat(claim: IdempotencyKeyClaimedData, hash: string): CommandIdentity {
     if (claim.requestHash !== hash) {
-      throw new PlatformError('idempotency_key_reused', 'this Idempotency-Key was used for a different request; use a new key');
+      throw new PlatformError(
+        'idempotency_key_reused',
+        'this Idempotency-Key was used for a different request; use a new key',
+      );
     }
     return { commandId: claim.commandId, entityId: claim.entityId, mayBeRepeat: true };
   }

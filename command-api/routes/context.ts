@@ -8,14 +8,16 @@ import type { CommandContext, CommandResult, HandleOptions } from '../kit/handle
 /** The principal, after checking it may do `operation` on `module`. */
 export function authorize(req: Request, module: string, operation: Operation): Principal {
   const principal = principalOf(req);
-  if (!can(principal, module, operation)) throw new PlatformError('forbidden', `this credential may not ${operation} ${module}`);
+  if (!can(principal, module, operation))
+    throw new PlatformError('forbidden', `this credential may not ${operation} ${module}`);
   return principal;
 }
 
 export function commandContext(req: Request, principal: Principal, commandId: string): CommandContext {
   const { requestId } = contextOf(req);
   const correlation = req.headers['x-correlation-id'];
-  const correlationId = typeof correlation === 'string' && /^[\x21-\x7e]{1,128}$/.test(correlation) ? correlation : requestId;
+  const correlationId =
+    typeof correlation === 'string' && /^[\x21-\x7e]{1,128}$/.test(correlation) ? correlation : requestId;
   return {
     tenant: principal.tenant,
     actor: {
@@ -41,7 +43,12 @@ export function idempotencyKey(req: Request): string | undefined {
 }
 
 /** Sends a command's answer with the position it reached (read-your-writes) and the new ETag. */
-export function sendResult<State>(res: Response, status: number, result: CommandResult<State>, body: unknown): void {
+export function sendResult<State>(
+  res: Response,
+  status: number,
+  result: CommandResult<State>,
+  body: unknown,
+): void {
   if (result.position !== undefined) res.setHeader('X-Position', result.position.toString());
   if (result.revision !== undefined) res.setHeader('ETag', etagOf(result.revision));
   if (result.replayed) res.setHeader('Idempotent-Replayed', 'true');

@@ -17,11 +17,25 @@ const fields = z
   .record(fieldKeySchema, fieldValueSchema)
   .refine((value) => Object.keys(value).length <= MAX_FIELDS, `at most ${MAX_FIELDS} fields per record`);
 
-const createRecord = z.strictObject({ moduleId: z.number().int().positive(), name, fields: fields.optional() });
-const updateRecord = z.strictObject({ id: z.number().int().positive().optional(), name: name.optional(), fields: fields.optional() });
+const createRecord = z.strictObject({
+  moduleId: z.number().int().positive(),
+  name,
+  fields: fields.optional(),
+});
+const updateRecord = z.strictObject({
+  id: z.number().int().positive().optional(),
+  name: name.optional(),
+  fields: fields.optional(),
+});
 
 export function recordView(state: RecordState): Record<string, unknown> {
-  return { id: state.recordId, moduleId: state.moduleId, spaceId: state.spaceId, name: state.name, fields: state.fields };
+  return {
+    id: state.recordId,
+    moduleId: state.moduleId,
+    spaceId: state.spaceId,
+    name: state.name,
+    fields: state.fields,
+  };
 }
 
 export function recordRoutes(deps: CommandDeps): Router {
@@ -30,8 +44,17 @@ export function recordRoutes(deps: CommandDeps): Router {
   router.post('/record', async (req, res) => {
     const principal = authorize(req, 'record', 'create');
     const body = validate(createRecord, req.body, 'body');
-    const module = await deps.handler.load(streamName('module', principal.tenant, body.moduleId), moduleDecider);
-    const identity = await deps.idempotency.identify(principal.tenant, principal.credential.id, idempotencyKey(req), requestHash('POST', '/record', body), () => deps.ids.next(principal.tenant, 'record'));
+    const module = await deps.handler.load(
+      streamName('module', principal.tenant, body.moduleId),
+      moduleDecider,
+    );
+    const identity = await deps.idempotency.identify(
+      principal.tenant,
+      principal.credential.id,
+      idempotencyKey(req),
+      requestHash('POST', '/record', body),
+      () => deps.ids.next(principal.tenant, 'record'),
+    );
     const recordId = identity.entityId!;
     const result = await deps.handler.handle(
       streamName('record', principal.tenant, recordId),
@@ -45,7 +68,7 @@ export function recordRoutes(deps: CommandDeps): Router {
         fields: body.fields ?? {},
       },
       commandContext(req, principal, identity.commandId),
-      { mayBeRepeat: identity.mayBeRepeat },
+      identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
     );
     res.setHeader('Location', `${req.baseUrl}/record/${recordId}`);
     sendResult(res, 201, result, recordView(result.state));
@@ -55,11 +78,19 @@ export function recordRoutes(deps: CommandDeps): Router {
     const principal = authorize(req, 'record', 'update');
     const body = validate(updateRecord, req.body, 'body');
     const recordId = optionalId(req, 'recordId') ?? body.id;
-    if (recordId === undefined) throw new PlatformError('validation_failed', 'the record id is missing: PUT /record/{recordId} or a body "id"');
+    if (recordId === undefined)
+      throw new PlatformError(
+        'validation_failed',
+        'the record id is missing: PUT /record/{recordId} or a body "id"',
+      );
     const result = await deps.handler.handle(
       streamName('record', principal.tenant, recordId),
       recordDecider,
-      { kind: 'UpdateRecord', ...(body.name !== undefined && { name: body.name }), ...(body.fields !== undefined && { fields: body.fields }) },
+      {
+        kind: 'UpdateRecord',
+        ...(body.name !== undefined && { name: body.name }),
+        ...(body.fields !== undefined && { fields: body.fields }),
+      },
       commandContext(req, principal, deps.newCommandId()),
       preconditions(req),
     );
@@ -71,7 +102,13 @@ export function recordRoutes(deps: CommandDeps): Router {
   router.delete('/record/:recordId', async (req, res) => {
     const principal = authorize(req, 'record', 'delete');
     const recordId = idParam(req, 'recordId');
-    const result = await deps.handler.handle(streamName('record', principal.tenant, recordId), recordDecider, { kind: 'DeleteRecord' }, commandContext(req, principal, deps.newCommandId()), preconditions(req));
+    const result = await deps.handler.handle(
+      streamName('record', principal.tenant, recordId),
+      recordDecider,
+      { kind: 'DeleteRecord' },
+      commandContext(req, principal, deps.newCommandId()),
+      preconditions(req),
+    );
     sendResult(res, 200, result, { id: recordId, deleted: true });
   });
 

@@ -14,9 +14,21 @@ const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at 
 const description = z.string().max(5000, 'must be at most 5000 characters').nullable();
 
 const createSpace = z.strictObject({ name, description: description.optional() });
-const updateSpace = z.strictObject({ id: z.number().int().positive().optional(), name: name.optional(), description: description.optional() });
-const createModule = z.strictObject({ spaceId: z.number().int().positive(), name, description: description.optional() });
-const updateModule = z.strictObject({ id: z.number().int().positive().optional(), name: name.optional(), description: description.optional() });
+const updateSpace = z.strictObject({
+  id: z.number().int().positive().optional(),
+  name: name.optional(),
+  description: description.optional(),
+});
+const createModule = z.strictObject({
+  spaceId: z.number().int().positive(),
+  name,
+  description: description.optional(),
+});
+const updateModule = z.strictObject({
+  id: z.number().int().positive().optional(),
+  name: name.optional(),
+  description: description.optional(),
+});
 
 function spaceView(state: SpaceState): Record<string, unknown> {
   return { id: state.spaceId, name: state.name, description: state.description };
@@ -33,14 +45,20 @@ export function structureRoutes(deps: CommandDeps): Router {
   router.post('/space', async (req, res) => {
     const principal = authorize(req, 'space', 'create');
     const body = validate(createSpace, req.body, 'body');
-    const identity = await deps.idempotency.identify(principal.tenant, principal.credential.id, idempotencyKey(req), requestHash('POST', '/space', body), () => deps.ids.next(principal.tenant, 'space'));
+    const identity = await deps.idempotency.identify(
+      principal.tenant,
+      principal.credential.id,
+      idempotencyKey(req),
+      requestHash('POST', '/space', body),
+      () => deps.ids.next(principal.tenant, 'space'),
+    );
     const spaceId = identity.entityId!;
     const result = await deps.handler.handle(
       streamName('space', principal.tenant, spaceId),
       spaceDecider,
       { kind: 'CreateSpace', spaceId, name: body.name, description: body.description ?? null },
       commandContext(req, principal, identity.commandId),
-      { mayBeRepeat: identity.mayBeRepeat },
+      identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
     );
     res.setHeader('Location', `${req.baseUrl}/space/${spaceId}`);
     sendResult(res, 201, result, spaceView(result.state));
@@ -50,11 +68,19 @@ export function structureRoutes(deps: CommandDeps): Router {
     const principal = authorize(req, 'space', 'update');
     const body = validate(updateSpace, req.body, 'body');
     const spaceId = optionalId(req, 'spaceId') ?? body.id;
-    if (spaceId === undefined) throw new PlatformError('validation_failed', 'the space id is missing: PUT /space/{spaceId} or a body "id"');
+    if (spaceId === undefined)
+      throw new PlatformError(
+        'validation_failed',
+        'the space id is missing: PUT /space/{spaceId} or a body "id"',
+      );
     const result = await deps.handler.handle(
       streamName('space', principal.tenant, spaceId),
       spaceDecider,
-      { kind: 'UpdateSpace', ...(body.name !== undefined && { name: body.name }), ...(body.description !== undefined && { description: body.description }) },
+      {
+        kind: 'UpdateSpace',
+        ...(body.name !== undefined && { name: body.name }),
+        ...(body.description !== undefined && { description: body.description }),
+      },
       commandContext(req, principal, deps.newCommandId()),
       preconditions(req),
     );
@@ -66,7 +92,13 @@ export function structureRoutes(deps: CommandDeps): Router {
   router.delete('/space/:spaceId', async (req, res) => {
     const principal = authorize(req, 'space', 'delete');
     const spaceId = idParam(req, 'spaceId');
-    const result = await deps.handler.handle(streamName('space', principal.tenant, spaceId), spaceDecider, { kind: 'DeleteSpace' }, commandContext(req, principal, deps.newCommandId()), preconditions(req));
+    const result = await deps.handler.handle(
+      streamName('space', principal.tenant, spaceId),
+      spaceDecider,
+      { kind: 'DeleteSpace' },
+      commandContext(req, principal, deps.newCommandId()),
+      preconditions(req),
+    );
     sendResult(res, 200, result, { id: spaceId, deleted: true });
   });
 
@@ -74,14 +106,27 @@ export function structureRoutes(deps: CommandDeps): Router {
     const principal = authorize(req, 'module', 'create');
     const body = validate(createModule, req.body, 'body');
     const space = await deps.handler.load(streamName('space', principal.tenant, body.spaceId), spaceDecider);
-    const identity = await deps.idempotency.identify(principal.tenant, principal.credential.id, idempotencyKey(req), requestHash('POST', '/module', body), () => deps.ids.next(principal.tenant, 'module'));
+    const identity = await deps.idempotency.identify(
+      principal.tenant,
+      principal.credential.id,
+      idempotencyKey(req),
+      requestHash('POST', '/module', body),
+      () => deps.ids.next(principal.tenant, 'module'),
+    );
     const moduleId = identity.entityId!;
     const result = await deps.handler.handle(
       streamName('module', principal.tenant, moduleId),
       moduleDecider,
-      { kind: 'CreateModule', moduleId, spaceId: body.spaceId, spaceExists: space.state.status === 'active', name: body.name, description: body.description ?? null },
+      {
+        kind: 'CreateModule',
+        moduleId,
+        spaceId: body.spaceId,
+        spaceExists: space.state.status === 'active',
+        name: body.name,
+        description: body.description ?? null,
+      },
       commandContext(req, principal, identity.commandId),
-      { mayBeRepeat: identity.mayBeRepeat },
+      identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
     );
     res.setHeader('Location', `${req.baseUrl}/module/${moduleId}`);
     sendResult(res, 201, result, moduleView(result.state));
@@ -91,11 +136,19 @@ export function structureRoutes(deps: CommandDeps): Router {
     const principal = authorize(req, 'module', 'update');
     const body = validate(updateModule, req.body, 'body');
     const moduleId = optionalId(req, 'moduleId') ?? body.id;
-    if (moduleId === undefined) throw new PlatformError('validation_failed', 'the module id is missing: PUT /module/{moduleId} or a body "id"');
+    if (moduleId === undefined)
+      throw new PlatformError(
+        'validation_failed',
+        'the module id is missing: PUT /module/{moduleId} or a body "id"',
+      );
     const result = await deps.handler.handle(
       streamName('module', principal.tenant, moduleId),
       moduleDecider,
-      { kind: 'UpdateModule', ...(body.name !== undefined && { name: body.name }), ...(body.description !== undefined && { description: body.description }) },
+      {
+        kind: 'UpdateModule',
+        ...(body.name !== undefined && { name: body.name }),
+        ...(body.description !== undefined && { description: body.description }),
+      },
       commandContext(req, principal, deps.newCommandId()),
       preconditions(req),
     );
@@ -107,7 +160,13 @@ export function structureRoutes(deps: CommandDeps): Router {
   router.delete('/module/:moduleId', async (req, res) => {
     const principal = authorize(req, 'module', 'delete');
     const moduleId = idParam(req, 'moduleId');
-    const result = await deps.handler.handle(streamName('module', principal.tenant, moduleId), moduleDecider, { kind: 'DeleteModule' }, commandContext(req, principal, deps.newCommandId()), preconditions(req));
+    const result = await deps.handler.handle(
+      streamName('module', principal.tenant, moduleId),
+      moduleDecider,
+      { kind: 'DeleteModule' },
+      commandContext(req, principal, deps.newCommandId()),
+      preconditions(req),
+    );
     sendResult(res, 200, result, { id: moduleId, deleted: true });
   });
 

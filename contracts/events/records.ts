@@ -2,7 +2,13 @@ import { z } from 'zod';
 import type { EventDefinition } from './definition';
 
 /** A custom field value as stored: JSON scalars, or a list of them (multi-select). */
-export const fieldValueSchema = z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.union([z.string(), z.number()]))]);
+export const fieldValueSchema = z.union([
+  z.string(),
+  z.number(),
+  z.boolean(),
+  z.null(),
+  z.array(z.union([z.string(), z.number()])),
+]);
 export type FieldValue = z.infer<typeof fieldValueSchema>;
 /** Object.prototype member names are refused: as plain-object keys they would not behave as data. */
 const RESERVED_KEYS = new Set(Object.getOwnPropertyNames(Object.prototype));
@@ -21,7 +27,12 @@ export const spaceUpdated = z.object({
 });
 export const spaceDeleted = z.object({ spaceId: id });
 
-export const moduleCreated = z.object({ moduleId: id, spaceId: id, name: z.string(), description: z.string().nullable() });
+export const moduleCreated = z.object({
+  moduleId: id,
+  spaceId: id,
+  name: z.string(),
+  description: z.string().nullable(),
+});
 export const moduleUpdated = z.object({
   moduleId: id,
   name: z.string().optional(),

@@ -28,11 +28,16 @@ export function schemaVersionOf(type: string): number {
 /** Checks event data against its schema before it is appended; a failure is a bug in the decider. */
 export function assertValidEventData(type: string, data: unknown): void {
   const result = definitionOf(type).schema.safeParse(data);
-  if (!result.success) throw new PlatformError('internal', `event ${type} failed its schema: ${result.error.message}`);
+  if (!result.success)
+    throw new PlatformError('internal', `event ${type} failed its schema: ${result.error.message}`);
 }
 
 /** The current-version shape of a stored event. Unknown types pass through untouched (other services' events). */
-export function upcast(event: { readonly type: string; readonly schemaVersion: number; readonly data: unknown }): { type: string; data: unknown } {
+export function upcast(event: {
+  readonly type: string;
+  readonly schemaVersion: number;
+  readonly data: unknown;
+}): { type: string; data: unknown } {
   const definition = definitions.get(event.type);
   if (!definition || event.schemaVersion >= definition.version) return { type: event.type, data: event.data };
   let data = event.data;

@@ -1,20 +1,18 @@
 import type { SubscribeOptions, Subscription, SubscriptionItem } from './port';
-import type { EventRow } from './sqlite-schema';
 import type { RecordedEvent } from '../../contracts/events/envelope';
 
 /** What a subscription needs from the store: synchronous reads and a way to wait for the next append. */
 export interface SubscriptionSource {
   headPosition(): number;
-  /** Events after `after`, up to `limit`, in position order. */
-  readAfter(after: number, limit: number): readonly EventRow[];
-  /** Events of the categories (a JSON array) in (after, upTo], up to `limit`, in position order. */
+  /** Events in (after, head], up to `limit`, in position order. */
+  readAfter(after: number, head: number, limit: number): readonly RecordedEvent[];
+  /** Events of the categories in (after, upTo], up to `limit`, in position order. */
   readCategoriesAfter(
     after: number,
     upTo: number,
-    categoriesJson: string,
+    categories: readonly string[],
     limit: number,
-  ): readonly EventRow[];
-  toRecordedEvent(row: EventRow): RecordedEvent;
+  ): readonly RecordedEvent[];
   /** Calls `wake` once after the next append committed in this process; returns a function that cancels it. */
   onNextAppend(wake: () => void): () => void;
   readonly pollIntervalMs: number;
@@ -37,11 +35,7 @@ export class SqliteSubscription implements Subscription {
     options: SubscribeOptions,
     private readonly onClosed: (subscription: SqliteSubscription) => void,
   ) {
-    const categories = options.filter?.categories;
-    this.items = this.read(
-      toCursor(options.after ?? 0n),
-      categories ? JSON.stringify(categories) : undefined,
-    );
+    this.items = this.read(toCursor(options.after ?? 0n), options.filter?.categories);
   }
 
   [Symbol.asyncIterator](): AsyncIterator<SubscriptionItem> {
@@ -57,7 +51,10 @@ export class SqliteSubscription implements Subscription {
     return Promise.resolve();
   }
 
-  private async *read(after: number, categoriesJson: string | undefined): AsyncGenerator<SubscriptionItem> {
+  private async *read(
+    after: number,
+    categories: readonly string[] | undefined,
+  ): AsyncGenerator<SubscriptionItem> {
     const { source } = this;
     let cursor = after;
     let behind = true;
@@ -73,22 +70,22 @@ export class SqliteSubscription implements Subscription {
           }
           continue;
         }
-        let rows: readonly EventRow[];
+        let events: readonly RecordedEvent[];
         let reached: number;
-        if (categoriesJson === undefined) {
-          rows = source.readAfter(cursor, source.pageSize);
+        if (categories === undefined) {
+          events = source.readAfter(cursor, head, source.pageSize);
           // A short page read everything committed when `head` was read.
-          reached = rows.length === source.pageSize ? rows[rows.length - 1]!.position : head;
+          reached = events.length === source.pageSize ? Number(events[events.length - 1]!.position) : head;
         } else {
           const upTo = Math.min(cursor + source.filterWindow, head);
-          rows = source.readCategoriesAfter(cursor, upTo, categoriesJson, source.pageSize);
-          reached = rows.length === source.pageSize ? rows[rows.length - 1]!.position : upTo;
+          events = source.readCategoriesAfter(cursor, upTo, categories, source.pageSize);
+          reached = events.length === source.pageSize ? Number(events[events.length - 1]!.position) : upTo;
         }
-        for (const row of rows) {
-          yield { kind: 'event', event: source.toRecordedEvent(row) };
+        for (const event of events) {
+          yield { kind: 'event', event };
           if (this.closed) return;
         }
-        const lastEventPosition = rows.length > 0 ? rows[rows.length - 1]!.position : cursor;
+        const lastEventPosition = events.length > 0 ? Number(events[events.length - 1]!.position) : cursor;
         cursor = Math.max(reached, lastEventPosition);
         if (cursor > lastEventPosition) yield { kind: 'checkpoint', position: BigInt(cursor) };
         // More than one read to reach the head means the consumer fell behind: announce the next catch-up.

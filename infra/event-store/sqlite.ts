@@ -20,6 +20,7 @@ import {
   type EventStoreStatements,
   type SynchronousMode,
 } from './sqlite-schema';
+import { RecentEvents } from './sqlite-recent';
 import { SqliteSubscription, toCursor, type SubscriptionSource } from './sqlite-subscription';
 
 export interface SqliteEventStoreOptions {
@@ -31,24 +32,36 @@ export interface SqliteEventStoreOptions {
   readonly pollIntervalMs?: number;
 }
 
+/** An append's result, plus the events as recorded when this call wrote them (not for a repeat). */
+type AppendOutcome = AppendResult & { readonly recorded?: readonly RecordedEvent[] };
+
 const DEFAULT_POLL_INTERVAL_MS = 250;
 const PAGE_SIZE = 500;
 const FILTER_WINDOW = 10 * PAGE_SIZE;
 const LAST_REVISION = Number.MAX_SAFE_INTEGER;
 
-export function createSqliteEventStore(options: SqliteEventStoreOptions): EventStore {
+/** The SQLite store, plus a way to hear of appends another thread or process made to the same file. */
+export interface SqliteEventStoreHandle extends EventStore {
+  /** Re-reads the head at once and wakes live subscribers (instead of waiting for the next poll). */
+  notifyExternalAppend(): void;
+}
+
+export function createSqliteEventStore(options: SqliteEventStoreOptions): SqliteEventStoreHandle {
   const db = openEventStoreDatabase(options.path, options.synchronous ?? 'NORMAL');
   return new SqliteEventStore(db, options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
 }
 
-class SqliteEventStore implements EventStore {
+class SqliteEventStore implements SqliteEventStoreHandle {
   private readonly statements: EventStoreStatements;
   private readonly appendTransaction: Database.Transaction<
-    (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision) => AppendResult
+    (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision) => AppendOutcome
   >;
   private readonly appendWaiters = new Set<() => void>();
   private readonly subscriptions = new Set<SqliteSubscription>();
   private readonly subscriptionSource: SubscriptionSource;
+  private readonly recent = new RecentEvents();
+  /** The database's head as last read, and when: appends by other processes are seen at the next read. */
+  private databaseHead = { position: 0, readAt: -Infinity };
   private closed = false;
 
   constructor(
@@ -57,15 +70,21 @@ class SqliteEventStore implements EventStore {
   ) {
     this.statements = prepareEventStoreStatements(db);
     this.appendTransaction = db.transaction(
-      (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): AppendResult =>
+      (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): AppendOutcome =>
         this.appendInTransaction(streamId, events, expected),
     );
     this.subscriptionSource = {
-      headPosition: () => this.statements.headPosition.get() ?? 0,
-      readAfter: (after, limit) => this.statements.allForwards.all(after, limit),
-      readCategoriesAfter: (after, upTo, categoriesJson, limit) =>
-        this.statements.categoriesForwards.all(after, upTo, categoriesJson, limit),
-      toRecordedEvent,
+      headPosition: () => this.knownHead(pollIntervalMs),
+      readAfter: (after, head, limit) =>
+        this.recent.covers(after, head)
+          ? this.recent.read(after, head, limit)
+          : this.statements.allForwards.all(after, limit).map(toRecordedEvent),
+      readCategoriesAfter: (after, upTo, categories, limit) =>
+        this.recent.covers(after, upTo)
+          ? this.recent.read(after, upTo, limit, new Set(categories))
+          : this.statements.categoriesForwards
+              .all(after, upTo, JSON.stringify(categories), limit)
+              .map(toRecordedEvent),
       onNextAppend: (wake) => {
         this.appendWaiters.add(wake);
         return () => this.appendWaiters.delete(wake);
@@ -83,7 +102,7 @@ class SqliteEventStore implements EventStore {
   ): Promise<AppendResult> {
     this.assertOpen();
     if (events.length === 0) throw new Error(`stream ${streamId}: an append needs at least one event`);
-    let result: AppendResult;
+    let result: AppendOutcome;
     try {
       // IMMEDIATE takes the write lock before reading the revision, so another process cannot interleave.
       result = this.appendTransaction.immediate(streamId, events, options?.expectedRevision ?? 'any');
@@ -93,9 +112,27 @@ class SqliteEventStore implements EventStore {
       if (repeat) return repeat;
       throw new EventIdConflictError(streamId, this.storedEventIds(events));
     }
+    if (result.recorded) this.recent.push(result.recorded, categoryOf(streamId));
     // Also after a repeat recognised in the transaction: a spurious wake-up only costs subscribers one read.
     this.wakeSubscribers();
-    return result;
+    return { nextExpectedRevision: result.nextExpectedRevision, position: result.position };
+  }
+
+  notifyExternalAppend(): void {
+    this.databaseHead = { position: this.databaseHead.position, readAt: -Infinity };
+    this.wakeSubscribers();
+  }
+
+  /**
+   * The head for subscribers: this process's own appends at once (from the ring), the database's head
+   * (other processes' appends) at most once per half poll interval.
+   */
+  private knownHead(pollIntervalMs: number): number {
+    const now = performance.now();
+    if (now - this.databaseHead.readAt >= pollIntervalMs / 2) {
+      this.databaseHead = { position: this.statements.headPosition.get() ?? 0, readAt: now };
+    }
+    return Math.max(this.databaseHead.position, this.recent.lastPosition);
   }
 
   async *readStream(streamId: string, options: ReadStreamOptions = {}): AsyncIterable<RecordedEvent> {
@@ -157,7 +194,7 @@ class SqliteEventStore implements EventStore {
     streamId: string,
     events: readonly NewEvent[],
     expected: ExpectedRevision,
-  ): AppendResult {
+  ): AppendOutcome {
     const current = this.statements.currentRevision.get(streamId);
     if (!expectationHolds(expected, current)) {
       const repeat = this.findRepeatedAppend(streamId, events);
@@ -172,6 +209,7 @@ class SqliteEventStore implements EventStore {
     const category = categoryOf(streamId);
     let revision = current === undefined ? 0 : current + 1;
     let position: number | bigint = 0;
+    const recorded: RecordedEvent[] = [];
     for (const event of events) {
       position = this.statements.insert.run(
         streamId,
@@ -184,9 +222,16 @@ class SqliteEventStore implements EventStore {
         recordedAt,
         category,
       ).lastInsertRowid;
+      recorded.push({
+        ...event,
+        streamId,
+        revision: BigInt(revision),
+        position: BigInt(position),
+        recordedAt,
+      });
       revision++;
     }
-    return { nextExpectedRevision: BigInt(revision - 1), position: BigInt(position) };
+    return { nextExpectedRevision: BigInt(revision - 1), position: BigInt(position), recorded };
   }
 
   /**
@@ -283,12 +328,12 @@ function expectationHolds(expected: ExpectedRevision, current: number | undefine
   }
 }
 
+/** By shape, not `instanceof`: the native module's error class belongs to whichever realm loaded it first. */
 function isEventIdUniqueViolation(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
   return (
-    error instanceof Error &&
-    'code' in error &&
-    error.code === 'SQLITE_CONSTRAINT_UNIQUE' &&
-    error.message.includes('events.event_id')
+    code === 'SQLITE_CONSTRAINT_UNIQUE' && typeof message === 'string' && message.includes('events.event_id')
   );
 }
 

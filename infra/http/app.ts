@@ -1,6 +1,13 @@
-import express, { type ErrorRequestHandler, type Express, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, {
+  type ErrorRequestHandler,
+  type Express,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+  type Router,
+} from 'express';
 import { randomUUID } from 'node:crypto';
-import { pinoHttp } from 'pino-http';
 import { z } from 'zod';
 import type { Principal } from '../../contracts/auth';
 import { isAdmin } from '../../contracts/auth';
@@ -41,7 +48,8 @@ function bearerToken(req: Request): string | undefined {
     const value = Array.isArray(header) ? header[0] : header;
     if (value === undefined) continue;
     const match = BEARER.exec(value);
-    if (!match) throw new PlatformError('unauthorized', 'malformed Authorization header: expected "Bearer <token>"');
+    if (!match)
+      throw new PlatformError('unauthorized', 'malformed Authorization header: expected "Bearer <token>"');
     return match[1];
   }
   return undefined;
@@ -73,25 +81,23 @@ export function createHttpApp(options: HttpKitOptions): Express {
     if (options.version) res.setHeader('X-Version', options.version);
     res.setHeader('X-Request-Id', requestId);
     const tenant = tenantFromHost(req.headers.host, options.baseHost, options.defaultTenant);
-    if (tenant === null) return next(new PlatformError('not_found', `unknown system in host ${JSON.stringify(req.headers.host)}`));
+    if (tenant === null)
+      return next(
+        new PlatformError('not_found', `unknown system in host ${JSON.stringify(req.headers.host)}`),
+      );
     setContext(req, { requestId, tenant });
     next();
   });
-  app.use(
-    pinoHttp({
-      logger: options.logger,
-      genReqId: (_req, res) => String(res.getHeader('X-Request-Id')),
-      customProps: (req) => ({ tenant: contextOfSafe(req)?.tenant }),
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' || req.url === '/metrics' },
-    }),
-  );
+  app.use(requestLog(options.logger));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
     const report = await options.readiness();
-    res.status(report.ready ? 200 : 503).json({ status: report.ready ? 'ready' : 'not ready', checks: report.checks });
+    res
+      .status(report.ready ? 200 : 503)
+      .json({ status: report.ready ? 'ready' : 'not ready', checks: report.checks });
   });
   app.get('/metrics', async (_req, res) => {
     const { contentType, body } = await options.metrics();
@@ -100,7 +106,13 @@ export function createHttpApp(options: HttpKitOptions): Express {
 
   const api = express.Router();
   api.use(requireJsonBody);
-  api.use(express.json({ limit: options.bodyLimit, strict: false, type: ['application/json', 'application/*+json'] }));
+  api.use(
+    express.json({
+      limit: options.bodyLimit,
+      strict: false,
+      type: ['application/json', 'application/*+json'],
+    }),
+  );
   api.use(async (req, _res, next) => {
     const context = contextOf(req);
     const token = bearerToken(req);
@@ -120,7 +132,10 @@ export function createHttpApp(options: HttpKitOptions): Express {
       res.setHeader('RateLimit-Reset', String(decision.resetSeconds));
       if (!decision.allowed) {
         res.setHeader('Retry-After', String(decision.resetSeconds));
-        throw new PlatformError('rate_limited', `API call quota of ${decision.limit} calls per minute exceeded for this system`);
+        throw new PlatformError(
+          'rate_limited',
+          `API call quota of ${decision.limit} calls per minute exceeded for this system`,
+        );
       }
     }
     options.meter.record(context.tenant, context.principal ? context.principal.credential.id : 'anonymous');
@@ -128,7 +143,8 @@ export function createHttpApp(options: HttpKitOptions): Express {
   });
   api.get('/usage', async (req, res) => {
     const principal = principalOf(req);
-    if (!isAdmin(principal)) throw new PlatformError('forbidden', 'API usage is visible to administrators only');
+    if (!isAdmin(principal))
+      throw new PlatformError('forbidden', 'API usage is visible to administrators only');
     const query = validate(usageQuery, req.query, 'query parameters');
     const today = new Date().toISOString().slice(0, 10);
     const from = query.from ?? today.slice(0, 8) + '01';
@@ -142,24 +158,53 @@ export function createHttpApp(options: HttpKitOptions): Express {
   });
   app.use('/api', api);
 
-  app.use((req, _res, next) => next(new PlatformError('not_found', `no route for ${req.method} ${req.path}; the API is under /api`)));
+  app.use((req, _res, next) =>
+    next(new PlatformError('not_found', `no route for ${req.method} ${req.path}; the API is under /api`)),
+  );
   app.use(errorHandler(options.logger));
   return app;
 }
 
-function contextOfSafe(req: Request): { tenant: string } | undefined {
-  try {
-    return contextOf(req as Request);
-  } catch {
-    return undefined;
-  }
+const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+/**
+ * One `info` line per finished request (a 500's cause is logged by the error handler). When `info` is off
+ * the middleware is a no-op, so the hot path creates no per-request logger objects.
+ */
+function requestLog(logger: Logger): RequestHandler {
+  if (!logger.isLevelEnabled('info')) return (_req, _res, next) => next();
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.once('finish', () => {
+      if (QUIET_PATHS.has(req.path)) return;
+      const context = contextOf(req);
+      logger.info(
+        {
+          requestId: context.requestId,
+          tenant: context.tenant,
+          method: req.method,
+          url: req.originalUrl,
+          status: res.statusCode,
+          ms: Number(process.hrtime.bigint() - started) / 1e6,
+          credential: context.principal?.credential.id,
+        },
+        'request',
+      );
+    });
+    next();
+  };
 }
 
 /** A body that is not JSON is refused up front instead of being silently ignored. */
 function requireJsonBody(req: Request, _res: Response, next: NextFunction): void {
-  const hasBody = (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') || req.headers['transfer-encoding'] !== undefined;
+  const hasBody =
+    (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') ||
+    req.headers['transfer-encoding'] !== undefined;
   if (hasBody && !req.is(['application/json', 'application/*+json'])) {
-    throw new PlatformError('unsupported_media_type', `request bodies must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? 'none')}`);
+    throw new PlatformError(
+      'unsupported_media_type',
+      `request bodies must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? 'none')}`,
+    );
   }
   next();
 }
@@ -176,11 +221,19 @@ function toPlatformError(error: unknown): PlatformError | null {
   if (error instanceof PlatformError) return error;
   const parserError = error as HttpParserError;
   if (typeof parserError === 'object' && parserError !== null) {
-    if (parserError.type === 'entity.too.large') return new PlatformError('payload_too_large', `request body exceeds the limit of ${String(parserError.limit)} bytes`);
-    if (parserError.type === 'entity.parse.failed') return new PlatformError('malformed_json', `malformed JSON body: ${String(parserError.message)}`);
-    if (parserError.type === 'encoding.unsupported' || parserError.type === 'charset.unsupported') return new PlatformError('unsupported_media_type', String(parserError.message));
-    if (parserError.type === 'request.aborted') return new PlatformError('bad_request', 'request aborted by the client');
-    if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) return new PlatformError('bad_request', String(parserError.message));
+    if (parserError.type === 'entity.too.large')
+      return new PlatformError(
+        'payload_too_large',
+        `request body exceeds the limit of ${String(parserError.limit)} bytes`,
+      );
+    if (parserError.type === 'entity.parse.failed')
+      return new PlatformError('malformed_json', `malformed JSON body: ${String(parserError.message)}`);
+    if (parserError.type === 'encoding.unsupported' || parserError.type === 'charset.unsupported')
+      return new PlatformError('unsupported_media_type', String(parserError.message));
+    if (parserError.type === 'request.aborted')
+      return new PlatformError('bad_request', 'request aborted by the client');
+    if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500)
+      return new PlatformError('bad_request', String(parserError.message));
   }
   return null;
 }

@@ -12,6 +12,10 @@ export function etagOf(revision: bigint | number): string {
 export function expectedRevisionFromIfMatch(header: string | undefined): bigint | undefined {
   if (header === undefined || header.trim() === '*') return undefined;
   const match = /^\s*(?:W\/)?"(\d{1,19})"\s*$/.exec(header);
-  if (!match) throw new PlatformError('precondition_failed', `If-Match ${JSON.stringify(header)} does not match the current ETag`);
+  if (!match)
+    throw new PlatformError(
+      'precondition_failed',
+      `If-Match ${JSON.stringify(header)} does not match the current ETag`,
+    );
   return BigInt(match[1]!);
 }

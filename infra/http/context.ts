@@ -24,6 +24,7 @@ export function contextOf(req: Request): RequestContext {
 /** The authenticated caller, or a 401. */
 export function principalOf(req: Request): Principal {
   const principal = contextOf(req).principal;
-  if (!principal) throw new PlatformError('unauthorized', 'authentication required: send Authorization: Bearer <token>');
+  if (!principal)
+    throw new PlatformError('unauthorized', 'authentication required: send Authorization: Bearer <token>');
   return principal;
 }

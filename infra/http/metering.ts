@@ -23,6 +23,7 @@ export interface UsageRow {
 
 export const USAGE_COLLECTION = 'api_usage';
 const WINDOW_MS = 60_000;
+const DAY_MS = 86_400_000;
 
 export interface ApiMeterOptions {
   readonly store: ReadStore;
@@ -33,7 +34,10 @@ export interface ApiMeterOptions {
 
 export class ApiMeter {
   private readonly instance = randomUUID();
-  private readonly counts = new Map<string, { tenant: string; day: string; credential: string; calls: number }>();
+  private readonly counts = new Map<
+    string,
+    { tenant: string; day: string; credential: string; calls: number }
+  >();
   private readonly dirty = new Set<string>();
   private readonly windows = new Map<string, { start: number; calls: number }>();
   private readonly now: () => number;
@@ -63,8 +67,20 @@ export class ApiMeter {
     return { allowed: true, limit, remaining: limit - window.calls, resetSeconds };
   }
 
+  private dayCache = { until: 0, day: '' };
+
+  /** The UTC day of `now`, recomputed once per day boundary rather than per call. */
+  private today(): string {
+    const now = this.now();
+    if (now >= this.dayCache.until || now < this.dayCache.until - DAY_MS) {
+      const start = now - (now % DAY_MS);
+      this.dayCache = { until: start + DAY_MS, day: new Date(start).toISOString().slice(0, 10) };
+    }
+    return this.dayCache.day;
+  }
+
   record(tenant: string, credential: string): void {
-    const day = new Date(this.now()).toISOString().slice(0, 10);
+    const day = this.today();
     const key = `${tenant}.${day}.${credential}`;
     const entry = this.counts.get(key);
     if (entry) entry.calls += 1;
@@ -115,6 +131,8 @@ export class ApiMeter {
       const calls = (totals.get(key)?.calls ?? 0) + Number(item.calls);
       totals.set(key, { day, credential, calls });
     }
-    return [...totals.values()].sort((a, b) => a.day.localeCompare(b.day) || a.credential.localeCompare(b.credential));
+    return [...totals.values()].sort(
+      (a, b) => a.day.localeCompare(b.day) || a.credential.localeCompare(b.credential),
+    );
   }
 }

@@ -5,7 +5,11 @@ import { isValidTenant } from '../../contracts/streams';
  * (`acme.records.example` with base `records.example`); any other host (an IP, `localhost`) gets the default.
  * Returns null for a subdomain that is not a valid tenant name.
  */
-export function tenantFromHost(hostHeader: string | undefined, baseHost: string, defaultTenant: string): string | null {
+export function tenantFromHost(
+  hostHeader: string | undefined,
+  baseHost: string,
+  defaultTenant: string,
+): string | null {
   if (!hostHeader) return defaultTenant;
   const host = hostHeader.replace(/:\d+$/, '').toLowerCase();
   const suffix = `.${baseHost.toLowerCase()}`;

@@ -14,7 +14,11 @@ export function issuesOf(error: z.ZodError): IssueDetail[] {
 }
 
 /** Validates one part of a request; failures are a 400 that lists every problem with its path. */
-export function validate<Schema extends z.ZodType>(schema: Schema, value: unknown, where: string): z.infer<Schema> {
+export function validate<Schema extends z.ZodType>(
+  schema: Schema,
+  value: unknown,
+  where: string,
+): z.infer<Schema> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const details = issuesOf(result.error);

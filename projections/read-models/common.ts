@@ -13,7 +13,11 @@ export function createdColumns(event: ProjectedEvent): Record<string, unknown> {
 }
 
 export function updatedColumns(event: ProjectedEvent): Record<string, unknown> {
-  return { updatedAt: event.metadata.occurredAt, updatedBy: event.metadata.actor.userId, revision: Number(event.revision) };
+  return {
+    updatedAt: event.metadata.occurredAt,
+    updatedBy: event.metadata.actor.userId,
+    revision: Number(event.revision),
+  };
 }
 
 /** Drops keys whose value is undefined, so a patch sets only what the event changed. */

@@ -1,4 +1,8 @@
-import type { ApiTokenIssuedData, ApiTokenRevokedData, UserRegisteredData } from '../../contracts/events/identity';
+import type {
+  ApiTokenIssuedData,
+  ApiTokenRevokedData,
+  UserRegisteredData,
+} from '../../contracts/events/identity';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import type { ReadModelChange } from '../../infra/read-store/port';
 import type { Projection } from '../projection';
@@ -21,15 +25,31 @@ export const identityProjection: Projection = {
     switch (event.type) {
       case 'UserRegistered': {
         const { passwordHash: _secret, ...data } = event.data as UserRegisteredData;
-        return [{ op: 'upsert', collection: collection(READ_MODELS.users), position, doc: { id: documentId(tenant, data.userId), ...data, active: true, ...createdColumns(event) } }];
+        return [
+          {
+            op: 'upsert',
+            collection: collection(READ_MODELS.users),
+            position,
+            doc: { id: documentId(tenant, data.userId), ...data, active: true, ...createdColumns(event) },
+          },
+        ];
       }
       case 'ApiTokenIssued': {
         const { tokenHash, ...data } = event.data as ApiTokenIssuedData;
-        return [{ op: 'upsert', collection: collection(READ_MODELS.credentials), position, doc: { id: tokenHash, kind: 'api-token', ...data, ...createdColumns(event) } }];
+        return [
+          {
+            op: 'upsert',
+            collection: collection(READ_MODELS.credentials),
+            position,
+            doc: { id: tokenHash, kind: 'api-token', ...data, ...createdColumns(event) },
+          },
+        ];
       }
       case 'ApiTokenRevoked': {
         const data = event.data as ApiTokenRevokedData;
-        return [{ op: 'delete', collection: collection(READ_MODELS.credentials), position, id: data.tokenHash }];
+        return [
+          { op: 'delete', collection: collection(READ_MODELS.credentials), position, id: data.tokenHash },
+        ];
       }
       default:
         return [];

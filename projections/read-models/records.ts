@@ -23,7 +23,14 @@ export const recordsProjection: Projection = {
     switch (event.type) {
       case 'RecordCreated': {
         const data = event.data as RecordCreatedData;
-        return [{ op: 'upsert', collection: target, position, doc: { id: documentId(tenant, data.recordId), ...data, ...createdColumns(event) } }];
+        return [
+          {
+            op: 'upsert',
+            collection: target,
+            position,
+            doc: { id: documentId(tenant, data.recordId), ...data, ...createdColumns(event) },
+          },
+        ];
       }
       case 'RecordUpdated': {
         const data = event.data as RecordUpdatedData;
@@ -33,10 +40,19 @@ export const recordsProjection: Projection = {
           if (change.to === null) unset.push(change.field);
           else set[change.field] = change.to;
         }
-        return [{ op: 'patch', collection: target, position, id: documentId(tenant, data.recordId), set, unset }];
+        return [
+          { op: 'patch', collection: target, position, id: documentId(tenant, data.recordId), set, unset },
+        ];
       }
       case 'RecordDeleted':
-        return [{ op: 'delete', collection: target, position, id: documentId(tenant, (event.data as { recordId: number }).recordId) }];
+        return [
+          {
+            op: 'delete',
+            collection: target,
+            position,
+            id: documentId(tenant, (event.data as { recordId: number }).recordId),
+          },
+        ];
       default:
         return [];
     }

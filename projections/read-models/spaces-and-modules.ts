@@ -1,4 +1,9 @@
-import type { ModuleCreatedData, ModuleUpdatedData, SpaceCreatedData, SpaceUpdatedData } from '../../contracts/events/records';
+import type {
+  ModuleCreatedData,
+  ModuleUpdatedData,
+  SpaceCreatedData,
+  SpaceUpdatedData,
+} from '../../contracts/events/records';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import type { ReadModelChange } from '../../infra/read-store/port';
 import type { Projection } from '../projection';
@@ -15,14 +20,36 @@ export const spacesProjection: Projection = {
     switch (event.type) {
       case 'SpaceCreated': {
         const data = event.data as SpaceCreatedData;
-        return [{ op: 'upsert', collection: target, position, doc: { id: documentId(tenant, data.spaceId), ...data, ...createdColumns(event) } }];
+        return [
+          {
+            op: 'upsert',
+            collection: target,
+            position,
+            doc: { id: documentId(tenant, data.spaceId), ...data, ...createdColumns(event) },
+          },
+        ];
       }
       case 'SpaceUpdated': {
         const { spaceId, ...changes } = event.data as SpaceUpdatedData;
-        return [{ op: 'patch', collection: target, position, id: documentId(tenant, spaceId), set: defined({ ...changes, ...updatedColumns(event) }) }];
+        return [
+          {
+            op: 'patch',
+            collection: target,
+            position,
+            id: documentId(tenant, spaceId),
+            set: defined({ ...changes, ...updatedColumns(event) }),
+          },
+        ];
       }
       case 'SpaceDeleted':
-        return [{ op: 'delete', collection: target, position, id: documentId(tenant, (event.data as { spaceId: number }).spaceId) }];
+        return [
+          {
+            op: 'delete',
+            collection: target,
+            position,
+            id: documentId(tenant, (event.data as { spaceId: number }).spaceId),
+          },
+        ];
       default:
         return [];
     }
@@ -45,14 +72,36 @@ export const modulesProjection: Projection = {
     switch (event.type) {
       case 'ModuleCreated': {
         const data = event.data as ModuleCreatedData;
-        return [{ op: 'upsert', collection: target, position, doc: { id: documentId(tenant, data.moduleId), ...data, ...createdColumns(event) } }];
+        return [
+          {
+            op: 'upsert',
+            collection: target,
+            position,
+            doc: { id: documentId(tenant, data.moduleId), ...data, ...createdColumns(event) },
+          },
+        ];
       }
       case 'ModuleUpdated': {
         const { moduleId, ...changes } = event.data as ModuleUpdatedData;
-        return [{ op: 'patch', collection: target, position, id: documentId(tenant, moduleId), set: defined({ ...changes, ...updatedColumns(event) }) }];
+        return [
+          {
+            op: 'patch',
+            collection: target,
+            position,
+            id: documentId(tenant, moduleId),
+            set: defined({ ...changes, ...updatedColumns(event) }),
+          },
+        ];
       }
       case 'ModuleDeleted':
-        return [{ op: 'delete', collection: target, position, id: documentId(tenant, (event.data as { moduleId: number }).moduleId) }];
+        return [
+          {
+            op: 'delete',
+            collection: target,
+            position,
+            id: documentId(tenant, (event.data as { moduleId: number }).moduleId),
+          },
+        ];
       default:
         return [];
     }

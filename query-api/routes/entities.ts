@@ -29,12 +29,18 @@ export interface EntityDescription {
 
 function authorize(req: Request, module: string, operation: Operation): string {
   const principal = principalOf(req);
-  if (!can(principal, module, operation)) throw new PlatformError('forbidden', `this credential may not ${operation} ${module}`);
+  if (!can(principal, module, operation))
+    throw new PlatformError('forbidden', `this credential may not ${operation} ${module}`);
   return principal.tenant;
 }
 
 /** GET one entity by its integer id, with its ETag. */
-export async function readOne(req: Request, deps: EntityReadDeps, entity: EntityDescription, id: number): Promise<{ body: Record<string, unknown>; etag: string }> {
+export async function readOne(
+  req: Request,
+  deps: EntityReadDeps,
+  entity: EntityDescription,
+  id: number,
+): Promise<{ body: Record<string, unknown>; etag: string }> {
   const tenant = authorize(req, entity.module, 'read');
   await awaitConsistency(req, deps.consistency, [entity.projection]);
   const doc = await deps.readModels.get(tenant, entity.collection, documentId(tenant, id));
@@ -43,16 +49,32 @@ export async function readOne(req: Request, deps: EntityReadDeps, entity: Entity
 }
 
 /** A list page: `filter`, `offset`, `limit`, `order` as the spec defines them, plus `meta`. */
-export async function readPage(req: Request, deps: EntityReadDeps, entity: EntityDescription, scope?: StoreFilter): Promise<Record<string, unknown>> {
+export async function readPage(
+  req: Request,
+  deps: EntityReadDeps,
+  entity: EntityDescription,
+  scope?: StoreFilter,
+): Promise<Record<string, unknown>> {
   const tenant = authorize(req, entity.module, 'read');
   const query = parseListQuery(req.query, entity.fields, { order: [{ path: 'id', direction: 'asc' }] });
   await awaitConsistency(req, deps.consistency, [entity.projection]);
-  const filter = scope && query.filter ? { kind: 'and' as const, children: [scope, query.filter] } : (scope ?? query.filter);
+  const filter =
+    scope && query.filter
+      ? { kind: 'and' as const, children: [scope, query.filter] }
+      : (scope ?? query.filter);
   const page = await deps.readModels.find(tenant, entity.collection, { ...query, ...(filter && { filter }) });
-  return { items: page.items.map(entity.view), meta: { total: page.total, offset: query.offset ?? 0, limit: query.limit } };
+  return {
+    items: page.items.map(entity.view),
+    meta: { total: page.total, offset: query.offset ?? 0, limit: query.limit },
+  };
 }
 
-export function entityRoutes(deps: EntityReadDeps, path: string, idName: string, entity: EntityDescription): Router {
+export function entityRoutes(
+  deps: EntityReadDeps,
+  path: string,
+  idName: string,
+  entity: EntityDescription,
+): Router {
   const router = Router();
   router.get(`/${path}`, async (req, res) => {
     res.json(await readPage(req, deps, entity));

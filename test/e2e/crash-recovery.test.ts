@@ -24,7 +24,12 @@ afterAll(async () => {
 });
 
 async function startServer(port: number): Promise<string> {
-  child = spawnBin('platform.ts', [], { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_TOKEN: TOKEN });
+  child = spawnBin('platform.ts', [], {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: TOKEN,
+  });
   const logs = output(child);
   const url = `http://127.0.0.1:${port}`;
   await waitUntilReady(url).catch((error: unknown) => {
@@ -36,7 +41,10 @@ async function startServer(port: number): Promise<string> {
 async function call(url: string, method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(`${url}/api${path}`, {
     method,
-    headers: { Authorization: `Bearer ${TOKEN}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
+    headers: {
+      Authorization: `Bearer ${TOKEN}`,
+      ...(body !== undefined && { 'Content-Type': 'application/json' }),
+    },
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
 }
@@ -46,7 +54,9 @@ async function recordsDigest(url: string): Promise<{ digest: string; count: numb
   const hash = createHash('sha256');
   let count = 0;
   for (let offset = 0; ; offset += 1000) {
-    const page = (await (await call(url, 'GET', `/record?order=id;ASC&limit=1000&offset=${offset}`)).json()) as { items: unknown[] };
+    const page = (await (
+      await call(url, 'GET', `/record?order=id;ASC&limit=1000&offset=${offset}`)
+    ).json()) as { items: unknown[] };
     for (const item of page.items) hash.update(JSON.stringify(item));
     count += page.items.length;
     if (page.items.length < 1000) break;
@@ -58,7 +68,9 @@ test('kill -9 during a stream of writes loses no acknowledged write, and read mo
   const port = await freePort();
   let url = await startServer(port);
   const space = (await (await call(url, 'POST', '/space', { name: 'Crash' })).json()) as { id: number };
-  const module = (await (await call(url, 'POST', '/module', { spaceId: space.id, name: 'Writes' })).json()) as { id: number };
+  const module = (await (
+    await call(url, 'POST', '/module', { spaceId: space.id, name: 'Writes' })
+  ).json()) as { id: number };
 
   const acknowledged = new Map<number, string>();
   let stop = false;
@@ -75,7 +87,8 @@ test('kill -9 during a stream of writes loses no acknowledged write, and read mo
   };
   const writers = Array.from({ length: 8 }, (_, worker) => writer(worker));
   const deadline = Date.now() + 20_000;
-  while (acknowledged.size < 300 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  while (acknowledged.size < 300 && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 20));
   child!.kill('SIGKILL');
   await exited(child!);
   stop = true;

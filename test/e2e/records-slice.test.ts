@@ -5,10 +5,18 @@ import { ADMIN_TOKEN, json, startPlatform, type TestPlatform } from '../support/
 function statusWithHost(host: string, path: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const url = new URL(platform.url);
-    const req = request({ host: url.hostname, port: url.port, path, headers: { Host: host, Authorization: `Bearer ${ADMIN_TOKEN}` } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        headers: { Host: host, Authorization: `Bearer ${ADMIN_TOKEN}` },
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.once('error', reject);
     req.end();
   });
@@ -31,7 +39,9 @@ beforeAll(async () => {
   platform = await startPlatform();
   const space = await json<Entity>(await platform.call('POST', '/space', { body: { name: 'Sales' } }));
   spaceId = space.id;
-  const module = await json<Entity>(await platform.call('POST', '/module', { body: { spaceId, name: 'Deals' } }));
+  const module = await json<Entity>(
+    await platform.call('POST', '/module', { body: { spaceId, name: 'Deals' } }),
+  );
   moduleId = module.id;
 });
 
@@ -46,12 +56,15 @@ async function createRecord(name: string, fields: Record<string, unknown> = {}):
 }
 
 async function recordCount(): Promise<number> {
-  return (await json<Page>(await platform.call('GET', `/record?filter=moduleId=${moduleId}&limit=1`))).meta.total;
+  return (await json<Page>(await platform.call('GET', `/record?filter=moduleId=${moduleId}&limit=1`))).meta
+    .total;
 }
 
 describe('command → events → projection → read model → query API', () => {
   test('a created record is readable at once, with X-Position, Location, ETag and X-Version', async () => {
-    const response = await platform.call('POST', '/record', { body: { moduleId, name: 'Acme deal', fields: { amount: 1200, stage: 'lead' } } });
+    const response = await platform.call('POST', '/record', {
+      body: { moduleId, name: 'Acme deal', fields: { amount: 1200, stage: 'lead' } },
+    });
     expect(response.status).toBe(201);
     expect(response.headers.get('x-position')).toMatch(/^\d+$/);
     expect(response.headers.get('x-version')).toBe('5.8.2');
@@ -63,13 +76,21 @@ describe('command → events → projection → read model → query API', () =>
     expect(read.status).toBe(200);
     expect(read.headers.get('etag')).toBe('W/"0"');
     const record = await json<Entity>(read);
-    expect(record).toMatchObject({ id: created.id, moduleId, spaceId, name: 'Acme deal', fields: { amount: 1200, stage: 'lead' } });
+    expect(record).toMatchObject({
+      id: created.id,
+      moduleId,
+      spaceId,
+      name: 'Acme deal',
+      fields: { amount: 1200, stage: 'lead' },
+    });
     expect(typeof record.createdAt).toBe('string');
   });
 
   test('an update changes only the given values and a null removes a field', async () => {
     const created = await createRecord('Beta', { a: 1, b: 'x' });
-    const response = await platform.call('PUT', `/record/${created.id}`, { body: { fields: { a: 2, b: null } } });
+    const response = await platform.call('PUT', `/record/${created.id}`, {
+      body: { fields: { a: 2, b: null } },
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('etag')).toBe('W/"1"');
     const record = await json<Entity>(await platform.call('GET', `/record/${created.id}`));
@@ -79,8 +100,18 @@ describe('command → events → projection → read model → query API', () =>
 
   test('If-Match with a stale ETag is refused with 412 and changes nothing', async () => {
     const created = await createRecord('Gamma');
-    expect((await platform.call('PUT', `/record/${created.id}`, { body: { name: 'Gamma 2' }, headers: { 'If-Match': 'W/"0"' } })).status).toBe(200);
-    const stale = await platform.call('PUT', `/record/${created.id}`, { body: { name: 'Gamma 3' }, headers: { 'If-Match': 'W/"0"' } });
+    expect(
+      (
+        await platform.call('PUT', `/record/${created.id}`, {
+          body: { name: 'Gamma 2' },
+          headers: { 'If-Match': 'W/"0"' },
+        })
+      ).status,
+    ).toBe(200);
+    const stale = await platform.call('PUT', `/record/${created.id}`, {
+      body: { name: 'Gamma 3' },
+      headers: { 'If-Match': 'W/"0"' },
+    });
     expect(stale.status).toBe(412);
     expect((await json(stale)).code).toBe('E4120');
     expect((await json<Entity>(await platform.call('GET', `/record/${created.id}`))).name).toBe('Gamma 2');
@@ -98,20 +129,32 @@ describe('command → events → projection → read model → query API', () =>
   test('lists take filter, order, offset and limit and report meta', async () => {
     const names = ['List A', 'List B', 'List C', 'List D'];
     for (const name of names) await createRecord(name);
-    const page = await json<Page>(await platform.call('GET', `/record?filter=${encodeURIComponent('name~List %;moduleId=' + moduleId)}&order=name;DESC&offset=1&limit=2`));
+    const page = await json<Page>(
+      await platform.call(
+        'GET',
+        `/record?filter=${encodeURIComponent('name~List %;moduleId=' + moduleId)}&order=name;DESC&offset=1&limit=2`,
+      ),
+    );
     expect(page.items.map((item) => item.name)).toEqual(['List C', 'List B']);
     expect(page.meta).toEqual({ total: 4, offset: 1, limit: 2 });
-    const either = await json<Page>(await platform.call('GET', `/record?filter=${encodeURIComponent('name=(List A|List D)')}&order=name;ASC`));
+    const either = await json<Page>(
+      await platform.call(
+        'GET',
+        `/record?filter=${encodeURIComponent('name=(List A|List D)')}&order=name;ASC`,
+      ),
+    );
     expect(either.items.map((item) => item.name)).toEqual(['List A', 'List D']);
   });
 
-  test('spaces and modules list and read; module items are that module\'s records', async () => {
+  test("spaces and modules list and read; module items are that module's records", async () => {
     const spaces = await json<Page>(await platform.call('GET', '/space'));
     expect(spaces.items.some((space) => space.id === spaceId && space.name === 'Sales')).toBe(true);
     const module = await json<Entity>(await platform.call('GET', `/module/${moduleId}`));
     expect(module).toMatchObject({ id: moduleId, spaceId, name: 'Deals' });
     const record = await createRecord('Item');
-    const items = await json<Page>(await platform.call('GET', `/module/${moduleId}/item?filter=id=${record.id}`));
+    const items = await json<Page>(
+      await platform.call('GET', `/module/${moduleId}/item?filter=id=${record.id}`),
+    );
     expect(items.items.map((item) => item.id)).toEqual([record.id]);
     expect((await platform.call('GET', `/module/${moduleId}/item/${record.id}`)).status).toBe(200);
   });
@@ -128,8 +171,14 @@ describe('command → events → projection → read model → query API', () =>
 describe('Idempotency-Key', () => {
   test('a repeated POST appends nothing and answers as the first time', async () => {
     const before = await recordCount();
-    const first = await platform.call('POST', '/record', { body: { moduleId, name: 'Once' }, headers: { 'Idempotency-Key': 'key-1' } });
-    const second = await platform.call('POST', '/record', { body: { moduleId, name: 'Once' }, headers: { 'Idempotency-Key': 'key-1' } });
+    const first = await platform.call('POST', '/record', {
+      body: { moduleId, name: 'Once' },
+      headers: { 'Idempotency-Key': 'key-1' },
+    });
+    const second = await platform.call('POST', '/record', {
+      body: { moduleId, name: 'Once' },
+      headers: { 'Idempotency-Key': 'key-1' },
+    });
     expect(first.status).toBe(201);
     expect(second.status).toBe(201);
     const [a, b] = [await json<Entity>(first), await json<Entity>(second)];
@@ -140,8 +189,14 @@ describe('Idempotency-Key', () => {
   });
 
   test('the same key with another body is refused', async () => {
-    await platform.call('POST', '/record', { body: { moduleId, name: 'One' }, headers: { 'Idempotency-Key': 'key-2' } });
-    const reused = await platform.call('POST', '/record', { body: { moduleId, name: 'Other' }, headers: { 'Idempotency-Key': 'key-2' } });
+    await platform.call('POST', '/record', {
+      body: { moduleId, name: 'One' },
+      headers: { 'Idempotency-Key': 'key-2' },
+    });
+    const reused = await platform.call('POST', '/record', {
+      body: { moduleId, name: 'Other' },
+      headers: { 'Idempotency-Key': 'key-2' },
+    });
     expect(reused.status).toBe(422);
     expect((await json(reused)).error).toBe('idempotency_key_reused');
   });
@@ -150,9 +205,16 @@ describe('Idempotency-Key', () => {
 describe('authentication and tenancy', () => {
   test('no token is 401, a wrong token is 401, X-Authorization works', async () => {
     expect((await fetch(`${platform.api}/record`)).status).toBe(401);
-    expect((await fetch(`${platform.api}/record`, { headers: { Authorization: 'Bearer rpt_wrong' } })).status).toBe(401);
-    expect((await fetch(`${platform.api}/record`, { headers: { Authorization: 'Basic abc' } })).status).toBe(401);
-    expect((await fetch(`${platform.api}/record`, { headers: { 'X-Authorization': `Bearer ${ADMIN_TOKEN}` } })).status).toBe(200);
+    expect(
+      (await fetch(`${platform.api}/record`, { headers: { Authorization: 'Bearer rpt_wrong' } })).status,
+    ).toBe(401);
+    expect((await fetch(`${platform.api}/record`, { headers: { Authorization: 'Basic abc' } })).status).toBe(
+      401,
+    );
+    expect(
+      (await fetch(`${platform.api}/record`, { headers: { 'X-Authorization': `Bearer ${ADMIN_TOKEN}` } }))
+        .status,
+    ).toBe(200);
   });
 
   test('a token of one system is worthless on another', async () => {
@@ -166,30 +228,127 @@ describe('authentication and tenancy', () => {
 });
 
 describe('bad input gets a clear 4xx and writes nothing', () => {
-  const cases: Array<{ name: string; method: string; path: string; body?: unknown; rawBody?: string; headers?: Record<string, string>; status: number; code: string; mentions: string }> = [
-    { name: 'malformed JSON', method: 'POST', path: '/record', rawBody: '{"moduleId": 1,', headers: { 'Content-Type': 'application/json' }, status: 400, code: 'E4004', mentions: 'malformed JSON' },
-    { name: 'wrong type', method: 'POST', path: '/record', body: { moduleId: 'one', name: 5 }, status: 400, code: 'E4001', mentions: 'moduleId' },
-    { name: 'unknown body key', method: 'POST', path: '/record', body: { moduleId: 1, name: 'x', colour: 'red' }, status: 400, code: 'E4001', mentions: 'colour' },
-    { name: 'not JSON', method: 'POST', path: '/record', rawBody: 'name=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, status: 415, code: 'E4150', mentions: 'application/json' },
-    { name: 'oversize body', method: 'POST', path: '/record', rawBody: JSON.stringify({ moduleId: 1, name: 'x'.repeat(2_000_000) }), headers: { 'Content-Type': 'application/json' }, status: 413, code: 'E4130', mentions: 'limit' },
-    { name: 'unknown filter field', method: 'GET', path: `/record?filter=${encodeURIComponent('colour=red')}`, status: 400, code: 'E4003', mentions: 'unknown field "colour"' },
-    { name: 'filter syntax error', method: 'GET', path: `/record?filter=${encodeURIComponent('name==x')}`, status: 400, code: 'E4002', mentions: 'position 4' },
-    { name: 'huge limit', method: 'GET', path: '/record?limit=1000000', status: 400, code: 'E4001', mentions: 'limit must be at most 1000' },
-    { name: 'non-integer id', method: 'GET', path: '/record/abc', status: 400, code: 'E4001', mentions: 'recordId' },
-    { name: 'bad If-Match', method: 'PUT', path: '/record/1', body: { name: 'x' }, headers: { 'If-Match': 'nonsense' }, status: 412, code: 'E4120', mentions: 'If-Match' },
+  const cases: Array<{
+    name: string;
+    method: string;
+    path: string;
+    body?: unknown;
+    rawBody?: string;
+    headers?: Record<string, string>;
+    status: number;
+    code: string;
+    mentions: string;
+  }> = [
+    {
+      name: 'malformed JSON',
+      method: 'POST',
+      path: '/record',
+      rawBody: '{"moduleId": 1,',
+      headers: { 'Content-Type': 'application/json' },
+      status: 400,
+      code: 'E4004',
+      mentions: 'malformed JSON',
+    },
+    {
+      name: 'wrong type',
+      method: 'POST',
+      path: '/record',
+      body: { moduleId: 'one', name: 5 },
+      status: 400,
+      code: 'E4001',
+      mentions: 'moduleId',
+    },
+    {
+      name: 'unknown body key',
+      method: 'POST',
+      path: '/record',
+      body: { moduleId: 1, name: 'x', colour: 'red' },
+      status: 400,
+      code: 'E4001',
+      mentions: 'colour',
+    },
+    {
+      name: 'not JSON',
+      method: 'POST',
+      path: '/record',
+      rawBody: 'name=x',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      status: 415,
+      code: 'E4150',
+      mentions: 'application/json',
+    },
+    {
+      name: 'oversize body',
+      method: 'POST',
+      path: '/record',
+      rawBody: JSON.stringify({ moduleId: 1, name: 'x'.repeat(2_000_000) }),
+      headers: { 'Content-Type': 'application/json' },
+      status: 413,
+      code: 'E4130',
+      mentions: 'limit',
+    },
+    {
+      name: 'unknown filter field',
+      method: 'GET',
+      path: `/record?filter=${encodeURIComponent('colour=red')}`,
+      status: 400,
+      code: 'E4003',
+      mentions: 'unknown field "colour"',
+    },
+    {
+      name: 'filter syntax error',
+      method: 'GET',
+      path: `/record?filter=${encodeURIComponent('name==x')}`,
+      status: 400,
+      code: 'E4002',
+      mentions: 'position 4',
+    },
+    {
+      name: 'huge limit',
+      method: 'GET',
+      path: '/record?limit=1000000',
+      status: 400,
+      code: 'E4001',
+      mentions: 'limit must be at most 1000',
+    },
+    {
+      name: 'non-integer id',
+      method: 'GET',
+      path: '/record/abc',
+      status: 400,
+      code: 'E4001',
+      mentions: 'recordId',
+    },
+    {
+      name: 'bad If-Match',
+      method: 'PUT',
+      path: '/record/1',
+      body: { name: 'x' },
+      headers: { 'If-Match': 'nonsense' },
+      status: 412,
+      code: 'E4120',
+      mentions: 'If-Match',
+    },
   ];
 
-  test.each(cases)('$name → $status $code', async ({ method, path, body, rawBody, headers, status, code, mentions }) => {
-    const before = await recordCount();
-    const response = await platform.call(method, path, { ...(body !== undefined && { body }), ...(rawBody !== undefined && { rawBody }), ...(headers && { headers }) });
-    expect(response.status).toBe(status);
-    const error = await json(response);
-    expect(error.code).toBe(code);
-    expect(String(error.message)).toContain(mentions);
-    expect(typeof error.requestId).toBe('string');
-    expect(response.headers.get('x-version')).toBe('5.8.2');
-    expect(await recordCount()).toBe(before);
-  });
+  test.each(cases)(
+    '$name → $status $code',
+    async ({ method, path, body, rawBody, headers, status, code, mentions }) => {
+      const before = await recordCount();
+      const response = await platform.call(method, path, {
+        ...(body !== undefined && { body }),
+        ...(rawBody !== undefined && { rawBody }),
+        ...(headers && { headers }),
+      });
+      expect(response.status).toBe(status);
+      const error = await json(response);
+      expect(error.code).toBe(code);
+      expect(String(error.message)).toContain(mentions);
+      expect(typeof error.requestId).toBe('string');
+      expect(response.headers.get('x-version')).toBe('5.8.2');
+      expect(await recordCount()).toBe(before);
+    },
+  );
 
   test('an unknown route is a JSON 404', async () => {
     const response = await platform.call('GET', '/nothing-here');
@@ -202,9 +361,13 @@ describe('concurrency', () => {
   test('50 concurrent updates of one record: none lost, each applied or refused with 409/412', async () => {
     const record = await createRecord('Contended');
     const responses = await Promise.all(
-      Array.from({ length: 50 }, (_, index) => platform.call('PUT', `/record/${record.id}`, { body: { fields: { [`f${index}`]: index } } })),
+      Array.from({ length: 50 }, (_, index) =>
+        platform.call('PUT', `/record/${record.id}`, { body: { fields: { [`f${index}`]: index } } }),
+      ),
     );
-    const applied = responses.map((response, index) => ({ status: response.status, index })).filter(({ status }) => status === 200);
+    const applied = responses
+      .map((response, index) => ({ status: response.status, index }))
+      .filter(({ status }) => status === 200);
     for (const response of responses) expect([200, 409, 412]).toContain(response.status);
     const final = await json<Entity>(await platform.call('GET', `/record/${record.id}`));
     const fields = final.fields as Record<string, number>;
@@ -216,7 +379,12 @@ describe('concurrency', () => {
   test('50 concurrent If-Match updates with the same ETag: exactly one wins, the rest get 412', async () => {
     const record = await createRecord('Raced');
     const responses = await Promise.all(
-      Array.from({ length: 50 }, (_, index) => platform.call('PUT', `/record/${record.id}`, { body: { name: `winner ${index}` }, headers: { 'If-Match': 'W/"0"' } })),
+      Array.from({ length: 50 }, (_, index) =>
+        platform.call('PUT', `/record/${record.id}`, {
+          body: { name: `winner ${index}` },
+          headers: { 'If-Match': 'W/"0"' },
+        }),
+      ),
     );
     const statuses = responses.map((response) => response.status);
     expect(statuses.filter((status) => status === 200)).toHaveLength(1);
@@ -239,7 +407,9 @@ describe('operations', () => {
     const before = await json<{ total: number }>(await platform.call('GET', '/usage'));
     await platform.call('GET', '/space');
     await platform.call('GET', '/space');
-    const after = await json<{ total: number; items: Array<{ credential: string; calls: number }> }>(await platform.call('GET', '/usage'));
+    const after = await json<{ total: number; items: Array<{ credential: string; calls: number }> }>(
+      await platform.call('GET', '/usage'),
+    );
     expect(after.total).toBe(before.total + 3);
     expect(after.items.some((row) => row.credential.startsWith('token:'))).toBe(true);
   });

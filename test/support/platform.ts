@@ -11,7 +11,11 @@ export interface TestPlatform {
   readonly dataDir: string;
   readonly running: Running;
   /** fetch against the API with the admin token (override headers per call). */
-  call(method: string, path: string, options?: { body?: unknown; headers?: Record<string, string>; rawBody?: string }): Promise<Response>;
+  call(
+    method: string,
+    path: string,
+    options?: { body?: unknown; headers?: Record<string, string>; rawBody?: string },
+  ): Promise<Response>;
   stop(): Promise<void>;
 }
 
@@ -20,7 +24,14 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<T
   const dataDir = env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'records-platform-'));
   const running = await run(
     { command: true, query: true, projections: true, relay: true },
-    { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_TOKEN, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...env },
+    {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+      ...env,
+    },
     false,
   );
   const api = `${running.url}/api`;

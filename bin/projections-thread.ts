@@ -1,0 +1,55 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { createLogger } from '../infra/logging';
+import { ProjectionHost } from '../projections/host';
+import type { FromProjectionsThread, ToProjectionsThread } from '../projections/thread-protocol';
+import { openAdapters, READ_MODEL_PROJECTIONS, startRelay, type ProjectionsThreadData } from './wiring';
+
+/**
+ * The projections thread of the one-process platform (see `ThreadedProjections`): its own connections to
+ * the stores, the read-model projections and the relay; progress reported to the main thread.
+ */
+async function main(): Promise<void> {
+  const port = parentPort;
+  if (!port) throw new Error('projections-thread must run as a worker thread');
+  const post = (message: FromProjectionsThread): void => port.postMessage(message);
+  const { config, relay: withRelay } = workerData as ProjectionsThreadData;
+  const logger = createLogger(config.LOG_LEVEL).child({ thread: 'projections' });
+  try {
+    const adapters = await openAdapters(config, logger);
+    let reportPending = false;
+    const host: ProjectionHost = new ProjectionHost(READ_MODEL_PROJECTIONS, {
+      events: adapters.events,
+      readStore: adapters.readStore,
+      logger,
+      onProgress: () => {
+        if (reportPending) return;
+        reportPending = true;
+        setImmediate(() => {
+          reportPending = false;
+          post({ kind: 'progress', statuses: host.status() });
+        });
+      },
+    });
+    await host.start();
+    const relay = withRelay ? await startRelay(config, adapters, logger) : undefined;
+    port.on('message', (message: ToProjectionsThread) => {
+      if (message.kind === 'appended') adapters.wakeEvents();
+      if (message.kind === 'stop') {
+        void (async () => {
+          await relay?.stop();
+          await host.stop();
+          await adapters.close();
+          post({ kind: 'stopped' });
+        })();
+      }
+    });
+    post({ kind: 'started', statuses: host.status() });
+  } catch (error) {
+    post({
+      kind: 'failed',
+      message: error instanceof Error ? (error.stack ?? error.message) : String(error),
+    });
+  }
+}
+
+void main();

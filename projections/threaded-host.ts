@@ -1,0 +1,115 @@
+import { Worker } from 'node:worker_threads';
+import type { Projections, ProjectionStatus } from './host';
+import type { FromProjectionsThread, ToProjectionsThread } from './thread-protocol';
+
+/**
+ * Runs the projections (and the relay) on a worker thread of this process, so their reads and writes use
+ * the second core instead of delaying HTTP answers. The main thread tells the worker about each append (at
+ * most once per event-loop turn) so live lag stays at about a millisecond; the worker reports every
+ * projection's position back, which drives read-your-writes, readiness and metrics here.
+ */
+export class ThreadedProjections implements Projections {
+  private worker: Worker | undefined;
+  private statuses = new Map<string, ProjectionStatus>();
+  private readonly waiters = new Set<{
+    position: bigint;
+    names: readonly string[] | undefined;
+    resolve: (reached: boolean) => void;
+  }>();
+  private appendPending = false;
+  private stopped: Promise<void> | undefined;
+
+  /**
+   * @param entry a script that starts the worker side (`bin/projections-thread.ts`), given `workerData`.
+   */
+  constructor(
+    private readonly entry: string,
+    private readonly workerData: unknown,
+  ) {}
+
+  start(): Promise<void> {
+    const bootstrap = `require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(this.entry)});`;
+    const worker = new Worker(bootstrap, { eval: true, workerData: this.workerData });
+    this.worker = worker;
+    worker.once('exit', (code) => {
+      if (this.stopped) return;
+      // The thread died: say so in every status, so readiness fails instead of serving stale data silently.
+      const error = `projections thread exited with code ${code}`;
+      this.update(this.status().map((status) => ({ ...status, error })));
+    });
+    return new Promise((resolve, reject) => {
+      worker.once('error', reject);
+      worker.on('message', (message: FromProjectionsThread) => {
+        if (message.kind === 'started') resolve();
+        if (message.kind === 'failed') reject(new Error(`projections thread failed: ${message.message}`));
+        if (message.kind === 'started' || message.kind === 'progress') this.update(message.statuses);
+      });
+    });
+  }
+
+  /** Wakes the worker's subscriptions after an append here; several appends in one turn send one message. */
+  notifyAppended(): void {
+    if (this.appendPending || !this.worker) return;
+    this.appendPending = true;
+    setImmediate(() => {
+      this.appendPending = false;
+      this.post({ kind: 'appended' });
+    });
+  }
+
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      const worker = this.worker;
+      if (!worker) return;
+      await new Promise<void>((resolve) => {
+        worker.on('message', (message: FromProjectionsThread) => {
+          if (message.kind === 'stopped') resolve();
+        });
+        worker.once('exit', () => resolve());
+        this.post({ kind: 'stop' });
+      });
+      await worker.terminate();
+      for (const waiter of this.waiters) waiter.resolve(false);
+    })();
+    return this.stopped;
+  }
+
+  status(): ProjectionStatus[] {
+    return [...this.statuses.values()];
+  }
+
+  positionOf(name: string): bigint {
+    return this.statuses.get(name)?.position ?? 0n;
+  }
+
+  waitFor(position: bigint, timeoutMs: number, names?: readonly string[]): Promise<boolean> {
+    if (this.reached(position, names)) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = {
+        position,
+        names,
+        resolve: (reached: boolean) => {
+          clearTimeout(timer);
+          this.waiters.delete(waiter);
+          resolve(reached);
+        },
+      };
+      const timer = setTimeout(() => waiter.resolve(false), timeoutMs);
+      this.waiters.add(waiter);
+    });
+  }
+
+  private reached(position: bigint, names: readonly string[] | undefined): boolean {
+    const relevant = [...this.statuses.values()].filter((status) => !names || names.includes(status.name));
+    return relevant.length > 0 && relevant.every((status) => status.position >= position);
+  }
+
+  private update(statuses: readonly ProjectionStatus[]): void {
+    for (const status of statuses) this.statuses.set(status.name, status);
+    for (const waiter of this.waiters) if (this.reached(waiter.position, waiter.names)) waiter.resolve(true);
+  }
+
+  private post(message: ToProjectionsThread): void {
+    this.worker?.postMessage(message);
+  }
+}
