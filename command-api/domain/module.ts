@@ -1,6 +1,7 @@
 import { PlatformError } from '../../contracts/errors';
 import type { ModuleEvent } from '../../contracts/events/records';
 import type { Decider } from '../kit/decider';
+import { changedLabels, withLabels } from './labelled';
 
 export interface ModuleState {
   readonly status: 'none' | 'active' | 'deleted';
@@ -48,22 +49,10 @@ export const moduleDecider: Decider<ModuleState, ModuleCommand, ModuleEvent> = {
     if (state.status !== 'active') throw new PlatformError('not_found', 'module not found');
     if (command.kind === 'DeleteModule')
       return [{ type: 'ModuleDeleted', data: { moduleId: state.moduleId, spaceId: state.spaceId } }];
-    const name = command.name !== undefined && command.name !== state.name ? command.name : undefined;
-    const description =
-      command.description !== undefined && command.description !== state.description
-        ? command.description
-        : undefined;
-    if (name === undefined && description === undefined) return [];
-    return [
-      {
-        type: 'ModuleUpdated',
-        data: {
-          moduleId: state.moduleId,
-          ...(name !== undefined && { name }),
-          ...(description !== undefined && { description }),
-        },
-      },
-    ];
+    const changes = changedLabels(state, command);
+    return changes === null
+      ? []
+      : [{ type: 'ModuleUpdated', data: { moduleId: state.moduleId, ...changes } }];
   },
 
   evolve(state, event) {
@@ -77,11 +66,7 @@ export const moduleDecider: Decider<ModuleState, ModuleCommand, ModuleEvent> = {
           description: event.data.description,
         };
       case 'ModuleUpdated':
-        return {
-          ...state,
-          name: event.data.name ?? state.name,
-          description: event.data.description !== undefined ? event.data.description : state.description,
-        };
+        return withLabels(state, event.data);
       case 'ModuleDeleted':
         return { ...state, status: 'deleted' };
     }

@@ -1,6 +1,7 @@
 import { PlatformError } from '../../contracts/errors';
 import type { SpaceEvent } from '../../contracts/events/records';
 import type { Decider } from '../kit/decider';
+import { changedLabels, withLabels } from './labelled';
 
 export interface SpaceState {
   readonly status: 'none' | 'active' | 'deleted';
@@ -35,22 +36,8 @@ export const spaceDecider: Decider<SpaceState, SpaceCommand, SpaceEvent> = {
     }
     if (state.status !== 'active') throw new PlatformError('not_found', 'space not found');
     if (command.kind === 'DeleteSpace') return [{ type: 'SpaceDeleted', data: { spaceId: state.spaceId } }];
-    const name = command.name !== undefined && command.name !== state.name ? command.name : undefined;
-    const description =
-      command.description !== undefined && command.description !== state.description
-        ? command.description
-        : undefined;
-    if (name === undefined && description === undefined) return [];
-    return [
-      {
-        type: 'SpaceUpdated',
-        data: {
-          spaceId: state.spaceId,
-          ...(name !== undefined && { name }),
-          ...(description !== undefined && { description }),
-        },
-      },
-    ];
+    const changes = changedLabels(state, command);
+    return changes === null ? [] : [{ type: 'SpaceUpdated', data: { spaceId: state.spaceId, ...changes } }];
   },
 
   evolve(state, event) {
@@ -63,11 +50,7 @@ export const spaceDecider: Decider<SpaceState, SpaceCommand, SpaceEvent> = {
           description: event.data.description,
         };
       case 'SpaceUpdated':
-        return {
-          ...state,
-          name: event.data.name ?? state.name,
-          description: event.data.description !== undefined ? event.data.description : state.description,
-        };
+        return withLabels(state, event.data);
       case 'SpaceDeleted':
         return { ...state, status: 'deleted' };
     }

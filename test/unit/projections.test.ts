@@ -300,7 +300,6 @@ describe('records projection', () => {
           position: 3n,
           id: 'acme.31',
           set: { ...updatedColumns(renamedAgain), name: 'ACME Group' },
-          unset: [],
         },
       ]);
   });

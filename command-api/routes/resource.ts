@@ -1,0 +1,109 @@
+import { Router, type Request, type Response } from 'express';
+import type { z } from 'zod';
+import { PlatformError } from '../../contracts/errors';
+import { streamName } from '../../contracts/streams';
+import { idParam, optionalId } from '../../infra/http/params';
+import { validate } from '../../infra/http/validation';
+import type { CommandDeps } from '../deps';
+import type { Decider, DomainEvent } from '../kit/decider';
+import { requestHash } from '../kit/idempotency';
+import { authorize, commandContext, idempotencyKey, preconditions, sendResult } from './context';
+
+/**
+ * One aggregate exposed as a REST resource: `POST /<noun>` creates (with a per-tenant integer id and
+ * Idempotency-Key), `PUT /<noun>` and `PUT /<noun>/{id}` update (If-Match honoured), `DELETE /<noun>/{id}`
+ * deletes. The noun is also the stream category, the id sequence and the permission module.
+ */
+export interface Resource<
+  State,
+  Command,
+  Event extends DomainEvent,
+  CreateBody,
+  UpdateBody extends { id?: number | undefined },
+> {
+  readonly noun: string;
+  readonly idParam: string;
+  readonly decider: Decider<State, Command, Event>;
+  readonly createBody: z.ZodType<CreateBody>;
+  readonly updateBody: z.ZodType<UpdateBody>;
+  /**
+   * Checks what the create depends on (reading other aggregates if needed) before any id is allocated,
+   * and returns the create command for the new id.
+   */
+  prepareCreate(body: CreateBody, tenant: string): Promise<(id: number) => Command>;
+  update(body: UpdateBody): Command;
+  readonly deleteCommand: Command;
+  view(state: State): Record<string, unknown>;
+}
+
+export function resourceRoutes<
+  State,
+  Command,
+  Event extends DomainEvent,
+  CreateBody,
+  UpdateBody extends { id?: number | undefined },
+>(deps: CommandDeps, resource: Resource<State, Command, Event, CreateBody, UpdateBody>): Router {
+  const router = Router();
+  const { noun, decider } = resource;
+
+  router.post(`/${noun}`, async (req, res) => {
+    const principal = authorize(req, noun, 'create');
+    const body = validate(resource.createBody, req.body, 'body');
+    const commandFor = await resource.prepareCreate(body, principal.tenant);
+    const identity = await deps.idempotency.identify(
+      principal.tenant,
+      principal.credential.id,
+      idempotencyKey(req),
+      requestHash('POST', `/${noun}`, body),
+      () => deps.ids.next(principal.tenant, noun),
+    );
+    const id = identity.entityId!;
+    const result = await deps.handler.handle(
+      streamName(noun, principal.tenant, id),
+      decider,
+      commandFor(id),
+      commandContext(req, principal, identity.commandId),
+      identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
+    );
+    res.setHeader('Location', `${req.baseUrl}/${noun}/${id}`);
+    sendResult(res, 201, result, resource.view(result.state));
+  });
+
+  const update = async (req: Request, res: Response): Promise<void> => {
+    const principal = authorize(req, noun, 'update');
+    const body = validate(resource.updateBody, req.body, 'body');
+    const id = optionalId(req, resource.idParam) ?? body.id;
+    if (id === undefined)
+      throw new PlatformError(
+        'validation_failed',
+        `the ${noun} id is missing: PUT /${noun}/{${resource.idParam}} or a body "id"`,
+      );
+    if (body.id !== undefined && body.id !== id)
+      throw new PlatformError('validation_failed', `the body id ${body.id} differs from the path id ${id}`);
+    const result = await deps.handler.handle(
+      streamName(noun, principal.tenant, id),
+      decider,
+      resource.update(body),
+      commandContext(req, principal, deps.newCommandId()),
+      preconditions(req),
+    );
+    sendResult(res, 200, result, resource.view(result.state));
+  };
+  router.put(`/${noun}`, update);
+  router.put(`/${noun}/:${resource.idParam}`, update);
+
+  router.delete(`/${noun}/:${resource.idParam}`, async (req, res) => {
+    const principal = authorize(req, noun, 'delete');
+    const id = idParam(req, resource.idParam);
+    const result = await deps.handler.handle(
+      streamName(noun, principal.tenant, id),
+      decider,
+      resource.deleteCommand,
+      commandContext(req, principal, deps.newCommandId()),
+      preconditions(req),
+    );
+    sendResult(res, 200, result, { id, deleted: true });
+  });
+
+  return router;
+}
