@@ -190,14 +190,12 @@ export async function buildServices(
   const metrics = new Metrics(async () => {
     if (!host) return [];
     const head = await adapters.events.headPosition();
-    return host
-      .status()
-      .map((status) => ({
-        projection: status.name,
-        version: status.version,
-        lagPositions: Number(head - status.position),
-        caughtUp: status.caughtUp,
-      }));
+    return host.status().map((status) => ({
+      projection: status.name,
+      version: status.version,
+      lagPositions: Number(head - status.position),
+      caughtUp: status.caughtUp,
+    }));
   });
   const readiness = async (): Promise<ReadinessReport> => {
     const statuses = host?.status() ?? [];

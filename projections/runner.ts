@@ -5,6 +5,7 @@ import type { EventStore, Subscription } from '../infra/event-store/port';
 import type { Logger } from '../infra/logging';
 import type { ReadModelChange, ReadStore } from '../infra/read-store/port';
 import { consumeInBatches } from './batched-consumer';
+import { coalesceChanges } from './coalesce';
 import type { Projection } from './projection';
 
 const IDLE_CHECKPOINT_INTERVAL_MS = 1000;
@@ -141,7 +142,10 @@ export class ProjectionRunner {
           // A batch with no changes (the filter skipped everything) only moves the checkpoint: that is kept in
           // memory and written at most once a second. Replaying skipped events after a crash changes nothing.
           if (changes.length > 0 || Date.now() - this.checkpointWrittenAt >= IDLE_CHECKPOINT_INTERVAL_MS) {
-            await this.deps.readStore.apply(changes, { name: this.checkpoint, value: position.toString() });
+            await this.deps.readStore.apply(coalesceChanges(changes), {
+              name: this.checkpoint,
+              value: position.toString(),
+            });
             this.checkpointWrittenAt = Date.now();
           }
           changes = [];

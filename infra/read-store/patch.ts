@@ -7,7 +7,11 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The object that holds the last segment of `path`, creating missing intermediate objects as MongoDB does. */
+/**
+ * The object that holds the last segment of `path`, creating missing intermediate objects as MongoDB does.
+ * Intermediate objects on the path are copied first (copy-on-write), so the input document and anything it
+ * shares with an event are never modified.
+ */
 function parentForWrite(doc: JsonObject, path: string, id: string): { parent: JsonObject; key: string } {
   const segments = path.split('.');
   const key = segments.pop() as string;
@@ -19,7 +23,9 @@ function parentForWrite(doc: JsonObject, path: string, id: string): { parent: Js
       parent[segment] = created;
       parent = created;
     } else if (isObject(next)) {
-      parent = next;
+      const copy = { ...next };
+      parent[segment] = copy;
+      parent = copy;
     } else {
       // MongoDB refuses to create a field inside a scalar, null or array; so do we.
       throw new TypeError(`patch of ${id}: cannot create ${path} inside the non-object value at ${segment}`);
@@ -40,17 +46,24 @@ function parentForRead(doc: JsonObject, path: string): { parent: JsonObject; key
   return { parent, key };
 }
 
-/** Applies set (dotted paths create intermediate objects), then unset, then inc (missing counts as 0). */
+/**
+ * Applies set (dotted paths create intermediate objects), then unset, then inc (missing counts as 0), to a
+ * copy: only the objects along the changed paths are copied; values are shared, as nothing modifies a value
+ * in place.
+ */
 export function applyPatch(doc: Document, change: PatchChange): Document {
-  const patched: JsonObject = structuredClone(doc);
+  const patched: JsonObject = { ...doc };
   for (const [path, value] of Object.entries(change.set ?? {})) {
     if (value === undefined) continue;
     const { parent, key } = parentForWrite(patched, path, change.id);
-    parent[key] = structuredClone(value);
+    parent[key] = value;
   }
   for (const path of change.unset ?? []) {
     const target = parentForRead(patched, path);
-    if (target) delete target.parent[target.key];
+    if (target) {
+      const { parent, key } = parentForWrite(patched, path, change.id);
+      if (key in target.parent) delete parent[key];
+    }
   }
   for (const [path, amount] of Object.entries(change.inc ?? {})) {
     const { parent, key } = parentForWrite(patched, path, change.id);

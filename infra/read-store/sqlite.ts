@@ -130,6 +130,8 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
   const db = new Database(options.path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
+  // Other processes (separate services on the same files) may hold the write lock for a moment.
+  db.pragma('busy_timeout = 5000');
 
   const likeExpressions = new Map<string, RegExp>();
   db.function(

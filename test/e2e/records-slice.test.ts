@@ -36,7 +36,7 @@ let spaceId: number;
 let moduleId: number;
 
 beforeAll(async () => {
-  platform = await startPlatform();
+  platform = await startPlatform({ MIN_POSITION_TIMEOUT_MS: '300' });
   const space = await json<Entity>(await platform.call('POST', '/space', { body: { name: 'Sales' } }));
   spaceId = space.id;
   const module = await json<Entity>(
@@ -412,5 +412,27 @@ describe('operations', () => {
     );
     expect(after.total).toBe(before.total + 3);
     expect(after.items.some((row) => row.credential.startsWith('token:'))).toBe(true);
+  });
+});
+
+describe('read-your-writes', () => {
+  test('X-Min-Position up to the last write is served at once; a position never reached times out with 504', async () => {
+    const created = await platform.call('POST', '/record', { body: { moduleId, name: 'Positioned' } });
+    const position = created.headers.get('x-position')!;
+    const id = (await json<Entity>(created)).id;
+    const read = await platform.call('GET', `/record/${id}`, { headers: { 'X-Min-Position': position } });
+    expect(read.status).toBe(200);
+    const started = Date.now();
+    const future = await platform.call('GET', `/record/${id}`, {
+      headers: { 'X-Min-Position': String(BigInt(position) + 1_000_000n) },
+    });
+    expect(future.status).toBe(504);
+    expect((await json(future)).code).toBe('E5040');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+  });
+
+  test('a malformed X-Min-Position is a 400', async () => {
+    const response = await platform.call('GET', '/record', { headers: { 'X-Min-Position': '12abc' } });
+    expect(response.status).toBe(400);
   });
 });
