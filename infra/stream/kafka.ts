@@ -194,7 +194,11 @@ class KafkaStream implements Stream {
     return ready;
   }
 
-  /** Creates the topic unless it exists (then its own partition count stands). */
+  /**
+   * Creates the topic unless it exists (then its own partition count stands), and waits until every
+   * partition has a leader: `waitForLeaders` only waits when this call created the topic, and a consumer
+   * that joins while a partition is leaderless may be assigned without it.
+   */
   private async createTopic(topic: string): Promise<void> {
     if (topic.length === 0) throw new Error('stream: a topic name must not be empty');
     const admin = await this.connectedAdmin();
@@ -208,12 +212,22 @@ class KafkaStream implements Stream {
         },
       ],
     });
+    const deadline = Date.now() + TOPIC_READY_TIMEOUT_MS;
+    for (;;) {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      const partitions = topics[0]?.partitions ?? [];
+      if (partitions.length > 0 && partitions.every((partition) => partition.leader >= 0)) return;
+      if (Date.now() > deadline) throw new Error(`stream: topic "${topic}" has partitions without a leader`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 
   private assertOpen(): void {
     if (this.closing) throw new Error('stream: the Kafka stream is closed');
   }
 }
+
+const TOPIC_READY_TIMEOUT_MS = 10_000;
 
 interface ConsumerSettings {
   readonly retryBackoff: RetryBackoff;
