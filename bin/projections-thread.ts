@@ -17,17 +17,24 @@ async function main(): Promise<void> {
   try {
     const adapters = await openAdapters(config, logger);
     let reportPending = false;
+    let visible: Array<[string, number]> = [];
+    const report = (): void => {
+      if (reportPending) return;
+      reportPending = true;
+      setImmediate(() => {
+        reportPending = false;
+        post({ kind: 'progress', statuses: host.status(), visible });
+        visible = [];
+      });
+    };
     const host: ProjectionHost = new ProjectionHost(READ_MODEL_PROJECTIONS, {
       events: adapters.events,
       readStore: adapters.readStore,
       logger,
-      onProgress: () => {
-        if (reportPending) return;
-        reportPending = true;
-        setImmediate(() => {
-          reportPending = false;
-          post({ kind: 'progress', statuses: host.status() });
-        });
+      onProgress: report,
+      onVisible: (projection, lagMs) => {
+        visible.push([projection, lagMs]);
+        report();
       },
     });
     await host.start();

@@ -136,12 +136,23 @@ export async function buildServices(
   adapters: Adapters,
   selection: ServiceSelection,
 ): Promise<Services> {
+  const metrics = new Metrics(async () => {
+    if (!host) return [];
+    const head = await adapters.events.headPosition();
+    return host.status().map((status) => ({
+      projection: status.name,
+      version: status.version,
+      lagPositions: Number(head - status.position),
+      caughtUp: status.caughtUp,
+    }));
+  });
   const threaded =
     selection.projections && config.PROJECTIONS_THREAD
-      ? new ThreadedProjections(PROJECTIONS_THREAD_ENTRY, {
-          config,
-          relay: selection.relay,
-        } satisfies ProjectionsThreadData)
+      ? new ThreadedProjections(
+          PROJECTIONS_THREAD_ENTRY,
+          { config, relay: selection.relay } satisfies ProjectionsThreadData,
+          (projection, lagMs) => metrics.observeVisibleLag(projection, lagMs),
+        )
       : undefined;
   const host: Projections | undefined =
     threaded ??
@@ -150,6 +161,7 @@ export async function buildServices(
           events: adapters.events,
           readStore: adapters.readStore,
           logger: logger.child({ component: 'projections' }),
+          onVisible: (projection, lagMs) => metrics.observeVisibleLag(projection, lagMs),
         })
       : undefined);
   const { store: events, lastPosition } = trackWrites(adapters.events, () => threaded?.notifyAppended());
@@ -187,16 +199,6 @@ export async function buildServices(
   }, 5000);
   meterTimer.unref();
 
-  const metrics = new Metrics(async () => {
-    if (!host) return [];
-    const head = await adapters.events.headPosition();
-    return host.status().map((status) => ({
-      projection: status.name,
-      version: status.version,
-      lagPositions: Number(head - status.position),
-      caughtUp: status.caughtUp,
-    }));
-  });
   const readiness = async (): Promise<ReadinessReport> => {
     const statuses = host?.status() ?? [];
     const ready = statuses.every((status) => status.caughtUp && status.error === undefined);

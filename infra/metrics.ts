@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry, Summary } from 'prom-client';
 
 export interface ProjectionLag {
   readonly projection: string;
@@ -8,17 +8,20 @@ export interface ProjectionLag {
   readonly caughtUp: boolean;
 }
 
-/** Prometheus metrics: process defaults, projection lag (read at scrape time), and request counts. */
+/** Prometheus metrics: process defaults, projection lag in positions (read at scrape time) and in time. */
 export class Metrics {
   readonly registry = new Registry();
-  readonly httpRequests: Counter<'method' | 'status'>;
+  private readonly visibleLag: Summary<'projection'>;
 
   constructor(lag: () => Promise<readonly ProjectionLag[]>) {
     collectDefaultMetrics({ register: this.registry });
-    this.httpRequests = new Counter({
-      name: 'http_requests_total',
-      help: 'HTTP requests answered, by method and status',
-      labelNames: ['method', 'status'],
+    this.visibleLag = new Summary({
+      name: 'projection_visible_lag_seconds',
+      help: 'Write-to-visible lag: from an event commit to its projection applying it (live events, last 60 s)',
+      labelNames: ['projection'],
+      percentiles: [0.5, 0.9, 0.99],
+      maxAgeSeconds: 60,
+      ageBuckets: 6,
       registers: [this.registry],
     });
     new Gauge({
@@ -43,6 +46,10 @@ export class Metrics {
           this.set({ projection: row.projection, version: String(row.version) }, row.caughtUp ? 1 : 0);
       },
     });
+  }
+
+  observeVisibleLag(projection: string, lagMs: number): void {
+    this.visibleLag.observe({ projection }, lagMs / 1000);
   }
 
   async render(): Promise<{ contentType: string; body: string }> {

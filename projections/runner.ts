@@ -18,6 +18,11 @@ export interface RunnerDeps {
   readonly batchSize?: number;
   /** Told after every batch is applied (and on errors), e.g. to report progress to another thread. */
   readonly onProgress?: (runner: ProjectionRunner) => void;
+  /**
+   * Told, for each batch applied once live, how long its oldest event took from commit to visible (ms):
+   * the write-to-visible lag.
+   */
+  readonly onVisible?: (projection: string, lagMs: number) => void;
 }
 
 /**
@@ -131,11 +136,13 @@ export class ProjectionRunner {
     });
     if (this.stopped) await this.subscription.close();
     let changes: ReadModelChange[] = [];
+    let oldestRecordedAt: string | undefined;
     await consumeInBatches(
       this.subscription,
       {
         add: (event) => {
           changes.push(...this.project(event));
+          oldestRecordedAt ??= event.recordedAt;
           this.applied++;
         },
         flush: async (position) => {
@@ -149,6 +156,9 @@ export class ProjectionRunner {
             this.checkpointWrittenAt = Date.now();
           }
           changes = [];
+          if (oldestRecordedAt !== undefined && this.caughtUpOnce)
+            this.deps.onVisible?.(this.projection.name, Date.now() - Date.parse(oldestRecordedAt));
+          oldestRecordedAt = undefined;
           this.advance(position);
         },
         onCaughtUp: () => {

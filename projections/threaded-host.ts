@@ -25,6 +25,7 @@ export class ThreadedProjections implements Projections {
   constructor(
     private readonly entry: string,
     private readonly workerData: unknown,
+    private readonly onVisible: (projection: string, lagMs: number) => void = () => undefined,
   ) {}
 
   start(): Promise<void> {
@@ -43,6 +44,8 @@ export class ThreadedProjections implements Projections {
         if (message.kind === 'started') resolve();
         if (message.kind === 'failed') reject(new Error(`projections thread failed: ${message.message}`));
         if (message.kind === 'started' || message.kind === 'progress') this.update(message.statuses);
+        if (message.kind === 'progress')
+          for (const [projection, lagMs] of message.visible) this.onVisible(projection, lagMs);
       });
     });
   }
