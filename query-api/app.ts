@@ -11,6 +11,7 @@ import {
   type EntityDescription,
   type EntityReadDeps,
 } from './routes/entities';
+import { sendJson } from '../infra/http/respond';
 
 export const SPACES: EntityDescription = {
   module: 'space',
@@ -44,7 +45,9 @@ export function createQueryRouter(deps: EntityReadDeps): Router {
   router.get('/module/:moduleId/item', async (req, res) => {
     const moduleId = idParam(req, 'moduleId');
     await readOne(req, deps, MODULES, moduleId);
-    res.json(
+    sendJson(
+      res,
+      200,
       await readPage(req, deps, RECORDS, { kind: 'compare', path: 'moduleId', op: 'eq', value: moduleId }),
     );
   });
@@ -53,7 +56,7 @@ export function createQueryRouter(deps: EntityReadDeps): Router {
     const { body, etag } = await readOne(req, deps, RECORDS, idParam(req, 'recordId'));
     if (body.moduleId !== moduleId)
       throw new PlatformError('not_found', `record not found in module ${moduleId}`);
-    res.setHeader('ETag', etag).json(body);
+    sendJson(res, 200, body, { ETag: etag });
   });
   router.use(entityRoutes(deps, 'module', 'moduleId', MODULES));
   router.use(entityRoutes(deps, 'record', 'recordId', RECORDS));

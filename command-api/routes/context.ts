@@ -4,6 +4,7 @@ import { PlatformError } from '../../contracts/errors';
 import { contextOf, principalOf } from '../../infra/http/context';
 import { etagOf, expectedRevisionFromIfMatch } from '../../infra/http/conditional';
 import type { CommandContext, CommandResult, HandleOptions } from '../kit/handler';
+import { sendJson } from '../../infra/http/respond';
 
 /** The principal, after checking it may do `operation` on `module`. */
 export function authorize(req: Request, module: string, operation: Operation): Principal {
@@ -52,5 +53,5 @@ export function sendResult<State>(
   if (result.position !== undefined) res.setHeader('X-Position', result.position.toString());
   if (result.revision !== undefined) res.setHeader('ETag', etagOf(result.revision));
   if (result.replayed) res.setHeader('Idempotent-Replayed', 'true');
-  res.status(status).json(body);
+  sendJson(res, status, body);
 }

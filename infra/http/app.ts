@@ -17,6 +17,7 @@ import { contextOf, principalOf, setContext } from './context';
 import type { ApiMeter } from './metering';
 import { tenantFromHost } from './tenant';
 import { validate } from './validation';
+import { sendJson } from './respond';
 
 export interface ReadinessReport {
   readonly ready: boolean;
@@ -91,13 +92,14 @@ export function createHttpApp(options: HttpKitOptions): Express {
   app.use(requestLog(options.logger));
 
   app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
+    sendJson(res, 200, { status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
     const report = await options.readiness();
-    res
-      .status(report.ready ? 200 : 503)
-      .json({ status: report.ready ? 'ready' : 'not ready', checks: report.checks });
+    sendJson(res, report.ready ? 200 : 503, {
+      status: report.ready ? 'ready' : 'not ready',
+      checks: report.checks,
+    });
   });
   app.get('/metrics', async (_req, res) => {
     const { contentType, body } = await options.metrics();
@@ -150,7 +152,7 @@ export function createHttpApp(options: HttpKitOptions): Express {
     const from = query.from ?? today.slice(0, 8) + '01';
     const to = query.to ?? today;
     const usage = await options.meter.usage(principal.tenant, from, to);
-    res.json({ from, to, total: usage.reduce((sum, row) => sum + row.calls, 0), items: usage });
+    sendJson(res, 200, { from, to, total: usage.reduce((sum, row) => sum + row.calls, 0), items: usage });
   });
   api.use(routeByMethod(options.query, options.command));
   api.use((req) => {
@@ -250,6 +252,6 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
       res.end();
       return;
     }
-    res.status(platformError.status).json(errorBody(platformError, requestId));
+    sendJson(res, platformError.status, errorBody(platformError, requestId));
   };
 }

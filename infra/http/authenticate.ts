@@ -58,11 +58,11 @@ export function tokenAuthenticator(
       cache.clear();
       cachedAt = position;
     }
-    const tokenHash = hashToken(token);
-    const key = `${tenant} ${tokenHash}`;
+    // Keyed by the token itself (in this process's memory only) so a hit costs no hashing.
+    const key = `${tenant} ${token}`;
     let entry = cache.get(key);
     if (entry === undefined) {
-      entry = await load(tenant, tokenHash);
+      entry = await load(tenant, hashToken(token));
       if (cache.size >= MAX_CACHED) cache.clear();
       cache.set(key, entry);
     }

@@ -11,6 +11,7 @@ import { idParam } from '../../infra/http/params';
 import type { Document } from '../../infra/read-store/port';
 import type { ReadModels } from '../../infra/read-store/read-models';
 import { awaitConsistency, type ReadConsistency } from '../consistency';
+import { sendJson } from '../../infra/http/respond';
 
 export interface EntityReadDeps {
   readonly readModels: ReadModels;
@@ -77,11 +78,11 @@ export function entityRoutes(
 ): Router {
   const router = Router();
   router.get(`/${path}`, async (req, res) => {
-    res.json(await readPage(req, deps, entity));
+    sendJson(res, 200, await readPage(req, deps, entity));
   });
   router.get(`/${path}/:${idName}`, async (req, res) => {
     const { body, etag } = await readOne(req, deps, entity, idParam(req, idName));
-    res.setHeader('ETag', etag).json(body);
+    sendJson(res, 200, body, { ETag: etag });
   });
   return router;
 }

@@ -399,6 +399,15 @@ export function recordsSlice(env: () => Record<string, string>): void {
   });
 
   describe('operations', () => {
+    test('HEAD answers like GET without a body', async () => {
+      const record = await createRecord('Headed');
+      const head = await platform.call('HEAD', `/record/${record.id}`);
+      expect(head.status).toBe(200);
+      expect(head.headers.get('etag')).toBe('W/"0"');
+      expect(Number(head.headers.get('content-length'))).toBeGreaterThan(0);
+      expect(await head.text()).toBe('');
+    });
+
     test('health, readiness and metrics', async () => {
       const health = await fetch(`${platform.url}/healthz`);
       expect(health.status).toBe(200);
