@@ -38,12 +38,14 @@ export class IdempotencyKeys {
     tenant: string,
     credentialId: string,
     key: string | undefined,
-    hash: string,
+    /** The request's hash, computed only when a key is sent. */
+    hashOfRequest: () => string,
     newEntityId: (() => Promise<number>) | null,
   ): Promise<CommandIdentity> {
     if (key === undefined) {
       return { commandId: newId(), entityId: newEntityId ? await newEntityId() : null, mayBeRepeat: false };
     }
+    const hash = hashOfRequest();
     if (!KEY.test(key))
       throw new PlatformError('validation_failed', 'Idempotency-Key must be 1-255 visible ASCII characters');
     const stream = streamName(

@@ -54,7 +54,7 @@ export function resourceRoutes<
       principal.tenant,
       principal.credential.id,
       idempotencyKey(req),
-      requestHash('POST', `/${noun}`, body),
+      () => requestHash('POST', `/${noun}`, body),
       () => deps.ids.next(principal.tenant, noun),
     );
     const id = identity.entityId!;

@@ -559,8 +559,8 @@ describe('IdempotencyKeys', () => {
     const keys = new IdempotencyKeys(store);
     const allocator = countingAllocator();
 
-    const first = await keys.identify(TENANT, 'token-1', undefined, hash, allocator.next);
-    const second = await keys.identify(TENANT, 'token-1', undefined, hash, allocator.next);
+    const first = await keys.identify(TENANT, 'token-1', undefined, () => hash, allocator.next);
+    const second = await keys.identify(TENANT, 'token-1', undefined, () => hash, allocator.next);
 
     expect(first).toMatchObject({ entityId: 41, mayBeRepeat: false });
     expect(second).toMatchObject({ entityId: 42, mayBeRepeat: false });
@@ -574,7 +574,7 @@ describe('IdempotencyKeys', () => {
       TENANT,
       'token-1',
       'key-1',
-      hash,
+      () => hash,
       async () => 41,
     );
 
@@ -600,7 +600,7 @@ describe('IdempotencyKeys', () => {
       TENANT,
       'token-1',
       'key-1',
-      hash,
+      () => hash,
       null,
     );
     expect(identity).toMatchObject({ entityId: null, mayBeRepeat: false });
@@ -610,9 +610,9 @@ describe('IdempotencyKeys', () => {
     const store = new MemoryEventStore();
     const keys = new IdempotencyKeys(store);
     const allocator = countingAllocator();
-    const first = await keys.identify(TENANT, 'token-1', 'key-1', hash, allocator.next);
+    const first = await keys.identify(TENANT, 'token-1', 'key-1', () => hash, allocator.next);
 
-    const repeat = await keys.identify(TENANT, 'token-1', 'key-1', hash, allocator.next);
+    const repeat = await keys.identify(TENANT, 'token-1', 'key-1', () => hash, allocator.next);
 
     expect(repeat).toEqual({ commandId: first.commandId, entityId: first.entityId, mayBeRepeat: true });
     expect(allocator.calls()).toBe(1);
@@ -621,19 +621,49 @@ describe('IdempotencyKeys', () => {
 
   test('a repeat with a different request is idempotency_key_reused', async () => {
     const keys = new IdempotencyKeys(new MemoryEventStore());
-    await keys.identify(TENANT, 'token-1', 'key-1', hash, async () => 41);
+    await keys.identify(
+      TENANT,
+      'token-1',
+      'key-1',
+      () => hash,
+      async () => 41,
+    );
     const otherHash = requestHash('POST', '/space', { name: 'Other' });
     await expectRefusal(
-      keys.identify(TENANT, 'token-1', 'key-1', otherHash, async () => 42),
+      keys.identify(
+        TENANT,
+        'token-1',
+        'key-1',
+        () => otherHash,
+        async () => 42,
+      ),
       'idempotency_key_reused',
     );
   });
 
   test('the same key of another credential or tenant is a different key', async () => {
     const keys = new IdempotencyKeys(new MemoryEventStore());
-    const first = await keys.identify(TENANT, 'token-1', 'key-1', hash, async () => 41);
-    const otherCredential = await keys.identify(TENANT, 'token-2', 'key-1', hash, async () => 42);
-    const otherTenant = await keys.identify('globex', 'token-1', 'key-1', hash, async () => 43);
+    const first = await keys.identify(
+      TENANT,
+      'token-1',
+      'key-1',
+      () => hash,
+      async () => 41,
+    );
+    const otherCredential = await keys.identify(
+      TENANT,
+      'token-2',
+      'key-1',
+      () => hash,
+      async () => 42,
+    );
+    const otherTenant = await keys.identify(
+      'globex',
+      'token-1',
+      'key-1',
+      () => hash,
+      async () => 43,
+    );
 
     expect(otherCredential).toMatchObject({ entityId: 42, mayBeRepeat: false });
     expect(otherTenant).toMatchObject({ entityId: 43, mayBeRepeat: false });
@@ -649,7 +679,13 @@ describe('IdempotencyKeys', () => {
   ])('an invalid key (%s) is validation_failed', async (_label, key) => {
     const store = new MemoryEventStore();
     await expectRefusal(
-      new IdempotencyKeys(store).identify(TENANT, 'token-1', key, hash, async () => 41),
+      new IdempotencyKeys(store).identify(
+        TENANT,
+        'token-1',
+        key,
+        () => hash,
+        async () => 41,
+      ),
       'validation_failed',
     );
     expect(await store.headPosition()).toBe(0n);
@@ -661,7 +697,7 @@ describe('IdempotencyKeys', () => {
       TENANT,
       'token-1',
       key,
-      hash,
+      () => hash,
       null,
     );
     expect(identity.mayBeRepeat).toBe(false);
@@ -682,8 +718,8 @@ describe('IdempotencyKeys', () => {
     };
 
     const [a, b] = await Promise.all([
-      keys.identify(TENANT, 'token-1', 'key-1', hash, allocate),
-      keys.identify(TENANT, 'token-1', 'key-1', hash, allocate),
+      keys.identify(TENANT, 'token-1', 'key-1', () => hash, allocate),
+      keys.identify(TENANT, 'token-1', 'key-1', () => hash, allocate),
     ]);
 
     expect(arrived).toBe(2);
@@ -701,7 +737,13 @@ describe('IdempotencyKeys', () => {
     const ids = new IdAllocator(store, 10);
     const handler = new CommandHandler(store);
     const createSpace = async (): Promise<{ spaceId: number; replayed: boolean; state: SpaceState }> => {
-      const identity = await keys.identify(TENANT, 'token-1', 'key-1', hash, () => ids.next(TENANT, 'space'));
+      const identity = await keys.identify(
+        TENANT,
+        'token-1',
+        'key-1',
+        () => hash,
+        () => ids.next(TENANT, 'space'),
+      );
       const spaceId = identity.entityId!;
       const result = await handler.handle(
         streamName('space', TENANT, spaceId),
