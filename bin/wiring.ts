@@ -80,7 +80,11 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
   mkdirSync(dataDir, { recursive: true });
   const sqliteEvents =
     config.EVENT_STORE === 'sqlite'
-      ? createSqliteEventStore({ path: join(dataDir, 'events.db'), synchronous: config.SQLITE_SYNCHRONOUS })
+      ? createSqliteEventStore({
+          path: join(dataDir, 'events.db'),
+          synchronous: config.SQLITE_SYNCHRONOUS,
+          groupCommit: true,
+        })
       : undefined;
   const events = sqliteEvents ?? createEventStoreDbEventStore({ connectionString: config.ESDB_URL! });
   const readStore =

@@ -30,6 +30,16 @@ export interface SqliteEventStoreOptions {
   readonly synchronous?: SynchronousMode;
   /** How often live subscriptions look for appends made by other processes on the same file. */
   readonly pollIntervalMs?: number;
+  /** Commit the appends of one event-loop turn together (for a server with concurrent writers). Default off. */
+  readonly groupCommit?: boolean;
+}
+
+interface PendingAppend {
+  readonly streamId: string;
+  readonly events: readonly NewEvent[];
+  readonly expected: ExpectedRevision;
+  readonly resolve: (result: AppendResult) => void;
+  readonly reject: (error: unknown) => void;
 }
 
 /** An append's result, plus the events as recorded when this call wrote them (not for a repeat). */
@@ -48,7 +58,11 @@ export interface SqliteEventStoreHandle extends EventStore {
 
 export function createSqliteEventStore(options: SqliteEventStoreOptions): SqliteEventStoreHandle {
   const db = openEventStoreDatabase(options.path, options.synchronous ?? 'NORMAL');
-  return new SqliteEventStore(db, options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
+  return new SqliteEventStore(
+    db,
+    options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
+    options.groupCommit ?? false,
+  );
 }
 
 class SqliteEventStore implements SqliteEventStoreHandle {
@@ -56,6 +70,8 @@ class SqliteEventStore implements SqliteEventStoreHandle {
   private readonly appendTransaction: Database.Transaction<
     (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision) => AppendOutcome
   >;
+  private readonly groupTransaction: Database.Transaction<(commit: () => void) => void>;
+  private pendingAppends: PendingAppend[] = [];
   private readonly appendWaiters = new Set<() => void>();
   private readonly subscriptions = new Set<SqliteSubscription>();
   private readonly subscriptionSource: SubscriptionSource;
@@ -67,8 +83,10 @@ class SqliteEventStore implements SqliteEventStoreHandle {
   constructor(
     private readonly db: Database.Database,
     pollIntervalMs: number,
+    private readonly groupCommit: boolean,
   ) {
     this.statements = prepareEventStoreStatements(db);
+    this.groupTransaction = db.transaction((commit: () => void) => commit());
     this.appendTransaction = db.transaction(
       (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): AppendOutcome =>
         this.appendInTransaction(streamId, events, expected),
@@ -95,27 +113,77 @@ class SqliteEventStore implements SqliteEventStoreHandle {
     };
   }
 
-  async append(
-    streamId: string,
-    events: readonly NewEvent[],
-    options?: AppendOptions,
-  ): Promise<AppendResult> {
-    this.assertOpen();
-    if (events.length === 0) throw new Error(`stream ${streamId}: an append needs at least one event`);
-    let result: AppendOutcome;
+  /**
+   * Each append is one transaction. With group commit on, appends made in the same event-loop turn share
+   * one transaction instead (each in a savepoint of its own, so one failing expectation fails only that
+   * append): one commit for many concurrent requests, at the price of one event-loop turn of latency.
+   * Every append resolves only after its commit.
+   */
+  append(streamId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
+    if (this.closed) return Promise.reject(new Error('event store closed'));
+    if (events.length === 0)
+      return Promise.reject(new Error(`stream ${streamId}: an append needs at least one event`));
+    return new Promise((resolve, reject) => {
+      this.pendingAppends.push({
+        streamId,
+        events,
+        expected: options?.expectedRevision ?? 'any',
+        resolve,
+        reject,
+      });
+      if (!this.groupCommit) this.commitPendingAppends();
+      else if (this.pendingAppends.length === 1) setImmediate(() => this.commitPendingAppends());
+    });
+  }
+
+  private commitPendingAppends(): void {
+    const batch = this.pendingAppends;
+    this.pendingAppends = [];
+    const outcomes: Array<{ result: AppendOutcome } | { error: unknown }> = [];
     try {
-      // IMMEDIATE takes the write lock before reading the revision, so another process cannot interleave.
-      result = this.appendTransaction.immediate(streamId, events, options?.expectedRevision ?? 'any');
+      // IMMEDIATE takes the write lock before reading revisions, so another process cannot interleave.
+      if (batch.length === 1) {
+        outcomes.push(this.appendOne(batch[0]!, this.appendTransaction.immediate));
+      } else {
+        this.groupTransaction.immediate(() => {
+          for (const append of batch) outcomes.push(this.appendOne(append, this.appendTransaction));
+        });
+      }
     } catch (error) {
-      if (!isEventIdUniqueViolation(error)) throw error;
-      const repeat = this.findRepeatedAppend(streamId, events);
-      if (repeat) return repeat;
-      throw new EventIdConflictError(streamId, this.storedEventIds(events));
+      for (const append of batch) append.reject(error);
+      return;
     }
-    if (result.recorded) this.recent.push(result.recorded, categoryOf(streamId));
-    // Also after a repeat recognised in the transaction: a spurious wake-up only costs subscribers one read.
+    batch.forEach((append, index) => {
+      const outcome = outcomes[index]!;
+      if ('error' in outcome) return append.reject(outcome.error);
+      if (outcome.result.recorded) this.recent.push(outcome.result.recorded, categoryOf(append.streamId));
+      append.resolve({
+        nextExpectedRevision: outcome.result.nextExpectedRevision,
+        position: outcome.result.position,
+      });
+    });
+    // Also after repeats recognised in the transaction: a spurious wake-up only costs subscribers one read.
     this.wakeSubscribers();
-    return { nextExpectedRevision: result.nextExpectedRevision, position: result.position };
+  }
+
+  /** One append, in its own transaction (or in a savepoint of the group's transaction). */
+  private appendOne(
+    { streamId, events, expected }: PendingAppend,
+    transaction: (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision) => AppendOutcome,
+  ): { result: AppendOutcome } | { error: unknown } {
+    try {
+      return { result: transaction(streamId, events, expected) };
+    } catch (error) {
+      if (!isEventIdUniqueViolation(error)) return { error };
+      try {
+        const repeat = this.findRepeatedAppend(streamId, events);
+        return repeat
+          ? { result: repeat }
+          : { error: new EventIdConflictError(streamId, this.storedEventIds(events)) };
+      } catch (conflict) {
+        return { error: conflict };
+      }
+    }
   }
 
   notifyExternalAppend(): void {
@@ -185,6 +253,7 @@ class SqliteEventStore implements SqliteEventStoreHandle {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    if (this.pendingAppends.length > 0) this.commitPendingAppends();
     await Promise.all([...this.subscriptions].map((subscription) => subscription.close()));
     this.closed = true;
     this.db.close();

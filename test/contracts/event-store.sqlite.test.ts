@@ -19,17 +19,59 @@ function temporaryDirectory(): { path: string; remove: () => void } {
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
 
-describeContract('event-store', 'sqlite', { kind: 'embedded' }, () => {
-  eventStoreContract(async () => {
+for (const groupCommit of [false, true]) {
+  describeContract(
+    'event-store',
+    groupCommit ? 'sqlite (group commit)' : 'sqlite',
+    { kind: 'embedded' },
+    () => {
+      eventStoreContract(async () => {
+        const directory = temporaryDirectory();
+        const store = createSqliteEventStore({
+          path: join(directory.path, 'events.db'),
+          pollIntervalMs: 50,
+          groupCommit,
+        });
+        return {
+          store,
+          cleanup: async () => {
+            await store.close();
+            directory.remove();
+          },
+        };
+      });
+    },
+  );
+}
+
+describe('sqlite event store with group commit', () => {
+  test('appends of one turn commit together, yet a failing expectation fails only its own append', async () => {
     const directory = temporaryDirectory();
-    const store = createSqliteEventStore({ path: join(directory.path, 'events.db'), pollIntervalMs: 50 });
-    return {
-      store,
-      cleanup: async () => {
-        await store.close();
-        directory.remove();
-      },
-    };
+    const store = createSqliteEventStore({ path: join(directory.path, 'events.db'), groupCommit: true });
+    try {
+      const stream = uniqueStream();
+      const results = await Promise.allSettled([
+        store.append(stream, newEvents(1), { expectedRevision: 'no_stream' }),
+        store.append(stream, newEvents(1), { expectedRevision: 'no_stream' }),
+        store.append(stream, newEvents(2), { expectedRevision: 0n }),
+        store.append(uniqueStream(), newEvents(1)),
+      ]);
+      expect(results.map((result) => result.status)).toEqual([
+        'fulfilled',
+        'rejected',
+        'fulfilled',
+        'fulfilled',
+      ]);
+      const revisions = (await collect(store.readStream(stream))).map((event) => event.revision);
+      expect(revisions).toEqual([0n, 1n, 2n]);
+      const positions = results.flatMap((result) =>
+        result.status === 'fulfilled' ? [result.value.position] : [],
+      );
+      expect(positions).toEqual([...positions].sort((a, b) => (a < b ? -1 : 1)));
+    } finally {
+      await store.close();
+      directory.remove();
+    }
   });
 });
 
