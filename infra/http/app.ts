@@ -124,8 +124,10 @@ export function createHttpApp(options: HttpKitOptions): Express {
     context.principal = principal;
     next();
   });
+  // Only authenticated calls count (and only they spend the quota: strangers must not exhaust a system's).
   api.use((req, res, next) => {
     const context = contextOf(req);
+    if (!context.principal) return next();
     const decision = options.meter.admit(context.tenant);
     if (decision) {
       res.setHeader('RateLimit-Policy', `${decision.limit};w=60`);
@@ -140,7 +142,7 @@ export function createHttpApp(options: HttpKitOptions): Express {
         );
       }
     }
-    options.meter.record(context.tenant, context.principal ? context.principal.credential.id : 'anonymous');
+    options.meter.record(context.tenant, context.principal.credential.id);
     next();
   });
   api.get('/usage', async (req, res) => {
@@ -252,6 +254,7 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
       res.end();
       return;
     }
+    if (platformError.status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="records-platform"');
     sendJson(res, platformError.status, errorBody(platformError, requestId));
   };
 }

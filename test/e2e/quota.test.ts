@@ -11,6 +11,9 @@ afterAll(async () => {
 });
 
 test('a system over its per-minute quota gets 429 with RateLimit-* and Retry-After', async () => {
+  const anonymous = await fetch(`${platform.api}/space`);
+  expect(anonymous.status).toBe(401);
+  expect(anonymous.headers.get('ratelimit-limit')).toBeNull();
   const statuses: number[] = [];
   let last: Response | undefined;
   for (let i = 0; i < 7; i++) {

@@ -210,7 +210,9 @@ export function recordsSlice(env: () => Record<string, string>): void {
 
   describe('authentication and tenancy', () => {
     test('no token is 401, a wrong token is 401, X-Authorization works', async () => {
-      expect((await fetch(`${platform.api}/record`)).status).toBe(401);
+      const anonymous = await fetch(`${platform.api}/record`);
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get('www-authenticate')).toBe('Bearer realm="records-platform"');
       expect(
         (await fetch(`${platform.api}/record`, { headers: { Authorization: 'Bearer rpt_wrong' } })).status,
       ).toBe(401);

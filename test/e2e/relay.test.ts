@@ -6,6 +6,8 @@ import type { ConsumedMessage, Stream } from '../../infra/stream/port';
 import { describeContract, type AdapterRun } from '../support/adapter-report';
 import { json, startPlatform, type TestPlatform } from '../support/platform';
 
+jest.setTimeout(90_000);
+
 const brokers = process.env.KAFKA_BROKERS;
 
 /** Collects the topic's messages until `done` says so (bounded by a deadline). */
@@ -26,7 +28,7 @@ async function collect(
       if (done(messages)) finish();
     },
   });
-  await Promise.race([finished, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+  await Promise.race([finished, new Promise((resolve) => setTimeout(resolve, 60_000))]);
   await consumer.stop();
   return messages;
 }
@@ -41,7 +43,8 @@ function relaySuite(
   const topic = `events-${randomUUID()}`;
 
   beforeAll(async () => {
-    platform = await startPlatform({ ...env(), EVENTS_TOPIC: topic });
+    // Relay errors go to the test output (warn), so a failure here says why.
+    platform = await startPlatform({ LOG_LEVEL: 'warn', ...env(), EVENTS_TOPIC: topic });
     stream = open(platform);
   });
 
