@@ -1,5 +1,6 @@
 import autocannon from 'autocannon';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exited, freePort, spawnBin, waitUntilReady } from '../test/support/child-platform';
@@ -102,6 +103,63 @@ async function measureLag(
   return samples.sort((a, b) => a - b);
 }
 
+/**
+ * The same loads driven by wrk (a C client, far lighter than autocannon on a 2-core machine) when it is
+ * installed (`apt-get install wrk`); skipped, with a line saying so, when it is not.
+ */
+async function wrkFigures(url: string, moduleId: number, maxId: number): Promise<void> {
+  if (spawnSync('wrk', ['--version']).error) {
+    process.stdout.write('wrk not installed: the wrk figures are skipped (apt-get install wrk)\n');
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'bench-wrk-'));
+  try {
+    const post = join(dir, 'post.lua');
+    writeFileSync(
+      post,
+      `wrk.method = "POST"\nwrk.body = '${JSON.stringify({ moduleId, name: 'Bench record', fields: { amount: 1200 } })}'\nwrk.headers["Content-Type"] = "application/json"\n`,
+    );
+    const get = join(dir, 'get.lua');
+    writeFileSync(
+      get,
+      `request = function() return wrk.format("GET", "/api/record/" .. math.random(1, ${maxId})) end\n`,
+    );
+    for (const [name, script, path, target] of [
+      ['post_record_throughput_wrk', post, '/api/record', '>= 2000'],
+      ['get_record_throughput_wrk', get, '/', '>= 5000'],
+    ] as const) {
+      const run = spawnSync(
+        'wrk',
+        [
+          '-t1',
+          `-c${CONNECTIONS}`,
+          `-d${DURATION_S}s`,
+          '--latency',
+          '-H',
+          `Authorization: Bearer ${TOKEN}`,
+          '-s',
+          script,
+          `${url}${path}`,
+        ],
+        { encoding: 'utf8' },
+      );
+      const rate = /Requests\/sec:\s+([\d.]+)/.exec(run.stdout);
+      const p99 = /99%\s+([\d.]+)(us|ms|s)/.exec(run.stdout);
+      const errors = /Non-2xx or 3xx responses: (\d+)/.exec(run.stdout);
+      const p99Ms = p99 ? Number(p99[1]) * (p99[2] === 'us' ? 0.001 : p99[2] === 's' ? 1000 : 1) : NaN;
+      printFigure(
+        name,
+        Math.round(Number(rate?.[1] ?? NaN)),
+        'requests/s',
+        target,
+        `wrk, ${CONNECTIONS} connections, ${DURATION_S} s, p99 ${p99Ms} ms, ${errors?.[1] ?? 0} non-2xx`,
+      );
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-http-'));
   const server = await startServer(dataDir);
@@ -194,6 +252,7 @@ async function main(): Promise<void> {
       '>= 5000',
       `${CONNECTIONS} connections, ${DURATION_S} s, ${gets.non2xx} non-2xx, p99 ${gets.latency.p99} ms, ${maxId} records`,
     );
+    await wrkFigures(server.url, module.body.id, maxId);
     printFigure(
       'server_rss_after_load',
       Math.round(Math.max(rssAfterPosts, rssMb(server.pid, 'VmRSS'))),

@@ -5,7 +5,7 @@ import { moduleView, recordView, spaceView } from './representations';
 import { MODULE_FIELDS, RECORD_FIELDS, SPACE_FIELDS } from './routes/catalogues';
 import { idParam } from '../infra/http/params';
 import {
-  entityRoutes,
+  addEntityRoutes,
   readOne,
   readPage,
   type EntityDescription,
@@ -41,7 +41,7 @@ export const RECORDS: EntityDescription = {
 /** The query API: every GET of the platform. It reads read models only and never appends. */
 export function createQueryRouter(deps: EntityReadDeps): Router {
   const router = Router();
-  router.use(entityRoutes(deps, 'space', 'spaceId', SPACES));
+  addEntityRoutes(router, deps, 'space', 'spaceId', SPACES);
   router.get('/module/:moduleId/item', async (req, res) => {
     const moduleId = idParam(req, 'moduleId');
     await readOne(req, deps, MODULES, moduleId);
@@ -58,7 +58,7 @@ export function createQueryRouter(deps: EntityReadDeps): Router {
       throw new PlatformError('not_found', `record not found in module ${moduleId}`);
     sendJson(res, 200, body, { ETag: etag });
   });
-  router.use(entityRoutes(deps, 'module', 'moduleId', MODULES));
-  router.use(entityRoutes(deps, 'record', 'recordId', RECORDS));
+  addEntityRoutes(router, deps, 'module', 'moduleId', MODULES);
+  addEntityRoutes(router, deps, 'record', 'recordId', RECORDS);
   return router;
 }

@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import type { Request, Response, Router } from 'express';
 import type { z } from 'zod';
 import { PlatformError } from '../../contracts/errors';
 import { streamName } from '../../contracts/streams';
@@ -36,14 +36,18 @@ export interface Resource<
   view(state: State): Record<string, unknown>;
 }
 
-export function resourceRoutes<
+/** Adds the resource's routes to `router` (one flat router: nested ones cost on every request). */
+export function addResourceRoutes<
   State,
   Command,
   Event extends DomainEvent,
   CreateBody,
   UpdateBody extends { id?: number | undefined },
->(deps: CommandDeps, resource: Resource<State, Command, Event, CreateBody, UpdateBody>): Router {
-  const router = Router();
+>(
+  router: Router,
+  deps: CommandDeps,
+  resource: Resource<State, Command, Event, CreateBody, UpdateBody>,
+): void {
   const { noun, decider } = resource;
 
   router.post(`/${noun}`, async (req, res) => {
@@ -104,6 +108,4 @@ export function resourceRoutes<
     );
     sendResult(res, 200, result, { id, deleted: true });
   });
-
-  return router;
 }

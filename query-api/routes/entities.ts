@@ -1,4 +1,4 @@
-import { Router, type Request } from 'express';
+import type { Request, Router } from 'express';
 import { can, type Operation } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 import { parseListQuery } from '../../contracts/query/list-params';
@@ -70,13 +70,14 @@ export async function readPage(
   };
 }
 
-export function entityRoutes(
+/** Adds `GET /<path>` (a list page) and `GET /<path>/{id}` to `router` (one flat router: nested ones cost). */
+export function addEntityRoutes(
+  router: Router,
   deps: EntityReadDeps,
   path: string,
   idName: string,
   entity: EntityDescription,
-): Router {
-  const router = Router();
+): void {
   router.get(`/${path}`, async (req, res) => {
     sendJson(res, 200, await readPage(req, deps, entity));
   });
@@ -84,5 +85,4 @@ export function entityRoutes(
     const { body, etag } = await readOne(req, deps, entity, idParam(req, idName));
     sendJson(res, 200, body, { ETag: etag });
   });
-  return router;
 }
