@@ -34,7 +34,7 @@ export async function rebuildProjection(
   await deps.readStore.deleteCheckpoint(checkpointName(projection.name, toVersion));
 
   const started = Date.now();
-  const runner = new ProjectionRunner(projection, toVersion, { ...deps, batchSize: deps.batchSize ?? 2000 });
+  const runner = new ProjectionRunner(projection, toVersion, { ...deps, batchSize: deps.batchSize ?? 5000 });
   await runner.start();
   const report = (head: bigint): void =>
     onProgress({ events: runner.applied, position: runner.position, head, elapsedMs: Date.now() - started });
