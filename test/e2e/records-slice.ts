@@ -418,6 +418,9 @@ export function recordsSlice(env: () => Record<string, string>): void {
       expect(ready.status).toBe('ready');
       const metrics = await (await fetch(`${platform.url}/metrics`)).text();
       expect(metrics).toMatch(/projection_lag_positions\{projection="records",version="1"\} \d+/);
+      expect(metrics).toMatch(
+        /projection_visible_lag_seconds\{quantile="0.99",projection="records"\} [0-9.e-]+/,
+      );
     });
 
     test('API calls are metered per system and credential and readable through /usage', async () => {
