@@ -35,7 +35,7 @@ export async function rebuildProjection(
 
   const started = Date.now();
   const runner = new ProjectionRunner(projection, toVersion, { ...deps, batchSize: deps.batchSize ?? 5000 });
-  await runner.start();
+  await runner.start(false);
   const report = (head: bigint): void =>
     onProgress({ events: runner.applied, position: runner.position, head, elapsedMs: Date.now() - started });
   let head = await deps.events.headPosition();
@@ -48,6 +48,7 @@ export async function rebuildProjection(
     ) {
       if (runner.error) throw new Error(`rebuild of ${projection.name} failed: ${runner.error}`);
     }
+    await runner.ensureIndexes();
   } finally {
     clearInterval(ticker);
     await runner.stop();

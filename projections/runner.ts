@@ -71,14 +71,22 @@ export class ProjectionRunner {
     return checkpointName(this.projection.name, this.version);
   }
 
-  async start(): Promise<void> {
-    for (const [base, indexes] of Object.entries(this.projection.collections)) {
-      for (const index of indexes) await this.deps.readStore.ensureIndex(this.collection(base), index);
-    }
+  /**
+   * @param withIndexes false for a rebuild: its collections fill faster without secondary indexes, which
+   * it builds once, in bulk, when it has caught up (`ensureIndexes`).
+   */
+  async start(withIndexes = true): Promise<void> {
+    if (withIndexes) await this.ensureIndexes();
     const stored = await this.deps.readStore.getCheckpoint(this.checkpoint);
     this.processed = stored === null ? 0n : BigInt(stored);
     this.loop = this.runWithRestarts();
     this.deps.onProgress?.(this);
+  }
+
+  async ensureIndexes(): Promise<void> {
+    for (const [base, indexes] of Object.entries(this.projection.collections)) {
+      for (const index of indexes) await this.deps.readStore.ensureIndex(this.collection(base), index);
+    }
   }
 
   async stop(): Promise<void> {
