@@ -2,7 +2,7 @@ import { run } from './run';
 
 /** `npm start`: the whole platform in one process on the configured (by default embedded) adapters. */
 async function main(): Promise<void> {
-  const running = await run({ command: true, query: true, projections: true, relay: running_relay() });
+  const running = await run({ command: true, query: true, projections: true, relay: true });
   const { config, logger, services, url } = running;
   logger.info(
     {
@@ -21,10 +21,6 @@ async function main(): Promise<void> {
         `Try: curl -H "Authorization: Bearer <token>" ${url}/api/record\n\n`,
     );
   }
-}
-
-function running_relay(): boolean {
-  return process.env.RELAY !== 'false' && process.env.RELAY !== '0';
 }
 
 main().catch((error: unknown) => {

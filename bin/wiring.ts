@@ -154,7 +154,7 @@ export async function buildServices(
     selection.projections && config.PROJECTIONS_THREAD
       ? new ThreadedProjections(
           PROJECTIONS_THREAD_ENTRY,
-          { config, relay: selection.relay } satisfies ProjectionsThreadData,
+          { config, relay: selection.relay && config.RELAY } satisfies ProjectionsThreadData,
           (projection, lagMs) => metrics.observeVisibleLag(projection, lagMs),
         )
       : undefined;
@@ -171,7 +171,8 @@ export async function buildServices(
   const { store: events, lastPosition } = trackWrites(adapters.events, () => threaded?.notifyAppended());
   const readModels = new ReadModels(adapters.readStore);
   await host?.start();
-  const relay = selection.relay && !threaded ? await startRelay(config, adapters, logger) : undefined;
+  const relay =
+    selection.relay && config.RELAY && !threaded ? await startRelay(config, adapters, logger) : undefined;
 
   const handler = new CommandHandler(events, new AggregateCache());
   const ids = new IdAllocator(events);

@@ -4,7 +4,7 @@ import { uuidV5 } from '../contracts/ids';
 import { API_TOKEN_PREFIX, hashToken, newApiToken } from '../contracts/secrets';
 import { streamName } from '../contracts/streams';
 import { userDecider } from './domain/user';
-import type { CommandContext, CommandHandler } from './kit/handler';
+import { bookkeepingContext, type CommandContext, type CommandHandler } from './kit/handler';
 import type { IdAllocator } from './kit/id-allocator';
 
 const scryptAsync = promisify(scrypt) as (
@@ -43,16 +43,8 @@ export async function ensureBootstrapAdmin(
   options: BootstrapOptions,
 ): Promise<{ generatedToken?: string }> {
   const stream = streamName('user', options.tenant, ADMIN_USER_ID);
-  const context = (purpose: string): CommandContext => {
-    const commandId = uuidV5(`bootstrap:${options.tenant}:${purpose}`);
-    return {
-      tenant: options.tenant,
-      actor: { userId: null },
-      commandId,
-      correlationId: commandId,
-      causationId: commandId,
-    };
-  };
+  const context = (purpose: string): CommandContext =>
+    bookkeepingContext(options.tenant, uuidV5(`bootstrap:${options.tenant}:${purpose}`));
   let { state } = await handler.load(stream, userDecider);
   if (state.status === 'none') {
     const userId = await ids.next(options.tenant, 'user');

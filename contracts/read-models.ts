@@ -11,6 +11,15 @@ export const READ_MODELS = {
   credentials: 'credentials',
 } as const;
 
+/** Which projection writes each read model (its version decides the collection a reader opens). */
+export const PROJECTION_OF_READ_MODEL: Readonly<Record<string, string>> = {
+  [READ_MODELS.spaces]: 'spaces',
+  [READ_MODELS.modules]: 'modules',
+  [READ_MODELS.records]: 'records',
+  [READ_MODELS.users]: 'identity',
+  [READ_MODELS.credentials]: 'identity',
+};
+
 export const PROJECTION_VERSIONS_COLLECTION = 'projection_versions';
 
 export function documentId(tenant: string, id: number | string): string {

@@ -5,6 +5,7 @@ import type { Logger } from '../infra/logging';
 import type { ReadStore } from '../infra/read-store/port';
 import type { Stream, StreamMessage } from '../infra/stream/port';
 import { consumeInBatches } from './batched-consumer';
+import { runWithRestarts } from './restarts';
 
 /** Write-side bookkeeping streams stay out of the relay: nobody downstream acts on them. */
 const INTERNAL_CATEGORIES = new Set(['sequence', 'idempotency']);
@@ -57,21 +58,17 @@ export class Relay {
     await this.loop;
   }
 
-  private async runWithRestarts(): Promise<void> {
-    let backoffMs = 200;
-    while (!this.stopped) {
-      try {
-        await this.run();
-        return;
-      } catch (error) {
+  private runWithRestarts(): Promise<void> {
+    return runWithRestarts({
+      run: () => this.run(),
+      isStopped: () => this.stopped,
+      initialBackoffMs: 200,
+      onFailure: (error) =>
         this.deps.logger.error(
           { err: error, topic: this.topic },
           'relay failed; resuming from its checkpoint',
-        );
-        await new Promise((resolve) => setTimeout(resolve, backoffMs));
-        backoffMs = Math.min(backoffMs * 2, 10_000);
-      }
-    }
+        ),
+    });
   }
 
   private async run(): Promise<void> {

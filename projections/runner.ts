@@ -6,6 +6,7 @@ import type { Logger } from '../infra/logging';
 import type { ReadModelChange, ReadStore } from '../infra/read-store/port';
 import { consumeInBatches } from './batched-consumer';
 import { coalesceChanges } from './coalesce';
+import { runWithRestarts } from './restarts';
 import type { Projection } from './projection';
 
 const IDLE_CHECKPOINT_INTERVAL_MS = 1000;
@@ -116,13 +117,12 @@ export class ProjectionRunner {
     });
   }
 
-  private async runWithRestarts(): Promise<void> {
-    let backoffMs = 100;
-    while (!this.stopped) {
-      try {
-        await this.run();
-        return;
-      } catch (error) {
+  private runWithRestarts(): Promise<void> {
+    return runWithRestarts({
+      run: () => this.run(),
+      isStopped: () => this.stopped,
+      initialBackoffMs: 100,
+      onFailure: async (error) => {
         this.lastError = error instanceof Error ? error.message : String(error);
         this.deps.onProgress?.(this);
         this.deps.logger.error(
@@ -131,10 +131,8 @@ export class ProjectionRunner {
         );
         const stored = await this.deps.readStore.getCheckpoint(this.checkpoint).catch(() => null);
         if (stored !== null) this.processed = BigInt(stored);
-        await new Promise((resolve) => setTimeout(resolve, backoffMs));
-        backoffMs = Math.min(backoffMs * 2, 10_000);
-      }
-    }
+      },
+    });
   }
 
   private async run(): Promise<void> {

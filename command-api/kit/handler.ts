@@ -16,6 +16,34 @@ export interface CommandContext {
   readonly causationId: string;
 }
 
+/** The context of write-side bookkeeping (id blocks, idempotency claims): its own command, no user. */
+export function bookkeepingContext(
+  tenant: string,
+  commandId: string,
+  actor: Actor = { userId: null },
+): CommandContext {
+  return { tenant, actor, commandId, correlationId: commandId, causationId: commandId };
+}
+
+/** Wraps a domain event in the envelope, after checking its data against the event's schema. */
+export function toNewEvent(event: DomainEvent, id: string, context: CommandContext): NewEvent {
+  assertValidEventData(event.type, event.data);
+  return {
+    id,
+    type: event.type,
+    schemaVersion: schemaVersionOf(event.type),
+    data: event.data,
+    metadata: {
+      tenant: context.tenant,
+      actor: context.actor,
+      correlationId: context.correlationId,
+      causationId: context.causationId,
+      commandId: context.commandId,
+      occurredAt: new Date().toISOString(),
+    },
+  };
+}
+
 export interface CommandResult<State> {
   readonly state: State;
   /** Revision of the stream after the command (undefined: the stream still does not exist). */
@@ -155,7 +183,7 @@ export class CommandHandler {
       try {
         const result = await this.store.append(
           streamId,
-          events.map((event, index) => this.envelope(event, index, context)),
+          events.map((event, index) => toNewEvent(event, eventIdFor(context.commandId, index), context)),
           { expectedRevision },
         );
         const state = events.reduce((current, event) => decider.evolve(current, event), loaded.state);
@@ -179,23 +207,5 @@ export class CommandHandler {
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 2 * attempt));
       }
     }
-  }
-
-  private envelope(event: DomainEvent, index: number, context: CommandContext): NewEvent {
-    assertValidEventData(event.type, event.data);
-    return {
-      id: eventIdFor(context.commandId, index),
-      type: event.type,
-      schemaVersion: schemaVersionOf(event.type),
-      data: event.data,
-      metadata: {
-        tenant: context.tenant,
-        actor: context.actor,
-        correlationId: context.correlationId,
-        causationId: context.causationId,
-        commandId: context.commandId,
-        occurredAt: new Date().toISOString(),
-      },
-    };
   }
 }

@@ -1,9 +1,9 @@
 import { streamName } from '../../contracts/streams';
 import { eventIdFor, newId } from '../../contracts/ids';
-import { schemaVersionOf } from '../../contracts/events/registry';
 import type { IdBlockReservedData } from '../../contracts/events/system';
 import type { EventStore } from '../../infra/event-store/port';
 import { WrongExpectedRevisionError } from '../../infra/event-store/port';
+import { bookkeepingContext, toNewEvent } from './handler';
 
 /**
  * Per-tenant integer ids (the spec's paths use them), allocated in blocks (hi/lo): a block is reserved by
@@ -48,20 +48,11 @@ export class IdAllocator {
         await this.store.append(
           stream,
           [
-            {
-              id: eventIdFor(commandId, 0),
-              type: 'IdBlockReserved',
-              schemaVersion: schemaVersionOf('IdBlockReserved'),
-              data,
-              metadata: {
-                tenant,
-                actor: { userId: null },
-                correlationId: commandId,
-                causationId: commandId,
-                commandId,
-                occurredAt: new Date().toISOString(),
-              },
-            },
+            toNewEvent(
+              { type: 'IdBlockReserved', data },
+              eventIdFor(commandId, 0),
+              bookkeepingContext(tenant, commandId),
+            ),
           ],
           { expectedRevision: revision ?? 'no_stream' },
         );

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { PlatformError } from '../../contracts/errors';
 import { newId, uuidV5 } from '../../contracts/ids';
 import { streamName } from '../../contracts/streams';
-import { schemaVersionOf } from '../../contracts/events/registry';
 import type { IdempotencyKeyClaimedData } from '../../contracts/events/system';
 import type { EventStore } from '../../infra/event-store/port';
 import { WrongExpectedRevisionError } from '../../infra/event-store/port';
+import { bookkeepingContext, toNewEvent } from './handler';
 
 /**
  * `Idempotency-Key` on POST. The first request with a key claims it by appending `IdempotencyKeyClaimed`
@@ -64,21 +64,12 @@ export class IdempotencyKeys {
       await this.store.append(
         stream,
         [
-          {
+          toNewEvent(
+            { type: 'IdempotencyKeyClaimed', data: claim },
             // Not eventIdFor(commandId, 0): that is the id of the command's own first event (event ids are unique store-wide).
-            id: uuidV5(`idempotency-key-claim:${claim.commandId}`),
-            type: 'IdempotencyKeyClaimed',
-            schemaVersion: schemaVersionOf('IdempotencyKeyClaimed'),
-            data: claim,
-            metadata: {
-              tenant,
-              actor: { userId: null, credentialId },
-              correlationId: claim.commandId,
-              causationId: claim.commandId,
-              commandId: claim.commandId,
-              occurredAt: new Date().toISOString(),
-            },
-          },
+            uuidV5(`idempotency-key-claim:${claim.commandId}`),
+            bookkeepingContext(tenant, claim.commandId, { userId: null, credentialId }),
+          ),
         ],
         { expectedRevision: 'no_stream' },
       );

@@ -35,14 +35,3 @@ export interface RecordedEvent<Type extends string = string, Data = unknown> ext
   readonly position: bigint;
   readonly recordedAt: string;
 }
-
-export const newEventSchema = z.object({
-  id: z.uuid(),
-  type: z
-    .string()
-    .min(1)
-    .regex(/^[A-Z][A-Za-z0-9]*$/, 'past-tense PascalCase event name'),
-  schemaVersion: z.number().int().positive(),
-  data: z.unknown(),
-  metadata: eventMetadataSchema,
-});

@@ -1,19 +1,11 @@
 import {
+  PROJECTION_OF_READ_MODEL,
   PROJECTION_VERSIONS_COLLECTION,
   type ProjectionVersionDoc,
   versionedCollection,
 } from '../../contracts/read-models';
 import type { StoreFilter, StoreQuery } from '../../contracts/query/store-query';
 import type { Document, FindResult, ReadStore } from './port';
-
-/** Which projection writes each collection the query side reads. */
-const PROJECTION_OF: Readonly<Record<string, string>> = {
-  spaces: 'spaces',
-  modules: 'modules',
-  records: 'records',
-  users: 'identity',
-  credentials: 'identity',
-};
 
 /**
  * Read access to the read models, always scoped to one tenant, through the active version of each
@@ -34,7 +26,7 @@ export class ReadModels {
       this.refreshing ??= this.refresh().finally(() => (this.refreshing = undefined));
       await this.refreshing;
     }
-    const projection = PROJECTION_OF[base] ?? base;
+    const projection = PROJECTION_OF_READ_MODEL[base] ?? base;
     return versionedCollection(base, this.versions.get(projection) ?? 1);
   }
 
