@@ -41,17 +41,24 @@ export function openEventStoreDatabase(path: string, synchronous: SynchronousMod
   return db;
 }
 
-export interface EventRow {
-  readonly position: number;
-  readonly stream_id: string;
-  readonly revision: number;
-  readonly event_id: string;
-  readonly type: string;
-  readonly schema_version: number;
-  readonly data: string;
-  readonly metadata: string;
-  readonly recorded_at: string;
-}
+/**
+ * An event as the reading statements return it: raw rows (arrays), which better-sqlite3 builds about twice as
+ * fast as row objects; reads are the hot path of every projection and rebuild.
+ */
+export type EventRow = readonly [
+  position: number,
+  streamId: string,
+  revision: number,
+  eventId: string,
+  type: string,
+  schemaVersion: number,
+  data: string,
+  metadata: string,
+  recordedAt: string,
+];
+export const ROW_POSITION = 0;
+export const ROW_STREAM_ID = 1;
+export const ROW_REVISION = 2;
 
 export interface StoredEventId {
   readonly stream_id: string;
@@ -79,28 +86,56 @@ export function prepareEventStoreStatements(db: Database.Database) {
       'SELECT stream_id, revision, position FROM events WHERE event_id = ?',
     ),
     headPosition: db.prepare<[], number | null>('SELECT MAX(position) FROM events').pluck(),
-    streamForwards: db.prepare<[string, number, number], EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ?`,
-    ),
-    streamBackwards: db.prepare<[string, number, number], EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`,
-    ),
-    allForwards: db.prepare<[number, number], EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`,
-    ),
-    allBackwards: db.prepare<[number, number], EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM events WHERE position < ? ORDER BY position DESC LIMIT ?`,
-    ),
-    /** Events of the categories in the position window (after, upTo]. */
-    categoriesForwards: db.prepare<[number, number, string, number], EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM events WHERE position > ? AND position <= ? AND ${IN_CATEGORIES}
+    streamForwards: db
+      .prepare<[string, number, number], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ?`,
+      )
+      .raw(),
+    streamBackwards: db
+      .prepare<[string, number, number], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`,
+      )
+      .raw(),
+    allForwards: db
+      .prepare<[number, number], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`,
+      )
+      .raw(),
+    allBackwards: db
+      .prepare<[number, number], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE position < ? ORDER BY position DESC LIMIT ?`,
+      )
+      .raw(),
+    /**
+     * Events of one category in the position window (after, upTo]: the `(category, position)` index yields
+     * them in order, sparse or dense. Several categories (below) need a sort of the window.
+     */
+    categoryForwards: db
+      .prepare<[number, number, string, number], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE position > ? AND position <= ? AND category = ?
        ORDER BY position LIMIT ?`,
-    ),
-    /** Events of the categories in the position window [downTo, before). */
-    categoriesBackwards: db.prepare<[number, number, string, number], EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM events WHERE position < ? AND position >= ? AND ${IN_CATEGORIES}
+      )
+      .raw(),
+    categoryBackwards: db
+      .prepare<[number, number, string, number], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE position < ? AND position >= ? AND category = ?
        ORDER BY position DESC LIMIT ?`,
-    ),
+      )
+      .raw(),
+    /** Events of the categories in the position window (after, upTo]. */
+    categoriesForwards: db
+      .prepare<[number, number, string, number], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE position > ? AND position <= ? AND ${IN_CATEGORIES}
+       ORDER BY position LIMIT ?`,
+      )
+      .raw(),
+    /** Events of the categories in the position window [downTo, before). */
+    categoriesBackwards: db
+      .prepare<[number, number, string, number], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE position < ? AND position >= ? AND ${IN_CATEGORIES}
+       ORDER BY position DESC LIMIT ?`,
+      )
+      .raw(),
   };
 }
 

@@ -17,6 +17,8 @@ import {
   openEventStoreDatabase,
   prepareEventStoreStatements,
   type EventRow,
+  ROW_POSITION,
+  ROW_REVISION,
   type EventStoreStatements,
   type SynchronousMode,
 } from './sqlite-schema';
@@ -100,9 +102,7 @@ class SqliteEventStore implements SqliteEventStoreHandle {
       readCategoriesAfter: (after, upTo, categories, limit) =>
         this.recent.covers(after, upTo)
           ? this.recent.read(after, upTo, limit, new Set(categories))
-          : this.statements.categoriesForwards
-              .all(after, upTo, JSON.stringify(categories), limit)
-              .map(toRecordedEvent),
+          : this.categoryRows('forwards', after, upTo, categories, limit).map(toRecordedEvent),
       onNextAppend: (wake) => {
         this.appendWaiters.add(wake);
         return () => this.appendWaiters.delete(wake);
@@ -217,7 +217,7 @@ class SqliteEventStore implements SqliteEventStoreHandle {
       for (const row of rows) yield toRecordedEvent(row);
       if (rows.length < limit) return;
       remaining -= rows.length;
-      revision = rows[rows.length - 1]!.revision + (forwards ? 1 : -1);
+      revision = rows[rows.length - 1]![ROW_REVISION] + (forwards ? 1 : -1);
     }
   }
 
@@ -332,44 +332,60 @@ class SqliteEventStore implements SqliteEventStoreHandle {
 
   private *pagesForwards(after: bigint | undefined, categories: readonly string[] | undefined) {
     let cursor = toCursor(after ?? 0n);
-    const categoriesJson = categories ? JSON.stringify(categories) : undefined;
     for (;;) {
       this.assertOpen();
-      if (categoriesJson === undefined) {
+      if (categories === undefined) {
         const rows = this.statements.allForwards.all(cursor, PAGE_SIZE);
         if (rows.length > 0) yield rows;
         if (rows.length < PAGE_SIZE) return;
-        cursor = rows[rows.length - 1]!.position;
+        cursor = rows[rows.length - 1]![ROW_POSITION];
         continue;
       }
       const head = this.statements.headPosition.get() ?? 0;
       if (cursor >= head) return;
       const upTo = Math.min(cursor + FILTER_WINDOW, head);
-      const rows = this.statements.categoriesForwards.all(cursor, upTo, categoriesJson, PAGE_SIZE);
+      const rows = this.categoryRows('forwards', cursor, upTo, categories, PAGE_SIZE);
       if (rows.length > 0) yield rows;
-      cursor = rows.length === PAGE_SIZE ? rows[rows.length - 1]!.position : upTo;
+      cursor = rows.length === PAGE_SIZE ? rows[rows.length - 1]![ROW_POSITION] : upTo;
     }
   }
 
   private *pagesBackwards(before: bigint | undefined, categories: readonly string[] | undefined) {
     let cursor = before === undefined ? Number.MAX_SAFE_INTEGER : toCursor(before);
-    const categoriesJson = categories ? JSON.stringify(categories) : undefined;
     for (;;) {
       this.assertOpen();
-      if (categoriesJson === undefined) {
+      if (categories === undefined) {
         const rows = this.statements.allBackwards.all(cursor, PAGE_SIZE);
         if (rows.length > 0) yield rows;
         if (rows.length < PAGE_SIZE) return;
-        cursor = rows[rows.length - 1]!.position;
+        cursor = rows[rows.length - 1]![ROW_POSITION];
         continue;
       }
       cursor = Math.min(cursor, (this.statements.headPosition.get() ?? 0) + 1);
       if (cursor <= 1) return;
       const downTo = Math.max(1, cursor - FILTER_WINDOW);
-      const rows = this.statements.categoriesBackwards.all(cursor, downTo, categoriesJson, PAGE_SIZE);
+      const rows = this.categoryRows('backwards', cursor, downTo, categories, PAGE_SIZE);
       if (rows.length > 0) yield rows;
-      cursor = rows.length === PAGE_SIZE ? rows[rows.length - 1]!.position : downTo;
+      cursor = rows.length === PAGE_SIZE ? rows[rows.length - 1]![ROW_POSITION] : downTo;
     }
+  }
+
+  /** Rows of the categories between `from` (exclusive) and `to` (inclusive), in the direction's order. */
+  private categoryRows(
+    direction: 'forwards' | 'backwards',
+    from: number,
+    to: number,
+    categories: readonly string[],
+    limit: number,
+  ): EventRow[] {
+    const { statements } = this;
+    if (categories.length === 1) {
+      const statement = direction === 'forwards' ? statements.categoryForwards : statements.categoryBackwards;
+      return statement.all(from, to, categories[0]!, limit);
+    }
+    const statement =
+      direction === 'forwards' ? statements.categoriesForwards : statements.categoriesBackwards;
+    return statement.all(from, to, JSON.stringify(categories), limit);
   }
 
   private wakeSubscribers(): void {
@@ -407,16 +423,17 @@ function isEventIdUniqueViolation(error: unknown): boolean {
 }
 
 function toRecordedEvent(row: EventRow): RecordedEvent {
+  const [position, streamId, revision, id, type, schemaVersion, data, metadata, recordedAt] = row;
   return {
-    id: row.event_id,
-    type: row.type,
-    schemaVersion: row.schema_version,
-    data: parseJson(row.data),
-    metadata: parseJson(row.metadata) as EventMetadata,
-    streamId: row.stream_id,
-    revision: BigInt(row.revision),
-    position: BigInt(row.position),
-    recordedAt: row.recorded_at,
+    id,
+    type,
+    schemaVersion,
+    data: parseJson(data),
+    metadata: parseJson(metadata) as EventMetadata,
+    streamId,
+    revision: BigInt(revision),
+    position: BigInt(position),
+    recordedAt,
   };
 }
 
