@@ -152,6 +152,13 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
   db.exec(`CREATE TABLE IF NOT EXISTS ${CHECKPOINTS_TABLE} (name TEXT PRIMARY KEY, value TEXT NOT NULL)`);
 
   const statements = new Map<string, Database.Statement<unknown[]>>();
+  /** Prepared once per collection: writes are the hot path of every projection. */
+  const writeStatements = new Map<string, WriteStatements>();
+  /** Statements die with their table: forgotten whenever a table may have gone. */
+  function forgetStatements(): void {
+    statements.clear();
+    writeStatements.clear();
+  }
   function statement(sql: string): Database.Statement<unknown[]> {
     let prepared = statements.get(sql);
     if (!prepared) {
@@ -195,35 +202,55 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
     } catch (error) {
       if (!isMissingTable(error)) throw error;
       knownCollections.delete(collection);
-      statements.clear();
+      forgetStatements();
       return whenMissing;
     }
   }
 
-  function applyChange(change: ReadModelChange): void {
-    const table = tableName(change.collection);
-    switch (change.op) {
-      case 'upsert':
-        statement(
+  interface WriteStatements {
+    readonly upsert: Database.Statement<[string, string, bigint]>;
+    readonly storedBefore: Database.Statement<[string, bigint], string>;
+    readonly update: Database.Statement<[string, bigint, string]>;
+    readonly delete: Database.Statement<[string, bigint]>;
+  }
+  function writeStatementsOf(collection: string): WriteStatements {
+    let prepared = writeStatements.get(collection);
+    if (!prepared) {
+      const table = tableName(collection);
+      prepared = {
+        upsert: db.prepare(
           `INSERT INTO ${table} (id, doc, pos) VALUES (?, jsonb(?), ?) ` +
             `ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, pos = excluded.pos WHERE excluded.pos > ${table}.pos`,
-        ).run(change.doc.id, JSON.stringify(change.doc), change.position);
+        ),
+        storedBefore: db
+          .prepare<[string, bigint], string>(`SELECT json(doc) FROM ${table} WHERE id = ? AND pos < ?`)
+          .pluck(),
+        update: db.prepare(`UPDATE ${table} SET doc = jsonb(?), pos = ? WHERE id = ?`),
+        delete: db.prepare(`DELETE FROM ${table} WHERE id = ? AND pos < ?`),
+      };
+      writeStatements.set(collection, prepared);
+    }
+    return prepared;
+  }
+
+  function applyChange(change: ReadModelChange): void {
+    const write = writeStatementsOf(change.collection);
+    switch (change.op) {
+      case 'upsert':
+        write.upsert.run(change.doc.id, JSON.stringify(change.doc), change.position);
         return;
       case 'patch': {
-        const stored = statement(`SELECT json(doc) FROM ${table} WHERE id = ? AND pos < ?`)
-          .pluck()
-          .get(change.id, change.position);
+        const stored = write.storedBefore.get(change.id, change.position);
         if (typeof stored !== 'string') return;
-        const patched = applyPatch(parseDocument(stored), change);
-        statement(`UPDATE ${table} SET doc = jsonb(?), pos = ? WHERE id = ?`).run(
-          JSON.stringify(patched),
+        write.update.run(
+          JSON.stringify(applyPatch(parseDocument(stored), change)),
           change.position,
           change.id,
         );
         return;
       }
       case 'delete':
-        statement(`DELETE FROM ${table} WHERE id = ? AND pos < ?`).run(change.id, change.position);
+        write.delete.run(change.id, change.position);
         return;
     }
   }
@@ -299,7 +326,7 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
       } catch (error) {
         // The rollback removed the tables this batch created.
         for (const collection of created) knownCollections.delete(collection);
-        if (created.length > 0) statements.clear();
+        if (created.length > 0) forgetStatements();
         throw error;
       }
     },
@@ -348,7 +375,7 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
     async dropCollection(collection: string): Promise<void> {
       db.exec(`DROP TABLE IF EXISTS ${tableName(collection)}`);
       knownCollections.delete(collection);
-      statements.clear();
+      forgetStatements();
     },
 
     async listCollections(): Promise<string[]> {

@@ -43,20 +43,32 @@ function isValidKey(key: string): boolean {
   return key.length > 0 && !key.includes('.') && !key.startsWith('$');
 }
 
-function assertValueKeys(value: unknown, where: string): void {
+/** The path of the first key that breaks the key rule inside `value`, or undefined when all are valid. */
+function invalidKeyPath(value: unknown): string[] | undefined {
   if (Array.isArray(value)) {
-    value.forEach((item, i) => assertValueKeys(item, `${where}[${i}]`));
-    return;
-  }
-  if (typeof value !== 'object' || value === null) return;
-  for (const [key, child] of Object.entries(value)) {
-    if (!isValidKey(key)) {
-      throw new TypeError(
-        `invalid key ${JSON.stringify(key)} at ${where}: keys must not contain "." or start with "$"`,
-      );
+    for (let i = 0; i < value.length; i++) {
+      const inner = invalidKeyPath(value[i]);
+      if (inner) return [`[${i}]`, ...inner];
     }
-    assertValueKeys(child, `${where}.${key}`);
+    return undefined;
   }
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const key in value) {
+    if (!isValidKey(key)) return [`.${key}`];
+    const inner = invalidKeyPath((value as Record<string, unknown>)[key]);
+    if (inner) return [`.${key}`, ...inner];
+  }
+  return undefined;
+}
+
+/** Walks every key; the path of an offending key is only built when there is one (this runs per write). */
+function assertValueKeys(value: unknown, where: string): void {
+  const path = invalidKeyPath(value);
+  if (!path) return;
+  const key = path[path.length - 1]!.slice(1);
+  throw new TypeError(
+    `invalid key ${JSON.stringify(key)} at ${where}${path.slice(0, -1).join('')}: keys must not contain "." or start with "$"`,
+  );
 }
 
 export function assertDocument(doc: Document): void {
