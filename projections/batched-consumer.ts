@@ -34,9 +34,18 @@ export async function consumeInBatches(
     inBatch = 0;
   };
   let pending: Promise<IteratorResult<SubscriptionItem>> = iterator.next();
+  // One macrotask timer serves every item that arrives before it fires (items in hand arrive in microtasks).
+  let idle: Promise<typeof IDLE> | undefined;
   for (;;) {
-    const pulled = batchEnd > flushed ? await Promise.race([pending, nextMacrotask(IDLE)]) : await pending;
+    let pulled: IteratorResult<SubscriptionItem> | typeof IDLE;
+    if (batchEnd > flushed) {
+      idle ??= nextMacrotask(IDLE);
+      pulled = await Promise.race([pending, idle]);
+    } else {
+      pulled = await pending;
+    }
     if (pulled === IDLE) {
+      idle = undefined;
       await flush();
       continue;
     }
