@@ -5,10 +5,12 @@ import { eventIdFor, newId } from '../contracts/ids';
 import type { NewEvent } from '../contracts/events/envelope';
 import { streamName } from '../contracts/streams';
 import { createSqliteEventStore } from '../infra/event-store/sqlite';
+import { loadConfig } from '../infra/config';
 import { createLogger } from '../infra/logging';
 import { createSqliteReadStore } from '../infra/read-store/sqlite';
 import { recordsProjection } from '../projections/read-models/records';
 import { rebuildProjection } from '../projections/rebuild';
+import { startRebuildDecoders } from '../bin/wiring';
 import { machineConditions, printFigure } from './report';
 
 /**
@@ -68,10 +70,12 @@ async function main(): Promise<void> {
       );
     }
     process.stderr.write(`seeded ${RECORDS * 2} events in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    const config = loadConfig({ DATA_DIR: dir });
     const result = await rebuildProjection(
       recordsProjection,
       { events, readStore, logger: createLogger('warn') },
       () => undefined,
+      { startDecoders: (version) => startRebuildDecoders(config, recordsProjection.name, version) },
     );
     const rate = (result.events * 1000) / result.elapsedMs;
     printFigure(
@@ -79,7 +83,7 @@ async function main(): Promise<void> {
       Math.round(rate),
       'events/s',
       '>= 100000',
-      `${result.events} events, records projection, ${machineConditions()}`,
+      `${result.events} events, records projection, ${config.REBUILD_THREADS} decoder threads, ${machineConditions()}`,
     );
     await readStore.close();
     await events.close();

@@ -2,7 +2,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { createLogger } from '../infra/logging';
 import { ProjectionHost } from '../projections/host';
 import type { FromProjectionsThread, ToProjectionsThread } from '../projections/thread-protocol';
-import { openAdapters, READ_MODEL_PROJECTIONS, startRelay, type ProjectionsThreadData } from './wiring';
+import { READ_MODEL_PROJECTIONS } from '../projections/read-models/catalogue';
+import { openAdapters, startRelay, type ProjectionsThreadData } from './wiring';
 
 /**
  * The projections thread of the one-process platform (see `ThreadedProjections`): its own connections to

@@ -2,7 +2,8 @@ import { SingleBar } from 'cli-progress';
 import { loadConfig } from '../infra/config';
 import { createLogger } from '../infra/logging';
 import { rebuildProjection } from '../projections/rebuild';
-import { openAdapters, projectionNamed, READ_MODEL_PROJECTIONS } from './wiring';
+import { projectionNamed, READ_MODEL_PROJECTIONS } from '../projections/read-models/catalogue';
+import { openAdapters, startRebuildDecoders } from './wiring';
 
 /**
  * `npm run replay -- <projection>`: rebuilds a projection from position 0 into a new version while the
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
           bar.update(value, { events: progress.events, rate });
         }
       },
+      { startDecoders: (version) => startRebuildDecoders(config, name, version) },
     );
     bar.stop();
     const rate = result.elapsedMs > 0 ? Math.round((result.events * 1000) / result.elapsedMs) : result.events;

@@ -10,7 +10,6 @@ import type { Config } from '../infra/config';
 import { appVersion } from '../infra/config';
 import { createEventStoreDbEventStore } from '../infra/event-store/eventstoredb';
 import type { EventStore } from '../infra/event-store/port';
-import { createSqliteEventStore } from '../infra/event-store/sqlite';
 import { createHttpApp, type ReadinessReport } from '../infra/http/app';
 import { tokenAuthenticator } from '../infra/http/authenticate';
 import { ApiMeter } from '../infra/http/metering';
@@ -25,27 +24,17 @@ import { createKafkaStream } from '../infra/stream/kafka';
 import type { Stream } from '../infra/stream/port';
 import { ProjectionHost, type Projections } from '../projections/host';
 import { ThreadedProjections } from '../projections/threaded-host';
-import type { Projection } from '../projections/projection';
-import { identityProjection } from '../projections/read-models/identity';
-import { recordsProjection } from '../projections/read-models/records';
-import { modulesProjection, spacesProjection } from '../projections/read-models/spaces-and-modules';
+import { READ_MODEL_PROJECTIONS } from '../projections/read-models/catalogue';
+import { ThreadedWindowDecoder } from '../projections/threaded-decoder';
+import type { DecoderThreadData } from '../projections/thread-protocol';
+import type { WindowDecoder } from '../projections/window-decoder';
+import { openSqliteEventStore } from './embedded-stores';
 import { Relay } from '../projections/relay';
 import { activeVersionOf } from '../projections/versions';
 import { checkpointName } from '../contracts/read-models';
 import { createQueryRouter } from '../query-api/app';
 import type { ReadConsistency } from '../query-api/consistency';
 import type { Express } from 'express';
-
-export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
-  spacesProjection,
-  modulesProjection,
-  recordsProjection,
-  identityProjection,
-];
-
-export function projectionNamed(name: string): Projection | undefined {
-  return READ_MODEL_PROJECTIONS.find((projection) => projection.name === name);
-}
 
 /**
  * Remembers the highest position this process appended, for read-your-writes without a header, and tells
@@ -78,14 +67,7 @@ export interface Adapters {
 export async function openAdapters(config: Config, logger: Logger): Promise<Adapters> {
   const dataDir = resolve(config.DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
-  const sqliteEvents =
-    config.EVENT_STORE === 'sqlite'
-      ? createSqliteEventStore({
-          path: join(dataDir, 'events.db'),
-          synchronous: config.SQLITE_SYNCHRONOUS,
-          groupCommit: true,
-        })
-      : undefined;
+  const sqliteEvents = config.EVENT_STORE === 'sqlite' ? openSqliteEventStore(config) : undefined;
   const events = sqliteEvents ?? createEventStoreDbEventStore({ connectionString: config.ESDB_URL! });
   const readStore =
     config.READ_STORE === 'mongodb'
@@ -269,6 +251,27 @@ export const PROJECTIONS_THREAD_ENTRY = join(__dirname, 'projections-thread.ts')
 export interface ProjectionsThreadData {
   readonly config: Config;
   readonly relay: boolean;
+}
+
+/** The worker-thread side of `ThreadedWindowDecoder`. */
+export const DECODER_THREAD_ENTRY = join(__dirname, 'decoder-thread.ts');
+
+/**
+ * Decoder threads for a rebuild of `projection` into `version`, or none where the log cannot be split into
+ * windows (EventStoreDB) or only one core would do the work.
+ */
+export async function startRebuildDecoders(
+  config: Config,
+  projection: string,
+  version: number,
+): Promise<WindowDecoder[]> {
+  if (config.EVENT_STORE !== 'sqlite' || config.REBUILD_THREADS === 0) return [];
+  const data: DecoderThreadData = { config, projection, version };
+  return Promise.all(
+    Array.from({ length: config.REBUILD_THREADS }, () =>
+      ThreadedWindowDecoder.start(DECODER_THREAD_ENTRY, data),
+    ),
+  );
 }
 
 export async function startRelay(config: Config, adapters: Adapters, logger: Logger): Promise<Relay> {

@@ -45,6 +45,7 @@ export const configSchema = z.object({
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   PROJECTIONS_THREAD: booleanFlag.default(true),
   RELAY: booleanFlag.default(true),
+  REBUILD_THREADS: z.coerce.number().int().min(0).max(8).default(1),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,3 +1,4 @@
+import { upcast } from '../contracts/events/registry';
 import type { RecordedEvent } from '../contracts/events/envelope';
 import type { IndexSpec, ReadModelChange } from '../infra/read-store/port';
 
@@ -15,4 +16,18 @@ export interface Projection {
   /** Base collection names it writes, with their indexes. */
   readonly collections: Readonly<Record<string, readonly IndexSpec[]>>;
   project(event: ProjectedEvent, collection: (base: string) => string): readonly ReadModelChange[];
+}
+
+/** The changes one stored event makes: upcast to its current schema, then projected. */
+export function projectEvent(
+  projection: Projection,
+  event: RecordedEvent,
+  collection: (base: string) => string,
+): readonly ReadModelChange[] {
+  const current = upcast(event);
+  const projected =
+    current.type === event.type && current.data === event.data
+      ? event
+      : { ...event, type: current.type, data: current.data };
+  return projection.project(projected, collection);
 }

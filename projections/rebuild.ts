@@ -1,7 +1,9 @@
 import { checkpointName, versionedCollection } from '../contracts/read-models';
 import type { Projection } from './projection';
+import { catchUpInParallel } from './parallel-catch-up';
 import { ProjectionRunner, type RunnerDeps } from './runner';
 import { activeVersionOf, switchActiveVersion } from './versions';
+import type { WindowDecoder } from './window-decoder';
 
 export interface RebuildProgress {
   readonly events: number;
@@ -17,6 +19,15 @@ export interface RebuildResult {
   readonly elapsedMs: number;
 }
 
+export interface RebuildOptions {
+  /**
+   * Starts decoder threads for the target version: the catch-up to the head then decodes on them while this
+   * thread writes. Without (or when it starts none), one thread does both.
+   */
+  readonly startDecoders?: (version: number) => Promise<readonly WindowDecoder[]>;
+  readonly progressIntervalMs?: number;
+}
+
 /**
  * Rebuilds a projection from position 0 into a new version's collections while the current version keeps
  * serving, then switches reads to the new version. Readers never see a half-built model.
@@ -25,35 +36,61 @@ export async function rebuildProjection(
   projection: Projection,
   deps: RunnerDeps,
   onProgress: (progress: RebuildProgress) => void,
-  progressIntervalMs = 200,
+  options: RebuildOptions = {},
 ): Promise<RebuildResult> {
   const fromVersion = await activeVersionOf(deps.readStore, projection.name);
   const toVersion = fromVersion + 1;
   for (const base of Object.keys(projection.collections))
     await deps.readStore.dropCollection(versionedCollection(base, toVersion));
-  await deps.readStore.deleteCheckpoint(checkpointName(projection.name, toVersion));
+  const checkpoint = checkpointName(projection.name, toVersion);
+  await deps.readStore.deleteCheckpoint(checkpoint);
 
   const started = Date.now();
-  const runner = new ProjectionRunner(projection, toVersion, { ...deps, batchSize: deps.batchSize ?? 5000 });
-  await runner.start(false);
-  const report = (head: bigint): void =>
-    onProgress({ events: runner.applied, position: runner.position, head, elapsedMs: Date.now() - started });
   let head = await deps.events.headPosition();
-  const ticker = setInterval(() => report(head), progressIntervalMs);
+  let progress = { events: 0, position: 0n };
+  const report = (): void => onProgress({ ...progress, head, elapsedMs: Date.now() - started });
+  const ticker = setInterval(report, options.progressIntervalMs ?? 200);
   try {
-    // The head moves while we build; chase it until the runner has caught up with a fresh reading.
-    while (
-      !(await runner.waitFor(head, 60_000)) ||
-      runner.position < (head = await deps.events.headPosition())
-    ) {
-      if (runner.error) throw new Error(`rebuild of ${projection.name} failed: ${runner.error}`);
+    const decoders = (await options.startDecoders?.(toVersion)) ?? [];
+    if (decoders.length > 0) {
+      try {
+        await catchUpInParallel({
+          readStore: deps.readStore,
+          checkpoint,
+          decoders,
+          from: 0n,
+          head,
+          onApplied: (position, events) => (progress = { events, position }),
+        });
+      } finally {
+        await Promise.all(decoders.map((decoder) => decoder.close()));
+      }
     }
-    await runner.ensureIndexes();
+    // The head moved while we built: a runner chases it from the checkpoint until it has caught up with a
+    // fresh reading.
+    const decodedInParallel = progress.events;
+    const runner = new ProjectionRunner(projection, toVersion, {
+      ...deps,
+      batchSize: deps.batchSize ?? 5000,
+      onProgress: (chasing) =>
+        (progress = { events: decodedInParallel + chasing.applied, position: chasing.position }),
+    });
+    await runner.start(false);
+    try {
+      while (
+        !(await runner.waitFor(head, 60_000)) ||
+        runner.position < (head = await deps.events.headPosition())
+      ) {
+        if (runner.error) throw new Error(`rebuild of ${projection.name} failed: ${runner.error}`);
+      }
+      await runner.ensureIndexes();
+    } finally {
+      await runner.stop();
+    }
   } finally {
     clearInterval(ticker);
-    await runner.stop();
   }
-  report(head);
+  report();
   await switchActiveVersion(deps.readStore, projection.name, toVersion);
-  return { fromVersion, toVersion, events: runner.applied, elapsedMs: Date.now() - started };
+  return { fromVersion, toVersion, events: progress.events, elapsedMs: Date.now() - started };
 }

@@ -1,5 +1,3 @@
-import { upcast } from '../contracts/events/registry';
-import type { RecordedEvent } from '../contracts/events/envelope';
 import { checkpointName, versionedCollection } from '../contracts/read-models';
 import type { EventStore, Subscription } from '../infra/event-store/port';
 import type { Logger } from '../infra/logging';
@@ -7,7 +5,7 @@ import type { ReadModelChange, ReadStore } from '../infra/read-store/port';
 import { consumeInBatches } from './batched-consumer';
 import { coalesceChanges } from './coalesce';
 import { runWithRestarts } from './restarts';
-import type { Projection } from './projection';
+import { projectEvent, type Projection } from './projection';
 
 const IDLE_CHECKPOINT_INTERVAL_MS = 1000;
 
@@ -147,7 +145,7 @@ export class ProjectionRunner {
       this.subscription,
       {
         add: (event) => {
-          changes.push(...this.project(event));
+          changes.push(...projectEvent(this.projection, event, this.collection));
           oldestRecordedAt ??= event.recordedAt;
           this.applied++;
         },
@@ -175,11 +173,6 @@ export class ProjectionRunner {
       this.batchSize,
       this.processed,
     );
-  }
-
-  private project(event: RecordedEvent): readonly ReadModelChange[] {
-    const current = upcast(event);
-    return this.projection.project({ ...event, type: current.type, data: current.data }, this.collection);
   }
 
   private advance(position: bigint): void {

@@ -1,4 +1,6 @@
+import type { Config } from '../infra/config';
 import type { ProjectionStatus } from './host';
+import type { DecodedWindow } from './window-decoder';
 
 /** Messages between the main thread and the projections thread of the one-process platform. */
 export type ToProjectionsThread = { readonly kind: 'appended' } | { readonly kind: 'stop' };
@@ -13,3 +15,21 @@ export type FromProjectionsThread =
     }
   | { readonly kind: 'failed'; readonly message: string }
   | { readonly kind: 'stopped' };
+
+/** Messages between a rebuild and one of its decoder threads (`ThreadedWindowDecoder`). */
+export interface ToDecoderThread {
+  readonly id: number;
+  readonly after: bigint;
+  readonly upTo: bigint;
+}
+
+export type FromDecoderThread =
+  | { readonly kind: 'ready' }
+  | { readonly kind: 'decoded'; readonly id: number; readonly window: DecodedWindow }
+  | { readonly kind: 'failed'; readonly id?: number; readonly message: string };
+
+export interface DecoderThreadData {
+  readonly config: Config;
+  readonly projection: string;
+  readonly version: number;
+}

@@ -1,6 +1,7 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Projections, ProjectionStatus } from './host';
 import type { FromProjectionsThread, ToProjectionsThread } from './thread-protocol';
+import { startTypeScriptWorker } from './worker';
 
 /**
  * Runs the projections (and the relay) on a worker thread of this process, so their reads and writes use
@@ -29,8 +30,7 @@ export class ThreadedProjections implements Projections {
   ) {}
 
   start(): Promise<void> {
-    const bootstrap = `require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(this.entry)});`;
-    const worker = new Worker(bootstrap, { eval: true, workerData: this.workerData });
+    const worker = startTypeScriptWorker(this.entry, this.workerData);
     this.worker = worker;
     worker.once('exit', (code) => {
       if (this.stopped) return;

@@ -1,0 +1,36 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { projectionNamed } from '../projections/read-models/catalogue';
+import type { DecoderThreadData, FromDecoderThread, ToDecoderThread } from '../projections/thread-protocol';
+import { decodeWindow } from '../projections/window-decoder';
+import { openSqliteEventStore } from './embedded-stores';
+
+/**
+ * A decoder thread of a rebuild (see `ThreadedWindowDecoder`): reads windows of the log through its own
+ * event-store connection and sends back the changes they make.
+ */
+function main(): void {
+  const port = parentPort;
+  if (!port) throw new Error('decoder-thread must run as a worker thread');
+  const post = (message: FromDecoderThread): void => port.postMessage(message);
+  const { config, projection: name, version } = workerData as DecoderThreadData;
+  const projection = projectionNamed(name);
+  if (!projection) {
+    post({ kind: 'failed', message: `unknown projection ${name}` });
+    return;
+  }
+  const events = openSqliteEventStore(config);
+  port.on('message', (request: ToDecoderThread) => {
+    decodeWindow(events, projection, version, request).then(
+      (window) => post({ kind: 'decoded', id: request.id, window }),
+      (error: unknown) =>
+        post({
+          kind: 'failed',
+          id: request.id,
+          message: error instanceof Error ? error.message : String(error),
+        }),
+    );
+  });
+  post({ kind: 'ready' });
+}
+
+main();

@@ -1,0 +1,16 @@
+import type { Projection } from '../projection';
+import { identityProjection } from './identity';
+import { recordsProjection } from './records';
+import { modulesProjection, spacesProjection } from './spaces-and-modules';
+
+/** Every read-model projection the platform runs (the relay is not one: it writes no read model). */
+export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
+  spacesProjection,
+  modulesProjection,
+  recordsProjection,
+  identityProjection,
+];
+
+export function projectionNamed(name: string): Projection | undefined {
+  return READ_MODEL_PROJECTIONS.find((projection) => projection.name === name);
+}
