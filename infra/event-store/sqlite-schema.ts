@@ -71,6 +71,12 @@ const EVENT_COLUMNS =
 /** `?` bound to a JSON array of category names. */
 const IN_CATEGORIES = 'category IN (SELECT value FROM json_each(?))';
 
+/**
+ * Rows per read. A literal in the SQL, not a bound `LIMIT ?`: SQLite's planner looks at a bound LIMIT, so
+ * binding it expires the statement and every call re-prepares it (measured: 25 µs instead of 5 per read).
+ */
+export const PAGE_SIZE = 500;
+
 export function prepareEventStoreStatements(db: Database.Database) {
   return {
     currentRevision: db
@@ -87,23 +93,34 @@ export function prepareEventStoreStatements(db: Database.Database) {
     ),
     headPosition: db.prepare<[], number | null>('SELECT MAX(position) FROM events').pluck(),
     streamForwards: db
-      .prepare<[string, number, number], EventRow>(
-        `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ?`,
+      .prepare<[string, number], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ${PAGE_SIZE}`,
+      )
+      .raw(),
+    /** The first event of a stream from a revision on: `LIMIT 1` for the many one-event reads. */
+    streamForwardsOne: db
+      .prepare<[string, number], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT 1`,
+      )
+      .raw(),
+    streamBackwardsOne: db
+      .prepare<[string, number], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC LIMIT 1`,
       )
       .raw(),
     streamBackwards: db
-      .prepare<[string, number, number], EventRow>(
-        `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`,
+      .prepare<[string, number], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = ? AND revision <= ? ORDER BY revision DESC LIMIT ${PAGE_SIZE}`,
       )
       .raw(),
     allForwards: db
-      .prepare<[number, number], EventRow>(
-        `SELECT ${EVENT_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`,
+      .prepare<[number], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ${PAGE_SIZE}`,
       )
       .raw(),
     allBackwards: db
-      .prepare<[number, number], EventRow>(
-        `SELECT ${EVENT_COLUMNS} FROM events WHERE position < ? ORDER BY position DESC LIMIT ?`,
+      .prepare<[number], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE position < ? ORDER BY position DESC LIMIT ${PAGE_SIZE}`,
       )
       .raw(),
     /**
@@ -111,29 +128,29 @@ export function prepareEventStoreStatements(db: Database.Database) {
      * them in order, sparse or dense. Several categories (below) need a sort of the window.
      */
     categoryForwards: db
-      .prepare<[number, number, string, number], EventRow>(
+      .prepare<[number, number, string], EventRow>(
         `SELECT ${EVENT_COLUMNS} FROM events WHERE position > ? AND position <= ? AND category = ?
-       ORDER BY position LIMIT ?`,
+       ORDER BY position LIMIT ${PAGE_SIZE}`,
       )
       .raw(),
     categoryBackwards: db
-      .prepare<[number, number, string, number], EventRow>(
+      .prepare<[number, number, string], EventRow>(
         `SELECT ${EVENT_COLUMNS} FROM events WHERE position < ? AND position >= ? AND category = ?
-       ORDER BY position DESC LIMIT ?`,
+       ORDER BY position DESC LIMIT ${PAGE_SIZE}`,
       )
       .raw(),
     /** Events of the categories in the position window (after, upTo]. */
     categoriesForwards: db
-      .prepare<[number, number, string, number], EventRow>(
+      .prepare<[number, number, string], EventRow>(
         `SELECT ${EVENT_COLUMNS} FROM events WHERE position > ? AND position <= ? AND ${IN_CATEGORIES}
-       ORDER BY position LIMIT ?`,
+       ORDER BY position LIMIT ${PAGE_SIZE}`,
       )
       .raw(),
     /** Events of the categories in the position window [downTo, before). */
     categoriesBackwards: db
-      .prepare<[number, number, string, number], EventRow>(
+      .prepare<[number, number, string], EventRow>(
         `SELECT ${EVENT_COLUMNS} FROM events WHERE position < ? AND position >= ? AND ${IN_CATEGORIES}
-       ORDER BY position DESC LIMIT ?`,
+       ORDER BY position DESC LIMIT ${PAGE_SIZE}`,
       )
       .raw(),
   };

@@ -17,6 +17,7 @@ import {
   openEventStoreDatabase,
   prepareEventStoreStatements,
   type EventRow,
+  PAGE_SIZE,
   ROW_POSITION,
   ROW_REVISION,
   type EventStoreStatements,
@@ -48,7 +49,6 @@ interface PendingAppend {
 type AppendOutcome = AppendResult & { readonly recorded?: readonly RecordedEvent[] };
 
 const DEFAULT_POLL_INTERVAL_MS = 250;
-const PAGE_SIZE = 500;
 const FILTER_WINDOW = 10 * PAGE_SIZE;
 const LAST_REVISION = Number.MAX_SAFE_INTEGER;
 
@@ -98,11 +98,11 @@ class SqliteEventStore implements SqliteEventStoreHandle {
       readAfter: (after, head, limit) =>
         this.recent.covers(after, head)
           ? this.recent.read(after, head, limit)
-          : this.statements.allForwards.all(after, limit).map(toRecordedEvent),
+          : this.statements.allForwards.all(after).map(toRecordedEvent),
       readCategoriesAfter: (after, upTo, categories, limit) =>
         this.recent.covers(after, upTo)
           ? this.recent.read(after, upTo, limit, new Set(categories))
-          : this.categoryRows('forwards', after, upTo, categories, limit).map(toRecordedEvent),
+          : this.categoryRows('forwards', after, upTo, categories).map(toRecordedEvent),
       onNextAppend: (wake) => {
         this.appendWaiters.add(wake);
         return () => this.appendWaiters.delete(wake);
@@ -210,13 +210,21 @@ class SqliteEventStore implements SqliteEventStoreHandle {
       options.fromRevision === undefined ? (forwards ? 0 : LAST_REVISION) : toCursor(options.fromRevision);
     while (remaining > 0) {
       this.assertOpen();
-      const limit = Math.min(PAGE_SIZE, remaining);
-      const rows = forwards
-        ? this.statements.streamForwards.all(streamId, revision, limit)
-        : this.statements.streamBackwards.all(streamId, revision, limit);
-      for (const row of rows) yield toRecordedEvent(row);
+      const { statements } = this;
+      const limit = remaining === 1 ? 1 : PAGE_SIZE;
+      const statement = forwards
+        ? limit === 1
+          ? statements.streamForwardsOne
+          : statements.streamForwards
+        : limit === 1
+          ? statements.streamBackwardsOne
+          : statements.streamBackwards;
+      const rows = statement.all(streamId, revision);
+      for (const row of rows) {
+        yield toRecordedEvent(row);
+        if (--remaining === 0) return;
+      }
       if (rows.length < limit) return;
-      remaining -= rows.length;
       revision = rows[rows.length - 1]![ROW_REVISION] + (forwards ? 1 : -1);
     }
   }
@@ -335,7 +343,7 @@ class SqliteEventStore implements SqliteEventStoreHandle {
     for (;;) {
       this.assertOpen();
       if (categories === undefined) {
-        const rows = this.statements.allForwards.all(cursor, PAGE_SIZE);
+        const rows = this.statements.allForwards.all(cursor);
         if (rows.length > 0) yield rows;
         if (rows.length < PAGE_SIZE) return;
         cursor = rows[rows.length - 1]![ROW_POSITION];
@@ -344,7 +352,7 @@ class SqliteEventStore implements SqliteEventStoreHandle {
       const head = this.statements.headPosition.get() ?? 0;
       if (cursor >= head) return;
       const upTo = Math.min(cursor + FILTER_WINDOW, head);
-      const rows = this.categoryRows('forwards', cursor, upTo, categories, PAGE_SIZE);
+      const rows = this.categoryRows('forwards', cursor, upTo, categories);
       if (rows.length > 0) yield rows;
       cursor = rows.length === PAGE_SIZE ? rows[rows.length - 1]![ROW_POSITION] : upTo;
     }
@@ -355,7 +363,7 @@ class SqliteEventStore implements SqliteEventStoreHandle {
     for (;;) {
       this.assertOpen();
       if (categories === undefined) {
-        const rows = this.statements.allBackwards.all(cursor, PAGE_SIZE);
+        const rows = this.statements.allBackwards.all(cursor);
         if (rows.length > 0) yield rows;
         if (rows.length < PAGE_SIZE) return;
         cursor = rows[rows.length - 1]![ROW_POSITION];
@@ -364,7 +372,7 @@ class SqliteEventStore implements SqliteEventStoreHandle {
       cursor = Math.min(cursor, (this.statements.headPosition.get() ?? 0) + 1);
       if (cursor <= 1) return;
       const downTo = Math.max(1, cursor - FILTER_WINDOW);
-      const rows = this.categoryRows('backwards', cursor, downTo, categories, PAGE_SIZE);
+      const rows = this.categoryRows('backwards', cursor, downTo, categories);
       if (rows.length > 0) yield rows;
       cursor = rows.length === PAGE_SIZE ? rows[rows.length - 1]![ROW_POSITION] : downTo;
     }
@@ -376,16 +384,15 @@ class SqliteEventStore implements SqliteEventStoreHandle {
     from: number,
     to: number,
     categories: readonly string[],
-    limit: number,
   ): EventRow[] {
     const { statements } = this;
     if (categories.length === 1) {
       const statement = direction === 'forwards' ? statements.categoryForwards : statements.categoryBackwards;
-      return statement.all(from, to, categories[0]!, limit);
+      return statement.all(from, to, categories[0]!);
     }
     const statement =
       direction === 'forwards' ? statements.categoriesForwards : statements.categoriesBackwards;
-    return statement.all(from, to, JSON.stringify(categories), limit);
+    return statement.all(from, to, JSON.stringify(categories));
   }
 
   private wakeSubscribers(): void {

@@ -111,8 +111,12 @@ function compileFind(query: StoreQuery): CompiledFind {
   };
 }
 
-function itemsSql(table: string, { where, orderBy }: CompiledFind): string {
-  return `SELECT json(doc) FROM ${table} WHERE ${where.sql} ORDER BY ${orderBy} LIMIT ? OFFSET ?`;
+/**
+ * Limit and offset are validated integers, written into the SQL: SQLite's planner looks at a bound LIMIT,
+ * so binding one expires the statement and every call would re-prepare it.
+ */
+function itemsSql(table: string, { where, orderBy, page }: CompiledFind): string {
+  return `SELECT json(doc) FROM ${table} WHERE ${where.sql} ORDER BY ${orderBy} LIMIT ${page.limit ?? -1} OFFSET ${page.offset}`;
 }
 
 function countSql(table: string, where: SqlFragment): string {
@@ -288,7 +292,7 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
         ? []
         : statement(itemsSql(table, compiled))
             .pluck()
-            .all(...where.params, page.limit ?? -1, page.offset);
+            .all(...where.params);
     const items = rows.map((row) => parseDocument(String(row)));
     if (!withTotal) return { items };
     return { items, total: totalFromShortPage(page, items.length) ?? countMatches(table, where) };
@@ -400,11 +404,7 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
           .all(...params)
           .map((row) => row.detail);
       return {
-        items: plan(itemsSql(table, compiled), [
-          ...compiled.where.params,
-          compiled.page.limit ?? -1,
-          compiled.page.offset,
-        ]),
+        items: plan(itemsSql(table, compiled), compiled.where.params),
         count: plan(countSql(table, compiled.where), compiled.where.params),
       };
     },

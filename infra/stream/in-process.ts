@@ -19,6 +19,15 @@ export interface InProcessStreamOptions {
   readonly logger?: StreamLogger;
 }
 
+const DEFAULT_PAGE_SIZE = 256;
+
+function pageSizeOf(options: { readonly pageSize?: number }): number {
+  const size = options.pageSize ?? DEFAULT_PAGE_SIZE;
+  if (!Number.isSafeInteger(size) || size < 1)
+    throw new RangeError(`pageSize must be a positive integer, got ${size}`);
+  return size;
+}
+
 /** Every topic has one partition, so the log's total order also keeps each key's order. */
 const PARTITION = 0;
 
@@ -87,9 +96,10 @@ class InProcessStream implements Stream {
       `INSERT INTO stream_messages (topic, message_offset, message_key, value, headers)
        VALUES (?, ?, ?, ?, ?)`,
     );
-    this.selectPage = this.db.prepare<[string, number, number], MessageRow>(
+    // A literal LIMIT: a bound one makes SQLite re-prepare the statement on every call.
+    this.selectPage = this.db.prepare<[string, number], MessageRow>(
       `SELECT message_offset, message_key, value, headers FROM stream_messages
-       WHERE topic = ? AND message_offset >= ? ORDER BY message_offset LIMIT ?`,
+       WHERE topic = ? AND message_offset >= ? ORDER BY message_offset LIMIT ${pageSizeOf(this.options)}`,
     );
     this.selectCommitted = this.db.prepare<[string, string], { next_offset: number }>(
       'SELECT next_offset FROM stream_group_offsets WHERE topic = ? AND group_name = ?',
@@ -150,7 +160,7 @@ class InProcessStream implements Stream {
         topic: options.topic,
         group: options.group,
         handle: options.handle,
-        readPage: (from) => this.selectPage.all(options.topic, from, this.options.pageSize ?? 256),
+        readPage: (from) => this.selectPage.all(options.topic, from),
         commit: (nextOffset) => {
           this.upsertCommitted.run(options.topic, options.group, nextOffset);
         },
