@@ -267,11 +267,19 @@ export async function startRebuildDecoders(
 ): Promise<WindowDecoder[]> {
   if (config.EVENT_STORE !== 'sqlite' || config.REBUILD_THREADS === 0) return [];
   const data: DecoderThreadData = { config, projection, version };
-  return Promise.all(
+  const started = await Promise.allSettled(
     Array.from({ length: config.REBUILD_THREADS }, () =>
       ThreadedWindowDecoder.start(DECODER_THREAD_ENTRY, data),
     ),
   );
+  const decoders = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const failure = started.find((result) => result.status === 'rejected');
+  if (failure) {
+    // One thread failed to start: stop the others rather than leave them running.
+    await Promise.all(decoders.map((decoder) => decoder.close()));
+    throw failure.reason;
+  }
+  return decoders;
 }
 
 export async function startRelay(config: Config, adapters: Adapters, logger: Logger): Promise<Relay> {

@@ -51,8 +51,10 @@ export class ThreadedWindowDecoder implements WindowDecoder {
       this.worker.on('message', (message: FromDecoderThread) => {
         if (message.kind === 'ready') resolve(this);
         else if (message.kind === 'decoded') this.settle(message.id)?.resolve(message.window);
-        else if (message.id === undefined) reject(new Error(`decoder thread failed: ${message.message}`));
-        else this.settle(message.id)?.reject(new Error(message.message));
+        else if (message.id === undefined) {
+          reject(new Error(`decoder thread failed: ${message.message}`));
+          void this.worker.terminate();
+        } else this.settle(message.id)?.reject(new Error(message.message));
       });
     });
   }

@@ -410,6 +410,12 @@ export function eventStoreContract(factory: EventStoreFactory): void {
 
       const both = await collect(store.readAll({ filter: { categories: [wanted, other] } }));
       expect(both).toHaveLength(6 + 9);
+      const positions = both.map((event) => event.position);
+      expect(positions).toEqual([...positions].sort((a, b) => (a < b ? -1 : 1)));
+      const bothBackwards = await collect(
+        store.readAll({ filter: { categories: [wanted, other] }, direction: 'backwards' }),
+      );
+      expect(bothBackwards.map((event) => event.id)).toEqual(both.map((event) => event.id).reverse());
     });
   });
 

@@ -200,3 +200,22 @@ test('a decoder thread decodes a window as this thread does', async () => {
   }
   await expect(decoders[0]!.decode({ after: 0n, upTo: 10n })).rejects.toThrow('decoder closed');
 });
+
+test('decoder threads for an unknown projection fail to start, with the reason', async () => {
+  const config = loadConfig({ DATA_DIR: directory, REBUILD_THREADS: '2' });
+  await expect(startRebuildDecoders(config, 'no-such-projection', 2)).rejects.toThrow(
+    'decoder thread failed: unknown projection no-such-projection',
+  );
+});
+
+test('no decoder threads when REBUILD_THREADS is 0 or the store is EventStoreDB', async () => {
+  expect(
+    await startRebuildDecoders(loadConfig({ DATA_DIR: directory, REBUILD_THREADS: '0' }), 'records', 2),
+  ).toEqual([]);
+  const esdb = loadConfig({
+    DATA_DIR: directory,
+    EVENT_STORE: 'eventstoredb',
+    ESDB_URL: 'esdb://127.0.0.1:2113',
+  });
+  expect(await startRebuildDecoders(esdb, 'records', 2)).toEqual([]);
+});
