@@ -210,16 +210,8 @@ class SqliteEventStore implements SqliteEventStoreHandle {
       options.fromRevision === undefined ? (forwards ? 0 : LAST_REVISION) : toCursor(options.fromRevision);
     while (remaining > 0) {
       this.assertOpen();
-      const { statements } = this;
       const limit = remaining === 1 ? 1 : PAGE_SIZE;
-      const statement = forwards
-        ? limit === 1
-          ? statements.streamForwardsOne
-          : statements.streamForwards
-        : limit === 1
-          ? statements.streamBackwardsOne
-          : statements.streamBackwards;
-      const rows = statement.all(streamId, revision);
+      const rows = this.streamStatement(forwards, limit).all(streamId, revision);
       for (const row of rows) {
         yield toRecordedEvent(row);
         if (--remaining === 0) return;
@@ -376,6 +368,12 @@ class SqliteEventStore implements SqliteEventStoreHandle {
       if (rows.length > 0) yield rows;
       cursor = rows.length === PAGE_SIZE ? rows[rows.length - 1]![ROW_POSITION] : downTo;
     }
+  }
+
+  private streamStatement(forwards: boolean, limit: 1 | typeof PAGE_SIZE) {
+    const { statements } = this;
+    if (forwards) return limit === 1 ? statements.streamForwardsOne : statements.streamForwards;
+    return limit === 1 ? statements.streamBackwardsOne : statements.streamBackwards;
   }
 
   /** Rows of the categories between `from` (exclusive) and `to` (inclusive), in the direction's order. */
