@@ -12,5 +12,5 @@ WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app /app
 EXPOSE 3000
-ENTRYPOINT ["node", "--import", "tsx"]
+ENTRYPOINT ["node", "--require", "tsx/cjs"]
 CMD ["bin/platform.ts"]

@@ -7,9 +7,13 @@ const BENCHES = ['event-store-append.ts', 'projection-rebuild.ts', 'http.ts'];
 let failed = 0;
 for (const bench of BENCHES) {
   process.stdout.write(`\n# ${bench}\n`);
-  const result = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, bench)], {
-    stdio: 'inherit',
-  });
+  const result = spawnSync(
+    process.execPath,
+    ['--require', require.resolve('tsx/cjs'), join(__dirname, bench)],
+    {
+      stdio: 'inherit',
+    },
+  );
   if (result.status !== 0) failed++;
 }
 process.exit(failed === 0 ? 0 : 1);

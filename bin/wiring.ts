@@ -8,19 +8,16 @@ import { IdAllocator } from '../command-api/kit/id-allocator';
 import { IdempotencyKeys } from '../command-api/kit/idempotency';
 import type { Config } from '../infra/config';
 import { appVersion } from '../infra/config';
-import { createEventStoreDbEventStore } from '../infra/event-store/eventstoredb';
 import type { EventStore } from '../infra/event-store/port';
 import { createHttpApp, type ReadinessReport } from '../infra/http/app';
 import { tokenAuthenticator } from '../infra/http/authenticate';
 import { ApiMeter } from '../infra/http/metering';
 import type { Logger } from '../infra/logging';
 import { Metrics } from '../infra/metrics';
-import { createMongoReadStore } from '../infra/read-store/mongodb';
 import type { ReadStore } from '../infra/read-store/port';
 import { ReadModels } from '../infra/read-store/read-models';
 import { createSqliteReadStore } from '../infra/read-store/sqlite';
 import { createInProcessStream } from '../infra/stream/in-process';
-import { createKafkaStream } from '../infra/stream/kafka';
 import type { Stream } from '../infra/stream/port';
 import { ProjectionHost, type Projections } from '../projections/host';
 import { ThreadedProjections } from '../projections/threaded-host';
@@ -29,6 +26,7 @@ import { ThreadedWindowDecoder } from '../projections/threaded-decoder';
 import type { DecoderThreadData } from '../projections/thread-protocol';
 import type { WindowDecoder } from '../projections/window-decoder';
 import { openSqliteEventStore } from './embedded-stores';
+import { eventStoreDbAdapter, kafkaStreamAdapter, mongoReadStoreAdapter } from './production-adapters';
 import { Relay } from '../projections/relay';
 import { activeVersionOf } from '../projections/versions';
 import { checkpointName } from '../contracts/read-models';
@@ -68,10 +66,17 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
   const dataDir = resolve(config.DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
   const sqliteEvents = config.EVENT_STORE === 'sqlite' ? openSqliteEventStore(config) : undefined;
-  const events = sqliteEvents ?? createEventStoreDbEventStore({ connectionString: config.ESDB_URL! });
+  const events =
+    sqliteEvents ??
+    eventStoreDbAdapter().createEventStoreDbEventStore({
+      connectionString: config.ESDB_URL!,
+    });
   const readStore =
     config.READ_STORE === 'mongodb'
-      ? await createMongoReadStore({ url: config.MONGO_URL!, database: config.MONGO_DATABASE })
+      ? await mongoReadStoreAdapter().createMongoReadStore({
+          url: config.MONGO_URL!,
+          database: config.MONGO_DATABASE,
+        })
       : await createSqliteReadStore({ path: join(dataDir, 'read-models.db') });
   let stream: Stream | undefined;
   const streamLogger = logger.child({ component: 'stream' });
@@ -82,7 +87,7 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
     stream: async () =>
       (stream ??=
         config.STREAM === 'kafka'
-          ? createKafkaStream({
+          ? kafkaStreamAdapter().createKafkaStream({
               brokers: config.KAFKA_BROKERS!.split(',').map((broker) => broker.trim()),
               clientId: 'records-platform',
               logger: streamLogger,

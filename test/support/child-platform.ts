@@ -17,11 +17,15 @@ export async function freePort(): Promise<number> {
 
 /** Runs a `bin/` entry point as its own process (so a test can kill it with SIGKILL). */
 export function spawnBin(script: string, args: readonly string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bin', script), ...args], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return spawn(
+    process.execPath,
+    ['--require', require.resolve('tsx/cjs'), join(ROOT, 'bin', script), ...args],
+    {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
 }
 
 export async function waitUntilReady(url: string, timeoutMs = 60_000): Promise<void> {
