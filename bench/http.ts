@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +34,10 @@ async function startServer(dataDir: string): Promise<Server> {
     LOG_LEVEL: 'warn',
     RELAY: 'true',
   });
+  return serverOf(child, port);
+}
+
+async function serverOf(child: ChildProcess, port: number): Promise<Server> {
   const url = `http://127.0.0.1:${port}`;
   await waitUntilReady(url);
   return {
@@ -44,6 +48,39 @@ async function startServer(dataDir: string): Promise<Server> {
       await exited(child);
     },
   };
+}
+
+/** The bare express app of bare-express-server.ts, in its own process like the platform. */
+async function startBareExpress(): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    ['--require', require.resolve('tsx/cjs'), join(__dirname, 'bare-express-server.ts')],
+    {
+      env: { ...process.env, PORT: String(port) },
+      stdio: 'ignore',
+    },
+  );
+  return serverOf(child, port);
+}
+
+/** GET load on `url` (random ids up to `maxId`) with autocannon. */
+function getLoad(url: string, maxId: number): Promise<autocannon.Result> {
+  return load({
+    url,
+    headers,
+    connections: CONNECTIONS,
+    duration: DURATION_S,
+    requests: [
+      {
+        method: 'GET',
+        setupRequest: (request) => ({
+          ...request,
+          path: `/api/record/${1 + Math.floor(Math.random() * maxId)}`,
+        }),
+      },
+    ],
+  });
 }
 
 function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
@@ -230,21 +267,7 @@ async function main(): Promise<void> {
     const maxId = (
       await api<{ items: Array<{ id: number }> }>(server.url, 'GET', '/record?order=id;DESC&limit=1')
     ).body.items[0]!.id;
-    const gets = await load({
-      url: server.url,
-      headers,
-      connections: CONNECTIONS,
-      duration: DURATION_S,
-      requests: [
-        {
-          method: 'GET',
-          setupRequest: (request) => ({
-            ...request,
-            path: `/api/record/${1 + Math.floor(Math.random() * maxId)}`,
-          }),
-        },
-      ],
-    });
+    const gets = await getLoad(server.url, maxId);
     printFigure(
       'get_record_throughput',
       Math.round(gets.requests.average),
@@ -253,6 +276,19 @@ async function main(): Promise<void> {
       `${CONNECTIONS} connections, ${DURATION_S} s, ${gets.non2xx} non-2xx, p99 ${gets.latency.p99} ms, ${maxId} records`,
     );
     await wrkFigures(server.url, module.body.id, maxId);
+    const bare = await startBareExpress();
+    try {
+      const bareGets = await getLoad(bare.url, maxId);
+      printFigure(
+        'get_bare_express_reference',
+        Math.round(bareGets.requests.average),
+        'requests/s',
+        undefined,
+        `the ceiling for comparison: an express 5 route answering JSON from memory, same autocannon load; p99 ${bareGets.latency.p99} ms`,
+      );
+    } finally {
+      await bare.stop();
+    }
     printFigure(
       'server_rss_after_load',
       Math.round(Math.max(rssAfterPosts, rssMb(server.pid, 'VmRSS'))),

@@ -1,0 +1,16 @@
+import express from 'express';
+
+/**
+ * The reference point for the GET figure: an express 5 app with one route that answers a small JSON
+ * document from memory, no authentication, no store. Whatever the platform's GET route reaches, it cannot
+ * pass this on the same machine under the same load.
+ */
+const app = express();
+const document = { id: 1, moduleId: 1, name: 'Bench record', fields: { amount: 1200 } };
+app.get('/api/record/:id', (request, response) => {
+  response.json({ ...document, id: Number(request.params.id) });
+});
+app.get('/readyz', (_request, response) => {
+  response.json({ ready: true });
+});
+app.listen(Number(process.env.PORT), '127.0.0.1');
