@@ -206,6 +206,18 @@ async function main(): Promise<void> {
       spaceId: space.body.id,
       name: 'Bench',
     });
+    for (const field of [
+      { key: 'amount', type: 'number' },
+      { key: 'stage', type: 'select', config: { options: ['lead', 'customer'] } },
+      { key: 'owner', type: 'email' },
+    ]) {
+      const created = await api(server.url, 'POST', '/field', {
+        moduleId: module.body.id,
+        name: field.key,
+        ...field,
+      });
+      if (created.status !== 201) throw new Error(`creating field ${field.key} answered ${created.status}`);
+    }
     const body = JSON.stringify({
       moduleId: module.body.id,
       name: 'Bench record',

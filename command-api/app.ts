@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import type { CommandDeps } from './deps';
+import { addFieldRoutes } from './routes/fields';
 import { recordResource } from './routes/records';
 import { addResourceRoutes } from './routes/resource';
 import { moduleResource, spaceResource } from './routes/structure';
@@ -9,6 +10,7 @@ export function createCommandRouter(deps: CommandDeps): Router {
   const router = Router();
   addResourceRoutes(router, deps, spaceResource());
   addResourceRoutes(router, deps, moduleResource(deps));
+  addFieldRoutes(router, deps);
   addResourceRoutes(router, deps, recordResource(deps));
   return router;
 }

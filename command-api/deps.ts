@@ -8,4 +8,6 @@ export interface CommandDeps {
   readonly ids: IdAllocator;
   readonly idempotency: IdempotencyKeys;
   readonly newCommandId: () => string;
+  /** The module that holds a field (null: no such field), from the fields read model. */
+  readonly fieldModule: (tenant: string, fieldId: number) => Promise<number | null>;
 }

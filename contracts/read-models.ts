@@ -7,6 +7,7 @@ export const READ_MODELS = {
   spaces: 'spaces',
   modules: 'modules',
   records: 'records',
+  fields: 'fields',
   users: 'users',
   credentials: 'credentials',
 } as const;
@@ -16,6 +17,7 @@ export const PROJECTION_OF_READ_MODEL: Readonly<Record<string, string>> = {
   [READ_MODELS.spaces]: 'spaces',
   [READ_MODELS.modules]: 'modules',
   [READ_MODELS.records]: 'records',
+  [READ_MODELS.fields]: 'fields',
   [READ_MODELS.users]: 'identity',
   [READ_MODELS.credentials]: 'identity',
 };

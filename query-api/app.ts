@@ -12,6 +12,7 @@ import {
   type EntityReadDeps,
 } from './routes/entities';
 import { sendJson } from '../infra/http/respond';
+import { addFieldReadRoutes } from './routes/fields';
 
 export const SPACES: EntityDescription = {
   module: 'space',
@@ -59,6 +60,7 @@ export function createQueryRouter(deps: EntityReadDeps): Router {
     sendJson(res, 200, body, { ETag: etag });
   });
   addEntityRoutes(router, deps, 'module', 'moduleId', MODULES);
+  addFieldReadRoutes(router, deps, RECORDS, MODULES);
   addEntityRoutes(router, deps, 'record', 'recordId', RECORDS);
   return router;
 }

@@ -34,3 +34,18 @@ export function recordView(doc: Document): Record<string, unknown> {
     ...audit(doc),
   };
 }
+
+export function fieldView(doc: Document): Record<string, unknown> {
+  return {
+    id: doc.fieldId,
+    moduleId: doc.moduleId,
+    spaceId: doc.spaceId,
+    key: doc.key,
+    name: doc.name,
+    type: doc.type,
+    required: doc.required,
+    config: doc.config ?? {},
+    position: doc.position,
+    ...audit(doc),
+  };
+}

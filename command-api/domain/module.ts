@@ -1,5 +1,13 @@
+import { z } from 'zod';
 import { PlatformError } from '../../contracts/errors';
-import type { ModuleEvent } from '../../contracts/events/records';
+import { fieldKeySchema, type ModuleEvent } from '../../contracts/events/records';
+import {
+  FIELD_CONFIG_SCHEMAS,
+  MAX_FIELDS_PER_MODULE,
+  type FieldDefinition,
+  type FieldType,
+} from '../../contracts/fields';
+import { validate } from '../../contracts/validation';
 import type { Decider } from '../kit/decider';
 import { changedLabels, withLabels } from './labelled';
 
@@ -9,6 +17,8 @@ export interface ModuleState {
   readonly spaceId: number;
   readonly name: string;
   readonly description: string | null;
+  /** The module's record schema, ordered by position. */
+  readonly fields: readonly FieldDefinition[];
 }
 
 export type ModuleCommand =
@@ -21,10 +31,156 @@ export type ModuleCommand =
       readonly description: string | null;
     }
   | { readonly kind: 'UpdateModule'; readonly name?: string; readonly description?: string | null }
-  | { readonly kind: 'DeleteModule' };
+  | { readonly kind: 'DeleteModule' }
+  | {
+      readonly kind: 'AddField';
+      readonly fieldId: number;
+      /** Derived from the name when omitted. */
+      readonly key?: string;
+      readonly name: string;
+      readonly type: FieldType;
+      readonly required: boolean;
+      readonly config: Readonly<Record<string, unknown>>;
+      /** For a relation: whether its target module exists (the route reads it). */
+      readonly relationTargetExists?: boolean;
+    }
+  | {
+      readonly kind: 'ChangeField';
+      readonly fieldId: number;
+      readonly name?: string;
+      readonly required?: boolean;
+      readonly config?: Readonly<Record<string, unknown>>;
+      readonly relationTargetExists?: boolean;
+    }
+  | { readonly kind: 'RemoveField'; readonly fieldId: number }
+  | { readonly kind: 'OrderFields'; readonly fieldIds: readonly number[] };
+
+/** The field of `fieldId`, or a 404 (which is also what a field of another module looks like). */
+export function fieldOf(state: ModuleState, fieldId: number): FieldDefinition {
+  const field = state.fields.find((candidate) => candidate.fieldId === fieldId);
+  if (!field) throw new PlatformError('not_found', `field ${fieldId} not found in module ${state.moduleId}`);
+  return field;
+}
+
+/** The configuration, checked against the type's schema; the config as stored (defaults are not filled in). */
+function checkedConfig(
+  type: FieldType,
+  config: Readonly<Record<string, unknown>>,
+  relationTargetExists: boolean | undefined,
+): Record<string, unknown> {
+  const { config: parsed } = validate(
+    z.object({ config: FIELD_CONFIG_SCHEMAS[type] as z.ZodType<Record<string, unknown>> }),
+    { config },
+    `${type} field`,
+  );
+  if (type === 'relation' && relationTargetExists !== true)
+    throw new PlatformError('validation_failed', `module ${String(parsed.moduleId)} does not exist`, [
+      { path: 'config.moduleId', message: 'no such module' },
+    ]);
+  return parsed;
+}
+
+/** A key from the name (`Deal stage` → `deal_stage`), made unique in the module with the field id. */
+function derivedKey(name: string, fieldId: number, state: ModuleState): string {
+  const slug = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 48);
+  if (slug === '' || !fieldKeySchema.safeParse(slug).success) return `field_${fieldId}`;
+  return state.fields.some((field) => field.key === slug) ? `${slug}_${fieldId}` : slug;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+function decideField(command: ModuleCommand, state: ModuleState): ModuleEvent[] {
+  const { moduleId } = state;
+  switch (command.kind) {
+    case 'AddField': {
+      if (state.fields.some((field) => field.fieldId === command.fieldId))
+        throw new PlatformError('conflict', `field ${command.fieldId} already exists`);
+      const key = command.key ?? derivedKey(command.name, command.fieldId, state);
+      if (state.fields.some((field) => field.key === key))
+        throw new PlatformError('conflict', `module ${moduleId} already has a field with key "${key}"`, [
+          { path: 'key', message: 'already used in this module' },
+        ]);
+      if (state.fields.length >= MAX_FIELDS_PER_MODULE)
+        throw new PlatformError('validation_failed', `a module has at most ${MAX_FIELDS_PER_MODULE} fields`);
+      const config = checkedConfig(command.type, command.config, command.relationTargetExists);
+      const position = Math.max(0, ...state.fields.map((field) => field.position)) + 1;
+      return [
+        {
+          type: 'FieldAdded',
+          data: {
+            moduleId,
+            spaceId: state.spaceId,
+            field: {
+              fieldId: command.fieldId,
+              key,
+              name: command.name,
+              type: command.type,
+              required: command.required,
+              config,
+              position,
+            },
+          },
+        },
+      ];
+    }
+    case 'ChangeField': {
+      const field = fieldOf(state, command.fieldId);
+      const config =
+        command.config === undefined
+          ? undefined
+          : checkedConfig(field.type, command.config, command.relationTargetExists);
+      const change = {
+        ...(command.name !== undefined && command.name !== field.name && { name: command.name }),
+        ...(command.required !== undefined &&
+          command.required !== field.required && { required: command.required }),
+        ...(config !== undefined && !sameJson(config, field.config) && { config }),
+      };
+      return Object.keys(change).length === 0
+        ? []
+        : [{ type: 'FieldChanged', data: { moduleId, fieldId: field.fieldId, ...change } }];
+    }
+    case 'RemoveField':
+      fieldOf(state, command.fieldId);
+      return [{ type: 'FieldRemoved', data: { moduleId, fieldId: command.fieldId } }];
+    case 'OrderFields': {
+      const current = new Set(state.fields.map((field) => field.fieldId));
+      const given = new Set(command.fieldIds);
+      if (
+        given.size !== command.fieldIds.length ||
+        given.size !== current.size ||
+        command.fieldIds.some((fieldId) => !current.has(fieldId))
+      )
+        throw new PlatformError(
+          'validation_failed',
+          `the order must list every field of module ${moduleId} exactly once: ${[...current].join(', ') || 'none'}`,
+          [{ path: 'fieldIds', message: 'not a permutation of the module’s fields' }],
+        );
+      const unchanged = state.fields.every(
+        (field, index) => field.fieldId === command.fieldIds[index] && field.position === index + 1,
+      );
+      return unchanged
+        ? []
+        : [{ type: 'FieldsOrdered', data: { moduleId, fieldIds: [...command.fieldIds] } }];
+    }
+    default:
+      return [];
+  }
+}
+
+function byPosition(a: FieldDefinition, b: FieldDefinition): number {
+  return a.position - b.position;
+}
 
 export const moduleDecider: Decider<ModuleState, ModuleCommand, ModuleEvent> = {
-  initialState: { status: 'none', moduleId: 0, spaceId: 0, name: '', description: null },
+  initialState: { status: 'none', moduleId: 0, spaceId: 0, name: '', description: null, fields: [] },
 
   decide(command, state) {
     if (command.kind === 'CreateModule') {
@@ -47,12 +203,25 @@ export const moduleDecider: Decider<ModuleState, ModuleCommand, ModuleEvent> = {
       ];
     }
     if (state.status !== 'active') throw new PlatformError('not_found', 'module not found');
-    if (command.kind === 'DeleteModule')
-      return [{ type: 'ModuleDeleted', data: { moduleId: state.moduleId, spaceId: state.spaceId } }];
-    const changes = changedLabels(state, command);
-    return changes === null
-      ? []
-      : [{ type: 'ModuleUpdated', data: { moduleId: state.moduleId, ...changes } }];
+    switch (command.kind) {
+      case 'DeleteModule':
+        // The fields go first, each as its own event, so every reader of field events sees them go.
+        return [
+          ...state.fields.map((field): ModuleEvent => ({
+            type: 'FieldRemoved',
+            data: { moduleId: state.moduleId, fieldId: field.fieldId },
+          })),
+          { type: 'ModuleDeleted', data: { moduleId: state.moduleId, spaceId: state.spaceId } },
+        ];
+      case 'UpdateModule': {
+        const changes = changedLabels(state, command);
+        return changes === null
+          ? []
+          : [{ type: 'ModuleUpdated', data: { moduleId: state.moduleId, ...changes } }];
+      }
+      default:
+        return decideField(command, state);
+    }
   },
 
   evolve(state, event) {
@@ -64,11 +233,37 @@ export const moduleDecider: Decider<ModuleState, ModuleCommand, ModuleEvent> = {
           spaceId: event.data.spaceId,
           name: event.data.name,
           description: event.data.description,
+          fields: [],
         };
       case 'ModuleUpdated':
         return withLabels(state, event.data);
       case 'ModuleDeleted':
         return { ...state, status: 'deleted' };
+      case 'FieldAdded':
+        return { ...state, fields: [...state.fields, event.data.field].sort(byPosition) };
+      case 'FieldChanged': {
+        const { fieldId, name, required, config } = event.data;
+        const change = {
+          ...(name !== undefined && { name }),
+          ...(required !== undefined && { required }),
+          ...(config !== undefined && { config }),
+        };
+        return {
+          ...state,
+          fields: state.fields.map((field) => (field.fieldId === fieldId ? { ...field, ...change } : field)),
+        };
+      }
+      case 'FieldRemoved':
+        return { ...state, fields: state.fields.filter((field) => field.fieldId !== event.data.fieldId) };
+      case 'FieldsOrdered': {
+        const positions = new Map(event.data.fieldIds.map((fieldId, index) => [fieldId, index + 1]));
+        return {
+          ...state,
+          fields: state.fields
+            .map((field) => ({ ...field, position: positions.get(field.fieldId) ?? field.position }))
+            .sort(byPosition),
+        };
+      }
     }
   },
 };

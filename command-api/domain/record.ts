@@ -1,6 +1,8 @@
 import { PlatformError } from '../../contracts/errors';
 import type { FieldChange, FieldValue, RecordEvent } from '../../contracts/events/records';
+import type { FieldDefinition } from '../../contracts/fields';
 import type { Decider } from '../kit/decider';
+import { checkRecordValues, type RelationTargets } from './field-values';
 
 export interface RecordState {
   readonly status: 'none' | 'active' | 'deleted';
@@ -20,11 +22,16 @@ export type RecordCommand =
       readonly moduleSpaceId: number | null;
       readonly name: string;
       readonly fields: Readonly<Record<string, FieldValue>>;
+      /** The module's fields, which the values must fit. */
+      readonly schema: readonly FieldDefinition[];
+      readonly relations: RelationTargets;
     }
   | {
       readonly kind: 'UpdateRecord';
       readonly name?: string;
       readonly fields?: Readonly<Record<string, FieldValue>>;
+      readonly schema: readonly FieldDefinition[];
+      readonly relations: RelationTargets;
     }
   | { readonly kind: 'DeleteRecord' };
 
@@ -61,6 +68,7 @@ export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
           { path: 'moduleId', message: 'no such module' },
         ]);
       }
+      checkRecordValues(command.schema, command.fields, command.relations, 'create');
       const fields = Object.fromEntries(Object.entries(command.fields).filter(([, value]) => value !== null));
       return [
         {
@@ -84,6 +92,7 @@ export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
         },
       ];
     }
+    if (command.fields) checkRecordValues(command.schema, command.fields, command.relations, 'update');
     const changes = changesOf(state, command.name, command.fields);
     return changes.length === 0
       ? []

@@ -1,7 +1,14 @@
 import { z } from 'zod';
-import { fieldKeySchema, fieldValueSchema, type RecordEvent } from '../../contracts/events/records';
+import {
+  fieldKeySchema,
+  fieldValueSchema,
+  type FieldValue,
+  type RecordEvent,
+} from '../../contracts/events/records';
+import type { FieldDefinition } from '../../contracts/fields';
 import { streamName } from '../../contracts/streams';
 import { moduleDecider } from '../domain/module';
+import { relationIdsOf, type RelationTargets } from '../domain/field-values';
 import { recordDecider, type RecordCommand, type RecordState } from '../domain/record';
 import type { CommandDeps } from '../deps';
 import type { Resource } from './resource';
@@ -23,6 +30,28 @@ const updateRecord = z.strictObject({
   fields: fields.optional(),
 });
 
+/** The module of each record the relation values point at (null: no such record). */
+async function relationTargets(
+  deps: CommandDeps,
+  tenant: string,
+  schema: readonly FieldDefinition[],
+  values: Readonly<Record<string, FieldValue>>,
+): Promise<RelationTargets> {
+  const ids = relationIdsOf(schema, values);
+  const targets = await Promise.all(
+    ids.map(async (recordId) => {
+      const target = await deps.handler.load(streamName('record', tenant, recordId), recordDecider);
+      return [recordId, target.state.status === 'active' ? target.state.moduleId : null] as const;
+    }),
+  );
+  return new Map(targets);
+}
+
+async function moduleFields(deps: CommandDeps, tenant: string, moduleId: number) {
+  const module = await deps.handler.load(streamName('module', tenant, moduleId), moduleDecider);
+  return module.state.status === 'active' ? module.state : null;
+}
+
 export function recordResource(
   deps: CommandDeps,
 ): Resource<
@@ -39,22 +68,35 @@ export function recordResource(
     createBody: createRecord,
     updateBody: updateRecord,
     async prepareCreate(body, tenant) {
-      const module = await deps.handler.load(streamName('module', tenant, body.moduleId), moduleDecider);
-      const moduleSpaceId = module.state.status === 'active' ? module.state.spaceId : null;
+      const module = await moduleFields(deps, tenant, body.moduleId);
+      const schema = module?.fields ?? [];
+      const fields = body.fields ?? {};
+      const relations = await relationTargets(deps, tenant, schema, fields);
       return (recordId) => ({
         kind: 'CreateRecord',
         recordId,
         moduleId: body.moduleId,
-        moduleSpaceId,
+        moduleSpaceId: module?.spaceId ?? null,
         name: body.name,
-        fields: body.fields ?? {},
+        fields,
+        schema,
+        relations,
       });
     },
-    update: (body) => ({
-      kind: 'UpdateRecord',
-      ...(body.name !== undefined && { name: body.name }),
-      ...(body.fields !== undefined && { fields: body.fields }),
-    }),
+    async prepareUpdate(body, tenant, recordId) {
+      const record = await deps.handler.load(streamName('record', tenant, recordId), recordDecider);
+      // A missing record has no module: the decider answers 404 before it looks at the schema.
+      const module =
+        record.state.status === 'active' ? await moduleFields(deps, tenant, record.state.moduleId) : null;
+      const schema = module?.fields ?? [];
+      return {
+        kind: 'UpdateRecord',
+        ...(body.name !== undefined && { name: body.name }),
+        ...(body.fields !== undefined && { fields: body.fields }),
+        schema,
+        relations: await relationTargets(deps, tenant, schema, body.fields ?? {}),
+      };
+    },
     deleteCommand: { kind: 'DeleteRecord' },
     view: (state) => ({
       id: state.recordId,

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { PlatformError } from '../../contracts/errors';
 import { streamName } from '../../contracts/streams';
 import { idParam, optionalId } from '../../infra/http/params';
-import { validate } from '../../infra/http/validation';
+import { validate } from '../../contracts/validation';
 import type { CommandDeps } from '../deps';
 import type { Decider, DomainEvent } from '../kit/decider';
 import { requestHash } from '../kit/idempotency';
@@ -31,7 +31,8 @@ export interface Resource<
    * and returns the create command for the new id.
    */
   prepareCreate(body: CreateBody, tenant: string): Promise<(id: number) => Command>;
-  update(body: UpdateBody): Command;
+  /** The update command for entity `id` (reading what it depends on, as `prepareCreate` does). */
+  prepareUpdate(body: UpdateBody, tenant: string, id: number): Promise<Command>;
   readonly deleteCommand: Command;
   view(state: State): Record<string, unknown>;
 }
@@ -87,7 +88,7 @@ export function addResourceRoutes<
     const result = await deps.handler.handle(
       streamName(noun, principal.tenant, id),
       decider,
-      resource.update(body),
+      await resource.prepareUpdate(body, principal.tenant, id),
       commandContext(req, principal, deps.newCommandId()),
       preconditions(req),
     );

@@ -39,7 +39,7 @@ export function spaceResource(): Resource<
       name: body.name,
       description: body.description ?? null,
     }),
-    update: (body) => ({
+    prepareUpdate: async (body) => ({
       kind: 'UpdateSpace',
       ...(body.name !== undefined && { name: body.name }),
       ...(body.description !== undefined && { description: body.description }),
@@ -76,7 +76,7 @@ export function moduleResource(
         description: body.description ?? null,
       });
     },
-    update: (body) => ({
+    prepareUpdate: async (body) => ({
       kind: 'UpdateModule',
       ...(body.name !== undefined && { name: body.name }),
       ...(body.description !== undefined && { description: body.description }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { fieldDefinitionSchema } from '../fields';
 import type { EventDefinition } from './definition';
 
 /** A custom field value as stored: JSON scalars, or a list of them (multi-select). */
@@ -40,6 +41,19 @@ export const moduleUpdated = z.object({
 });
 export const moduleDeleted = z.object({ moduleId: id, spaceId: id });
 
+/** Field definitions are events of their module's stream: the module is the consistency boundary of its schema. */
+export const fieldAdded = z.object({ moduleId: id, spaceId: id, field: fieldDefinitionSchema });
+export const fieldChanged = z.object({
+  moduleId: id,
+  fieldId: id,
+  name: z.string().optional(),
+  required: z.boolean().optional(),
+  config: z.record(z.string(), z.unknown()).optional(),
+});
+export const fieldRemoved = z.object({ moduleId: id, fieldId: id });
+/** Every field of the module, in its new order; positions become 1..n. */
+export const fieldsOrdered = z.object({ moduleId: id, fieldIds: z.array(id).min(1) });
+
 export const recordCreated = z.object({
   recordId: id,
   moduleId: id,
@@ -59,6 +73,8 @@ export type SpaceCreatedData = z.infer<typeof spaceCreated>;
 export type SpaceUpdatedData = z.infer<typeof spaceUpdated>;
 export type ModuleCreatedData = z.infer<typeof moduleCreated>;
 export type ModuleUpdatedData = z.infer<typeof moduleUpdated>;
+export type FieldAddedData = z.infer<typeof fieldAdded>;
+export type FieldChangedData = z.infer<typeof fieldChanged>;
 export type RecordCreatedData = z.infer<typeof recordCreated>;
 export type RecordUpdatedData = z.infer<typeof recordUpdated>;
 
@@ -70,7 +86,11 @@ export type SpaceEvent =
 export type ModuleEvent =
   | { type: 'ModuleCreated'; data: ModuleCreatedData }
   | { type: 'ModuleUpdated'; data: ModuleUpdatedData }
-  | { type: 'ModuleDeleted'; data: z.infer<typeof moduleDeleted> };
+  | { type: 'ModuleDeleted'; data: z.infer<typeof moduleDeleted> }
+  | { type: 'FieldAdded'; data: FieldAddedData }
+  | { type: 'FieldChanged'; data: FieldChangedData }
+  | { type: 'FieldRemoved'; data: z.infer<typeof fieldRemoved> }
+  | { type: 'FieldsOrdered'; data: z.infer<typeof fieldsOrdered> };
 
 export type RecordEvent =
   | { type: 'RecordCreated'; data: RecordCreatedData }
@@ -84,6 +104,10 @@ export const RECORDS_EVENTS: readonly EventDefinition[] = [
   { type: 'ModuleCreated', version: 1, schema: moduleCreated },
   { type: 'ModuleUpdated', version: 1, schema: moduleUpdated },
   { type: 'ModuleDeleted', version: 1, schema: moduleDeleted },
+  { type: 'FieldAdded', version: 1, schema: fieldAdded },
+  { type: 'FieldChanged', version: 1, schema: fieldChanged },
+  { type: 'FieldRemoved', version: 1, schema: fieldRemoved },
+  { type: 'FieldsOrdered', version: 1, schema: fieldsOrdered },
   { type: 'RecordCreated', version: 1, schema: recordCreated },
   { type: 'RecordUpdated', version: 1, schema: recordUpdated },
   { type: 'RecordDeleted', version: 1, schema: recordDeleted },

@@ -16,7 +16,7 @@ import type { Logger } from '../logging';
 import { contextOf, principalOf, setContext } from './context';
 import type { ApiMeter } from './metering';
 import { tenantFromHost } from './tenant';
-import { validate } from './validation';
+import { validate } from '../../contracts/validation';
 import { sendJson } from './respond';
 
 export interface ReadinessReport {

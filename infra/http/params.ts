@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { z } from 'zod';
-import { validate } from './validation';
+import { validate } from '../../contracts/validation';
 
 const entityId = z.coerce
   .number()

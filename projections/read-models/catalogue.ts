@@ -1,4 +1,5 @@
 import type { Projection } from '../projection';
+import { fieldsProjection } from './fields';
 import { identityProjection } from './identity';
 import { recordsProjection } from './records';
 import { modulesProjection, spacesProjection } from './spaces-and-modules';
@@ -7,6 +8,7 @@ import { modulesProjection, spacesProjection } from './spaces-and-modules';
 export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
   spacesProjection,
   modulesProjection,
+  fieldsProjection,
   recordsProjection,
   identityProjection,
 ];

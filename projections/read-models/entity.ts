@@ -15,6 +15,11 @@ export interface EntityProjectionOptions {
   readonly events: { readonly created: string; readonly updated: string; readonly deleted: string };
   /** What an update event changes; by default every data key but the id is set. */
   readonly patchOf?: (data: EventData) => { set: Record<string, unknown>; unset?: string[] };
+  /**
+   * Other events of the entity's stream: they change only the audit columns, so the document's revision
+   * (its ETag) stays the stream's.
+   */
+  readonly touchedBy?: readonly string[];
 }
 
 function setAllButId(idKey: string): (data: EventData) => { set: Record<string, unknown>; unset?: string[] } {
@@ -56,7 +61,9 @@ export function entityProjection(options: EntityProjectionOptions): Projection {
         case options.events.deleted:
           return [{ op: 'delete', collection: target, position, id }];
         default:
-          return [];
+          return options.touchedBy?.includes(event.type)
+            ? [{ op: 'patch', collection: target, position, id, set: updatedColumns(event) }]
+            : [];
       }
     },
   };

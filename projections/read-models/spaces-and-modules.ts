@@ -20,4 +20,5 @@ export const modulesProjection = entityProjection({
   ],
   idKey: 'moduleId',
   events: { created: 'ModuleCreated', updated: 'ModuleUpdated', deleted: 'ModuleDeleted' },
+  touchedBy: ['FieldAdded', 'FieldChanged', 'FieldRemoved', 'FieldsOrdered'],
 });

@@ -30,3 +30,15 @@ export const RECORD_FIELDS: FieldCatalogue = catalogue({
   name: { path: 'name', type: 'string' },
   ...audit,
 });
+
+export const FIELD_FIELDS: FieldCatalogue = catalogue({
+  id: { path: 'fieldId', type: 'integer' },
+  moduleId: { path: 'moduleId', type: 'integer' },
+  spaceId: { path: 'spaceId', type: 'integer' },
+  key: { path: 'key', type: 'string' },
+  name: { path: 'name', type: 'string' },
+  type: { path: 'type', type: 'string' },
+  required: { path: 'required', type: 'boolean' },
+  position: { path: 'position', type: 'integer' },
+  ...audit,
+});

@@ -3,7 +3,7 @@ import { can, type Operation } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 import { parseListQuery } from '../../contracts/query/list-params';
 import type { FieldCatalogue } from '../../contracts/query/resolve';
-import type { StoreFilter } from '../../contracts/query/store-query';
+import type { StoreFilter, StoreSort } from '../../contracts/query/store-query';
 import { documentId } from '../../contracts/read-models';
 import { etagOf } from '../../infra/http/conditional';
 import { principalOf } from '../../infra/http/context';
@@ -26,6 +26,8 @@ export interface EntityDescription {
   readonly fields: FieldCatalogue;
   readonly view: (doc: Document) => Record<string, unknown>;
   readonly noun: string;
+  /** The order of a list without `order`; by default the entity's integer id, ascending. */
+  readonly defaultOrder?: readonly StoreSort[];
 }
 
 function authorize(req: Request, module: string, operation: Operation): string {
@@ -57,7 +59,9 @@ export async function readPage(
   scope?: StoreFilter,
 ): Promise<Record<string, unknown>> {
   const tenant = authorize(req, entity.module, 'read');
-  const query = parseListQuery(req.query, entity.fields, { order: [{ path: 'id', direction: 'asc' }] });
+  const query = parseListQuery(req.query, entity.fields, {
+    order: entity.defaultOrder ?? [{ path: entity.fields('id')!.path, direction: 'asc' }],
+  });
   await awaitConsistency(req, deps.consistency, [entity.projection]);
   const filter =
     scope && query.filter

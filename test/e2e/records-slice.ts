@@ -49,6 +49,20 @@ export function recordsSlice(env: () => Record<string, string>): void {
       await platform.call('POST', '/module', { body: { spaceId, name: 'Deals' } }),
     );
     moduleId = module.id;
+    // The fields the records below write to (a record's values must fit its module's fields).
+    const fields = [
+      { key: 'amount', type: 'number' },
+      { key: 'stage', type: 'select', config: { options: ['lead', 'customer'] } },
+      { key: 'a', type: 'number' },
+      { key: 'b', type: 'text' },
+      ...Array.from({ length: 50 }, (_, index) => ({ key: `f${index}`, type: 'number' })),
+    ];
+    for (const field of fields) {
+      const response = await platform.call('POST', '/field', {
+        body: { moduleId, name: field.key, ...field },
+      });
+      expect(response.status).toBe(201);
+    }
   });
 
   afterAll(async () => {

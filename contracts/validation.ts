@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { PlatformError } from '../../contracts/errors';
+import { PlatformError } from './errors';
 
 export interface IssueDetail {
   readonly path: string;
