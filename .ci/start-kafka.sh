@@ -79,7 +79,8 @@ started=$SECONDS
 : >"$log"
 # A cluster id is 16 random bytes in URL-safe base64, as `StorageTool random-uuid` prints (without a JVM).
 cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
-java "${java_opts[@]}" kafka.tools.StorageTool format -t "$cluster_id" -c "$props" >>"$log" 2>&1 ||
+# `--cluster-id=…` in one word: an id may begin with `-`, which the option parser would take for an option.
+java "${java_opts[@]}" kafka.tools.StorageTool format --cluster-id="$cluster_id" -c "$props" >>"$log" 2>&1 ||
   fail "StorageTool format failed (see $log)"
 
 setsid nohup java "${java_opts[@]}" kafka.Kafka "$props" >>"$log" 2>&1 </dev/null &

@@ -29,9 +29,10 @@ import { openSqliteEventStore } from './embedded-stores';
 import { eventStoreDbAdapter, kafkaStreamAdapter, mongoReadStoreAdapter } from './production-adapters';
 import { Relay } from '../projections/relay';
 import { activeVersionOf } from '../projections/versions';
-import { checkpointName, documentId, READ_MODELS } from '../contracts/read-models';
+import { checkpointName } from '../contracts/read-models';
+import { readModelCommandReads } from '../infra/read-store/command-reads';
 import { createQueryRouter } from '../query-api/app';
-import type { ReadConsistency } from '../query-api/consistency';
+import { awaitPosition, type ReadConsistency } from '../query-api/consistency';
 import type { Express } from 'express';
 
 /**
@@ -230,12 +231,9 @@ export async function buildServices(
         ids,
         idempotency: new IdempotencyKeys(events),
         newCommandId: newId,
-        fieldModule: async (tenant, fieldId) => {
-          const position = consistency.defaultMinPosition();
-          if (position > 0n) await consistency.waitFor(position, ['fields'], consistency.timeoutMs);
-          const field = await readModels.get(tenant, READ_MODELS.fields, documentId(tenant, fieldId));
-          return typeof field?.moduleId === 'number' ? field.moduleId : null;
-        },
+        reads: readModelCommandReads(readModels, (projections) =>
+          awaitPosition(consistency, consistency.defaultMinPosition(), projections),
+        ),
       }),
     }),
     ...(selection.query && { query: createQueryRouter({ readModels, consistency }) }),

@@ -8,7 +8,7 @@ import { moduleResource, spaceResource } from './routes/structure';
 /** The command API: every write of the platform. Routes turn requests into commands; deciders rule. */
 export function createCommandRouter(deps: CommandDeps): Router {
   const router = Router();
-  addResourceRoutes(router, deps, spaceResource());
+  addResourceRoutes(router, deps, spaceResource(deps));
   addResourceRoutes(router, deps, moduleResource(deps));
   addFieldRoutes(router, deps);
   addResourceRoutes(router, deps, recordResource(deps));

@@ -8,6 +8,17 @@ export interface CommandDeps {
   readonly ids: IdAllocator;
   readonly idempotency: IdempotencyKeys;
   readonly newCommandId: () => string;
-  /** The module that holds a field (null: no such field), from the fields read model. */
-  readonly fieldModule: (tenant: string, fieldId: number) => Promise<number | null>;
+  readonly reads: CommandReads;
+}
+
+/**
+ * What commands read from the read models: facts that span aggregates. Each read first waits until the
+ * read models include this process's own writes. A write of another process may still be on its way, so a
+ * rule built on these reads can be raced by a concurrent command elsewhere (said where it is used).
+ */
+export interface CommandReads {
+  /** The module that holds a field (null: no such field). */
+  fieldModule(tenant: string, fieldId: number): Promise<number | null>;
+  recordsInModule(tenant: string, moduleId: number): Promise<number>;
+  modulesInSpace(tenant: string, spaceId: number): Promise<number>;
 }

@@ -31,6 +31,15 @@ export async function awaitConsistency(
     const demanded = BigInt(text);
     if (demanded > position) position = demanded;
   }
+  await awaitPosition(consistency, position, projections);
+}
+
+/** Waits until `projections` have applied `position` (0: at once); a 504 after the timeout. */
+export async function awaitPosition(
+  consistency: ReadConsistency,
+  position: bigint,
+  projections: readonly string[],
+): Promise<void> {
   if (position === 0n) return;
   if (!(await consistency.waitFor(position, projections, consistency.timeoutMs))) {
     throw new PlatformError(

@@ -31,7 +31,8 @@ export type ModuleCommand =
       readonly description: string | null;
     }
   | { readonly kind: 'UpdateModule'; readonly name?: string; readonly description?: string | null }
-  | { readonly kind: 'DeleteModule' }
+  /** `records`: how many records the module still holds (the route counts them). */
+  | { readonly kind: 'DeleteModule'; readonly records: number }
   | {
       readonly kind: 'AddField';
       readonly fieldId: number;
@@ -205,6 +206,11 @@ export const moduleDecider: Decider<ModuleState, ModuleCommand, ModuleEvent> = {
     if (state.status !== 'active') throw new PlatformError('not_found', 'module not found');
     switch (command.kind) {
       case 'DeleteModule':
+        if (command.records > 0)
+          throw new PlatformError(
+            'conflict',
+            `module ${state.moduleId} still holds ${command.records} record(s); delete them first`,
+          );
         // The fields go first, each as its own event, so every reader of field events sees them go.
         return [
           ...state.fields.map((field): ModuleEvent => ({

@@ -18,7 +18,8 @@ export type SpaceCommand =
       readonly description: string | null;
     }
   | { readonly kind: 'UpdateSpace'; readonly name?: string; readonly description?: string | null }
-  | { readonly kind: 'DeleteSpace' };
+  /** `modules`: how many modules the space still holds (the route counts them). */
+  | { readonly kind: 'DeleteSpace'; readonly modules: number };
 
 export const spaceDecider: Decider<SpaceState, SpaceCommand, SpaceEvent> = {
   initialState: { status: 'none', spaceId: 0, name: '', description: null },
@@ -35,7 +36,14 @@ export const spaceDecider: Decider<SpaceState, SpaceCommand, SpaceEvent> = {
       ];
     }
     if (state.status !== 'active') throw new PlatformError('not_found', 'space not found');
-    if (command.kind === 'DeleteSpace') return [{ type: 'SpaceDeleted', data: { spaceId: state.spaceId } }];
+    if (command.kind === 'DeleteSpace') {
+      if (command.modules > 0)
+        throw new PlatformError(
+          'conflict',
+          `space ${state.spaceId} still holds ${command.modules} module(s); delete them first`,
+        );
+      return [{ type: 'SpaceDeleted', data: { spaceId: state.spaceId } }];
+    }
     const changes = changedLabels(state, command);
     return changes === null ? [] : [{ type: 'SpaceUpdated', data: { spaceId: state.spaceId, ...changes } }];
   },

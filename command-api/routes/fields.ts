@@ -116,7 +116,7 @@ export function addFieldRoutes(router: Router, deps: CommandDeps): void {
 
   /** The module that holds field `fieldId`, or a 404. */
   const moduleOfField = async (tenant: string, fieldId: number): Promise<number> => {
-    const moduleId = await deps.fieldModule(tenant, fieldId);
+    const moduleId = await deps.reads.fieldModule(tenant, fieldId);
     if (moduleId === null) throw new PlatformError('not_found', `field ${fieldId} not found`);
     return moduleId;
   };

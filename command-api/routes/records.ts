@@ -97,7 +97,7 @@ export function recordResource(
         relations: await relationTargets(deps, tenant, schema, body.fields ?? {}),
       };
     },
-    deleteCommand: { kind: 'DeleteRecord' },
+    prepareDelete: async () => ({ kind: 'DeleteRecord' }),
     view: (state) => ({
       id: state.recordId,
       moduleId: state.moduleId,

@@ -33,7 +33,8 @@ export interface Resource<
   prepareCreate(body: CreateBody, tenant: string): Promise<(id: number) => Command>;
   /** The update command for entity `id` (reading what it depends on, as `prepareCreate` does). */
   prepareUpdate(body: UpdateBody, tenant: string, id: number): Promise<Command>;
-  readonly deleteCommand: Command;
+  /** The delete command for entity `id` (reading what it depends on). */
+  prepareDelete(tenant: string, id: number): Promise<Command>;
   view(state: State): Record<string, unknown>;
 }
 
@@ -103,7 +104,7 @@ export function addResourceRoutes<
     const result = await deps.handler.handle(
       streamName(noun, principal.tenant, id),
       decider,
-      resource.deleteCommand,
+      await resource.prepareDelete(principal.tenant, id),
       commandContext(req, principal, deps.newCommandId()),
       preconditions(req),
     );

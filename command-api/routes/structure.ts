@@ -20,13 +20,9 @@ const createModule = z.strictObject({ spaceId: id, name, description: descriptio
 const updateModule = updateSpace;
 
 /** Spaces and modules: the structure records live in. */
-export function spaceResource(): Resource<
-  SpaceState,
-  SpaceCommand,
-  SpaceEvent,
-  z.infer<typeof createSpace>,
-  z.infer<typeof updateSpace>
-> {
+export function spaceResource(
+  deps: CommandDeps,
+): Resource<SpaceState, SpaceCommand, SpaceEvent, z.infer<typeof createSpace>, z.infer<typeof updateSpace>> {
   return {
     noun: 'space',
     idParam: 'spaceId',
@@ -44,7 +40,11 @@ export function spaceResource(): Resource<
       ...(body.name !== undefined && { name: body.name }),
       ...(body.description !== undefined && { description: body.description }),
     }),
-    deleteCommand: { kind: 'DeleteSpace' },
+    // Counted from the read models: a module created meanwhile by another process can slip past.
+    prepareDelete: async (tenant, spaceId) => ({
+      kind: 'DeleteSpace',
+      modules: await deps.reads.modulesInSpace(tenant, spaceId),
+    }),
     view: (state) => ({ id: state.spaceId, name: state.name, description: state.description }),
   };
 }
@@ -81,7 +81,11 @@ export function moduleResource(
       ...(body.name !== undefined && { name: body.name }),
       ...(body.description !== undefined && { description: body.description }),
     }),
-    deleteCommand: { kind: 'DeleteModule' },
+    // Counted from the read models: a record created meanwhile by another process can slip past.
+    prepareDelete: async (tenant, moduleId) => ({
+      kind: 'DeleteModule',
+      records: await deps.reads.recordsInModule(tenant, moduleId),
+    }),
     view: (state) => ({
       id: state.moduleId,
       spaceId: state.spaceId,

@@ -47,8 +47,15 @@ export class ReadModels {
   }
 
   async find(tenant: string, base: string, query: StoreQuery): Promise<FindResult> {
-    const scope: StoreFilter = { kind: 'compare', path: 'tenant', op: 'eq', value: tenant };
-    const filter: StoreFilter = query.filter ? { kind: 'and', children: [scope, query.filter] } : scope;
-    return this.store.find(await this.collection(base), { ...query, filter });
+    return this.store.find(await this.collection(base), { ...query, filter: scoped(tenant, query.filter) });
   }
+
+  async count(tenant: string, base: string, filter?: StoreFilter): Promise<number> {
+    return this.store.count(await this.collection(base), { filter: scoped(tenant, filter) });
+  }
+}
+
+function scoped(tenant: string, filter: StoreFilter | undefined): StoreFilter {
+  const scope: StoreFilter = { kind: 'compare', path: 'tenant', op: 'eq', value: tenant };
+  return filter ? { kind: 'and', children: [scope, filter] } : scope;
 }

@@ -229,6 +229,22 @@ describe('field definitions over HTTP', () => {
   });
 });
 
+test('a module that holds records, or a space that holds modules, cannot be deleted: 409, nothing written', async () => {
+  const holder = await create('/module', { spaceId, name: 'Holder' });
+  const record = await create('/record', { moduleId: holder.id, name: 'Kept' });
+  const refused = await errorOf(await platform.call('DELETE', `/module/${holder.id}`));
+  expect(refused).toMatchObject({ status: 409, code: 'E4090' });
+  expect((await platform.call('GET', `/module/${holder.id}`)).status).toBe(200);
+  expect((await platform.call('DELETE', `/space/${spaceId}`)).status).toBe(409);
+  expect((await platform.call('GET', `/space/${spaceId}`)).status).toBe(200);
+
+  expect((await platform.call('DELETE', `/record/${record.id}`)).status).toBe(200);
+  expect((await platform.call('DELETE', `/module/${holder.id}`)).status).toBe(200);
+
+  const emptySpace = await create('/space', { name: 'Empty' });
+  expect((await platform.call('DELETE', `/space/${emptySpace.id}`)).status).toBe(200);
+});
+
 describe('deprecated /custom-field aliases', () => {
   test('answer like /field, with Deprecation and a Link to the successor, on errors too', async () => {
     for (const [alias, successor] of [

@@ -168,7 +168,7 @@ describe('CommandHandler', () => {
         new CommandHandler(store).handle(
           SPACE_STREAM,
           spaceDecider,
-          { kind: 'DeleteSpace' },
+          { kind: 'DeleteSpace', modules: 0 },
           commandContext(),
         ),
         'not_found',
@@ -440,7 +440,7 @@ describe('CommandHandler', () => {
       const store = new MemoryEventStore();
       const handler = new CommandHandler(store);
       await handler.handle(SPACE_STREAM, spaceDecider, CREATE_SPACE, commandContext());
-      await handler.handle(SPACE_STREAM, spaceDecider, { kind: 'DeleteSpace' }, commandContext());
+      await handler.handle(SPACE_STREAM, spaceDecider, { kind: 'DeleteSpace', modules: 0 }, commandContext());
 
       const fresh = await new CommandHandler(store).load(SPACE_STREAM, spaceDecider);
 

@@ -113,16 +113,24 @@ describe('space decider', () => {
 
   describe('DeleteSpace', () => {
     test('deletes the space', () => {
-      const state = spaceSpec.given([created]).when({ kind: 'DeleteSpace' }).then([deleted]);
+      const state = spaceSpec.given([created]).when({ kind: 'DeleteSpace', modules: 0 }).then([deleted]);
       expect(state.status).toBe('deleted');
     });
 
     test('refuses a space that does not exist', () => {
-      spaceSpec.given([]).when({ kind: 'DeleteSpace' }).thenThrows('not_found');
+      spaceSpec.given([]).when({ kind: 'DeleteSpace', modules: 0 }).thenThrows('not_found');
     });
 
     test('refuses a space deleted before', () => {
-      spaceSpec.given([created, deleted]).when({ kind: 'DeleteSpace' }).thenThrows('not_found');
+      spaceSpec.given([created, deleted]).when({ kind: 'DeleteSpace', modules: 0 }).thenThrows('not_found');
+    });
+
+    test('refuses a space that still holds modules', () => {
+      const refusal = spaceSpec
+        .given([created])
+        .when({ kind: 'DeleteSpace', modules: 2 })
+        .thenThrows('conflict');
+      expect(refusal.message).toBe('space 7 still holds 2 module(s); delete them first');
     });
   });
 });
@@ -255,16 +263,24 @@ describe('module decider', () => {
 
   describe('DeleteModule', () => {
     test('deletes the module, naming its space', () => {
-      const state = moduleSpec.given([created]).when({ kind: 'DeleteModule' }).then([deleted]);
+      const state = moduleSpec.given([created]).when({ kind: 'DeleteModule', records: 0 }).then([deleted]);
       expect(state.status).toBe('deleted');
     });
 
     test('refuses a module that does not exist', () => {
-      moduleSpec.given([]).when({ kind: 'DeleteModule' }).thenThrows('not_found');
+      moduleSpec.given([]).when({ kind: 'DeleteModule', records: 0 }).thenThrows('not_found');
     });
 
     test('refuses a module deleted before', () => {
-      moduleSpec.given([created, deleted]).when({ kind: 'DeleteModule' }).thenThrows('not_found');
+      moduleSpec.given([created, deleted]).when({ kind: 'DeleteModule', records: 0 }).thenThrows('not_found');
+    });
+
+    test('refuses a module that still holds records', () => {
+      const refusal = moduleSpec
+        .given([created])
+        .when({ kind: 'DeleteModule', records: 1 })
+        .thenThrows('conflict');
+      expect(refusal.message).toBe('module 12 still holds 1 record(s); delete them first');
     });
   });
 });

@@ -224,7 +224,7 @@ describe('module decider: fields', () => {
     test('deleting the module removes each field first', () => {
       spec
         .given([moduleCreated, stageAdded, amountAdded])
-        .when({ kind: 'DeleteModule' })
+        .when({ kind: 'DeleteModule', records: 0 })
         .then([
           { type: 'FieldRemoved', data: { moduleId: 12, fieldId: 1 } },
           { type: 'FieldRemoved', data: { moduleId: 12, fieldId: 2 } },

@@ -1,0 +1,26 @@
+import type { CommandReads } from '../../command-api/deps';
+import { documentId, PROJECTION_OF_READ_MODEL, READ_MODELS } from '../../contracts/read-models';
+import type { ReadModels } from './read-models';
+
+/**
+ * The command side's reads of the read models. `ownWritesApplied(projections)` resolves once those
+ * projections include every write this process made, so a command sees what the commands before it did.
+ */
+export function readModelCommandReads(
+  readModels: ReadModels,
+  ownWritesApplied: (projections: readonly string[]) => Promise<void>,
+): CommandReads {
+  const countWhere = async (tenant: string, base: string, path: string, value: number): Promise<number> => {
+    await ownWritesApplied([PROJECTION_OF_READ_MODEL[base] ?? base]);
+    return readModels.count(tenant, base, { kind: 'compare', path, op: 'eq', value });
+  };
+  return {
+    async fieldModule(tenant, fieldId) {
+      await ownWritesApplied([PROJECTION_OF_READ_MODEL[READ_MODELS.fields]!]);
+      const field = await readModels.get(tenant, READ_MODELS.fields, documentId(tenant, fieldId));
+      return typeof field?.moduleId === 'number' ? field.moduleId : null;
+    },
+    recordsInModule: (tenant, moduleId) => countWhere(tenant, READ_MODELS.records, 'moduleId', moduleId),
+    modulesInSpace: (tenant, spaceId) => countWhere(tenant, READ_MODELS.modules, 'spaceId', spaceId),
+  };
+}
