@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { CommandDeps } from './deps';
 import { addFieldRoutes } from './routes/fields';
+import { addLabelRoutes, labelResource } from './routes/labels';
 import { recordResource } from './routes/records';
 import { addResourceRoutes } from './routes/resource';
 import { moduleResource, spaceResource } from './routes/structure';
@@ -12,5 +13,7 @@ export function createCommandRouter(deps: CommandDeps): Router {
   addResourceRoutes(router, deps, moduleResource(deps));
   addFieldRoutes(router, deps);
   addResourceRoutes(router, deps, recordResource(deps));
+  addResourceRoutes(router, deps, labelResource());
+  addLabelRoutes(router, deps);
   return router;
 }

@@ -8,6 +8,7 @@ export const READ_MODELS = {
   modules: 'modules',
   records: 'records',
   fields: 'fields',
+  labels: 'labels',
   users: 'users',
   credentials: 'credentials',
 } as const;
@@ -18,6 +19,7 @@ export const PROJECTION_OF_READ_MODEL: Readonly<Record<string, string>> = {
   [READ_MODELS.modules]: 'modules',
   [READ_MODELS.records]: 'records',
   [READ_MODELS.fields]: 'fields',
+  [READ_MODELS.labels]: 'labels',
   [READ_MODELS.users]: 'identity',
   [READ_MODELS.credentials]: 'identity',
 };

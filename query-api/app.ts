@@ -13,6 +13,7 @@ import {
 } from './routes/entities';
 import { sendJson } from '../infra/http/respond';
 import { addFieldReadRoutes } from './routes/fields';
+import { addLabelReadRoutes } from './routes/labels';
 
 export const SPACES: EntityDescription = {
   module: 'space',
@@ -61,6 +62,7 @@ export function createQueryRouter(deps: EntityReadDeps): Router {
   });
   addEntityRoutes(router, deps, 'module', 'moduleId', MODULES);
   addFieldReadRoutes(router, deps, RECORDS, MODULES);
+  addLabelReadRoutes(router, deps, RECORDS);
   addEntityRoutes(router, deps, 'record', 'recordId', RECORDS);
   return router;
 }

@@ -24,6 +24,14 @@ export function moduleView(doc: Document): Record<string, unknown> {
   };
 }
 
+/** The label ids of a record document (stored as the paths `labels.<id>`), ascending. */
+function labelIdsOf(doc: Record<string, unknown>): number[] {
+  const labels = (doc.labels ?? {}) as Record<string, unknown>;
+  return Object.keys(labels)
+    .map(Number)
+    .sort((a, b) => a - b);
+}
+
 export function recordView(doc: Document): Record<string, unknown> {
   return {
     id: doc.recordId,
@@ -31,6 +39,7 @@ export function recordView(doc: Document): Record<string, unknown> {
     spaceId: doc.spaceId,
     name: doc.name,
     fields: doc.fields ?? {},
+    labelIds: labelIdsOf(doc),
     ...audit(doc),
   };
 }
@@ -48,4 +57,8 @@ export function fieldView(doc: Document): Record<string, unknown> {
     position: doc.position,
     ...audit(doc),
   };
+}
+
+export function labelView(doc: Document): Record<string, unknown> {
+  return { id: doc.labelId, name: doc.name, color: doc.color, ...audit(doc) };
 }

@@ -11,6 +11,7 @@ export interface RecordState {
   readonly spaceId: number;
   readonly name: string;
   readonly fields: Readonly<Record<string, FieldValue>>;
+  readonly labelIds: readonly number[];
 }
 
 export type RecordCommand =
@@ -33,7 +34,10 @@ export type RecordCommand =
       readonly schema: readonly FieldDefinition[];
       readonly relations: RelationTargets;
     }
-  | { readonly kind: 'DeleteRecord' };
+  | { readonly kind: 'DeleteRecord' }
+  /** `labelExists`: whether the label is a live label of the record's system (the route reads it). */
+  | { readonly kind: 'LabelRecord'; readonly labelId: number; readonly labelExists: boolean }
+  | { readonly kind: 'UnlabelRecord'; readonly labelId: number };
 
 function sameValue(a: FieldValue | undefined, b: FieldValue | undefined): boolean {
   return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
@@ -57,7 +61,7 @@ function changesOf(
 }
 
 export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
-  initialState: { status: 'none', recordId: 0, moduleId: 0, spaceId: 0, name: '', fields: {} },
+  initialState: { status: 'none', recordId: 0, moduleId: 0, spaceId: 0, name: '', fields: {}, labelIds: [] },
 
   decide(command, state) {
     if (command.kind === 'CreateRecord') {
@@ -92,6 +96,20 @@ export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
         },
       ];
     }
+    if (command.kind === 'LabelRecord') {
+      if (!command.labelExists) throw new PlatformError('not_found', `label ${command.labelId} not found`);
+      return state.labelIds.includes(command.labelId)
+        ? []
+        : [{ type: 'RecordLabelled', data: { recordId: state.recordId, labelId: command.labelId } }];
+    }
+    if (command.kind === 'UnlabelRecord') {
+      if (!state.labelIds.includes(command.labelId))
+        throw new PlatformError(
+          'not_found',
+          `record ${state.recordId} does not carry label ${command.labelId}`,
+        );
+      return [{ type: 'RecordUnlabelled', data: { recordId: state.recordId, labelId: command.labelId } }];
+    }
     if (command.fields) checkRecordValues(command.schema, command.fields, command.relations, 'update');
     const changes = changesOf(state, command.name, command.fields);
     return changes.length === 0
@@ -102,7 +120,7 @@ export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
   evolve(state, event) {
     switch (event.type) {
       case 'RecordCreated':
-        return { status: 'active', ...event.data };
+        return { status: 'active', ...event.data, labelIds: [] };
       case 'RecordUpdated': {
         let name = state.name;
         const fields: Record<string, FieldValue> = { ...state.fields };
@@ -115,6 +133,10 @@ export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
       }
       case 'RecordDeleted':
         return { ...state, status: 'deleted' };
+      case 'RecordLabelled':
+        return { ...state, labelIds: [...state.labelIds, event.data.labelId] };
+      case 'RecordUnlabelled':
+        return { ...state, labelIds: state.labelIds.filter((labelId) => labelId !== event.data.labelId) };
     }
   },
 };

@@ -68,6 +68,17 @@ export type FieldChange = z.infer<typeof fieldChange>;
 
 export const recordUpdated = z.object({ recordId: id, changes: z.array(fieldChange).min(1) });
 export const recordDeleted = z.object({ recordId: id, moduleId: id, spaceId: id });
+export const recordLabelled = z.object({ recordId: id, labelId: id });
+export const recordUnlabelled = z.object({ recordId: id, labelId: id });
+
+/** Labels: a system's tags for records, with a display colour (`#rrggbb`). */
+export const labelCreated = z.object({ labelId: id, name: z.string(), color: z.string() });
+export const labelUpdated = z.object({
+  labelId: id,
+  name: z.string().optional(),
+  color: z.string().optional(),
+});
+export const labelDeleted = z.object({ labelId: id });
 
 export type SpaceCreatedData = z.infer<typeof spaceCreated>;
 export type SpaceUpdatedData = z.infer<typeof spaceUpdated>;
@@ -95,7 +106,14 @@ export type ModuleEvent =
 export type RecordEvent =
   | { type: 'RecordCreated'; data: RecordCreatedData }
   | { type: 'RecordUpdated'; data: RecordUpdatedData }
-  | { type: 'RecordDeleted'; data: z.infer<typeof recordDeleted> };
+  | { type: 'RecordDeleted'; data: z.infer<typeof recordDeleted> }
+  | { type: 'RecordLabelled'; data: z.infer<typeof recordLabelled> }
+  | { type: 'RecordUnlabelled'; data: z.infer<typeof recordUnlabelled> };
+
+export type LabelEvent =
+  | { type: 'LabelCreated'; data: z.infer<typeof labelCreated> }
+  | { type: 'LabelUpdated'; data: z.infer<typeof labelUpdated> }
+  | { type: 'LabelDeleted'; data: z.infer<typeof labelDeleted> };
 
 export const RECORDS_EVENTS: readonly EventDefinition[] = [
   { type: 'SpaceCreated', version: 1, schema: spaceCreated },
@@ -111,4 +129,9 @@ export const RECORDS_EVENTS: readonly EventDefinition[] = [
   { type: 'RecordCreated', version: 1, schema: recordCreated },
   { type: 'RecordUpdated', version: 1, schema: recordUpdated },
   { type: 'RecordDeleted', version: 1, schema: recordDeleted },
+  { type: 'RecordLabelled', version: 1, schema: recordLabelled },
+  { type: 'RecordUnlabelled', version: 1, schema: recordUnlabelled },
+  { type: 'LabelCreated', version: 1, schema: labelCreated },
+  { type: 'LabelUpdated', version: 1, schema: labelUpdated },
+  { type: 'LabelDeleted', version: 1, schema: labelDeleted },
 ];

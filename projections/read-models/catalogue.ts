@@ -2,6 +2,7 @@ import type { Projection } from '../projection';
 import { fieldsProjection } from './fields';
 import { identityProjection } from './identity';
 import { recordsProjection } from './records';
+import { labelsProjection } from './labels';
 import { modulesProjection, spacesProjection } from './spaces-and-modules';
 
 /** Every read-model projection the platform runs (the relay is not one: it writes no read model). */
@@ -10,6 +11,7 @@ export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
   modulesProjection,
   fieldsProjection,
   recordsProjection,
+  labelsProjection,
   identityProjection,
 ];
 

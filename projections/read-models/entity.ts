@@ -5,6 +5,9 @@ import { createdColumns, defined, updatedColumns } from './common';
 
 type EventData = Record<string, unknown>;
 
+/** What an event changes in its entity's document: paths to set and paths to remove. */
+export type PatchOf = (data: EventData) => { set: Record<string, unknown>; unset?: string[] };
+
 export interface EntityProjectionOptions {
   readonly name: string;
   readonly category: string;
@@ -12,25 +15,27 @@ export interface EntityProjectionOptions {
   readonly indexes: readonly IndexSpec[];
   /** The key of the entity's integer id in every event's data (`spaceId`, `recordId`, …). */
   readonly idKey: string;
-  readonly events: { readonly created: string; readonly updated: string; readonly deleted: string };
-  /** What an update event changes; by default every data key but the id is set. */
-  readonly patchOf?: (data: EventData) => { set: Record<string, unknown>; unset?: string[] };
+  readonly created: string;
+  readonly deleted: string;
   /**
-   * Other events of the entity's stream: they change only the audit columns, so the document's revision
-   * (its ETag) stays the stream's.
+   * The other events of the entity's stream and what each changes. Every one of them also moves the
+   * audit columns, so the document's revision (its ETag) stays the stream's.
    */
-  readonly touchedBy?: readonly string[];
+  readonly patches: Readonly<Record<string, PatchOf>>;
 }
 
-function setAllButId(idKey: string): (data: EventData) => { set: Record<string, unknown>; unset?: string[] } {
+/** The default update: every data key but the id is set. */
+export function setAllBut(idKey: string): PatchOf {
   return (data) => ({
     set: defined(Object.fromEntries(Object.entries(data).filter(([key]) => key !== idKey))),
   });
 }
 
-/** A read model with one document per entity: created → upsert, updated → patch, deleted → delete. */
+/** An event that changes nothing but the audit columns. */
+export const touch: PatchOf = () => ({ set: {} });
+
+/** A read model with one document per entity: created → upsert, each other event → patch, deleted → delete. */
 export function entityProjection(options: EntityProjectionOptions): Projection {
-  const patchOf = options.patchOf ?? setAllButId(options.idKey);
   return {
     name: options.name,
     categories: [options.category],
@@ -40,31 +45,24 @@ export function entityProjection(options: EntityProjectionOptions): Projection {
       const data = event.data as EventData;
       const id = documentId(event.metadata.tenant, String(data[options.idKey]));
       const position = event.position;
-      switch (event.type) {
-        case options.events.created:
-          return [
-            { op: 'upsert', collection: target, position, doc: { id, ...data, ...createdColumns(event) } },
-          ];
-        case options.events.updated: {
-          const { set, unset } = patchOf(data);
-          return [
-            {
-              op: 'patch',
-              collection: target,
-              position,
-              id,
-              set: { ...set, ...updatedColumns(event) },
-              ...(unset && unset.length > 0 && { unset }),
-            },
-          ];
-        }
-        case options.events.deleted:
-          return [{ op: 'delete', collection: target, position, id }];
-        default:
-          return options.touchedBy?.includes(event.type)
-            ? [{ op: 'patch', collection: target, position, id, set: updatedColumns(event) }]
-            : [];
-      }
+      if (event.type === options.created)
+        return [
+          { op: 'upsert', collection: target, position, doc: { id, ...data, ...createdColumns(event) } },
+        ];
+      if (event.type === options.deleted) return [{ op: 'delete', collection: target, position, id }];
+      const patchOf = Object.hasOwn(options.patches, event.type) ? options.patches[event.type] : undefined;
+      if (!patchOf) return [];
+      const { set, unset } = patchOf(data);
+      return [
+        {
+          op: 'patch',
+          collection: target,
+          position,
+          id,
+          set: { ...set, ...updatedColumns(event) },
+          ...(unset && unset.length > 0 && { unset }),
+        },
+      ];
     },
   };
 }

@@ -14,15 +14,21 @@ export const recordsProjection = entityProjection({
     { name: 'tenant_updated', paths: ['tenant', 'updatedAt'] },
   ],
   idKey: 'recordId',
-  events: { created: 'RecordCreated', updated: 'RecordUpdated', deleted: 'RecordDeleted' },
-  /** Each change names its field path (`name`, `fields.<key>`); a null value removes the field. */
-  patchOf(data) {
-    const set: Record<string, unknown> = {};
-    const unset: string[] = [];
-    for (const change of (data as unknown as RecordUpdatedData).changes) {
-      if (change.to === null) unset.push(change.field);
-      else set[change.field] = change.to;
-    }
-    return { set, unset };
+  created: 'RecordCreated',
+  deleted: 'RecordDeleted',
+  patches: {
+    /** Each change names its field path (`name`, `fields.<key>`); a null value removes the field. */
+    RecordUpdated(data) {
+      const set: Record<string, unknown> = {};
+      const unset: string[] = [];
+      for (const change of (data as unknown as RecordUpdatedData).changes) {
+        if (change.to === null) unset.push(change.field);
+        else set[change.field] = change.to;
+      }
+      return { set, unset };
+    },
+    /** Labels as a set of paths (`labels.<id>`), so attaching one is a patch, not a read-modify-write. */
+    RecordLabelled: (data) => ({ set: { [`labels.${String(data.labelId)}`]: true } }),
+    RecordUnlabelled: (data) => ({ set: {}, unset: [`labels.${String(data.labelId)}`] }),
   },
 });

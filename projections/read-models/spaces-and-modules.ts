@@ -1,5 +1,5 @@
 import { READ_MODELS } from '../../contracts/read-models';
-import { entityProjection } from './entity';
+import { entityProjection, setAllBut, touch } from './entity';
 
 export const spacesProjection = entityProjection({
   name: 'spaces',
@@ -7,7 +7,9 @@ export const spacesProjection = entityProjection({
   collection: READ_MODELS.spaces,
   indexes: [{ name: 'tenant_space', paths: ['tenant', 'spaceId'] }],
   idKey: 'spaceId',
-  events: { created: 'SpaceCreated', updated: 'SpaceUpdated', deleted: 'SpaceDeleted' },
+  created: 'SpaceCreated',
+  deleted: 'SpaceDeleted',
+  patches: { SpaceUpdated: setAllBut('spaceId') },
 });
 
 export const modulesProjection = entityProjection({
@@ -19,6 +21,14 @@ export const modulesProjection = entityProjection({
     { name: 'tenant_space_module', paths: ['tenant', 'spaceId', 'moduleId'] },
   ],
   idKey: 'moduleId',
-  events: { created: 'ModuleCreated', updated: 'ModuleUpdated', deleted: 'ModuleDeleted' },
-  touchedBy: ['FieldAdded', 'FieldChanged', 'FieldRemoved', 'FieldsOrdered'],
+  created: 'ModuleCreated',
+  deleted: 'ModuleDeleted',
+  // Field events belong to the module's stream; the fields projection keeps their documents.
+  patches: {
+    ModuleUpdated: setAllBut('moduleId'),
+    FieldAdded: touch,
+    FieldChanged: touch,
+    FieldRemoved: touch,
+    FieldsOrdered: touch,
+  },
 });

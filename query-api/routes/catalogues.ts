@@ -42,3 +42,10 @@ export const FIELD_FIELDS: FieldCatalogue = catalogue({
   position: { path: 'position', type: 'integer' },
   ...audit,
 });
+
+export const LABEL_FIELDS: FieldCatalogue = catalogue({
+  id: { path: 'labelId', type: 'integer' },
+  name: { path: 'name', type: 'string' },
+  color: { path: 'color', type: 'string' },
+  ...audit,
+});

@@ -1,0 +1,16 @@
+import { READ_MODELS } from '../../contracts/read-models';
+import { entityProjection, setAllBut } from './entity';
+
+export const labelsProjection = entityProjection({
+  name: 'labels',
+  category: 'label',
+  collection: READ_MODELS.labels,
+  indexes: [
+    { name: 'tenant_label', paths: ['tenant', 'labelId'] },
+    { name: 'tenant_label_name', paths: ['tenant', 'name'] },
+  ],
+  idKey: 'labelId',
+  created: 'LabelCreated',
+  deleted: 'LabelDeleted',
+  patches: { LabelUpdated: setAllBut('labelId') },
+});

@@ -1,0 +1,83 @@
+import { json, startPlatform, type TestPlatform } from '../support/platform';
+
+jest.setTimeout(60_000);
+
+interface Entity {
+  id: number;
+  [key: string]: unknown;
+}
+
+let platform: TestPlatform;
+let recordId: number;
+
+async function create(path: string, body: unknown): Promise<Entity> {
+  const response = await platform.call('POST', path, { body });
+  expect(response.status).toBe(201);
+  return json<Entity>(response);
+}
+
+beforeAll(async () => {
+  platform = await startPlatform();
+  const space = await create('/space', { name: 'Sales' });
+  const module = await create('/module', { spaceId: space.id, name: 'Deals' });
+  recordId = (await create('/record', { moduleId: module.id, name: 'Deal' })).id;
+});
+
+afterAll(async () => {
+  await platform.stop();
+});
+
+test('labels: create, read, list, change, delete by path and by body', async () => {
+  const vip = await create('/label', { name: 'VIP', color: '#FF0000' });
+  expect(vip).toEqual({ id: vip.id, name: 'VIP', color: '#ff0000' });
+  const plain = await create('/label', { name: 'Plain' });
+  expect(plain.color).toBe('#808080');
+
+  const list = await json<{ items: Entity[] }>(await platform.call('GET', '/label?order=name;ASC'));
+  expect(list.items.map((label) => label.name)).toEqual(['Plain', 'VIP']);
+  const changed = await platform.call('PUT', '/label', { body: { id: plain.id, color: '#00ff00' } });
+  expect(await json(changed)).toMatchObject({ id: plain.id, color: '#00ff00' });
+
+  expect((await platform.call('DELETE', '/label', { body: { id: plain.id } })).status).toBe(200);
+  expect((await platform.call('GET', `/label/${plain.id}`)).status).toBe(404);
+  const temporary = await create('/label', { name: 'Temporary' });
+  expect((await platform.call('DELETE', `/label/${temporary.id}`)).status).toBe(200);
+
+  for (const body of [{ name: '' }, { name: 'x', color: 'red' }, { name: 'x', extra: 1 }]) {
+    const response = await platform.call('POST', '/label', { body });
+    expect(response.status).toBe(400);
+  }
+  expect((await platform.call('DELETE', '/label', { body: {} })).status).toBe(400);
+});
+
+test('record labels: attach, list, read one, detach; missing labels and records are 404s', async () => {
+  const hot = await create('/label', { name: 'Hot' });
+  const cold = await create('/label', { name: 'Cold' });
+  const attached = await platform.call('POST', `/record/${recordId}/label/${hot.id}`);
+  expect(attached.status).toBe(200);
+  expect(await json(attached)).toEqual({ recordId, labelIds: [hot.id] });
+  expect((await platform.call('POST', `/record/${recordId}/label/${cold.id}`)).status).toBe(200);
+  // Attaching again changes nothing.
+  expect((await platform.call('POST', `/record/${recordId}/label/${hot.id}`)).status).toBe(200);
+
+  const record = await json<Entity>(await platform.call('GET', `/record/${recordId}`));
+  expect(record.labelIds).toEqual([hot.id, cold.id].sort((a, b) => a - b));
+  const labels = await json<{ items: Entity[]; meta: { total: number } }>(
+    await platform.call('GET', `/record/${recordId}/label?order=name;ASC`),
+  );
+  expect(labels.items.map((label) => label.name)).toEqual(['Cold', 'Hot']);
+  expect(labels.meta.total).toBe(2);
+  const one = await platform.call('GET', `/record/${recordId}/label/${hot.id}`);
+  expect(await json(one)).toMatchObject({ id: hot.id, name: 'Hot' });
+
+  expect((await platform.call('DELETE', `/record/${recordId}/label/${hot.id}`)).status).toBe(200);
+  expect((await platform.call('GET', `/record/${recordId}/label/${hot.id}`)).status).toBe(404);
+  expect((await platform.call('DELETE', `/record/${recordId}/label/${hot.id}`)).status).toBe(404);
+  expect((await platform.call('POST', `/record/${recordId}/label/99999`)).status).toBe(404);
+  expect((await platform.call('POST', `/record/99999/label/${cold.id}`)).status).toBe(404);
+
+  // A label deleted after it was attached is no longer listed for the record.
+  expect((await platform.call('DELETE', `/label/${cold.id}`)).status).toBe(200);
+  const after = await json<{ items: Entity[] }>(await platform.call('GET', `/record/${recordId}/label`));
+  expect(after.items).toEqual([]);
+});
