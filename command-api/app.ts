@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { CommandDeps } from './deps';
 import { addFieldRoutes } from './routes/fields';
 import { addLabelRoutes, labelResource } from './routes/labels';
-import { recordResource } from './routes/records';
+import { addRecordRestoreRoute, recordResource } from './routes/records';
 import { addResourceRoutes } from './routes/resource';
 import { moduleResource, spaceResource } from './routes/structure';
 
@@ -13,6 +13,7 @@ export function createCommandRouter(deps: CommandDeps): Router {
   addResourceRoutes(router, deps, moduleResource(deps));
   addFieldRoutes(router, deps);
   addResourceRoutes(router, deps, recordResource(deps));
+  addRecordRestoreRoute(router, deps);
   addResourceRoutes(router, deps, labelResource());
   addLabelRoutes(router, deps);
   return router;

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { PlatformError } from '../contracts/errors';
 import { READ_MODELS } from '../contracts/read-models';
 import { moduleView, recordView, spaceView } from './representations';
-import { MODULE_FIELDS, RECORD_FIELDS, SPACE_FIELDS } from './routes/catalogues';
+import { DELETED_RECORD_FIELDS, MODULE_FIELDS, RECORD_FIELDS, SPACE_FIELDS } from './routes/catalogues';
 import { idParam } from '../infra/http/params';
 import {
   addEntityRoutes,
@@ -38,6 +38,14 @@ export const RECORDS: EntityDescription = {
   fields: RECORD_FIELDS,
   view: recordView,
   noun: 'record',
+  softDeleted: 'live',
+};
+/** `GET /record/deleted`: soft-deleted records, newest deletion first. */
+export const DELETED_RECORDS: EntityDescription = {
+  ...RECORDS,
+  fields: DELETED_RECORD_FIELDS,
+  softDeleted: 'deleted',
+  defaultOrder: [{ path: 'deletedAt', direction: 'desc' }],
 };
 
 /** The query API: every GET of the platform. It reads read models only and never appends. */
@@ -63,6 +71,9 @@ export function createQueryRouter(deps: EntityReadDeps): Router {
   addEntityRoutes(router, deps, 'module', 'moduleId', MODULES);
   addFieldReadRoutes(router, deps, RECORDS, MODULES);
   addLabelReadRoutes(router, deps, RECORDS);
+  router.get('/record/deleted', async (req, res) => {
+    sendJson(res, 200, await readPage(req, deps, DELETED_RECORDS));
+  });
   addEntityRoutes(router, deps, 'record', 'recordId', RECORDS);
   return router;
 }

@@ -40,6 +40,7 @@ export function recordView(doc: Document): Record<string, unknown> {
     name: doc.name,
     fields: doc.fields ?? {},
     labelIds: labelIdsOf(doc),
+    ...(doc.deletedAt !== undefined && { deletedAt: doc.deletedAt, deletedBy: doc.deletedBy }),
     ...audit(doc),
   };
 }

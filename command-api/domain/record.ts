@@ -35,6 +35,8 @@ export type RecordCommand =
       readonly relations: RelationTargets;
     }
   | { readonly kind: 'DeleteRecord' }
+  /** `moduleActive`: whether the record's module still exists (the route reads it). */
+  | { readonly kind: 'RestoreRecord'; readonly moduleActive: boolean }
   /** `labelExists`: whether the label is a live label of the record's system (the route reads it). */
   | { readonly kind: 'LabelRecord'; readonly labelId: number; readonly labelExists: boolean }
   | { readonly kind: 'UnlabelRecord'; readonly labelId: number };
@@ -87,6 +89,18 @@ export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
         },
       ];
     }
+    if (command.kind === 'RestoreRecord') {
+      if (state.status === 'none') throw new PlatformError('not_found', 'record not found');
+      if (state.status === 'active')
+        throw new PlatformError('conflict', `record ${state.recordId} is not deleted`);
+      if (!command.moduleActive)
+        throw new PlatformError(
+          'conflict',
+          `module ${state.moduleId} of record ${state.recordId} was deleted`,
+        );
+      const { recordId, moduleId, spaceId } = state;
+      return [{ type: 'RecordRestored', data: { recordId, moduleId, spaceId } }];
+    }
     if (state.status !== 'active') throw new PlatformError('not_found', 'record not found');
     if (command.kind === 'DeleteRecord') {
       return [
@@ -133,6 +147,8 @@ export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
       }
       case 'RecordDeleted':
         return { ...state, status: 'deleted' };
+      case 'RecordRestored':
+        return { ...state, status: 'active' };
       case 'RecordLabelled':
         return { ...state, labelIds: [...state.labelIds, event.data.labelId] };
       case 'RecordUnlabelled':

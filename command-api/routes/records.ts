@@ -1,3 +1,4 @@
+import type { Router } from 'express';
 import { z } from 'zod';
 import {
   fieldKeySchema,
@@ -11,6 +12,8 @@ import { moduleDecider } from '../domain/module';
 import { relationIdsOf, type RelationTargets } from '../domain/field-values';
 import { recordDecider, type RecordCommand, type RecordState } from '../domain/record';
 import type { CommandDeps } from '../deps';
+import { idParam } from '../../infra/http/params';
+import { authorize, commandContext, preconditions, sendResult } from './context';
 import type { Resource } from './resource';
 
 const MAX_FIELDS = 200;
@@ -50,6 +53,17 @@ async function relationTargets(
 async function moduleFields(deps: CommandDeps, tenant: string, moduleId: number) {
   const module = await deps.handler.load(streamName('module', tenant, moduleId), moduleDecider);
   return module.state.status === 'active' ? module.state : null;
+}
+
+function recordView(state: RecordState): Record<string, unknown> {
+  return {
+    id: state.recordId,
+    moduleId: state.moduleId,
+    spaceId: state.spaceId,
+    name: state.name,
+    fields: state.fields,
+    labelIds: [...state.labelIds].sort((a, b) => a - b),
+  };
 }
 
 export function recordResource(
@@ -98,12 +112,25 @@ export function recordResource(
       };
     },
     prepareDelete: async () => ({ kind: 'DeleteRecord' }),
-    view: (state) => ({
-      id: state.recordId,
-      moduleId: state.moduleId,
-      spaceId: state.spaceId,
-      name: state.name,
-      fields: state.fields,
-    }),
+    view: recordView,
   };
+}
+
+/** `POST /record/{recordId}/restore`: brings a soft-deleted record back, if its module still exists. */
+export function addRecordRestoreRoute(router: Router, deps: CommandDeps): void {
+  router.post('/record/:recordId/restore', async (req, res) => {
+    const principal = authorize(req, 'record', 'delete');
+    const recordId = idParam(req, 'recordId');
+    const stream = streamName('record', principal.tenant, recordId);
+    const record = await deps.handler.load(stream, recordDecider);
+    const module = await moduleFields(deps, principal.tenant, record.state.moduleId);
+    const result = await deps.handler.handle(
+      stream,
+      recordDecider,
+      { kind: 'RestoreRecord', moduleActive: module !== null },
+      commandContext(req, principal, deps.newCommandId()),
+      preconditions(req),
+    );
+    sendResult(res, 200, result, recordView(result.state));
+  });
 }

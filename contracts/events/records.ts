@@ -68,6 +68,7 @@ export type FieldChange = z.infer<typeof fieldChange>;
 
 export const recordUpdated = z.object({ recordId: id, changes: z.array(fieldChange).min(1) });
 export const recordDeleted = z.object({ recordId: id, moduleId: id, spaceId: id });
+export const recordRestored = z.object({ recordId: id, moduleId: id, spaceId: id });
 export const recordLabelled = z.object({ recordId: id, labelId: id });
 export const recordUnlabelled = z.object({ recordId: id, labelId: id });
 
@@ -107,6 +108,7 @@ export type RecordEvent =
   | { type: 'RecordCreated'; data: RecordCreatedData }
   | { type: 'RecordUpdated'; data: RecordUpdatedData }
   | { type: 'RecordDeleted'; data: z.infer<typeof recordDeleted> }
+  | { type: 'RecordRestored'; data: z.infer<typeof recordRestored> }
   | { type: 'RecordLabelled'; data: z.infer<typeof recordLabelled> }
   | { type: 'RecordUnlabelled'; data: z.infer<typeof recordUnlabelled> };
 
@@ -129,6 +131,7 @@ export const RECORDS_EVENTS: readonly EventDefinition[] = [
   { type: 'RecordCreated', version: 1, schema: recordCreated },
   { type: 'RecordUpdated', version: 1, schema: recordUpdated },
   { type: 'RecordDeleted', version: 1, schema: recordDeleted },
+  { type: 'RecordRestored', version: 1, schema: recordRestored },
   { type: 'RecordLabelled', version: 1, schema: recordLabelled },
   { type: 'RecordUnlabelled', version: 1, schema: recordUnlabelled },
   { type: 'LabelCreated', version: 1, schema: labelCreated },

@@ -1,5 +1,6 @@
 import type { CommandReads } from '../../command-api/deps';
 import { documentId, PROJECTION_OF_READ_MODEL, READ_MODELS } from '../../contracts/read-models';
+import type { StoreFilter } from '../../contracts/query/store-query';
 import type { ReadModels } from './read-models';
 
 /**
@@ -10,9 +11,16 @@ export function readModelCommandReads(
   readModels: ReadModels,
   ownWritesApplied: (projections: readonly string[]) => Promise<void>,
 ): CommandReads {
-  const countWhere = async (tenant: string, base: string, path: string, value: number): Promise<number> => {
+  const countWhere = async (
+    tenant: string,
+    base: string,
+    path: string,
+    value: number,
+    also?: StoreFilter,
+  ): Promise<number> => {
     await ownWritesApplied([PROJECTION_OF_READ_MODEL[base] ?? base]);
-    return readModels.count(tenant, base, { kind: 'compare', path, op: 'eq', value });
+    const match: StoreFilter = { kind: 'compare', path, op: 'eq', value };
+    return readModels.count(tenant, base, also ? { kind: 'and', children: [match, also] } : match);
   };
   return {
     async fieldModule(tenant, fieldId) {
@@ -20,7 +28,14 @@ export function readModelCommandReads(
       const field = await readModels.get(tenant, READ_MODELS.fields, documentId(tenant, fieldId));
       return typeof field?.moduleId === 'number' ? field.moduleId : null;
     },
-    recordsInModule: (tenant, moduleId) => countWhere(tenant, READ_MODELS.records, 'moduleId', moduleId),
+    // Soft-deleted records do not hold their module: a restore checks that the module still exists.
+    recordsInModule: (tenant, moduleId) =>
+      countWhere(tenant, READ_MODELS.records, 'moduleId', moduleId, {
+        kind: 'compare',
+        path: 'deletedAt',
+        op: 'eq',
+        value: null,
+      }),
     modulesInSpace: (tenant, spaceId) => countWhere(tenant, READ_MODELS.modules, 'spaceId', spaceId),
   };
 }

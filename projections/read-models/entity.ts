@@ -1,12 +1,15 @@
 import { documentId } from '../../contracts/read-models';
 import type { IndexSpec, ReadModelChange } from '../../infra/read-store/port';
-import type { Projection } from '../projection';
+import type { ProjectedEvent, Projection } from '../projection';
 import { createdColumns, defined, updatedColumns } from './common';
 
 type EventData = Record<string, unknown>;
 
 /** What an event changes in its entity's document: paths to set and paths to remove. */
-export type PatchOf = (data: EventData) => { set: Record<string, unknown>; unset?: string[] };
+export type PatchOf = (
+  data: EventData,
+  event: ProjectedEvent,
+) => { set: Record<string, unknown>; unset?: string[] };
 
 export interface EntityProjectionOptions {
   readonly name: string;
@@ -16,7 +19,8 @@ export interface EntityProjectionOptions {
   /** The key of the entity's integer id in every event's data (`spaceId`, `recordId`, …). */
   readonly idKey: string;
   readonly created: string;
-  readonly deleted: string;
+  /** The event that removes the document (none: a soft delete is one of the `patches`). */
+  readonly deleted?: string;
   /**
    * The other events of the entity's stream and what each changes. Every one of them also moves the
    * audit columns, so the document's revision (its ETag) stays the stream's.
@@ -52,7 +56,7 @@ export function entityProjection(options: EntityProjectionOptions): Projection {
       if (event.type === options.deleted) return [{ op: 'delete', collection: target, position, id }];
       const patchOf = Object.hasOwn(options.patches, event.type) ? options.patches[event.type] : undefined;
       if (!patchOf) return [];
-      const { set, unset } = patchOf(data);
+      const { set, unset } = patchOf(data, event);
       return [
         {
           op: 'patch',

@@ -15,8 +15,12 @@ export const recordsProjection = entityProjection({
   ],
   idKey: 'recordId',
   created: 'RecordCreated',
-  deleted: 'RecordDeleted',
   patches: {
+    /** A soft delete: the document stays, marked, for `GET /record/deleted` and a restore. */
+    RecordDeleted: (_data, event) => ({
+      set: { deletedAt: event.metadata.occurredAt, deletedBy: event.metadata.actor.userId },
+    }),
+    RecordRestored: () => ({ set: {}, unset: ['deletedAt', 'deletedBy'] }),
     /** Each change names its field path (`name`, `fields.<key>`); a null value removes the field. */
     RecordUpdated(data) {
       const set: Record<string, unknown> = {};

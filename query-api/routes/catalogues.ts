@@ -23,12 +23,20 @@ export const MODULE_FIELDS: FieldCatalogue = catalogue({
   ...audit,
 });
 
-export const RECORD_FIELDS: FieldCatalogue = catalogue({
+const recordFields = {
   id: { path: 'recordId', type: 'integer' },
   moduleId: { path: 'moduleId', type: 'integer' },
   spaceId: { path: 'spaceId', type: 'integer' },
   name: { path: 'name', type: 'string' },
   ...audit,
+} as const;
+
+export const RECORD_FIELDS: FieldCatalogue = catalogue(recordFields);
+
+export const DELETED_RECORD_FIELDS: FieldCatalogue = catalogue({
+  ...recordFields,
+  deletedAt: { path: 'deletedAt', type: 'datetime' },
+  deletedBy: { path: 'deletedBy', type: 'string' },
 });
 
 export const FIELD_FIELDS: FieldCatalogue = catalogue({

@@ -28,6 +28,26 @@ export interface EntityDescription {
   readonly noun: string;
   /** The order of a list without `order`; by default the entity's integer id, ascending. */
   readonly defaultOrder?: readonly StoreSort[];
+  /**
+   * For soft-deleted entities (documents marked with `deletedAt`): whether this description reads the
+   * live ones or the deleted ones. The other kind is invisible to it.
+   */
+  readonly softDeleted?: 'live' | 'deleted';
+}
+
+function isDeleted(doc: Document): boolean {
+  return doc.deletedAt !== undefined && doc.deletedAt !== null;
+}
+
+/** The documents a description can see: `deletedAt` empty (live) or set (deleted). */
+function visibility(entity: EntityDescription): StoreFilter | undefined {
+  if (entity.softDeleted === undefined) return undefined;
+  return { kind: 'compare', path: 'deletedAt', op: entity.softDeleted === 'live' ? 'eq' : 'ne', value: null };
+}
+
+function and(...filters: Array<StoreFilter | undefined>): StoreFilter | undefined {
+  const children = filters.filter((filter): filter is StoreFilter => filter !== undefined);
+  return children.length <= 1 ? children[0] : { kind: 'and', children };
 }
 
 function authorize(req: Request, module: string, operation: Operation): string {
@@ -47,7 +67,8 @@ export async function readOne(
   const tenant = authorize(req, entity.module, 'read');
   await awaitConsistency(req, deps.consistency, [entity.projection]);
   const doc = await deps.readModels.get(tenant, entity.collection, documentId(tenant, id));
-  if (!doc) throw new PlatformError('not_found', `${entity.noun} ${id} not found`);
+  if (!doc || (entity.softDeleted !== undefined && isDeleted(doc) !== (entity.softDeleted === 'deleted')))
+    throw new PlatformError('not_found', `${entity.noun} ${id} not found`);
   return { body: entity.view(doc), etag: etagOf(Number(doc.revision ?? 0)) };
 }
 
@@ -63,10 +84,7 @@ export async function readPage(
     order: entity.defaultOrder ?? [{ path: entity.fields('id')!.path, direction: 'asc' }],
   });
   await awaitConsistency(req, deps.consistency, [entity.projection]);
-  const filter =
-    scope && query.filter
-      ? { kind: 'and' as const, children: [scope, query.filter] }
-      : (scope ?? query.filter);
+  const filter = and(visibility(entity), scope, query.filter);
   const page = await deps.readModels.find(tenant, entity.collection, { ...query, ...(filter && { filter }) });
   return {
     items: page.items.map(entity.view),

@@ -758,3 +758,29 @@ describe('deciderSpec', () => {
     ).toThrow(/expected a conflict refusal/);
   });
 });
+
+describe('record decider: soft delete and restore', () => {
+  const spec = deciderSpec(recordDecider);
+  const created: RecordEvent = {
+    type: 'RecordCreated',
+    data: { recordId: 31, moduleId: 12, spaceId: 7, name: 'Deal', fields: {} },
+  };
+  const deleted: RecordEvent = { type: 'RecordDeleted', data: { recordId: 31, moduleId: 12, spaceId: 7 } };
+
+  test('restores a deleted record whose module exists', () => {
+    const state = spec
+      .given([created, deleted])
+      .when({ kind: 'RestoreRecord', moduleActive: true })
+      .then([{ type: 'RecordRestored', data: { recordId: 31, moduleId: 12, spaceId: 7 } }]);
+    expect(state.status).toBe('active');
+  });
+
+  test('refuses to restore into a deleted module, a record that is not deleted, or one that never was', () => {
+    spec
+      .given([created, deleted])
+      .when({ kind: 'RestoreRecord', moduleActive: false })
+      .thenThrows('conflict');
+    spec.given([created]).when({ kind: 'RestoreRecord', moduleActive: true }).thenThrows('conflict');
+    spec.given([]).when({ kind: 'RestoreRecord', moduleActive: true }).thenThrows('not_found');
+  });
+});

@@ -81,3 +81,38 @@ test('record labels: attach, list, read one, detach; missing labels and records 
   const after = await json<{ items: Entity[] }>(await platform.call('GET', `/record/${recordId}/label`));
   expect(after.items).toEqual([]);
 });
+
+test('soft delete: a deleted record leaves the lists, shows in /record/deleted, and can be restored', async () => {
+  const space = await create('/space', { name: 'Archive' });
+  const module = await create('/module', { spaceId: space.id, name: 'Cases' });
+  const kept = await create('/record', { moduleId: module.id, name: 'Kept' });
+  const gone = await create('/record', { moduleId: module.id, name: 'Gone' });
+
+  expect((await platform.call('DELETE', `/record/${gone.id}`)).status).toBe(200);
+  expect((await platform.call('GET', `/record/${gone.id}`)).status).toBe(404);
+  expect((await platform.call('PUT', `/record/${gone.id}`, { body: { name: 'x' } })).status).toBe(404);
+  const live = await json<{ items: Entity[] }>(await platform.call('GET', `/module/${module.id}/item`));
+  expect(live.items.map((record) => record.id)).toEqual([kept.id]);
+  const deleted = await json<{ items: Entity[]; meta: { total: number } }>(
+    await platform.call('GET', `/record/deleted?filter=moduleId=${module.id}`),
+  );
+  expect(deleted.items).toEqual([
+    expect.objectContaining({ id: gone.id, name: 'Gone', deletedAt: expect.any(String), deletedBy: '1' }),
+  ]);
+  const badFilter = await platform.call('GET', '/record/deleted?filter=nope=1');
+  expect(badFilter.status).toBe(400);
+
+  // Only live records hold a module: with the other one deleted too, the module can go.
+  expect((await platform.call('DELETE', `/module/${module.id}`)).status).toBe(409);
+  const restored = await platform.call('POST', `/record/${gone.id}/restore`);
+  expect(restored.status).toBe(200);
+  expect(await json(restored)).toMatchObject({ id: gone.id, name: 'Gone' });
+  expect((await platform.call('GET', `/record/${gone.id}`)).status).toBe(200);
+  expect((await platform.call('POST', `/record/${gone.id}/restore`)).status).toBe(409);
+  expect((await platform.call('POST', '/record/99999/restore')).status).toBe(404);
+
+  for (const record of [kept, gone])
+    expect((await platform.call('DELETE', `/record/${record.id}`)).status).toBe(200);
+  expect((await platform.call('DELETE', `/module/${module.id}`)).status).toBe(200);
+  expect((await platform.call('POST', `/record/${gone.id}/restore`)).status).toBe(409);
+});
