@@ -9,6 +9,8 @@ export const READ_MODELS = {
   records: 'records',
   fields: 'fields',
   labels: 'labels',
+  audit: 'audit',
+  fieldHistory: 'field_history',
   users: 'users',
   credentials: 'credentials',
 } as const;
@@ -20,6 +22,8 @@ export const PROJECTION_OF_READ_MODEL: Readonly<Record<string, string>> = {
   [READ_MODELS.records]: 'records',
   [READ_MODELS.fields]: 'fields',
   [READ_MODELS.labels]: 'labels',
+  [READ_MODELS.audit]: 'audit',
+  [READ_MODELS.fieldHistory]: 'field-history',
   [READ_MODELS.users]: 'identity',
   [READ_MODELS.credentials]: 'identity',
 };

@@ -13,6 +13,7 @@ import {
 } from './routes/entities';
 import { sendJson } from '../infra/http/respond';
 import { addFieldReadRoutes } from './routes/fields';
+import { addHistoryRoutes } from './routes/history';
 import { addLabelReadRoutes } from './routes/labels';
 
 export const SPACES: EntityDescription = {
@@ -71,6 +72,7 @@ export function createQueryRouter(deps: EntityReadDeps): Router {
   addEntityRoutes(router, deps, 'module', 'moduleId', MODULES);
   addFieldReadRoutes(router, deps, RECORDS, MODULES);
   addLabelReadRoutes(router, deps, RECORDS);
+  addHistoryRoutes(router, deps, RECORDS);
   router.get('/record/deleted', async (req, res) => {
     sendJson(res, 200, await readPage(req, deps, DELETED_RECORDS));
   });

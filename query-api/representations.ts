@@ -63,3 +63,33 @@ export function fieldView(doc: Document): Record<string, unknown> {
 export function labelView(doc: Document): Record<string, unknown> {
   return { id: doc.labelId, name: doc.name, color: doc.color, ...audit(doc) };
 }
+
+export function auditView(doc: Document): Record<string, unknown> {
+  return {
+    position: doc.position,
+    eventId: doc.eventId,
+    type: doc.type,
+    category: doc.category,
+    streamId: doc.streamId,
+    revision: doc.revision,
+    at: doc.at,
+    userId: doc.userId,
+    credentialId: doc.credentialId,
+    clientId: doc.clientId,
+    commandId: doc.commandId,
+    correlationId: doc.correlationId,
+    ...(doc.data !== undefined && { data: doc.data }),
+  };
+}
+
+export function fieldHistoryView(doc: Document): Record<string, unknown> {
+  return {
+    field: doc.field,
+    oldValue: doc.from,
+    newValue: doc.to,
+    changedAt: doc.at,
+    userId: doc.userId,
+    credentialId: doc.credentialId,
+    clientId: doc.clientId,
+  };
+}

@@ -2,6 +2,7 @@ import type { Projection } from '../projection';
 import { fieldsProjection } from './fields';
 import { identityProjection } from './identity';
 import { recordsProjection } from './records';
+import { auditProjection, fieldHistoryProjection } from './history';
 import { labelsProjection } from './labels';
 import { modulesProjection, spacesProjection } from './spaces-and-modules';
 
@@ -12,6 +13,8 @@ export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
   fieldsProjection,
   recordsProjection,
   labelsProjection,
+  auditProjection,
+  fieldHistoryProjection,
   identityProjection,
 ];
 

@@ -57,3 +57,23 @@ export const LABEL_FIELDS: FieldCatalogue = catalogue({
   color: { path: 'color', type: 'string' },
   ...audit,
 });
+
+export const AUDIT_FIELDS: FieldCatalogue = catalogue({
+  position: { path: 'position', type: 'integer' },
+  type: { path: 'type', type: 'string' },
+  category: { path: 'category', type: 'string' },
+  streamId: { path: 'streamId', type: 'string' },
+  userId: { path: 'userId', type: 'string' },
+  credentialId: { path: 'credentialId', type: 'string' },
+  clientId: { path: 'clientId', type: 'string' },
+  commandId: { path: 'commandId', type: 'string' },
+  correlationId: { path: 'correlationId', type: 'string' },
+  at: { path: 'at', type: 'datetime' },
+});
+
+export const FIELD_HISTORY_FIELDS: FieldCatalogue = catalogue({
+  field: { path: 'field', type: 'string' },
+  credentialId: { path: 'credentialId', type: 'string' },
+  changedAt: { path: 'at', type: 'datetime' },
+  position: { path: 'position', type: 'integer' },
+});

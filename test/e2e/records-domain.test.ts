@@ -116,3 +116,45 @@ test('soft delete: a deleted record leaves the lists, shows in /record/deleted, 
   expect((await platform.call('DELETE', `/module/${module.id}`)).status).toBe(200);
   expect((await platform.call('POST', `/record/${gone.id}/restore`)).status).toBe(409);
 });
+
+test('history from the events: the audit trail, a record’s history, and my field changes', async () => {
+  const space = await create('/space', { name: 'History' });
+  const module = await create('/module', { spaceId: space.id, name: 'Tickets' });
+  await create('/field', { moduleId: module.id, name: 'Status', type: 'text' });
+  const ticket = await create('/record', {
+    moduleId: module.id,
+    name: 'Printer',
+    fields: { status: 'open' },
+  });
+  expect(
+    (await platform.call('PUT', `/record/${ticket.id}`, { body: { fields: { status: 'closed' } } })).status,
+  ).toBe(200);
+
+  const mine = await json<{ items: Array<Record<string, unknown>>; meta: { total: number } }>(
+    await platform.call('GET', `/auth/field-history/${module.id}/${ticket.id}?filter=field=fields.status`),
+  );
+  expect(mine.items).toEqual([
+    expect.objectContaining({ field: 'fields.status', oldValue: 'open', newValue: 'closed', userId: '1' }),
+    expect.objectContaining({ field: 'fields.status', oldValue: null, newValue: 'open', userId: '1' }),
+  ]);
+  expect(typeof mine.items[0]!.credentialId).toBe('string');
+  expect(typeof mine.items[0]!.changedAt).toBe('string');
+  expect((await platform.call('GET', `/auth/field-history/${module.id + 1000}/${ticket.id}`)).status).toBe(
+    404,
+  );
+
+  const history = await json<{ items: Array<Record<string, unknown>> }>(
+    await platform.call('GET', `/record/${ticket.id}/history`),
+  );
+  expect(history.items.map((entry) => entry.type)).toEqual(['RecordUpdated', 'RecordCreated']);
+  expect(history.items[0]!.data).toEqual({
+    recordId: ticket.id,
+    changes: [{ field: 'fields.status', from: 'open', to: 'closed' }],
+  });
+
+  const audit = await json<{ items: Array<Record<string, unknown>> }>(
+    await platform.call('GET', `/audit?filter=category=module;streamId~%25.${module.id}&limit=10`),
+  );
+  expect(audit.items.map((entry) => entry.type)).toEqual(['FieldAdded', 'ModuleCreated']);
+  expect((await platform.call('GET', '/audit?filter=nope=1')).status).toBe(400);
+});

@@ -1,0 +1,109 @@
+import type { FieldValue, RecordCreatedData, RecordUpdatedData } from '../../contracts/events/records';
+import { documentId, READ_MODELS } from '../../contracts/read-models';
+import { categoryOf } from '../../contracts/streams';
+import type { ReadModelChange } from '../../infra/read-store/port';
+import type { ProjectedEvent, Projection } from '../projection';
+
+/** Who did it and when: the columns every history document carries. */
+function actorColumns(event: ProjectedEvent): Record<string, unknown> {
+  const { actor, occurredAt, tenant } = event.metadata;
+  return {
+    tenant,
+    at: occurredAt,
+    position: Number(event.position),
+    userId: actor.userId,
+    credentialId: actor.credentialId ?? null,
+    clientId: actor.clientId ?? null,
+  };
+}
+
+/** Categories whose event data may be shown to admins; identity events carry hashes and stay out. */
+const CATEGORIES_WITH_DATA = new Set(['space', 'module', 'record', 'label']);
+
+/**
+ * The audit trail: one document per domain event, newest first by `position`: which event, on which
+ * stream, by which user and credential, in which command. Read by `/audit` and the record history route.
+ */
+export const auditProjection: Projection = {
+  name: 'audit',
+  categories: ['space', 'module', 'record', 'label', 'user'],
+  collections: {
+    [READ_MODELS.audit]: [
+      { name: 'tenant_position', paths: ['tenant', 'position'] },
+      { name: 'tenant_stream_position', paths: ['tenant', 'streamId', 'position'] },
+      { name: 'tenant_user_position', paths: ['tenant', 'userId', 'position'] },
+    ],
+  },
+  project(event, collection): ReadModelChange[] {
+    const category = categoryOf(event.streamId);
+    return [
+      {
+        op: 'upsert',
+        collection: collection(READ_MODELS.audit),
+        position: event.position,
+        doc: {
+          id: documentId(event.metadata.tenant, event.id),
+          eventId: event.id,
+          type: event.type,
+          category,
+          streamId: event.streamId,
+          revision: Number(event.revision),
+          commandId: event.metadata.commandId,
+          correlationId: event.metadata.correlationId,
+          ...actorColumns(event),
+          ...(CATEGORIES_WITH_DATA.has(category) && { data: event.data }),
+        },
+      },
+    ];
+  },
+};
+
+/**
+ * Field history: one document per changed value of a record (a creation's values count as changes from
+ * null): field, old value, new value, when, by whom and with which credential.
+ */
+export const fieldHistoryProjection: Projection = {
+  name: 'field-history',
+  categories: ['record'],
+  collections: {
+    [READ_MODELS.fieldHistory]: [
+      { name: 'tenant_record_user_position', paths: ['tenant', 'recordId', 'userId', 'position'] },
+    ],
+  },
+  project(event, collection): ReadModelChange[] {
+    let recordId: number;
+    let moduleId: number | null = null;
+    let changes: Array<{ field: string; from: FieldValue; to: FieldValue }>;
+    if (event.type === 'RecordCreated') {
+      const data = event.data as RecordCreatedData;
+      recordId = data.recordId;
+      moduleId = data.moduleId;
+      changes = [
+        { field: 'name', from: null, to: data.name },
+        ...Object.entries(data.fields).map(([key, value]) => ({
+          field: `fields.${key}`,
+          from: null,
+          to: value,
+        })),
+      ];
+    } else if (event.type === 'RecordUpdated') {
+      const data = event.data as RecordUpdatedData;
+      recordId = data.recordId;
+      changes = data.changes;
+    } else return [];
+    return changes.map((change, index) => ({
+      op: 'upsert',
+      collection: collection(READ_MODELS.fieldHistory),
+      position: event.position,
+      doc: {
+        id: documentId(event.metadata.tenant, `${event.id}.${index}`),
+        recordId,
+        ...(moduleId !== null && { moduleId }),
+        field: change.field,
+        from: change.from,
+        to: change.to,
+        ...actorColumns(event),
+      },
+    }));
+  },
+};
