@@ -1,5 +1,5 @@
+import { equals } from '../contracts/query/store-query';
 import { Router } from 'express';
-import { PlatformError } from '../contracts/errors';
 import { READ_MODELS } from '../contracts/read-models';
 import { moduleView, recordView, spaceView } from './representations';
 import { DELETED_RECORD_FIELDS, MODULE_FIELDS, RECORD_FIELDS, SPACE_FIELDS } from './routes/catalogues';
@@ -7,6 +7,7 @@ import { idParam } from '../infra/http/params';
 import {
   addEntityRoutes,
   readOne,
+  readRecordOfModule,
   readPage,
   type EntityDescription,
   type EntityReadDeps,
@@ -56,17 +57,11 @@ export function createQueryRouter(deps: EntityReadDeps): Router {
   router.get('/module/:moduleId/item', async (req, res) => {
     const moduleId = idParam(req, 'moduleId');
     await readOne(req, deps, MODULES, moduleId);
-    sendJson(
-      res,
-      200,
-      await readPage(req, deps, RECORDS, { kind: 'compare', path: 'moduleId', op: 'eq', value: moduleId }),
-    );
+    sendJson(res, 200, await readPage(req, deps, RECORDS, equals('moduleId', moduleId)));
   });
   router.get('/module/:moduleId/item/:recordId', async (req, res) => {
     const moduleId = idParam(req, 'moduleId');
-    const { body, etag } = await readOne(req, deps, RECORDS, idParam(req, 'recordId'));
-    if (body.moduleId !== moduleId)
-      throw new PlatformError('not_found', `record not found in module ${moduleId}`);
+    const { body, etag } = await readRecordOfModule(req, deps, RECORDS, moduleId, idParam(req, 'recordId'));
     sendJson(res, 200, body, { ETag: etag });
   });
   addEntityRoutes(router, deps, 'module', 'moduleId', MODULES);

@@ -41,3 +41,8 @@ export interface StoreQuery {
   /** When false the adapter may skip counting; `total` is then undefined. Default true. */
   readonly withTotal?: boolean;
 }
+
+/** `path = value`: the filter routes scope their lists with. */
+export function equals(path: string, value: Scalar): StoreFilter {
+  return { kind: 'compare', path, op: 'eq', value };
+}

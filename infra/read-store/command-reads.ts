@@ -1,6 +1,6 @@
 import type { CommandReads } from '../../command-api/deps';
 import { documentId, PROJECTION_OF_READ_MODEL, READ_MODELS } from '../../contracts/read-models';
-import type { StoreFilter } from '../../contracts/query/store-query';
+import { equals, type StoreFilter } from '../../contracts/query/store-query';
 import type { ReadModels } from './read-models';
 
 /**
@@ -19,7 +19,7 @@ export function readModelCommandReads(
     also?: StoreFilter,
   ): Promise<number> => {
     await ownWritesApplied([PROJECTION_OF_READ_MODEL[base] ?? base]);
-    const match: StoreFilter = { kind: 'compare', path, op: 'eq', value };
+    const match = equals(path, value);
     return readModels.count(tenant, base, also ? { kind: 'and', children: [match, also] } : match);
   };
   return {
@@ -30,12 +30,7 @@ export function readModelCommandReads(
     },
     // Soft-deleted records do not hold their module: a restore checks that the module still exists.
     recordsInModule: (tenant, moduleId) =>
-      countWhere(tenant, READ_MODELS.records, 'moduleId', moduleId, {
-        kind: 'compare',
-        path: 'deletedAt',
-        op: 'eq',
-        value: null,
-      }),
+      countWhere(tenant, READ_MODELS.records, 'moduleId', moduleId, equals('deletedAt', null)),
     modulesInSpace: (tenant, spaceId) => countWhere(tenant, READ_MODELS.modules, 'spaceId', spaceId),
   };
 }

@@ -72,6 +72,20 @@ export async function readOne(
   return { body: entity.view(doc), etag: etagOf(Number(doc.revision ?? 0)) };
 }
 
+/** GET one record of module `moduleId` (with its ETag); a record of another module is a 404. */
+export async function readRecordOfModule(
+  req: Request,
+  deps: EntityReadDeps,
+  records: EntityDescription,
+  moduleId: number,
+  recordId: number,
+): Promise<{ body: Record<string, unknown>; etag: string }> {
+  const found = await readOne(req, deps, records, recordId);
+  if (found.body.moduleId !== moduleId)
+    throw new PlatformError('not_found', `record ${recordId} not found in module ${moduleId}`);
+  return found;
+}
+
 /** A list page: `filter`, `offset`, `limit`, `order` as the spec defines them, plus `meta`. */
 export async function readPage(
   req: Request,

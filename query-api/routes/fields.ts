@@ -1,13 +1,20 @@
+import { equals } from '../../contracts/query/store-query';
 import type { NextFunction, Request, Response, Router } from 'express';
 import { z } from 'zod';
-import { PlatformError } from '../../contracts/errors';
 import { READ_MODELS } from '../../contracts/read-models';
 import { validate } from '../../contracts/validation';
 import { idParam } from '../../infra/http/params';
 import { sendJson } from '../../infra/http/respond';
 import { fieldView } from '../representations';
 import { FIELD_FIELDS } from './catalogues';
-import { addEntityRoutes, readOne, readPage, type EntityDescription, type EntityReadDeps } from './entities';
+import {
+  addEntityRoutes,
+  readOne,
+  readPage,
+  readRecordOfModule,
+  type EntityDescription,
+  type EntityReadDeps,
+} from './entities';
 
 const byModuleThenPosition = [
   { path: 'moduleId', direction: 'asc' },
@@ -57,21 +64,12 @@ export function addFieldReadRoutes(
 ): void {
   const bySpace = async (req: Request, res: Response): Promise<void> => {
     const spaceId = idParam(req, 'spaceId');
-    sendJson(
-      res,
-      200,
-      await readPage(req, deps, FIELDS, { kind: 'compare', path: 'spaceId', op: 'eq', value: spaceId }),
-    );
+    sendJson(res, 200, await readPage(req, deps, FIELDS, equals('spaceId', spaceId)));
   };
   const positions = async (req: Request, res: Response): Promise<void> => {
     const { moduleId } = validate(positionQuery, req.query, 'query');
     await readOne(req, deps, modules, moduleId);
-    const page = await readPage(req, deps, FIELDS, {
-      kind: 'compare',
-      path: 'moduleId',
-      op: 'eq',
-      value: moduleId,
-    });
+    const page = await readPage(req, deps, FIELDS, equals('moduleId', moduleId));
     const items = (page.items as Array<Record<string, unknown>>).map(({ id, key, name, position }) => ({
       id,
       key,
@@ -97,16 +95,9 @@ export function addFieldReadRoutes(
   /** `GET /field/of/{moduleId}/{recordId}`: the module's fields in order, each with the record's value. */
   router.get('/field/of/:moduleId/:recordId', async (req, res) => {
     const moduleId = idParam(req, 'moduleId');
-    const { body: record } = await readOne(req, deps, records, idParam(req, 'recordId'));
-    if (record.moduleId !== moduleId)
-      throw new PlatformError('not_found', `record ${String(record.id)} is not in module ${moduleId}`);
+    const { body: record } = await readRecordOfModule(req, deps, records, moduleId, idParam(req, 'recordId'));
     const values = (record.fields ?? {}) as Record<string, unknown>;
-    const page = await readPage(req, deps, FIELDS, {
-      kind: 'compare',
-      path: 'moduleId',
-      op: 'eq',
-      value: moduleId,
-    });
+    const page = await readPage(req, deps, FIELDS, equals('moduleId', moduleId));
     sendJson(res, 200, {
       moduleId,
       recordId: record.id,

@@ -1,3 +1,4 @@
+import { equals } from '../../contracts/query/store-query';
 import type { Request, Router } from 'express';
 import { isAdmin } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
@@ -8,7 +9,7 @@ import { idParam } from '../../infra/http/params';
 import { sendJson } from '../../infra/http/respond';
 import { auditView, fieldHistoryView } from '../representations';
 import { AUDIT_FIELDS, FIELD_HISTORY_FIELDS } from './catalogues';
-import { readOne, readPage, type EntityDescription, type EntityReadDeps } from './entities';
+import { readPage, readRecordOfModule, type EntityDescription, type EntityReadDeps } from './entities';
 
 const newestFirst = [{ path: 'position', direction: 'desc' }] as const;
 
@@ -52,29 +53,20 @@ export function addHistoryRoutes(router: Router, deps: EntityReadDeps, records: 
     const tenant = requireAdmin(req);
     const recordId = idParam(req, 'recordId');
     const stream = streamName('record', tenant, recordId);
-    sendJson(
-      res,
-      200,
-      await readPage(req, deps, AUDIT, { kind: 'compare', path: 'streamId', op: 'eq', value: stream }),
-    );
+    sendJson(res, 200, await readPage(req, deps, AUDIT, equals('streamId', stream)));
   });
 
   router.get('/auth/field-history/:moduleId/:recordId', async (req, res) => {
     const moduleId = idParam(req, 'moduleId');
     const recordId = idParam(req, 'recordId');
-    const { body: record } = await readOne(req, deps, records, recordId);
-    if (record.moduleId !== moduleId)
-      throw new PlatformError('not_found', `record ${recordId} is not in module ${moduleId}`);
+    await readRecordOfModule(req, deps, records, moduleId, recordId);
     const { userId } = principalOf(req);
     sendJson(
       res,
       200,
       await readPage(req, deps, FIELD_HISTORY, {
         kind: 'and',
-        children: [
-          { kind: 'compare', path: 'recordId', op: 'eq', value: recordId },
-          { kind: 'compare', path: 'userId', op: 'eq', value: userId },
-        ],
+        children: [equals('recordId', recordId), equals('userId', userId)],
       }),
     );
   });

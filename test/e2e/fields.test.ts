@@ -1,15 +1,6 @@
-import { json, startPlatform, type TestPlatform } from '../support/platform';
+import { json, startPlatform, type TestPlatform, type Entity, type Page } from '../support/platform';
 
 jest.setTimeout(60_000);
-
-interface Entity {
-  id: number;
-  [key: string]: unknown;
-}
-interface Page {
-  items: Entity[];
-  meta: { total: number; offset: number; limit: number };
-}
 
 let platform: TestPlatform;
 let spaceId: number;

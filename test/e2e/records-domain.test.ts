@@ -1,11 +1,6 @@
-import { json, startPlatform, type TestPlatform } from '../support/platform';
+import { json, startPlatform, type TestPlatform, type Entity } from '../support/platform';
 
 jest.setTimeout(60_000);
-
-interface Entity {
-  id: number;
-  [key: string]: unknown;
-}
 
 let platform: TestPlatform;
 let recordId: number;

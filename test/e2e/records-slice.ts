@@ -1,5 +1,12 @@
 import { request } from 'node:http';
-import { ADMIN_TOKEN, json, startPlatform, type TestPlatform } from '../support/platform';
+import {
+  ADMIN_TOKEN,
+  json,
+  startPlatform,
+  type TestPlatform,
+  type Entity,
+  type Page,
+} from '../support/platform';
 
 let platform: TestPlatform;
 
@@ -22,15 +29,6 @@ function statusWithHost(host: string, path: string): Promise<number> {
     req.once('error', reject);
     req.end();
   });
-}
-
-interface Entity {
-  id: number;
-  [key: string]: unknown;
-}
-interface Page {
-  items: Entity[];
-  meta: { total: number; offset: number; limit: number };
 }
 
 /**

@@ -3,6 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run, type Running } from '../../bin/run';
 
+/** An entity as the API answers it, and a list page. */
+export interface Entity {
+  id: number;
+  [key: string]: unknown;
+}
+export interface Page<Item = Entity> {
+  items: Item[];
+  meta: { total: number; offset: number; limit: number };
+}
+
 export const ADMIN_TOKEN = 'rpt_test-admin-token-0123456789abcdef';
 
 export interface TestPlatform {
