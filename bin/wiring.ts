@@ -78,7 +78,7 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
           url: config.MONGO_URL!,
           database: config.MONGO_DATABASE,
         })
-      : await createSqliteReadStore({ path: join(dataDir, 'read-models.db') });
+      : await createSqliteReadStore({ path: join(dataDir, 'read-models.db'), groupCommit: true });
   let stream: Stream | undefined;
   const streamLogger = logger.child({ component: 'stream' });
   return {

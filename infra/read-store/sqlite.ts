@@ -28,6 +28,19 @@ import {
 export interface SqliteReadStoreOptions {
   /** Database file; its folder is created when missing. `:memory:` for a throw-away store. */
   readonly path: string;
+  /**
+   * Applies made in the same event-loop turn (the projections of one thread flushing the same events)
+   * share one transaction, each in a savepoint of its own so one failing apply fails only itself. Every
+   * apply still resolves only after its commit.
+   */
+  readonly groupCommit?: boolean;
+}
+
+interface PendingApply {
+  readonly changes: readonly ReadModelChange[];
+  readonly checkpoint: Checkpoint | undefined;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
 }
 
 /** Collection `x` is table `docs_x`; the prefix keeps collections apart from the store's own tables. */
@@ -278,6 +291,48 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
     },
   );
 
+  /** One apply; on failure the tables it created are forgotten (the rollback removed them). */
+  function applyOne(
+    { changes, checkpoint }: PendingApply,
+    transaction: typeof applyInTransaction | typeof applyInTransaction.immediate,
+  ): unknown {
+    const created: string[] = [];
+    try {
+      transaction(changes, checkpoint, created);
+      return undefined;
+    } catch (error) {
+      for (const collection of created) knownCollections.delete(collection);
+      if (created.length > 0) forgetStatements();
+      return error ?? new Error('apply failed');
+    }
+  }
+
+  const groupTransaction = db.transaction((run: () => void) => run());
+  let pendingApplies: PendingApply[] = [];
+
+  function commitPendingApplies(): void {
+    const batch = pendingApplies;
+    pendingApplies = [];
+    if (batch.length === 0) return;
+    const failures: unknown[] = [];
+    try {
+      // IMMEDIATE takes the write lock first, so another connection cannot interleave.
+      if (batch.length === 1) failures.push(applyOne(batch[0]!, applyInTransaction.immediate));
+      else
+        groupTransaction.immediate(() => {
+          for (const apply of batch) failures.push(applyOne(apply, applyInTransaction));
+        });
+    } catch (error) {
+      for (const apply of batch) apply.reject(error);
+      return;
+    }
+    batch.forEach((apply, index) => {
+      const failure = failures[index];
+      if (failure === undefined) apply.resolve();
+      else apply.reject(failure);
+    });
+  }
+
   function countMatches(table: string, where: SqlFragment): number {
     const count = statement(countSql(table, where))
       .pluck()
@@ -321,18 +376,18 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
       }
     },
 
-    async apply(changes: readonly ReadModelChange[], checkpoint?: Checkpoint): Promise<void> {
-      changes.forEach(assertChange);
-      if (checkpoint) assertCheckpoint(checkpoint);
-      const created: string[] = [];
+    apply(changes: readonly ReadModelChange[], checkpoint?: Checkpoint): Promise<void> {
       try {
-        applyInTransaction.immediate(changes, checkpoint, created);
+        changes.forEach(assertChange);
+        if (checkpoint) assertCheckpoint(checkpoint);
       } catch (error) {
-        // The rollback removed the tables this batch created.
-        for (const collection of created) knownCollections.delete(collection);
-        if (created.length > 0) forgetStatements();
-        throw error;
+        return Promise.reject(error);
       }
+      return new Promise((resolve, reject) => {
+        pendingApplies.push({ changes, checkpoint, resolve, reject });
+        if (!options.groupCommit) commitPendingApplies();
+        else if (pendingApplies.length === 1) setImmediate(commitPendingApplies);
+      });
     },
 
     async get(collection: string, id: string): Promise<Document | null> {
@@ -392,7 +447,9 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
     },
 
     async close(): Promise<void> {
-      if (db.open) db.close();
+      if (!db.open) return;
+      commitPendingApplies();
+      db.close();
     },
 
     async explainFind(collection: string, query: StoreQuery): Promise<QueryPlans> {
