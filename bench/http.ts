@@ -1,10 +1,11 @@
 import autocannon from 'autocannon';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { exited, freePort, spawnBin, waitUntilReady } from '../test/support/child-platform';
+import { freePort } from '../test/support/child-platform';
 import { machineConditions, percentile, printFigure } from './report';
+import { api, headers, load, rssMb, serverOf, startServer, TOKEN, type Server } from './server';
 
 /**
  * The HTTP figures of the one-process platform (embedded adapters), the server in its own process and the
@@ -14,41 +15,8 @@ import { machineConditions, percentile, printFigure } from './report';
  * - write-to-visible lag (POST, then the GET that first sees it; target p99 ≤ 10 ms), idle and under load;
  * - resident memory of the server under that load (target ≤ 300 MB).
  */
-const TOKEN = 'rpt_bench-token-0123456789abcdefghijkl';
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
-
-interface Server {
-  url: string;
-  pid: number;
-  stop(): Promise<void>;
-}
-
-async function startServer(dataDir: string): Promise<Server> {
-  const port = await freePort();
-  const child = spawnBin('platform.ts', [], {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    ADMIN_TOKEN: TOKEN,
-    LOG_LEVEL: 'warn',
-    RELAY: 'true',
-  });
-  return serverOf(child, port);
-}
-
-async function serverOf(child: ChildProcess, port: number): Promise<Server> {
-  const url = `http://127.0.0.1:${port}`;
-  await waitUntilReady(url);
-  return {
-    url,
-    pid: child.pid!,
-    async stop() {
-      child.kill('SIGTERM');
-      await exited(child);
-    },
-  };
-}
 
 /** The bare express app of bare-express-server.ts, in its own process like the platform. */
 async function startBareExpress(): Promise<Server> {
@@ -83,28 +51,6 @@ function getLoad(url: string, maxId: number): Promise<autocannon.Result> {
   });
 }
 
-function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
-  return match ? Number(match[1]) / 1024 : NaN;
-}
-
-const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
-
-async function api<T>(
-  url: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${url}/api${path}`, {
-    method,
-    headers,
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, body: (await response.json()) as T };
-}
-
 /** The records projection's write-to-visible lag quantile, measured in the server (commit → applied). */
 async function serverVisibleLagMs(url: string, quantile: string): Promise<number> {
   const metrics = await (await fetch(`${url}/metrics`)).text();
@@ -113,12 +59,6 @@ async function serverVisibleLagMs(url: string, quantile: string): Promise<number
   ).exec(metrics);
   if (!match) throw new Error('projection_visible_lag_seconds missing from /metrics');
   return Number(match[1]) * 1000;
-}
-
-function load(options: autocannon.Options): Promise<autocannon.Result> {
-  return new Promise((resolve, reject) => {
-    autocannon(options, (error, result) => (error ? reject(error) : resolve(result)));
-  });
 }
 
 /** POST a record, then GET it (no header: one-process read-your-writes); the GET's time is the lag seen. */

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import type { CommandDeps } from './deps';
+import { addBulkRecordRoutes } from './routes/bulk';
 import { addFieldRoutes } from './routes/fields';
 import { addLabelRoutes, labelResource } from './routes/labels';
 import { addRecordRestoreRoute, recordResource } from './routes/records';
@@ -12,6 +13,8 @@ export function createCommandRouter(deps: CommandDeps): Router {
   addResourceRoutes(router, deps, spaceResource(deps));
   addResourceRoutes(router, deps, moduleResource(deps));
   addFieldRoutes(router, deps);
+  // Before the record routes: `bulk` is not a record id.
+  addBulkRecordRoutes(router, deps);
   addResourceRoutes(router, deps, recordResource(deps));
   addRecordRestoreRoute(router, deps);
   addResourceRoutes(router, deps, labelResource());

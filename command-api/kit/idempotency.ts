@@ -20,6 +20,13 @@ export interface CommandIdentity {
   readonly mayBeRepeat: boolean;
 }
 
+/** A bulk create's identity: one command id for the request, one entity id per item. */
+export interface BulkIdentity {
+  readonly commandId: string;
+  readonly entityIds: readonly number[];
+  readonly mayBeRepeat: boolean;
+}
+
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
 export function requestHash(method: string, path: string, body: unknown): string {
@@ -42,9 +49,38 @@ export class IdempotencyKeys {
     hashOfRequest: () => string,
     newEntityId: (() => Promise<number>) | null,
   ): Promise<CommandIdentity> {
-    if (key === undefined) {
-      return { commandId: newId(), entityId: newEntityId ? await newEntityId() : null, mayBeRepeat: false };
-    }
+    const claim = await this.claim(tenant, credentialId, key, hashOfRequest, async () => ({
+      entityId: newEntityId ? await newEntityId() : null,
+    }));
+    return { commandId: claim.commandId, entityId: claim.entityId, mayBeRepeat: claim.mayBeRepeat };
+  }
+
+  /** As `identify`, for a bulk create of `count` entities: a repeat gets the same ids, in the same order. */
+  async identifyBulk(
+    tenant: string,
+    credentialId: string,
+    key: string | undefined,
+    hashOfRequest: () => string,
+    count: number,
+    newEntityId: () => Promise<number>,
+  ): Promise<BulkIdentity> {
+    const claim = await this.claim(tenant, credentialId, key, hashOfRequest, async () => {
+      const entityIds: number[] = [];
+      for (let index = 0; index < count; index++) entityIds.push(await newEntityId());
+      return { entityId: entityIds[0] ?? null, entityIds };
+    });
+    return { commandId: claim.commandId, entityIds: claim.entityIds ?? [], mayBeRepeat: claim.mayBeRepeat };
+  }
+
+  private async claim(
+    tenant: string,
+    credentialId: string,
+    key: string | undefined,
+    hashOfRequest: () => string,
+    allocate: () => Promise<Pick<IdempotencyKeyClaimedData, 'entityId' | 'entityIds'>>,
+  ): Promise<IdempotencyKeyClaimedData & { mayBeRepeat: boolean }> {
+    if (key === undefined)
+      return { requestHash: '', commandId: newId(), ...(await allocate()), mayBeRepeat: false };
     const hash = hashOfRequest();
     if (!KEY.test(key))
       throw new PlatformError('validation_failed', 'Idempotency-Key must be 1-255 visible ASCII characters');
@@ -55,11 +91,7 @@ export class IdempotencyKeys {
     );
     const existing = await this.claimOf(stream);
     if (existing) return this.repeat(existing, hash);
-    const claim: IdempotencyKeyClaimedData = {
-      requestHash: hash,
-      commandId: newId(),
-      entityId: newEntityId ? await newEntityId() : null,
-    };
+    const claim: IdempotencyKeyClaimedData = { requestHash: hash, commandId: newId(), ...(await allocate()) };
     try {
       await this.store.append(
         stream,
@@ -73,7 +105,7 @@ export class IdempotencyKeys {
         ],
         { expectedRevision: 'no_stream' },
       );
-      return { commandId: claim.commandId, entityId: claim.entityId, mayBeRepeat: false };
+      return { ...claim, mayBeRepeat: false };
     } catch (error) {
       if (!(error instanceof WrongExpectedRevisionError)) throw error;
       const raced = await this.claimOf(stream);
@@ -82,14 +114,17 @@ export class IdempotencyKeys {
     }
   }
 
-  private repeat(claim: IdempotencyKeyClaimedData, hash: string): CommandIdentity {
+  private repeat(
+    claim: IdempotencyKeyClaimedData,
+    hash: string,
+  ): IdempotencyKeyClaimedData & { mayBeRepeat: boolean } {
     if (claim.requestHash !== hash) {
       throw new PlatformError(
         'idempotency_key_reused',
         'this Idempotency-Key was used for a different request; use a new key',
       );
     }
-    return { commandId: claim.commandId, entityId: claim.entityId, mayBeRepeat: true };
+    return { ...claim, mayBeRepeat: true };
   }
 
   private async claimOf(stream: string): Promise<IdempotencyKeyClaimedData | null> {

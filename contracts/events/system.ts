@@ -14,6 +14,8 @@ export const idempotencyKeyClaimed = z.object({
   commandId: z.uuid(),
   /** The entity the command creates, when it creates one, so a repeat targets the same stream. */
   entityId: z.number().int().positive().nullable(),
+  /** A bulk create: the id of each item, in order (`entityId` is then the first). */
+  entityIds: z.array(z.number().int().positive()).optional(),
 });
 export type IdempotencyKeyClaimedData = z.infer<typeof idempotencyKeyClaimed>;
 

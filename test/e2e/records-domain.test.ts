@@ -153,3 +153,108 @@ test('history from the events: the audit trail, a record’s history, and my fie
   expect(audit.items.map((entry) => entry.type)).toEqual(['FieldAdded', 'ModuleCreated']);
   expect((await platform.call('GET', '/audit?filter=nope=1')).status).toBe(400);
 });
+
+describe('bulk record writes', () => {
+  let moduleId: number;
+
+  beforeAll(async () => {
+    const space = await create('/space', { name: 'Bulk' });
+    moduleId = (await create('/module', { spaceId: space.id, name: 'Leads' })).id;
+    await create('/field', { moduleId, name: 'Score', type: 'number' });
+  });
+
+  test('create: one result per item, in order; a bad item fails alone and writes nothing', async () => {
+    const response = await platform.call('POST', '/record/bulk', {
+      body: {
+        items: [
+          { moduleId, name: 'A', fields: { score: 1 } },
+          { moduleId, name: 'B', fields: { score: 'high' } },
+          { moduleId, name: '' },
+          { moduleId, name: 'C' },
+        ],
+      },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-position')).toMatch(/^\d+$/);
+    const body = await json<{ items: Array<Record<string, unknown>>; meta: Record<string, number> }>(
+      response,
+    );
+    expect(body.meta).toEqual({ succeeded: 2, failed: 2 });
+    expect(body.items.map((item) => [item.index, item.status])).toEqual([
+      [0, 201],
+      [1, 400],
+      [2, 400],
+      [3, 201],
+    ]);
+    expect(body.items[1]!.error).toMatchObject({ code: 'E4001', details: [{ path: 'fields.score' }] });
+    const listed = await json<{ items: Entity[] }>(
+      await platform.call('GET', `/module/${moduleId}/item?order=id;ASC`),
+    );
+    expect(listed.items.map((record) => record.name)).toEqual(['A', 'C']);
+    expect(listed.items.map((record) => record.id)).toEqual([body.items[0]!.id, body.items[3]!.id]);
+  });
+
+  test('create with an Idempotency-Key: a repeat appends nothing and answers with the same ids', async () => {
+    const request = {
+      body: {
+        items: [
+          { moduleId, name: 'Once 1' },
+          { moduleId, name: 'Once 2' },
+        ],
+      },
+      headers: { 'Idempotency-Key': `bulk-${Date.now()}` },
+    };
+    const first = await json<{ items: Array<{ id: number }> }>(
+      await platform.call('POST', '/record/bulk', request),
+    );
+    const again = await json<{ items: Array<{ id: number }> }>(
+      await platform.call('POST', '/record/bulk', request),
+    );
+    expect(again.items.map((item) => item.id)).toEqual(first.items.map((item) => item.id));
+    const named = await json<{ meta: { total: number } }>(
+      await platform.call('GET', `/record?filter=name~Once%25;moduleId=${moduleId}`),
+    );
+    expect(named.meta.total).toBe(2);
+  });
+
+  test('update and delete: per-item results; missing records are 404 items', async () => {
+    const created = await json<{ items: Array<{ id: number }> }>(
+      await platform.call('POST', '/record/bulk', {
+        body: {
+          items: [
+            { moduleId, name: 'U1' },
+            { moduleId, name: 'U2' },
+          ],
+        },
+      }),
+    );
+    const [first, second] = created.items.map((item) => item.id);
+    const updated = await json<{ items: Array<Record<string, unknown>>; meta: Record<string, number> }>(
+      await platform.call('PUT', '/record/bulk', {
+        body: { items: [{ id: first, fields: { score: 5 } }, { id: 99999, name: 'x' }, { name: 'no id' }] },
+      }),
+    );
+    expect(updated.items.map((item) => item.status)).toEqual([200, 404, 400]);
+    expect(await json(await platform.call('GET', `/record/${first}`))).toMatchObject({
+      fields: { score: 5 },
+    });
+
+    const deleted = await json<{ items: Array<Record<string, unknown>>; meta: Record<string, number> }>(
+      await platform.call('DELETE', '/record/bulk', { body: { ids: [first, second, 99999] } }),
+    );
+    expect(deleted.items.map((item) => item.status)).toEqual([200, 200, 404]);
+    expect((await platform.call('GET', `/record/${second}`)).status).toBe(404);
+  });
+
+  test('the request itself is checked: no items, too many, or not a list is a 400 and writes nothing', async () => {
+    for (const body of [
+      { items: [] },
+      { items: 'x' },
+      { items: Array.from({ length: 1001 }, () => ({})) },
+      {},
+    ]) {
+      expect((await platform.call('POST', '/record/bulk', { body })).status).toBe(400);
+    }
+    expect((await platform.call('DELETE', '/record/bulk', { body: { ids: [0] } })).status).toBe(400);
+  });
+});

@@ -1,0 +1,66 @@
+import autocannon from 'autocannon';
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { exited, freePort, spawnBin, waitUntilReady } from '../test/support/child-platform';
+
+/** The platform in its own process for the HTTP benchmarks, and the calls they make to it. */
+export const TOKEN = 'rpt_bench-token-0123456789abcdefghijkl';
+export const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+
+export interface Server {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export async function startServer(dataDir: string): Promise<Server> {
+  const port = await freePort();
+  const child = spawnBin('platform.ts', [], {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: TOKEN,
+    LOG_LEVEL: 'warn',
+    RELAY: 'true',
+  });
+  return serverOf(child, port);
+}
+
+export async function serverOf(child: ChildProcess, port: number): Promise<Server> {
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilReady(url);
+  return {
+    url,
+    pid: child.pid!,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited(child);
+    },
+  };
+}
+
+export function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+export async function api<T>(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${url}/api${path}`, {
+    method,
+    headers,
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+export function load(options: autocannon.Options): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon(options, (error, result) => (error ? reject(error) : resolve(result)));
+  });
+}

@@ -1,0 +1,135 @@
+import type { Request, Response, Router } from 'express';
+import { z } from 'zod';
+import { errorBody, PlatformError } from '../../contracts/errors';
+import { uuidV5 } from '../../contracts/ids';
+import { streamName } from '../../contracts/streams';
+import { validate } from '../../contracts/validation';
+import { contextOf } from '../../infra/http/context';
+import { sendJson } from '../../infra/http/respond';
+import type { CommandDeps } from '../deps';
+import { recordDecider } from '../domain/record';
+import type { CommandResult } from '../kit/handler';
+import { requestHash } from '../kit/idempotency';
+import { authorize, commandContext, idempotencyKey } from './context';
+import { recordResource } from './records';
+
+/** Items per bulk request. */
+export const BULK_MAX_ITEMS = 1000;
+/** Items decided at once: their appends share group commits without holding a whole request in flight. */
+const CONCURRENT_ITEMS = 100;
+
+const items = z
+  .array(z.unknown())
+  .min(1, 'at least one item')
+  .max(BULK_MAX_ITEMS, `at most ${BULK_MAX_ITEMS} items per request`);
+const bulkWrite = z.strictObject({ items });
+const bulkDelete = z.strictObject({
+  ids: z
+    .array(z.number().int().positive())
+    .min(1, 'at least one id')
+    .max(BULK_MAX_ITEMS, `at most ${BULK_MAX_ITEMS} ids per request`),
+});
+const updateItem = z.object({ id: z.number().int().positive() }).loose();
+
+type ItemResult =
+  | { readonly index: number; readonly status: number; readonly id: number }
+  | { readonly index: number; readonly status: number; readonly id?: number; readonly error: unknown };
+
+/**
+ * Bulk create, update and delete of records: every item is its own command with its own result (an item
+ * that fails writes nothing and does not stop the others). Answered 200 with `items` (one result per item,
+ * in order) and `meta` (how many succeeded and failed); `X-Position` is the highest position written.
+ */
+export function addBulkRecordRoutes(router: Router, deps: CommandDeps): void {
+  const records = recordResource(deps);
+
+  async function runItems(
+    req: Request,
+    res: Response,
+    count: number,
+    runItem: (index: number) => Promise<{ id: number; status: number; result: CommandResult<unknown> }>,
+  ): Promise<void> {
+    const results: ItemResult[] = [];
+    let position = 0n;
+    for (let start = 0; start < count; start += CONCURRENT_ITEMS) {
+      const chunk = Array.from(
+        { length: Math.min(CONCURRENT_ITEMS, count - start) },
+        (_, offset) => start + offset,
+      );
+      results.push(
+        ...(await Promise.all(
+          chunk.map(async (index): Promise<ItemResult> => {
+            try {
+              const { id, status, result } = await runItem(index);
+              if (result.position !== undefined && result.position > position) position = result.position;
+              return { index, status, id };
+            } catch (error) {
+              if (!(error instanceof PlatformError)) throw error;
+              return { index, status: error.status, error: errorBody(error, contextOf(req).requestId) };
+            }
+          }),
+        )),
+      );
+    }
+    if (position > 0n) res.setHeader('X-Position', position.toString());
+    const failed = results.filter((result) => 'error' in result).length;
+    sendJson(res, 200, { items: results, meta: { succeeded: results.length - failed, failed } });
+  }
+
+  router.post('/record/bulk', async (req, res) => {
+    const principal = authorize(req, 'record', 'create');
+    const body = validate(bulkWrite, req.body, 'body');
+    const identity = await deps.idempotency.identifyBulk(
+      principal.tenant,
+      principal.credential.id,
+      idempotencyKey(req),
+      () => requestHash('POST', '/record/bulk', body),
+      body.items.length,
+      () => deps.ids.next(principal.tenant, 'record'),
+    );
+    await runItems(req, res, body.items.length, async (index) => {
+      const item = validate(records.createBody, body.items[index], `item ${index}`);
+      const id = identity.entityIds[index]!;
+      const command = (await records.prepareCreate(item, principal.tenant))(id);
+      const result = await deps.handler.handle(
+        streamName('record', principal.tenant, id),
+        recordDecider,
+        command,
+        commandContext(req, principal, uuidV5(`${identity.commandId}:${index}`)),
+        identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
+      );
+      return { id, status: 201, result };
+    });
+  });
+
+  router.put('/record/bulk', async (req, res) => {
+    const principal = authorize(req, 'record', 'update');
+    const body = validate(bulkWrite, req.body, 'body');
+    await runItems(req, res, body.items.length, async (index) => {
+      const { id } = validate(updateItem, body.items[index], `item ${index}`);
+      const item = validate(records.updateBody, body.items[index], `item ${index}`);
+      const result = await deps.handler.handle(
+        streamName('record', principal.tenant, id),
+        recordDecider,
+        await records.prepareUpdate(item, principal.tenant, id),
+        commandContext(req, principal, deps.newCommandId()),
+      );
+      return { id, status: 200, result };
+    });
+  });
+
+  router.delete('/record/bulk', async (req, res) => {
+    const principal = authorize(req, 'record', 'delete');
+    const body = validate(bulkDelete, req.body, 'body');
+    await runItems(req, res, body.ids.length, async (index) => {
+      const id = body.ids[index]!;
+      const result = await deps.handler.handle(
+        streamName('record', principal.tenant, id),
+        recordDecider,
+        await records.prepareDelete(principal.tenant, id),
+        commandContext(req, principal, deps.newCommandId()),
+      );
+      return { id, status: 200, result };
+    });
+  });
+}
