@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/support/child-platform';
 import { machineConditions, percentile, printFigure } from './report';
-import { api, headers, load, rssMb, serverOf, startServer, TOKEN, type Server } from './server';
+import { api, headers, load, rssMb, runAgainstPlatform, serverOf, TOKEN, type Server } from './server';
 
 /**
  * The HTTP figures of the one-process platform (embedded adapters), the server in its own process and the
@@ -137,130 +137,112 @@ async function wrkFigures(url: string, moduleId: number, maxId: number): Promise
   }
 }
 
-async function main(): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-http-'));
-  const server = await startServer(dataDir);
-  try {
-    const space = await api<{ id: number }>(server.url, 'POST', '/space', { name: 'Bench' });
-    const module = await api<{ id: number }>(server.url, 'POST', '/module', {
-      spaceId: space.body.id,
-      name: 'Bench',
-    });
-    for (const field of [
-      { key: 'amount', type: 'number' },
-      { key: 'stage', type: 'select', config: { options: ['lead', 'customer'] } },
-      { key: 'owner', type: 'email' },
-    ]) {
-      const created = await api(server.url, 'POST', '/field', {
-        moduleId: module.body.id,
-        name: field.key,
-        ...field,
-      });
-      if (created.status !== 201) throw new Error(`creating field ${field.key} answered ${created.status}`);
-    }
-    const body = JSON.stringify({
+runAgainstPlatform('bench-http-', async (server) => {
+  const space = await api<{ id: number }>(server.url, 'POST', '/space', { name: 'Bench' });
+  const module = await api<{ id: number }>(server.url, 'POST', '/module', {
+    spaceId: space.body.id,
+    name: 'Bench',
+  });
+  for (const field of [
+    { key: 'amount', type: 'number' },
+    { key: 'stage', type: 'select', config: { options: ['lead', 'customer'] } },
+    { key: 'owner', type: 'email' },
+  ]) {
+    const created = await api(server.url, 'POST', '/field', {
       moduleId: module.body.id,
-      name: 'Bench record',
-      fields: { amount: 1200, stage: 'lead', owner: 'someone@example.com' },
+      name: field.key,
+      ...field,
     });
+    if (created.status !== 201) throw new Error(`creating field ${field.key} answered ${created.status}`);
+  }
+  const body = JSON.stringify({
+    moduleId: module.body.id,
+    name: 'Bench record',
+    fields: { amount: 1200, stage: 'lead', owner: 'someone@example.com' },
+  });
 
-    const idle = await measureLag(server.url, module.body.id, () => false, 1000);
-    printFigure(
-      'write_to_visible_lag_idle_p99',
-      await serverVisibleLagMs(server.url, '0.99'),
-      'ms',
-      '<= 10',
-      `server-side, commit → applied in the records projection; p50 ${(await serverVisibleLagMs(server.url, '0.5')).toFixed(2)} ms`,
-    );
-    printFigure(
-      'write_then_read_idle_p99',
-      percentile(idle, 99),
-      'ms',
-      undefined,
-      `client view: POST answered → GET answered with the record; p50 ${percentile(idle, 50).toFixed(2)} ms, ${idle.length} samples`,
-    );
+  const idle = await measureLag(server.url, module.body.id, () => false, 1000);
+  printFigure(
+    'write_to_visible_lag_idle_p99',
+    await serverVisibleLagMs(server.url, '0.99'),
+    'ms',
+    '<= 10',
+    `server-side, commit → applied in the records projection; p50 ${(await serverVisibleLagMs(server.url, '0.5')).toFixed(2)} ms`,
+  );
+  printFigure(
+    'write_then_read_idle_p99',
+    percentile(idle, 99),
+    'ms',
+    undefined,
+    `client view: POST answered → GET answered with the record; p50 ${percentile(idle, 50).toFixed(2)} ms, ${idle.length} samples`,
+  );
 
-    let loadDone = false;
-    const lagUnderLoad = measureLag(server.url, module.body.id, () => loadDone, 100_000);
-    const posts = await load({
-      url: `${server.url}/api/record`,
-      method: 'POST',
-      headers,
-      body,
-      connections: CONNECTIONS,
-      duration: DURATION_S,
-    });
-    loadDone = true;
-    const loaded = await lagUnderLoad;
-    const rssAfterPosts = rssMb(server.pid, 'VmRSS');
+  let loadDone = false;
+  const lagUnderLoad = measureLag(server.url, module.body.id, () => loadDone, 100_000);
+  const posts = await load({
+    url: `${server.url}/api/record`,
+    method: 'POST',
+    headers,
+    body,
+    connections: CONNECTIONS,
+    duration: DURATION_S,
+  });
+  loadDone = true;
+  const loaded = await lagUnderLoad;
+  const rssAfterPosts = rssMb(server.pid, 'VmRSS');
+  printFigure(
+    'post_record_throughput',
+    Math.round(posts.requests.average),
+    'requests/s',
+    '>= 2000',
+    `${CONNECTIONS} connections, ${DURATION_S} s, ${posts.non2xx} non-2xx, ${posts.errors} errors`,
+  );
+  printFigure('post_record_latency_p99', posts.latency.p99, 'ms', '<= 25', `p50 ${posts.latency.p50} ms`);
+  printFigure(
+    'write_to_visible_lag_under_load_p99',
+    await serverVisibleLagMs(server.url, '0.99'),
+    'ms',
+    '<= 10',
+    `server-side during the POST load (60 s window); p50 ${(await serverVisibleLagMs(server.url, '0.5')).toFixed(2)} ms`,
+  );
+  printFigure(
+    'write_then_read_under_load_p99',
+    percentile(loaded, 99),
+    'ms',
+    undefined,
+    `client view incl. queueing behind ${CONNECTIONS} connections; p50 ${percentile(loaded, 50).toFixed(2)} ms, ${loaded.length} samples`,
+  );
+
+  const maxId = (
+    await api<{ items: Array<{ id: number }> }>(server.url, 'GET', '/record?order=id;DESC&limit=1')
+  ).body.items[0]!.id;
+  const gets = await getLoad(server.url, maxId);
+  printFigure(
+    'get_record_throughput',
+    Math.round(gets.requests.average),
+    'requests/s',
+    '>= 5000',
+    `${CONNECTIONS} connections, ${DURATION_S} s, ${gets.non2xx} non-2xx, p99 ${gets.latency.p99} ms, ${maxId} records`,
+  );
+  await wrkFigures(server.url, module.body.id, maxId);
+  const bare = await startBareExpress();
+  try {
+    const bareGets = await getLoad(bare.url, maxId);
     printFigure(
-      'post_record_throughput',
-      Math.round(posts.requests.average),
+      'get_bare_express_reference',
+      Math.round(bareGets.requests.average),
       'requests/s',
-      '>= 2000',
-      `${CONNECTIONS} connections, ${DURATION_S} s, ${posts.non2xx} non-2xx, ${posts.errors} errors`,
-    );
-    printFigure('post_record_latency_p99', posts.latency.p99, 'ms', '<= 25', `p50 ${posts.latency.p50} ms`);
-    printFigure(
-      'write_to_visible_lag_under_load_p99',
-      await serverVisibleLagMs(server.url, '0.99'),
-      'ms',
-      '<= 10',
-      `server-side during the POST load (60 s window); p50 ${(await serverVisibleLagMs(server.url, '0.5')).toFixed(2)} ms`,
-    );
-    printFigure(
-      'write_then_read_under_load_p99',
-      percentile(loaded, 99),
-      'ms',
       undefined,
-      `client view incl. queueing behind ${CONNECTIONS} connections; p50 ${percentile(loaded, 50).toFixed(2)} ms, ${loaded.length} samples`,
-    );
-
-    const maxId = (
-      await api<{ items: Array<{ id: number }> }>(server.url, 'GET', '/record?order=id;DESC&limit=1')
-    ).body.items[0]!.id;
-    const gets = await getLoad(server.url, maxId);
-    printFigure(
-      'get_record_throughput',
-      Math.round(gets.requests.average),
-      'requests/s',
-      '>= 5000',
-      `${CONNECTIONS} connections, ${DURATION_S} s, ${gets.non2xx} non-2xx, p99 ${gets.latency.p99} ms, ${maxId} records`,
-    );
-    await wrkFigures(server.url, module.body.id, maxId);
-    const bare = await startBareExpress();
-    try {
-      const bareGets = await getLoad(bare.url, maxId);
-      printFigure(
-        'get_bare_express_reference',
-        Math.round(bareGets.requests.average),
-        'requests/s',
-        undefined,
-        `the ceiling for comparison: an express 5 route answering JSON from memory, same autocannon load; p99 ${bareGets.latency.p99} ms`,
-      );
-    } finally {
-      await bare.stop();
-    }
-    printFigure(
-      'server_rss_after_load',
-      Math.round(Math.max(rssAfterPosts, rssMb(server.pid, 'VmRSS'))),
-      'MB',
-      '<= 300',
-    );
-    printFigure(
-      'server_peak_rss',
-      Math.round(rssMb(server.pid, 'VmHWM')),
-      'MB',
-      '<= 300',
-      machineConditions(),
+      `the ceiling for comparison: an express 5 route answering JSON from memory, same autocannon load; p99 ${bareGets.latency.p99} ms`,
     );
   } finally {
-    await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await bare.stop();
   }
-}
-
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(1);
+  printFigure(
+    'server_rss_after_load',
+    Math.round(Math.max(rssAfterPosts, rssMb(server.pid, 'VmRSS'))),
+    'MB',
+    '<= 300',
+  );
+  printFigure('server_peak_rss', Math.round(rssMb(server.pid, 'VmHWM')), 'MB', '<= 300', machineConditions());
 });

@@ -1,8 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { machineConditions, percentile, printFigure } from './report';
-import { api, headers, startServer } from './server';
+import { api, headers, runAgainstPlatform } from './server';
 
 /**
  * The records domain on the embedded adapters, server in its own process:
@@ -33,104 +30,92 @@ async function timeQueries(url: string, pathOf: (index: number) => string, count
   return durations.sort((a, b) => a - b);
 }
 
-async function main(): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-records-'));
-  const server = await startServer(dataDir);
-  try {
-    const space = await api<{ id: number }>(server.url, 'POST', '/space', { name: 'Bench' });
-    const modules: number[] = [];
-    for (let index = 0; index < MODULES; index++) {
-      const module = await api<{ id: number }>(server.url, 'POST', '/module', {
-        spaceId: space.body.id,
-        name: `Module ${index}`,
-      });
-      modules.push(module.body.id);
-      for (const field of [
-        { key: 'amount', type: 'number' },
-        { key: 'stage', type: 'select', config: { options: ['lead', 'qualified', 'won', 'lost'] } },
-      ])
-        await api(server.url, 'POST', '/field', { moduleId: module.body.id, name: field.key, ...field });
-    }
-    const stages = ['lead', 'qualified', 'won', 'lost'];
-
-    let lastPosition = '0';
-    const started = performance.now();
-    for (let offset = 0; offset < RECORDS; offset += BATCH) {
-      const items = Array.from({ length: Math.min(BATCH, RECORDS - offset) }, (_, index) => {
-        const n = offset + index;
-        return {
-          moduleId: modules[n % MODULES]!,
-          name: `Record ${n}`,
-          fields: { amount: n % 10_000, stage: stages[n % stages.length]! },
-        };
-      });
-      const response = await fetch(`${server.url}/api/record/bulk`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ items }),
-      });
-      const answer = (await response.json()) as BulkAnswer;
-      if (response.status !== 200 || answer.meta.failed > 0)
-        throw new Error(`bulk create answered ${response.status}: ${JSON.stringify(answer).slice(0, 300)}`);
-      lastPosition = response.headers.get('x-position') ?? lastPosition;
-    }
-    const seconds = (performance.now() - started) / 1000;
-    printFigure(
-      'bulk_create_records',
-      Math.round(RECORDS / seconds),
-      'records/s',
-      '>= 10000',
-      `${RECORDS} records in requests of ${BATCH}, answered (committed); projections follow`,
-    );
-
-    // The read models must hold every record before the list figures mean anything.
-    const caughtUp = performance.now();
-    for (;;) {
-      const visible = await fetch(`${server.url}/api/record?limit=1`, {
-        headers: { ...headers, 'x-min-position': lastPosition },
-      });
-      await visible.arrayBuffer();
-      if (visible.status === 200) break;
-      // 504: not there yet within the server's wait; anything else is a failure.
-      if (visible.status !== 504) throw new Error(`waiting for the read models answered ${visible.status}`);
-    }
-    process.stderr.write(
-      `read models caught up ${((performance.now() - caughtUp) / 1000).toFixed(1)} s after the last bulk answer\n`,
-    );
-
-    const selective = await timeQueries(
-      server.url,
-      (index) =>
-        `/record?filter=${encodeURIComponent(`moduleId=${modules[index % MODULES]};name~Record 1234%`)}&order=updatedAt;DESC&limit=20`,
-      QUERIES,
-    );
-    printFigure(
-      'list_selective_filter_ordered_p99',
-      percentile(selective, 99),
-      'ms',
-      '<= 30',
-      `${RECORDS} records: filter moduleId=<m>;name~Record 1234% order=updatedAt;DESC limit=20; p50 ${percentile(selective, 50).toFixed(2)} ms`,
-    );
-    const pages = await timeQueries(
-      server.url,
-      (index) =>
-        `/record?filter=spaceId=${space.body.id}&order=id;ASC&limit=100&offset=${(index * 100) % RECORDS}`,
-      QUERIES,
-    );
-    printFigure(
-      'list_page_100_with_total_p99',
-      percentile(pages, 99),
-      'ms',
-      '<= 50',
-      `${RECORDS} records: filter spaceId=<s> order=id;ASC limit=100 with meta.total; p50 ${percentile(pages, 50).toFixed(2)} ms, ${machineConditions()}`,
-    );
-  } finally {
-    await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+runAgainstPlatform('bench-records-', async (server) => {
+  const space = await api<{ id: number }>(server.url, 'POST', '/space', { name: 'Bench' });
+  const modules: number[] = [];
+  for (let index = 0; index < MODULES; index++) {
+    const module = await api<{ id: number }>(server.url, 'POST', '/module', {
+      spaceId: space.body.id,
+      name: `Module ${index}`,
+    });
+    modules.push(module.body.id);
+    for (const field of [
+      { key: 'amount', type: 'number' },
+      { key: 'stage', type: 'select', config: { options: ['lead', 'qualified', 'won', 'lost'] } },
+    ])
+      await api(server.url, 'POST', '/field', { moduleId: module.body.id, name: field.key, ...field });
   }
-}
+  const stages = ['lead', 'qualified', 'won', 'lost'];
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(1);
+  let lastPosition = '0';
+  const started = performance.now();
+  for (let offset = 0; offset < RECORDS; offset += BATCH) {
+    const items = Array.from({ length: Math.min(BATCH, RECORDS - offset) }, (_, index) => {
+      const n = offset + index;
+      return {
+        moduleId: modules[n % MODULES]!,
+        name: `Record ${n}`,
+        fields: { amount: n % 10_000, stage: stages[n % stages.length]! },
+      };
+    });
+    const response = await fetch(`${server.url}/api/record/bulk`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ items }),
+    });
+    const answer = (await response.json()) as BulkAnswer;
+    if (response.status !== 200 || answer.meta.failed > 0)
+      throw new Error(`bulk create answered ${response.status}: ${JSON.stringify(answer).slice(0, 300)}`);
+    lastPosition = response.headers.get('x-position') ?? lastPosition;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  printFigure(
+    'bulk_create_records',
+    Math.round(RECORDS / seconds),
+    'records/s',
+    '>= 10000',
+    `${RECORDS} records in requests of ${BATCH}, answered (committed); projections follow`,
+  );
+
+  // The read models must hold every record before the list figures mean anything.
+  const caughtUp = performance.now();
+  for (;;) {
+    const visible = await fetch(`${server.url}/api/record?limit=1`, {
+      headers: { ...headers, 'x-min-position': lastPosition },
+    });
+    await visible.arrayBuffer();
+    if (visible.status === 200) break;
+    // 504: not there yet within the server's wait; anything else is a failure.
+    if (visible.status !== 504) throw new Error(`waiting for the read models answered ${visible.status}`);
+  }
+  process.stderr.write(
+    `read models caught up ${((performance.now() - caughtUp) / 1000).toFixed(1)} s after the last bulk answer\n`,
+  );
+
+  const selective = await timeQueries(
+    server.url,
+    (index) =>
+      `/record?filter=${encodeURIComponent(`moduleId=${modules[index % MODULES]};name~Record 1234%`)}&order=updatedAt;DESC&limit=20`,
+    QUERIES,
+  );
+  printFigure(
+    'list_selective_filter_ordered_p99',
+    percentile(selective, 99),
+    'ms',
+    '<= 30',
+    `${RECORDS} records: filter moduleId=<m>;name~Record 1234% order=updatedAt;DESC limit=20; p50 ${percentile(selective, 50).toFixed(2)} ms`,
+  );
+  const pages = await timeQueries(
+    server.url,
+    (index) =>
+      `/record?filter=spaceId=${space.body.id}&order=id;ASC&limit=100&offset=${(index * 100) % RECORDS}`,
+    QUERIES,
+  );
+  printFigure(
+    'list_page_100_with_total_p99',
+    percentile(pages, 99),
+    'ms',
+    '<= 50',
+    `${RECORDS} records: filter spaceId=<s> order=id;ASC limit=100 with meta.total; p50 ${percentile(pages, 50).toFixed(2)} ms, ${machineConditions()}`,
+  );
 });

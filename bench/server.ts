@@ -1,6 +1,8 @@
 import autocannon from 'autocannon';
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { exited, freePort, spawnBin, waitUntilReady } from '../test/support/child-platform';
 
 /** The platform in its own process for the HTTP benchmarks, and the calls they make to it. */
@@ -62,5 +64,22 @@ export async function api<T>(
 export function load(options: autocannon.Options): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     autocannon(options, (error, result) => (error ? reject(error) : resolve(result)));
+  });
+}
+
+/** Runs a benchmark against a fresh platform process in a throw-away data dir; a failure exits 1. */
+export function runAgainstPlatform(dirPrefix: string, run: (server: Server) => Promise<void>): void {
+  (async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), dirPrefix));
+    const server = await startServer(dataDir);
+    try {
+      await run(server);
+    } finally {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  })().catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
   });
 }
