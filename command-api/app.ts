@@ -3,6 +3,7 @@ import type { CommandDeps } from './deps';
 import { addBulkRecordRoutes } from './routes/bulk';
 import { addFieldRoutes } from './routes/fields';
 import { addLabelRoutes, labelResource } from './routes/labels';
+import { segmentResource } from './routes/segments';
 import { addRecordRestoreRoute, recordResource } from './routes/records';
 import { addResourceRoutes } from './routes/resource';
 import { moduleResource, spaceResource } from './routes/structure';
@@ -18,6 +19,7 @@ export function createCommandRouter(deps: CommandDeps): Router {
   addResourceRoutes(router, deps, recordResource(deps));
   addRecordRestoreRoute(router, deps);
   addResourceRoutes(router, deps, labelResource());
+  addResourceRoutes(router, deps, segmentResource(deps));
   addLabelRoutes(router, deps);
   return router;
 }

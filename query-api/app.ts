@@ -2,7 +2,8 @@ import { equals } from '../contracts/query/store-query';
 import { Router } from 'express';
 import { READ_MODELS } from '../contracts/read-models';
 import { moduleView, recordView, spaceView } from './representations';
-import { DELETED_RECORD_FIELDS, MODULE_FIELDS, RECORD_FIELDS, SPACE_FIELDS } from './routes/catalogues';
+import { DELETED_RECORD_FIELDS, RECORD_FIELDS } from '../contracts/query/record-fields';
+import { MODULE_FIELDS, SPACE_FIELDS } from './routes/catalogues';
 import { idParam } from '../infra/http/params';
 import {
   addEntityRoutes,
@@ -16,6 +17,7 @@ import { sendJson } from '../infra/http/respond';
 import { addFieldReadRoutes } from './routes/fields';
 import { addHistoryRoutes } from './routes/history';
 import { addLabelReadRoutes } from './routes/labels';
+import { addSegmentReadRoutes } from './routes/segments';
 
 export const SPACES: EntityDescription = {
   module: 'space',
@@ -68,6 +70,7 @@ export function createQueryRouter(deps: EntityReadDeps): Router {
   addFieldReadRoutes(router, deps, RECORDS, MODULES);
   addLabelReadRoutes(router, deps, RECORDS);
   addHistoryRoutes(router, deps, RECORDS);
+  addSegmentReadRoutes(router, deps, RECORDS);
   router.get('/record/deleted', async (req, res) => {
     sendJson(res, 200, await readPage(req, deps, DELETED_RECORDS));
   });

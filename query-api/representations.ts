@@ -93,3 +93,14 @@ export function fieldHistoryView(doc: Document): Record<string, unknown> {
     clientId: doc.clientId,
   };
 }
+
+export function segmentView(doc: Document): Record<string, unknown> {
+  return {
+    id: doc.segmentId,
+    spaceId: doc.spaceId,
+    name: doc.name,
+    filter: doc.filter ?? null,
+    order: doc.order ?? null,
+    ...audit(doc),
+  };
+}

@@ -72,6 +72,22 @@ export const recordRestored = z.object({ recordId: id, moduleId: id, spaceId: id
 export const recordLabelled = z.object({ recordId: id, labelId: id });
 export const recordUnlabelled = z.object({ recordId: id, labelId: id });
 
+/** Saved segments: a named record filter (and order) of one space, in the list language. */
+export const segmentCreated = z.object({
+  segmentId: id,
+  spaceId: id,
+  name: z.string(),
+  filter: z.string().nullable(),
+  order: z.string().nullable(),
+});
+export const segmentUpdated = z.object({
+  segmentId: id,
+  name: z.string().optional(),
+  filter: z.string().nullable().optional(),
+  order: z.string().nullable().optional(),
+});
+export const segmentDeleted = z.object({ segmentId: id });
+
 /** Labels: a system's tags for records, with a display colour (`#rrggbb`). */
 export const labelCreated = z.object({ labelId: id, name: z.string(), color: z.string() });
 export const labelUpdated = z.object({
@@ -112,6 +128,11 @@ export type RecordEvent =
   | { type: 'RecordLabelled'; data: z.infer<typeof recordLabelled> }
   | { type: 'RecordUnlabelled'; data: z.infer<typeof recordUnlabelled> };
 
+export type SegmentEvent =
+  | { type: 'SegmentCreated'; data: z.infer<typeof segmentCreated> }
+  | { type: 'SegmentUpdated'; data: z.infer<typeof segmentUpdated> }
+  | { type: 'SegmentDeleted'; data: z.infer<typeof segmentDeleted> };
+
 export type LabelEvent =
   | { type: 'LabelCreated'; data: z.infer<typeof labelCreated> }
   | { type: 'LabelUpdated'; data: z.infer<typeof labelUpdated> }
@@ -134,6 +155,9 @@ export const RECORDS_EVENTS: readonly EventDefinition[] = [
   { type: 'RecordRestored', version: 1, schema: recordRestored },
   { type: 'RecordLabelled', version: 1, schema: recordLabelled },
   { type: 'RecordUnlabelled', version: 1, schema: recordUnlabelled },
+  { type: 'SegmentCreated', version: 1, schema: segmentCreated },
+  { type: 'SegmentUpdated', version: 1, schema: segmentUpdated },
+  { type: 'SegmentDeleted', version: 1, schema: segmentDeleted },
   { type: 'LabelCreated', version: 1, schema: labelCreated },
   { type: 'LabelUpdated', version: 1, schema: labelUpdated },
   { type: 'LabelDeleted', version: 1, schema: labelDeleted },

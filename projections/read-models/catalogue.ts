@@ -3,7 +3,7 @@ import { fieldsProjection } from './fields';
 import { identityProjection } from './identity';
 import { recordsProjection } from './records';
 import { auditProjection, fieldHistoryProjection } from './history';
-import { labelsProjection } from './labels';
+import { labelsProjection, segmentsProjection } from './labels-and-segments';
 import { modulesProjection, spacesProjection } from './spaces-and-modules';
 
 /** Every read-model projection the platform runs (the relay is not one: it writes no read model). */
@@ -13,6 +13,7 @@ export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
   fieldsProjection,
   recordsProjection,
   labelsProjection,
+  segmentsProjection,
   auditProjection,
   fieldHistoryProjection,
   identityProjection,

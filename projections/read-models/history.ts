@@ -18,7 +18,7 @@ function actorColumns(event: ProjectedEvent): Record<string, unknown> {
 }
 
 /** Categories whose event data may be shown to admins; identity events carry hashes and stay out. */
-const CATEGORIES_WITH_DATA = new Set(['space', 'module', 'record', 'label']);
+const CATEGORIES_WITH_DATA = new Set(['space', 'module', 'record', 'label', 'segment']);
 
 /**
  * The audit trail: one document per domain event, newest first by `position`: which event, on which
@@ -26,7 +26,7 @@ const CATEGORIES_WITH_DATA = new Set(['space', 'module', 'record', 'label']);
  */
 export const auditProjection: Projection = {
   name: 'audit',
-  categories: ['space', 'module', 'record', 'label', 'user'],
+  categories: ['space', 'module', 'record', 'label', 'segment', 'user'],
   collections: {
     [READ_MODELS.audit]: [
       { name: 'tenant_position', paths: ['tenant', 'position'] },

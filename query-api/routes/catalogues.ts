@@ -1,18 +1,13 @@
 import { catalogue, type FieldCatalogue } from '../../contracts/query/resolve';
+import { AUDIT_COLUMNS } from '../../contracts/query/record-fields';
 
 /** The fields each list route lets a client filter and sort on, and where they live in the read model. */
-const audit = {
-  createdAt: { path: 'createdAt', type: 'datetime' },
-  updatedAt: { path: 'updatedAt', type: 'datetime' },
-  createdBy: { path: 'createdBy', type: 'string' },
-  updatedBy: { path: 'updatedBy', type: 'string' },
-} as const;
 
 export const SPACE_FIELDS: FieldCatalogue = catalogue({
   id: { path: 'spaceId', type: 'integer' },
   name: { path: 'name', type: 'string' },
   description: { path: 'description', type: 'string' },
-  ...audit,
+  ...AUDIT_COLUMNS,
 });
 
 export const MODULE_FIELDS: FieldCatalogue = catalogue({
@@ -20,23 +15,7 @@ export const MODULE_FIELDS: FieldCatalogue = catalogue({
   spaceId: { path: 'spaceId', type: 'integer' },
   name: { path: 'name', type: 'string' },
   description: { path: 'description', type: 'string' },
-  ...audit,
-});
-
-const recordFields = {
-  id: { path: 'recordId', type: 'integer' },
-  moduleId: { path: 'moduleId', type: 'integer' },
-  spaceId: { path: 'spaceId', type: 'integer' },
-  name: { path: 'name', type: 'string' },
-  ...audit,
-} as const;
-
-export const RECORD_FIELDS: FieldCatalogue = catalogue(recordFields);
-
-export const DELETED_RECORD_FIELDS: FieldCatalogue = catalogue({
-  ...recordFields,
-  deletedAt: { path: 'deletedAt', type: 'datetime' },
-  deletedBy: { path: 'deletedBy', type: 'string' },
+  ...AUDIT_COLUMNS,
 });
 
 export const FIELD_FIELDS: FieldCatalogue = catalogue({
@@ -48,14 +27,14 @@ export const FIELD_FIELDS: FieldCatalogue = catalogue({
   type: { path: 'type', type: 'string' },
   required: { path: 'required', type: 'boolean' },
   position: { path: 'position', type: 'integer' },
-  ...audit,
+  ...AUDIT_COLUMNS,
 });
 
 export const LABEL_FIELDS: FieldCatalogue = catalogue({
   id: { path: 'labelId', type: 'integer' },
   name: { path: 'name', type: 'string' },
   color: { path: 'color', type: 'string' },
-  ...audit,
+  ...AUDIT_COLUMNS,
 });
 
 export const AUDIT_FIELDS: FieldCatalogue = catalogue({
@@ -76,4 +55,11 @@ export const FIELD_HISTORY_FIELDS: FieldCatalogue = catalogue({
   credentialId: { path: 'credentialId', type: 'string' },
   changedAt: { path: 'at', type: 'datetime' },
   position: { path: 'position', type: 'integer' },
+});
+
+export const SEGMENT_FIELDS: FieldCatalogue = catalogue({
+  id: { path: 'segmentId', type: 'integer' },
+  spaceId: { path: 'spaceId', type: 'integer' },
+  name: { path: 'name', type: 'string' },
+  ...AUDIT_COLUMNS,
 });

@@ -258,3 +258,47 @@ describe('bulk record writes', () => {
     expect((await platform.call('DELETE', '/record/bulk', { body: { ids: [0] } })).status).toBe(400);
   });
 });
+
+test('saved segments: a checked filter of one space; its records as a list page', async () => {
+  const space = await create('/space', { name: 'Segments' });
+  const other = await create('/space', { name: 'Elsewhere' });
+  const module = await create('/module', { spaceId: space.id, name: 'Deals' });
+  const elsewhere = await create('/module', { spaceId: other.id, name: 'Deals' });
+  for (const name of ['Big one', 'Big two', 'Small']) await create('/record', { moduleId: module.id, name });
+  await create('/record', { moduleId: elsewhere.id, name: 'Big elsewhere' });
+
+  const segment = await create('/segment', {
+    spaceId: space.id,
+    name: 'Big deals',
+    filter: 'name~Big%',
+    order: 'name;DESC',
+  });
+  expect(segment).toMatchObject({ spaceId: space.id, filter: 'name~Big%', order: 'name;DESC' });
+  const records = await json<{ items: Entity[]; meta: { total: number } }>(
+    await platform.call('GET', `/segment/${segment.id}/record`),
+  );
+  expect(records.items.map((record) => record.name)).toEqual(['Big two', 'Big one']);
+  const narrowed = await json<{ items: Entity[] }>(
+    await platform.call('GET', `/segment/${segment.id}/record?filter=name=Big%20one`),
+  );
+  expect(narrowed.items.map((record) => record.name)).toEqual(['Big one']);
+
+  const syntax = await platform.call('POST', '/segment', {
+    body: { spaceId: space.id, name: 'x', filter: 'name=(a' },
+  });
+  expect(syntax.status).toBe(400);
+  expect((await json(syntax)).code).toBe('E4002');
+  const unknown = await platform.call('POST', '/segment', {
+    body: { spaceId: space.id, name: 'x', filter: 'nope=1' },
+  });
+  expect((await json(unknown)).code).toBe('E4003');
+  expect((await platform.call('POST', '/segment', { body: { spaceId: 99999, name: 'x' } })).status).toBe(400);
+
+  expect((await platform.call('PUT', `/segment/${segment.id}`, { body: { filter: null } })).status).toBe(200);
+  const all = await json<{ meta: { total: number } }>(
+    await platform.call('GET', `/segment/${segment.id}/record`),
+  );
+  expect(all.meta.total).toBe(3);
+  expect((await platform.call('DELETE', `/segment/${segment.id}`)).status).toBe(200);
+  expect((await platform.call('GET', `/segment/${segment.id}/record`)).status).toBe(404);
+});

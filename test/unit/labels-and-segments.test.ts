@@ -1,8 +1,9 @@
 import { labelDecider } from '../../command-api/domain/label';
 import { recordDecider } from '../../command-api/domain/record';
-import type { LabelEvent, RecordEvent } from '../../contracts/events/records';
+import { segmentDecider } from '../../command-api/domain/segment';
+import type { LabelEvent, RecordEvent, SegmentEvent } from '../../contracts/events/records';
 import { streamName } from '../../contracts/streams';
-import { labelsProjection } from '../../projections/read-models/labels';
+import { labelsProjection } from '../../projections/read-models/labels-and-segments';
 import { recordsProjection } from '../../projections/read-models/records';
 import { deciderSpec, EventLog, projectionSpec, TEST_TENANT } from '../support/given-when-then';
 
@@ -141,5 +142,43 @@ describe('labels in the read models', () => {
       ]);
     const deleted = labels.record(stream, { type: 'LabelDeleted', data: { labelId: 4 } });
     projectionSpec(labelsProjection).given([labelCreated]).when(deleted).thenDocuments('labels', []);
+  });
+});
+
+describe('segment decider', () => {
+  const spec = deciderSpec(segmentDecider);
+  const created: SegmentEvent = {
+    type: 'SegmentCreated',
+    data: { segmentId: 3, spaceId: 7, name: 'Big deals', filter: 'name~Big%', order: null },
+  };
+  const create = {
+    kind: 'CreateSegment' as const,
+    segmentId: 3,
+    spaceId: 7,
+    spaceExists: true,
+    name: 'Big deals',
+    filter: 'name~Big%',
+    order: null,
+  };
+
+  test('creates a segment of an existing space', () => {
+    const state = spec.given([]).when(create).then([created]);
+    expect(state).toMatchObject({ status: 'active', filter: 'name~Big%' });
+    spec
+      .given([])
+      .when({ ...create, spaceExists: false })
+      .thenThrows('validation_failed');
+    spec.given([created]).when(create).thenThrows('conflict');
+  });
+
+  test('changes what differs (null clears the filter); deletes once', () => {
+    spec
+      .given([created])
+      .when({ kind: 'UpdateSegment', name: 'Big deals', filter: null, order: 'name;ASC' })
+      .then([{ type: 'SegmentUpdated', data: { segmentId: 3, filter: null, order: 'name;ASC' } }]);
+    spec.given([created]).when({ kind: 'UpdateSegment', filter: 'name~Big%' }).thenNothingHappens();
+    const deleted: SegmentEvent = { type: 'SegmentDeleted', data: { segmentId: 3 } };
+    spec.given([created]).when({ kind: 'DeleteSegment' }).then([deleted]);
+    spec.given([created, deleted]).when({ kind: 'DeleteSegment' }).thenThrows('not_found');
   });
 });

@@ -14,3 +14,17 @@ export const labelsProjection = entityProjection({
   deleted: 'LabelDeleted',
   patches: { LabelUpdated: setAllBut('labelId') },
 });
+
+export const segmentsProjection = entityProjection({
+  name: 'segments',
+  category: 'segment',
+  collection: READ_MODELS.segments,
+  indexes: [
+    { name: 'tenant_segment', paths: ['tenant', 'segmentId'] },
+    { name: 'tenant_space_segment', paths: ['tenant', 'spaceId', 'segmentId'] },
+  ],
+  idKey: 'segmentId',
+  created: 'SegmentCreated',
+  deleted: 'SegmentDeleted',
+  patches: { SegmentUpdated: setAllBut('segmentId') },
+});
