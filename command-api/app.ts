@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { CommandDeps } from './deps';
 import { addBulkRecordRoutes } from './routes/bulk';
+import { catalogueResources } from './routes/catalogue-entities';
 import { addFieldRoutes } from './routes/fields';
 import { addLabelRoutes, labelResource } from './routes/labels';
 import { segmentResource } from './routes/segments';
@@ -20,6 +21,11 @@ export function createCommandRouter(deps: CommandDeps): Router {
   addRecordRestoreRoute(router, deps);
   addResourceRoutes(router, deps, labelResource());
   addResourceRoutes(router, deps, segmentResource(deps));
+  const catalogue = catalogueResources(deps);
+  addResourceRoutes(router, deps, catalogue.category);
+  addResourceRoutes(router, deps, catalogue.team);
+  addResourceRoutes(router, deps, catalogue.menu);
+  addResourceRoutes(router, deps, catalogue.fieldGroup);
   addLabelRoutes(router, deps);
   return router;
 }

@@ -14,7 +14,8 @@ import {
   type EntityReadDeps,
 } from './routes/entities';
 import { sendJson } from '../infra/http/respond';
-import { addFieldReadRoutes } from './routes/fields';
+import { addCatalogueReadRoutes } from './routes/catalogue-entities';
+import { addFieldReadRoutes, FIELDS } from './routes/fields';
 import { addHistoryRoutes } from './routes/history';
 import { addLabelReadRoutes } from './routes/labels';
 import { addSegmentReadRoutes } from './routes/segments';
@@ -71,6 +72,7 @@ export function createQueryRouter(deps: EntityReadDeps): Router {
   addLabelReadRoutes(router, deps, RECORDS);
   addHistoryRoutes(router, deps, RECORDS);
   addSegmentReadRoutes(router, deps, RECORDS);
+  addCatalogueReadRoutes(router, deps, FIELDS);
   router.get('/record/deleted', async (req, res) => {
     sendJson(res, 200, await readPage(req, deps, DELETED_RECORDS));
   });

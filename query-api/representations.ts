@@ -104,3 +104,25 @@ export function segmentView(doc: Document): Record<string, unknown> {
     ...audit(doc),
   };
 }
+
+/** An attributes entity (category, team, menu, field group): its id as `id`, its attributes, its audit columns. */
+export function attributesView(idKey: string): (doc: Document) => Record<string, unknown> {
+  return (doc) => {
+    const {
+      id: _storeId,
+      tenant: _tenant,
+      revision: _revision,
+      [idKey]: entityId,
+      createdAt: _createdAt,
+      updatedAt: _updatedAt,
+      createdBy: _createdBy,
+      updatedBy: _updatedBy,
+      ...attributes
+    } = doc;
+    return { id: entityId, ...attributes, ...audit(doc) };
+  };
+}
+
+export function userView(doc: Document): Record<string, unknown> {
+  return { id: doc.userId, email: doc.email, name: doc.name, role: doc.role };
+}

@@ -12,7 +12,8 @@ import { authorize, commandContext, idempotencyKey, preconditions, sendResult } 
 /**
  * One aggregate exposed as a REST resource: `POST /<noun>` creates (with a per-tenant integer id and
  * Idempotency-Key), `PUT /<noun>` and `PUT /<noun>/{id}` update (If-Match honoured), `DELETE /<noun>/{id}`
- * deletes. The noun is also the stream category, the id sequence and the permission module.
+ * deletes. The category (the noun unless given) is the stream category, the id sequence and the permission
+ * module.
  */
 export interface Resource<
   State,
@@ -22,6 +23,8 @@ export interface Resource<
   UpdateBody extends { id?: number | undefined },
 > {
   readonly noun: string;
+  /** When the noun is no stream category (`field-group`: categories have no `-`). */
+  readonly category?: string;
   readonly idParam: string;
   readonly decider: Decider<State, Command, Event>;
   readonly createBody: z.ZodType<CreateBody>;
@@ -51,9 +54,10 @@ export function addResourceRoutes<
   resource: Resource<State, Command, Event, CreateBody, UpdateBody>,
 ): void {
   const { noun, decider } = resource;
+  const category = resource.category ?? noun;
 
   router.post(`/${noun}`, async (req, res) => {
-    const principal = authorize(req, noun, 'create');
+    const principal = authorize(req, category, 'create');
     const body = validate(resource.createBody, req.body, 'body');
     const commandFor = await resource.prepareCreate(body, principal.tenant);
     const identity = await deps.idempotency.identify(
@@ -61,11 +65,11 @@ export function addResourceRoutes<
       principal.credential.id,
       idempotencyKey(req),
       () => requestHash('POST', `/${noun}`, body),
-      () => deps.ids.next(principal.tenant, noun),
+      () => deps.ids.next(principal.tenant, category),
     );
     const id = identity.entityId!;
     const result = await deps.handler.handle(
-      streamName(noun, principal.tenant, id),
+      streamName(category, principal.tenant, id),
       decider,
       commandFor(id),
       commandContext(req, principal, identity.commandId),
@@ -76,7 +80,7 @@ export function addResourceRoutes<
   });
 
   const update = async (req: Request, res: Response): Promise<void> => {
-    const principal = authorize(req, noun, 'update');
+    const principal = authorize(req, category, 'update');
     const body = validate(resource.updateBody, req.body, 'body');
     const id = optionalId(req, resource.idParam) ?? body.id;
     if (id === undefined)
@@ -87,7 +91,7 @@ export function addResourceRoutes<
     if (body.id !== undefined && body.id !== id)
       throw new PlatformError('validation_failed', `the body id ${body.id} differs from the path id ${id}`);
     const result = await deps.handler.handle(
-      streamName(noun, principal.tenant, id),
+      streamName(category, principal.tenant, id),
       decider,
       await resource.prepareUpdate(body, principal.tenant, id),
       commandContext(req, principal, deps.newCommandId()),
@@ -99,10 +103,10 @@ export function addResourceRoutes<
   router.put(`/${noun}/:${resource.idParam}`, update);
 
   router.delete(`/${noun}/:${resource.idParam}`, async (req, res) => {
-    const principal = authorize(req, noun, 'delete');
+    const principal = authorize(req, category, 'delete');
     const id = idParam(req, resource.idParam);
     const result = await deps.handler.handle(
-      streamName(noun, principal.tenant, id),
+      streamName(category, principal.tenant, id),
       decider,
       await resource.prepareDelete(principal.tenant, id),
       commandContext(req, principal, deps.newCommandId()),

@@ -2,6 +2,12 @@ import type { Projection } from '../projection';
 import { fieldsProjection } from './fields';
 import { identityProjection } from './identity';
 import { recordsProjection } from './records';
+import {
+  categoriesProjection,
+  fieldGroupsProjection,
+  menusProjection,
+  teamsProjection,
+} from './catalogue-entities';
 import { auditProjection, fieldHistoryProjection } from './history';
 import { labelsProjection, segmentsProjection } from './labels-and-segments';
 import { modulesProjection, spacesProjection } from './spaces-and-modules';
@@ -14,6 +20,10 @@ export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
   recordsProjection,
   labelsProjection,
   segmentsProjection,
+  categoriesProjection,
+  teamsProjection,
+  menusProjection,
+  fieldGroupsProjection,
   auditProjection,
   fieldHistoryProjection,
   identityProjection,

@@ -18,7 +18,17 @@ function actorColumns(event: ProjectedEvent): Record<string, unknown> {
 }
 
 /** Categories whose event data may be shown to admins; identity events carry hashes and stay out. */
-const CATEGORIES_WITH_DATA = new Set(['space', 'module', 'record', 'label', 'segment']);
+const CATEGORIES_WITH_DATA = new Set([
+  'space',
+  'module',
+  'record',
+  'label',
+  'segment',
+  'category',
+  'team',
+  'menu',
+  'fieldGroup',
+]);
 
 /**
  * The audit trail: one document per domain event, newest first by `position`: which event, on which
@@ -26,7 +36,7 @@ const CATEGORIES_WITH_DATA = new Set(['space', 'module', 'record', 'label', 'seg
  */
 export const auditProjection: Projection = {
   name: 'audit',
-  categories: ['space', 'module', 'record', 'label', 'segment', 'user'],
+  categories: [...CATEGORIES_WITH_DATA, 'user'],
   collections: {
     [READ_MODELS.audit]: [
       { name: 'tenant_position', paths: ['tenant', 'position'] },

@@ -63,3 +63,40 @@ export const SEGMENT_FIELDS: FieldCatalogue = catalogue({
   name: { path: 'name', type: 'string' },
   ...AUDIT_COLUMNS,
 });
+
+export const CATEGORY_FIELDS: FieldCatalogue = catalogue({
+  id: { path: 'categoryId', type: 'integer' },
+  name: { path: 'name', type: 'string' },
+  description: { path: 'description', type: 'string' },
+  parentId: { path: 'parentId', type: 'integer' },
+  ...AUDIT_COLUMNS,
+});
+
+export const TEAM_FIELDS: FieldCatalogue = catalogue({
+  id: { path: 'teamId', type: 'integer' },
+  name: { path: 'name', type: 'string' },
+  description: { path: 'description', type: 'string' },
+  ...AUDIT_COLUMNS,
+});
+
+export const MENU_FIELDS: FieldCatalogue = catalogue({
+  id: { path: 'menuId', type: 'integer' },
+  name: { path: 'name', type: 'string' },
+  position: { path: 'position', type: 'integer' },
+  ...AUDIT_COLUMNS,
+});
+
+export const FIELD_GROUP_FIELDS: FieldCatalogue = catalogue({
+  id: { path: 'fieldGroupId', type: 'integer' },
+  moduleId: { path: 'moduleId', type: 'integer' },
+  name: { path: 'name', type: 'string' },
+  position: { path: 'position', type: 'integer' },
+  ...AUDIT_COLUMNS,
+});
+
+export const USER_FIELDS: FieldCatalogue = catalogue({
+  id: { path: 'userId', type: 'integer' },
+  email: { path: 'email', type: 'string' },
+  name: { path: 'name', type: 'string' },
+  role: { path: 'role', type: 'string' },
+});

@@ -1,0 +1,274 @@
+import { z } from 'zod';
+import { PlatformError } from '../../contracts/errors';
+import { streamName } from '../../contracts/streams';
+import {
+  attributesDecider,
+  type AttributesCommand,
+  type AttributesEntity,
+  type AttributesState,
+} from '../domain/attributes';
+import { moduleDecider } from '../domain/module';
+import { userDecider } from '../domain/user';
+import type { CommandDeps } from '../deps';
+import type { Decider, DomainEvent } from '../kit/decider';
+import type { Resource } from './resource';
+
+const id = z.number().int().positive();
+const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+const description = z.string().max(5000, 'must be at most 5000 characters').nullable();
+const uniqueIds = (what: string) =>
+  z
+    .array(id)
+    .max(1000, `at most 1000 ${what}`)
+    .refine((values) => new Set(values).size === values.length, `${what} must not repeat`);
+const position = z.number().int().min(0).max(1_000_000);
+const menuItem = z
+  .strictObject({
+    label: z.string().trim().min(1).max(200),
+    moduleId: id.optional(),
+    url: z
+      .url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' })
+      .max(2048)
+      .optional(),
+  })
+  .refine(
+    (item) => item.moduleId !== undefined || item.url !== undefined,
+    'an item opens a moduleId or a url',
+  );
+
+/** Makes every key optional and adds the optional body `id` of `PUT /<noun>`. */
+function updateOf<Shape extends z.ZodRawShape>(shape: Shape) {
+  return z.strictObject({ id: id.optional() }).extend(z.strictObject(shape).partial().shape);
+}
+
+type Attributes = Record<string, unknown>;
+
+interface AttributesResourceSpec<
+  Create extends Attributes,
+  Update extends Attributes & { id?: number | undefined },
+> {
+  readonly entity: AttributesEntity;
+  readonly idParam: string;
+  readonly createBody: z.ZodType<Create>;
+  readonly updateBody: z.ZodType<Update>;
+  /** Checks what the new attributes point at (404s and 400s); returns what to store. */
+  checkCreate(body: Create, tenant: string): Promise<Attributes>;
+  checkUpdate(body: Omit<Update, 'id'>, tenant: string, id: number): Promise<Attributes>;
+}
+
+function attributesResource<
+  Create extends Attributes,
+  Update extends Attributes & { id?: number | undefined },
+>(
+  spec: AttributesResourceSpec<Create, Update>,
+): Resource<AttributesState, AttributesCommand, DomainEvent, Create, Update> {
+  return {
+    noun: spec.entity.noun,
+    ...(spec.entity.category !== undefined && { category: spec.entity.category }),
+    idParam: spec.idParam,
+    decider: attributesDecider(spec.entity),
+    createBody: spec.createBody,
+    updateBody: spec.updateBody,
+    async prepareCreate(body, tenant) {
+      const attributes = await spec.checkCreate(body, tenant);
+      return (entityId) => ({ kind: 'Create', id: entityId, attributes });
+    },
+    async prepareUpdate(body, tenant, entityId) {
+      const { id: _bodyId, ...change } = body;
+      return { kind: 'Update', attributes: await spec.checkUpdate(change, tenant, entityId) };
+    },
+    prepareDelete: async () => ({ kind: 'Delete' }),
+    view: (state) => ({ id: state.id, ...state.attributes }),
+  };
+}
+
+export const CATEGORY: AttributesEntity = {
+  noun: 'category',
+  idKey: 'categoryId',
+  events: { created: 'CategoryCreated', updated: 'CategoryUpdated', deleted: 'CategoryDeleted' },
+};
+export const TEAM: AttributesEntity = {
+  noun: 'team',
+  idKey: 'teamId',
+  events: { created: 'TeamCreated', updated: 'TeamUpdated', deleted: 'TeamDeleted' },
+};
+export const MENU: AttributesEntity = {
+  noun: 'menu',
+  idKey: 'menuId',
+  events: { created: 'MenuCreated', updated: 'MenuUpdated', deleted: 'MenuDeleted' },
+};
+export const FIELD_GROUP: AttributesEntity = {
+  noun: 'field-group',
+  category: 'fieldGroup',
+  idKey: 'fieldGroupId',
+  events: { created: 'FieldGroupCreated', updated: 'FieldGroupUpdated', deleted: 'FieldGroupDeleted' },
+};
+
+const MAX_CATEGORY_DEPTH = 32;
+
+/**
+ * Categories, teams, menus and field groups, each a set of attributes whose references are checked here:
+ * a category's parent (no cycles), a team's users, a menu item's module, a field group's module and fields.
+ */
+export function catalogueResources(deps: CommandDeps) {
+  const load = <State, Command, Event extends DomainEvent>(
+    category: string,
+    tenant: string,
+    entityId: number,
+    decider: Decider<State, Command, Event>,
+  ) => deps.handler.load(streamName(category, tenant, entityId), decider);
+
+  const categoryDecider = attributesDecider(CATEGORY);
+  const fieldGroupDecider = attributesDecider(FIELD_GROUP);
+
+  async function activeModule(tenant: string, moduleId: number, path: string) {
+    const module = await load('module', tenant, moduleId, moduleDecider);
+    if (module.state.status !== 'active')
+      throw new PlatformError('validation_failed', `module ${moduleId} does not exist`, [
+        { path, message: 'no such module' },
+      ]);
+    return module.state;
+  }
+
+  /** The parent must exist, and must not be the category itself or one of its descendants. */
+  async function checkParent(
+    tenant: string,
+    parentId: number | null | undefined,
+    self?: number,
+  ): Promise<void> {
+    let current = parentId ?? null;
+    for (let depth = 0; current !== null; depth++) {
+      if (current === self)
+        throw new PlatformError('validation_failed', 'a category cannot be its own ancestor', [
+          { path: 'parentId', message: 'would make a cycle' },
+        ]);
+      if (depth >= MAX_CATEGORY_DEPTH)
+        throw new PlatformError('validation_failed', `categories nest at most ${MAX_CATEGORY_DEPTH} deep`);
+      const parent = await load('category', tenant, current, categoryDecider);
+      if (parent.state.status !== 'active')
+        throw new PlatformError('validation_failed', `category ${current} does not exist`, [
+          { path: 'parentId', message: 'no such category' },
+        ]);
+      current = (parent.state.attributes.parentId as number | null | undefined) ?? null;
+    }
+  }
+
+  async function checkUsers(tenant: string, userIds: readonly number[] | undefined): Promise<void> {
+    const missing: number[] = [];
+    for (const userId of userIds ?? []) {
+      const user = await load('user', tenant, userId, userDecider);
+      if (user.state.status !== 'active') missing.push(userId);
+    }
+    if (missing.length > 0)
+      throw new PlatformError('validation_failed', `no such users: ${missing.join(', ')}`, [
+        { path: 'userIds', message: `no such users: ${missing.join(', ')}` },
+      ]);
+  }
+
+  async function checkMenuItems(
+    tenant: string,
+    items: ReadonlyArray<{ moduleId?: number | undefined }> | undefined,
+  ) {
+    for (const [index, item] of (items ?? []).entries())
+      if (item.moduleId !== undefined) await activeModule(tenant, item.moduleId, `items.${index}.moduleId`);
+  }
+
+  async function checkFields(tenant: string, moduleId: number, fieldIds: readonly number[] | undefined) {
+    const module = await activeModule(tenant, moduleId, 'moduleId');
+    const known = new Set(module.fields.map((field) => field.fieldId));
+    const foreign = (fieldIds ?? []).filter((fieldId) => !known.has(fieldId));
+    if (foreign.length > 0)
+      throw new PlatformError(
+        'validation_failed',
+        `not fields of module ${moduleId}: ${foreign.join(', ')}`,
+        [{ path: 'fieldIds', message: `not fields of module ${moduleId}: ${foreign.join(', ')}` }],
+      );
+  }
+
+  const categoryShape = { name, description, parentId: id.nullable() };
+  const teamShape = { name, description, userIds: uniqueIds('userIds') };
+  const menuShape = { name, position, items: z.array(menuItem).max(200, 'at most 200 items') };
+  const fieldGroupShape = { name, fieldIds: uniqueIds('fieldIds'), position };
+
+  return {
+    category: attributesResource({
+      entity: CATEGORY,
+      idParam: 'categoryId',
+      createBody: z.strictObject({
+        name,
+        description: description.optional(),
+        parentId: id.nullable().optional(),
+      }),
+      updateBody: updateOf(categoryShape),
+      async checkCreate(body, tenant) {
+        await checkParent(tenant, body.parentId);
+        return { name: body.name, description: body.description ?? null, parentId: body.parentId ?? null };
+      },
+      async checkUpdate(body, tenant, categoryId) {
+        await checkParent(tenant, body.parentId, categoryId);
+        return body;
+      },
+    }),
+    team: attributesResource({
+      entity: TEAM,
+      idParam: 'teamId',
+      createBody: z.strictObject({
+        name,
+        description: description.optional(),
+        userIds: teamShape.userIds.optional(),
+      }),
+      updateBody: updateOf(teamShape),
+      async checkCreate(body, tenant) {
+        await checkUsers(tenant, body.userIds);
+        return { name: body.name, description: body.description ?? null, userIds: body.userIds ?? [] };
+      },
+      async checkUpdate(body, tenant) {
+        await checkUsers(tenant, body.userIds);
+        return body;
+      },
+    }),
+    menu: attributesResource({
+      entity: MENU,
+      idParam: 'menuId',
+      createBody: z.strictObject({ name, position: position.optional(), items: menuShape.items.optional() }),
+      updateBody: updateOf(menuShape),
+      async checkCreate(body, tenant) {
+        await checkMenuItems(tenant, body.items);
+        return { name: body.name, position: body.position ?? 0, items: body.items ?? [] };
+      },
+      async checkUpdate(body, tenant) {
+        await checkMenuItems(tenant, body.items);
+        return body;
+      },
+    }),
+    fieldGroup: attributesResource({
+      entity: FIELD_GROUP,
+      idParam: 'fieldGroupId',
+      createBody: z.strictObject({
+        moduleId: id,
+        name,
+        fieldIds: fieldGroupShape.fieldIds.optional(),
+        position: position.optional(),
+      }),
+      updateBody: updateOf(fieldGroupShape),
+      async checkCreate(body, tenant) {
+        await checkFields(tenant, body.moduleId, body.fieldIds);
+        return {
+          moduleId: body.moduleId,
+          name: body.name,
+          fieldIds: body.fieldIds ?? [],
+          position: body.position ?? 0,
+        };
+      },
+      async checkUpdate(body, tenant, fieldGroupId) {
+        if (body.fieldIds !== undefined) {
+          const group = await load('fieldGroup', tenant, fieldGroupId, fieldGroupDecider);
+          // A missing group: the decider answers 404.
+          if (group.state.status === 'active')
+            await checkFields(tenant, group.state.attributes.moduleId as number, body.fieldIds);
+        }
+        return body;
+      },
+    }),
+  };
+}
