@@ -82,27 +82,29 @@ function attributesResource<
   };
 }
 
-export const CATEGORY: AttributesEntity = {
-  noun: 'category',
-  idKey: 'categoryId',
-  events: { created: 'CategoryCreated', updated: 'CategoryUpdated', deleted: 'CategoryDeleted' },
-};
-export const TEAM: AttributesEntity = {
-  noun: 'team',
-  idKey: 'teamId',
-  events: { created: 'TeamCreated', updated: 'TeamUpdated', deleted: 'TeamDeleted' },
-};
-export const MENU: AttributesEntity = {
-  noun: 'menu',
-  idKey: 'menuId',
-  events: { created: 'MenuCreated', updated: 'MenuUpdated', deleted: 'MenuDeleted' },
-};
-export const FIELD_GROUP: AttributesEntity = {
-  noun: 'field-group',
-  category: 'fieldGroup',
-  idKey: 'fieldGroupId',
-  events: { created: 'FieldGroupCreated', updated: 'FieldGroupUpdated', deleted: 'FieldGroupDeleted' },
-};
+/** An entity whose events are `<Prefix>Created`, `<Prefix>Updated` and `<Prefix>Deleted`. */
+function attributesEntity(
+  noun: string,
+  eventPrefix: string,
+  idKey: string,
+  category?: string,
+): AttributesEntity {
+  return {
+    noun,
+    ...(category !== undefined && { category }),
+    idKey,
+    events: {
+      created: `${eventPrefix}Created`,
+      updated: `${eventPrefix}Updated`,
+      deleted: `${eventPrefix}Deleted`,
+    },
+  };
+}
+
+export const CATEGORY = attributesEntity('category', 'Category', 'categoryId');
+export const TEAM = attributesEntity('team', 'Team', 'teamId');
+export const MENU = attributesEntity('menu', 'Menu', 'menuId');
+export const FIELD_GROUP = attributesEntity('field-group', 'FieldGroup', 'fieldGroupId', 'fieldGroup');
 
 const MAX_CATEGORY_DEPTH = 32;
 
