@@ -4,6 +4,7 @@ import { addBulkRecordRoutes } from './routes/bulk';
 import { catalogueResources } from './routes/catalogue-entities';
 import { addFieldRoutes } from './routes/fields';
 import { addLabelRoutes, labelResource } from './routes/labels';
+import { addRemoteLinkRoutes } from './routes/remote-links';
 import { segmentResource } from './routes/segments';
 import { addRecordRestoreRoute, recordResource } from './routes/records';
 import { addResourceRoutes } from './routes/resource';
@@ -17,6 +18,7 @@ export function createCommandRouter(deps: CommandDeps): Router {
   addFieldRoutes(router, deps);
   // Before the record routes: `bulk` is not a record id.
   addBulkRecordRoutes(router, deps);
+  addRemoteLinkRoutes(router, deps);
   addResourceRoutes(router, deps, recordResource(deps));
   addRecordRestoreRoute(router, deps);
   addResourceRoutes(router, deps, labelResource());

@@ -18,6 +18,7 @@ import { addCatalogueReadRoutes } from './routes/catalogue-entities';
 import { addFieldReadRoutes, FIELDS } from './routes/fields';
 import { addHistoryRoutes } from './routes/history';
 import { addLabelReadRoutes } from './routes/labels';
+import { addRemoteLinkReadRoutes } from './routes/remote-links';
 import { addSegmentReadRoutes } from './routes/segments';
 
 export const SPACES: EntityDescription = {
@@ -69,6 +70,7 @@ export function createQueryRouter(deps: EntityReadDeps): Router {
   });
   addEntityRoutes(router, deps, 'module', 'moduleId', MODULES);
   addFieldReadRoutes(router, deps, RECORDS, MODULES);
+  addRemoteLinkReadRoutes(router, deps, RECORDS);
   addLabelReadRoutes(router, deps, RECORDS);
   addHistoryRoutes(router, deps, RECORDS);
   addSegmentReadRoutes(router, deps, RECORDS);

@@ -88,6 +88,17 @@ export const segmentUpdated = z.object({
 });
 export const segmentDeleted = z.object({ segmentId: id });
 
+/**
+ * A record's id in another application (`remoteApplication`, `remoteId`): one stream per remote key, so a
+ * key points at one record at a time; linking it again moves it.
+ */
+export const remoteLinked = z.object({
+  remoteApplication: z.string(),
+  remoteId: z.string(),
+  recordId: id,
+});
+export type RemoteLinkEvent = { type: 'RemoteLinked'; data: z.infer<typeof remoteLinked> };
+
 /** Labels: a system's tags for records, with a display colour (`#rrggbb`). */
 export const labelCreated = z.object({ labelId: id, name: z.string(), color: z.string() });
 export const labelUpdated = z.object({
@@ -158,6 +169,7 @@ export const RECORDS_EVENTS: readonly EventDefinition[] = [
   { type: 'SegmentCreated', version: 1, schema: segmentCreated },
   { type: 'SegmentUpdated', version: 1, schema: segmentUpdated },
   { type: 'SegmentDeleted', version: 1, schema: segmentDeleted },
+  { type: 'RemoteLinked', version: 1, schema: remoteLinked },
   { type: 'LabelCreated', version: 1, schema: labelCreated },
   { type: 'LabelUpdated', version: 1, schema: labelUpdated },
   { type: 'LabelDeleted', version: 1, schema: labelDeleted },

@@ -9,6 +9,7 @@ import {
   teamsProjection,
 } from './catalogue-entities';
 import { auditProjection, fieldHistoryProjection } from './history';
+import { remoteLinksProjection } from './remote-links';
 import { labelsProjection, segmentsProjection } from './labels-and-segments';
 import { modulesProjection, spacesProjection } from './spaces-and-modules';
 
@@ -20,6 +21,7 @@ export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
   recordsProjection,
   labelsProjection,
   segmentsProjection,
+  remoteLinksProjection,
   categoriesProjection,
   teamsProjection,
   menusProjection,

@@ -24,6 +24,7 @@ const CATEGORIES_WITH_DATA = new Set([
   'record',
   'label',
   'segment',
+  'remote',
   'category',
   'team',
   'menu',

@@ -50,7 +50,7 @@ function and(...filters: Array<StoreFilter | undefined>): StoreFilter | undefine
   return children.length <= 1 ? children[0] : { kind: 'and', children };
 }
 
-function authorize(req: Request, module: string, operation: Operation): string {
+export function authorize(req: Request, module: string, operation: Operation): string {
   const principal = principalOf(req);
   if (!can(principal, module, operation))
     throw new PlatformError('forbidden', `this credential may not ${operation} ${module}`);

@@ -302,3 +302,34 @@ test('saved segments: a checked filter of one space; its records as a list page'
   expect((await platform.call('DELETE', `/segment/${segment.id}`)).status).toBe(200);
   expect((await platform.call('GET', `/segment/${segment.id}/record`)).status).toBe(404);
 });
+
+test('remote lookups: a remote key points at one record; linking it again moves it', async () => {
+  const space = await create('/space', { name: 'Remote' });
+  const module = await create('/module', { spaceId: space.id, name: 'Accounts' });
+  const first = await create('/record', { moduleId: module.id, name: 'First' });
+  const second = await create('/record', { moduleId: module.id, name: 'Second' });
+  const path = '/record/remote/0015g00000AbC%3A1/salesforce';
+
+  expect((await platform.call('GET', path)).status).toBe(404);
+  const linked = await platform.call('POST', path, { body: { recordId: first.id } });
+  expect(linked.status).toBe(200);
+  expect(await json(linked)).toEqual({
+    remoteApplication: 'salesforce',
+    remoteId: '0015g00000AbC:1',
+    recordId: first.id,
+  });
+  expect(await json(await platform.call('GET', path))).toMatchObject({
+    id: first.id,
+    name: 'First',
+    remote: { remoteApplication: 'salesforce', remoteId: '0015g00000AbC:1' },
+  });
+  // The same key in another application is another key.
+  expect((await platform.call('GET', '/record/remote/0015g00000AbC%3A1/hubspot')).status).toBe(404);
+
+  expect((await platform.call('POST', path, { body: { recordId: second.id } })).status).toBe(200);
+  expect(await json(await platform.call('GET', path))).toMatchObject({ id: second.id });
+
+  expect((await platform.call('POST', path, { body: { recordId: 99999 } })).status).toBe(404);
+  expect((await platform.call('POST', path, { body: { recordId: 'x' } })).status).toBe(400);
+  expect((await platform.call('GET', '/record/remote/abc/bad%20app')).status).toBe(400);
+});
