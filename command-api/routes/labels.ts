@@ -70,6 +70,8 @@ export function addLabelRoutes(router: Router, deps: CommandDeps): void {
   });
 
   router.post('/record/:recordId/label/:labelId', async (req, res) => {
+    // Attaching reads the label: a credential that may not see labels may not attach them either.
+    authorize(req, 'label', 'read');
     const principal = authorize(req, 'record', 'update');
     const recordId = idParam(req, 'recordId');
     const labelId = idParam(req, 'labelId');
