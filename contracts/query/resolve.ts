@@ -227,6 +227,8 @@ function onlyValue(condition: FilterCondition): string {
 function resolveCondition(condition: FilterCondition, fields: FieldCatalogue): StoreFilter {
   const { path, type } = lookupField(condition.field, condition.position, fields, 'filter');
   const { operator } = condition;
+  // Catalogue numbers are never stored as booleans: adapters may skip telling 1 from true.
+  const numeric = type === 'integer' || type === 'number' ? { numeric: true } : {};
   switch (operator) {
     case '...': {
       if (condition.values.length === 0 || condition.values.includes(''))
@@ -235,6 +237,7 @@ function resolveCondition(condition: FilterCondition, fields: FieldCatalogue): S
         kind: 'in',
         path,
         values: condition.values.map((text) => convertValue(condition, text, type)),
+        ...numeric,
       };
     }
     case '~':
@@ -252,7 +255,7 @@ function resolveCondition(condition: FilterCondition, fields: FieldCatalogue): S
         if (operator === '=' || operator === '!=') return { kind: 'compare', path, op, value: null };
         throw emptyValueError(condition, type);
       }
-      return { kind: 'compare', path, op, value: convertValue(condition, text, type) };
+      return { kind: 'compare', path, op, value: convertValue(condition, text, type), ...numeric };
     }
   }
 }

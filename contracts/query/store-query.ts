@@ -11,6 +11,9 @@
  *   matches missing, null and `''`. `notLike` is its exact complement (missing/null included unless
  *   the pattern is `''`).
  * - `in` matches when the value equals any listed value.
+ * - `numeric` (on `compare` and `in`) promises that the field holds numbers only, never booleans, so an
+ *   adapter that stores booleans as 0 and 1 need not tell them apart (and can answer from an index alone).
+ *   Results are the same with or without it on such a field.
  * - Paths are dot-separated (`fields.12`); segments are `[A-Za-z0-9_]+`.
  */
 export type Scalar = string | number | boolean | null;
@@ -23,8 +26,14 @@ export type StoreFilter =
       readonly path: string;
       readonly op: 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte';
       readonly value: Scalar;
+      readonly numeric?: boolean;
     }
-  | { readonly kind: 'in'; readonly path: string; readonly values: readonly Scalar[] }
+  | {
+      readonly kind: 'in';
+      readonly path: string;
+      readonly values: readonly Scalar[];
+      readonly numeric?: boolean;
+    }
   | { readonly kind: 'like'; readonly path: string; readonly pattern: string; readonly negate: boolean };
 
 export interface StoreSort {
@@ -42,7 +51,7 @@ export interface StoreQuery {
   readonly withTotal?: boolean;
 }
 
-/** `path = value`: the filter routes scope their lists with. */
+/** `path = value`: the filter routes scope their lists with; a number there is an id (never a boolean). */
 export function equals(path: string, value: Scalar): StoreFilter {
-  return { kind: 'compare', path, op: 'eq', value };
+  return { kind: 'compare', path, op: 'eq', value, ...(typeof value === 'number' && { numeric: true }) };
 }

@@ -30,7 +30,7 @@ export function readModelCommandReads(
     },
     // Soft-deleted records do not hold their module: a restore checks that the module still exists.
     recordsInModule: (tenant, moduleId) =>
-      countWhere(tenant, READ_MODELS.records, 'moduleId', moduleId, equals('deletedAt', null)),
+      countWhere(tenant, READ_MODELS.records, 'moduleId', moduleId, equals('status', 'live')),
     modulesInSpace: (tenant, spaceId) => countWhere(tenant, READ_MODELS.modules, 'spaceId', spaceId),
   };
 }

@@ -79,7 +79,7 @@ function not(fragment: SqlFragment): SqlFragment {
 }
 
 /** Equality with a non-null scalar; NULL (not a match) for a missing or null value. */
-function equals(path: string, value: string | number | boolean): SqlFragment {
+function equals(path: string, value: string | number | boolean, numeric: boolean): SqlFragment {
   const expression = valueExpression(path);
   if (typeof value === 'string') return { sql: `${expression} = ?`, params: [value] };
   if (typeof value === 'boolean') {
@@ -88,13 +88,13 @@ function equals(path: string, value: string | number | boolean): SqlFragment {
       params: [value ? 1 : 0],
     };
   }
-  // Only 0 and 1 can be confused with a boolean.
-  return value === 0 || value === 1
+  // Only 0 and 1 can be confused with a boolean, on a field that may hold booleans.
+  return (value === 0 || value === 1) && !numeric
     ? { sql: `(${expression} = ? AND ${typeExpression(path)} ${NUMBER_TYPES})`, params: [value] }
     : { sql: `${expression} = ?`, params: [value] };
 }
 
-function range(path: string, op: RangeOp, value: string | number | boolean): SqlFragment {
+function range(path: string, op: RangeOp, value: string | number | boolean, numeric: boolean): SqlFragment {
   const expression = valueExpression(path);
   const operator = SQL_OPERATOR[op];
   if (typeof value === 'string') {
@@ -110,38 +110,39 @@ function range(path: string, op: RangeOp, value: string | number | boolean): Sql
     };
   }
   // Strings sort above every number: bound from above by ''.
-  const numeric = `${expression} ${operator} ? AND ${expression} < ''`;
-  const admitsBoolean = rangeAdmits(op, value, 0) || rangeAdmits(op, value, 1);
+  const belowStrings = `${expression} ${operator} ? AND ${expression} < ''`;
+  const admitsBoolean = !numeric && (rangeAdmits(op, value, 0) || rangeAdmits(op, value, 1));
   return admitsBoolean
-    ? { sql: `(${numeric} AND ${typeExpression(path)} ${NUMBER_TYPES})`, params: [value] }
-    : { sql: `(${numeric})`, params: [value] };
+    ? { sql: `(${belowStrings} AND ${typeExpression(path)} ${NUMBER_TYPES})`, params: [value] }
+    : { sql: `(${belowStrings})`, params: [value] };
 }
 
-function compare(path: string, op: ComparisonOp, value: Scalar): SqlFragment {
+function compare(path: string, op: ComparisonOp, value: Scalar, numeric: boolean): SqlFragment {
   if (value === null) {
     if (op === 'eq') return matchesEmpty(path);
     if (op === 'ne') return not(matchesEmpty(path));
     return MATCH_NOTHING;
   }
-  if (op === 'eq') return equals(path, value);
+  if (op === 'eq') return equals(path, value, numeric);
   if (op === 'ne') {
     // A missing or null value is "not equal" too (store-query.ts).
-    const equality = equals(path, value);
+    const equality = equals(path, value, numeric);
     return { sql: `(${valueExpression(path)} IS NULL OR NOT (${equality.sql}))`, params: equality.params };
   }
-  return range(path, op, value);
+  return range(path, op, value, numeric);
 }
 
 function placeholders(count: number): string {
   return new Array<string>(count).fill('?').join(', ');
 }
 
-function isIn(path: string, values: readonly Scalar[]): SqlFragment {
+function isIn(path: string, values: readonly Scalar[], numeric: boolean): SqlFragment {
   const expression = valueExpression(path);
   const strings = values.filter((value) => typeof value === 'string');
   const numbers = values.filter(isNumber);
-  const ambiguousNumbers = numbers.filter((value) => value === 0 || value === 1);
-  const plainNumbers = numbers.filter((value) => value !== 0 && value !== 1);
+  const ambiguous = (value: number): boolean => !numeric && (value === 0 || value === 1);
+  const ambiguousNumbers = numbers.filter(ambiguous);
+  const plainNumbers = numbers.filter((value) => !ambiguous(value));
   const booleans = values.filter((value) => typeof value === 'boolean').map((value) => (value ? 1 : 0));
 
   const alternatives: SqlFragment[] = [];
@@ -193,9 +194,9 @@ export function compileFilter(filter: StoreFilter | undefined): SqlFragment {
     case 'or':
       return join('OR', filter.children.map(compileFilter), MATCH_NOTHING);
     case 'compare':
-      return compare(filter.path, filter.op, filter.value);
+      return compare(filter.path, filter.op, filter.value, filter.numeric === true);
     case 'in':
-      return isIn(filter.path, filter.values);
+      return isIn(filter.path, filter.values, filter.numeric === true);
     case 'like':
       return like(filter.path, filter.pattern, filter.negate);
   }

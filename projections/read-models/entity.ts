@@ -19,6 +19,8 @@ export interface EntityProjectionOptions {
   /** The key of the entity's integer id in every event's data (`spaceId`, `recordId`, …). */
   readonly idKey: string;
   readonly created: string;
+  /** Fields every new document starts with (beside the created event's data). */
+  readonly initial?: Readonly<Record<string, unknown>>;
   /** The event that removes the document (none: a soft delete is one of the `patches`). */
   readonly deleted?: string;
   /**
@@ -51,7 +53,12 @@ export function entityProjection(options: EntityProjectionOptions): Projection {
       const position = event.position;
       if (event.type === options.created)
         return [
-          { op: 'upsert', collection: target, position, doc: { id, ...data, ...createdColumns(event) } },
+          {
+            op: 'upsert',
+            collection: target,
+            position,
+            doc: { id, ...options.initial, ...data, ...createdColumns(event) },
+          },
         ];
       if (event.type === options.deleted) return [{ op: 'delete', collection: target, position, id }];
       const patchOf = Object.hasOwn(options.patches, event.type) ? options.patches[event.type] : undefined;

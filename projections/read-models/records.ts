@@ -6,21 +6,28 @@ export const recordsProjection = entityProjection({
   name: 'records',
   category: 'record',
   collection: READ_MODELS.records,
+  // `status` follows the tenant in every index: every list reads live or deleted records only, so each list
+  // query can seek on it instead of checking every document.
   indexes: [
-    { name: 'tenant_record', paths: ['tenant', 'recordId'] },
-    { name: 'tenant_module_record', paths: ['tenant', 'moduleId', 'recordId'] },
-    { name: 'tenant_space_record', paths: ['tenant', 'spaceId', 'recordId'] },
-    { name: 'tenant_name', paths: ['tenant', 'name'] },
-    { name: 'tenant_updated', paths: ['tenant', 'updatedAt'] },
+    { name: 'tenant_status_record', paths: ['tenant', 'status', 'recordId'] },
+    { name: 'tenant_status_module_record', paths: ['tenant', 'status', 'moduleId', 'recordId'] },
+    { name: 'tenant_status_space_record', paths: ['tenant', 'status', 'spaceId', 'recordId'] },
+    { name: 'tenant_status_name', paths: ['tenant', 'status', 'name'] },
+    { name: 'tenant_status_updated', paths: ['tenant', 'status', 'updatedAt'] },
   ],
   idKey: 'recordId',
   created: 'RecordCreated',
+  initial: { status: 'live' },
   patches: {
     /** A soft delete: the document stays, marked, for `GET /record/deleted` and a restore. */
     RecordDeleted: (_data, event) => ({
-      set: { deletedAt: event.metadata.occurredAt, deletedBy: event.metadata.actor.userId },
+      set: {
+        status: 'deleted',
+        deletedAt: event.metadata.occurredAt,
+        deletedBy: event.metadata.actor.userId,
+      },
     }),
-    RecordRestored: () => ({ set: {}, unset: ['deletedAt', 'deletedBy'] }),
+    RecordRestored: () => ({ set: { status: 'live' }, unset: ['deletedAt', 'deletedBy'] }),
     /** Each change names its field path (`name`, `fields.<key>`); a null value removes the field. */
     RecordUpdated(data) {
       const set: Record<string, unknown> = {};

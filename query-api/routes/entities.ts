@@ -3,7 +3,7 @@ import { can, type Operation } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 import { parseListQuery } from '../../contracts/query/list-params';
 import type { FieldCatalogue } from '../../contracts/query/resolve';
-import type { StoreFilter, StoreSort } from '../../contracts/query/store-query';
+import { equals, type StoreFilter, type StoreSort } from '../../contracts/query/store-query';
 import { documentId } from '../../contracts/read-models';
 import { etagOf } from '../../infra/http/conditional';
 import { principalOf } from '../../infra/http/context';
@@ -29,20 +29,20 @@ export interface EntityDescription {
   /** The order of a list without `order`; by default the entity's integer id, ascending. */
   readonly defaultOrder?: readonly StoreSort[];
   /**
-   * For soft-deleted entities (documents marked with `deletedAt`): whether this description reads the
+   * For soft-deleted entities (documents with `status` `live` or `deleted`): whether this description reads the
    * live ones or the deleted ones. The other kind is invisible to it.
    */
   readonly softDeleted?: 'live' | 'deleted';
 }
 
 function isDeleted(doc: Document): boolean {
-  return doc.deletedAt !== undefined && doc.deletedAt !== null;
+  return doc.status === 'deleted';
 }
 
-/** The documents a description can see: `deletedAt` empty (live) or set (deleted). */
+/** The documents a description can see: live or deleted ones. */
 function visibility(entity: EntityDescription): StoreFilter | undefined {
   if (entity.softDeleted === undefined) return undefined;
-  return { kind: 'compare', path: 'deletedAt', op: entity.softDeleted === 'live' ? 'eq' : 'ne', value: null };
+  return equals('status', entity.softDeleted);
 }
 
 function and(...filters: Array<StoreFilter | undefined>): StoreFilter | undefined {

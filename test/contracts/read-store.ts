@@ -143,6 +143,16 @@ const FILTER_CASES: readonly (readonly [string, StoreFilter, readonly string[]])
   ['in 0 and a numeric string', isIn('flag', [0, '1']), ['c', 'e']],
   ['in false', isIn('flag', [false]), ['d']],
   ['in an empty list matches nothing', isIn('city', []), []],
+  // numeric: the field holds no booleans (`age`: numbers and one numeric string); results are unchanged
+  ['numeric eq 1', { ...compare('age', 'eq', 1), numeric: true } as StoreFilter, ['c']],
+  ['numeric eq 0', { ...compare('age', 'eq', 0), numeric: true } as StoreFilter, ['d']],
+  [
+    'numeric gte 0 skips the numeric string',
+    { ...compare('age', 'gte', 0), numeric: true } as StoreFilter,
+    ['a', 'b', 'c', 'd'],
+  ],
+  ['numeric lt 1', { ...compare('age', 'lt', 1), numeric: true } as StoreFilter, ['d']],
+  ['numeric in 0, 1, 25', { ...isIn('age', [0, 1, 25]), numeric: true } as StoreFilter, ['b', 'c', 'd']],
   // like / notLike
   ['like is case-insensitive', like('city', 'PARIS'), ['a', 'e']],
   ['like % matches any run', like('name', 'ali%'), ['a', 'e']],

@@ -83,7 +83,7 @@ describe('parseListQuery', () => {
                 { kind: 'compare', path: 'status', op: 'eq', value: 'pending' },
               ],
             },
-            { kind: 'compare', path: 'id', op: 'gt', value: 10 },
+            { kind: 'compare', path: 'id', op: 'gt', value: 10, numeric: true },
           ],
         },
         sort: [

@@ -245,6 +245,7 @@ describe('records projection', () => {
   const records = projectionSpec(recordsProjection);
   const createdDoc = {
     id: 'acme.31',
+    status: 'live',
     recordId: 31,
     moduleId: 12,
     spaceId: 7,
@@ -312,6 +313,7 @@ describe('records projection', () => {
         {
           ...updatedDoc,
           ...updatedColumns(deleted),
+          status: 'deleted',
           deletedAt: deleted.metadata.occurredAt,
           deletedBy: deleted.metadata.actor.userId,
         },

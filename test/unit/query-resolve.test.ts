@@ -176,8 +176,8 @@ describe('resolveFilter', () => {
           {
             kind: 'and',
             children: [
-              { kind: 'compare', path: 'id', op: 'gt', value: 1 },
-              { kind: 'compare', path: 'stats.score', op: 'lt', value: 2.5 },
+              { kind: 'compare', path: 'id', op: 'gt', value: 1, numeric: true },
+              { kind: 'compare', path: 'stats.score', op: 'lt', value: 2.5, numeric: true },
             ],
           },
           { kind: 'compare', path: 'active', op: 'eq', value: true },
@@ -189,14 +189,14 @@ describe('resolveFilter', () => {
       expect(resolve('id!=(1|2)')).toEqual({
         kind: 'and',
         children: [
-          { kind: 'compare', path: 'id', op: 'ne', value: 1 },
-          { kind: 'compare', path: 'id', op: 'ne', value: 2 },
+          { kind: 'compare', path: 'id', op: 'ne', value: 1, numeric: true },
+          { kind: 'compare', path: 'id', op: 'ne', value: 2, numeric: true },
         ],
       });
     });
 
     it('given IN on typed fields, when resolved, then every item is converted', () => {
-      expect(resolve('id...1,-2,+3')).toEqual({ kind: 'in', path: 'id', values: [1, -2, 3] });
+      expect(resolve('id...1,-2,+3')).toEqual({ kind: 'in', path: 'id', values: [1, -2, 3], numeric: true });
       expect(resolve('active...true,0')).toEqual({ kind: 'in', path: 'active', values: [true, false] });
       expect(resolve('createdAt...2024-01-01,2024-01-02T10:00:00+02:00')).toEqual({
         kind: 'in',
