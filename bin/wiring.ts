@@ -30,6 +30,7 @@ import { eventStoreDbAdapter, kafkaStreamAdapter, mongoReadStoreAdapter } from '
 import { Relay } from '../projections/relay';
 import { activeVersionOf } from '../projections/versions';
 import { checkpointName } from '../contracts/read-models';
+import { guardedHttp } from '../infra/outbound/guarded-http';
 import { readModelCommandReads } from '../infra/read-store/command-reads';
 import { createQueryRouter } from '../query-api/app';
 import { awaitPosition, type ReadConsistency } from '../query-api/consistency';
@@ -231,6 +232,10 @@ export async function buildServices(
         ids,
         idempotency: new IdempotencyKeys(events),
         newCommandId: newId,
+        outbound: guardedHttp({
+          allowNonPublic: config.OUTBOUND_ALLOW_PRIVATE,
+          timeoutMs: config.OUTBOUND_TIMEOUT_MS,
+        }),
         reads: readModelCommandReads(readModels, (projections) =>
           awaitPosition(consistency, consistency.defaultMinPosition(), projections),
         ),

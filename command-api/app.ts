@@ -6,7 +6,7 @@ import { addFieldRoutes } from './routes/fields';
 import { addLabelRoutes, labelResource } from './routes/labels';
 import { addRemoteLinkRoutes } from './routes/remote-links';
 import { segmentResource } from './routes/segments';
-import { addRecordRestoreRoute, recordResource } from './routes/records';
+import { addButtonRoute, addRecordRestoreRoute, recordResource } from './routes/records';
 import { addResourceRoutes } from './routes/resource';
 import { moduleResource, spaceResource } from './routes/structure';
 
@@ -21,6 +21,7 @@ export function createCommandRouter(deps: CommandDeps): Router {
   addRemoteLinkRoutes(router, deps);
   addResourceRoutes(router, deps, recordResource(deps));
   addRecordRestoreRoute(router, deps);
+  addButtonRoute(router, deps);
   addResourceRoutes(router, deps, labelResource());
   addResourceRoutes(router, deps, segmentResource(deps));
   const catalogue = catalogueResources(deps);

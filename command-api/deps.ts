@@ -1,3 +1,4 @@
+import type { OutboundHttp } from '../infra/outbound/port';
 import type { IdAllocator } from './kit/id-allocator';
 import type { IdempotencyKeys } from './kit/idempotency';
 import type { CommandHandler } from './kit/handler';
@@ -9,6 +10,8 @@ export interface CommandDeps {
   readonly idempotency: IdempotencyKeys;
   readonly newCommandId: () => string;
   readonly reads: CommandReads;
+  /** Calls to user-configured addresses, behind the SSRF guard. */
+  readonly outbound: OutboundHttp;
 }
 
 /**

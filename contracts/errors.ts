@@ -24,6 +24,7 @@ export const ERROR_CODES = {
   rate_limited: { code: 'E4290', status: 429 },
   internal: { code: 'E5000', status: 500 },
   not_configured: { code: 'E5010', status: 501 },
+  upstream_failed: { code: 'E5020', status: 502 },
   unavailable: { code: 'E5030', status: 503 },
   position_timeout: { code: 'E5040', status: 504 },
 } as const;

@@ -46,6 +46,9 @@ export const configSchema = z.object({
   PROJECTIONS_THREAD: booleanFlag.default(true),
   RELAY: booleanFlag.default(true),
   REBUILD_THREADS: z.coerce.number().int().min(0).max(8).default(1),
+  /** Let outbound calls (button webhooks) reach private and loopback addresses: development only. */
+  OUTBOUND_ALLOW_PRIVATE: booleanFlag.default(false),
+  OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(60000).default(10000),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -39,7 +39,16 @@ export type RecordCommand =
   | { readonly kind: 'RestoreRecord'; readonly moduleActive: boolean }
   /** `labelExists`: whether the label is a live label of the record's system (the route reads it). */
   | { readonly kind: 'LabelRecord'; readonly labelId: number; readonly labelExists: boolean }
-  | { readonly kind: 'UnlabelRecord'; readonly labelId: number };
+  | { readonly kind: 'UnlabelRecord'; readonly labelId: number }
+  /** What the button's webhook answered (the route made the call). */
+  | {
+      readonly kind: 'RecordButtonPress';
+      readonly fieldId: number;
+      readonly ok: boolean;
+      readonly status: number | null;
+      readonly durationMs: number;
+      readonly error?: string;
+    };
 
 function sameValue(a: FieldValue | undefined, b: FieldValue | undefined): boolean {
   return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
@@ -116,6 +125,10 @@ export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
         ? []
         : [{ type: 'RecordLabelled', data: { recordId: state.recordId, labelId: command.labelId } }];
     }
+    if (command.kind === 'RecordButtonPress') {
+      const { kind: _kind, ...outcome } = command;
+      return [{ type: 'ButtonPressed', data: { recordId: state.recordId, ...outcome } }];
+    }
     if (command.kind === 'UnlabelRecord') {
       if (!state.labelIds.includes(command.labelId))
         throw new PlatformError(
@@ -149,6 +162,8 @@ export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
         return { ...state, status: 'deleted' };
       case 'RecordRestored':
         return { ...state, status: 'active' };
+      case 'ButtonPressed':
+        return state;
       case 'RecordLabelled':
         return { ...state, labelIds: [...state.labelIds, event.data.labelId] };
       case 'RecordUnlabelled':

@@ -1,4 +1,6 @@
 import type { Router } from 'express';
+import { PlatformError } from '../../contracts/errors';
+import { OutboundError } from '../../infra/outbound/port';
 import { z } from 'zod';
 import {
   fieldKeySchema,
@@ -132,5 +134,63 @@ export function addRecordRestoreRoute(router: Router, deps: CommandDeps): void {
       preconditions(req),
     );
     sendResult(res, 200, result, recordView(result.state));
+  });
+}
+
+/**
+ * `POST /record/{recordId}/button/{fieldId}`: presses a button field. The button's webhook gets the record
+ * (through the SSRF guard); what it answered is recorded as `ButtonPressed` and returned. A 2xx is `ok`;
+ * another status is still a press (`ok: false`); no answer at all is a 502.
+ */
+export function addButtonRoute(router: Router, deps: CommandDeps): void {
+  router.post('/record/:recordId/button/:fieldId', async (req, res) => {
+    const principal = authorize(req, 'record', 'update');
+    const recordId = idParam(req, 'recordId');
+    const fieldId = idParam(req, 'fieldId');
+    const stream = streamName('record', principal.tenant, recordId);
+    const record = await deps.handler.load(stream, recordDecider);
+    if (record.state.status !== 'active')
+      throw new PlatformError('not_found', `record ${recordId} not found`);
+    const module = await moduleFields(deps, principal.tenant, record.state.moduleId);
+    const field = module?.fields.find((candidate) => candidate.fieldId === fieldId);
+    if (!field) throw new PlatformError('not_found', `field ${fieldId} not found in the record's module`);
+    if (field.type !== 'button')
+      throw new PlatformError('validation_failed', `field ${fieldId} is not a button`);
+    let outcome: { ok: boolean; status: number | null; durationMs: number; error?: string };
+    try {
+      const answer = await deps.outbound.postJson(String(field.config.webhookUrl), {
+        event: 'button.pressed',
+        system: principal.tenant,
+        field: { id: field.fieldId, key: field.key, name: field.name },
+        record: recordView(record.state),
+        pressedBy: principal.userId,
+        pressedAt: new Date().toISOString(),
+      });
+      outcome = {
+        ok: answer.status >= 200 && answer.status < 300,
+        status: answer.status,
+        durationMs: answer.durationMs,
+      };
+    } catch (error) {
+      if (!(error instanceof OutboundError)) throw error;
+      if (error.reason === 'refused-address')
+        throw new PlatformError(
+          'validation_failed',
+          `the button's webhook address is not allowed: ${error.message}`,
+        );
+      outcome = { ok: false, status: null, durationMs: 0, error: error.message };
+    }
+    const result = await deps.handler.handle(
+      stream,
+      recordDecider,
+      { kind: 'RecordButtonPress', fieldId, ...outcome },
+      commandContext(req, principal, deps.newCommandId()),
+    );
+    if (outcome.status === null)
+      throw new PlatformError(
+        'upstream_failed',
+        `the button's webhook did not answer: ${outcome.error ?? ''}`,
+      );
+    sendResult(res, 200, result, { recordId, fieldId, ok: outcome.ok, status: outcome.status });
   });
 }

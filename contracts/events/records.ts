@@ -69,6 +69,15 @@ export type FieldChange = z.infer<typeof fieldChange>;
 export const recordUpdated = z.object({ recordId: id, changes: z.array(fieldChange).min(1) });
 export const recordDeleted = z.object({ recordId: id, moduleId: id, spaceId: id });
 export const recordRestored = z.object({ recordId: id, moduleId: id, spaceId: id });
+/** A button field was pressed: its webhook answered (`ok` for 2xx), or could not be reached (`status` null). */
+export const buttonPressed = z.object({
+  recordId: id,
+  fieldId: id,
+  ok: z.boolean(),
+  status: z.number().int().nullable(),
+  durationMs: z.number().nonnegative(),
+  error: z.string().optional(),
+});
 export const recordLabelled = z.object({ recordId: id, labelId: id });
 export const recordUnlabelled = z.object({ recordId: id, labelId: id });
 
@@ -136,6 +145,7 @@ export type RecordEvent =
   | { type: 'RecordUpdated'; data: RecordUpdatedData }
   | { type: 'RecordDeleted'; data: z.infer<typeof recordDeleted> }
   | { type: 'RecordRestored'; data: z.infer<typeof recordRestored> }
+  | { type: 'ButtonPressed'; data: z.infer<typeof buttonPressed> }
   | { type: 'RecordLabelled'; data: z.infer<typeof recordLabelled> }
   | { type: 'RecordUnlabelled'; data: z.infer<typeof recordUnlabelled> };
 
@@ -164,6 +174,7 @@ export const RECORDS_EVENTS: readonly EventDefinition[] = [
   { type: 'RecordUpdated', version: 1, schema: recordUpdated },
   { type: 'RecordDeleted', version: 1, schema: recordDeleted },
   { type: 'RecordRestored', version: 1, schema: recordRestored },
+  { type: 'ButtonPressed', version: 1, schema: buttonPressed },
   { type: 'RecordLabelled', version: 1, schema: recordLabelled },
   { type: 'RecordUnlabelled', version: 1, schema: recordUnlabelled },
   { type: 'SegmentCreated', version: 1, schema: segmentCreated },

@@ -1,0 +1,126 @@
+import { lookup } from 'node:dns/promises';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { BlockList, isIP } from 'node:net';
+import { OutboundError, type OutboundHttp, type OutboundResponse } from './port';
+
+export const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/** Private, loopback, link-local (cloud metadata), carrier-grade NAT, unspecified and multicast ranges. */
+const NON_PUBLIC = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  NON_PUBLIC.addSubnet(network, prefix, 'ipv4');
+for (const [network, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const)
+  NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
+
+/** Whether an address is outside the public internet (an IPv4-mapped IPv6 address counts as its IPv4). */
+export function isNonPublicAddress(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return NON_PUBLIC.check(mapped[1]!, 'ipv4');
+  const family = isIP(address);
+  if (family === 0) return true;
+  return NON_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+export interface GuardedHttpOptions {
+  /** Allow private and loopback addresses (local development and tests only). */
+  readonly allowNonPublic: boolean;
+  readonly timeoutMs: number;
+  /** Name resolution; the platform's resolver by default. */
+  readonly resolve?: (hostname: string) => Promise<string[]>;
+}
+
+async function systemResolve(hostname: string): Promise<string[]> {
+  return (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
+}
+
+/**
+ * Outbound HTTP behind an SSRF guard: the host is resolved once, every address it resolves to must be
+ * public (unless allowed), and the connection goes to that pinned address (so a second, different answer
+ * from DNS cannot redirect it). Redirects are returned, not followed; answers are cut at 64 KB.
+ */
+export function guardedHttp(options: GuardedHttpOptions): OutboundHttp {
+  const resolve = options.resolve ?? systemResolve;
+  return {
+    async postJson(url: string, body: unknown): Promise<OutboundResponse> {
+      const target = new URL(url);
+      if (target.protocol !== 'https:' && target.protocol !== 'http:')
+        throw new OutboundError(
+          'refused-address',
+          `only http(s) addresses are called, not ${target.protocol}`,
+        );
+      const hostname = target.hostname.replace(/^\[|\]$/g, '');
+      let addresses: string[];
+      try {
+        addresses = isIP(hostname) ? [hostname] : await resolve(hostname);
+      } catch (error) {
+        throw new OutboundError('unreachable', `${hostname} does not resolve: ${String(error)}`);
+      }
+      if (addresses.length === 0) throw new OutboundError('unreachable', `${hostname} does not resolve`);
+      if (!options.allowNonPublic && addresses.some(isNonPublicAddress))
+        throw new OutboundError('refused-address', `${hostname} resolves to a private or reserved address`);
+      const pinned = addresses[0]!;
+      const payload = JSON.stringify(body);
+      const started = performance.now();
+      return new Promise<OutboundResponse>((resolveCall, reject) => {
+        const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+        const call = send(
+          target,
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+            // Connect to the address checked above, whatever DNS would answer now.
+            lookup: (_host, lookupOptions, callback) => {
+              const family = isIP(pinned);
+              if ((lookupOptions as { all?: boolean }).all) callback(null, [{ address: pinned, family }]);
+              else callback(null, pinned, family);
+            },
+            timeout: options.timeoutMs,
+          },
+          (response) => {
+            const chunks: Buffer[] = [];
+            let size = 0;
+            response.on('data', (chunk: Buffer) => {
+              if (size < MAX_RESPONSE_BYTES) chunks.push(chunk.subarray(0, MAX_RESPONSE_BYTES - size));
+              size += chunk.length;
+            });
+            response.on('end', () =>
+              resolveCall({
+                status: response.statusCode ?? 0,
+                body: Buffer.concat(chunks).toString('utf8'),
+                durationMs: performance.now() - started,
+              }),
+            );
+            response.on('error', (error) => reject(new OutboundError('unreachable', error.message)));
+          },
+        );
+        call.on('timeout', () => {
+          call.destroy();
+          reject(
+            new OutboundError('timeout', `${target.host} did not answer within ${options.timeoutMs} ms`),
+          );
+        });
+        call.on('error', (error) => reject(new OutboundError('unreachable', error.message)));
+        call.end(payload);
+      });
+    },
+  };
+}
