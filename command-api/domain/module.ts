@@ -19,6 +19,11 @@ export interface ModuleState {
   readonly description: string | null;
   /** The module's record schema, ordered by position. */
   readonly fields: readonly FieldDefinition[];
+  /**
+   * Keys of removed fields. They are never used again: records keep the old values under them, and a new
+   * field of another type would read those values as its own.
+   */
+  readonly retiredKeys: readonly string[];
 }
 
 export type ModuleCommand =
@@ -91,7 +96,11 @@ function derivedKey(name: string, fieldId: number, state: ModuleState): string {
     .replace(/^_+|_+$/g, '')
     .slice(0, 48);
   if (slug === '' || !fieldKeySchema.safeParse(slug).success) return `field_${fieldId}`;
-  return state.fields.some((field) => field.key === slug) ? `${slug}_${fieldId}` : slug;
+  return keyTaken(state, slug) ? `${slug}_${fieldId}` : slug;
+}
+
+function keyTaken(state: ModuleState, key: string): boolean {
+  return state.fields.some((field) => field.key === key) || state.retiredKeys.includes(key);
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -105,10 +114,12 @@ function decideField(command: ModuleCommand, state: ModuleState): ModuleEvent[] 
       if (state.fields.some((field) => field.fieldId === command.fieldId))
         throw new PlatformError('conflict', `field ${command.fieldId} already exists`);
       const key = command.key ?? derivedKey(command.name, command.fieldId, state);
-      if (state.fields.some((field) => field.key === key))
-        throw new PlatformError('conflict', `module ${moduleId} already has a field with key "${key}"`, [
-          { path: 'key', message: 'already used in this module' },
-        ]);
+      if (keyTaken(state, key))
+        throw new PlatformError(
+          'conflict',
+          `module ${moduleId} already has or had a field with key "${key}"; a key is never reused`,
+          [{ path: 'key', message: 'already used in this module' }],
+        );
       if (state.fields.length >= MAX_FIELDS_PER_MODULE)
         throw new PlatformError('validation_failed', `a module has at most ${MAX_FIELDS_PER_MODULE} fields`);
       const config = checkedConfig(command.type, command.config, command.relationTargetExists);
@@ -181,7 +192,15 @@ function byPosition(a: FieldDefinition, b: FieldDefinition): number {
 }
 
 export const moduleDecider: Decider<ModuleState, ModuleCommand, ModuleEvent> = {
-  initialState: { status: 'none', moduleId: 0, spaceId: 0, name: '', description: null, fields: [] },
+  initialState: {
+    status: 'none',
+    moduleId: 0,
+    spaceId: 0,
+    name: '',
+    description: null,
+    fields: [],
+    retiredKeys: [],
+  },
 
   decide(command, state) {
     if (command.kind === 'CreateModule') {
@@ -240,6 +259,7 @@ export const moduleDecider: Decider<ModuleState, ModuleCommand, ModuleEvent> = {
           name: event.data.name,
           description: event.data.description,
           fields: [],
+          retiredKeys: [],
         };
       case 'ModuleUpdated':
         return withLabels(state, event.data);
@@ -259,8 +279,14 @@ export const moduleDecider: Decider<ModuleState, ModuleCommand, ModuleEvent> = {
           fields: state.fields.map((field) => (field.fieldId === fieldId ? { ...field, ...change } : field)),
         };
       }
-      case 'FieldRemoved':
-        return { ...state, fields: state.fields.filter((field) => field.fieldId !== event.data.fieldId) };
+      case 'FieldRemoved': {
+        const removed = state.fields.find((field) => field.fieldId === event.data.fieldId);
+        return {
+          ...state,
+          fields: state.fields.filter((field) => field.fieldId !== event.data.fieldId),
+          retiredKeys: removed ? [...state.retiredKeys, removed.key] : state.retiredKeys,
+        };
+      }
       case 'FieldsOrdered': {
         const positions = new Map(event.data.fieldIds.map((fieldId, index) => [fieldId, index + 1]));
         return {

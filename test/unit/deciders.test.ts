@@ -163,6 +163,7 @@ describe('module decider', () => {
         name: 'Leads',
         description: null,
         fields: [],
+        retiredKeys: [],
       });
     });
 

@@ -188,6 +188,27 @@ describe('module decider: fields', () => {
   });
 
   describe('RemoveField and OrderFields', () => {
+    test("a removed field's key is never used again (records keep values under it)", () => {
+      const removed: ModuleEvent = { type: 'FieldRemoved', data: { moduleId: 12, fieldId: 1 } };
+      spec
+        .given([moduleCreated, stageAdded, removed])
+        .when(addField({ key: 'stage' }))
+        .thenThrows('conflict');
+      spec
+        .given([moduleCreated, stageAdded, removed])
+        .when(addField({ name: 'Stage', type: 'text' }))
+        .then([
+          {
+            type: 'FieldAdded',
+            data: {
+              moduleId: 12,
+              spaceId: 7,
+              field: { ...definition(3, 'stage_3', 'text'), name: 'Stage', position: 1 },
+            },
+          },
+        ]);
+    });
+
     test('removes a field', () => {
       const state = spec
         .given([moduleCreated, stageAdded, amountAdded])
