@@ -72,3 +72,29 @@ export function attributesDecider(
     },
   };
 }
+
+/** An entity whose events are `<Prefix>Created`, `<Prefix>Updated` and `<Prefix>Deleted`. */
+function attributesEntity(
+  noun: string,
+  eventPrefix: string,
+  idKey: string,
+  category?: string,
+): AttributesEntity {
+  return {
+    noun,
+    ...(category !== undefined && { category }),
+    idKey,
+    events: {
+      created: `${eventPrefix}Created`,
+      updated: `${eventPrefix}Updated`,
+      deleted: `${eventPrefix}Deleted`,
+    },
+  };
+}
+
+export const CATEGORY = attributesEntity('category', 'Category', 'categoryId');
+export const TEAM = attributesEntity('team', 'Team', 'teamId');
+export const MENU = attributesEntity('menu', 'Menu', 'menuId');
+export const FIELD_GROUP = attributesEntity('field-group', 'FieldGroup', 'fieldGroupId', 'fieldGroup');
+export const LABEL = attributesEntity('label', 'Label', 'labelId');
+export const SEGMENT = attributesEntity('segment', 'Segment', 'segmentId');

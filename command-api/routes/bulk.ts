@@ -14,7 +14,7 @@ import { authorize, commandContext, idempotencyKey } from './context';
 import { recordResource } from './records';
 
 /** Items per bulk request. */
-export const BULK_MAX_ITEMS = 1000;
+const BULK_MAX_ITEMS = 1000;
 /** Items decided at once: their appends share group commits without holding a whole request in flight. */
 const CONCURRENT_ITEMS = 100;
 
@@ -29,7 +29,6 @@ const bulkDelete = z.strictObject({
     .min(1, 'at least one id')
     .max(BULK_MAX_ITEMS, `at most ${BULK_MAX_ITEMS} ids per request`),
 });
-const updateItem = z.object({ id: z.number().int().positive() }).loose();
 
 type ItemResult =
   | { readonly index: number; readonly status: number; readonly id: number }
@@ -106,8 +105,12 @@ export function addBulkRecordRoutes(router: Router, deps: CommandDeps): void {
     const principal = authorize(req, 'record', 'update');
     const body = validate(bulkWrite, req.body, 'body');
     await runItems(req, res, body.items.length, async (index) => {
-      const { id } = validate(updateItem, body.items[index], `item ${index}`);
       const item = validate(records.updateBody, body.items[index], `item ${index}`);
+      const { id } = item;
+      if (id === undefined)
+        throw new PlatformError('validation_failed', `item ${index}: every item needs the record's "id"`, [
+          { path: 'id', message: 'required' },
+        ]);
       const result = await deps.handler.handle(
         streamName('record', principal.tenant, id),
         recordDecider,

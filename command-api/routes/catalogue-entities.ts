@@ -1,17 +1,12 @@
 import { z } from 'zod';
 import { PlatformError } from '../../contracts/errors';
 import { streamName } from '../../contracts/streams';
-import {
-  attributesDecider,
-  type AttributesCommand,
-  type AttributesEntity,
-  type AttributesState,
-} from '../domain/attributes';
+import { attributesDecider, CATEGORY, FIELD_GROUP, MENU, TEAM } from '../domain/attributes';
 import { moduleDecider } from '../domain/module';
 import { userDecider } from '../domain/user';
 import type { CommandDeps } from '../deps';
 import type { Decider, DomainEvent } from '../kit/decider';
-import type { Resource } from './resource';
+import { attributesResource, updateOf } from './attributes-resource';
 
 const id = z.number().int().positive();
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
@@ -35,76 +30,6 @@ const menuItem = z
     (item) => item.moduleId !== undefined || item.url !== undefined,
     'an item opens a moduleId or a url',
   );
-
-/** Makes every key optional and adds the optional body `id` of `PUT /<noun>`. */
-function updateOf<Shape extends z.ZodRawShape>(shape: Shape) {
-  return z.strictObject({ id: id.optional() }).extend(z.strictObject(shape).partial().shape);
-}
-
-type Attributes = Record<string, unknown>;
-
-interface AttributesResourceSpec<
-  Create extends Attributes,
-  Update extends Attributes & { id?: number | undefined },
-> {
-  readonly entity: AttributesEntity;
-  readonly idParam: string;
-  readonly createBody: z.ZodType<Create>;
-  readonly updateBody: z.ZodType<Update>;
-  /** Checks what the new attributes point at (404s and 400s); returns what to store. */
-  checkCreate(body: Create, tenant: string): Promise<Attributes>;
-  checkUpdate(body: Omit<Update, 'id'>, tenant: string, id: number): Promise<Attributes>;
-}
-
-function attributesResource<
-  Create extends Attributes,
-  Update extends Attributes & { id?: number | undefined },
->(
-  spec: AttributesResourceSpec<Create, Update>,
-): Resource<AttributesState, AttributesCommand, DomainEvent, Create, Update> {
-  return {
-    noun: spec.entity.noun,
-    ...(spec.entity.category !== undefined && { category: spec.entity.category }),
-    idParam: spec.idParam,
-    decider: attributesDecider(spec.entity),
-    createBody: spec.createBody,
-    updateBody: spec.updateBody,
-    async prepareCreate(body, tenant) {
-      const attributes = await spec.checkCreate(body, tenant);
-      return (entityId) => ({ kind: 'Create', id: entityId, attributes });
-    },
-    async prepareUpdate(body, tenant, entityId) {
-      const { id: _bodyId, ...change } = body;
-      return { kind: 'Update', attributes: await spec.checkUpdate(change, tenant, entityId) };
-    },
-    prepareDelete: async () => ({ kind: 'Delete' }),
-    view: (state) => ({ id: state.id, ...state.attributes }),
-  };
-}
-
-/** An entity whose events are `<Prefix>Created`, `<Prefix>Updated` and `<Prefix>Deleted`. */
-function attributesEntity(
-  noun: string,
-  eventPrefix: string,
-  idKey: string,
-  category?: string,
-): AttributesEntity {
-  return {
-    noun,
-    ...(category !== undefined && { category }),
-    idKey,
-    events: {
-      created: `${eventPrefix}Created`,
-      updated: `${eventPrefix}Updated`,
-      deleted: `${eventPrefix}Deleted`,
-    },
-  };
-}
-
-export const CATEGORY = attributesEntity('category', 'Category', 'categoryId');
-export const TEAM = attributesEntity('team', 'Team', 'teamId');
-export const MENU = attributesEntity('menu', 'Menu', 'menuId');
-export const FIELD_GROUP = attributesEntity('field-group', 'FieldGroup', 'fieldGroupId', 'fieldGroup');
 
 const MAX_CATEGORY_DEPTH = 32;
 

@@ -1,8 +1,8 @@
 import type { Request, Response, Router } from 'express';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { PlatformError } from '../../contracts/errors';
 import { streamName } from '../../contracts/streams';
-import { idParam, optionalId } from '../../infra/http/params';
+import { optionalId } from '../../infra/http/params';
 import { validate } from '../../contracts/validation';
 import type { CommandDeps } from '../deps';
 import type { Decider, DomainEvent } from '../kit/decider';
@@ -26,6 +26,8 @@ export interface Resource<
   /** When the noun is no stream category (`field-group`: categories have no `-`). */
   readonly category?: string;
   readonly idParam: string;
+  /** Also `DELETE /<noun>` with `{"id": …}` in the body (beside `DELETE /<noun>/{id}`). */
+  readonly deleteByBody?: boolean;
   readonly decider: Decider<State, Command, Event>;
   readonly createBody: z.ZodType<CreateBody>;
   readonly updateBody: z.ZodType<UpdateBody>;
@@ -40,6 +42,11 @@ export interface Resource<
   prepareDelete(tenant: string, id: number): Promise<Command>;
   view(state: State): Record<string, unknown>;
 }
+
+const bodyId = z.strictObject(
+  { id: z.number().int().positive() },
+  { error: 'the body must be {"id": <id>}' },
+);
 
 /** Adds the resource's routes to `router` (one flat router: nested ones cost on every request). */
 export function addResourceRoutes<
@@ -102,9 +109,9 @@ export function addResourceRoutes<
   router.put(`/${noun}`, update);
   router.put(`/${noun}/:${resource.idParam}`, update);
 
-  router.delete(`/${noun}/:${resource.idParam}`, async (req, res) => {
+  const remove = async (req: Request, res: Response): Promise<void> => {
     const principal = authorize(req, category, 'delete');
-    const id = idParam(req, resource.idParam);
+    const id = optionalId(req, resource.idParam) ?? validate(bodyId, req.body ?? {}, 'body').id;
     const result = await deps.handler.handle(
       streamName(category, principal.tenant, id),
       decider,
@@ -113,5 +120,7 @@ export function addResourceRoutes<
       preconditions(req),
     );
     sendResult(res, 200, result, { id, deleted: true });
-  });
+  };
+  if (resource.deleteByBody) router.delete(`/${noun}`, remove);
+  router.delete(`/${noun}/:${resource.idParam}`, remove);
 }

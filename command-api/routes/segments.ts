@@ -1,30 +1,17 @@
 import { z } from 'zod';
-import type { SegmentEvent } from '../../contracts/events/records';
+import { PlatformError } from '../../contracts/errors';
 import { parseFilter, parseOrder } from '../../contracts/query/parse';
 import { RECORD_FIELDS } from '../../contracts/query/record-fields';
 import { resolveFilter, resolveOrder } from '../../contracts/query/resolve';
 import { streamName } from '../../contracts/streams';
-import { segmentDecider, type SegmentCommand, type SegmentState } from '../domain/segment';
+import { SEGMENT } from '../domain/attributes';
 import { spaceDecider } from '../domain/space';
 import type { CommandDeps } from '../deps';
-import type { Resource } from './resource';
+import { attributesResource, updateOf } from './attributes-resource';
 
 const id = z.number().int().positive();
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const listText = z.string().trim().max(4000, 'must be at most 4000 characters').nullable();
-
-const createSegment = z.strictObject({
-  spaceId: id,
-  name,
-  filter: listText.optional(),
-  order: listText.optional(),
-});
-const updateSegment = z.strictObject({
-  id: id.optional(),
-  name: name.optional(),
-  filter: listText.optional(),
-  order: listText.optional(),
-});
 
 /**
  * A segment's filter and order are checked as a record list would check them (a syntax error is a 400 that
@@ -41,53 +28,37 @@ function checkedListText(
   return text;
 }
 
-/** Saved segments: a named filter of one space's records, for lists and (later) semantic search. */
-export function segmentResource(
-  deps: CommandDeps,
-): Resource<
-  SegmentState,
-  SegmentCommand,
-  SegmentEvent,
-  z.infer<typeof createSegment>,
-  z.infer<typeof updateSegment>
-> {
-  return {
-    noun: 'segment',
+/** Saved segments: a named filter (and order) of one space's records, for lists and semantic search. */
+export function segmentResource(deps: CommandDeps) {
+  return attributesResource({
+    entity: SEGMENT,
     idParam: 'segmentId',
-    decider: segmentDecider,
-    createBody: createSegment,
-    updateBody: updateSegment,
-    async prepareCreate(body, tenant) {
+    createBody: z.strictObject({
+      spaceId: id,
+      name,
+      filter: listText.optional(),
+      order: listText.optional(),
+    }),
+    // A segment stays in its space.
+    updateBody: updateOf({ name, filter: listText, order: listText }),
+    async checkCreate(body, tenant) {
       const filter = checkedListText(body.filter, 'filter') ?? null;
       const order = checkedListText(body.order, 'order') ?? null;
       const space = await deps.handler.load(streamName('space', tenant, body.spaceId), spaceDecider);
-      return (segmentId) => ({
-        kind: 'CreateSegment',
-        segmentId,
-        spaceId: body.spaceId,
-        spaceExists: space.state.status === 'active',
-        name: body.name,
-        filter,
-        order,
-      });
+      if (space.state.status !== 'active')
+        throw new PlatformError('validation_failed', `space ${body.spaceId} does not exist`, [
+          { path: 'spaceId', message: 'no such space' },
+        ]);
+      return { spaceId: body.spaceId, name: body.name, filter, order };
     },
-    async prepareUpdate(body) {
+    async checkUpdate(body) {
       const filter = checkedListText(body.filter, 'filter');
       const order = checkedListText(body.order, 'order');
       return {
-        kind: 'UpdateSegment',
         ...(body.name !== undefined && { name: body.name }),
         ...(filter !== undefined && { filter }),
         ...(order !== undefined && { order }),
       };
     },
-    prepareDelete: async () => ({ kind: 'DeleteSegment' }),
-    view: (state) => ({
-      id: state.segmentId,
-      spaceId: state.spaceId,
-      name: state.name,
-      filter: state.filter,
-      order: state.order,
-    }),
-  };
+  });
 }

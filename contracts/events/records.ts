@@ -149,16 +149,6 @@ export type RecordEvent =
   | { type: 'RecordLabelled'; data: z.infer<typeof recordLabelled> }
   | { type: 'RecordUnlabelled'; data: z.infer<typeof recordUnlabelled> };
 
-export type SegmentEvent =
-  | { type: 'SegmentCreated'; data: z.infer<typeof segmentCreated> }
-  | { type: 'SegmentUpdated'; data: z.infer<typeof segmentUpdated> }
-  | { type: 'SegmentDeleted'; data: z.infer<typeof segmentDeleted> };
-
-export type LabelEvent =
-  | { type: 'LabelCreated'; data: z.infer<typeof labelCreated> }
-  | { type: 'LabelUpdated'; data: z.infer<typeof labelUpdated> }
-  | { type: 'LabelDeleted'; data: z.infer<typeof labelDeleted> };
-
 export const RECORDS_EVENTS: readonly EventDefinition[] = [
   { type: 'SpaceCreated', version: 1, schema: spaceCreated },
   { type: 'SpaceUpdated', version: 1, schema: spaceUpdated },

@@ -5,12 +5,13 @@ import { recordsProjection } from './records';
 import {
   categoriesProjection,
   fieldGroupsProjection,
+  labelsProjection,
   menusProjection,
+  segmentsProjection,
   teamsProjection,
 } from './catalogue-entities';
 import { auditProjection, fieldHistoryProjection } from './history';
 import { remoteLinksProjection } from './remote-links';
-import { labelsProjection, segmentsProjection } from './labels-and-segments';
 import { modulesProjection, spacesProjection } from './spaces-and-modules';
 
 /** Every read-model projection the platform runs (the relay is not one: it writes no read model). */

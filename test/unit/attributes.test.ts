@@ -1,5 +1,4 @@
-import { attributesDecider } from '../../command-api/domain/attributes';
-import { CATEGORY } from '../../command-api/routes/catalogue-entities';
+import { attributesDecider, CATEGORY } from '../../command-api/domain/attributes';
 import type { DomainEvent } from '../../command-api/kit/decider';
 import { deciderSpec } from '../support/given-when-then';
 

@@ -1,40 +1,46 @@
-import { labelDecider } from '../../command-api/domain/label';
+import { attributesDecider, LABEL, SEGMENT } from '../../command-api/domain/attributes';
+import type { DomainEvent } from '../../command-api/kit/decider';
 import { recordDecider } from '../../command-api/domain/record';
-import { segmentDecider } from '../../command-api/domain/segment';
-import type { LabelEvent, RecordEvent, SegmentEvent } from '../../contracts/events/records';
+import type { RecordEvent } from '../../contracts/events/records';
 import { streamName } from '../../contracts/streams';
-import { labelsProjection } from '../../projections/read-models/labels-and-segments';
+import { labelsProjection } from '../../projections/read-models/catalogue-entities';
 import { recordsProjection } from '../../projections/read-models/records';
 import { deciderSpec, EventLog, projectionSpec, TEST_TENANT } from '../support/given-when-then';
 
-describe('label decider', () => {
-  const spec = deciderSpec(labelDecider);
-  const created: LabelEvent = { type: 'LabelCreated', data: { labelId: 4, name: 'VIP', color: '#ff0000' } };
+describe('label decider (the attributes decider with LABEL)', () => {
+  const spec = deciderSpec(attributesDecider(LABEL));
+  const created: DomainEvent = { type: 'LabelCreated', data: { labelId: 4, name: 'VIP', color: '#ff0000' } };
 
   test('creates a label', () => {
     const state = spec
       .given([])
-      .when({ kind: 'CreateLabel', labelId: 4, name: 'VIP', color: '#ff0000' })
+      .when({ kind: 'Create', id: 4, attributes: { name: 'VIP', color: '#ff0000' } })
       .then([created]);
-    expect(state).toEqual({ status: 'active', labelId: 4, name: 'VIP', color: '#ff0000' });
+    expect(state).toEqual({ status: 'active', id: 4, attributes: { name: 'VIP', color: '#ff0000' } });
   });
 
   test('changes only what differs; the same values change nothing', () => {
     spec
       .given([created])
-      .when({ kind: 'UpdateLabel', name: 'VIP', color: '#00ff00' })
+      .when({ kind: 'Update', attributes: { name: 'VIP', color: '#00ff00' } })
       .then([{ type: 'LabelUpdated', data: { labelId: 4, color: '#00ff00' } }]);
-    spec.given([created]).when({ kind: 'UpdateLabel', name: 'VIP' }).thenNothingHappens();
+    spec
+      .given([created])
+      .when({ kind: 'Update', attributes: { name: 'VIP' } })
+      .thenNothingHappens();
   });
 
   test('deletes a label once; a missing or deleted label is not found', () => {
-    const deleted: LabelEvent = { type: 'LabelDeleted', data: { labelId: 4 } };
-    spec.given([created]).when({ kind: 'DeleteLabel' }).then([deleted]);
-    spec.given([created, deleted]).when({ kind: 'DeleteLabel' }).thenThrows('not_found');
-    spec.given([]).when({ kind: 'UpdateLabel', name: 'x' }).thenThrows('not_found');
+    const deleted: DomainEvent = { type: 'LabelDeleted', data: { labelId: 4 } };
+    spec.given([created]).when({ kind: 'Delete' }).then([deleted]);
+    spec.given([created, deleted]).when({ kind: 'Delete' }).thenThrows('not_found');
+    spec
+      .given([])
+      .when({ kind: 'Update', attributes: { name: 'x' } })
+      .thenThrows('not_found');
     spec
       .given([created])
-      .when({ kind: 'CreateLabel', labelId: 4, name: 'Other', color: '#000000' })
+      .when({ kind: 'Create', id: 4, attributes: { name: 'Other', color: '#000000' } })
       .thenThrows('conflict');
   });
 });
@@ -145,40 +151,35 @@ describe('labels in the read models', () => {
   });
 });
 
-describe('segment decider', () => {
-  const spec = deciderSpec(segmentDecider);
-  const created: SegmentEvent = {
+describe('segment decider (the attributes decider with SEGMENT; the route checks the space)', () => {
+  const spec = deciderSpec(attributesDecider(SEGMENT));
+  const created: DomainEvent = {
     type: 'SegmentCreated',
     data: { segmentId: 3, spaceId: 7, name: 'Big deals', filter: 'name~Big%', order: null },
   };
   const create = {
-    kind: 'CreateSegment' as const,
-    segmentId: 3,
-    spaceId: 7,
-    spaceExists: true,
-    name: 'Big deals',
-    filter: 'name~Big%',
-    order: null,
+    kind: 'Create' as const,
+    id: 3,
+    attributes: { spaceId: 7, name: 'Big deals', filter: 'name~Big%', order: null },
   };
 
-  test('creates a segment of an existing space', () => {
+  test('creates a segment once', () => {
     const state = spec.given([]).when(create).then([created]);
-    expect(state).toMatchObject({ status: 'active', filter: 'name~Big%' });
-    spec
-      .given([])
-      .when({ ...create, spaceExists: false })
-      .thenThrows('validation_failed');
+    expect(state).toMatchObject({ status: 'active', attributes: { filter: 'name~Big%' } });
     spec.given([created]).when(create).thenThrows('conflict');
   });
 
   test('changes what differs (null clears the filter); deletes once', () => {
     spec
       .given([created])
-      .when({ kind: 'UpdateSegment', name: 'Big deals', filter: null, order: 'name;ASC' })
+      .when({ kind: 'Update', attributes: { name: 'Big deals', filter: null, order: 'name;ASC' } })
       .then([{ type: 'SegmentUpdated', data: { segmentId: 3, filter: null, order: 'name;ASC' } }]);
-    spec.given([created]).when({ kind: 'UpdateSegment', filter: 'name~Big%' }).thenNothingHappens();
-    const deleted: SegmentEvent = { type: 'SegmentDeleted', data: { segmentId: 3 } };
-    spec.given([created]).when({ kind: 'DeleteSegment' }).then([deleted]);
-    spec.given([created, deleted]).when({ kind: 'DeleteSegment' }).thenThrows('not_found');
+    spec
+      .given([created])
+      .when({ kind: 'Update', attributes: { filter: 'name~Big%' } })
+      .thenNothingHappens();
+    const deleted: DomainEvent = { type: 'SegmentDeleted', data: { segmentId: 3 } };
+    spec.given([created]).when({ kind: 'Delete' }).then([deleted]);
+    spec.given([created, deleted]).when({ kind: 'Delete' }).thenThrows('not_found');
   });
 });
