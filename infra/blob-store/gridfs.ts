@@ -1,0 +1,49 @@
+import { GridFSBucket, MongoClient } from 'mongodb';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { measuringStream } from './measure';
+import { assertBlobKey, type BlobStore, type StoredBlob } from './port';
+
+export interface GridFsOptions {
+  readonly url: string;
+  readonly database: string;
+  /** GridFS bucket: its collections are `<bucket>.files` and `<bucket>.chunks`. */
+  readonly bucket?: string;
+}
+
+/**
+ * Blobs in MongoDB GridFS, one GridFS file per key (its `filename`). GridFS writes the chunks first and the
+ * files document last, so a blob is visible only once complete; an aborted upload removes its chunks.
+ */
+export async function createGridFsBlobStore(options: GridFsOptions): Promise<BlobStore> {
+  const client = await MongoClient.connect(options.url);
+  const bucket = new GridFSBucket(client.db(options.database), { bucketName: options.bucket ?? 'blobs' });
+  const idsOf = async (key: string) =>
+    (await bucket.find({ filename: key }, { projection: { _id: 1 } }).toArray()).map((file) => file._id);
+  return {
+    async put(key: string, content: Readable, maxBytes: number): Promise<StoredBlob> {
+      assertBlobKey(key);
+      const measure = measuringStream(maxBytes);
+      const upload = bucket.openUploadStream(key);
+      try {
+        await pipeline(content, measure.stream, upload);
+      } catch (error) {
+        await upload.abort().catch(() => undefined);
+        throw error;
+      }
+      return measure.result();
+    },
+    async get(key: string): Promise<Readable | null> {
+      assertBlobKey(key);
+      const [id] = await idsOf(key);
+      return id === undefined ? null : bucket.openDownloadStream(id);
+    },
+    async delete(key: string): Promise<void> {
+      assertBlobKey(key);
+      for (const id of await idsOf(key)) await bucket.delete(id);
+    },
+    async close(): Promise<void> {
+      await client.close();
+    },
+  };
+}

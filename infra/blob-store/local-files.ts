@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { measuringStream } from './measure';
+import { assertBlobKey, type BlobStore, type StoredBlob } from './port';
+
+/**
+ * Blobs as files under `root` (`<root>/<tenant>/<uuid>`). A blob is written to a temporary name, flushed to
+ * disk, then renamed into place, so a crash never leaves half a file under a real key.
+ */
+export function createLocalBlobStore(root: string): BlobStore {
+  const pathOf = (key: string) => {
+    assertBlobKey(key);
+    return join(root, key);
+  };
+  return {
+    async put(key: string, content: Readable, maxBytes: number): Promise<StoredBlob> {
+      const path = pathOf(key);
+      await mkdir(dirname(path), { recursive: true });
+      const partial = `${path}.${randomBytes(6).toString('hex')}.partial`;
+      const measure = measuringStream(maxBytes);
+      try {
+        // `flush`: the file is on disk before it is closed, and so before the rename publishes it.
+        await pipeline(content, measure.stream, createWriteStream(partial, { flags: 'wx', flush: true }));
+        await rename(partial, path);
+        return measure.result();
+      } catch (error) {
+        await rm(partial, { force: true });
+        throw error;
+      }
+    },
+    async get(key: string): Promise<Readable | null> {
+      const path = pathOf(key);
+      try {
+        await stat(path);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        throw error;
+      }
+      return createReadStream(path);
+    },
+    async delete(key: string): Promise<void> {
+      await rm(pathOf(key), { force: true });
+    },
+    close: async () => undefined,
+  };
+}
