@@ -17,3 +17,7 @@ export function mongoReadStoreAdapter(): typeof import('../infra/read-store/mong
 export function kafkaStreamAdapter(): typeof import('../infra/stream/kafka') {
   return require('../infra/stream/kafka') as typeof import('../infra/stream/kafka');
 }
+
+export function gridFsBlobStoreAdapter(): typeof import('../infra/blob-store/gridfs') {
+  return require('../infra/blob-store/gridfs') as typeof import('../infra/blob-store/gridfs');
+}

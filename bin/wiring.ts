@@ -26,11 +26,20 @@ import { ThreadedWindowDecoder } from '../projections/threaded-decoder';
 import type { DecoderThreadData } from '../projections/thread-protocol';
 import type { WindowDecoder } from '../projections/window-decoder';
 import { openSqliteEventStore } from './embedded-stores';
-import { eventStoreDbAdapter, kafkaStreamAdapter, mongoReadStoreAdapter } from './production-adapters';
+import {
+  eventStoreDbAdapter,
+  kafkaStreamAdapter,
+  gridFsBlobStoreAdapter,
+  mongoReadStoreAdapter,
+} from './production-adapters';
 import { Relay } from '../projections/relay';
 import { activeVersionOf } from '../projections/versions';
 import { checkpointName } from '../contracts/read-models';
 import { guardedHttp } from '../infra/outbound/guarded-http';
+import { createLocalBlobStore } from '../infra/blob-store/local-files';
+import type { BlobStore } from '../infra/blob-store/port';
+import { DEFAULT_FILE_CONTENT_TYPES } from '../contracts/files';
+import { FILE_UPLOAD_ROUTE } from '../command-api/routes/files';
 import { readModelCommandReads } from '../infra/read-store/command-reads';
 import { createQueryRouter } from '../query-api/app';
 import { awaitPosition, type ReadConsistency } from '../query-api/consistency';
@@ -58,6 +67,7 @@ export function trackWrites(
 export interface Adapters {
   readonly events: EventStore;
   readonly readStore: ReadStore;
+  readonly blobs: BlobStore;
   readonly stream: () => Promise<Stream>;
   /** Tells the event store that another thread appended (embedded store only; EventStoreDB pushes). */
   readonly wakeEvents: () => void;
@@ -80,11 +90,19 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
           database: config.MONGO_DATABASE,
         })
       : await createSqliteReadStore({ path: join(dataDir, 'read-models.db'), groupCommit: true });
+  const blobs =
+    (config.BLOB_STORE ?? (config.READ_STORE === 'mongodb' ? 'gridfs' : 'local')) === 'gridfs'
+      ? await gridFsBlobStoreAdapter().createGridFsBlobStore({
+          url: config.MONGO_URL!,
+          database: config.MONGO_DATABASE,
+        })
+      : createLocalBlobStore(join(dataDir, 'blobs'));
   let stream: Stream | undefined;
   const streamLogger = logger.child({ component: 'stream' });
   return {
     events,
     readStore,
+    blobs,
     wakeEvents: () => sqliteEvents?.notifyExternalAppend(),
     stream: async () =>
       (stream ??=
@@ -97,6 +115,7 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
           : createInProcessStream({ path: join(dataDir, 'stream.db'), logger: streamLogger })),
     async close() {
       await stream?.close();
+      await blobs.close();
       await readStore.close();
       await events.close();
     },
@@ -227,6 +246,7 @@ export async function buildServices(
     readiness,
     metrics: () => metrics.render(),
     ...(selection.command && {
+      uploadRoutes: [FILE_UPLOAD_ROUTE],
       command: createCommandRouter({
         handler,
         ids,
@@ -236,12 +256,25 @@ export async function buildServices(
           allowNonPublic: config.OUTBOUND_ALLOW_PRIVATE,
           timeoutMs: config.OUTBOUND_TIMEOUT_MS,
         }),
+        blobs: adapters.blobs,
+        uploads: {
+          maxBytes: config.FILE_MAX_BYTES,
+          contentTypes: new Set(config.FILE_CONTENT_TYPES ?? DEFAULT_FILE_CONTENT_TYPES),
+        },
+        logger: logger.child({ component: 'command-api' }),
         reads: readModelCommandReads(readModels, (projections) =>
           awaitPosition(consistency, consistency.defaultMinPosition(), projections),
         ),
       }),
     }),
-    ...(selection.query && { query: createQueryRouter({ readModels, consistency }) }),
+    ...(selection.query && {
+      query: createQueryRouter({
+        readModels,
+        consistency,
+        blobs: adapters.blobs,
+        logger: logger.child({ component: 'query-api' }),
+      }),
+    }),
   });
 
   return {

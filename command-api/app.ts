@@ -1,8 +1,10 @@
 import { Router } from 'express';
 import type { CommandDeps } from './deps';
+import { removedRoute } from '../infra/http/respond';
 import { addBulkRecordRoutes } from './routes/bulk';
 import { catalogueResources } from './routes/catalogue-entities';
 import { addFieldRoutes } from './routes/fields';
+import { addFileRoutes } from './routes/files';
 import { addLabelRoutes, labelResource } from './routes/labels';
 import { addRemoteLinkRoutes } from './routes/remote-links';
 import { segmentResource } from './routes/segments';
@@ -22,6 +24,11 @@ export function createCommandRouter(deps: CommandDeps): Router {
   addResourceRoutes(router, deps, recordResource(deps));
   addRecordRestoreRoute(router, deps);
   addButtonRoute(router, deps);
+  addFileRoutes(router, deps);
+  const commentsRemoved = removedRoute('record comments');
+  router.post('/record/:recordId/comment', commentsRemoved);
+  router.put('/record/:recordId/comment/:commentId', commentsRemoved);
+  router.delete('/record/:recordId/comment/:commentId', commentsRemoved);
   addResourceRoutes(router, deps, labelResource());
   addResourceRoutes(router, deps, segmentResource(deps));
   const catalogue = catalogueResources(deps);

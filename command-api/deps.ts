@@ -1,3 +1,5 @@
+import type { BlobStore } from '../infra/blob-store/port';
+import type { Logger } from '../infra/logging';
 import type { OutboundHttp } from '../infra/outbound/port';
 import type { IdAllocator } from './kit/id-allocator';
 import type { IdempotencyKeys } from './kit/idempotency';
@@ -12,6 +14,17 @@ export interface CommandDeps {
   readonly reads: CommandReads;
   /** Calls to user-configured addresses, behind the SSRF guard. */
   readonly outbound: OutboundHttp;
+  /** File contents; events carry only their metadata and hash. */
+  readonly blobs: BlobStore;
+  readonly uploads: UploadLimits;
+  readonly logger: Logger;
+}
+
+/** What an upload may be. */
+export interface UploadLimits {
+  readonly maxBytes: number;
+  /** Media types (`type/subtype`, lower case) an upload may declare. */
+  readonly contentTypes: ReadonlySet<string>;
 }
 
 /**

@@ -49,6 +49,27 @@ export const configSchema = z.object({
   /** Let outbound calls (button webhooks) reach private and loopback addresses: development only. */
   OUTBOUND_ALLOW_PRIVATE: booleanFlag.default(false),
   OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(60000).default(10000),
+  /** Where file contents go; unset: GridFS when the read store is MongoDB, else files under DATA_DIR/blobs. */
+  BLOB_STORE: z.enum(['local', 'gridfs']).optional(),
+  FILE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(2 ** 32)
+    .default(25 * 1024 * 1024),
+  /** Comma-separated media types an upload may declare (see contracts/files.ts for the default list). */
+  FILE_CONTENT_TYPES: z
+    .string()
+    .transform((list) =>
+      list
+        .split(',')
+        .map((type) => type.trim().toLowerCase())
+        .filter((type) => type.length > 0),
+    )
+    .pipe(
+      z.array(z.string().regex(/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/, 'must be type/subtype')).min(1),
+    )
+    .optional(),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -67,6 +88,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (config.READ_STORE === 'mongodb' && !config.MONGO_URL)
     throw new Error('READ_STORE=mongodb needs MONGO_URL');
   if (config.STREAM === 'kafka' && !config.KAFKA_BROKERS) throw new Error('STREAM=kafka needs KAFKA_BROKERS');
+  if (config.BLOB_STORE === 'gridfs' && !config.MONGO_URL)
+    throw new Error('BLOB_STORE=gridfs needs MONGO_URL');
   return config;
 }
 

@@ -11,11 +11,11 @@ import {
   readRecordOfModule,
   readPage,
   type EntityDescription,
-  type EntityReadDeps,
 } from './routes/entities';
-import { sendJson } from '../infra/http/respond';
+import { removedRoute, sendJson } from '../infra/http/respond';
 import { addCatalogueReadRoutes } from './routes/catalogue-entities';
 import { addFieldReadRoutes, FIELDS } from './routes/fields';
+import { addFileReadRoutes, type FileReadDeps } from './routes/files';
 import { addHistoryRoutes } from './routes/history';
 import { addLabelReadRoutes } from './routes/labels';
 import { addRemoteLinkReadRoutes } from './routes/remote-links';
@@ -55,7 +55,7 @@ export const DELETED_RECORDS: EntityDescription = {
 };
 
 /** The query API: every GET of the platform. It reads read models only and never appends. */
-export function createQueryRouter(deps: EntityReadDeps): Router {
+export function createQueryRouter(deps: FileReadDeps): Router {
   const router = Router();
   addEntityRoutes(router, deps, 'space', 'spaceId', SPACES);
   router.get('/module/:moduleId/item', async (req, res) => {
@@ -72,12 +72,17 @@ export function createQueryRouter(deps: EntityReadDeps): Router {
   addFieldReadRoutes(router, deps, RECORDS, MODULES);
   addRemoteLinkReadRoutes(router, deps, RECORDS);
   addLabelReadRoutes(router, deps, RECORDS);
+  addFileReadRoutes(router, deps, RECORDS);
   addHistoryRoutes(router, deps, RECORDS);
   addSegmentReadRoutes(router, deps, RECORDS);
   addCatalogueReadRoutes(router, deps, FIELDS);
   router.get('/record/deleted', async (req, res) => {
     sendJson(res, 200, await readPage(req, deps, DELETED_RECORDS));
   });
+  router.get(
+    ['/record/:recordId/comment', '/record/:recordId/comment/:commentId'],
+    removedRoute('record comments'),
+  );
   addEntityRoutes(router, deps, 'record', 'recordId', RECORDS);
   return router;
 }

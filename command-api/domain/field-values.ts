@@ -45,6 +45,10 @@ function optionsOf(field: FieldDefinition): readonly string[] {
   return (field.config.options as readonly string[] | undefined) ?? [];
 }
 
+const FILLED_BY_UPLOAD = 'file fields are filled by uploading a file to the record';
+/** Types a new record cannot have a value of: file fields fill on upload, buttons hold none. */
+const VALUELESS_ON_CREATE = new Set(['file', 'button']);
+
 /** Why `value` does not fit `field` (null means it fits). `null` values are handled by the caller. */
 function valueProblem(field: FieldDefinition, value: FieldValue, relations: RelationTargets): string | null {
   const { config } = field;
@@ -107,7 +111,7 @@ function valueProblem(field: FieldDefinition, value: FieldValue, relations: Rela
         : `record ${value} is not in module ${String(config.moduleId)}`;
     }
     case 'file':
-      return 'file fields are filled by uploading a file to the record';
+      return FILLED_BY_UPLOAD;
     case 'button':
       return 'button fields hold no value';
   }
@@ -130,6 +134,7 @@ export function checkRecordValues(
     const field = byKey.get(key);
     const path = `fields.${key}`;
     if (!field) problems.push({ path, message: 'no such field in this module' });
+    else if (field.type === 'file') problems.push({ path, message: FILLED_BY_UPLOAD });
     else if (value === null) {
       if (field.required) problems.push({ path, message: 'is required' });
     } else {
@@ -139,7 +144,7 @@ export function checkRecordValues(
   }
   if (mode === 'create') {
     for (const field of fields)
-      if (field.required && !Object.hasOwn(values, field.key))
+      if (field.required && !VALUELESS_ON_CREATE.has(field.type) && !Object.hasOwn(values, field.key))
         problems.push({ path: `fields.${field.key}`, message: 'is required' });
   }
   if (problems.length === 0) return;

@@ -1,6 +1,8 @@
 import { PlatformError } from '../../contracts/errors';
 import type { FieldChange, FieldValue, RecordEvent } from '../../contracts/events/records';
 import type { FieldDefinition } from '../../contracts/fields';
+import { MAX_FILES_PER_RECORD } from '../../contracts/files';
+import type { FileAttachedData } from '../../contracts/events/files';
 import type { Decider } from '../kit/decider';
 import { checkRecordValues, type RelationTargets } from './field-values';
 
@@ -12,7 +14,14 @@ export interface RecordState {
   readonly name: string;
   readonly fields: Readonly<Record<string, FieldValue>>;
   readonly labelIds: readonly number[];
+  readonly files: readonly AttachedFile[];
 }
+
+/** A file of the record: its metadata (the bytes are in the blob store under `blobKey`). */
+export type AttachedFile = Omit<FileAttachedData, 'recordId'>;
+
+/** An uploaded file, already in the blob store, to attach. */
+export type UploadedFile = Omit<AttachedFile, 'fieldId' | 'weight'>;
 
 export type RecordCommand =
   | {
@@ -40,6 +49,18 @@ export type RecordCommand =
   /** `labelExists`: whether the label is a live label of the record's system (the route reads it). */
   | { readonly kind: 'LabelRecord'; readonly labelId: number; readonly labelExists: boolean }
   | { readonly kind: 'UnlabelRecord'; readonly labelId: number }
+  /** `field`: the file field the file fills (looked up in the module by the route), or null. */
+  | {
+      readonly kind: 'AttachFile';
+      readonly file: UploadedFile;
+      readonly fieldId: number | null;
+      readonly schema: readonly FieldDefinition[];
+    }
+  | { readonly kind: 'DetachFile'; readonly fileId: number; readonly schema: readonly FieldDefinition[] }
+  | {
+      readonly kind: 'SetFileWeights';
+      readonly weights: readonly { readonly fileId: number; readonly weight: number }[];
+    }
   /** What the button's webhook answered (the route made the call). */
   | {
       readonly kind: 'RecordButtonPress';
@@ -71,8 +92,133 @@ function changesOf(
   return changes;
 }
 
+/** The file ids a file field of the record holds. */
+function fileIdsIn(state: RecordState, key: string): number[] {
+  const value = Object.hasOwn(state.fields, key) ? state.fields[key] : undefined;
+  return Array.isArray(value) ? value.filter((id): id is number => typeof id === 'number') : [];
+}
+
+function fileFieldOf(schema: readonly FieldDefinition[], fieldId: number): FieldDefinition {
+  const field = schema.find((candidate) => candidate.fieldId === fieldId);
+  if (field?.type === 'file') return field;
+  const problem = field
+    ? `field ${fieldId} is a ${field.type} field, not a file field`
+    : `field ${fieldId} is not a field of the record's module`;
+  throw new PlatformError('validation_failed', problem, [{ path: 'fieldId', message: problem }]);
+}
+
+function attachFile(
+  state: RecordState,
+  command: Extract<RecordCommand, { kind: 'AttachFile' }>,
+): RecordEvent[] {
+  if (state.files.length >= MAX_FILES_PER_RECORD)
+    throw new PlatformError(
+      'conflict',
+      `record ${state.recordId} already has ${MAX_FILES_PER_RECORD} files, the most a record can have`,
+    );
+  const field = command.fieldId === null ? null : fileFieldOf(command.schema, command.fieldId);
+  const { file } = command;
+  const weight = state.files.reduce((next, attached) => Math.max(next, attached.weight + 1), 0);
+  const events: RecordEvent[] = [
+    { type: 'FileAttached', data: { recordId: state.recordId, ...file, fieldId: command.fieldId, weight } },
+  ];
+  if (field) {
+    const before = fileIdsIn(state, field.key);
+    events.push({
+      type: 'RecordUpdated',
+      data: {
+        recordId: state.recordId,
+        changes: [
+          {
+            field: `fields.${field.key}`,
+            from: before.length > 0 ? before : null,
+            to: [...before, file.fileId],
+          },
+        ],
+      },
+    });
+  }
+  return events;
+}
+
+function detachFile(
+  state: RecordState,
+  command: Extract<RecordCommand, { kind: 'DetachFile' }>,
+): RecordEvent[] {
+  const file = state.files.find((attached) => attached.fileId === command.fileId);
+  if (!file) throw new PlatformError('not_found', `record ${state.recordId} has no file ${command.fileId}`);
+  const events: RecordEvent[] = [
+    {
+      type: 'FileDetached',
+      data: { recordId: state.recordId, fileId: file.fileId, fieldId: file.fieldId, blobKey: file.blobKey },
+    },
+  ];
+  // The field may have been removed from the module since: then only the file goes.
+  const field = command.schema.find(
+    (candidate) => candidate.fieldId === file.fieldId && candidate.type === 'file',
+  );
+  const before = field ? fileIdsIn(state, field.key) : [];
+  if (field && before.includes(file.fileId)) {
+    const after = before.filter((fileId) => fileId !== file.fileId);
+    if (after.length === 0 && field.required)
+      throw new PlatformError(
+        'conflict',
+        `field ${field.key} is required: upload another file to it before removing its last one`,
+      );
+    events.push({
+      type: 'RecordUpdated',
+      data: {
+        recordId: state.recordId,
+        changes: [{ field: `fields.${field.key}`, from: before, to: after.length > 0 ? after : null }],
+      },
+    });
+  }
+  return events;
+}
+
+function setFileWeights(
+  state: RecordState,
+  command: Extract<RecordCommand, { kind: 'SetFileWeights' }>,
+): RecordEvent[] {
+  const current = new Map(state.files.map((file) => [file.fileId, file.weight]));
+  const problems = command.weights.flatMap(({ fileId }, index) => {
+    if (!current.has(fileId))
+      return [{ path: `files.${index}.fileId`, message: `record ${state.recordId} has no file ${fileId}` }];
+    if (command.weights.findIndex((other) => other.fileId === fileId) !== index)
+      return [{ path: `files.${index}.fileId`, message: `file ${fileId} is named twice` }];
+    return [];
+  });
+  if (problems.length > 0)
+    throw new PlatformError(
+      'validation_failed',
+      `invalid file weights: ${problems.map((problem) => problem.message).join('; ')}`,
+      problems,
+    );
+  const weights = command.weights.filter(({ fileId, weight }) => current.get(fileId) !== weight);
+  return weights.length === 0
+    ? []
+    : [
+        {
+          type: 'FileWeightsSet',
+          data: {
+            recordId: state.recordId,
+            weights: weights.map(({ fileId, weight }) => ({ fileId, weight })),
+          },
+        },
+      ];
+}
+
 export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
-  initialState: { status: 'none', recordId: 0, moduleId: 0, spaceId: 0, name: '', fields: {}, labelIds: [] },
+  initialState: {
+    status: 'none',
+    recordId: 0,
+    moduleId: 0,
+    spaceId: 0,
+    name: '',
+    fields: {},
+    labelIds: [],
+    files: [],
+  },
 
   decide(command, state) {
     if (command.kind === 'CreateRecord') {
@@ -129,6 +275,9 @@ export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
       const { kind: _kind, ...outcome } = command;
       return [{ type: 'ButtonPressed', data: { recordId: state.recordId, ...outcome } }];
     }
+    if (command.kind === 'AttachFile') return attachFile(state, command);
+    if (command.kind === 'DetachFile') return detachFile(state, command);
+    if (command.kind === 'SetFileWeights') return setFileWeights(state, command);
     if (command.kind === 'UnlabelRecord') {
       if (!state.labelIds.includes(command.labelId))
         throw new PlatformError(
@@ -147,7 +296,7 @@ export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
   evolve(state, event) {
     switch (event.type) {
       case 'RecordCreated':
-        return { status: 'active', ...event.data, labelIds: [] };
+        return { status: 'active', ...event.data, labelIds: [], files: [] };
       case 'RecordUpdated': {
         let name = state.name;
         const fields: Record<string, FieldValue> = { ...state.fields };
@@ -168,6 +317,19 @@ export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
         return { ...state, labelIds: [...state.labelIds, event.data.labelId] };
       case 'RecordUnlabelled':
         return { ...state, labelIds: state.labelIds.filter((labelId) => labelId !== event.data.labelId) };
+      case 'FileAttached': {
+        const { recordId: _recordId, ...file } = event.data;
+        return { ...state, files: [...state.files, file] };
+      }
+      case 'FileDetached':
+        return { ...state, files: state.files.filter((file) => file.fileId !== event.data.fileId) };
+      case 'FileWeightsSet': {
+        const weights = new Map(event.data.weights.map(({ fileId, weight }) => [fileId, weight]));
+        return {
+          ...state,
+          files: state.files.map((file) => ({ ...file, weight: weights.get(file.fileId) ?? file.weight })),
+        };
+      }
     }
   },
 };

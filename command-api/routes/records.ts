@@ -52,7 +52,7 @@ async function relationTargets(
   return new Map(targets);
 }
 
-async function moduleFields(deps: CommandDeps, tenant: string, moduleId: number) {
+export async function moduleFields(deps: CommandDeps, tenant: string, moduleId: number) {
   const module = await deps.handler.load(streamName('module', tenant, moduleId), moduleDecider);
   return module.state.status === 'active' ? module.state : null;
 }

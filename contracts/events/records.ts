@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { fieldDefinitionSchema } from '../fields';
 import type { EventDefinition } from './definition';
+import type { RecordFileEvent } from './files';
 
 /** A custom field value as stored: JSON scalars, or a list of them (multi-select). */
 export const fieldValueSchema = z.union([
@@ -147,7 +148,8 @@ export type RecordEvent =
   | { type: 'RecordRestored'; data: z.infer<typeof recordRestored> }
   | { type: 'ButtonPressed'; data: z.infer<typeof buttonPressed> }
   | { type: 'RecordLabelled'; data: z.infer<typeof recordLabelled> }
-  | { type: 'RecordUnlabelled'; data: z.infer<typeof recordUnlabelled> };
+  | { type: 'RecordUnlabelled'; data: z.infer<typeof recordUnlabelled> }
+  | RecordFileEvent;
 
 export const RECORDS_EVENTS: readonly EventDefinition[] = [
   { type: 'SpaceCreated', version: 1, schema: spaceCreated },

@@ -1,6 +1,7 @@
 import type { EventDefinition } from './definition';
 import { PlatformError } from '../errors';
 import { CATALOGUE_EVENTS } from './catalogues';
+import { FILE_EVENTS } from './files';
 import { IDENTITY_EVENTS } from './identity';
 import { RECORDS_EVENTS } from './records';
 import { SYSTEM_EVENTS } from './system';
@@ -11,7 +12,13 @@ import { SYSTEM_EVENTS } from './system';
  */
 
 const definitions = new Map<string, EventDefinition>();
-for (const definition of [...SYSTEM_EVENTS, ...IDENTITY_EVENTS, ...RECORDS_EVENTS, ...CATALOGUE_EVENTS]) {
+for (const definition of [
+  ...SYSTEM_EVENTS,
+  ...IDENTITY_EVENTS,
+  ...RECORDS_EVENTS,
+  ...FILE_EVENTS,
+  ...CATALOGUE_EVENTS,
+]) {
   if (definitions.has(definition.type)) throw new Error(`event type ${definition.type} defined twice`);
   definitions.set(definition.type, definition);
 }

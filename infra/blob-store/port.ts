@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 
 /** What `put` learned while storing: the exact size, the content's SHA-256 (hex) and its first bytes. */
@@ -34,4 +35,9 @@ const KEY = /^[a-z0-9][a-z0-9-]{0,62}\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
 /** Keys become file paths in the local adapter, so only `<tenant>/<uuid>` is accepted. */
 export function assertBlobKey(key: string): void {
   if (!KEY.test(key)) throw new Error(`invalid blob key ${JSON.stringify(key)}`);
+}
+
+/** A fresh key for a blob of `tenant`. */
+export function newBlobKey(tenant: string): string {
+  return `${tenant}/${randomUUID()}`;
 }

@@ -36,6 +36,8 @@ export interface HttpKitOptions {
   readonly meter: ApiMeter;
   readonly readiness: () => Promise<ReadinessReport>;
   readonly metrics: () => Promise<{ contentType: string; body: string }>;
+  /** POST routes (paths under `/api`) that read their own body, such as uploads: they skip the JSON-only check. */
+  readonly uploadRoutes?: readonly RegExp[];
   /** Routers mounted under `/api`. GET and HEAD go to `query`, everything else to `command`. */
   readonly command?: Router;
   readonly query?: Router;
@@ -107,14 +109,17 @@ export function createHttpApp(options: HttpKitOptions): Express {
   });
 
   const api = express.Router();
-  api.use(requireJsonBody);
-  api.use(
-    express.json({
-      limit: options.bodyLimit,
-      strict: false,
-      type: ['application/json', 'application/*+json'],
-    }),
-  );
+  const uploadRoutes = options.uploadRoutes ?? [];
+  const isUpload = (req: Request) =>
+    req.method === 'POST' && uploadRoutes.some((route) => route.test(req.path));
+  api.use(requireJsonBody(isUpload));
+  const parseJson = express.json({
+    limit: options.bodyLimit,
+    strict: false,
+    type: ['application/json', 'application/*+json'],
+  });
+  // An upload's body is the file, even a JSON one: its route streams it.
+  api.use((req, res, next) => (isUpload(req) ? next() : parseJson(req, res, next)));
   api.use(async (req, _res, next) => {
     const context = contextOf(req);
     const token = bearerToken(req);
@@ -199,18 +204,20 @@ function requestLog(logger: Logger): RequestHandler {
   };
 }
 
-/** A body that is not JSON is refused up front instead of being silently ignored. */
-function requireJsonBody(req: Request, _res: Response, next: NextFunction): void {
-  const hasBody =
-    (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') ||
-    req.headers['transfer-encoding'] !== undefined;
-  if (hasBody && !req.is(['application/json', 'application/*+json'])) {
-    throw new PlatformError(
-      'unsupported_media_type',
-      `request bodies must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? 'none')}`,
-    );
-  }
-  next();
+/** A body that is not JSON is refused up front instead of being silently ignored (uploads excepted). */
+function requireJsonBody(isUpload: (req: Request) => boolean): RequestHandler {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    const hasBody =
+      (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') ||
+      req.headers['transfer-encoding'] !== undefined;
+    if (hasBody && !isUpload(req) && !req.is(['application/json', 'application/*+json'])) {
+      throw new PlatformError(
+        'unsupported_media_type',
+        `request bodies must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? 'none')}`,
+      );
+    }
+    next();
+  };
 }
 
 interface HttpParserError {

@@ -1,4 +1,5 @@
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
+import { PlatformError } from '../../contracts/errors';
 
 /**
  * Sends a JSON body as one string, so Node writes headers and body in a single write (express's
@@ -18,4 +19,14 @@ export function sendJson(
   // Explicit, so a HEAD answer carries the length its GET would have.
   res.setHeader('Content-Length', Buffer.byteLength(text));
   res.end(text);
+}
+
+/** A handler for a route the API published and then removed: 410, whoever asks. */
+export function removedRoute(what: string): (req: Request) => never {
+  return (req) => {
+    throw new PlatformError(
+      'gone',
+      `${req.method} ${req.baseUrl}${req.path}: ${what} were removed from the API`,
+    );
+  };
 }

@@ -1,5 +1,6 @@
 import type { Projection } from '../projection';
 import { fieldsProjection } from './fields';
+import { filesProjection } from './files';
 import { identityProjection } from './identity';
 import { recordsProjection } from './records';
 import {
@@ -20,6 +21,7 @@ export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
   modulesProjection,
   fieldsProjection,
   recordsProjection,
+  filesProjection,
   labelsProjection,
   segmentsProjection,
   remoteLinksProjection,

@@ -334,7 +334,7 @@ describe('record decider', () => {
           fields: { stage: 'lead', amount: 1200, hot: true, tags: ['b2b', 'eu'] },
         })
         .then([created]);
-      expect(state).toEqual({ status: 'active', ...created.data, labelIds: [] });
+      expect(state).toEqual({ status: 'active', ...created.data, labelIds: [], files: [] });
     });
 
     test('leaves out fields given as null', () => {
