@@ -20,6 +20,8 @@ export function moduleView(doc: Document): Record<string, unknown> {
     spaceId: doc.spaceId,
     name: doc.name,
     description: doc.description ?? null,
+    kind: doc.kind,
+    template: doc.template,
     ...audit(doc),
   };
 }
@@ -56,6 +58,7 @@ export function fieldView(doc: Document): Record<string, unknown> {
     required: doc.required,
     config: doc.config ?? {},
     position: doc.position,
+    builtIn: doc.builtIn,
     ...audit(doc),
   };
 }

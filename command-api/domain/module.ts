@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PlatformError } from '../../contracts/errors';
-import { fieldKeySchema, type ModuleEvent } from '../../contracts/events/records';
+import { fieldKeySchema, type ModuleEvent, type ModuleKind } from '../../contracts/events/records';
 import {
   FIELD_CONFIG_SCHEMAS,
   MAX_FIELDS_PER_MODULE,
@@ -17,6 +17,9 @@ export interface ModuleState {
   readonly spaceId: number;
   readonly name: string;
   readonly description: string | null;
+  readonly kind: ModuleKind;
+  /** The built-in template it was installed from (null: a custom module). */
+  readonly template: string | null;
   /** The module's record schema, ordered by position. */
   readonly fields: readonly FieldDefinition[];
   /**
@@ -138,6 +141,7 @@ function decideField(command: ModuleCommand, state: ModuleState): ModuleEvent[] 
               required: command.required,
               config,
               position,
+              builtIn: false,
             },
           },
         },
@@ -198,6 +202,8 @@ export const moduleDecider: Decider<ModuleState, ModuleCommand, ModuleEvent> = {
     spaceId: 0,
     name: '',
     description: null,
+    kind: 'custom',
+    template: null,
     fields: [],
     retiredKeys: [],
   },
@@ -210,15 +216,11 @@ export const moduleDecider: Decider<ModuleState, ModuleCommand, ModuleEvent> = {
         throw new PlatformError('validation_failed', `space ${command.spaceId} does not exist`, [
           { path: 'spaceId', message: 'no such space' },
         ]);
+      const { moduleId, spaceId, name, description } = command;
       return [
         {
           type: 'ModuleCreated',
-          data: {
-            moduleId: command.moduleId,
-            spaceId: command.spaceId,
-            name: command.name,
-            description: command.description,
-          },
+          data: { moduleId, spaceId, name, description, kind: 'custom', template: null },
         },
       ];
     }
@@ -258,6 +260,8 @@ export const moduleDecider: Decider<ModuleState, ModuleCommand, ModuleEvent> = {
           spaceId: event.data.spaceId,
           name: event.data.name,
           description: event.data.description,
+          kind: event.data.kind,
+          template: event.data.template,
           fields: [],
           retiredKeys: [],
         };

@@ -91,6 +91,8 @@ export function moduleResource(
       spaceId: state.spaceId,
       name: state.name,
       description: state.description,
+      kind: state.kind,
+      template: state.template,
     }),
   };
 }
