@@ -18,6 +18,7 @@ import { addCatalogueReadRoutes } from './routes/catalogue-entities';
 import { addFieldReadRoutes, FIELDS } from './routes/fields';
 import { addHistoryRoutes } from './routes/history';
 import { addLabelReadRoutes } from './routes/labels';
+import { addModuleTemplateRoutes } from './routes/module-templates';
 import { addRemoteLinkReadRoutes } from './routes/remote-links';
 import { addSegmentReadRoutes } from './routes/segments';
 
@@ -68,6 +69,7 @@ export function createQueryRouter(deps: EntityReadDeps): Router {
     const { body, etag } = await readRecordOfModule(req, deps, RECORDS, moduleId, idParam(req, 'recordId'));
     sendJson(res, 200, body, { ETag: etag });
   });
+  addModuleTemplateRoutes(router);
   addEntityRoutes(router, deps, 'module', 'moduleId', MODULES);
   addFieldReadRoutes(router, deps, RECORDS, MODULES);
   addRemoteLinkReadRoutes(router, deps, RECORDS);
