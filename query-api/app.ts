@@ -59,6 +59,8 @@ export const DELETED_RECORDS: EntityDescription = {
 export function createQueryRouter(deps: EntityReadDeps): Router {
   const router = Router();
   addEntityRoutes(router, deps, 'space', 'spaceId', SPACES);
+  // Before every `/module/{moduleId}…` route: `built-in` is not a module id.
+  addModuleTemplateRoutes(router);
   router.get('/module/:moduleId/item', async (req, res) => {
     const moduleId = idParam(req, 'moduleId');
     await readOne(req, deps, MODULES, moduleId);
@@ -69,7 +71,6 @@ export function createQueryRouter(deps: EntityReadDeps): Router {
     const { body, etag } = await readRecordOfModule(req, deps, RECORDS, moduleId, idParam(req, 'recordId'));
     sendJson(res, 200, body, { ETag: etag });
   });
-  addModuleTemplateRoutes(router);
   addEntityRoutes(router, deps, 'module', 'moduleId', MODULES);
   addFieldReadRoutes(router, deps, RECORDS, MODULES);
   addRemoteLinkReadRoutes(router, deps, RECORDS);

@@ -16,7 +16,7 @@ const noQuery = z.strictObject({}, { error: 'GET /module/built-in takes no query
 
 /**
  * The built-in module templates a space can install (`POST /module` with `template`): from the contracts,
- * not a read model, since they ship with the release. Registered before `/module/{moduleId}`.
+ * not a read model, since they ship with the release. Registered before every `/module/{moduleId}` route.
  */
 export function addModuleTemplateRoutes(router: Router): void {
   router.get('/module/built-in', (req, res) => {

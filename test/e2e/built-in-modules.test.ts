@@ -50,10 +50,11 @@ describe('the catalogue of built-in modules', () => {
       template: 'tasks',
       name: 'Tasks',
     });
-    expect(await errorOf(await platform.call('GET', '/module/built-in/leads'))).toMatchObject({
-      status: 404,
-      code: 'E4040',
-    });
+    for (const unknown of ['leads', 'item'])
+      expect(await errorOf(await platform.call('GET', `/module/built-in/${unknown}`))).toMatchObject({
+        status: 404,
+        code: 'E4040',
+      });
     expect((await platform.call('GET', '/module/built-in?limit=1')).status).toBe(400);
   });
 });
