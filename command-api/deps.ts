@@ -37,4 +37,6 @@ export interface CommandReads {
   fieldModule(tenant: string, fieldId: number): Promise<number | null>;
   recordsInModule(tenant: string, moduleId: number): Promise<number>;
   modulesInSpace(tenant: string, spaceId: number): Promise<number>;
+  /** The space's modules installed from built-in template `template`. */
+  modulesOfTemplate(tenant: string, spaceId: number, template: string): Promise<number>;
 }

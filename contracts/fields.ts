@@ -87,5 +87,7 @@ export const fieldDefinitionSchema = z.object({
   config: z.record(z.string(), z.unknown()),
   /** Sort key within the module: new fields go last; `PUT /field/order/` renumbers them 1..n. */
   position: z.number().int().positive(),
+  /** Part of a built-in module's template: it stays as long as its module (see `module-templates.ts`). */
+  builtIn: z.boolean(),
 });
 export type FieldDefinition = z.infer<typeof fieldDefinitionSchema>;

@@ -18,6 +18,7 @@ import { addFieldReadRoutes, FIELDS } from './routes/fields';
 import { addFileReadRoutes, type FileReadDeps } from './routes/files';
 import { addHistoryRoutes } from './routes/history';
 import { addLabelReadRoutes } from './routes/labels';
+import { addModuleTemplateRoutes } from './routes/module-templates';
 import { addRemoteLinkReadRoutes } from './routes/remote-links';
 import { addSegmentReadRoutes } from './routes/segments';
 
@@ -58,6 +59,8 @@ export const DELETED_RECORDS: EntityDescription = {
 export function createQueryRouter(deps: FileReadDeps): Router {
   const router = Router();
   addEntityRoutes(router, deps, 'space', 'spaceId', SPACES);
+  // Before every `/module/{moduleId}…` route: `built-in` is not a module id.
+  addModuleTemplateRoutes(router);
   router.get('/module/:moduleId/item', async (req, res) => {
     const moduleId = idParam(req, 'moduleId');
     await readOne(req, deps, MODULES, moduleId);

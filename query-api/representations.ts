@@ -1,3 +1,4 @@
+import type { ModuleTemplate } from '../contracts/module-templates';
 import type { Document } from '../infra/read-store/port';
 
 /** API shapes of read-model documents: the entity's integer id as `id`, no store bookkeeping. */
@@ -20,7 +21,19 @@ export function moduleView(doc: Document): Record<string, unknown> {
     spaceId: doc.spaceId,
     name: doc.name,
     description: doc.description ?? null,
+    kind: doc.kind,
+    template: doc.template,
     ...audit(doc),
+  };
+}
+
+/** A built-in module template as `GET /module/built-in` lists it. */
+export function moduleTemplateView(key: string, template: ModuleTemplate): Record<string, unknown> {
+  return {
+    template: key,
+    name: template.name,
+    description: template.description,
+    fields: template.fields.map((field, index) => ({ ...field, position: index + 1 })),
   };
 }
 
@@ -56,6 +69,7 @@ export function fieldView(doc: Document): Record<string, unknown> {
     required: doc.required,
     config: doc.config ?? {},
     position: doc.position,
+    builtIn: doc.builtIn,
     ...audit(doc),
   };
 }

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { PlatformError } from '../../contracts/errors';
-import { fieldKeySchema, type ModuleEvent } from '../../contracts/events/records';
+import { fieldKeySchema, type ModuleEvent, type ModuleKind } from '../../contracts/events/records';
 import {
   FIELD_CONFIG_SCHEMAS,
   MAX_FIELDS_PER_MODULE,
   type FieldDefinition,
   type FieldType,
 } from '../../contracts/fields';
+import { MODULE_TEMPLATES, type ModuleTemplateKey } from '../../contracts/module-templates';
 import { validate } from '../../contracts/validation';
 import type { Decider } from '../kit/decider';
 import { changedLabels, withLabels } from './labelled';
@@ -17,6 +18,9 @@ export interface ModuleState {
   readonly spaceId: number;
   readonly name: string;
   readonly description: string | null;
+  readonly kind: ModuleKind;
+  /** The built-in template it was installed from (null: a custom module). */
+  readonly template: string | null;
   /** The module's record schema, ordered by position. */
   readonly fields: readonly FieldDefinition[];
   /**
@@ -34,6 +38,19 @@ export type ModuleCommand =
       readonly spaceExists: boolean;
       readonly name: string;
       readonly description: string | null;
+    }
+  | {
+      readonly kind: 'InstallBuiltInModule';
+      readonly moduleId: number;
+      readonly spaceId: number;
+      readonly spaceExists: boolean;
+      readonly template: ModuleTemplateKey;
+      readonly name: string;
+      readonly description: string | null;
+      /** An id for each of the template's fields, in its order. */
+      readonly fieldIds: readonly number[];
+      /** How many modules of this template the space holds already (the route counts them). */
+      readonly installedInSpace: number;
     }
   | { readonly kind: 'UpdateModule'; readonly name?: string; readonly description?: string | null }
   /** `records`: how many records the module still holds (the route counts them). */
@@ -138,6 +155,7 @@ function decideField(command: ModuleCommand, state: ModuleState): ModuleEvent[] 
               required: command.required,
               config,
               position,
+              builtIn: false,
             },
           },
         },
@@ -159,9 +177,15 @@ function decideField(command: ModuleCommand, state: ModuleState): ModuleEvent[] 
         ? []
         : [{ type: 'FieldChanged', data: { moduleId, fieldId: field.fieldId, ...change } }];
     }
-    case 'RemoveField':
-      fieldOf(state, command.fieldId);
+    case 'RemoveField': {
+      const field = fieldOf(state, command.fieldId);
+      if (field.builtIn)
+        throw new PlatformError(
+          'conflict',
+          `field "${field.key}" is built into the ${String(state.template)} module and stays as long as the module`,
+        );
       return [{ type: 'FieldRemoved', data: { moduleId, fieldId: command.fieldId } }];
+    }
     case 'OrderFields': {
       const current = new Set(state.fields.map((field) => field.fieldId));
       const given = new Set(command.fieldIds);
@@ -191,6 +215,59 @@ function byPosition(a: FieldDefinition, b: FieldDefinition): number {
   return a.position - b.position;
 }
 
+/** The events that create a module: it, then (for a built-in one) its template's fields in order. */
+function decideCreate(
+  command: Extract<ModuleCommand, { kind: 'CreateModule' | 'InstallBuiltInModule' }>,
+  state: ModuleState,
+): ModuleEvent[] {
+  if (state.status !== 'none') throw new PlatformError('conflict', `module ${state.moduleId} already exists`);
+  if (!command.spaceExists)
+    throw new PlatformError('validation_failed', `space ${command.spaceId} does not exist`, [
+      { path: 'spaceId', message: 'no such space' },
+    ]);
+  const { moduleId, spaceId, name, description } = command;
+  if (command.kind === 'CreateModule')
+    return [
+      {
+        type: 'ModuleCreated',
+        data: { moduleId, spaceId, name, description, kind: 'custom', template: null },
+      },
+    ];
+  // One module per template and space, so "the space's contacts" means one module.
+  if (command.installedInSpace > 0)
+    throw new PlatformError(
+      'conflict',
+      `space ${spaceId} already has the built-in ${command.template} module; it can be installed once per space`,
+      [{ path: 'template', message: 'already installed in this space' }],
+    );
+  const { fields } = MODULE_TEMPLATES[command.template];
+  if (command.fieldIds.length !== fields.length)
+    throw new PlatformError('internal', `${command.template} needs ${fields.length} field ids`);
+  return [
+    {
+      type: 'ModuleCreated',
+      data: { moduleId, spaceId, name, description, kind: 'built-in', template: command.template },
+    },
+    ...fields.map((field, index): ModuleEvent => ({
+      type: 'FieldAdded',
+      data: {
+        moduleId,
+        spaceId,
+        field: {
+          fieldId: command.fieldIds[index]!,
+          key: field.key,
+          name: field.name,
+          type: field.type,
+          required: field.required,
+          config: { ...field.config },
+          position: index + 1,
+          builtIn: true,
+        },
+      },
+    })),
+  ];
+}
+
 export const moduleDecider: Decider<ModuleState, ModuleCommand, ModuleEvent> = {
   initialState: {
     status: 'none',
@@ -198,30 +275,15 @@ export const moduleDecider: Decider<ModuleState, ModuleCommand, ModuleEvent> = {
     spaceId: 0,
     name: '',
     description: null,
+    kind: 'custom',
+    template: null,
     fields: [],
     retiredKeys: [],
   },
 
   decide(command, state) {
-    if (command.kind === 'CreateModule') {
-      if (state.status !== 'none')
-        throw new PlatformError('conflict', `module ${state.moduleId} already exists`);
-      if (!command.spaceExists)
-        throw new PlatformError('validation_failed', `space ${command.spaceId} does not exist`, [
-          { path: 'spaceId', message: 'no such space' },
-        ]);
-      return [
-        {
-          type: 'ModuleCreated',
-          data: {
-            moduleId: command.moduleId,
-            spaceId: command.spaceId,
-            name: command.name,
-            description: command.description,
-          },
-        },
-      ];
-    }
+    if (command.kind === 'CreateModule' || command.kind === 'InstallBuiltInModule')
+      return decideCreate(command, state);
     if (state.status !== 'active') throw new PlatformError('not_found', 'module not found');
     switch (command.kind) {
       case 'DeleteModule':
@@ -258,6 +320,8 @@ export const moduleDecider: Decider<ModuleState, ModuleCommand, ModuleEvent> = {
           spaceId: event.data.spaceId,
           name: event.data.name,
           description: event.data.description,
+          kind: event.data.kind,
+          template: event.data.template,
           fields: [],
           retiredKeys: [],
         };

@@ -48,6 +48,7 @@ export function fieldView(field: FieldDefinition, module: ModuleState): Record<s
     required: field.required,
     config: field.config,
     position: field.position,
+    builtIn: field.builtIn,
   };
 }
 

@@ -7,6 +7,7 @@ import { validate } from '../../contracts/validation';
 import type { CommandDeps } from '../deps';
 import type { Decider, DomainEvent } from '../kit/decider';
 import { requestHash } from '../kit/idempotency';
+import { OneAtATime } from '../kit/one-at-a-time';
 import { authorize, commandContext, idempotencyKey, preconditions, sendResult } from './context';
 
 /**
@@ -36,6 +37,11 @@ export interface Resource<
    * and returns the create command for the new id.
    */
   prepareCreate(body: CreateBody, tenant: string): Promise<(id: number) => Command>;
+  /**
+   * Creates with the same key (undefined: none) run one at a time in this process, from `prepareCreate` to
+   * the append, so a rule `prepareCreate` reads from the read models sees the create before it.
+   */
+  createQueueKey?(body: CreateBody, tenant: string): string | undefined;
   /** The update command for entity `id` (reading what it depends on, as `prepareCreate` does). */
   prepareUpdate(body: UpdateBody, tenant: string, id: number): Promise<Command>;
   /** The delete command for entity `id` (reading what it depends on). */
@@ -63,25 +69,31 @@ export function addResourceRoutes<
   const { noun, decider } = resource;
   const category = resource.category ?? noun;
 
+  const createQueue = new OneAtATime();
   router.post(`/${noun}`, async (req, res) => {
     const principal = authorize(req, category, 'create');
     const body = validate(resource.createBody, req.body, 'body');
-    const commandFor = await resource.prepareCreate(body, principal.tenant);
-    const identity = await deps.idempotency.identify(
-      principal.tenant,
-      principal.credential.id,
-      idempotencyKey(req),
-      () => requestHash('POST', `/${noun}`, body),
-      () => deps.ids.next(principal.tenant, category),
-    );
-    const id = identity.entityId!;
-    const result = await deps.handler.handle(
-      streamName(category, principal.tenant, id),
-      decider,
-      commandFor(id),
-      commandContext(req, principal, identity.commandId),
-      identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
-    );
+    const create = async () => {
+      const commandFor = await resource.prepareCreate(body, principal.tenant);
+      const identity = await deps.idempotency.identify(
+        principal.tenant,
+        principal.credential.id,
+        idempotencyKey(req),
+        () => requestHash('POST', `/${noun}`, body),
+        () => deps.ids.next(principal.tenant, category),
+      );
+      const id = identity.entityId!;
+      const result = await deps.handler.handle(
+        streamName(category, principal.tenant, id),
+        decider,
+        commandFor(id),
+        commandContext(req, principal, identity.commandId),
+        identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
+      );
+      return { id, result };
+    };
+    const queueKey = resource.createQueueKey?.(body, principal.tenant);
+    const { id, result } = await (queueKey === undefined ? create() : createQueue.run(queueKey, create));
     res.setHeader('Location', `${req.baseUrl}/${noun}/${id}`);
     sendResult(res, 201, result, resource.view(result.state));
   });

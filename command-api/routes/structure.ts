@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MODULE_TEMPLATES, moduleTemplateKeySchema } from '../../contracts/module-templates';
 import { streamName } from '../../contracts/streams';
 import type { ModuleEvent, SpaceEvent } from '../../contracts/events/records';
 import { moduleDecider, type ModuleCommand, type ModuleState } from '../domain/module';
@@ -16,7 +17,19 @@ const updateSpace = z.strictObject({
   name: name.optional(),
   description: description.optional(),
 });
-const createModule = z.strictObject({ spaceId: id, name, description: description.optional() });
+const createModule = z
+  .strictObject({
+    spaceId: id,
+    /** Installs a built-in module; without it the module is custom. */
+    template: moduleTemplateKeySchema.optional(),
+    /** A built-in module's name and description default to its template's. */
+    name: name.optional(),
+    description: description.optional(),
+  })
+  .refine((body) => body.template !== undefined || body.name !== undefined, {
+    path: ['name'],
+    message: 'a custom module needs a name (a built-in module takes its template’s)',
+  });
 const updateModule = updateSpace;
 
 /** Spaces and modules: the structure records live in. */
@@ -67,15 +80,37 @@ export function moduleResource(
     async prepareCreate(body, tenant) {
       const space = await deps.handler.load(streamName('space', tenant, body.spaceId), spaceDecider);
       const spaceExists = space.state.status === 'active';
+      const { template: templateKey, spaceId } = body;
+      if (templateKey === undefined)
+        return (moduleId) => ({
+          kind: 'CreateModule',
+          moduleId,
+          spaceId,
+          spaceExists,
+          name: body.name!,
+          description: body.description ?? null,
+        });
+      const template = MODULE_TEMPLATES[templateKey];
+      // Counted from the read models: installs in this process queue (createQueueKey); one made meanwhile by
+      // another process can slip past.
+      const installedInSpace = await deps.reads.modulesOfTemplate(tenant, spaceId, templateKey);
+      const fieldIds: number[] = [];
+      for (let index = 0; index < template.fields.length; index++)
+        fieldIds.push(await deps.ids.next(tenant, 'field'));
       return (moduleId) => ({
-        kind: 'CreateModule',
+        kind: 'InstallBuiltInModule',
         moduleId,
-        spaceId: body.spaceId,
+        spaceId,
         spaceExists,
-        name: body.name,
-        description: body.description ?? null,
+        template: templateKey,
+        name: body.name ?? template.name,
+        description: body.description !== undefined ? body.description : template.description,
+        fieldIds,
+        installedInSpace,
       });
     },
+    createQueueKey: (body, tenant) =>
+      body.template === undefined ? undefined : `${tenant}.${body.spaceId}.${body.template}`,
     prepareUpdate: async (body) => ({
       kind: 'UpdateModule',
       ...(body.name !== undefined && { name: body.name }),
@@ -91,6 +126,8 @@ export function moduleResource(
       spaceId: state.spaceId,
       name: state.name,
       description: state.description,
+      kind: state.kind,
+      template: state.template,
     }),
   };
 }

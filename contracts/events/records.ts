@@ -29,12 +29,23 @@ export const spaceUpdated = z.object({
 });
 export const spaceDeleted = z.object({ spaceId: id });
 
-export const moduleCreated = z.object({
+export const MODULE_KINDS = ['built-in', 'custom'] as const;
+export type ModuleKind = (typeof MODULE_KINDS)[number];
+
+/** ModuleCreated as releases before built-in modules stored it (schema version 1): every module was custom. */
+const moduleCreatedV1 = z.object({
   moduleId: id,
   spaceId: id,
   name: z.string(),
   description: z.string().nullable(),
 });
+/** Version 2: what the module is, and for a built-in module the template it was installed from. */
+export const moduleCreated = moduleCreatedV1
+  .extend({ kind: z.enum(MODULE_KINDS), template: z.string().min(1).nullable() })
+  .refine((data) => (data.kind === 'built-in') === (data.template !== null), {
+    message: 'a built-in module names its template; a custom module has none',
+    path: ['template'],
+  });
 export const moduleUpdated = z.object({
   moduleId: id,
   name: z.string().optional(),
@@ -44,6 +55,12 @@ export const moduleDeleted = z.object({ moduleId: id, spaceId: id });
 
 /** Field definitions are events of their module's stream: the module is the consistency boundary of its schema. */
 export const fieldAdded = z.object({ moduleId: id, spaceId: id, field: fieldDefinitionSchema });
+/** FieldAdded before built-in modules (schema version 1): its field had no `builtIn`, as no field was. */
+const fieldAddedV1 = z.object({
+  moduleId: id,
+  spaceId: id,
+  field: fieldDefinitionSchema.omit({ builtIn: true }),
+});
 export const fieldChanged = z.object({
   moduleId: id,
   fieldId: id,
@@ -155,10 +172,25 @@ export const RECORDS_EVENTS: readonly EventDefinition[] = [
   { type: 'SpaceCreated', version: 1, schema: spaceCreated },
   { type: 'SpaceUpdated', version: 1, schema: spaceUpdated },
   { type: 'SpaceDeleted', version: 1, schema: spaceDeleted },
-  { type: 'ModuleCreated', version: 1, schema: moduleCreated },
+  {
+    type: 'ModuleCreated',
+    version: 2,
+    schema: moduleCreated,
+    upcasters: { 1: (data) => ({ ...moduleCreatedV1.parse(data), kind: 'custom', template: null }) },
+  },
   { type: 'ModuleUpdated', version: 1, schema: moduleUpdated },
   { type: 'ModuleDeleted', version: 1, schema: moduleDeleted },
-  { type: 'FieldAdded', version: 1, schema: fieldAdded },
+  {
+    type: 'FieldAdded',
+    version: 2,
+    schema: fieldAdded,
+    upcasters: {
+      1: (data) => {
+        const stored = fieldAddedV1.parse(data);
+        return { ...stored, field: { ...stored.field, builtIn: false } };
+      },
+    },
+  },
   { type: 'FieldChanged', version: 1, schema: fieldChanged },
   { type: 'FieldRemoved', version: 1, schema: fieldRemoved },
   { type: 'FieldsOrdered', version: 1, schema: fieldsOrdered },

@@ -32,5 +32,7 @@ export function readModelCommandReads(
     recordsInModule: (tenant, moduleId) =>
       countWhere(tenant, READ_MODELS.records, 'moduleId', moduleId, equals('status', 'live')),
     modulesInSpace: (tenant, spaceId) => countWhere(tenant, READ_MODELS.modules, 'spaceId', spaceId),
+    modulesOfTemplate: (tenant, spaceId, template) =>
+      countWhere(tenant, READ_MODELS.modules, 'spaceId', spaceId, equals('template', template)),
   };
 }

@@ -15,6 +15,8 @@ export const MODULE_FIELDS: FieldCatalogue = catalogue({
   spaceId: { path: 'spaceId', type: 'integer' },
   name: { path: 'name', type: 'string' },
   description: { path: 'description', type: 'string' },
+  kind: { path: 'kind', type: 'string' },
+  template: { path: 'template', type: 'string' },
   ...AUDIT_COLUMNS,
 });
 
@@ -27,6 +29,7 @@ export const FIELD_FIELDS: FieldCatalogue = catalogue({
   type: { path: 'type', type: 'string' },
   required: { path: 'required', type: 'boolean' },
   position: { path: 'position', type: 'integer' },
+  builtIn: { path: 'builtIn', type: 'boolean' },
   ...AUDIT_COLUMNS,
 });
 

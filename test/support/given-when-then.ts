@@ -1,9 +1,9 @@
 import type { Actor, EventMetadata, RecordedEvent } from '../../contracts/events/envelope';
 import { PlatformError, type ErrorKind } from '../../contracts/errors';
-import { assertValidEventData, isKnownEventType } from '../../contracts/events/registry';
+import { assertValidEventData, isKnownEventType, schemaVersionOf } from '../../contracts/events/registry';
 import { eventIdFor, uuidV5 } from '../../contracts/ids';
 import { fold, type Decider, type DomainEvent } from '../../command-api/kit/decider';
-import type { Projection } from '../../projections/projection';
+import { projectEvent, type Projection } from '../../projections/projection';
 import type { Document, ReadModelChange } from '../../infra/read-store/port';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -102,7 +102,9 @@ export interface RecordedEventOverrides {
 
 /**
  * Builds RecordedEvents as a store would: revisions count per stream from 0, positions count globally from
- * 1, and each event occurs one second after the previous one. Data of known event types is schema-checked.
+ * 1, and each event occurs one second after the previous one. Events of known types are stored at their
+ * current schema version and checked against it, unless an older `schemaVersion` is given (an event as an
+ * older release stored it).
  */
 export class EventLog {
   private lastPosition = 0n;
@@ -113,7 +115,9 @@ export class EventLog {
     event: DomainEvent<Type, Data>,
     overrides: RecordedEventOverrides = {},
   ): RecordedEvent<Type, Data> {
-    if (isKnownEventType(event.type)) assertSchemaValid([event], 'recorded');
+    const current = isKnownEventType(event.type) ? schemaVersionOf(event.type) : 1;
+    const schemaVersion = overrides.schemaVersion ?? current;
+    if (isKnownEventType(event.type) && schemaVersion === current) assertSchemaValid([event], 'recorded');
     const position = ++this.lastPosition;
     const revision = this.revisions.has(streamId) ? this.revisions.get(streamId)! + 1n : 0n;
     this.revisions.set(streamId, revision);
@@ -131,7 +135,7 @@ export class EventLog {
     return {
       id: eventIdFor(commandId, 0),
       type: event.type,
-      schemaVersion: overrides.schemaVersion ?? 1,
+      schemaVersion,
       data: event.data,
       metadata,
       streamId,
@@ -259,13 +263,15 @@ export interface ProjectionSpec {
 
 /**
  * Given/when/then for a projection: `projectionSpec(p).given(history).when(event).then(expectedChanges)`.
- * `collection` is the versioned-name function the projection receives (the base name by default).
+ * `collection` is the versioned-name function the projection receives (the base name by default). Events
+ * go through `projectEvent`, as in the runner: stored older versions are upcast first.
  */
 export function projectionSpec(
   projection: Projection,
   collection: (base: string) => string = (base) => base,
 ): ProjectionSpec {
-  const project = (event: RecordedEvent): readonly ReadModelChange[] => projection.project(event, collection);
+  const project = (event: RecordedEvent): readonly ReadModelChange[] =>
+    projectEvent(projection, event, collection);
   const readModelsAfter = (events: readonly RecordedEvent[]): InMemoryReadModels => {
     const readModels = new InMemoryReadModels();
     for (const event of events) readModels.apply(project(event));

@@ -139,7 +139,7 @@ describe('module decider', () => {
   const moduleSpec = deciderSpec(moduleDecider);
   const created: ModuleEvent = {
     type: 'ModuleCreated',
-    data: { moduleId: 12, spaceId: 7, name: 'Leads', description: null },
+    data: { moduleId: 12, spaceId: 7, name: 'Leads', description: null, kind: 'custom', template: null },
   };
   const deleted: ModuleEvent = { type: 'ModuleDeleted', data: { moduleId: 12, spaceId: 7 } };
 
@@ -162,6 +162,8 @@ describe('module decider', () => {
         spaceId: 7,
         name: 'Leads',
         description: null,
+        kind: 'custom',
+        template: null,
         fields: [],
         retiredKeys: [],
       });
@@ -293,7 +295,7 @@ function field(
   type: FieldType,
   config: Record<string, unknown> = {},
 ): FieldDefinition {
-  return { fieldId, key, name: key, type, required: false, config, position: fieldId };
+  return { fieldId, key, name: key, type, required: false, config, position: fieldId, builtIn: false };
 }
 const SCHEMA: readonly FieldDefinition[] = [
   field(1, 'stage', 'select', { options: ['lead', 'customer'] }),

@@ -16,12 +16,12 @@ function definition(
   config: Record<string, unknown> = {},
   required = false,
 ): FieldDefinition {
-  return { fieldId, key, name: key, type, required, config, position: fieldId };
+  return { fieldId, key, name: key, type, required, config, position: fieldId, builtIn: false };
 }
 
 const moduleCreated: ModuleEvent = {
   type: 'ModuleCreated',
-  data: { moduleId: 12, spaceId: 7, name: 'Deals', description: null },
+  data: { moduleId: 12, spaceId: 7, name: 'Deals', description: null, kind: 'custom', template: null },
 };
 const stageAdded: ModuleEvent = {
   type: 'FieldAdded',
@@ -74,6 +74,7 @@ describe('module decider: fields', () => {
                 required: false,
                 config: {},
                 position: 3,
+                builtIn: false,
               },
             },
           },
@@ -470,6 +471,8 @@ describe('fields projection', () => {
           spaceId: 7,
           name: 'Deals',
           description: null,
+          kind: 'custom',
+          template: null,
           tenant: TEST_TENANT,
           createdAt: created.metadata.occurredAt,
           createdBy: created.metadata.actor.userId,

@@ -144,7 +144,7 @@ describe('modules projection', () => {
   const stream = streamName('module', TEST_TENANT, 12);
   const created = log.record(stream, {
     type: 'ModuleCreated',
-    data: { moduleId: 12, spaceId: 7, name: 'Leads', description: null },
+    data: { moduleId: 12, spaceId: 7, name: 'Leads', description: null, kind: 'custom', template: null },
   });
   const updated = log.record(stream, {
     type: 'ModuleUpdated',
@@ -158,6 +158,8 @@ describe('modules projection', () => {
     spaceId: 7,
     name: 'Leads',
     description: null,
+    kind: 'custom',
+    template: null,
     ...createdColumns(created),
   };
 

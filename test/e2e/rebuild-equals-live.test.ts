@@ -1,0 +1,205 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { READ_MODELS } from '../../contracts/read-models';
+import { createSqliteEventStore } from '../../infra/event-store/sqlite';
+import { writeOlderReleaseModule } from '../support/older-release';
+import { json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
+import { rebuildProjections, waitForAllProjections } from '../support/rebuild';
+
+jest.setTimeout(180_000);
+
+let dataDir: string;
+let platform: TestPlatform | undefined;
+let hooks: Server;
+
+beforeAll(async () => {
+  hooks = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200).end('{}'));
+  });
+  await new Promise<void>((resolve) => hooks.listen(0, '127.0.0.1', resolve));
+  dataDir = mkdtempSync(join(tmpdir(), 'records-rebuild-equals-live-'));
+});
+
+afterAll(async () => {
+  await platform?.stop();
+  await new Promise((resolve) => hooks.close(resolve));
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** A write that must succeed with `status`; its answer. */
+async function write(method: string, path: string, body?: unknown, status = 200): Promise<Entity> {
+  const response = await platform!.call(method, path, body === undefined ? {} : { body });
+  const answer = await json<Entity>(response);
+  expect({ method, path, status: response.status, answer }).toEqual({ method, path, status, answer });
+  return answer;
+}
+
+const create = (path: string, body: unknown): Promise<Entity> => write('POST', path, body, 201);
+
+/** Every resource family the platform has, created, changed and deleted through HTTP. */
+async function driveEveryResource(hookUrl: string): Promise<void> {
+  const sales = await create('/space', { name: 'Sales', description: 'Pipeline' });
+  await write('PUT', `/space/${sales.id}`, { description: 'All deals' });
+  const doomedSpace = await create('/space', { name: 'Temporary' });
+  await write('DELETE', `/space/${doomedSpace.id}`);
+
+  const contacts = await create('/module', { spaceId: sales.id, template: 'contacts' });
+  const deals = await create('/module', { spaceId: sales.id, template: 'deals', name: 'Pipeline' });
+  const projects = await create('/module', { spaceId: sales.id, name: 'Projects' });
+  await write('PUT', `/module/${projects.id}`, { description: 'Delivery' });
+  const doomedModule = await create('/module', { spaceId: sales.id, name: 'Scratch' });
+  await create('/field', { moduleId: doomedModule.id, name: 'Note', type: 'text' });
+  await write('DELETE', `/module/${doomedModule.id}`);
+
+  const budget = await create('/field', { moduleId: projects.id, name: 'Budget', type: 'decimal' });
+  const client = await create('/field', {
+    moduleId: projects.id,
+    name: 'Client',
+    type: 'relation',
+    config: { moduleId: contacts.id },
+  });
+  const tags = await create('/field', {
+    moduleId: projects.id,
+    name: 'Tags',
+    type: 'multi_select',
+    config: { options: ['urgent', 'internal'] },
+  });
+  const notify = await create('/field', {
+    moduleId: projects.id,
+    name: 'Notify',
+    type: 'button',
+    config: { webhookUrl: hookUrl },
+  });
+  const dropped = await create('/field', { moduleId: projects.id, name: 'Dropped', type: 'text' });
+  await write('PUT', `/field/${budget.id}`, { required: false, config: { scale: 0, min: 0 } });
+  await write('PUT', '/field/order/', {
+    moduleId: projects.id,
+    fieldIds: [tags.id, budget.id, client.id, notify.id, dropped.id],
+  });
+  await write('DELETE', `/field/${dropped.id}`);
+  const contactFields = await json<{ items: Entity[] }>(
+    await platform!.call('GET', `/field?filter=moduleId=${contacts.id};key=email`),
+  );
+  await write('PUT', `/field/${contactFields.items[0]!.id}`, { name: 'E-mail' });
+
+  const ana = await create('/record', {
+    moduleId: contacts.id,
+    name: 'Ana',
+    fields: { email: 'ana@example.com', lifecycle_stage: 'Lead' },
+  });
+  const rollout = await create('/record', {
+    moduleId: projects.id,
+    name: 'Rollout',
+    fields: { budget: 5000, client: ana.id, tags: ['urgent'] },
+  });
+  await write('PUT', `/record/${rollout.id}`, { name: 'Rollout 2', fields: { tags: null, budget: 6000 } });
+  await write('POST', `/record/${rollout.id}/button/${notify.id}`);
+  const deal = await create('/record', { moduleId: deals.id, name: 'Acme', fields: { stage: 'Proposal' } });
+  await write('DELETE', `/record/${deal.id}`);
+  await write('POST', `/record/${deal.id}/restore`);
+  const gone = await create('/record', { moduleId: deals.id, name: 'Lost one', fields: { stage: 'Lost' } });
+  await write('DELETE', `/record/${gone.id}`);
+
+  const vip = await create('/label', { name: 'VIP', color: '#ff0000' });
+  const cold = await create('/label', { name: 'Cold' });
+  await write('PUT', `/label/${vip.id}`, { color: '#00ff00' });
+  await write('POST', `/record/${ana.id}/label/${vip.id}`);
+  await write('POST', `/record/${ana.id}/label/${cold.id}`);
+  await write('POST', `/record/${rollout.id}/label/${cold.id}`);
+  await write('DELETE', `/record/${rollout.id}/label/${cold.id}`);
+  await write('DELETE', '/label', { id: cold.id });
+
+  const segment = await create('/segment', { spaceId: sales.id, name: 'Rollouts', filter: 'name~Roll%' });
+  await write('PUT', `/segment/${segment.id}`, { order: 'name;ASC' });
+  const doomedSegment = await create('/segment', { spaceId: sales.id, name: 'Old' });
+  await write('DELETE', `/segment/${doomedSegment.id}`);
+
+  const products = await create('/category', { name: 'Products' });
+  const hardware = await create('/category', { name: 'Hardware', parentId: products.id });
+  await write('PUT', `/category/${hardware.id}`, { description: 'Things' });
+  const doomedCategory = await create('/category', { name: 'Old', parentId: products.id });
+  await write('DELETE', `/category/${doomedCategory.id}`);
+  const team = await create('/team', { name: 'Sales team', userIds: [1] });
+  await write('PUT', `/team/${team.id}`, { description: 'Closers' });
+  const doomedTeam = await create('/team', { name: 'Gone' });
+  await write('DELETE', `/team/${doomedTeam.id}`);
+  const menu = await create('/menu', {
+    name: 'Main',
+    items: [
+      { label: 'Contacts', moduleId: contacts.id },
+      { label: 'Help', url: 'https://example.com/help' },
+    ],
+  });
+  await write('PUT', `/menu/${menu.id}`, { position: 2 });
+  const group = await create('/field-group', {
+    moduleId: projects.id,
+    name: 'Money',
+    fieldIds: [budget.id, client.id],
+  });
+  await write('PUT', `/field-group/${group.id}`, { fieldIds: [budget.id] });
+  const doomedGroup = await create('/field-group', { moduleId: projects.id, name: 'Empty' });
+  await write('DELETE', `/field-group/${doomedGroup.id}`);
+
+  const remote = '/record/remote/crm-17/hubspot';
+  await write('POST', remote, { recordId: ana.id });
+  await write('POST', remote, { recordId: rollout.id });
+
+  const bulk = await write('POST', '/record/bulk', {
+    items: [
+      { moduleId: contacts.id, name: 'Bo', fields: { phone: '+4912345' } },
+      { moduleId: contacts.id, name: 'Cy' },
+      { moduleId: contacts.id, name: 'Dee' },
+    ],
+  });
+  const [bo, cy, dee] = (bulk.items as Array<{ id: number }>).map((item) => item.id);
+  await write('PUT', '/record/bulk', {
+    items: [
+      { id: bo, fields: { job_title: 'CTO' } },
+      { id: cy, name: 'Cyd' },
+    ],
+  });
+  await write('DELETE', '/record/bulk', { ids: [dee] });
+}
+
+test('rebuilding every read model from position 0 gives the documents the live projections wrote', async () => {
+  // Data an older release wrote (ModuleCreated and FieldAdded at schema version 1) is part of the history.
+  const events = createSqliteEventStore({ path: join(dataDir, 'events.db') });
+  const old = await writeOlderReleaseModule(events, 'test');
+  await events.close();
+  platform = await startPlatform({ DATA_DIR: dataDir, OUTBOUND_ALLOW_PRIVATE: 'true' });
+  await create('/field', { moduleId: old.moduleId, name: 'Score', type: 'number' });
+  await write('PUT', `/record/${old.recordId}`, { fields: { score: 3 } });
+  await driveEveryResource(`http://localhost:${(hooks.address() as AddressInfo).port}/pressed`);
+
+  await waitForAllProjections(platform);
+  await platform.stop();
+  platform = undefined;
+  const collections = await rebuildProjections(dataDir);
+
+  // Every read model is compared, none is empty (an empty one would compare equal to anything empty).
+  expect(collections.map((entry) => entry.collection).sort()).toEqual(Object.values(READ_MODELS).sort());
+  for (const { collection, live } of collections)
+    expect({ collection, empty: live.length === 0 }).toEqual({ collection, empty: false });
+  // Nothing is ignored: every document field comes from the events (their data, metadata, position and
+  // revision), none from the clock or the run that projected them.
+  for (const { projection, collection, live, rebuilt } of collections)
+    expect({ projection, collection, documents: rebuilt }).toEqual({
+      projection,
+      collection,
+      documents: live,
+    });
+
+  const modules = collections.find((entry) => entry.collection === READ_MODELS.modules)!.rebuilt;
+  expect(modules.map((module) => [module.name, module.kind, module.template])).toEqual(
+    expect.arrayContaining([
+      ['Old leads', 'custom', null],
+      ['Contacts', 'built-in', 'contacts'],
+      ['Pipeline', 'built-in', 'deals'],
+      ['Projects', 'custom', null],
+    ]),
+  );
+});
