@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { READ_MODELS } from '../../contracts/read-models';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite';
 import { writeOlderReleaseModule } from '../support/older-release';
-import { json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
+import { ADMIN_TOKEN, json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
 import { rebuildProjections, waitForAllProjections } from '../support/rebuild';
 
 jest.setTimeout(180_000);
@@ -98,6 +98,26 @@ async function driveEveryResource(hookUrl: string): Promise<void> {
   });
   await write('PUT', `/record/${rollout.id}`, { name: 'Rollout 2', fields: { tags: null, budget: 6000 } });
   await write('POST', `/record/${rollout.id}/button/${notify.id}`);
+  const attachments = await create('/field', { moduleId: projects.id, name: 'Attachments', type: 'file' });
+  const upload = async (query: string, bytes: string): Promise<Entity> => {
+    const response = await fetch(`${platform!.api}/record/${rollout.id}/file?${query}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'text/plain' },
+      body: bytes,
+    });
+    expect(response.status).toBe(201);
+    return json<Entity>(response);
+  };
+  const brief = await upload(`name=brief.txt&fieldId=${attachments.id}`, 'the brief');
+  const notes = await upload('name=notes.txt', 'some notes');
+  const draft = await upload(`name=draft.txt&fieldId=${attachments.id}`, 'a draft');
+  await write('PUT', `/record/${rollout.id}/file-weight`, {
+    files: [
+      { fileId: notes.id, weight: 0 },
+      { fileId: brief.id, weight: 9 },
+    ],
+  });
+  await write('DELETE', `/record/${rollout.id}/file/${draft.id}`);
   const deal = await create('/record', { moduleId: deals.id, name: 'Acme', fields: { stage: 'Proposal' } });
   await write('DELETE', `/record/${deal.id}`);
   await write('POST', `/record/${deal.id}/restore`);

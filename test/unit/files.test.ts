@@ -15,6 +15,7 @@ const contract: FieldDefinition = {
   required: false,
   config: {},
   position: 1,
+  builtIn: false,
 };
 const title: FieldDefinition = {
   ...contract,
