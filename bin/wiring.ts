@@ -35,6 +35,7 @@ import {
 import { Relay } from '../projections/relay';
 import { activeVersionOf } from '../projections/versions';
 import { checkpointName } from '../contracts/read-models';
+import { categoryOf } from '../contracts/streams';
 import { guardedHttp } from '../infra/outbound/guarded-http';
 import { createLocalBlobStore } from '../infra/blob-store/local-files';
 import type { BlobStore } from '../infra/blob-store/port';
@@ -46,22 +47,24 @@ import { awaitPosition, type ReadConsistency } from '../query-api/consistency';
 import type { Express } from 'express';
 
 /**
- * Remembers the highest position this process appended, for read-your-writes without a header, and tells
- * `onAppend` (the projections thread) about each append.
+ * Remembers the highest position this process appended (overall, and to user streams), for read-your-writes
+ * without a header, and tells `onAppend` (the projections thread) about each append.
  */
 export function trackWrites(
   store: EventStore,
   onAppend: () => void,
-): { store: EventStore; lastPosition: () => bigint } {
+): { store: EventStore; lastPosition: () => bigint; lastIdentityPosition: () => bigint } {
   let last = 0n;
+  let lastIdentity = 0n;
   const tracked: EventStore = Object.create(store) as EventStore;
   tracked.append = async (streamId, events, options) => {
     const result = await store.append(streamId, events, options);
     if (result.position > last) last = result.position;
+    if (categoryOf(streamId) === 'user' && result.position > lastIdentity) lastIdentity = result.position;
     onAppend();
     return result;
   };
-  return { store: tracked, lastPosition: () => last };
+  return { store: tracked, lastPosition: () => last, lastIdentityPosition: () => lastIdentity };
 }
 
 export interface Adapters {
@@ -176,7 +179,11 @@ export async function buildServices(
           onVisible: (projection, lagMs) => metrics.observeVisibleLag(projection, lagMs),
         })
       : undefined);
-  const { store: events, lastPosition } = trackWrites(adapters.events, () => threaded?.notifyAppended());
+  const {
+    store: events,
+    lastPosition,
+    lastIdentityPosition,
+  } = trackWrites(adapters.events, () => threaded?.notifyAppended());
   const readModels = new ReadModels(adapters.readStore);
   await host?.start();
   const relay =
@@ -238,10 +245,18 @@ export async function buildServices(
     bodyLimit: config.BODY_LIMIT,
     trustProxyHops: config.TRUST_PROXY_HOPS,
     logger,
-    authenticate: tokenAuthenticator(
-      readModels,
-      host ? () => host.positionOf('identity') : () => checkpointOf(adapters.readStore, 'identity'),
-    ),
+    authenticate: tokenAuthenticator(readModels, {
+      identityPosition: host
+        ? () => host.positionOf('identity')
+        : () => checkpointOf(adapters.readStore, 'identity'),
+      ...(host && {
+        awaitOwnIdentityWrites: async () => {
+          const written = lastIdentityPosition();
+          if (host.positionOf('identity') < written)
+            await host.waitFor(written, config.MIN_POSITION_TIMEOUT_MS, ['identity']);
+        },
+      }),
+    }),
     meter,
     readiness,
     metrics: () => metrics.render(),
@@ -273,6 +288,7 @@ export async function buildServices(
         consistency,
         blobs: adapters.blobs,
         logger: logger.child({ component: 'query-api' }),
+        credentialActivity: (tenant, credentials) => meter.activity(tenant, credentials),
       }),
     }),
   });

@@ -5,6 +5,8 @@ import { addBulkRecordRoutes } from './routes/bulk';
 import { catalogueResources } from './routes/catalogue-entities';
 import { addFieldRoutes } from './routes/fields';
 import { addFileRoutes } from './routes/files';
+import { addTokenRoutes } from './routes/tokens';
+import { addUserRoutes } from './routes/users';
 import { addLabelRoutes, labelResource } from './routes/labels';
 import { addRemoteLinkRoutes } from './routes/remote-links';
 import { segmentResource } from './routes/segments';
@@ -15,6 +17,8 @@ import { moduleResource, spaceResource } from './routes/structure';
 /** The command API: every write of the platform. Routes turn requests into commands; deciders rule. */
 export function createCommandRouter(deps: CommandDeps): Router {
   const router = Router();
+  addUserRoutes(router, deps);
+  addTokenRoutes(router, deps);
   addResourceRoutes(router, deps, spaceResource(deps));
   addResourceRoutes(router, deps, moduleResource(deps));
   addFieldRoutes(router, deps);

@@ -1,26 +1,11 @@
-import { scrypt, randomBytes } from 'node:crypto';
-import { promisify } from 'node:util';
 import { uuidV5 } from '../contracts/ids';
-import { API_TOKEN_PREFIX, hashToken, newApiToken } from '../contracts/secrets';
+import { hashToken, newApiToken, tokenDisplay } from '../contracts/secrets';
 import { streamName } from '../contracts/streams';
 import { userDecider } from './domain/user';
+import { emailClaimDecider, emailClaimStream } from './domain/email-claim';
+import { hashPassword } from './kit/passwords';
 import { bookkeepingContext, type CommandContext, type CommandHandler } from './kit/handler';
 import type { IdAllocator } from './kit/id-allocator';
-
-const scryptAsync = promisify(scrypt) as (
-  password: string,
-  salt: Buffer,
-  keylen: number,
-  options: { N: number; r: number; p: number; maxmem: number },
-) => Promise<Buffer>;
-
-/** scrypt (memory-hard), encoded with its parameters so they can be raised later. */
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const N = 2 ** 15;
-  const key = await scryptAsync(password, salt, 32, { N, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
-  return `scrypt$${N}$8$1$${salt.toString('base64url')}$${key.toString('base64url')}`;
-}
 
 export interface BootstrapOptions {
   readonly tenant: string;
@@ -65,6 +50,17 @@ export async function ensureBootstrapAdmin(
       context('user'),
     ));
   }
+  // The admin's address is taken like any user's (earlier releases did not claim it; one another user took
+  // meanwhile stays theirs).
+  const claimStream = emailClaimStream(options.tenant, state.email);
+  const claim = await handler.load(claimStream, emailClaimDecider);
+  if (claim.state.userId === null)
+    await handler.handle(
+      claimStream,
+      emailClaimDecider,
+      { kind: 'ClaimEmail', email: state.email, userId: ADMIN_USER_ID, holderExists: false },
+      context('email'),
+    );
   const bootstrapTokens = Object.entries(state.tokens).filter(([, token]) => token.bootstrap);
   const wantedHash = options.token ? hashToken(options.token) : undefined;
   if (
@@ -85,8 +81,7 @@ export async function ensureBootstrapAdmin(
         tokenId,
         name: 'bootstrap admin token',
         tokenHash: hashToken(value),
-        prefix: value.startsWith(API_TOKEN_PREFIX) ? API_TOKEN_PREFIX : value.slice(0, 4),
-        last4: value.slice(-4),
+        ...tokenDisplay(value),
         permissions: null,
         expiresAt: null,
         bootstrap: true,

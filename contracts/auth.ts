@@ -37,3 +37,20 @@ export function can(principal: Principal, module: string, operation: Operation):
 export function isAdmin(principal: Principal): boolean {
   return principal.role === 'admin';
 }
+
+/**
+ * What `requested` would grant beyond `limit` (`module:operation` entries; `*` when `requested` is unlimited
+ * and `limit` is not). Empty: `requested` stays within `limit`.
+ */
+export function rightsBeyond(
+  requested: ModulePermissions | undefined,
+  limit: ModulePermissions | undefined,
+): string[] {
+  if (limit === undefined) return [];
+  if (requested === undefined) return ['*'];
+  return Object.entries(requested).flatMap(([module, operations]) =>
+    operations
+      .filter((operation) => !grants(limit, module, operation))
+      .map((operation) => `${module}:${operation}`),
+  );
+}

@@ -16,6 +16,7 @@ import { removedRoute, sendJson } from '../infra/http/respond';
 import { addCatalogueReadRoutes } from './routes/catalogue-entities';
 import { addFieldReadRoutes, FIELDS } from './routes/fields';
 import { addFileReadRoutes, type FileReadDeps } from './routes/files';
+import { addUserReadRoutes, type UserReadDeps } from './routes/users';
 import { addHistoryRoutes } from './routes/history';
 import { addLabelReadRoutes } from './routes/labels';
 import { addModuleTemplateRoutes } from './routes/module-templates';
@@ -56,8 +57,11 @@ export const DELETED_RECORDS: EntityDescription = {
 };
 
 /** The query API: every GET of the platform. It reads read models only and never appends. */
-export function createQueryRouter(deps: FileReadDeps): Router {
+export type QueryDeps = FileReadDeps & UserReadDeps;
+
+export function createQueryRouter(deps: QueryDeps): Router {
   const router = Router();
+  addUserReadRoutes(router, deps);
   addEntityRoutes(router, deps, 'space', 'spaceId', SPACES);
   // Before every `/module/{moduleId}…` route: `built-in` is not a module id.
   addModuleTemplateRoutes(router);

@@ -3,20 +3,39 @@ import { OPERATIONS } from '../auth';
 import type { EventDefinition } from './definition';
 
 const operation = z.enum(OPERATIONS as ['create', 'read', 'update', 'delete']);
-export const modulePermissionsSchema = z.record(z.string().min(1).max(64), z.array(operation));
+export const modulePermissionsSchema = z.record(z.string().min(1).max(64), z.array(operation).readonly());
+
+const userId = z.number().int().positive();
+const role = z.enum(['admin', 'member']);
 
 /** Users and their credentials. Secrets enter events only as hashes. */
 export const userRegistered = z.object({
-  userId: z.number().int().positive(),
+  userId,
   email: z.email(),
   name: z.string().max(200),
-  role: z.enum(['admin', 'member']),
+  role,
   /** scrypt hash `scrypt$N$r$p$salt$hash`, or null for a user who signs in only by token. */
   passwordHash: z.string().nullable(),
+  /** A member's rights per module (absent or null: every module, as the role allows). */
+  permissions: modulePermissionsSchema.nullable().optional(),
 });
 
+export const userChanged = z.object({
+  userId,
+  name: z.string().max(200).optional(),
+  role: role.optional(),
+  permissions: modulePermissionsSchema.nullable().optional(),
+});
+export const userPasswordSet = z.object({ userId, passwordHash: z.string() });
+/** A deactivated user's credentials are worth nothing until the user is activated again. */
+export const userDeactivated = z.object({ userId });
+export const userActivated = z.object({ userId });
+
+/** One email address per user of a tenant: its own stream, claimed by the user that holds it. */
+export const emailClaimed = z.object({ email: z.email(), userId });
+
 export const apiTokenIssued = z.object({
-  userId: z.number().int().positive(),
+  userId,
   tokenId: z.string().min(1),
   name: z.string().max(200),
   /** SHA-256 of the token value, hex. The value itself is shown once and never stored. */
@@ -28,23 +47,48 @@ export const apiTokenIssued = z.object({
   bootstrap: z.boolean(),
 });
 
+/** The hash travels with every token event: the credentials read model is keyed by it. */
+export const apiTokenChanged = z.object({
+  userId,
+  tokenId: z.string().min(1),
+  tokenHash: z.string().length(64),
+  name: z.string().max(200).optional(),
+  permissions: modulePermissionsSchema.nullable().optional(),
+  expiresAt: z.iso.datetime().nullable().optional(),
+});
+
 export const apiTokenRevoked = z.object({
-  userId: z.number().int().positive(),
+  userId,
   tokenId: z.string().min(1),
   tokenHash: z.string().length(64),
 });
 
 export type UserRegisteredData = z.infer<typeof userRegistered>;
+export type UserChangedData = z.infer<typeof userChanged>;
 export type ApiTokenIssuedData = z.infer<typeof apiTokenIssued>;
+export type ApiTokenChangedData = z.infer<typeof apiTokenChanged>;
 export type ApiTokenRevokedData = z.infer<typeof apiTokenRevoked>;
 
 export type IdentityEvent =
   | { type: 'UserRegistered'; data: UserRegisteredData }
+  | { type: 'UserChanged'; data: UserChangedData }
+  | { type: 'UserPasswordSet'; data: z.infer<typeof userPasswordSet> }
+  | { type: 'UserDeactivated'; data: z.infer<typeof userDeactivated> }
+  | { type: 'UserActivated'; data: z.infer<typeof userActivated> }
   | { type: 'ApiTokenIssued'; data: ApiTokenIssuedData }
+  | { type: 'ApiTokenChanged'; data: ApiTokenChangedData }
   | { type: 'ApiTokenRevoked'; data: ApiTokenRevokedData };
+
+export type EmailClaimEvent = { type: 'EmailClaimed'; data: z.infer<typeof emailClaimed> };
 
 export const IDENTITY_EVENTS: readonly EventDefinition[] = [
   { type: 'UserRegistered', version: 1, schema: userRegistered },
+  { type: 'UserChanged', version: 1, schema: userChanged },
+  { type: 'UserPasswordSet', version: 1, schema: userPasswordSet },
+  { type: 'UserDeactivated', version: 1, schema: userDeactivated },
+  { type: 'UserActivated', version: 1, schema: userActivated },
+  { type: 'EmailClaimed', version: 1, schema: emailClaimed },
   { type: 'ApiTokenIssued', version: 1, schema: apiTokenIssued },
+  { type: 'ApiTokenChanged', version: 1, schema: apiTokenChanged },
   { type: 'ApiTokenRevoked', version: 1, schema: apiTokenRevoked },
 ];

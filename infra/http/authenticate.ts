@@ -1,6 +1,6 @@
 import type { ModulePermissions, Principal, Role } from '../../contracts/auth';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
-import { hashToken } from '../../contracts/secrets';
+import { hashToken, passesChecksum } from '../../contracts/secrets';
 import type { ReadModels } from '../read-store/read-models';
 
 interface CachedCredential {
@@ -17,11 +17,19 @@ const MAX_CACHED = 10_000;
  * Principals are cached, stamped with the identity projection's position: any identity event (a revoked
  * token, a deactivated user) moves it and empties the cache, so a revocation applies on the next request.
  */
-export function tokenAuthenticator(
-  readModels: ReadModels,
-  identityPosition: () => Promise<bigint> | bigint,
-  now: () => number = Date.now,
-) {
+export interface AuthenticatorOptions {
+  /** The identity projection's position: the cache's stamp. */
+  readonly identityPosition: () => Promise<bigint> | bigint;
+  /**
+   * Waits until the identity read models include this process's own identity writes, so a token revoked or a
+   * user deactivated a moment ago is refused on the very next request.
+   */
+  readonly awaitOwnIdentityWrites?: () => Promise<void>;
+  readonly now?: () => number;
+}
+
+export function tokenAuthenticator(readModels: ReadModels, options: AuthenticatorOptions) {
+  const now = options.now ?? Date.now;
   const cache = new Map<string, CachedCredential | null>();
   let cachedAt = -1n;
 
@@ -44,6 +52,10 @@ export function tokenAuthenticator(
           kind: credential.bootstrap === true ? 'bootstrap-token' : 'api-token',
           id: `token:${String(credential.tokenId)}`,
         },
+        // The user's current rights bound every token of theirs: a change to them applies at once.
+        ...(user.role !== 'admin' && user.permissions
+          ? { userPermissions: user.permissions as ModulePermissions }
+          : {}),
         ...(credential.permissions
           ? { credentialPermissions: credential.permissions as ModulePermissions }
           : {}),
@@ -52,8 +64,9 @@ export function tokenAuthenticator(
   }
 
   return async (tenant: string, token: string): Promise<Principal | null> => {
-    if (token.length > 512) return null;
-    const position = await identityPosition();
+    if (token.length > 512 || !passesChecksum(token)) return null;
+    await options.awaitOwnIdentityWrites?.();
+    const position = await options.identityPosition();
     if (position !== cachedAt) {
       cache.clear();
       cachedAt = position;

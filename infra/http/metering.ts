@@ -21,6 +21,12 @@ export interface UsageRow {
   readonly calls: number;
 }
 
+export interface CredentialActivity {
+  readonly calls: number;
+  /** Null for usage counted before last-use times were kept. */
+  readonly lastUsedAt: string | null;
+}
+
 export const USAGE_COLLECTION = 'api_usage';
 const WINDOW_MS = 60_000;
 const DAY_MS = 86_400_000;
@@ -36,7 +42,7 @@ export class ApiMeter {
   private readonly instance = randomUUID();
   private readonly counts = new Map<
     string,
-    { tenant: string; day: string; credential: string; calls: number }
+    { tenant: string; day: string; credential: string; calls: number; lastUsedMs: number }
   >();
   private readonly dirty = new Set<string>();
   private readonly windows = new Map<string, { start: number; calls: number }>();
@@ -83,8 +89,11 @@ export class ApiMeter {
     const day = this.today();
     const key = `${tenant}.${day}.${credential}`;
     const entry = this.counts.get(key);
-    if (entry) entry.calls += 1;
-    else this.counts.set(key, { tenant, day, credential, calls: 1 });
+    const now = this.now();
+    if (entry) {
+      entry.calls += 1;
+      entry.lastUsedMs = now;
+    } else this.counts.set(key, { tenant, day, credential, calls: 1, lastUsedMs: now });
     this.dirty.add(key);
   }
 
@@ -93,11 +102,11 @@ export class ApiMeter {
     const keys = [...this.dirty];
     this.dirty.clear();
     const changes = keys.map((key) => {
-      const entry = this.counts.get(key)!;
+      const { lastUsedMs, ...entry } = this.counts.get(key)!;
       return {
         op: 'upsert' as const,
         collection: USAGE_COLLECTION,
-        doc: { id: `${key}.${this.instance}`, ...entry },
+        doc: { id: `${key}.${this.instance}`, ...entry, lastUsedAt: new Date(lastUsedMs).toISOString() },
         position: BigInt(entry.calls),
       };
     });
@@ -107,6 +116,37 @@ export class ApiMeter {
       for (const key of keys) this.dirty.add(key);
       throw error;
     }
+  }
+
+  /** Per credential: every call it made (all days, all processes) and when it was last used. */
+  async activity(tenant: string, credentials: readonly string[]): Promise<Map<string, CredentialActivity>> {
+    await this.flush();
+    const activity = new Map<string, CredentialActivity>();
+    if (credentials.length === 0) return activity;
+    const { items } = await this.options.store.find(USAGE_COLLECTION, {
+      filter: {
+        kind: 'and',
+        children: [
+          { kind: 'compare', path: 'tenant', op: 'eq', value: tenant },
+          { kind: 'in', path: 'credential', values: [...credentials] },
+        ],
+      },
+      limit: 100_000,
+      withTotal: false,
+    });
+    for (const item of items) {
+      const credential = String(item.credential);
+      const previous = activity.get(credential);
+      const lastUsedAt = typeof item.lastUsedAt === 'string' ? item.lastUsedAt : null;
+      activity.set(credential, {
+        calls: (previous?.calls ?? 0) + Number(item.calls),
+        lastUsedAt:
+          previous?.lastUsedAt && (!lastUsedAt || previous.lastUsedAt > lastUsedAt)
+            ? previous.lastUsedAt
+            : lastUsedAt,
+      });
+    }
+    return activity;
   }
 
   async usage(tenant: string, fromDay: string, toDay: string): Promise<UsageRow[]> {

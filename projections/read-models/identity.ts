@@ -1,12 +1,14 @@
 import type {
+  ApiTokenChangedData,
   ApiTokenIssuedData,
   ApiTokenRevokedData,
+  UserChangedData,
   UserRegisteredData,
 } from '../../contracts/events/identity';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import type { ReadModelChange } from '../../infra/read-store/port';
 import type { Projection } from '../projection';
-import { createdColumns } from './common';
+import { createdColumns, updatedColumns } from './common';
 
 /**
  * Users, and credentials keyed by the SHA-256 of the token so authentication is one lookup. Password
@@ -42,6 +44,38 @@ export const identityProjection: Projection = {
             collection: collection(READ_MODELS.credentials),
             position,
             doc: { id: tokenHash, kind: 'api-token', ...data, ...createdColumns(event) },
+          },
+        ];
+      }
+      case 'UserChanged':
+      case 'UserDeactivated':
+      case 'UserActivated': {
+        const { userId, ...changes } = event.data as UserChangedData;
+        const set = event.type === 'UserChanged' ? changes : { active: event.type === 'UserActivated' };
+        return [
+          {
+            op: 'patch',
+            collection: collection(READ_MODELS.users),
+            position,
+            id: documentId(tenant, userId),
+            set: { ...set, ...updatedColumns(event) },
+          },
+        ];
+      }
+      case 'ApiTokenChanged': {
+        const {
+          tokenHash,
+          userId: _userId,
+          tokenId: _tokenId,
+          ...changes
+        } = event.data as ApiTokenChangedData;
+        return [
+          {
+            op: 'patch',
+            collection: collection(READ_MODELS.credentials),
+            position,
+            id: tokenHash,
+            set: { ...changes, ...updatedColumns(event) },
           },
         ];
       }

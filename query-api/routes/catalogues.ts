@@ -102,4 +102,5 @@ export const USER_FIELDS: FieldCatalogue = catalogue({
   email: { path: 'email', type: 'string' },
   name: { path: 'name', type: 'string' },
   role: { path: 'role', type: 'string' },
+  active: { path: 'active', type: 'boolean' },
 });

@@ -634,7 +634,10 @@ describe('user decider', () => {
         status: 'active',
         userId: 3,
         email: 'ana@example.com',
+        name: 'Ana',
         role: 'admin',
+        permissions: null,
+        passwordHash,
         tokens: {},
       });
     });
@@ -654,7 +657,9 @@ describe('user decider', () => {
   describe('IssueApiToken', () => {
     test("issues a token to the user, recording the user's id", () => {
       const state = userSpec.given([registered]).when({ kind: 'IssueApiToken', token }).then([issued]);
-      expect(state.tokens).toEqual({ 'tok-1': { tokenHash: 'a'.repeat(64), bootstrap: false } });
+      expect(state.tokens).toEqual({
+        'tok-1': { tokenHash: 'a'.repeat(64), bootstrap: false, permissions: token.permissions },
+      });
     });
 
     test('issues an unrestricted bootstrap token without expiry', () => {
@@ -709,7 +714,9 @@ describe('user decider', () => {
         .given([registered, issued, other])
         .when({ kind: 'RevokeApiToken', tokenId: 'tok-1' })
         .then([revoked]);
-      expect(state.tokens).toEqual({ 'tok-2': { tokenHash: 'c'.repeat(64), bootstrap: false } });
+      expect(state.tokens).toEqual({
+        'tok-2': { tokenHash: 'c'.repeat(64), bootstrap: false, permissions: token.permissions },
+      });
     });
 
     test('refuses a token the user never had', () => {

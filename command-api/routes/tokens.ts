@@ -1,0 +1,116 @@
+import type { Request, Router } from 'express';
+import { z } from 'zod';
+import { isAdmin, type Principal } from '../../contracts/auth';
+import { PlatformError } from '../../contracts/errors';
+import { modulePermissionsSchema } from '../../contracts/events/identity';
+import { uuidV5 } from '../../contracts/ids';
+import { hashToken, newApiToken, tokenDisplay } from '../../contracts/secrets';
+import { streamName } from '../../contracts/streams';
+import { validate } from '../../contracts/validation';
+import { idParam } from '../../infra/http/params';
+import type { CommandDeps } from '../deps';
+import { userDecider } from '../domain/user';
+import { requestHash } from '../kit/idempotency';
+import { authorize, commandContext, idempotencyKey, preconditions, sendResult } from './context';
+import { callerOf } from './users';
+
+const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+const expiresAt = z.iso
+  .datetime({ offset: true })
+  .refine((value) => Date.parse(value) > Date.now(), 'must be in the future')
+  .transform((value) => new Date(value).toISOString());
+
+const createToken = z.strictObject({
+  name,
+  /** Per-module CRUD rights; absent or null: all of its owner's (and never more). */
+  permissions: modulePermissionsSchema.nullable().optional(),
+  expiresAt: expiresAt.nullable().optional(),
+});
+const updateToken = z.strictObject({
+  name: name.optional(),
+  permissions: modulePermissionsSchema.nullable().optional(),
+  expiresAt: expiresAt.nullable().optional(),
+});
+const tokenIdParam = z.object({ tokenId: z.uuid('must be a token id') });
+
+/** A user's tokens are theirs and their administrators' to manage (never another member's). */
+function tokenOwner(
+  req: Request,
+  operation: 'create' | 'update' | 'delete',
+): { principal: Principal; userId: number } {
+  const principal = authorize(req, 'token', operation);
+  const userId = idParam(req, 'userId');
+  if (callerOf(principal).userId !== userId && !isAdmin(principal))
+    throw new PlatformError('forbidden', "only the user and administrators manage a user's tokens");
+  return { principal, userId };
+}
+
+/** Private API tokens: `/auth/{userId}/token…`. The value is in the creation answer only. */
+export function addTokenRoutes(router: Router, deps: CommandDeps): void {
+  router.post('/auth/:userId/token', async (req, res) => {
+    const { principal, userId } = tokenOwner(req, 'create');
+    const body = validate(createToken, req.body, 'body');
+    const identity = await deps.idempotency.identify(
+      principal.tenant,
+      principal.credential.id,
+      idempotencyKey(req),
+      () => requestHash('POST', `/auth/${userId}/token`, body),
+      null,
+    );
+    const value = newApiToken();
+    const tokenId = uuidV5(`api-token:${identity.commandId}`);
+    const token = {
+      tokenId,
+      name: body.name,
+      tokenHash: hashToken(value),
+      ...tokenDisplay(value),
+      permissions: body.permissions ?? null,
+      expiresAt: body.expiresAt ?? null,
+      bootstrap: false,
+    };
+    const result = await deps.handler.handle(
+      streamName('user', principal.tenant, userId),
+      userDecider,
+      { kind: 'IssueApiToken', token, caller: callerOf(principal) },
+      commandContext(req, principal, identity.commandId),
+      identity.mayBeRepeat ? { mayBeRepeat: true } : {},
+    );
+    // Only the hash was kept: a repeat cannot show the value again, and must not mint a second token.
+    if (result.replayed)
+      throw new PlatformError(
+        'conflict',
+        `token ${tokenId} was created by the first request with this Idempotency-Key; its value is shown only once`,
+      );
+    const { tokenHash: _hash, bootstrap: _bootstrap, tokenId: id, ...shown } = token;
+    res.setHeader('Location', `${req.baseUrl}/auth/${userId}/token/${tokenId}`);
+    res.setHeader('Cache-Control', 'no-store');
+    sendResult(res, 201, result, { id, userId, ...shown, token: value });
+  });
+
+  router.put('/auth/:userId/token/:tokenId', async (req, res) => {
+    const { principal, userId } = tokenOwner(req, 'update');
+    const { tokenId } = validate(tokenIdParam, req.params, 'path');
+    const body = validate(updateToken, req.body, 'body');
+    const result = await deps.handler.handle(
+      streamName('user', principal.tenant, userId),
+      userDecider,
+      { kind: 'ChangeApiToken', tokenId, caller: callerOf(principal), ...body },
+      commandContext(req, principal, deps.newCommandId()),
+      preconditions(req),
+    );
+    sendResult(res, 200, result, { id: tokenId, userId, ...body });
+  });
+
+  router.delete('/auth/:userId/token/:tokenId', async (req, res) => {
+    const { principal, userId } = tokenOwner(req, 'delete');
+    const { tokenId } = validate(tokenIdParam, req.params, 'path');
+    const result = await deps.handler.handle(
+      streamName('user', principal.tenant, userId),
+      userDecider,
+      { kind: 'RevokeApiToken', tokenId },
+      commandContext(req, principal, deps.newCommandId()),
+      preconditions(req),
+    );
+    sendResult(res, 200, result, { id: tokenId, userId, revoked: true });
+  });
+}

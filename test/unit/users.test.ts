@@ -1,0 +1,202 @@
+import { emailClaimDecider } from '../../command-api/domain/email-claim';
+import { userDecider, type Caller } from '../../command-api/domain/user';
+import { can, rightsBeyond, type Principal } from '../../contracts/auth';
+import type { IdentityEvent } from '../../contracts/events/identity';
+import { passesChecksum, newApiToken } from '../../contracts/secrets';
+import { streamName } from '../../contracts/streams';
+import { identityProjection } from '../../projections/read-models/identity';
+import { deciderSpec, EventLog, projectionSpec, TEST_TENANT } from '../support/given-when-then';
+
+const member: IdentityEvent = {
+  type: 'UserRegistered',
+  data: {
+    userId: 5,
+    email: 'mia@example.com',
+    name: 'Mia',
+    role: 'member',
+    passwordHash: null,
+    permissions: { record: ['read', 'update'], token: ['create'] },
+  },
+};
+const admin: Caller = { userId: 1, credentialPermissions: undefined };
+const token = (permissions: Record<string, ('create' | 'read' | 'update' | 'delete')[]> | null) => ({
+  tokenId: 't-1',
+  name: 'CI',
+  tokenHash: 'b'.repeat(64),
+  prefix: 'rpt_',
+  last4: 'abcd',
+  permissions,
+  expiresAt: null,
+  bootstrap: false,
+});
+
+describe('user decider: changes, deactivation, token rights', () => {
+  const spec = deciderSpec(userDecider);
+
+  test('a change records only what differs', () => {
+    spec
+      .given([member])
+      .when({ kind: 'ChangeUser', caller: admin, name: 'Mia', role: 'admin' })
+      .then([{ type: 'UserChanged', data: { userId: 5, role: 'admin' } }]);
+    spec.given([member]).when({ kind: 'ChangeUser', caller: admin, name: 'Mia' }).thenNothingHappens();
+  });
+
+  test('administrators cannot demote or deactivate themselves', () => {
+    const self: Caller = { userId: 5, credentialPermissions: undefined };
+    const promoted: IdentityEvent = { type: 'UserChanged', data: { userId: 5, role: 'admin' } };
+    spec
+      .given([member, promoted])
+      .when({ kind: 'ChangeUser', caller: self, role: 'member' })
+      .thenThrows('conflict');
+    spec.given([member]).when({ kind: 'DeactivateUser', caller: self }).thenThrows('conflict');
+  });
+
+  test('a deactivated user gets no tokens until activated again', () => {
+    const deactivated: IdentityEvent = { type: 'UserDeactivated', data: { userId: 5 } };
+    const issue = { kind: 'IssueApiToken' as const, token: token({ record: ['read'] }), caller: admin };
+    spec.given([member, deactivated]).when(issue).thenThrows('conflict');
+    spec.given([member, deactivated]).when({ kind: 'DeactivateUser', caller: admin }).thenNothingHappens();
+    spec
+      .given([member, deactivated, { type: 'UserActivated', data: { userId: 5 } }])
+      .when(issue)
+      .then([{ type: 'ApiTokenIssued', data: { ...token({ record: ['read'] }), userId: 5 } }]);
+  });
+
+  test("a token's rights stay within its owner's and its maker's", () => {
+    const beyondOwner = spec
+      .given([member])
+      .when({ kind: 'IssueApiToken', token: token({ record: ['delete'] }), caller: admin })
+      .thenThrows('forbidden');
+    expect(beyondOwner.details).toEqual([
+      { path: 'permissions', message: 'beyond the rights of user 5: record:delete' },
+    ]);
+    const narrowMaker: Caller = { userId: 5, credentialPermissions: { record: ['read'], token: ['create'] } };
+    spec
+      .given([member])
+      .when({ kind: 'IssueApiToken', token: token({ record: ['update'] }), caller: narrowMaker })
+      .thenThrows('forbidden');
+    // "As the owner" (null) is never beyond the owner, but it is beyond a narrow maker.
+    spec
+      .given([member])
+      .when({ kind: 'IssueApiToken', token: token(null), caller: admin })
+      .then([{ type: 'ApiTokenIssued', data: { ...token(null), userId: 5 } }]);
+    spec
+      .given([member])
+      .when({ kind: 'IssueApiToken', token: token(null), caller: narrowMaker })
+      .thenThrows('forbidden');
+  });
+
+  test('changing a token keeps the hash with the event; an unknown token is a 404', () => {
+    const issued: IdentityEvent = {
+      type: 'ApiTokenIssued',
+      data: { ...token({ record: ['read'] }), userId: 5 },
+    };
+    spec
+      .given([member, issued])
+      .when({ kind: 'ChangeApiToken', tokenId: 't-1', caller: admin, name: 'Renamed', expiresAt: null })
+      .then([
+        {
+          type: 'ApiTokenChanged',
+          data: { userId: 5, tokenId: 't-1', tokenHash: 'b'.repeat(64), name: 'Renamed', expiresAt: null },
+        },
+      ]);
+    spec
+      .given([member, issued])
+      .when({ kind: 'ChangeApiToken', tokenId: 't-1', caller: admin, permissions: { record: ['delete'] } })
+      .thenThrows('forbidden');
+    spec
+      .given([member])
+      .when({ kind: 'ChangeApiToken', tokenId: 't-9', caller: admin })
+      .thenThrows('not_found');
+  });
+});
+
+describe('email claims', () => {
+  const spec = deciderSpec(emailClaimDecider);
+  const claimed = { type: 'EmailClaimed' as const, data: { email: 'mia@example.com', userId: 5 } };
+
+  test('an address belongs to the first user; a stale claim (no such user) can be taken over', () => {
+    spec
+      .given([])
+      .when({ kind: 'ClaimEmail', email: 'mia@example.com', userId: 5, holderExists: false })
+      .then([claimed]);
+    spec
+      .given([claimed])
+      .when({ kind: 'ClaimEmail', email: 'mia@example.com', userId: 6, holderExists: true })
+      .thenThrows('conflict');
+    spec
+      .given([claimed])
+      .when({ kind: 'ClaimEmail', email: 'mia@example.com', userId: 6, holderExists: false })
+      .then([{ type: 'EmailClaimed', data: { email: 'mia@example.com', userId: 6 } }]);
+    spec
+      .given([claimed])
+      .when({ kind: 'ClaimEmail', email: 'mia@example.com', userId: 5, holderExists: true })
+      .thenNothingHappens();
+  });
+});
+
+describe('rights', () => {
+  test('rightsBeyond names what a request adds to a limit', () => {
+    expect(rightsBeyond({ record: ['read', 'delete'] }, { record: ['read'] })).toEqual(['record:delete']);
+    expect(rightsBeyond({ record: ['read'] }, { '*': ['read'] })).toEqual([]);
+    expect(rightsBeyond(undefined, { record: ['read'] })).toEqual(['*']);
+    expect(rightsBeyond({ record: ['delete'] }, undefined)).toEqual([]);
+  });
+
+  test("can: a member's token is bounded by the member's rights, an admin's only by the token", () => {
+    const principal = (role: 'admin' | 'member'): Principal => ({
+      tenant: 'acme',
+      userId: '5',
+      role,
+      credential: { kind: 'api-token', id: 'token:t-1' },
+      userPermissions: { record: ['read'] },
+      credentialPermissions: { record: ['read', 'update'] },
+    });
+    expect(can(principal('member'), 'record', 'update')).toBe(false);
+    expect(can(principal('member'), 'record', 'read')).toBe(true);
+    expect(can(principal('admin'), 'record', 'update')).toBe(true);
+    expect(can(principal('admin'), 'record', 'delete')).toBe(false);
+  });
+});
+
+describe('token checksum', () => {
+  test('a new token passes; one changed character fails; values not shaped like ours are looked up', () => {
+    const value = newApiToken();
+    expect(passesChecksum(value)).toBe(true);
+    const flipped = value.slice(0, 10) + (value[10] === 'A' ? 'B' : 'A') + value.slice(11);
+    expect(passesChecksum(flipped)).toBe(false);
+    expect(passesChecksum('rpt_test-admin-token-0123456789abcdef')).toBe(true);
+  });
+});
+
+describe('identity projection', () => {
+  const log = new EventLog();
+  const stream = streamName('user', TEST_TENANT, 5);
+  const record = (event: IdentityEvent) => log.record<string, unknown>(stream, event);
+  const registered = record(member);
+  const issued = record({ type: 'ApiTokenIssued', data: { ...token({ record: ['read'] }), userId: 5 } });
+  const spec = projectionSpec(identityProjection);
+
+  test('deactivation and changes patch the user; a token change patches its credential; nothing secret shows', () => {
+    const deactivated = record({ type: 'UserDeactivated', data: { userId: 5 } });
+    spec
+      .given([registered, issued])
+      .when(deactivated)
+      .thenDocuments('users', [expect.objectContaining({ userId: 5, active: false, role: 'member' })]);
+    const changed = record({ type: 'UserChanged', data: { userId: 5, permissions: null } });
+    spec
+      .given([registered, issued, deactivated])
+      .when(changed)
+      .thenDocuments('users', [expect.objectContaining({ userId: 5, active: false, permissions: null })]);
+    const renamed = record({
+      type: 'ApiTokenChanged',
+      data: { userId: 5, tokenId: 't-1', tokenHash: 'b'.repeat(64), name: 'Renamed', expiresAt: null },
+    });
+    spec
+      .given([registered, issued])
+      .when(renamed)
+      .thenDocuments('credentials', [
+        expect.objectContaining({ id: 'b'.repeat(64), tokenId: 't-1', name: 'Renamed', expiresAt: null }),
+      ]);
+  });
+});
