@@ -277,6 +277,7 @@ export async function buildServices(
           contentTypes: new Set(config.FILE_CONTENT_TYPES ?? DEFAULT_FILE_CONTENT_TYPES),
         },
         logger: logger.child({ component: 'command-api' }),
+        operatorTenant: config.DEFAULT_TENANT,
         reads: readModelCommandReads(readModels, (projections) =>
           awaitPosition(consistency, consistency.defaultMinPosition(), projections),
         ),

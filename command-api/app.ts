@@ -7,6 +7,7 @@ import { addFieldRoutes } from './routes/fields';
 import { addFileRoutes } from './routes/files';
 import { addTokenRoutes } from './routes/tokens';
 import { addUserRoutes } from './routes/users';
+import { addSystemRoutes } from './routes/systems';
 import { addLabelRoutes, labelResource } from './routes/labels';
 import { addRemoteLinkRoutes } from './routes/remote-links';
 import { segmentResource } from './routes/segments';
@@ -17,6 +18,7 @@ import { moduleResource, spaceResource } from './routes/structure';
 /** The command API: every write of the platform. Routes turn requests into commands; deciders rule. */
 export function createCommandRouter(deps: CommandDeps): Router {
   const router = Router();
+  addSystemRoutes(router, deps);
   addUserRoutes(router, deps);
   addTokenRoutes(router, deps);
   addResourceRoutes(router, deps, spaceResource(deps));

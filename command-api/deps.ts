@@ -18,6 +18,8 @@ export interface CommandDeps {
   readonly blobs: BlobStore;
   readonly uploads: UploadLimits;
   readonly logger: Logger;
+  /** The system whose administrators set up other systems. */
+  readonly operatorTenant: string;
 }
 
 /** What an upload may be. */

@@ -5,6 +5,7 @@ import { FILE_EVENTS } from './files';
 import { IDENTITY_EVENTS } from './identity';
 import { RECORDS_EVENTS } from './records';
 import { SYSTEM_EVENTS } from './system';
+import { TENANT_EVENTS } from './tenants';
 
 /**
  * Every event type, its current schema version and data schema, and the upcasters that lift stored older
@@ -18,6 +19,7 @@ for (const definition of [
   ...RECORDS_EVENTS,
   ...FILE_EVENTS,
   ...CATALOGUE_EVENTS,
+  ...TENANT_EVENTS,
 ]) {
   if (definitions.has(definition.type)) throw new Error(`event type ${definition.type} defined twice`);
   definitions.set(definition.type, definition);

@@ -2,7 +2,8 @@ import { equals } from '../../contracts/query/store-query';
 import type { Request, Router } from 'express';
 import { isAdmin } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
-import { READ_MODELS } from '../../contracts/read-models';
+import { documentId, READ_MODELS } from '../../contracts/read-models';
+import { awaitConsistency } from '../consistency';
 import { streamName } from '../../contracts/streams';
 import { principalOf } from '../../infra/http/context';
 import { idParam } from '../../infra/http/params';
@@ -52,6 +53,10 @@ export function addHistoryRoutes(router: Router, deps: EntityReadDeps, records: 
   router.get('/record/:recordId/history', async (req, res) => {
     const tenant = requireAdmin(req);
     const recordId = idParam(req, 'recordId');
+    // Deleted records have a history too; records that never were have none.
+    await awaitConsistency(req, deps.consistency, [records.projection]);
+    if (!(await deps.readModels.get(tenant, records.collection, documentId(tenant, recordId))))
+      throw new PlatformError('not_found', `record ${recordId} not found`);
     const stream = streamName('record', tenant, recordId);
     sendJson(res, 200, await readPage(req, deps, AUDIT, equals('streamId', stream)));
   });
