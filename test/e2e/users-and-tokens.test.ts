@@ -360,3 +360,45 @@ describe('private API tokens', () => {
     expect((await as(ADMIN_TOKEN, 'POST', '/auth/999999/token', { name: 'x' })).status).toBe(404);
   });
 });
+
+test('field history answers each user with the changes they made, and the credential they used', async () => {
+  const space = await ok(await as(ADMIN_TOKEN, 'POST', '/space', { name: 'History' }), 201);
+  const module = await ok(
+    await as(ADMIN_TOKEN, 'POST', '/module', { spaceId: space.id, name: 'Deals' }),
+    201,
+  );
+  await ok(
+    await as(ADMIN_TOKEN, 'POST', '/field', { moduleId: module.id, name: 'Stage', type: 'text' }),
+    201,
+  );
+  const record = await ok(
+    await as(ADMIN_TOKEN, 'POST', '/record', { moduleId: module.id, name: 'Deal' }),
+    201,
+  );
+  const writer = await newUser({ permissions: { record: ['read', 'update'] } });
+  const writerToken = await newToken(Number(writer.id));
+  await ok(await as(String(writerToken.token), 'PUT', `/record/${record.id}`, { fields: { stage: 'Won' } }));
+  await ok(await as(ADMIN_TOKEN, 'PUT', `/record/${record.id}`, { fields: { stage: 'Lost' } }));
+
+  const history = async (token: string) =>
+    (
+      await ok<Page<Record<string, unknown>>>(
+        await as(token, 'GET', `/auth/field-history/${module.id}/${record.id}`),
+      )
+    ).items;
+  expect(await history(String(writerToken.token))).toEqual([
+    expect.objectContaining({
+      field: 'fields.stage',
+      oldValue: null,
+      newValue: 'Won',
+      userId: String(writer.id),
+      credentialId: `token:${String(writerToken.id)}`,
+    }),
+  ]);
+  const adminChanges = await history(ADMIN_TOKEN);
+  expect(adminChanges.map((change) => [change.field, change.newValue])).toEqual([
+    ['fields.stage', 'Lost'],
+    ['name', 'Deal'],
+  ]);
+  expect(adminChanges.every((change) => change.userId === '1')).toBe(true);
+});
