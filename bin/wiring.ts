@@ -11,6 +11,7 @@ import { appVersion } from '../infra/config';
 import type { EventStore } from '../infra/event-store/port';
 import { createHttpApp, type ReadinessReport } from '../infra/http/app';
 import { tokenAuthenticator } from '../infra/http/authenticate';
+import { SessionActivity } from '../infra/http/session-activity';
 import { ApiMeter } from '../infra/http/metering';
 import type { Logger } from '../infra/logging';
 import { Metrics } from '../infra/metrics';
@@ -238,6 +239,7 @@ export async function buildServices(
     };
   };
 
+  const sessionIdleMs = config.SESSION_IDLE_MINUTES * 60_000;
   const app = createHttpApp({
     version: appVersion(),
     baseHost: config.BASE_HOST,
@@ -249,6 +251,12 @@ export async function buildServices(
       identityPosition: host
         ? () => host.positionOf('identity')
         : () => checkpointOf(adapters.readStore, 'identity'),
+      sessions: {
+        idleMs: sessionIdleMs,
+        activity: new SessionActivity(adapters.readStore, 60_000, (error) =>
+          logger.warn({ err: error }, 'recording session activity failed'),
+        ),
+      },
       ...(host && {
         awaitOwnIdentityWrites: async () => {
           const written = lastIdentityPosition();
@@ -278,6 +286,7 @@ export async function buildServices(
         },
         logger: logger.child({ component: 'command-api' }),
         operatorTenant: config.DEFAULT_TENANT,
+        sessions: { idleMs: sessionIdleMs, maxAgeMs: config.SESSION_MAX_HOURS * 3_600_000 },
         reads: readModelCommandReads(readModels, (projections) =>
           awaitPosition(consistency, consistency.defaultMinPosition(), projections),
         ),

@@ -8,6 +8,7 @@ import { addFileRoutes } from './routes/files';
 import { addTokenRoutes } from './routes/tokens';
 import { addUserRoutes } from './routes/users';
 import { addSystemRoutes } from './routes/systems';
+import { addSessionRoutes } from './routes/sessions';
 import { addLabelRoutes, labelResource } from './routes/labels';
 import { addRemoteLinkRoutes } from './routes/remote-links';
 import { segmentResource } from './routes/segments';
@@ -19,6 +20,7 @@ import { moduleResource, spaceResource } from './routes/structure';
 export function createCommandRouter(deps: CommandDeps): Router {
   const router = Router();
   addSystemRoutes(router, deps);
+  addSessionRoutes(router, deps);
   addUserRoutes(router, deps);
   addTokenRoutes(router, deps);
   addResourceRoutes(router, deps, spaceResource(deps));

@@ -18,6 +18,8 @@ export interface CommandDeps {
   readonly blobs: BlobStore;
   readonly uploads: UploadLimits;
   readonly logger: Logger;
+  /** Session lifetimes: idle (sliding) and absolute. */
+  readonly sessions: { readonly idleMs: number; readonly maxAgeMs: number };
   /** The system whose administrators set up other systems. */
   readonly operatorTenant: string;
 }

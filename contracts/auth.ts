@@ -16,7 +16,13 @@ export interface Principal {
   readonly tenant: string;
   readonly userId: string;
   readonly role: Role;
-  readonly credential: { readonly kind: CredentialKind; readonly id: string; readonly clientId?: string };
+  readonly credential: {
+    readonly kind: CredentialKind;
+    readonly id: string;
+    readonly clientId?: string;
+    /** The SHA-256 of the session id, for a session (so DELETE /auth can end it). */
+    readonly sessionHash?: string;
+  };
   /** The user's own rights (undefined = full rights of the role). */
   readonly userPermissions?: ModulePermissions;
   /** The credential's narrowing (undefined = as the user). */

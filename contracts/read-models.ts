@@ -20,6 +20,7 @@ export const READ_MODELS = {
   fieldHistory: 'field_history',
   users: 'users',
   credentials: 'credentials',
+  sessions: 'sessions',
 } as const;
 
 /** Which projection writes each read model (its version decides the collection a reader opens). */
@@ -40,6 +41,7 @@ export const PROJECTION_OF_READ_MODEL: Readonly<Record<string, string>> = {
   [READ_MODELS.fieldHistory]: 'field-history',
   [READ_MODELS.users]: 'identity',
   [READ_MODELS.credentials]: 'identity',
+  [READ_MODELS.sessions]: 'identity',
 };
 
 export const PROJECTION_VERSIONS_COLLECTION = 'projection_versions';

@@ -61,3 +61,14 @@ export function tokenDisplay(token: string): { prefix: string; last4: string } {
     last4: token.slice(-4),
   };
 }
+
+/** Session ids and CSRF tokens: 256 random bits; only their SHA-256 is stored. */
+export const SESSION_PREFIX = 'rps_';
+
+export function newSessionToken(): string {
+  return SESSION_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export function newCsrfToken(): string {
+  return randomBytes(32).toString('base64url');
+}

@@ -49,6 +49,18 @@ export const configSchema = z.object({
   /** Let outbound calls (button webhooks) reach private and loopback addresses: development only. */
   OUTBOUND_ALLOW_PRIVATE: booleanFlag.default(false),
   OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(60000).default(10000),
+  SESSION_IDLE_MINUTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 60)
+    .default(20),
+  SESSION_MAX_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 30)
+    .default(12),
   /** Where file contents go; unset: GridFS when the read store is MongoDB, else files under DATA_DIR/blobs. */
   BLOB_STORE: z.enum(['local', 'gridfs']).optional(),
   FILE_MAX_BYTES: z.coerce

@@ -64,7 +64,14 @@ export type UserCommand =
       readonly permissions?: ModulePermissions | null;
       readonly expiresAt?: string | null;
     }
-  | { readonly kind: 'RevokeApiToken'; readonly tokenId: string };
+  | { readonly kind: 'RevokeApiToken'; readonly tokenId: string }
+  | {
+      readonly kind: 'StartSession';
+      readonly sessionHash: string;
+      readonly csrfHash: string;
+      readonly absoluteExpiresAt: string;
+    }
+  | { readonly kind: 'EndSession'; readonly sessionHash: string };
 
 /** The user's own rights: undefined (all) for admins and members without limits. */
 function rightsOf(state: UserState): ModulePermissions | undefined {
@@ -174,6 +181,14 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
               },
             ];
       }
+      case 'StartSession': {
+        const { kind: _kind, ...session } = command;
+        return [{ type: 'SessionStarted', data: { userId, ...session } }];
+      }
+      case 'EndSession':
+        return [
+          { type: 'SessionEnded', data: { userId, sessionHash: command.sessionHash, reason: 'logout' } },
+        ];
       case 'RevokeApiToken': {
         const token = tokenOf(state, command.tokenId);
         return [
@@ -220,6 +235,9 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
         const { [event.data.tokenId]: _revoked, ...tokens } = state.tokens;
         return { ...state, tokens };
       }
+      case 'SessionStarted':
+      case 'SessionEnded':
+        return state;
     }
   },
 };

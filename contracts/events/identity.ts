@@ -57,6 +57,19 @@ export const apiTokenChanged = z.object({
   expiresAt: z.iso.datetime().nullable().optional(),
 });
 
+/** A signed-in session: only the hashes of its id and its CSRF token; it ends at `absoluteExpiresAt` at the latest. */
+export const sessionStarted = z.object({
+  userId,
+  sessionHash: z.string().length(64),
+  csrfHash: z.string().length(64),
+  absoluteExpiresAt: z.iso.datetime(),
+});
+export const sessionEnded = z.object({
+  userId,
+  sessionHash: z.string().length(64),
+  reason: z.enum(['logout', 'password-changed']),
+});
+
 export const apiTokenRevoked = z.object({
   userId,
   tokenId: z.string().min(1),
@@ -68,6 +81,7 @@ export type UserChangedData = z.infer<typeof userChanged>;
 export type ApiTokenIssuedData = z.infer<typeof apiTokenIssued>;
 export type ApiTokenChangedData = z.infer<typeof apiTokenChanged>;
 export type ApiTokenRevokedData = z.infer<typeof apiTokenRevoked>;
+export type SessionStartedData = z.infer<typeof sessionStarted>;
 
 export type IdentityEvent =
   | { type: 'UserRegistered'; data: UserRegisteredData }
@@ -77,7 +91,9 @@ export type IdentityEvent =
   | { type: 'UserActivated'; data: z.infer<typeof userActivated> }
   | { type: 'ApiTokenIssued'; data: ApiTokenIssuedData }
   | { type: 'ApiTokenChanged'; data: ApiTokenChangedData }
-  | { type: 'ApiTokenRevoked'; data: ApiTokenRevokedData };
+  | { type: 'ApiTokenRevoked'; data: ApiTokenRevokedData }
+  | { type: 'SessionStarted'; data: SessionStartedData }
+  | { type: 'SessionEnded'; data: z.infer<typeof sessionEnded> };
 
 export type EmailClaimEvent = { type: 'EmailClaimed'; data: z.infer<typeof emailClaimed> };
 
@@ -91,4 +107,6 @@ export const IDENTITY_EVENTS: readonly EventDefinition[] = [
   { type: 'ApiTokenIssued', version: 1, schema: apiTokenIssued },
   { type: 'ApiTokenChanged', version: 1, schema: apiTokenChanged },
   { type: 'ApiTokenRevoked', version: 1, schema: apiTokenRevoked },
+  { type: 'SessionStarted', version: 1, schema: sessionStarted },
+  { type: 'SessionEnded', version: 1, schema: sessionEnded },
 ];

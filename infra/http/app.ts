@@ -16,6 +16,8 @@ import type { Logger } from '../logging';
 import { contextOf, principalOf, setContext } from './context';
 import type { ApiMeter } from './metering';
 import { tenantFromHost } from './tenant';
+import type { CredentialPresentation } from './authenticate';
+import { sessionCookie } from './session-cookie';
 import { validate } from '../../contracts/validation';
 import { sendJson } from './respond';
 
@@ -31,8 +33,15 @@ export interface HttpKitOptions {
   readonly bodyLimit: string;
   readonly trustProxyHops: number;
   readonly logger: Logger;
-  /** Resolves a bearer token of a tenant to its principal; null when the token is unknown, expired or revoked. */
-  readonly authenticate: (tenant: string, token: string) => Promise<Principal | null>;
+  /**
+   * Resolves a bearer token or session id of a tenant to its principal; null when it is unknown, expired or
+   * revoked. `presentation.csrfToken` is set when a session cookie authenticates a write.
+   */
+  readonly authenticate: (
+    tenant: string,
+    token: string,
+    presentation?: CredentialPresentation,
+  ) => Promise<Principal | null>;
   readonly meter: ApiMeter;
   readonly readiness: () => Promise<ReadinessReport>;
   readonly metrics: () => Promise<{ contentType: string; body: string }>;
@@ -44,6 +53,7 @@ export interface HttpKitOptions {
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** `Authorization` wins over `X-Authorization` when both are sent (see the README). */
 function bearerToken(req: Request): string | undefined {
@@ -123,10 +133,25 @@ export function createHttpApp(options: HttpKitOptions): Express {
   api.use(async (req, _res, next) => {
     const context = contextOf(req);
     const token = bearerToken(req);
-    if (token === undefined) return next();
-    const principal = await options.authenticate(context.tenant, token);
-    if (!principal) throw new PlatformError('unauthorized', 'invalid, expired or revoked token');
-    context.principal = principal;
+    if (token !== undefined) {
+      const principal = await options.authenticate(context.tenant, token);
+      if (!principal) throw new PlatformError('unauthorized', 'invalid, expired or revoked token');
+      context.principal = principal;
+      return next();
+    }
+    // The session cookie: a stale one is ignored (the route then asks for credentials), and a write needs
+    // the session's CSRF token, so another site cannot make the browser write with it.
+    const session = sessionCookie(req);
+    if (session === undefined) return next();
+    const csrfHeader = req.headers['x-csrf-token'];
+    const csrfToken = typeof csrfHeader === 'string' ? csrfHeader : null;
+    if (!SAFE_METHODS.has(req.method) && csrfToken === null) return next();
+    const principal = await options.authenticate(
+      context.tenant,
+      session,
+      SAFE_METHODS.has(req.method) ? {} : { csrfToken },
+    );
+    if (principal) context.principal = principal;
     next();
   });
   // Only authenticated calls count (and only they spend the quota: strangers must not exhaust a system's).

@@ -1,22 +1,21 @@
 import type { ModulePermissions, Principal, Role } from '../../contracts/auth';
+import { PlatformError } from '../../contracts/errors';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
-import { hashToken, passesChecksum } from '../../contracts/secrets';
+import { hashToken, passesChecksum, SESSION_PREFIX } from '../../contracts/secrets';
+import type { Document } from '../read-store/port';
 import type { ReadModels } from '../read-store/read-models';
+import type { SessionActivity } from './session-activity';
 
 interface CachedCredential {
   readonly principal: Principal;
+  /** Absolute end (ms): a token's expiry, a session's cap. */
   readonly expiresAt: number;
+  /** Sessions only. */
+  readonly session?: { readonly key: string; readonly startedAt: number; readonly csrfHash: string };
 }
 
 const MAX_CACHED = 10_000;
 
-/**
- * Bearer token → principal, from the `credentials` and `users` read models. A credential of another
- * tenant, an expired one, or one of a deactivated user is worth nothing.
- *
- * Principals are cached, stamped with the identity projection's position: any identity event (a revoked
- * token, a deactivated user) moves it and empties the cache, so a revocation applies on the next request.
- */
 export interface AuthenticatorOptions {
   /** The identity projection's position: the cache's stamp. */
   readonly identityPosition: () => Promise<bigint> | bigint;
@@ -25,23 +24,49 @@ export interface AuthenticatorOptions {
    * user deactivated a moment ago is refused on the very next request.
    */
   readonly awaitOwnIdentityWrites?: () => Promise<void>;
+  /** Sessions: the sliding idle timeout and where their last use is kept. */
+  readonly sessions?: { readonly idleMs: number; readonly activity: SessionActivity };
   readonly now?: () => number;
 }
 
+/**
+ * How a credential came: `csrfToken` is set (possibly null: missing) when a session cookie authenticates a
+ * request that changes something, which then needs the session's CSRF token (SE-04).
+ */
+export interface CredentialPresentation {
+  readonly csrfToken?: string | null;
+}
+
+function userRights(user: Document): Pick<Principal, 'userPermissions'> {
+  // The user's current rights bound every credential of theirs: a change to them applies at once.
+  return user.role !== 'admin' && user.permissions
+    ? { userPermissions: user.permissions as ModulePermissions }
+    : {};
+}
+
+/**
+ * Bearer token or session id → principal, from the `credentials`, `sessions` and `users` read models. A
+ * credential of another tenant, an expired one, or one of a deactivated user is worth nothing; a session
+ * also ends after `idleMs` without use.
+ *
+ * Principals are cached, stamped with the identity projection's position: any identity event (a revoked
+ * token, a deactivated user, a logout) moves it and empties the cache, so a revocation applies on the next
+ * request.
+ */
 export function tokenAuthenticator(readModels: ReadModels, options: AuthenticatorOptions) {
   const now = options.now ?? Date.now;
   const cache = new Map<string, CachedCredential | null>();
   let cachedAt = -1n;
 
-  async function load(tenant: string, tokenHash: string): Promise<CachedCredential | null> {
+  async function activeUser(tenant: string, userId: unknown): Promise<Document | null> {
+    const user = await readModels.get(tenant, READ_MODELS.users, documentId(tenant, Number(userId)));
+    return user && user.active === true ? user : null;
+  }
+
+  async function loadToken(tenant: string, tokenHash: string): Promise<CachedCredential | null> {
     const credential = await readModels.get(tenant, READ_MODELS.credentials, tokenHash);
-    if (!credential) return null;
-    const user = await readModels.get(
-      tenant,
-      READ_MODELS.users,
-      documentId(tenant, Number(credential.userId)),
-    );
-    if (!user || user.active !== true) return null;
+    const user = credential ? await activeUser(tenant, credential.userId) : null;
+    if (!credential || !user) return null;
     return {
       expiresAt: typeof credential.expiresAt === 'string' ? Date.parse(credential.expiresAt) : Infinity,
       principal: {
@@ -52,10 +77,7 @@ export function tokenAuthenticator(readModels: ReadModels, options: Authenticato
           kind: credential.bootstrap === true ? 'bootstrap-token' : 'api-token',
           id: `token:${String(credential.tokenId)}`,
         },
-        // The user's current rights bound every token of theirs: a change to them applies at once.
-        ...(user.role !== 'admin' && user.permissions
-          ? { userPermissions: user.permissions as ModulePermissions }
-          : {}),
+        ...userRights(user),
         ...(credential.permissions
           ? { credentialPermissions: credential.permissions as ModulePermissions }
           : {}),
@@ -63,8 +85,47 @@ export function tokenAuthenticator(readModels: ReadModels, options: Authenticato
     };
   }
 
-  return async (tenant: string, token: string): Promise<Principal | null> => {
-    if (token.length > 512 || !passesChecksum(token)) return null;
+  async function loadSession(tenant: string, sessionHash: string): Promise<CachedCredential | null> {
+    const session = await readModels.get(tenant, READ_MODELS.sessions, sessionHash);
+    const user = session ? await activeUser(tenant, session.userId) : null;
+    if (!session || !user) return null;
+    return {
+      expiresAt: Date.parse(String(session.absoluteExpiresAt)),
+      session: {
+        key: `${tenant}.${sessionHash}`,
+        startedAt: Date.parse(String(session.createdAt)),
+        csrfHash: String(session.csrfHash),
+      },
+      principal: {
+        tenant,
+        userId: String(user.userId),
+        role: user.role as Role,
+        credential: { kind: 'session', id: `session:${sessionHash.slice(0, 16)}`, sessionHash },
+        ...userRights(user),
+      },
+    };
+  }
+
+  /** Whether the session was used within the idle timeout (here, or in another process). */
+  async function stillActive(
+    session: NonNullable<CachedCredential['session']>,
+    at: number,
+  ): Promise<boolean> {
+    if (!options.sessions) return false;
+    const { idleMs, activity } = options.sessions;
+    const here = activity.seenHere(session.key);
+    if (here !== null && at - here <= idleMs) return true;
+    const lastSeen = Math.max((await activity.lastSeen(session.key)) ?? 0, session.startedAt);
+    return at - lastSeen <= idleMs;
+  }
+
+  return async (
+    tenant: string,
+    token: string,
+    presentation: CredentialPresentation = {},
+  ): Promise<Principal | null> => {
+    const isSession = token.startsWith(SESSION_PREFIX);
+    if (token.length > 512 || (!isSession && !passesChecksum(token))) return null;
     await options.awaitOwnIdentityWrites?.();
     const position = await options.identityPosition();
     if (position !== cachedAt) {
@@ -75,11 +136,29 @@ export function tokenAuthenticator(readModels: ReadModels, options: Authenticato
     const key = `${tenant} ${token}`;
     let entry = cache.get(key);
     if (entry === undefined) {
-      entry = await load(tenant, hashToken(token));
+      entry = isSession
+        ? await loadSession(tenant, hashToken(token))
+        : await loadToken(tenant, hashToken(token));
       if (cache.size >= MAX_CACHED) cache.clear();
       cache.set(key, entry);
     }
-    if (!entry || entry.expiresAt <= now()) return null;
+    const at = now();
+    if (!entry || entry.expiresAt <= at) return null;
+    if (entry.session) {
+      if (!(await stillActive(entry.session, at))) {
+        options.sessions?.activity.forget(entry.session.key);
+        return null;
+      }
+      if (
+        presentation.csrfToken !== undefined &&
+        hashToken(presentation.csrfToken ?? '') !== entry.session.csrfHash
+      )
+        throw new PlatformError(
+          'forbidden',
+          'a request signed in by the session cookie that changes something needs the X-CSRF-Token header of the login answer',
+        );
+      options.sessions?.activity.touch(entry.session.key, at);
+    }
     return entry.principal;
   };
 }

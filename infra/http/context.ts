@@ -25,6 +25,9 @@ export function contextOf(req: Request): RequestContext {
 export function principalOf(req: Request): Principal {
   const principal = contextOf(req).principal;
   if (!principal)
-    throw new PlatformError('unauthorized', 'authentication required: send Authorization: Bearer <token>');
+    throw new PlatformError(
+      'unauthorized',
+      'authentication required: send Authorization: Bearer <token>, or the session cookie (with X-CSRF-Token on writes)',
+    );
   return principal;
 }

@@ -2,6 +2,7 @@ import type {
   ApiTokenChangedData,
   ApiTokenIssuedData,
   ApiTokenRevokedData,
+  SessionStartedData,
   UserChangedData,
   UserRegisteredData,
 } from '../../contracts/events/identity';
@@ -20,6 +21,7 @@ export const identityProjection: Projection = {
   collections: {
     [READ_MODELS.users]: [{ name: 'tenant_email', paths: ['tenant', 'email'] }],
     [READ_MODELS.credentials]: [{ name: 'tenant_user', paths: ['tenant', 'userId'] }],
+    [READ_MODELS.sessions]: [{ name: 'tenant_user', paths: ['tenant', 'userId'] }],
   },
   project(event, collection): ReadModelChange[] {
     const tenant = event.metadata.tenant;
@@ -84,6 +86,21 @@ export const identityProjection: Projection = {
         return [
           { op: 'delete', collection: collection(READ_MODELS.credentials), position, id: data.tokenHash },
         ];
+      }
+      case 'SessionStarted': {
+        const { sessionHash, ...data } = event.data as SessionStartedData;
+        return [
+          {
+            op: 'upsert',
+            collection: collection(READ_MODELS.sessions),
+            position,
+            doc: { id: sessionHash, ...data, ...createdColumns(event) },
+          },
+        ];
+      }
+      case 'SessionEnded': {
+        const { sessionHash } = event.data as SessionStartedData;
+        return [{ op: 'delete', collection: collection(READ_MODELS.sessions), position, id: sessionHash }];
       }
       default:
         return [];

@@ -164,6 +164,25 @@ async function driveEveryResource(hookUrl: string): Promise<void> {
   const doomedGroup = await create('/field-group', { moduleId: projects.id, name: 'Empty' });
   await write('DELETE', `/field-group/${doomedGroup.id}`);
 
+  const mia = await create('/user', {
+    email: 'mia@example.com',
+    name: 'Mia',
+    password: 'a long enough password',
+  });
+  await write('PUT', `/user/${mia.id}`, { permissions: { record: ['read'] } });
+  const miaToken = await create(`/auth/${mia.id}/token`, { name: 'CI', permissions: { record: ['read'] } });
+  await write('PUT', `/auth/${mia.id}/token/${String(miaToken.id)}`, { name: 'CI 2' });
+  const signIn = () =>
+    write('POST', '/auth', { email: 'mia@example.com', password: 'a long enough password' });
+  await signIn();
+  const ended = await signIn();
+  const signOut = await platform!.call('DELETE', '/auth', {
+    headers: { Authorization: `Bearer ${String(ended.session)}` },
+  });
+  expect(signOut.status).toBe(200);
+  await write('POST', `/user/${mia.id}/deactivate`);
+  await write('POST', `/user/${mia.id}/activate`);
+
   const remote = '/record/remote/crm-17/hubspot';
   await write('POST', remote, { recordId: ana.id });
   await write('POST', remote, { recordId: rollout.id });
