@@ -466,6 +466,23 @@ describe('CommandHandler', () => {
       expect(cache.get<string>('a')?.state).toBe('at 1');
       expect(cache.get<string>('c')?.state).toBe('at 3');
     });
+
+    test('beyond its capacity, drops the least recently used tenth at once', () => {
+      const cache = new AggregateCache(20);
+      const entry = (revision: number): { state: number; revision: bigint; position: bigint } => ({
+        state: revision,
+        revision: BigInt(revision),
+        position: BigInt(revision),
+      });
+      for (let stream = 0; stream < 20; stream++) cache.set(`s${stream}`, entry(stream));
+      expect(cache.get<number>('s0')?.state).toBe(0);
+      cache.set('s20', entry(20));
+      const kept = Array.from({ length: 21 }, (_, stream) => `s${stream}`).filter(
+        (stream) => cache.get(stream) !== undefined,
+      );
+      // s1, s2 and s3 were the least recently used: s0 was read after them.
+      expect(kept).toEqual(['s0', ...Array.from({ length: 17 }, (_, index) => `s${index + 4}`)]);
+    });
   });
 });
 
