@@ -52,6 +52,13 @@ export function trackWrites(
     onAppend();
     return result;
   };
+  tracked.appendToStreams = async (appends) => {
+    const outcomes = await store.appendToStreams(appends);
+    for (const outcome of outcomes)
+      if (outcome.ok && outcome.result.position > last) last = outcome.result.position;
+    onAppend();
+    return outcomes;
+  };
   return { store: tracked, lastPosition: () => last };
 }
 

@@ -75,6 +75,33 @@ describe('sqlite event store with group commit', () => {
   });
 });
 
+describe('sqlite appendToStreams', () => {
+  test('a one-event append whose id another stream holds fails alone, keeping nothing, in the shared transaction', async () => {
+    const directory = temporaryDirectory();
+    const store = createSqliteEventStore({ path: join(directory.path, 'events.db') });
+    try {
+      const held = newEvent();
+      await store.append(uniqueStream(), [held]);
+      const [before, taken, after] = [uniqueStream(), uniqueStream(), uniqueStream()];
+      const outcomes = await store.appendToStreams([
+        { streamId: before, events: [newEvent()], expectedRevision: 'no_stream' },
+        { streamId: taken, events: [held], expectedRevision: 'no_stream' },
+        { streamId: after, events: [newEvent()], expectedRevision: 'no_stream' },
+      ]);
+      expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, false, true]);
+      expect(outcomes[1]!.ok ? undefined : outcomes[1]!.error).toBeInstanceOf(EventIdConflictError);
+      expect(await collect(store.readStream(taken))).toEqual([]);
+      const positions = outcomes.flatMap((outcome) => (outcome.ok ? [outcome.result.position] : []));
+      // Consecutive: the failed insert left no row behind.
+      expect(positions[1]! - positions[0]!).toBe(1n);
+      expect(await store.headPosition()).toBe(positions[1]);
+    } finally {
+      await store.close();
+      directory.remove();
+    }
+  });
+});
+
 describe('sqlite event store on disk', () => {
   let directory: ReturnType<typeof temporaryDirectory>;
   let path: string;
