@@ -3,9 +3,9 @@ import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
 import { PlatformError } from '../../contracts/errors';
 import { eventIdFor } from '../../contracts/ids';
 import { assertValidEventData, upcast, schemaVersionOf } from '../../contracts/events/registry';
-import type { EventStore, ExpectedRevision } from '../../infra/event-store/port';
+import type { EventStore, ExpectedRevision, StreamAppend } from '../../infra/event-store/port';
 import { WrongExpectedRevisionError } from '../../infra/event-store/port';
-import type { Decider, DomainEvent } from './decider';
+import { fold, type Decider, type DomainEvent } from './decider';
 
 /** Everything a command carries besides its payload: who, which tenant, and the ids that link events. */
 export interface CommandContext {
@@ -52,6 +52,18 @@ export interface CommandResult<State> {
   readonly position: bigint | undefined;
   /** True when the command had already been applied (a repeated Idempotency-Key). */
   readonly replayed: boolean;
+}
+
+/** What became of one command of `handleNewStreams`: its result, or what refused it. */
+export type CommandOutcome<State> =
+  | { readonly ok: true; readonly result: CommandResult<State> }
+  | { readonly ok: false; readonly error: unknown };
+
+/** A command on a stream whose id was just allocated (see `handleNewStreams`). */
+export interface NewStreamCommand<Command> {
+  readonly streamId: string;
+  readonly command: Command;
+  readonly context: CommandContext;
 }
 
 export interface HandleOptions {
@@ -110,6 +122,29 @@ export class AggregateCache {
   }
 }
 
+/**
+ * `handler` with a `load` that reads each stream once and answers its later loads from that first read: for
+ * one request that reads the same aggregates for many items (each item of a bulk create reads its module).
+ * Its answers age, so it lives for one request only.
+ */
+export function loadingEachStreamOnce(handler: CommandHandler): CommandHandler {
+  const loads = new Map<string, Promise<Loaded<unknown>>>();
+  const scoped = Object.create(handler) as CommandHandler;
+  scoped.load = <State, Event extends DomainEvent>(
+    streamId: string,
+    decider: Decider<State, never, Event>,
+  ): Promise<Loaded<State>> => {
+    let load = loads.get(streamId);
+    if (!load) {
+      load = handler.load(streamId, decider);
+      loads.set(streamId, load);
+    }
+    // A stream belongs to one aggregate, so every load of it folds with the same decider.
+    return load as Promise<Loaded<State>>;
+  };
+  return scoped;
+}
+
 function toDomainEvent<Event extends DomainEvent>(recorded: RecordedEvent): Event {
   return upcast(recorded) as Event;
 }
@@ -164,6 +199,70 @@ export class CommandHandler {
     }
     this.cache.set(streamId, loaded);
     return { loaded, previous };
+  }
+
+  /**
+   * Commands that each create a new stream (its id was just allocated), as `handle` with `newStream` does
+   * one: each is decided on the initial state without reading, and all their events go to the store in one
+   * `appendToStreams` (on SQLite, one transaction for them all). One outcome per command, in order; a
+   * refused command fails alone. A stream that exists after all fails its `no_stream` expectation, and its
+   * command goes through `handle`, which reads the stream and decides again.
+   */
+  async handleNewStreams<State, Command, Event extends DomainEvent>(
+    decider: Decider<State, Command, Event>,
+    commands: readonly NewStreamCommand<Command>[],
+  ): Promise<CommandOutcome<State>[]> {
+    const outcomes = new Array<CommandOutcome<State>>(commands.length);
+    const decided: Array<{ readonly index: number; readonly events: readonly Event[] }> = [];
+    const appends: StreamAppend[] = [];
+    commands.forEach(({ streamId, command, context }, index) => {
+      try {
+        const events = decider.decide(command, decider.initialState);
+        if (events.length === 0) {
+          const unchanged = { state: decider.initialState, revision: undefined, position: undefined };
+          outcomes[index] = { ok: true, result: { ...unchanged, replayed: false } };
+          return;
+        }
+        appends.push({
+          streamId,
+          events: events.map((event, n) => toNewEvent(event, eventIdFor(context.commandId, n), context)),
+          expectedRevision: 'no_stream',
+        });
+        decided.push({ index, events });
+      } catch (error) {
+        outcomes[index] = { ok: false, error };
+      }
+    });
+    const appended = appends.length === 0 ? [] : await this.store.appendToStreams(appends);
+    const handledAgain: Promise<void>[] = [];
+    appended.forEach((outcome, appendIndex) => {
+      const { index, events } = decided[appendIndex]!;
+      const { streamId, command, context } = commands[index]!;
+      if (outcome.ok) {
+        const after = {
+          state: fold(decider, decider.initialState, events),
+          revision: outcome.result.nextExpectedRevision,
+          position: outcome.result.position,
+        };
+        this.cache.set(streamId, after);
+        outcomes[index] = { ok: true, result: { ...after, replayed: false } };
+      } else if (outcome.error instanceof WrongExpectedRevisionError) {
+        handledAgain.push(
+          this.handle(streamId, decider, command, context).then(
+            (result) => {
+              outcomes[index] = { ok: true, result };
+            },
+            (error: unknown) => {
+              outcomes[index] = { ok: false, error };
+            },
+          ),
+        );
+      } else {
+        outcomes[index] = { ok: false, error: outcome.error };
+      }
+    });
+    await Promise.all(handledAgain);
+    return outcomes;
   }
 
   async handle<State, Command, Event extends DomainEvent>(
