@@ -102,6 +102,36 @@ describe('sqlite appendToStreams', () => {
   });
 });
 
+describe("sqlite subscriptions see this process's appends at once", () => {
+  test('whether or not a subscriber was listening when they were made (no poll needed)', async () => {
+    const directory = temporaryDirectory();
+    // A poll interval no test waits for: every event below must arrive without polling.
+    const store = createSqliteEventStore({
+      path: join(directory.path, 'events.db'),
+      pollIntervalMs: 600_000,
+    });
+    try {
+      const stream = uniqueStream();
+      const streams = new Set([stream]);
+      const before = await store.append(stream, [newEvent()]);
+      const first = new SubscriptionReader(store.subscribeToAll());
+      expect((await first.events(1, streams))[0]!.position).toBe(before.position);
+      const live = await store.append(stream, [newEvent()]);
+      expect((await first.events(1, streams))[0]!.position).toBe(live.position);
+      await first.close();
+
+      const unheard = await store.appendToStreams([{ streamId: stream, events: [newEvent()] }]);
+      const second = new SubscriptionReader(store.subscribeToAll({ after: live.position }));
+      const [caughtUp] = await second.events(1, streams);
+      expect(caughtUp!.position).toBe(unheard[0]!.ok ? unheard[0]!.result.position : undefined);
+      await second.close();
+    } finally {
+      await store.close();
+      directory.remove();
+    }
+  });
+});
+
 describe('sqlite event store on disk', () => {
   let directory: ReturnType<typeof temporaryDirectory>;
   let path: string;
