@@ -19,7 +19,7 @@ export function createCommandRouter(deps: CommandDeps): Router {
   // Before the record routes: `bulk` is not a record id.
   addBulkRecordRoutes(router, deps);
   addRemoteLinkRoutes(router, deps);
-  addResourceRoutes(router, deps, recordResource(deps));
+  addResourceRoutes(router, deps, recordResource(deps.handler));
   addRecordRestoreRoute(router, deps);
   addButtonRoute(router, deps);
   addResourceRoutes(router, deps, labelResource());

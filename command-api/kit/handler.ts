@@ -122,27 +122,30 @@ export class AggregateCache {
   }
 }
 
+/** What reads aggregates without changing them: `CommandHandler.load`. */
+export type AggregateLoader = Pick<CommandHandler, 'load'>;
+
 /**
- * `handler` with a `load` that reads each stream once and answers its later loads from that first read: for
- * one request that reads the same aggregates for many items (each item of a bulk create reads its module).
- * Its answers age, so it lives for one request only.
+ * A loader that reads each stream once and answers its later loads from that first read: for one request
+ * that reads the same aggregates for many items (each item of a bulk create reads its module). Its answers
+ * age, so it lives for one request only.
  */
-export function loadingEachStreamOnce(handler: CommandHandler): CommandHandler {
+export function loadingEachStreamOnce(aggregates: AggregateLoader): AggregateLoader {
   const loads = new Map<string, Promise<Loaded<unknown>>>();
-  const scoped = Object.create(handler) as CommandHandler;
-  scoped.load = <State, Event extends DomainEvent>(
-    streamId: string,
-    decider: Decider<State, never, Event>,
-  ): Promise<Loaded<State>> => {
-    let load = loads.get(streamId);
-    if (!load) {
-      load = handler.load(streamId, decider);
-      loads.set(streamId, load);
-    }
-    // A stream belongs to one aggregate, so every load of it folds with the same decider.
-    return load as Promise<Loaded<State>>;
+  return {
+    load<State, Event extends DomainEvent>(
+      streamId: string,
+      decider: Decider<State, never, Event>,
+    ): Promise<Loaded<State>> {
+      let load = loads.get(streamId);
+      if (!load) {
+        load = aggregates.load(streamId, decider);
+        loads.set(streamId, load);
+      }
+      // A stream belongs to one aggregate, so every load of it folds with the same decider.
+      return load as Promise<Loaded<State>>;
+    },
   };
-  return scoped;
 }
 
 function toDomainEvent<Event extends DomainEvent>(recorded: RecordedEvent): Event {

@@ -60,7 +60,7 @@ function highestPosition(position: bigint, result: CommandResult<unknown>): bigi
  * in order) and `meta` (how many succeeded and failed); `X-Position` is the highest position written.
  */
 export function addBulkRecordRoutes(router: Router, deps: CommandDeps): void {
-  const records = recordResource(deps);
+  const records = recordResource(deps.handler);
 
   async function runItems(
     req: Request,
@@ -124,7 +124,7 @@ export function addBulkRecordRoutes(router: Router, deps: CommandDeps): void {
     }
     // A first run: every item's id is new, so the valid items are decided without reading their streams and
     // appended together. The items share one read of each module they name.
-    const recordsSharingReads = recordResource({ ...deps, handler: loadingEachStreamOnce(deps.handler) });
+    const recordsSharingReads = recordResource(loadingEachStreamOnce(deps.handler));
     const results = new Array<ItemResult>(body.items.length);
     const commands: NewStreamCommand<RecordCommand>[] = [];
     const commandItems: number[] = [];
