@@ -65,6 +65,17 @@ export function trackWrites(
     onAppend();
     return result;
   };
+  tracked.appendToStreams = async (appends) => {
+    const outcomes = await store.appendToStreams(appends);
+    for (const [index, outcome] of outcomes.entries()) {
+      if (!outcome.ok) continue;
+      if (outcome.result.position > last) last = outcome.result.position;
+      if (categoryOf(appends[index]!.streamId) === 'user' && outcome.result.position > lastIdentity)
+        lastIdentity = outcome.result.position;
+    }
+    onAppend();
+    return outcomes;
+  };
   return { store: tracked, lastPosition: () => last, lastIdentityPosition: () => lastIdentity };
 }
 

@@ -29,7 +29,7 @@ export function createCommandRouter(deps: CommandDeps): Router {
   // Before the record routes: `bulk` is not a record id.
   addBulkRecordRoutes(router, deps);
   addRemoteLinkRoutes(router, deps);
-  addResourceRoutes(router, deps, recordResource(deps));
+  addResourceRoutes(router, deps, recordResource(deps.handler));
   addRecordRestoreRoute(router, deps);
   addButtonRoute(router, deps);
   addFileRoutes(router, deps);

@@ -7,15 +7,18 @@ import { validate } from '../../contracts/validation';
 import { contextOf } from '../../infra/http/context';
 import { sendJson } from '../../infra/http/respond';
 import type { CommandDeps } from '../deps';
-import { recordDecider } from '../domain/record';
-import type { CommandResult } from '../kit/handler';
+import { recordDecider, type RecordCommand } from '../domain/record';
+import { loadingEachStreamOnce, type CommandResult, type NewStreamCommand } from '../kit/handler';
 import { requestHash } from '../kit/idempotency';
 import { authorize, commandContext, idempotencyKey } from './context';
 import { recordResource } from './records';
 
 /** Items per bulk request. */
 const BULK_MAX_ITEMS = 1000;
-/** Items decided at once: their appends share group commits without holding a whole request in flight. */
+/**
+ * Items of an update, delete or repeated create decided at once: their appends share group commits without
+ * holding a whole request in flight.
+ */
 const CONCURRENT_ITEMS = 100;
 
 const items = z
@@ -34,13 +37,30 @@ type ItemResult =
   | { readonly index: number; readonly status: number; readonly id: number }
   | { readonly index: number; readonly status: number; readonly id?: number; readonly error: unknown };
 
+/** The result of an item a `PlatformError` refused; any other error fails the whole request. */
+function failedItem(req: Request, index: number, error: unknown): ItemResult {
+  if (!(error instanceof PlatformError)) throw error;
+  return { index, status: error.status, error: errorBody(error, contextOf(req).requestId) };
+}
+
+/** Answers the items' results, with the highest position written as `X-Position`. */
+function sendItemResults(res: Response, results: readonly ItemResult[], position: bigint): void {
+  if (position > 0n) res.setHeader('X-Position', position.toString());
+  const failed = results.filter((result) => 'error' in result).length;
+  sendJson(res, 200, { items: results, meta: { succeeded: results.length - failed, failed } });
+}
+
+function highestPosition(position: bigint, result: CommandResult<unknown>): bigint {
+  return result.position !== undefined && result.position > position ? result.position : position;
+}
+
 /**
  * Bulk create, update and delete of records: every item is its own command with its own result (an item
  * that fails writes nothing and does not stop the others). Answered 200 with `items` (one result per item,
  * in order) and `meta` (how many succeeded and failed); `X-Position` is the highest position written.
  */
 export function addBulkRecordRoutes(router: Router, deps: CommandDeps): void {
-  const records = recordResource(deps);
+  const records = recordResource(deps.handler);
 
   async function runItems(
     req: Request,
@@ -60,19 +80,16 @@ export function addBulkRecordRoutes(router: Router, deps: CommandDeps): void {
           chunk.map(async (index): Promise<ItemResult> => {
             try {
               const { id, status, result } = await runItem(index);
-              if (result.position !== undefined && result.position > position) position = result.position;
+              position = highestPosition(position, result);
               return { index, status, id };
             } catch (error) {
-              if (!(error instanceof PlatformError)) throw error;
-              return { index, status: error.status, error: errorBody(error, contextOf(req).requestId) };
+              return failedItem(req, index, error);
             }
           }),
         )),
       );
     }
-    if (position > 0n) res.setHeader('X-Position', position.toString());
-    const failed = results.filter((result) => 'error' in result).length;
-    sendJson(res, 200, { items: results, meta: { succeeded: results.length - failed, failed } });
+    sendItemResults(res, results, position);
   }
 
   router.post('/record/bulk', async (req, res) => {
@@ -86,19 +103,57 @@ export function addBulkRecordRoutes(router: Router, deps: CommandDeps): void {
       body.items.length,
       () => deps.ids.next(principal.tenant, 'record'),
     );
-    await runItems(req, res, body.items.length, async (index) => {
-      const item = validate(records.createBody, body.items[index], `item ${index}`);
-      const id = identity.entityIds[index]!;
-      const command = (await records.prepareCreate(item, principal.tenant))(id);
-      const result = await deps.handler.handle(
-        streamName('record', principal.tenant, id),
-        recordDecider,
-        command,
-        commandContext(req, principal, uuidV5(`${identity.commandId}:${index}`)),
-        identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
-      );
-      return { id, status: 201, result };
+    const itemContext = (index: number) =>
+      commandContext(req, principal, uuidV5(`${identity.commandId}:${index}`));
+    if (identity.mayBeRepeat) {
+      // A repeated Idempotency-Key: each item looks for the events of its first run before deciding again.
+      await runItems(req, res, body.items.length, async (index) => {
+        const item = validate(records.createBody, body.items[index], `item ${index}`);
+        const id = identity.entityIds[index]!;
+        const command = (await records.prepareCreate(item, principal.tenant))(id);
+        const result = await deps.handler.handle(
+          streamName('record', principal.tenant, id),
+          recordDecider,
+          command,
+          itemContext(index),
+          { mayBeRepeat: true },
+        );
+        return { id, status: 201, result };
+      });
+      return;
+    }
+    // A first run: every item's id is new, so the valid items are decided without reading their streams and
+    // appended together. The items share one read of each module they name.
+    const recordsSharingReads = recordResource(loadingEachStreamOnce(deps.handler));
+    const results = new Array<ItemResult>(body.items.length);
+    const commands: NewStreamCommand<RecordCommand>[] = [];
+    const commandItems: number[] = [];
+    for (const [index, candidate] of body.items.entries()) {
+      try {
+        const item = validate(recordsSharingReads.createBody, candidate, `item ${index}`);
+        const id = identity.entityIds[index]!;
+        commands.push({
+          streamId: streamName('record', principal.tenant, id),
+          command: (await recordsSharingReads.prepareCreate(item, principal.tenant))(id),
+          context: itemContext(index),
+        });
+        commandItems.push(index);
+      } catch (error) {
+        results[index] = failedItem(req, index, error);
+      }
+    }
+    let position = 0n;
+    const outcomes = await deps.handler.handleNewStreams(recordDecider, commands);
+    outcomes.forEach((outcome, commandIndex) => {
+      const index = commandItems[commandIndex]!;
+      if (!outcome.ok) {
+        results[index] = failedItem(req, index, outcome.error);
+        return;
+      }
+      position = highestPosition(position, outcome.result);
+      results[index] = { index, status: 201, id: identity.entityIds[index]! };
     });
+    sendItemResults(res, results, position);
   });
 
   router.put('/record/bulk', async (req, res) => {

@@ -95,7 +95,7 @@ export function addFileRoutes(router: Router, deps: CommandDeps): void {
     const record = await deps.handler.load(stream, recordDecider);
     if (record.state.status !== 'active')
       throw new PlatformError('not_found', `record ${recordId} not found`);
-    const schema = (await moduleFields(deps, principal.tenant, record.state.moduleId))?.fields ?? [];
+    const schema = (await moduleFields(deps.handler, principal.tenant, record.state.moduleId))?.fields ?? [];
     const identity = await deps.idempotency.identify(
       principal.tenant,
       principal.credential.id,
@@ -149,7 +149,7 @@ export function addFileRoutes(router: Router, deps: CommandDeps): void {
     const record = await deps.handler.load(stream, recordDecider);
     const schema =
       record.state.status === 'active'
-        ? ((await moduleFields(deps, principal.tenant, record.state.moduleId))?.fields ?? [])
+        ? ((await moduleFields(deps.handler, principal.tenant, record.state.moduleId))?.fields ?? [])
         : [];
     const result = await deps.handler.handle(
       stream,

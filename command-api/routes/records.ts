@@ -14,6 +14,7 @@ import { moduleDecider } from '../domain/module';
 import { relationIdsOf, type RelationTargets } from '../domain/field-values';
 import { recordDecider, type RecordCommand, type RecordState } from '../domain/record';
 import type { CommandDeps } from '../deps';
+import type { AggregateLoader } from '../kit/handler';
 import { idParam } from '../../infra/http/params';
 import { authorize, commandContext, preconditions, sendResult } from './context';
 import type { Resource } from './resource';
@@ -37,7 +38,7 @@ const updateRecord = z.strictObject({
 
 /** The module of each record the relation values point at (null: no such record). */
 async function relationTargets(
-  deps: CommandDeps,
+  aggregates: AggregateLoader,
   tenant: string,
   schema: readonly FieldDefinition[],
   values: Readonly<Record<string, FieldValue>>,
@@ -45,15 +46,15 @@ async function relationTargets(
   const ids = relationIdsOf(schema, values);
   const targets = await Promise.all(
     ids.map(async (recordId) => {
-      const target = await deps.handler.load(streamName('record', tenant, recordId), recordDecider);
+      const target = await aggregates.load(streamName('record', tenant, recordId), recordDecider);
       return [recordId, target.state.status === 'active' ? target.state.moduleId : null] as const;
     }),
   );
   return new Map(targets);
 }
 
-export async function moduleFields(deps: CommandDeps, tenant: string, moduleId: number) {
-  const module = await deps.handler.load(streamName('module', tenant, moduleId), moduleDecider);
+export async function moduleFields(aggregates: AggregateLoader, tenant: string, moduleId: number) {
+  const module = await aggregates.load(streamName('module', tenant, moduleId), moduleDecider);
   return module.state.status === 'active' ? module.state : null;
 }
 
@@ -69,7 +70,7 @@ function recordView(state: RecordState): Record<string, unknown> {
 }
 
 export function recordResource(
-  deps: CommandDeps,
+  aggregates: AggregateLoader,
 ): Resource<
   RecordState,
   RecordCommand,
@@ -84,10 +85,10 @@ export function recordResource(
     createBody: createRecord,
     updateBody: updateRecord,
     async prepareCreate(body, tenant) {
-      const module = await moduleFields(deps, tenant, body.moduleId);
+      const module = await moduleFields(aggregates, tenant, body.moduleId);
       const schema = module?.fields ?? [];
       const fields = body.fields ?? {};
-      const relations = await relationTargets(deps, tenant, schema, fields);
+      const relations = await relationTargets(aggregates, tenant, schema, fields);
       return (recordId) => ({
         kind: 'CreateRecord',
         recordId,
@@ -100,17 +101,19 @@ export function recordResource(
       });
     },
     async prepareUpdate(body, tenant, recordId) {
-      const record = await deps.handler.load(streamName('record', tenant, recordId), recordDecider);
+      const record = await aggregates.load(streamName('record', tenant, recordId), recordDecider);
       // A missing record has no module: the decider answers 404 before it looks at the schema.
       const module =
-        record.state.status === 'active' ? await moduleFields(deps, tenant, record.state.moduleId) : null;
+        record.state.status === 'active'
+          ? await moduleFields(aggregates, tenant, record.state.moduleId)
+          : null;
       const schema = module?.fields ?? [];
       return {
         kind: 'UpdateRecord',
         ...(body.name !== undefined && { name: body.name }),
         ...(body.fields !== undefined && { fields: body.fields }),
         schema,
-        relations: await relationTargets(deps, tenant, schema, body.fields ?? {}),
+        relations: await relationTargets(aggregates, tenant, schema, body.fields ?? {}),
       };
     },
     prepareDelete: async () => ({ kind: 'DeleteRecord' }),
@@ -125,7 +128,7 @@ export function addRecordRestoreRoute(router: Router, deps: CommandDeps): void {
     const recordId = idParam(req, 'recordId');
     const stream = streamName('record', principal.tenant, recordId);
     const record = await deps.handler.load(stream, recordDecider);
-    const module = await moduleFields(deps, principal.tenant, record.state.moduleId);
+    const module = await moduleFields(deps.handler, principal.tenant, record.state.moduleId);
     const result = await deps.handler.handle(
       stream,
       recordDecider,
@@ -151,7 +154,7 @@ export function addButtonRoute(router: Router, deps: CommandDeps): void {
     const record = await deps.handler.load(stream, recordDecider);
     if (record.state.status !== 'active')
       throw new PlatformError('not_found', `record ${recordId} not found`);
-    const module = await moduleFields(deps, principal.tenant, record.state.moduleId);
+    const module = await moduleFields(deps.handler, principal.tenant, record.state.moduleId);
     const field = module?.fields.find((candidate) => candidate.fieldId === fieldId);
     if (!field) throw new PlatformError('not_found', `field ${fieldId} not found in the record's module`);
     if (field.type !== 'button')

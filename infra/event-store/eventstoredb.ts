@@ -25,6 +25,8 @@ import {
   type ExpectedRevision,
   type ReadAllOptions,
   type ReadStreamOptions,
+  type StreamAppend,
+  type StreamAppendOutcome,
   type SubscribeOptions,
   type Subscription,
 } from './port';
@@ -115,6 +117,20 @@ class EventStoreDbEventStore implements EventStore {
         ? position
         : await this.positionAtRevision(streamId, result.nextExpectedRevision),
     };
+  }
+
+  /** One after the other: EventStoreDB has no transaction across streams. */
+  async appendToStreams(appends: readonly StreamAppend[]): Promise<StreamAppendOutcome[]> {
+    this.assertOpen();
+    const outcomes: StreamAppendOutcome[] = [];
+    for (const { streamId, events, expectedRevision } of appends) {
+      try {
+        outcomes.push({ ok: true, result: await this.append(streamId, events, { expectedRevision }) });
+      } catch (error) {
+        outcomes.push({ ok: false, error });
+      }
+    }
+    return outcomes;
   }
 
   async *readStream(streamId: string, options: ReadStreamOptions = {}): AsyncIterable<RecordedEvent> {

@@ -17,6 +17,17 @@ export interface AppendResult {
   readonly position: bigint;
 }
 
+/** One append of `appendToStreams`. */
+export interface StreamAppend {
+  readonly streamId: string;
+  readonly events: readonly NewEvent[];
+  readonly expectedRevision?: ExpectedRevision;
+}
+
+/** What became of one append of `appendToStreams`: its result, or what `append` would have thrown. */
+export type StreamAppendOutcome =
+  { readonly ok: true; readonly result: AppendResult } | { readonly ok: false; readonly error: unknown };
+
 export interface ReadStreamOptions {
   readonly direction?: 'forwards' | 'backwards';
   /** Inclusive. Default: the start (forwards) or the end (backwards). */
@@ -63,6 +74,14 @@ export interface EventStore {
    * whose ids are already in the stream (a repeated command) appends nothing and returns the original result.
    */
   append(streamId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult>;
+  /**
+   * Appends to several streams, each append exactly as `append` would do it (its own expectation, atomic,
+   * a repeat recognised), in the order given: positions increase from one append to the next. One outcome
+   * per append, in order; an append that fails fails alone. How they are committed is the adapter's: SQLite
+   * commits them all in one transaction (one commit for a whole bulk request, all or none kept after a
+   * crash); EventStoreDB, which has no transaction across streams, appends them one after the other.
+   */
+  appendToStreams(appends: readonly StreamAppend[]): Promise<StreamAppendOutcome[]>;
   /** Events of one stream; a stream that does not exist yields nothing. */
   readStream(streamId: string, options?: ReadStreamOptions): AsyncIterable<RecordedEvent>;
   readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;

@@ -14,10 +14,6 @@ export class RecentEvents {
     this.ring = new Array(capacity);
   }
 
-  get lastPosition(): number {
-    return this.last;
-  }
-
   /** Adds consecutive events; a gap (another process appended in between) restarts the ring. */
   push(events: readonly RecordedEvent[], category: string): void {
     if (events.length === 0) return;

@@ -10,6 +10,8 @@ import {
   type ExpectedRevision,
   type ReadAllOptions,
   type ReadStreamOptions,
+  type StreamAppend,
+  type StreamAppendOutcome,
   type SubscribeOptions,
   type Subscription,
 } from './port';
@@ -41,8 +43,8 @@ interface PendingAppend {
   readonly streamId: string;
   readonly events: readonly NewEvent[];
   readonly expected: ExpectedRevision;
-  readonly resolve: (result: AppendResult) => void;
-  readonly reject: (error: unknown) => void;
+  /** Told what became of the append once its transaction committed (or failed). */
+  readonly settle: (outcome: StreamAppendOutcome) => void;
 }
 
 /** An append's result, plus the events as recorded when this call wrote them (not for a repeat). */
@@ -78,6 +80,8 @@ class SqliteEventStore implements SqliteEventStoreHandle {
   private readonly subscriptions = new Set<SqliteSubscription>();
   private readonly subscriptionSource: SubscriptionSource;
   private readonly recent = new RecentEvents();
+  /** The last position this process appended (what `recent` holds only while there are subscribers). */
+  private lastAppendedPosition = 0;
   /** The database's head as last read, and when: appends by other processes are seen at the next read. */
   private databaseHead = { position: 0, readAt: -Infinity };
   private closed = false;
@@ -115,30 +119,63 @@ class SqliteEventStore implements SqliteEventStoreHandle {
 
   /**
    * Each append is one transaction. With group commit on, appends made in the same event-loop turn share
-   * one transaction instead (each in a savepoint of its own, so one failing expectation fails only that
-   * append): one commit for many concurrent requests, at the price of one event-loop turn of latency.
-   * Every append resolves only after its commit.
+   * one transaction instead (one failing expectation still fails only its own append):
+   * one commit for many concurrent requests, at the price of one event-loop turn of latency. Every append
+   * resolves only after its commit.
    */
   append(streamId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new Error('event store closed'));
-    if (events.length === 0)
-      return Promise.reject(new Error(`stream ${streamId}: an append needs at least one event`));
+    if (events.length === 0) return Promise.reject(emptyAppendError(streamId));
     return new Promise((resolve, reject) => {
-      this.pendingAppends.push({
-        streamId,
-        events,
-        expected: options?.expectedRevision ?? 'any',
-        resolve,
-        reject,
-      });
-      if (!this.groupCommit) this.commitPendingAppends();
-      else if (this.pendingAppends.length === 1) setImmediate(() => this.commitPendingAppends());
+      this.enqueue([
+        {
+          streamId,
+          events,
+          expected: options?.expectedRevision ?? 'any',
+          settle: (outcome) => (outcome.ok ? resolve(outcome.result) : reject(outcome.error)),
+        },
+      ]);
     });
+  }
+
+  /** All in one transaction (with the group's other appends, if group commit is on). */
+  appendToStreams(appends: readonly StreamAppend[]): Promise<StreamAppendOutcome[]> {
+    if (this.closed) return Promise.reject(new Error('event store closed'));
+    if (appends.length === 0) return Promise.resolve([]);
+    return new Promise((resolve) => {
+      const outcomes = new Array<StreamAppendOutcome>(appends.length);
+      let unsettled = appends.length;
+      const settleAt = (index: number, outcome: StreamAppendOutcome): void => {
+        outcomes[index] = outcome;
+        if (--unsettled === 0) resolve(outcomes);
+      };
+      const pending: PendingAppend[] = [];
+      appends.forEach(({ streamId, events, expectedRevision }, index) => {
+        if (events.length === 0) settleAt(index, { ok: false, error: emptyAppendError(streamId) });
+        else
+          pending.push({
+            streamId,
+            events,
+            expected: expectedRevision ?? 'any',
+            settle: (outcome) => settleAt(index, outcome),
+          });
+      });
+      this.enqueue(pending);
+    });
+  }
+
+  private enqueue(appends: readonly PendingAppend[]): void {
+    if (appends.length === 0) return;
+    const firstOfTurn = this.pendingAppends.length === 0;
+    this.pendingAppends.push(...appends);
+    if (!this.groupCommit) this.commitPendingAppends();
+    else if (firstOfTurn) setImmediate(() => this.commitPendingAppends());
   }
 
   private commitPendingAppends(): void {
     const batch = this.pendingAppends;
     this.pendingAppends = [];
+    if (batch.length === 0) return;
     const outcomes: Array<{ result: AppendOutcome } | { error: unknown }> = [];
     try {
       // IMMEDIATE takes the write lock before reading revisions, so another process cannot interleave.
@@ -146,27 +183,46 @@ class SqliteEventStore implements SqliteEventStoreHandle {
         outcomes.push(this.appendOne(batch[0]!, this.appendTransaction.immediate));
       } else {
         this.groupTransaction.immediate(() => {
-          for (const append of batch) outcomes.push(this.appendOne(append, this.appendTransaction));
+          for (const append of batch) {
+            // A one-event append writes one row: a statement that fails keeps nothing of itself, so it needs
+            // no savepoint of its own (SQLite keeps the transaction open after a constraint failure).
+            const transaction = append.events.length === 1 ? this.appendInGroup : this.appendTransaction;
+            outcomes.push(this.appendOne(append, transaction));
+            // An error SQLite answers by rolling the whole transaction back (I/O, a full disk) must stop the
+            // batch: the appends after it would otherwise each commit on their own, yet be reported failed.
+            if (!this.db.inTransaction) throw new Error('the append transaction was rolled back');
+          }
         });
       }
     } catch (error) {
-      for (const append of batch) append.reject(error);
+      for (const append of batch) append.settle({ ok: false, error });
       return;
     }
     batch.forEach((append, index) => {
       const outcome = outcomes[index]!;
-      if ('error' in outcome) return append.reject(outcome.error);
+      if ('error' in outcome) return append.settle({ ok: false, error: outcome.error });
       if (outcome.result.recorded) this.recent.push(outcome.result.recorded, categoryOf(append.streamId));
-      append.resolve({
-        nextExpectedRevision: outcome.result.nextExpectedRevision,
-        position: outcome.result.position,
+      this.lastAppendedPosition = Math.max(this.lastAppendedPosition, Number(outcome.result.position));
+      append.settle({
+        ok: true,
+        result: {
+          nextExpectedRevision: outcome.result.nextExpectedRevision,
+          position: outcome.result.position,
+        },
       });
     });
     // Also after repeats recognised in the transaction: a spurious wake-up only costs subscribers one read.
     this.wakeSubscribers();
   }
 
-  /** One append, in its own transaction (or in a savepoint of the group's transaction). */
+  /** `appendInTransaction` inside the group's transaction, without a savepoint (see `commitPendingAppends`). */
+  private readonly appendInGroup = (
+    streamId: string,
+    events: readonly NewEvent[],
+    expected: ExpectedRevision,
+  ): AppendOutcome => this.appendInTransaction(streamId, events, expected);
+
+  /** One append, in its own transaction (or inside the group's transaction). */
   private appendOne(
     { streamId, events, expected }: PendingAppend,
     transaction: (streamId: string, events: readonly NewEvent[], expected: ExpectedRevision) => AppendOutcome,
@@ -192,15 +248,15 @@ class SqliteEventStore implements SqliteEventStoreHandle {
   }
 
   /**
-   * The head for subscribers: this process's own appends at once (from the ring), the database's head
-   * (other processes' appends) at most once per half poll interval.
+   * The head for subscribers: this process's own appends at once, the database's head (other processes'
+   * appends) at most once per half poll interval.
    */
   private knownHead(pollIntervalMs: number): number {
     const now = performance.now();
     if (now - this.databaseHead.readAt >= pollIntervalMs / 2) {
       this.databaseHead = { position: this.statements.headPosition.get() ?? 0, readAt: now };
     }
-    return Math.max(this.databaseHead.position, this.recent.lastPosition);
+    return Math.max(this.databaseHead.position, this.lastAppendedPosition);
   }
 
   async *readStream(streamId: string, options: ReadStreamOptions = {}): AsyncIterable<RecordedEvent> {
@@ -278,7 +334,9 @@ class SqliteEventStore implements SqliteEventStoreHandle {
     const category = categoryOf(streamId);
     let revision = current === undefined ? 0 : current + 1;
     let position: number | bigint = 0;
-    const recorded: RecordedEvent[] = [];
+    // For this process's live subscribers only (see `recent`): without any, a ring of recorded events only
+    // made work for the garbage collector (a third of an append's time).
+    const recorded: RecordedEvent[] | undefined = this.subscriptions.size > 0 ? [] : undefined;
     for (const event of events) {
       position = this.statements.insert.run(
         streamId,
@@ -291,7 +349,7 @@ class SqliteEventStore implements SqliteEventStoreHandle {
         recordedAt,
         category,
       ).lastInsertRowid;
-      recorded.push({
+      recorded?.push({
         ...event,
         streamId,
         revision: BigInt(revision),
@@ -300,7 +358,11 @@ class SqliteEventStore implements SqliteEventStoreHandle {
       });
       revision++;
     }
-    return { nextExpectedRevision: BigInt(revision - 1), position: BigInt(position), recorded };
+    return {
+      nextExpectedRevision: BigInt(revision - 1),
+      position: BigInt(position),
+      ...(recorded && { recorded }),
+    };
   }
 
   /**
@@ -403,6 +465,10 @@ class SqliteEventStore implements SqliteEventStoreHandle {
   private assertOpen(): void {
     if (this.closed) throw new Error('event store closed');
   }
+}
+
+function emptyAppendError(streamId: string): Error {
+  return new Error(`stream ${streamId}: an append needs at least one event`);
 }
 
 function expectationHolds(expected: ExpectedRevision, current: number | undefined): boolean {

@@ -1,6 +1,7 @@
 import type { Document as BsonDocument, SortDirection } from 'mongodb';
 import type { Scalar, StoreFilter, StoreSort } from '../../contracts/query/store-query';
 import { likePatternToMongoRegex } from './like-pattern';
+import { pathOfKey, type IndexKey } from './port';
 import { assertQueryPath } from './validation';
 
 /**
@@ -83,9 +84,12 @@ export function compileSort(sort: readonly StoreSort[] | undefined): [string, So
   return terms;
 }
 
-/** Index keys; a non-unique index ends with `_id` so that it also serves the tie-breaker. */
-export function indexKeys(paths: readonly string[], unique: boolean): [string, 1][] {
-  const fields = paths.map(fieldOf);
+/**
+ * Index keys; a non-unique index ends with `_id` so that it also serves the tie-breaker. A case-folded key
+ * is the plain field (see `IndexKey`).
+ */
+export function indexKeys(keys: readonly IndexKey[], unique: boolean): [string, 1][] {
+  const fields = keys.map((key) => fieldOf(pathOfKey(key)));
   if (!unique && !fields.includes('_id')) fields.push('_id');
   return fields.map((field) => [field, 1]);
 }

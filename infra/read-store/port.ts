@@ -23,11 +23,25 @@ export type ReadModelChange =
     }
   | { readonly op: 'delete'; readonly collection: string; readonly id: string; readonly position: bigint };
 
+/**
+ * A key of an index: a dotted path (ascending), or a path indexed for `like` patterns with a literal prefix
+ * (`name~Rec%`, case-insensitive). Such a key serves those patterns (after equality on the keys before it),
+ * not equality or order on the path. SQLite indexes a case-folded copy of the value; MongoDB, which has no
+ * expression indexes, the value itself, whose keys a `^`-anchored case-insensitive `$regex` checks without
+ * reading documents: so an index must not repeat another's keys with only the folding different.
+ */
+export type IndexKey = string | { readonly path: string; readonly caseFolded: true };
+
 export interface IndexSpec {
   readonly name: string;
-  /** Dotted paths, each ascending. */
-  readonly paths: readonly string[];
+  readonly paths: readonly IndexKey[];
+  /** Not with a case-folded key: the adapters would not agree on which values are equal. */
   readonly unique?: boolean;
+}
+
+/** The path an index key indexes. */
+export function pathOfKey(key: IndexKey): string {
+  return typeof key === 'string' ? key : key.path;
 }
 
 export interface FindResult {

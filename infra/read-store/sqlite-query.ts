@@ -1,4 +1,5 @@
 import type { Scalar, StoreFilter, StoreSort } from '../../contracts/query/store-query';
+import type { IndexKey } from './port';
 import { assertQueryPath } from './validation';
 
 /**
@@ -165,12 +166,55 @@ function isIn(path: string, values: readonly Scalar[], numeric: boolean): SqlFra
   return join('OR', alternatives, MATCH_NOTHING);
 }
 
+/**
+ * A case-folded copy of a value, for index ranges of `like` (see `likeRange`). `like` folds case as
+ * JavaScript's `iu` RegExp does (Unicode simple case folding); the only characters that fold to a printable
+ * ASCII character are that character's own upper or lower case, U+212A KELVIN SIGN (k) and U+017F LONG S
+ * (s) (test/unit/read-store-sqlite.test.ts checks every code point). SQLite's built-in `lower()` (ASCII
+ * only) plus those two replacements folds exactly these as `like` does; other characters are left unchanged, so only a printable-ASCII prefix of a pattern can become a
+ * range. Built-in functions only: every connection can maintain an index on it, none needs a registered
+ * function (and nothing depends on the Unicode tables of the running Node).
+ */
+export function caseFolded(expression: string): string {
+  return `replace(replace(lower(${expression}), char(8490), 'k'), char(383), 's')`;
+}
+
+/** Printable ASCII only: no NUL, which SQLite's text functions need not carry through. */
+const PRINTABLE_ASCII_START = /^[\x20-\x7e]*/;
+
+/**
+ * The case-folded literal start of a `like` pattern that `caseFolded` folds as `like` does: up to its first
+ * `%` and first character outside printable ASCII ('' when there is none).
+ */
+export function foldedLiteralPrefix(pattern: string): string {
+  const literal = pattern.split('%', 1)[0] ?? '';
+  return (PRINTABLE_ASCII_START.exec(literal)?.[0] ?? '').toLowerCase();
+}
+
+/**
+ * Every value a pattern with this folded prefix can match has a case-folded copy in [prefix, bound): the
+ * bound is the prefix with its last character raised by one (still ASCII or U+007F, so it sorts right in
+ * SQLite's byte order). A superset only: the exact check still runs on each candidate.
+ */
+function likeRange(path: string, prefix: string): SqlFragment {
+  const folded = caseFolded(valueExpression(path));
+  const bound = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+  return { sql: `${folded} >= ? AND ${folded} < ?`, params: [prefix, bound] };
+}
+
+/**
+ * `like` runs a registered JavaScript function (see sqlite.ts) on each candidate. A pattern with a literal
+ * prefix first narrows the candidates to a range of the case-folded value, which an index with that path as
+ * a case-folded key (`IndexKey`) serves, and which is cheaper than the function even without one.
+ */
 function like(path: string, pattern: string, negate: boolean): SqlFragment {
-  const matches =
-    pattern === ''
-      ? matchesEmpty(path)
-      : { sql: `${LIKE_FUNCTION}(${valueExpression(path)}, ?)`, params: [pattern] };
-  return negate ? not(matches) : matches;
+  if (pattern === '') return negate ? not(matchesEmpty(path)) : matchesEmpty(path);
+  const matches: SqlFragment = { sql: `${LIKE_FUNCTION}(${valueExpression(path)}, ?)`, params: [pattern] };
+  if (negate) return not(matches);
+  const prefix = foldedLiteralPrefix(pattern);
+  if (prefix === '') return matches;
+  const range = likeRange(path, prefix);
+  return { sql: `(${range.sql} AND ${matches.sql})`, params: [...range.params, ...matches.params] };
 }
 
 function join(
@@ -214,11 +258,14 @@ export function compileOrderBy(sort: readonly StoreSort[] | undefined): string {
 }
 
 /**
- * The column list of an index over `paths`. A non-unique index ends with `id` so that it also serves
- * the `id` tie-breaker of the order; a unique one cannot (it would make every entry unique).
+ * The column list of an index over `keys`: the path's value, or its case-folded copy. A non-unique index
+ * ends with `id` so that it also serves the `id` tie-breaker of the order; a unique one cannot (it would
+ * make every entry unique).
  */
-export function indexColumns(paths: readonly string[], unique: boolean): string {
-  const columns = paths.map(valueExpression);
-  if (!unique && !paths.includes('id')) columns.push('id');
+export function indexColumns(keys: readonly IndexKey[], unique: boolean): string {
+  const columns = keys.map((key) =>
+    typeof key === 'string' ? valueExpression(key) : caseFolded(valueExpression(key.path)),
+  );
+  if (!unique && !keys.includes('id')) columns.push('id');
   return columns.join(', ');
 }

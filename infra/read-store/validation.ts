@@ -1,4 +1,4 @@
-import type { Checkpoint, Document, IndexSpec, ReadModelChange } from './port';
+import { pathOfKey, type Checkpoint, type Document, type IndexSpec, type ReadModelChange } from './port';
 
 /**
  * Input checks shared by every read-store adapter, so that each one rejects the same inputs with the same
@@ -36,7 +36,9 @@ export function assertIndexSpec(index: IndexSpec): void {
     throw new TypeError(`invalid index name ${JSON.stringify(index.name)}: expected [A-Za-z][A-Za-z0-9_]*`);
   }
   if (index.paths.length === 0) throw new TypeError(`index ${index.name} has no paths`);
-  index.paths.forEach(assertQueryPath);
+  index.paths.map(pathOfKey).forEach(assertQueryPath);
+  if (index.unique && index.paths.some((key) => typeof key !== 'string'))
+    throw new TypeError(`index ${index.name}: a unique index cannot have a case-folded key`);
 }
 
 function isValidKey(key: string): boolean {

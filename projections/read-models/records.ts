@@ -14,6 +14,12 @@ export const recordsProjection = entityProjection({
     { name: 'tenant_status_space_record', paths: ['tenant', 'status', 'spaceId', 'recordId'] },
     { name: 'tenant_status_name', paths: ['tenant', 'status', 'name'] },
     { name: 'tenant_status_updated', paths: ['tenant', 'status', 'updatedAt'] },
+    // `moduleId=<m>;name~Record 12%`: a name search within a module seeks to the module's names starting with
+    // the pattern's literal prefix (case-insensitively) instead of checking every record of the module.
+    {
+      name: 'tenant_status_module_folded_name',
+      paths: ['tenant', 'status', 'moduleId', { path: 'name', caseFolded: true }],
+    },
   ],
   idKey: 'recordId',
   created: 'RecordCreated',

@@ -75,6 +75,63 @@ describe('sqlite event store with group commit', () => {
   });
 });
 
+describe('sqlite appendToStreams', () => {
+  test('a one-event append whose id another stream holds fails alone, keeping nothing, in the shared transaction', async () => {
+    const directory = temporaryDirectory();
+    const store = createSqliteEventStore({ path: join(directory.path, 'events.db') });
+    try {
+      const held = newEvent();
+      await store.append(uniqueStream(), [held]);
+      const [before, taken, after] = [uniqueStream(), uniqueStream(), uniqueStream()];
+      const outcomes = await store.appendToStreams([
+        { streamId: before, events: [newEvent()], expectedRevision: 'no_stream' },
+        { streamId: taken, events: [held], expectedRevision: 'no_stream' },
+        { streamId: after, events: [newEvent()], expectedRevision: 'no_stream' },
+      ]);
+      expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, false, true]);
+      expect(outcomes[1]!.ok ? undefined : outcomes[1]!.error).toBeInstanceOf(EventIdConflictError);
+      expect(await collect(store.readStream(taken))).toEqual([]);
+      const positions = outcomes.flatMap((outcome) => (outcome.ok ? [outcome.result.position] : []));
+      // Consecutive: the failed insert left no row behind.
+      expect(positions[1]! - positions[0]!).toBe(1n);
+      expect(await store.headPosition()).toBe(positions[1]);
+    } finally {
+      await store.close();
+      directory.remove();
+    }
+  });
+});
+
+describe("sqlite subscriptions see this process's appends at once", () => {
+  test('whether or not a subscriber was listening when they were made (no poll needed)', async () => {
+    const directory = temporaryDirectory();
+    // A poll interval no test waits for: every event below must arrive without polling.
+    const store = createSqliteEventStore({
+      path: join(directory.path, 'events.db'),
+      pollIntervalMs: 600_000,
+    });
+    try {
+      const stream = uniqueStream();
+      const streams = new Set([stream]);
+      const before = await store.append(stream, [newEvent()]);
+      const first = new SubscriptionReader(store.subscribeToAll());
+      expect((await first.events(1, streams))[0]!.position).toBe(before.position);
+      const live = await store.append(stream, [newEvent()]);
+      expect((await first.events(1, streams))[0]!.position).toBe(live.position);
+      await first.close();
+
+      const unheard = await store.appendToStreams([{ streamId: stream, events: [newEvent()] }]);
+      const second = new SubscriptionReader(store.subscribeToAll({ after: live.position }));
+      const [caughtUp] = await second.events(1, streams);
+      expect(caughtUp!.position).toBe(unheard[0]!.ok ? unheard[0]!.result.position : undefined);
+      await second.close();
+    } finally {
+      await store.close();
+      directory.remove();
+    }
+  });
+});
+
 describe('sqlite event store on disk', () => {
   let directory: ReturnType<typeof temporaryDirectory>;
   let path: string;

@@ -4,8 +4,10 @@ import { streamName } from '../../contracts/streams';
 import {
   EventIdConflictError,
   WrongExpectedRevisionError,
+  type AppendResult,
   type EventStore,
   type ExpectedRevision,
+  type StreamAppendOutcome,
   type Subscription,
   type SubscriptionItem,
 } from '../../infra/event-store/port';
@@ -290,6 +292,89 @@ export function eventStoreContract(factory: EventStoreFactory): void {
         store.append(stream, [newEvent(), events[1]!], { expectedRevision: 1n }),
       ).rejects.toBeInstanceOf(EventIdConflictError);
       expect(await collect(store.readStream(stream))).toHaveLength(2);
+    });
+  });
+
+  describe('appendToStreams', () => {
+    /** The results of outcomes that must all be successes. */
+    function resultsOf(outcomes: readonly StreamAppendOutcome[]): AppendResult[] {
+      return outcomes.map((outcome) => {
+        if (!outcome.ok) throw new Error(`unexpected failure: ${String(outcome.error)}`);
+        return outcome.result;
+      });
+    }
+
+    test('appends to each stream as append would, positions in the order given', async () => {
+      const existing = uniqueStream();
+      await store.append(existing, [newEvent()], { expectedRevision: 'no_stream' });
+      const [created, extended, multi] = [uniqueStream(), existing, uniqueStream()];
+      const events = [[newEvent()], [newEvent()], newEvents(2)];
+
+      const outcomes = await store.appendToStreams([
+        { streamId: created, events: events[0]!, expectedRevision: 'no_stream' },
+        { streamId: extended, events: events[1]!, expectedRevision: 0n },
+        { streamId: multi, events: events[2]! },
+      ]);
+
+      const results = resultsOf(outcomes);
+      expect(results.map((result) => result.nextExpectedRevision)).toEqual([0n, 1n, 1n]);
+      expectStrictlyIncreasing(results.map((result) => result.position));
+      for (const [index, streamId] of [created, extended, multi].entries()) {
+        const stored = await collect(store.readStream(streamId));
+        expect(stored.slice(-events[index]!.length).map((event) => event.id)).toEqual(
+          events[index]!.map((event) => event.id),
+        );
+        expect(stored[stored.length - 1]!.position).toBe(results[index]!.position);
+      }
+      expect(await store.headPosition()).toBeGreaterThanOrEqual(results[2]!.position);
+    });
+
+    test('an append that fails its expectation, or has no events, fails alone and appends nothing', async () => {
+      const existing = uniqueStream();
+      await store.append(existing, [newEvent()], { expectedRevision: 'no_stream' });
+      const [before, after] = [uniqueStream(), uniqueStream()];
+
+      const outcomes = await store.appendToStreams([
+        { streamId: before, events: [newEvent()], expectedRevision: 'no_stream' },
+        { streamId: existing, events: [newEvent()], expectedRevision: 'no_stream' },
+        { streamId: uniqueStream(), events: [] },
+        { streamId: existing, events: newEvents(2), expectedRevision: 5n },
+        { streamId: after, events: [newEvent()], expectedRevision: 'no_stream' },
+      ]);
+
+      expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, false, false, false, true]);
+      const wrong = outcomes[1]!.ok ? undefined : outcomes[1]!.error;
+      expect(wrong).toBeInstanceOf(WrongExpectedRevisionError);
+      expect(wrong).toMatchObject({ streamId: existing, expected: 'no_stream', actual: 0n });
+      expect(outcomes[3]!.ok ? undefined : outcomes[3]!.error).toBeInstanceOf(WrongExpectedRevisionError);
+      expect(await collect(store.readStream(existing))).toHaveLength(1);
+      expect(await collect(store.readStream(before))).toHaveLength(1);
+      expect(await collect(store.readStream(after))).toHaveLength(1);
+    });
+
+    test('a repeated append returns its first result; a partial repeat is a conflict', async () => {
+      const [repeated, partial, fresh] = [uniqueStream(), uniqueStream(), uniqueStream()];
+      const events = newEvents(2);
+      const original = await store.append(repeated, events, { expectedRevision: 'no_stream' });
+      const stored = newEvents(2);
+      await store.append(partial, stored, { expectedRevision: 'no_stream' });
+
+      const outcomes = await store.appendToStreams([
+        { streamId: repeated, events, expectedRevision: 'no_stream' },
+        { streamId: partial, events: [stored[1]!, newEvent()], expectedRevision: 1n },
+        { streamId: fresh, events: [newEvent()], expectedRevision: 'no_stream' },
+      ]);
+
+      expect(outcomes[0]).toEqual({ ok: true, result: original });
+      expect(outcomes[1]!.ok ? undefined : outcomes[1]!.error).toBeInstanceOf(EventIdConflictError);
+      expect(outcomes[2]!.ok).toBe(true);
+      expect(await collect(store.readStream(repeated))).toHaveLength(2);
+      expect(await collect(store.readStream(partial))).toHaveLength(2);
+      expect(await collect(store.readStream(fresh))).toHaveLength(1);
+    });
+
+    test('no appends, no outcomes', async () => {
+      await expect(store.appendToStreams([])).resolves.toEqual([]);
     });
   });
 

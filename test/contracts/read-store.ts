@@ -201,6 +201,66 @@ const FILTER_CASES: readonly (readonly [string, StoreFilter, readonly string[]])
   ['a single-child or', or(compare('id', 'eq', 'b')), ['b']],
 ];
 
+/**
+ * Values for `like` patterns with a literal prefix, which an adapter may narrow to a range of an index on a
+ * case-folded copy of the value (`IndexKey`): letters whose case folds to ASCII (U+212A KELVIN SIGN to k,
+ * U+017F LONG S to s), one that does not fold to two (ß is not "ss"), accented letters, `%` and `_` in
+ * values, neighbours of `~` (the last printable ASCII character), a newline, numbers, a boolean, '', null
+ * and missing. Groups `g` and `h`, to filter on another path too.
+ */
+const NAMES: readonly Document[] = [
+  { id: 'n01', group: 'g', name: '\u212Aelvin' },
+  { id: 'n02', group: 'h', name: 'kelvin' },
+  { id: 'n03', group: 'g', name: 'KELVIN scale' },
+  { id: 'n04', group: 'g', name: '\u017Ftraße' },
+  { id: 'n05', group: 'h', name: 'Strasse' },
+  { id: 'n06', group: 'g', name: 'STRASSE 5' },
+  { id: 'n07', group: 'g', name: 'Émile' },
+  { id: 'n08', group: 'g', name: 'emile' },
+  { id: 'n09', group: 'g', name: 'x_1 a' },
+  { id: 'n10', group: 'g', name: 'x%1 b' },
+  { id: 'n11', group: 'g', name: 'xa1 c' },
+  { id: 'n12', group: 'g', name: 1234 },
+  { id: 'n13', group: 'g', name: true },
+  { id: 'n14', group: 'g', name: null },
+  { id: 'n15', group: 'g' },
+  { id: 'n16', group: 'g', name: '' },
+  { id: 'n17', group: 'g', name: 'ab~z' },
+  { id: 'n18', group: 'g', name: 'ab\u007fz' },
+  { id: 'n19', group: 'g', name: 'ab}' },
+  { id: 'n20', group: 'g', name: 'Record 1234' },
+  { id: 'n21', group: 'h', name: 'record 12345' },
+  { id: 'n22', group: 'g', name: 'Record 1235' },
+  { id: 'n23', group: 'g', name: 'Record 123' },
+  { id: 'n24', group: 'g', name: 'line\nRecord 1234' },
+];
+
+const LIKE_PREFIX_CASES: readonly (readonly [string, string, readonly string[]])[] = [
+  ['a prefix matches the Kelvin sign as k', 'kel%', ['n01', 'n02', 'n03']],
+  ['a one-letter prefix', 'K%', ['n01', 'n02', 'n03']],
+  ['a whole value matches the Kelvin sign as k', 'KELVIN', ['n01', 'n02']],
+  ['a pattern starting with the Kelvin sign', '\u212Ael%', ['n01', 'n02', 'n03']],
+  ['a prefix matches the long s as s', 'st%', ['n04', 'n05', 'n06']],
+  ['a pattern starting with the long s', '\u017Ft%', ['n04', 'n05', 'n06']],
+  ['ß is not ss', 'strasse%', ['n05', 'n06']],
+  ['% in the middle after a prefix', 'stra%e', ['n04', 'n05']],
+  ['a whole ASCII value', 'STRASSE', ['n05']],
+  ['an accented first letter folds, but not to ASCII', 'émile', ['n07']],
+  ['an ASCII letter does not match an accented one', 'e%', ['n08']],
+  ['_ in a prefix is a literal', 'x_1%', ['n09']],
+  ['_ at the end of a prefix is a literal', 'x_%', ['n09']],
+  ['% right after the first letter', 'x%1%', ['n09', 'n10', 'n11']],
+  ['an empty prefix', '%1234', ['n20', 'n24']],
+  ['a digit prefix does not match numbers', '1%', []],
+  ['a prefix with a space and digits', 'record 1234%', ['n20', 'n21']],
+  ['a whole value that is a prefix of others', 'record 123', ['n23']],
+  ['an upper-case prefix', 'RECORD 12%', ['n20', 'n21', 'n22', 'n23']],
+  ['a prefix ending in ~', 'ab~%', ['n17']],
+  ['a prefix its neighbours share', 'ab%', ['n17', 'n18', 'n19']],
+  ['a whole value ending in }', 'ab}', ['n19']],
+  ['a prefix after which nothing may follow but a run', 'line%', ['n24']],
+];
+
 export function readStoreContract(factory: () => Promise<ReadStoreUnderTest>): void {
   let subject: ReadStoreUnderTest | undefined;
 
@@ -518,6 +578,50 @@ export function readStoreContract(factory: () => Promise<ReadStoreUnderTest>): v
       );
       await expect(findIds(collection, { filter: like('name', '.*') })).resolves.toEqual([]);
       await expect(findIds(collection, { filter: compare('name', 'eq', '$ne') })).resolves.toEqual([]);
+    });
+  });
+
+  describe('like with a literal prefix', () => {
+    const plain = uniqueName('names');
+    const indexed = uniqueName('names_indexed');
+    const allIds = NAMES.map((doc) => doc.id);
+    const inGroupG = new Set(NAMES.filter((doc) => doc.group === 'g').map((doc) => doc.id));
+
+    beforeAll(async () => {
+      await seed(plain, NAMES);
+      await seed(indexed, NAMES);
+      await store().ensureIndex(indexed, {
+        name: 'by_folded_name',
+        paths: [{ path: 'name', caseFolded: true }],
+      });
+      await store().ensureIndex(indexed, {
+        name: 'by_group_folded_name',
+        paths: ['group', { path: 'name', caseFolded: true }],
+      });
+    });
+
+    test.each(LIKE_PREFIX_CASES)('%s (%s)', async (_description, pattern, expected) => {
+      const complement = allIds.filter((id) => !expected.includes(id));
+      for (const collection of [plain, indexed]) {
+        await expect(findIds(collection, { filter: like('name', pattern) })).resolves.toEqual(expected);
+        await expect(store().count(collection, { filter: like('name', pattern) })).resolves.toBe(
+          expected.length,
+        );
+        await expect(findIds(collection, { filter: notLike('name', pattern) })).resolves.toEqual(complement);
+        await expect(
+          findIds(collection, { filter: and(compare('group', 'eq', 'g'), like('name', pattern)) }),
+        ).resolves.toEqual(expected.filter((id) => inGroupG.has(id)));
+      }
+    });
+
+    test('a unique index cannot have a case-folded key', async () => {
+      await expect(
+        store().ensureIndex(uniqueName('unique_folded'), {
+          name: 'by_name',
+          paths: [{ path: 'name', caseFolded: true }],
+          unique: true,
+        }),
+      ).rejects.toThrow(/case-folded/);
     });
   });
 

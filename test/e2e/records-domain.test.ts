@@ -194,6 +194,40 @@ describe('bulk record writes', () => {
     expect(listed.items.map((record) => record.id)).toEqual([body.items[0]!.id, body.items[3]!.id]);
   });
 
+  test("create across modules: each item meets its own module's fields; an unknown module fails its item", async () => {
+    const space = await create('/space', { name: 'Bulk two' });
+    const other = (await create('/module', { spaceId: space.id, name: 'Pipeline' })).id;
+    await create('/field', {
+      moduleId: other,
+      name: 'Stage',
+      key: 'stage',
+      type: 'select',
+      config: { options: ['lead', 'won'] },
+    });
+    const response = await platform.call('POST', '/record/bulk', {
+      body: {
+        items: [
+          { moduleId, name: 'First', fields: { score: 2 } },
+          { moduleId: other, name: 'Second', fields: { stage: 'won' } },
+          { moduleId: other, name: 'Third', fields: { stage: 'lost' } },
+          { moduleId: 999_999, name: 'Nowhere' },
+          { moduleId: other, name: 'Fifth', fields: { score: 3 } },
+        ],
+      },
+    });
+    const body = await json<{ items: Array<Record<string, unknown>>; meta: Record<string, number> }>(
+      response,
+    );
+    expect(body.items.map((item) => item.status)).toEqual([201, 201, 400, 400, 400]);
+    expect(body.items[3]!.error).toMatchObject({ details: [{ path: 'moduleId' }] });
+    const listed = await json<{ items: Entity[] }>(await platform.call('GET', `/module/${other}/item`));
+    expect(listed.items.map((record) => [record.id, record.name])).toEqual([[body.items[1]!.id, 'Second']]);
+    expect(await json(await platform.call('GET', `/record/${String(body.items[0]!.id)}`))).toMatchObject({
+      moduleId,
+      fields: { score: 2 },
+    });
+  });
+
   test('create with an Idempotency-Key: a repeat appends nothing and answers with the same ids', async () => {
     const request = {
       body: {

@@ -9,6 +9,8 @@ import {
   type ExpectedRevision,
   type ReadAllOptions,
   type ReadStreamOptions,
+  type StreamAppend,
+  type StreamAppendOutcome,
   type Subscription,
 } from '../../infra/event-store/port';
 
@@ -77,6 +79,19 @@ export class MemoryEventStore implements EventStore {
     const result: AppendResult = { nextExpectedRevision: last.revision, position: last.position };
     this.appendsByFirstEventId.set(eventIds[0]!, { streamId, eventIds, result });
     return result;
+  }
+
+  /** One after the other, each as `append`. */
+  async appendToStreams(appends: readonly StreamAppend[]): Promise<StreamAppendOutcome[]> {
+    const outcomes: StreamAppendOutcome[] = [];
+    for (const { streamId, events, expectedRevision } of appends) {
+      try {
+        outcomes.push({ ok: true, result: await this.append(streamId, events, { expectedRevision }) });
+      } catch (error) {
+        outcomes.push({ ok: false, error });
+      }
+    }
+    return outcomes;
   }
 
   async *readStream(streamId: string, options: ReadStreamOptions = {}): AsyncIterable<RecordedEvent> {

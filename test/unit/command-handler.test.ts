@@ -1,5 +1,11 @@
 import { spaceDecider, type SpaceCommand, type SpaceState } from '../../command-api/domain/space';
-import { AggregateCache, CommandHandler, type CommandContext } from '../../command-api/kit/handler';
+import {
+  AggregateCache,
+  CommandHandler,
+  loadingEachStreamOnce,
+  type CommandContext,
+  type CommandOutcome,
+} from '../../command-api/kit/handler';
 import { IdAllocator } from '../../command-api/kit/id-allocator';
 import { IdempotencyKeys, requestHash } from '../../command-api/kit/idempotency';
 import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
@@ -7,7 +13,13 @@ import type { IdBlockReservedData, IdempotencyKeyClaimedData } from '../../contr
 import { PlatformError, type ErrorKind } from '../../contracts/errors';
 import { eventIdFor, newId } from '../../contracts/ids';
 import { streamName } from '../../contracts/streams';
-import type { AppendOptions, AppendResult, ReadStreamOptions } from '../../infra/event-store/port';
+import type {
+  AppendOptions,
+  AppendResult,
+  ReadStreamOptions,
+  StreamAppend,
+  StreamAppendOutcome,
+} from '../../infra/event-store/port';
 import { MemoryEventStore } from '../support/memory-event-store';
 
 const TENANT = 'acme';
@@ -466,6 +478,173 @@ describe('CommandHandler', () => {
       expect(cache.get<string>('a')?.state).toBe('at 1');
       expect(cache.get<string>('c')?.state).toBe('at 3');
     });
+
+    test('beyond its capacity, drops the least recently used tenth at once', () => {
+      const cache = new AggregateCache(20);
+      const entry = (revision: number): { state: number; revision: bigint; position: bigint } => ({
+        state: revision,
+        revision: BigInt(revision),
+        position: BigInt(revision),
+      });
+      for (let stream = 0; stream < 20; stream++) cache.set(`s${stream}`, entry(stream));
+      expect(cache.get<number>('s0')?.state).toBe(0);
+      cache.set('s20', entry(20));
+      const kept = Array.from({ length: 21 }, (_, stream) => `s${stream}`).filter(
+        (stream) => cache.get(stream) !== undefined,
+      );
+      // s1, s2 and s3 were the least recently used: s0 was read after them.
+      expect(kept).toEqual(['s0', ...Array.from({ length: 17 }, (_, index) => `s${index + 4}`)]);
+    });
+  });
+});
+
+/** Counts the calls of `appendToStreams` and the appends made outside it. */
+class CountingEventStore extends ObservedEventStore {
+  appendToStreamsCalls = 0;
+  private insideAppendToStreams = false;
+  appendsOutside = 0;
+
+  override async appendToStreams(appends: readonly StreamAppend[]): Promise<StreamAppendOutcome[]> {
+    this.appendToStreamsCalls++;
+    this.insideAppendToStreams = true;
+    try {
+      return await super.appendToStreams(appends);
+    } finally {
+      this.insideAppendToStreams = false;
+    }
+  }
+
+  override async append(
+    streamId: string,
+    events: readonly NewEvent[],
+    options?: AppendOptions,
+  ): Promise<AppendResult> {
+    if (!this.insideAppendToStreams) this.appendsOutside++;
+    return super.append(streamId, events, options);
+  }
+}
+
+function createSpace(spaceId: number): { streamId: string; command: SpaceCommand; context: CommandContext } {
+  return {
+    streamId: streamName('space', TENANT, spaceId),
+    command: { kind: 'CreateSpace', spaceId, name: `Space ${spaceId}`, description: null },
+    context: commandContext(),
+  };
+}
+
+function refusalKind(outcome: CommandOutcome<SpaceState> | undefined): ErrorKind | undefined {
+  if (outcome === undefined || outcome.ok) return undefined;
+  return outcome.error instanceof PlatformError ? outcome.error.kind : undefined;
+}
+
+describe('CommandHandler.handleNewStreams', () => {
+  test('decides each command on a new stream and appends them all at once: one result per command', async () => {
+    const store = new CountingEventStore();
+    const handler = new CommandHandler(store);
+    const commands = [createSpace(1), createSpace(2)];
+
+    const outcomes = await handler.handleNewStreams(spaceDecider, commands);
+
+    expect(outcomes).toEqual([
+      {
+        ok: true,
+        result: {
+          state: { status: 'active', spaceId: 1, name: 'Space 1', description: null },
+          revision: 0n,
+          position: 1n,
+          replayed: false,
+        },
+      },
+      {
+        ok: true,
+        result: {
+          state: { status: 'active', spaceId: 2, name: 'Space 2', description: null },
+          revision: 0n,
+          position: 2n,
+          replayed: false,
+        },
+      },
+    ]);
+    expect([store.appendToStreamsCalls, store.appendsOutside]).toEqual([1, 0]);
+    expect(store.reads).toEqual([]);
+    const [stored] = await streamEvents(store, commands[1]!.streamId);
+    expect(stored).toMatchObject({
+      id: eventIdFor(commands[1]!.context.commandId, 0),
+      type: 'SpaceCreated',
+      metadata: { commandId: commands[1]!.context.commandId, tenant: TENANT },
+    });
+
+    // The new states are cached: a later command reads only what came after them.
+    store.reads.length = 0;
+    await handler.handle(
+      commands[0]!.streamId,
+      spaceDecider,
+      { kind: 'UpdateSpace', name: 'x' },
+      commandContext(),
+    );
+    expect(store.reads).toEqual([{ streamId: commands[0]!.streamId, options: { fromRevision: 1n } }]);
+  });
+
+  test('a refused command fails alone and appends nothing', async () => {
+    const store = new CountingEventStore();
+    const refused = { ...createSpace(2), command: { kind: 'DeleteSpace', modules: 0 } as SpaceCommand };
+    const invalid = createSpace(0);
+
+    const outcomes = await new CommandHandler(store).handleNewStreams(spaceDecider, [
+      createSpace(1),
+      refused,
+      invalid,
+      createSpace(3),
+    ]);
+
+    expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, false, false, true]);
+    expect(outcomes.map(refusalKind)).toEqual([undefined, 'not_found', 'internal', undefined]);
+    expect(await store.headPosition()).toBe(2n);
+    expect(await streamEvents(store, refused.streamId)).toEqual([]);
+  });
+
+  test('a stream that exists after all is read and decided again', async () => {
+    const store = new CountingEventStore();
+    const handler = new CommandHandler(store);
+    await new CommandHandler(store).handle(SPACE_STREAM, spaceDecider, CREATE_SPACE, commandContext());
+    store.reads.length = 0;
+
+    const outcomes = await handler.handleNewStreams(spaceDecider, [createSpace(6), createSpace(7)]);
+
+    expect(outcomes.map(refusalKind)).toEqual([undefined, 'conflict']);
+    expect(store.reads.map((read) => read.streamId)).toEqual([SPACE_STREAM]);
+    expect(await streamEvents(store, SPACE_STREAM)).toHaveLength(1);
+  });
+
+  test('no commands, no appends', async () => {
+    const store = new CountingEventStore();
+    await expect(new CommandHandler(store).handleNewStreams(spaceDecider, [])).resolves.toEqual([]);
+    expect(store.appendToStreamsCalls).toBe(0);
+  });
+});
+
+describe('loadingEachStreamOnce', () => {
+  test('reads each stream once and answers its later loads from that read', async () => {
+    const store = new ObservedEventStore();
+    const handler = new CommandHandler(store);
+    await handler.handle(SPACE_STREAM, spaceDecider, CREATE_SPACE, commandContext());
+    const other = streamName('space', TENANT, 8);
+    store.reads.length = 0;
+
+    const once = loadingEachStreamOnce(handler);
+    const [first, second] = await Promise.all([
+      once.load(SPACE_STREAM, spaceDecider),
+      once.load(SPACE_STREAM, spaceDecider),
+    ]);
+    await once.load(SPACE_STREAM, spaceDecider);
+    await once.load(other, spaceDecider);
+
+    expect(first).toBe(second);
+    expect(first.state).toMatchObject({ status: 'active', name: 'Sales' });
+    expect(store.reads.map((read) => read.streamId)).toEqual([SPACE_STREAM, other]);
+    // The handler itself still reads every time.
+    await handler.load(SPACE_STREAM, spaceDecider);
+    expect(store.reads).toHaveLength(3);
   });
 });
 

@@ -1,0 +1,41 @@
+import { createHash } from 'node:crypto';
+import { eventIdFor, PLATFORM_NAMESPACE, uuidV5 } from '../../contracts/ids';
+
+/** RFC 9562 §5.5 step by step, as the ids of stored events were first derived. */
+function referenceUuidV5(name: string, namespace: string): string {
+  const hash = createHash('sha1')
+    .update(Buffer.from(namespace.replace(/-/g, ''), 'hex'))
+    .update(name, 'utf8')
+    .digest();
+  hash[6] = (hash[6]! & 0x0f) | 0x50;
+  hash[8] = (hash[8]! & 0x3f) | 0x80;
+  const hex = hash.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+describe('uuidV5', () => {
+  test('answers the RFC 9562 example (DNS namespace, www.example.com)', () => {
+    expect(uuidV5('www.example.com', '6ba7b810-9dad-11d1-80b4-00c04fd430c8')).toBe(
+      '2ed6657d-e927-568b-95e1-2665a8aea6a2',
+    );
+  });
+
+  test('derives the ids stored events already carry, for ASCII and non-ASCII names', () => {
+    expect(uuidV5('abc')).toBe('3773e0bc-7177-507a-a0cd-b91c13f7da9a');
+    expect(uuidV5('name é ✓')).toBe('81f1b00b-aa99-5bca-a4b5-c6abca0cf3ec');
+    for (let n = 0; n < 300; n++) {
+      const name = `${n.toString(36)}:${'é✓ab'.repeat(n % 5)}#${n}`;
+      expect(uuidV5(name)).toBe(referenceUuidV5(name, PLATFORM_NAMESPACE));
+    }
+    const commandId = '4b0c0a1e-0a4e-4a52-8f6f-1a2b3c4d5e6f';
+    expect(eventIdFor(commandId, 1)).toBe(referenceUuidV5(`${commandId}#1`, PLATFORM_NAMESPACE));
+  });
+
+  test('every id is a version-5 UUID of the RFC variant', () => {
+    for (let n = 0; n < 300; n++) {
+      expect(uuidV5(`name ${n}`)).toMatch(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      );
+    }
+  });
+});
