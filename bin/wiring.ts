@@ -12,6 +12,7 @@ import type { EventStore } from '../infra/event-store/port';
 import { createHttpApp, type ReadinessReport } from '../infra/http/app';
 import { tokenAuthenticator } from '../infra/http/authenticate';
 import { SessionActivity } from '../infra/http/session-activity';
+import { createSealer, loadMasterKey } from '../infra/secrets/sealer';
 import { ApiMeter } from '../infra/http/metering';
 import type { Logger } from '../infra/logging';
 import { Metrics } from '../infra/metrics';
@@ -297,6 +298,7 @@ export async function buildServices(
         },
         logger: logger.child({ component: 'command-api' }),
         operatorTenant: config.DEFAULT_TENANT,
+        sealer: createSealer(loadMasterKey(config.SECRETS_KEY, resolve(config.DATA_DIR))),
         sessions: { idleMs: sessionIdleMs, maxAgeMs: config.SESSION_MAX_HOURS * 3_600_000 },
         reads: readModelCommandReads(readModels, (projections) =>
           awaitPosition(consistency, consistency.defaultMinPosition(), projections),

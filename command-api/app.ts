@@ -9,6 +9,7 @@ import { addTokenRoutes } from './routes/tokens';
 import { addUserRoutes } from './routes/users';
 import { addSystemRoutes } from './routes/systems';
 import { addSessionRoutes } from './routes/sessions';
+import { addTwoFactorRoutes } from './routes/two-factor';
 import { addLabelRoutes, labelResource } from './routes/labels';
 import { addRemoteLinkRoutes } from './routes/remote-links';
 import { segmentResource } from './routes/segments';
@@ -22,6 +23,7 @@ export function createCommandRouter(deps: CommandDeps): Router {
   addSystemRoutes(router, deps);
   addSessionRoutes(router, deps);
   addUserRoutes(router, deps);
+  addTwoFactorRoutes(router, deps);
   addTokenRoutes(router, deps);
   addResourceRoutes(router, deps, spaceResource(deps));
   addResourceRoutes(router, deps, moduleResource(deps));

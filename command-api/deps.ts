@@ -1,5 +1,6 @@
 import type { BlobStore } from '../infra/blob-store/port';
 import type { Logger } from '../infra/logging';
+import type { Sealer } from '../infra/secrets/sealer';
 import type { OutboundHttp } from '../infra/outbound/port';
 import type { IdAllocator } from './kit/id-allocator';
 import type { IdempotencyKeys } from './kit/idempotency';
@@ -18,6 +19,8 @@ export interface CommandDeps {
   readonly blobs: BlobStore;
   readonly uploads: UploadLimits;
   readonly logger: Logger;
+  /** Seals secrets kept at rest (TOTP seeds) and derives signing keys. */
+  readonly sealer: Sealer;
   /** Session lifetimes: idle (sliding) and absolute. */
   readonly sessions: { readonly idleMs: number; readonly maxAgeMs: number };
   /** The system whose administrators set up other systems. */

@@ -60,3 +60,11 @@ export function rightsBeyond(
       .map((operation) => `${module}:${operation}`),
   );
 }
+
+/**
+ * For what users do to their own account (password, two-factor, tokens): their role's rights do not matter,
+ * but the credential in use must allow it (a token narrowed to records cannot mint tokens).
+ */
+export function credentialAllows(principal: Principal, module: string, operation: Operation): boolean {
+  return grants(principal.credentialPermissions, module, operation);
+}

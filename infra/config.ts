@@ -49,6 +49,11 @@ export const configSchema = z.object({
   /** Let outbound calls (button webhooks) reach private and loopback addresses: development only. */
   OUTBOUND_ALLOW_PRIVATE: booleanFlag.default(false),
   OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(60000).default(10000),
+  /** Base64 of 32 random bytes: seals TOTP seeds at rest. Unset: DATA_DIR/secrets.key, made on first start. */
+  SECRETS_KEY: z
+    .string()
+    .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be base64 of 32 bytes')
+    .optional(),
   SESSION_IDLE_MINUTES: z.coerce
     .number()
     .int()
@@ -87,7 +92,10 @@ export const configSchema = z.object({
 export type Config = z.infer<typeof configSchema>;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const result = configSchema.safeParse(env);
+  // An empty variable is an unset one (compose passes `${VAR:-}` through as "").
+  const result = configSchema.safeParse(
+    Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== '')),
+  );
   if (!result.success) {
     const problems = result.error.issues
       .map((issue) => `  ${issue.path.join('.')}: ${issue.message}`)

@@ -22,6 +22,41 @@ export interface UserState {
   readonly passwordHash: string | null;
   /** Live tokens by id. */
   readonly tokens: Readonly<Record<string, TokenState>>;
+  readonly twoFactor: TwoFactorState;
+}
+
+export interface TwoFactorDevice {
+  readonly name: string;
+  readonly sealedSecret: string;
+  readonly confirmed: boolean;
+  /** The last TOTP step accepted from this device: a code of that step or earlier is never taken again. */
+  readonly lastTimeStep: number;
+}
+
+export interface TwoFactorState {
+  readonly devices: Readonly<Record<string, TwoFactorDevice>>;
+  readonly recoveryCodeHashes: readonly string[];
+  /** Pending logins already completed (the latest ones; each pending-login token is short-lived). */
+  readonly usedPendingLogins: readonly string[];
+}
+
+export const MAX_TWO_FACTOR_DEVICES = 5;
+const REMEMBERED_PENDING_LOGINS = 100;
+
+/** Whether signing in takes a second factor: some device is confirmed. */
+export function hasTwoFactor(state: UserState): boolean {
+  return Object.values(state.twoFactor.devices).some((device) => device.confirmed);
+}
+
+/** How a pending login proves the second factor (the route checked the TOTP code against the device's seed). */
+export type SecondFactorProof =
+  | { readonly kind: 'totp'; readonly deviceId: string; readonly timeStep: number }
+  | { readonly kind: 'recovery'; readonly codeHash: string };
+
+interface NewSession {
+  readonly sessionHash: string;
+  readonly csrfHash: string;
+  readonly absoluteExpiresAt: string;
 }
 
 /** Who asks: the acting user, and the rights of the credential they act with (undefined: unlimited). */
@@ -71,7 +106,28 @@ export type UserCommand =
       readonly csrfHash: string;
       readonly absoluteExpiresAt: string;
     }
-  | { readonly kind: 'EndSession'; readonly sessionHash: string };
+  | { readonly kind: 'EndSession'; readonly sessionHash: string }
+  | {
+      readonly kind: 'AddTwoFactorDevice';
+      readonly deviceId: string;
+      readonly name: string;
+      readonly sealedSecret: string;
+    }
+  /** `recoveryCodeHashes`: issued with the first confirmed device. */
+  | {
+      readonly kind: 'ConfirmTwoFactorDevice';
+      readonly deviceId: string;
+      readonly timeStep: number;
+      readonly recoveryCodeHashes: readonly string[];
+    }
+  | { readonly kind: 'RemoveTwoFactorDevice'; readonly deviceId: string }
+  | { readonly kind: 'IssueRecoveryCodes'; readonly codeHashes: readonly string[] }
+  | {
+      readonly kind: 'CompleteSecondFactor';
+      readonly pendingLogin: string;
+      readonly proof: SecondFactorProof;
+      readonly session: NewSession;
+    };
 
 /** The user's own rights: undefined (all) for admins and members without limits. */
 function rightsOf(state: UserState): ModulePermissions | undefined {
@@ -110,6 +166,54 @@ function tokenOf(state: UserState, tokenId: string): TokenState {
   return token;
 }
 
+function deviceOf(state: UserState, deviceId: string): TwoFactorDevice {
+  const device = Object.hasOwn(state.twoFactor.devices, deviceId)
+    ? state.twoFactor.devices[deviceId]
+    : undefined;
+  if (!device) throw new PlatformError('not_found', `user ${state.userId} has no device ${deviceId}`);
+  return device;
+}
+
+function withDevice(state: UserState, deviceId: string, device: TwoFactorDevice): UserState {
+  return {
+    ...state,
+    twoFactor: { ...state.twoFactor, devices: { ...state.twoFactor.devices, [deviceId]: device } },
+  };
+}
+
+const SECOND_FACTOR_REFUSED = 'the code is wrong, used already, or expired';
+
+/** The second step of a login: a fresh code of a confirmed device, or an unused recovery code. */
+function completeSecondFactor(
+  state: UserState,
+  command: Extract<UserCommand, { kind: 'CompleteSecondFactor' }>,
+): IdentityEvent[] {
+  const { userId } = state;
+  if (state.twoFactor.usedPendingLogins.includes(command.pendingLogin))
+    throw new PlatformError('unauthorized', 'this pending login was completed already: sign in again');
+  const { proof } = command;
+  let used: IdentityEvent;
+  if (proof.kind === 'totp') {
+    const device = Object.hasOwn(state.twoFactor.devices, proof.deviceId)
+      ? state.twoFactor.devices[proof.deviceId]
+      : undefined;
+    if (!device?.confirmed || proof.timeStep <= device.lastTimeStep)
+      throw new PlatformError('unauthorized', SECOND_FACTOR_REFUSED);
+    used = {
+      type: 'TwoFactorCodeUsed',
+      data: { userId, deviceId: proof.deviceId, timeStep: proof.timeStep },
+    };
+  } else {
+    if (!state.twoFactor.recoveryCodeHashes.includes(proof.codeHash))
+      throw new PlatformError('unauthorized', SECOND_FACTOR_REFUSED);
+    used = { type: 'RecoveryCodeUsed', data: { userId, codeHash: proof.codeHash } };
+  }
+  return [
+    used,
+    { type: 'SessionStarted', data: { userId, ...command.session, pendingLogin: command.pendingLogin } },
+  ];
+}
+
 export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
   initialState: {
     status: 'none',
@@ -120,6 +224,7 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
     permissions: null,
     passwordHash: null,
     tokens: {},
+    twoFactor: { devices: {}, recoveryCodeHashes: [], usedPendingLogins: [] },
   },
 
   decide(command, state) {
@@ -189,6 +294,65 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
         return [
           { type: 'SessionEnded', data: { userId, sessionHash: command.sessionHash, reason: 'logout' } },
         ];
+      case 'AddTwoFactorDevice':
+        if (Object.keys(state.twoFactor.devices).length >= MAX_TWO_FACTOR_DEVICES)
+          throw new PlatformError(
+            'conflict',
+            `a user has at most ${MAX_TWO_FACTOR_DEVICES} authenticator devices`,
+          );
+        return [
+          {
+            type: 'TwoFactorDeviceAdded',
+            data: {
+              userId,
+              deviceId: command.deviceId,
+              name: command.name,
+              sealedSecret: command.sealedSecret,
+            },
+          },
+        ];
+      case 'ConfirmTwoFactorDevice': {
+        const device = deviceOf(state, command.deviceId);
+        if (device.confirmed)
+          throw new PlatformError('conflict', `device ${command.deviceId} is confirmed already`);
+        const first = !hasTwoFactor(state);
+        return [
+          {
+            type: 'TwoFactorDeviceConfirmed',
+            data: { userId, deviceId: command.deviceId, timeStep: command.timeStep },
+          },
+          ...(first
+            ? [
+                {
+                  type: 'RecoveryCodesIssued' as const,
+                  data: { userId, codeHashes: [...command.recoveryCodeHashes] },
+                },
+              ]
+            : []),
+        ];
+      }
+      case 'RemoveTwoFactorDevice': {
+        deviceOf(state, command.deviceId);
+        const remaining = Object.entries(state.twoFactor.devices).filter(
+          ([id, device]) => id !== command.deviceId && device.confirmed,
+        );
+        return [
+          { type: 'TwoFactorDeviceRemoved', data: { userId, deviceId: command.deviceId } },
+          // Without a device, 2FA is off: recovery codes would be a way in that nothing else guards.
+          ...(remaining.length === 0 && state.twoFactor.recoveryCodeHashes.length > 0
+            ? [{ type: 'RecoveryCodesIssued' as const, data: { userId, codeHashes: [] } }]
+            : []),
+        ];
+      }
+      case 'IssueRecoveryCodes':
+        if (!hasTwoFactor(state))
+          throw new PlatformError(
+            'conflict',
+            'recovery codes come with two-factor authentication: confirm a device first',
+          );
+        return [{ type: 'RecoveryCodesIssued', data: { userId, codeHashes: [...command.codeHashes] } }];
+      case 'CompleteSecondFactor':
+        return completeSecondFactor(state, command);
       case 'RevokeApiToken': {
         const token = tokenOf(state, command.tokenId);
         return [
@@ -210,6 +374,7 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
           permissions: event.data.permissions ?? null,
           passwordHash: event.data.passwordHash,
           tokens: {},
+          twoFactor: { devices: {}, recoveryCodeHashes: [], usedPendingLogins: [] },
         };
       case 'UserChanged': {
         const { userId: _userId, ...changes } = event.data;
@@ -235,9 +400,46 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
         const { [event.data.tokenId]: _revoked, ...tokens } = state.tokens;
         return { ...state, tokens };
       }
-      case 'SessionStarted':
+      case 'SessionStarted': {
+        const { pendingLogin } = event.data;
+        if (pendingLogin === undefined) return state;
+        const usedPendingLogins = [...state.twoFactor.usedPendingLogins, pendingLogin].slice(
+          -REMEMBERED_PENDING_LOGINS,
+        );
+        return { ...state, twoFactor: { ...state.twoFactor, usedPendingLogins } };
+      }
       case 'SessionEnded':
         return state;
+      case 'TwoFactorDeviceAdded': {
+        const { deviceId, name, sealedSecret } = event.data;
+        return withDevice(state, deviceId, { name, sealedSecret, confirmed: false, lastTimeStep: -1 });
+      }
+      case 'TwoFactorDeviceConfirmed':
+      case 'TwoFactorCodeUsed': {
+        const device = state.twoFactor.devices[event.data.deviceId];
+        if (!device) return state;
+        return withDevice(state, event.data.deviceId, {
+          ...device,
+          confirmed: true,
+          lastTimeStep: event.data.timeStep,
+        });
+      }
+      case 'TwoFactorDeviceRemoved': {
+        const { [event.data.deviceId]: _removed, ...devices } = state.twoFactor.devices;
+        return { ...state, twoFactor: { ...state.twoFactor, devices } };
+      }
+      case 'RecoveryCodesIssued':
+        return { ...state, twoFactor: { ...state.twoFactor, recoveryCodeHashes: event.data.codeHashes } };
+      case 'RecoveryCodeUsed':
+        return {
+          ...state,
+          twoFactor: {
+            ...state.twoFactor,
+            recoveryCodeHashes: state.twoFactor.recoveryCodeHashes.filter(
+              (hash) => hash !== event.data.codeHash,
+            ),
+          },
+        };
     }
   },
 };

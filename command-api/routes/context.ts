@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { can, type Operation, type Principal } from '../../contracts/auth';
+import { can, credentialAllows, isAdmin, type Operation, type Principal } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 import { contextOf, principalOf } from '../../infra/http/context';
 import { etagOf, expectedRevisionFromIfMatch } from '../../infra/http/conditional';
@@ -12,6 +12,27 @@ export function authorize(req: Request, module: string, operation: Operation): P
   if (!can(principal, module, operation))
     throw new PlatformError('forbidden', `this credential may not ${operation} ${module}`);
   return principal;
+}
+
+/**
+ * The principal, when it acts on account `userId` (`/user/{userId}/…`, `/auth/{userId}/token…`): users on
+ * their own account need only a credential that allows it; others must be administrators with the right.
+ */
+export function authorizeAccount(
+  req: Request,
+  userId: number,
+  module: string,
+  operation: Operation,
+  refusal: string,
+): { principal: Principal; self: boolean } {
+  const principal = principalOf(req);
+  const self = principal.userId === String(userId);
+  const allowed = self
+    ? credentialAllows(principal, module, operation)
+    : isAdmin(principal) && can(principal, module, operation);
+  if (!allowed)
+    throw new PlatformError('forbidden', self ? `this credential may not ${operation} ${module}` : refusal);
+  return { principal, self };
 }
 
 export function commandContext(req: Request, principal: Principal, commandId: string): CommandContext {

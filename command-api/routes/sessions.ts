@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
+import jwt from 'jsonwebtoken';
 import { z } from 'zod';
 import { PlatformError } from '../../contracts/errors';
 import { hashToken, newCsrfToken, newSessionToken } from '../../contracts/secrets';
@@ -8,7 +10,15 @@ import { contextOf, principalOf } from '../../infra/http/context';
 import { SESSION_COOKIE } from '../../infra/http/session-cookie';
 import type { CommandDeps } from '../deps';
 import { emailClaimDecider, emailClaimStream } from '../domain/email-claim';
-import { userDecider } from '../domain/user';
+import {
+  hasTwoFactor,
+  userDecider,
+  type SecondFactorProof,
+  type UserCommand,
+  type UserState,
+} from '../domain/user';
+import { verifyTotp } from '../kit/totp';
+import { recoveryCodeHash } from './two-factor';
 import { LoginThrottle } from '../kit/login-throttle';
 import { hashPassword, verifyPassword } from '../kit/passwords';
 import { commandContext, sendResult } from './context';
@@ -21,6 +31,20 @@ const login = z.strictObject({
     .transform((email) => email.trim().toLowerCase()),
   password: z.string().max(1024),
 });
+
+const secondFactor = z
+  .strictObject({
+    pendingToken: z.string().max(2048),
+    code: z.string().max(16).optional(),
+    recoveryCode: z.string().max(64).optional(),
+  })
+  .refine((body) => (body.code === undefined) !== (body.recoveryCode === undefined), {
+    message: 'send either a code from the authenticator or a recovery code',
+  });
+
+const PENDING_AUDIENCE = 'records-platform:pending-login';
+const PENDING_SECONDS = 300;
+const MAX_SECOND_FACTOR_ATTEMPTS = 5;
 
 /** The one answer for an unknown address and a wrong password (BF-01: nothing tells them apart). */
 const REFUSED = 'invalid email or password';
@@ -37,9 +61,15 @@ function setSessionCookie(req: Request, res: Response, value: string, maxAgeSeco
   res.append('Set-Cookie', attributes.join('; '));
 }
 
-/** Session login (`POST /auth`) and logout (`DELETE /auth`). */
+/**
+ * Session login (`POST /auth`, then `POST /auth/2fa` when the user has two-factor authentication) and logout
+ * (`DELETE /auth`).
+ */
 export function addSessionRoutes(router: Router, deps: CommandDeps): void {
   const throttle = new LoginThrottle();
+  const pendingKey = deps.sealer.derivedKey('pending-login');
+  /** Wrong second-factor codes per pending login (per process). */
+  const failedAttempts = new Map<string, number>();
   // Checked against when the address is unknown, so both refusals take one scrypt.
   const unknownUserHash = hashPassword('no user has this password, it only spends the time a check takes');
 
@@ -67,30 +97,89 @@ export function addSessionRoutes(router: Router, deps: CommandDeps): void {
       throw new PlatformError('unauthorized', REFUSED);
     }
     throttle.succeeded(tenant, body.email, address);
+    if (hasTwoFactor(known)) {
+      // No session yet (SE-01): a short-lived, single-use pending login that only POST /auth/2fa accepts.
+      const pendingToken = jwt.sign({ tnt: tenant }, pendingKey, {
+        algorithm: 'HS256',
+        subject: String(known.userId),
+        audience: PENDING_AUDIENCE,
+        jwtid: randomUUID(),
+        expiresIn: PENDING_SECONDS,
+      });
+      log.info(
+        { event: 'login.second-factor-required', userId: known.userId },
+        'password accepted; 2FA next',
+      );
+      res.setHeader('Cache-Control', 'no-store');
+      throw new PlatformError(
+        'two_factor_required',
+        'two-factor authentication is on: send a code to POST /auth/2fa',
+        {
+          pendingToken,
+          expiresIn: PENDING_SECONDS,
+        },
+      );
+    }
+    await startSession(req, res, known, (session) => ({ kind: 'StartSession', ...session }));
+    log.info({ event: 'login.succeeded', userId: known.userId }, 'login succeeded');
+  });
+
+  router.post('/auth/2fa', async (req, res) => {
+    const { tenant } = contextOf(req);
+    const body = validate(secondFactor, req.body, 'body');
+    const pending = pendingLoginOf(body.pendingToken, tenant);
+    const log = deps.logger.child({ tenant, userId: pending.userId, address: req.ip });
+    const attempts = (failedAttempts.get(pending.jti) ?? 0) + 1;
+    if (attempts > MAX_SECOND_FACTOR_ATTEMPTS)
+      throw new PlatformError('unauthorized', 'too many wrong codes for this login: sign in again');
+    const user = await deps.handler.load(streamName('user', tenant, pending.userId), userDecider);
+    const known = user.state.status === 'active' ? user.state : null;
+    const proof = known ? secondFactorProof(known, body) : null;
+    if (!known || !proof) {
+      failedAttempts.set(pending.jti, attempts);
+      log.warn({ event: 'login.second-factor-failed', attempts }, 'second factor refused');
+      throw new PlatformError('unauthorized', 'the code is wrong, used already, or expired');
+    }
+    failedAttempts.delete(pending.jti);
+    await startSession(req, res, known, (session) => ({
+      kind: 'CompleteSecondFactor',
+      pendingLogin: pending.jti,
+      proof,
+      session,
+    }));
+    log.info({ event: 'login.succeeded', via: proof.kind }, 'login succeeded with a second factor');
+  });
+
+  /** A fresh session for `user`, recorded by the command `commandFor` makes; answered with cookie and body. */
+  async function startSession(
+    req: Request,
+    res: Response,
+    user: UserState,
+    commandFor: (session: {
+      sessionHash: string;
+      csrfHash: string;
+      absoluteExpiresAt: string;
+    }) => UserCommand,
+  ): Promise<void> {
     const session = newSessionToken();
     const csrfToken = newCsrfToken();
     const absoluteExpiresAt = new Date(Date.now() + deps.sessions.maxAgeMs).toISOString();
+    const sessionHash = hashToken(session);
     const result = await deps.handler.handle(
-      streamName('user', tenant, known.userId),
+      streamName('user', contextOf(req).tenant, user.userId),
       userDecider,
-      {
-        kind: 'StartSession',
-        sessionHash: hashToken(session),
-        csrfHash: hashToken(csrfToken),
-        absoluteExpiresAt,
-      },
+      commandFor({ sessionHash, csrfHash: hashToken(csrfToken), absoluteExpiresAt }),
       commandContext(
         req,
         {
-          tenant,
-          userId: String(known.userId),
-          role: known.role,
-          credential: { kind: 'session', id: `session:${hashToken(session).slice(0, 16)}` },
+          tenant: contextOf(req).tenant,
+          userId: String(user.userId),
+          role: user.role,
+          credential: { kind: 'session', id: `session:${sessionHash.slice(0, 16)}` },
         },
         deps.newCommandId(),
       ),
     );
-    log.info({ event: 'login.succeeded', userId: known.userId }, 'login succeeded');
     setSessionCookie(req, res, session, Math.floor(deps.sessions.maxAgeMs / 1000));
     res.setHeader('Cache-Control', 'no-store');
     sendResult(res, 200, result, {
@@ -100,7 +189,38 @@ export function addSessionRoutes(router: Router, deps: CommandDeps): void {
       absoluteExpiresAt,
       user: userView(result.state),
     });
-  });
+  }
+
+  function pendingLoginOf(token: string, tenant: string): { userId: number; jti: string } {
+    try {
+      const claims = jwt.verify(token, pendingKey, { algorithms: ['HS256'], audience: PENDING_AUDIENCE });
+      if (typeof claims === 'object' && claims.tnt === tenant && claims.jti && claims.sub)
+        return { userId: Number(claims.sub), jti: claims.jti };
+    } catch {
+      // Any fault (signature, expiry, audience) is the same answer below.
+    }
+    throw new PlatformError('unauthorized', 'the pending login is invalid or expired: sign in again');
+  }
+
+  /** Which device's code (or which recovery code) this is, if any is right. */
+  function secondFactorProof(user: UserState, body: z.infer<typeof secondFactor>): SecondFactorProof | null {
+    if (body.recoveryCode !== undefined) {
+      const codeHash = recoveryCodeHash(body.recoveryCode);
+      return user.twoFactor.recoveryCodeHashes.includes(codeHash) ? { kind: 'recovery', codeHash } : null;
+    }
+    const now = Math.floor(Date.now() / 1000);
+    for (const [deviceId, device] of Object.entries(user.twoFactor.devices)) {
+      if (!device.confirmed) continue;
+      const timeStep = verifyTotp(
+        deps.sealer.open(device.sealedSecret),
+        body.code ?? '',
+        device.lastTimeStep,
+        now,
+      );
+      if (timeStep !== null) return { kind: 'totp', deviceId, timeStep };
+    }
+    return null;
+  }
 
   router.delete('/auth', async (req, res) => {
     const principal = principalOf(req);

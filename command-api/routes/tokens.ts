@@ -1,6 +1,6 @@
 import type { Request, Router } from 'express';
 import { z } from 'zod';
-import { isAdmin, type Principal } from '../../contracts/auth';
+import type { Principal } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 import { modulePermissionsSchema } from '../../contracts/events/identity';
 import { uuidV5 } from '../../contracts/ids';
@@ -11,7 +11,7 @@ import { idParam } from '../../infra/http/params';
 import type { CommandDeps } from '../deps';
 import { userDecider } from '../domain/user';
 import { requestHash } from '../kit/idempotency';
-import { authorize, commandContext, idempotencyKey, preconditions, sendResult } from './context';
+import { authorizeAccount, commandContext, idempotencyKey, preconditions, sendResult } from './context';
 import { callerOf } from './users';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
@@ -38,10 +38,14 @@ function tokenOwner(
   req: Request,
   operation: 'create' | 'update' | 'delete',
 ): { principal: Principal; userId: number } {
-  const principal = authorize(req, 'token', operation);
   const userId = idParam(req, 'userId');
-  if (callerOf(principal).userId !== userId && !isAdmin(principal))
-    throw new PlatformError('forbidden', "only the user and administrators manage a user's tokens");
+  const { principal } = authorizeAccount(
+    req,
+    userId,
+    'token',
+    operation,
+    "only the user and administrators manage a user's tokens",
+  );
   return { principal, userId };
 }
 

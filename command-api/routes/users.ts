@@ -12,7 +12,14 @@ import { emailClaimDecider, emailClaimStream } from '../domain/email-claim';
 import { userDecider, type Caller, type UserState } from '../domain/user';
 import { requestHash } from '../kit/idempotency';
 import { hashPassword, verifyPassword } from '../kit/passwords';
-import { authorize, commandContext, idempotencyKey, preconditions, sendResult } from './context';
+import {
+  authorize,
+  authorizeAccount,
+  commandContext,
+  idempotencyKey,
+  preconditions,
+  sendResult,
+} from './context';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const password = z
@@ -147,13 +154,16 @@ export function addUserRoutes(router: Router, deps: CommandDeps): void {
 
   /** Administrators set anyone's password; users change their own with the current one. */
   router.put('/user/:userId/password', async (req, res) => {
-    const principal = authorize(req, 'user', 'update');
     const userId = idParam(req, 'userId');
+    const { principal, self } = authorizeAccount(
+      req,
+      userId,
+      'user',
+      'update',
+      "only administrators set another user's password",
+    );
     const body = validate(setPassword, req.body, 'body');
     const stream = streamName('user', principal.tenant, userId);
-    const self = callerOf(principal).userId === userId;
-    if (!self && !isAdmin(principal))
-      throw new PlatformError('forbidden', "only administrators set another user's password");
     if (self && !isAdmin(principal)) {
       const user = await deps.handler.load(stream, userDecider);
       if (

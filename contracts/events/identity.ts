@@ -63,12 +63,29 @@ export const sessionStarted = z.object({
   sessionHash: z.string().length(64),
   csrfHash: z.string().length(64),
   absoluteExpiresAt: z.iso.datetime(),
+  /** The pending login (after a second factor) this session completed: each is used once. */
+  pendingLogin: z.string().optional(),
 });
 export const sessionEnded = z.object({
   userId,
   sessionHash: z.string().length(64),
   reason: z.enum(['logout', 'password-changed']),
 });
+
+/** Two-factor authentication: TOTP devices (their seeds sealed) and one-time recovery codes (hashed). */
+const deviceId = z.uuid();
+export const twoFactorDeviceAdded = z.object({
+  userId,
+  deviceId,
+  name: z.string(),
+  sealedSecret: z.string(),
+});
+/** `timeStep`: the TOTP step of the code that confirmed it; codes of that step or earlier are spent. */
+export const twoFactorDeviceConfirmed = z.object({ userId, deviceId, timeStep: z.number().int() });
+export const twoFactorDeviceRemoved = z.object({ userId, deviceId });
+export const twoFactorCodeUsed = z.object({ userId, deviceId, timeStep: z.number().int() });
+export const recoveryCodesIssued = z.object({ userId, codeHashes: z.array(z.string().length(64)) });
+export const recoveryCodeUsed = z.object({ userId, codeHash: z.string().length(64) });
 
 export const apiTokenRevoked = z.object({
   userId,
@@ -93,7 +110,13 @@ export type IdentityEvent =
   | { type: 'ApiTokenChanged'; data: ApiTokenChangedData }
   | { type: 'ApiTokenRevoked'; data: ApiTokenRevokedData }
   | { type: 'SessionStarted'; data: SessionStartedData }
-  | { type: 'SessionEnded'; data: z.infer<typeof sessionEnded> };
+  | { type: 'SessionEnded'; data: z.infer<typeof sessionEnded> }
+  | { type: 'TwoFactorDeviceAdded'; data: z.infer<typeof twoFactorDeviceAdded> }
+  | { type: 'TwoFactorDeviceConfirmed'; data: z.infer<typeof twoFactorDeviceConfirmed> }
+  | { type: 'TwoFactorDeviceRemoved'; data: z.infer<typeof twoFactorDeviceRemoved> }
+  | { type: 'TwoFactorCodeUsed'; data: z.infer<typeof twoFactorCodeUsed> }
+  | { type: 'RecoveryCodesIssued'; data: z.infer<typeof recoveryCodesIssued> }
+  | { type: 'RecoveryCodeUsed'; data: z.infer<typeof recoveryCodeUsed> };
 
 export type EmailClaimEvent = { type: 'EmailClaimed'; data: z.infer<typeof emailClaimed> };
 
@@ -109,4 +132,10 @@ export const IDENTITY_EVENTS: readonly EventDefinition[] = [
   { type: 'ApiTokenRevoked', version: 1, schema: apiTokenRevoked },
   { type: 'SessionStarted', version: 1, schema: sessionStarted },
   { type: 'SessionEnded', version: 1, schema: sessionEnded },
+  { type: 'TwoFactorDeviceAdded', version: 1, schema: twoFactorDeviceAdded },
+  { type: 'TwoFactorDeviceConfirmed', version: 1, schema: twoFactorDeviceConfirmed },
+  { type: 'TwoFactorDeviceRemoved', version: 1, schema: twoFactorDeviceRemoved },
+  { type: 'TwoFactorCodeUsed', version: 1, schema: twoFactorCodeUsed },
+  { type: 'RecoveryCodesIssued', version: 1, schema: recoveryCodesIssued },
+  { type: 'RecoveryCodeUsed', version: 1, schema: recoveryCodeUsed },
 ];

@@ -8,8 +8,32 @@ import type {
 } from '../../contracts/events/identity';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import type { ReadModelChange } from '../../infra/read-store/port';
-import type { Projection } from '../projection';
+import type { ProjectedEvent, Projection } from '../projection';
 import { createdColumns, updatedColumns } from './common';
+
+/** What a two-factor event changes in the user's document: devices by id (never their seeds), codes left. */
+function twoFactorPatch(event: ProjectedEvent): {
+  set?: Record<string, unknown>;
+  unset?: string[];
+  inc?: Record<string, number>;
+} {
+  const data = event.data as { deviceId?: string; name?: string; codeHashes?: string[] };
+  const device = `twoFactorDevices.${String(data.deviceId)}`;
+  switch (event.type) {
+    case 'TwoFactorDeviceAdded':
+      return { set: { [device]: { name: data.name, confirmed: false, addedAt: event.metadata.occurredAt } } };
+    case 'TwoFactorDeviceConfirmed':
+      return { set: { [`${device}.confirmed`]: true } };
+    case 'TwoFactorDeviceRemoved':
+      return { unset: [device] };
+    case 'TwoFactorCodeUsed':
+      return { set: { [`${device}.lastUsedAt`]: event.metadata.occurredAt } };
+    case 'RecoveryCodesIssued':
+      return { set: { recoveryCodesLeft: data.codeHashes?.length ?? 0 } };
+    default:
+      return { inc: { recoveryCodesLeft: -1 } };
+  }
+}
 
 /**
  * Users, and credentials keyed by the SHA-256 of the token so authentication is one lookup. Password
@@ -87,6 +111,21 @@ export const identityProjection: Projection = {
           { op: 'delete', collection: collection(READ_MODELS.credentials), position, id: data.tokenHash },
         ];
       }
+      case 'TwoFactorDeviceAdded':
+      case 'TwoFactorDeviceConfirmed':
+      case 'TwoFactorDeviceRemoved':
+      case 'TwoFactorCodeUsed':
+      case 'RecoveryCodesIssued':
+      case 'RecoveryCodeUsed':
+        return [
+          {
+            op: 'patch',
+            collection: collection(READ_MODELS.users),
+            position,
+            id: documentId(tenant, (event.data as { userId: number }).userId),
+            ...twoFactorPatch(event),
+          },
+        ];
       case 'SessionStarted': {
         const { sessionHash, ...data } = event.data as SessionStartedData;
         return [

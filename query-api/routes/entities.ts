@@ -33,6 +33,8 @@ export interface EntityDescription {
    * live ones or the deleted ones. The other kind is invisible to it.
    */
   readonly softDeleted?: 'live' | 'deleted';
+  /** Replaces the `can(…, module, 'read')` check (a user reading their own account); returns the tenant. */
+  readonly authorizeRead?: (req: Request) => string;
 }
 
 function isDeleted(doc: Document): boolean {
@@ -64,7 +66,7 @@ export async function readOne(
   entity: EntityDescription,
   id: number,
 ): Promise<{ body: Record<string, unknown>; etag: string }> {
-  const tenant = authorize(req, entity.module, 'read');
+  const tenant = entity.authorizeRead?.(req) ?? authorize(req, entity.module, 'read');
   await awaitConsistency(req, deps.consistency, [entity.projection]);
   const doc = await deps.readModels.get(tenant, entity.collection, documentId(tenant, id));
   if (!doc || (entity.softDeleted !== undefined && isDeleted(doc) !== (entity.softDeleted === 'deleted')))
@@ -93,7 +95,7 @@ export async function readPage(
   entity: EntityDescription,
   scope?: StoreFilter,
 ): Promise<Record<string, unknown>> {
-  const tenant = authorize(req, entity.module, 'read');
+  const tenant = entity.authorizeRead?.(req) ?? authorize(req, entity.module, 'read');
   const query = parseListQuery(req.query, entity.fields, {
     order: entity.defaultOrder ?? [{ path: entity.fields('id')!.path, direction: 'asc' }],
   });

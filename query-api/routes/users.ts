@@ -1,11 +1,11 @@
 import type { Request, Router } from 'express';
 import { z } from 'zod';
-import { isAdmin } from '../../contracts/auth';
+import { can, credentialAllows, isAdmin } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 import { AUDIT_COLUMNS } from '../../contracts/query/record-fields';
 import { catalogue } from '../../contracts/query/resolve';
 import { equals } from '../../contracts/query/store-query';
-import { READ_MODELS } from '../../contracts/read-models';
+import { documentId, READ_MODELS } from '../../contracts/read-models';
 import { validate } from '../../contracts/validation';
 import { principalOf } from '../../infra/http/context';
 import type { CredentialActivity } from '../../infra/http/metering';
@@ -70,11 +70,19 @@ const TOKENS: EntityDescription = {
 
 const tokenIdParam = z.object({ userId: z.string(), tokenId: z.uuid('must be a token id') });
 
-/** Only the user themselves and administrators see a user's details and tokens. */
-function selfOrAdmin(req: Request, userId: number): void {
+/**
+ * Only the user themselves and administrators see a user's details and tokens. Users reading their own
+ * account need only a credential that allows it; administrators need the family's read right.
+ */
+function account(req: Request, userId: number, entity: EntityDescription): EntityDescription {
   const principal = principalOf(req);
-  if (principal.userId !== String(userId) && !isAdmin(principal))
+  const self = principal.userId === String(userId);
+  const allowed = self
+    ? credentialAllows(principal, entity.module, 'read')
+    : isAdmin(principal) && can(principal, entity.module, 'read');
+  if (!allowed)
     throw new PlatformError('forbidden', "only the user and administrators see a user's details and tokens");
+  return { ...entity, authorizeRead: () => principal.tenant };
 }
 
 /** Users (`/user`) and their private API tokens (`/auth/{userId}/token`). */
@@ -97,23 +105,42 @@ export function addUserReadRoutes(router: Router, deps: UserReadDeps): void {
 
   router.get('/user/:userId', async (req, res) => {
     const userId = idParam(req, 'userId');
-    selfOrAdmin(req, userId);
-    const { body, etag } = await readOne(req, deps, USERS, userId);
+    const { body, etag } = await readOne(req, deps, account(req, userId, USERS), userId);
     sendJson(res, 200, body, { ETag: etag });
+  });
+
+  /** Two-factor state: the devices (names, confirmed, last use) and how many recovery codes are left. */
+  router.get('/user/:userId/2fa', async (req, res) => {
+    const userId = idParam(req, 'userId');
+    await readOne(req, deps, account(req, userId, USERS), userId);
+    const tenant = principalOf(req).tenant;
+    const user = await deps.readModels.get(tenant, READ_MODELS.users, documentId(tenant, userId));
+    const devices = Object.entries((user?.twoFactorDevices ?? {}) as Record<string, Record<string, unknown>>)
+      .map(([id, device]) => ({
+        id,
+        name: device.name,
+        confirmed: device.confirmed === true,
+        addedAt: device.addedAt,
+        lastUsedAt: device.lastUsedAt ?? null,
+      }))
+      .sort((a, b) => String(a.addedAt).localeCompare(String(b.addedAt)));
+    sendJson(res, 200, {
+      enabled: devices.some((device) => device.confirmed),
+      devices,
+      recoveryCodesLeft: Number(user?.recoveryCodesLeft ?? 0),
+    });
   });
 
   router.get('/auth/:userId/token', async (req, res) => {
     const userId = idParam(req, 'userId');
-    selfOrAdmin(req, userId);
-    const page = await readPage(req, deps, TOKENS, equals('userId', userId));
+    const page = await readPage(req, deps, account(req, userId, TOKENS), equals('userId', userId));
     sendJson(res, 200, { ...page, items: await withActivity(req, page.items as Record<string, unknown>[]) });
   });
 
   router.get('/auth/:userId/token/:tokenId', async (req, res) => {
     const userId = idParam(req, 'userId');
     const { tokenId } = validate(tokenIdParam, req.params, 'path');
-    selfOrAdmin(req, userId);
-    const page = await readPage(req, deps, TOKENS, {
+    const page = await readPage(req, deps, account(req, userId, TOKENS), {
       kind: 'and',
       children: [equals('userId', userId), equals('tokenId', tokenId)],
     });

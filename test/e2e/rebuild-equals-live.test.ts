@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { totpCode } from '../../command-api/kit/totp';
 import { READ_MODELS } from '../../contracts/read-models';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite';
 import { writeOlderReleaseModule } from '../support/older-release';
@@ -174,7 +175,25 @@ async function driveEveryResource(hookUrl: string): Promise<void> {
   await write('PUT', `/auth/${mia.id}/token/${String(miaToken.id)}`, { name: 'CI 2' });
   const signIn = () =>
     write('POST', '/auth', { email: 'mia@example.com', password: 'a long enough password' });
-  await signIn();
+  const kept = await signIn();
+  const asMia = { headers: { Authorization: `Bearer ${String(kept.session)}` } };
+  const phone = await json<Entity>(
+    await platform!.call('POST', `/user/${mia.id}/2fa`, {
+      ...asMia,
+      body: { name: 'Phone', password: 'a long enough password' },
+    }),
+  );
+  const confirmedTwoFactor = await platform!.call('POST', `/user/${mia.id}/2fa/${phone.id}/confirm`, {
+    ...asMia,
+    body: { code: totpCode(String(phone.secret), Math.floor(Date.now() / 1000)) },
+  });
+  const confirmedBody = await json(confirmedTwoFactor);
+  expect({ status: confirmedTwoFactor.status, confirmedBody }).toEqual({ status: 200, confirmedBody });
+  await platform!.call('POST', `/user/${mia.id}/2fa/recovery-codes`, {
+    ...asMia,
+    body: { password: 'a long enough password' },
+  });
+  await platform!.call('DELETE', `/user/${mia.id}/2fa/${phone.id}`);
   const ended = await signIn();
   const signOut = await platform!.call('DELETE', '/auth', {
     headers: { Authorization: `Bearer ${String(ended.session)}` },

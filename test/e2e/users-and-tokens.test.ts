@@ -402,3 +402,35 @@ test('field history answers each user with the changes they made, and the creden
   ]);
   expect(adminChanges.every((change) => change.userId === '1')).toBe(true);
 });
+
+test('own account: a member without user or token rights still manages their own password and tokens, unless the credential is narrowed', async () => {
+  const member = await newUser({ password: 'first password 1', permissions: { record: ['read'] } });
+  const full = String((await newToken(Number(member.id))).token);
+  const narrow = String((await newToken(Number(member.id), { permissions: { record: ['read'] } })).token);
+  expect((await as(full, 'GET', `/user/${member.id}`)).status).toBe(200);
+  expect((await as(full, 'GET', `/auth/${member.id}/token`)).status).toBe(200);
+  expect(
+    (await as(full, 'POST', `/auth/${member.id}/token`, { name: 'own', permissions: { record: ['read'] } }))
+      .status,
+  ).toBe(201);
+  expect(
+    (
+      await as(full, 'PUT', `/user/${member.id}/password`, {
+        password: 'second password 2',
+        currentPassword: 'first password 1',
+      })
+    ).status,
+  ).toBe(200);
+  expect((await as(narrow, 'GET', `/user/${member.id}`)).status).toBe(403);
+  expect((await as(narrow, 'POST', `/auth/${member.id}/token`, { name: 'no' })).status).toBe(403);
+  expect(
+    (
+      await as(narrow, 'PUT', `/user/${member.id}/password`, {
+        password: 'third password 3',
+        currentPassword: 'second password 2',
+      })
+    ).status,
+  ).toBe(403);
+  // Not another account, whatever the credential.
+  expect((await as(full, 'GET', '/user/1')).status).toBe(403);
+});

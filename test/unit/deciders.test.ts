@@ -639,6 +639,7 @@ describe('user decider', () => {
         permissions: null,
         passwordHash,
         tokens: {},
+        twoFactor: { devices: {}, recoveryCodeHashes: [], usedPendingLogins: [] },
       });
     });
 

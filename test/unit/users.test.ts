@@ -200,3 +200,85 @@ describe('identity projection', () => {
       ]);
   });
 });
+
+describe('user decider: second factor', () => {
+  const spec = deciderSpec(userDecider);
+  const deviceId = '7a0c7bb5-8b8c-4c57-9b8e-2f4b8f0d6c11';
+  const added: IdentityEvent = {
+    type: 'TwoFactorDeviceAdded',
+    data: { userId: 5, deviceId, name: 'Phone', sealedSecret: 'v1.sealed' },
+  };
+  const confirmed: IdentityEvent = {
+    type: 'TwoFactorDeviceConfirmed',
+    data: { userId: 5, deviceId, timeStep: 100 },
+  };
+  const codes: IdentityEvent = {
+    type: 'RecoveryCodesIssued',
+    data: { userId: 5, codeHashes: ['c'.repeat(64)] },
+  };
+  const session = {
+    sessionHash: 'd'.repeat(64),
+    csrfHash: 'e'.repeat(64),
+    absoluteExpiresAt: '2026-11-22T20:00:00.000Z',
+  };
+  const complete = (timeStep: number, pendingLogin = 'p-1') => ({
+    kind: 'CompleteSecondFactor' as const,
+    pendingLogin,
+    proof: { kind: 'totp' as const, deviceId, timeStep },
+    session,
+  });
+
+  test('the first confirmed device comes with recovery codes; later ones do not', () => {
+    spec
+      .given([member, added])
+      .when({ kind: 'ConfirmTwoFactorDevice', deviceId, timeStep: 100, recoveryCodeHashes: ['c'.repeat(64)] })
+      .then([confirmed, codes]);
+  });
+
+  test('TOTP-02 a code of the spent step or earlier is refused; a later one starts a session', () => {
+    spec.given([member, added, confirmed, codes]).when(complete(100)).thenThrows('unauthorized');
+    spec.given([member, added, confirmed, codes]).when(complete(99)).thenThrows('unauthorized');
+    spec
+      .given([member, added, confirmed, codes])
+      .when(complete(101))
+      .then([
+        { type: 'TwoFactorCodeUsed', data: { userId: 5, deviceId, timeStep: 101 } },
+        { type: 'SessionStarted', data: { userId: 5, ...session, pendingLogin: 'p-1' } },
+      ]);
+  });
+
+  test('SE-01 a pending login completes once', () => {
+    const used: IdentityEvent[] = [
+      { type: 'TwoFactorCodeUsed', data: { userId: 5, deviceId, timeStep: 101 } },
+      { type: 'SessionStarted', data: { userId: 5, ...session, pendingLogin: 'p-1' } },
+    ];
+    spec
+      .given([member, added, confirmed, codes, ...used])
+      .when(complete(102))
+      .thenThrows('unauthorized');
+    spec
+      .given([member, added, confirmed, codes, ...used])
+      .when(complete(102, 'p-2'))
+      .then([
+        { type: 'TwoFactorCodeUsed', data: { userId: 5, deviceId, timeStep: 102 } },
+        { type: 'SessionStarted', data: { userId: 5, ...session, pendingLogin: 'p-2' } },
+      ]);
+  });
+
+  test('TOTP-05 a recovery code works once; an unconfirmed device proves nothing', () => {
+    const recovery = { kind: 'recovery' as const, codeHash: 'c'.repeat(64) };
+    const usedCode: IdentityEvent = {
+      type: 'RecoveryCodeUsed',
+      data: { userId: 5, codeHash: 'c'.repeat(64) },
+    };
+    spec
+      .given([member, added, confirmed, codes])
+      .when({ ...complete(0), proof: recovery })
+      .then([usedCode, { type: 'SessionStarted', data: { userId: 5, ...session, pendingLogin: 'p-1' } }]);
+    spec
+      .given([member, added, confirmed, codes, usedCode])
+      .when({ ...complete(0, 'p-9'), proof: recovery })
+      .thenThrows('unauthorized');
+    spec.given([member, added]).when(complete(101)).thenThrows('unauthorized');
+  });
+});

@@ -1,0 +1,16 @@
+import { loadConfig } from '../../infra/config';
+
+describe('configuration', () => {
+  test('an empty variable counts as unset (compose passes ${VAR:-} through as "")', () => {
+    const config = loadConfig({ ADMIN_PASSWORD: '', SECRETS_KEY: '', PORT: '' });
+    expect(config.ADMIN_PASSWORD).toBeUndefined();
+    expect(config.SECRETS_KEY).toBeUndefined();
+    expect(config.PORT).toBe(3000);
+  });
+
+  test('a bad value is refused with the variable named', () => {
+    expect(() => loadConfig({ SECRETS_KEY: 'c2hvcnQ=' })).toThrow('SECRETS_KEY: must be base64 of 32 bytes');
+    expect(() => loadConfig({ SESSION_IDLE_MINUTES: '0' })).toThrow('SESSION_IDLE_MINUTES');
+    expect(() => loadConfig({ BLOB_STORE: 'gridfs' })).toThrow('BLOB_STORE=gridfs needs MONGO_URL');
+  });
+});
