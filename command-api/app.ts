@@ -10,6 +10,7 @@ import { addUserRoutes } from './routes/users';
 import { addSystemRoutes } from './routes/systems';
 import { addSessionRoutes } from './routes/sessions';
 import { addTwoFactorRoutes } from './routes/two-factor';
+import { addTokenPriorityRoute } from './routes/token-priority';
 import { addLabelRoutes, labelResource } from './routes/labels';
 import { addRemoteLinkRoutes } from './routes/remote-links';
 import { segmentResource } from './routes/segments';
@@ -22,6 +23,7 @@ export function createCommandRouter(deps: CommandDeps): Router {
   const router = Router();
   addSystemRoutes(router, deps);
   addSessionRoutes(router, deps);
+  addTokenPriorityRoute(router, deps);
   addUserRoutes(router, deps);
   addTwoFactorRoutes(router, deps);
   addTokenRoutes(router, deps);

@@ -23,6 +23,8 @@ export interface Principal {
     /** The SHA-256 of the session id, for a session (so DELETE /auth can end it). */
     readonly sessionHash?: string;
   };
+  /** The user's choice of which credential wins when a request carries several (`/auth/token-priority`). */
+  readonly credentialOrder?: readonly CredentialSource[];
   /** The user's own rights (undefined = full rights of the role). */
   readonly userPermissions?: ModulePermissions;
   /** The credential's narrowing (undefined = as the user). */
@@ -67,4 +69,39 @@ export function rightsBeyond(
  */
 export function credentialAllows(principal: Principal, module: string, operation: Operation): boolean {
   return grants(principal.credentialPermissions, module, operation);
+}
+
+/** Where a request's credential can come from. */
+export const CREDENTIAL_SOURCES = ['authorization', 'x-authorization', 'cookie'] as const;
+export type CredentialSource = (typeof CREDENTIAL_SOURCES)[number];
+export const DEFAULT_CREDENTIAL_ORDER: readonly CredentialSource[] = CREDENTIAL_SOURCES;
+
+/** A credential as presented: where it came from and whom it names (null: unknown, expired or revoked). */
+export interface PresentedCredential {
+  readonly source: CredentialSource;
+  readonly principal: Principal | null;
+}
+
+export type CredentialChoice =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'chosen'; readonly source: CredentialSource; readonly principal: Principal }
+  | { readonly kind: 'invalid'; readonly source: CredentialSource }
+  | { readonly kind: 'ambiguous' };
+
+/**
+ * Which of several credentials a request is made with. Credentials of different users (or systems) are never
+ * mixed: that is refused. Otherwise the user's order (or the default: Authorization, X-Authorization, the
+ * session cookie) picks the first one present, and if that one is worthless the request is refused rather
+ * than quietly made with the next.
+ */
+export function chooseCredential(presented: readonly PresentedCredential[]): CredentialChoice {
+  if (presented.length === 0) return { kind: 'none' };
+  const valid = presented.flatMap((credential) => (credential.principal ? [credential.principal] : []));
+  const owners = new Set(valid.map((principal) => `${principal.tenant} ${principal.userId}`));
+  if (owners.size > 1) return { kind: 'ambiguous' };
+  const order = valid[0]?.credentialOrder ?? DEFAULT_CREDENTIAL_ORDER;
+  const first = [...presented].sort((a, b) => order.indexOf(a.source) - order.indexOf(b.source))[0]!;
+  return first.principal
+    ? { kind: 'chosen', source: first.source, principal: first.principal }
+    : { kind: 'invalid', source: first.source };
 }

@@ -1,4 +1,5 @@
-import type { ModulePermissions, Role } from '../../contracts/auth';
+import type { CredentialSource, ModulePermissions, Role } from '../../contracts/auth';
+import { CREDENTIAL_SOURCES } from '../../contracts/auth';
 import { rightsBeyond } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 import type { ApiTokenIssuedData, IdentityEvent } from '../../contracts/events/identity';
@@ -122,6 +123,7 @@ export type UserCommand =
     }
   | { readonly kind: 'RemoveTwoFactorDevice'; readonly deviceId: string }
   | { readonly kind: 'IssueRecoveryCodes'; readonly codeHashes: readonly string[] }
+  | { readonly kind: 'SetTokenPriority'; readonly order: readonly CredentialSource[] }
   | {
       readonly kind: 'CompleteSecondFactor';
       readonly pendingLogin: string;
@@ -353,6 +355,10 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
         return [{ type: 'RecoveryCodesIssued', data: { userId, codeHashes: [...command.codeHashes] } }];
       case 'CompleteSecondFactor':
         return completeSecondFactor(state, command);
+      case 'SetTokenPriority':
+        if (new Set(command.order).size !== CREDENTIAL_SOURCES.length)
+          throw new PlatformError('validation_failed', `name each of ${CREDENTIAL_SOURCES.join(', ')} once`);
+        return [{ type: 'TokenPriorityChanged', data: { userId, order: [...command.order] } }];
       case 'RevokeApiToken': {
         const token = tokenOf(state, command.tokenId);
         return [
@@ -409,6 +415,7 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
         return { ...state, twoFactor: { ...state.twoFactor, usedPendingLogins } };
       }
       case 'SessionEnded':
+      case 'TokenPriorityChanged':
         return state;
       case 'TwoFactorDeviceAdded': {
         const { deviceId, name, sealedSecret } = event.data;

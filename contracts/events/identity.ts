@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { OPERATIONS } from '../auth';
+import { CREDENTIAL_SOURCES, OPERATIONS } from '../auth';
 import type { EventDefinition } from './definition';
 
 const operation = z.enum(OPERATIONS as ['create', 'read', 'update', 'delete']);
@@ -87,6 +87,12 @@ export const twoFactorCodeUsed = z.object({ userId, deviceId, timeStep: z.number
 export const recoveryCodesIssued = z.object({ userId, codeHashes: z.array(z.string().length(64)) });
 export const recoveryCodeUsed = z.object({ userId, codeHash: z.string().length(64) });
 
+/** Which credential wins when a request carries several: a permutation of the three sources. */
+export const tokenPriorityChanged = z.object({
+  userId,
+  order: z.array(z.enum(CREDENTIAL_SOURCES)).length(CREDENTIAL_SOURCES.length),
+});
+
 export const apiTokenRevoked = z.object({
   userId,
   tokenId: z.string().min(1),
@@ -116,7 +122,8 @@ export type IdentityEvent =
   | { type: 'TwoFactorDeviceRemoved'; data: z.infer<typeof twoFactorDeviceRemoved> }
   | { type: 'TwoFactorCodeUsed'; data: z.infer<typeof twoFactorCodeUsed> }
   | { type: 'RecoveryCodesIssued'; data: z.infer<typeof recoveryCodesIssued> }
-  | { type: 'RecoveryCodeUsed'; data: z.infer<typeof recoveryCodeUsed> };
+  | { type: 'RecoveryCodeUsed'; data: z.infer<typeof recoveryCodeUsed> }
+  | { type: 'TokenPriorityChanged'; data: z.infer<typeof tokenPriorityChanged> };
 
 export type EmailClaimEvent = { type: 'EmailClaimed'; data: z.infer<typeof emailClaimed> };
 
@@ -138,4 +145,5 @@ export const IDENTITY_EVENTS: readonly EventDefinition[] = [
   { type: 'TwoFactorCodeUsed', version: 1, schema: twoFactorCodeUsed },
   { type: 'RecoveryCodesIssued', version: 1, schema: recoveryCodesIssued },
   { type: 'RecoveryCodeUsed', version: 1, schema: recoveryCodeUsed },
+  { type: 'TokenPriorityChanged', version: 1, schema: tokenPriorityChanged },
 ];

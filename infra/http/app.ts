@@ -10,7 +10,7 @@ import express, {
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Principal } from '../../contracts/auth';
-import { isAdmin } from '../../contracts/auth';
+import { chooseCredential, isAdmin, type CredentialSource } from '../../contracts/auth';
 import { errorBody, PlatformError } from '../../contracts/errors';
 import type { Logger } from '../logging';
 import { contextOf, principalOf, setContext } from './context';
@@ -55,17 +55,47 @@ export interface HttpKitOptions {
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** `Authorization` wins over `X-Authorization` when both are sent (see the README). */
-function bearerToken(req: Request): string | undefined {
-  for (const header of [req.headers.authorization, req.headers['x-authorization']]) {
-    const value = Array.isArray(header) ? header[0] : header;
-    if (value === undefined) continue;
-    const match = BEARER.exec(value);
-    if (!match)
-      throw new PlatformError('unauthorized', 'malformed Authorization header: expected "Bearer <token>"');
-    return match[1];
+const CREDENTIAL_LABELS: Readonly<Record<CredentialSource, string>> = {
+  authorization: 'Authorization',
+  'x-authorization': 'X-Authorization',
+  cookie: 'the session cookie',
+};
+
+function bearerIn(req: Request, header: 'authorization' | 'x-authorization'): string | undefined {
+  const raw = req.headers[header];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (value === undefined) return undefined;
+  const match = BEARER.exec(value);
+  if (!match)
+    throw new PlatformError(
+      'unauthorized',
+      `malformed ${CREDENTIAL_LABELS[header]} header: expected "Bearer <token>"`,
+    );
+  return match[1];
+}
+
+/**
+ * Every credential the request carries. The session cookie counts on a write only with an `X-CSRF-Token`
+ * (without one it is ignored), so another site cannot make a browser write with it.
+ */
+function presentedCredentials(
+  req: Request,
+): Array<{ source: CredentialSource; token: string; presentation?: CredentialPresentation }> {
+  const presented: Array<{ source: CredentialSource; token: string; presentation?: CredentialPresentation }> =
+    [];
+  for (const header of ['authorization', 'x-authorization'] as const) {
+    const token = bearerIn(req, header);
+    if (token !== undefined) presented.push({ source: header, token });
   }
-  return undefined;
+  const session = sessionCookie(req);
+  if (session !== undefined) {
+    const csrfHeader = req.headers['x-csrf-token'];
+    const csrfToken = typeof csrfHeader === 'string' ? csrfHeader : null;
+    if (SAFE_METHODS.has(req.method)) presented.push({ source: 'cookie', token: session });
+    else if (csrfToken !== null)
+      presented.push({ source: 'cookie', token: session, presentation: { csrfToken } });
+  }
+  return presented;
 }
 
 function routeByMethod(query: Router | undefined, command: Router | undefined): RequestHandler {
@@ -132,26 +162,32 @@ export function createHttpApp(options: HttpKitOptions): Express {
   api.use((req, res, next) => (isUpload(req) ? next() : parseJson(req, res, next)));
   api.use(async (req, _res, next) => {
     const context = contextOf(req);
-    const token = bearerToken(req);
-    if (token !== undefined) {
-      const principal = await options.authenticate(context.tenant, token);
-      if (!principal) throw new PlatformError('unauthorized', 'invalid, expired or revoked token');
-      context.principal = principal;
-      return next();
-    }
-    // The session cookie: a stale one is ignored (the route then asks for credentials), and a write needs
-    // the session's CSRF token, so another site cannot make the browser write with it.
-    const session = sessionCookie(req);
-    if (session === undefined) return next();
-    const csrfHeader = req.headers['x-csrf-token'];
-    const csrfToken = typeof csrfHeader === 'string' ? csrfHeader : null;
-    if (!SAFE_METHODS.has(req.method) && csrfToken === null) return next();
-    const principal = await options.authenticate(
-      context.tenant,
-      session,
-      SAFE_METHODS.has(req.method) ? {} : { csrfToken },
+    const presented = presentedCredentials(req);
+    if (presented.length === 0) return next();
+    const credentials = await Promise.all(
+      presented.map(async ({ source, token, presentation }) => ({
+        source,
+        principal: await options.authenticate(context.tenant, token, presentation),
+      })),
     );
-    if (principal) context.principal = principal;
+    const choice = chooseCredential(credentials);
+    if (choice.kind === 'ambiguous')
+      throw new PlatformError(
+        'bad_request',
+        'the request carries credentials of different users: send one (see /auth/token-priority)',
+      );
+    if (choice.kind === 'invalid') {
+      // A stale session cookie alone is ignored: the route then asks for credentials.
+      if (choice.source === 'cookie' && presented.length === 1) return next();
+      throw new PlatformError(
+        'unauthorized',
+        `invalid, expired or revoked credential in ${CREDENTIAL_LABELS[choice.source]}`,
+      );
+    }
+    if (choice.kind === 'chosen') {
+      context.principal = choice.principal;
+      context.credentialSource = choice.source;
+    }
     next();
   });
   // Only authenticated calls count (and only they spend the quota: strangers must not exhaust a system's).

@@ -1,4 +1,4 @@
-import type { ModulePermissions, Principal, Role } from '../../contracts/auth';
+import type { CredentialSource, ModulePermissions, Principal, Role } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import { hashToken, passesChecksum, SESSION_PREFIX } from '../../contracts/secrets';
@@ -37,11 +37,14 @@ export interface CredentialPresentation {
   readonly csrfToken?: string | null;
 }
 
-function userRights(user: Document): Pick<Principal, 'userPermissions'> {
-  // The user's current rights bound every credential of theirs: a change to them applies at once.
-  return user.role !== 'admin' && user.permissions
-    ? { userPermissions: user.permissions as ModulePermissions }
-    : {};
+/** What the principal takes from its user: current rights (bounding every credential) and credential order. */
+function userRights(user: Document): Pick<Principal, 'userPermissions' | 'credentialOrder'> {
+  return {
+    ...(user.role !== 'admin' && user.permissions
+      ? { userPermissions: user.permissions as ModulePermissions }
+      : {}),
+    ...(Array.isArray(user.tokenPriority) && { credentialOrder: user.tokenPriority as CredentialSource[] }),
+  };
 }
 
 /**

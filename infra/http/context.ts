@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { Principal } from '../../contracts/auth';
+import type { CredentialSource, Principal } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 
 /** What every request carries once the HTTP kit has looked at it. */
@@ -7,6 +7,8 @@ export interface RequestContext {
   readonly requestId: string;
   readonly tenant: string;
   principal?: Principal;
+  /** Which of the request's credentials made it (see `/auth/token-priority`). */
+  credentialSource?: CredentialSource;
 }
 
 const contexts = new WeakMap<Request, RequestContext>();

@@ -126,6 +126,18 @@ export const identityProjection: Projection = {
             ...twoFactorPatch(event),
           },
         ];
+      case 'TokenPriorityChanged': {
+        const { userId, order } = event.data as { userId: number; order: string[] };
+        return [
+          {
+            op: 'patch',
+            collection: collection(READ_MODELS.users),
+            position,
+            id: documentId(tenant, userId),
+            set: { tokenPriority: order },
+          },
+        ];
+      }
       case 'SessionStarted': {
         const { sessionHash, ...data } = event.data as SessionStartedData;
         return [

@@ -1,13 +1,13 @@
 import type { Request, Router } from 'express';
 import { z } from 'zod';
-import { can, credentialAllows, isAdmin } from '../../contracts/auth';
+import { can, credentialAllows, DEFAULT_CREDENTIAL_ORDER, isAdmin } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 import { AUDIT_COLUMNS } from '../../contracts/query/record-fields';
 import { catalogue } from '../../contracts/query/resolve';
 import { equals } from '../../contracts/query/store-query';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import { validate } from '../../contracts/validation';
-import { principalOf } from '../../infra/http/context';
+import { contextOf, principalOf } from '../../infra/http/context';
 import type { CredentialActivity } from '../../infra/http/metering';
 import { idParam } from '../../infra/http/params';
 import { sendJson } from '../../infra/http/respond';
@@ -97,6 +97,20 @@ export function addUserReadRoutes(router: Router, deps: UserReadDeps): void {
       return { ...token, lastUsedAt: used?.lastUsedAt ?? null, calls: used?.calls ?? 0 };
     });
   };
+
+  /** The calling user's credential order, and which credential made this very request. */
+  router.get('/auth/token-priority', (req, res) => {
+    const principal = principalOf(req);
+    sendJson(res, 200, {
+      order: principal.credentialOrder ?? DEFAULT_CREDENTIAL_ORDER,
+      default: principal.credentialOrder === undefined,
+      credential: {
+        source: contextOf(req).credentialSource,
+        kind: principal.credential.kind,
+        id: principal.credential.id,
+      },
+    });
+  });
 
   router.get('/user', async (req, res) => {
     if (!isAdmin(principalOf(req))) throw new PlatformError('forbidden', 'only administrators list users');

@@ -1,6 +1,12 @@
 import { emailClaimDecider } from '../../command-api/domain/email-claim';
 import { userDecider, type Caller } from '../../command-api/domain/user';
-import { can, rightsBeyond, type Principal } from '../../contracts/auth';
+import {
+  can,
+  chooseCredential,
+  rightsBeyond,
+  type CredentialSource,
+  type Principal,
+} from '../../contracts/auth';
 import type { IdentityEvent } from '../../contracts/events/identity';
 import { passesChecksum, newApiToken } from '../../contracts/secrets';
 import { streamName } from '../../contracts/streams';
@@ -280,5 +286,52 @@ describe('user decider: second factor', () => {
       .when({ ...complete(0, 'p-9'), proof: recovery })
       .thenThrows('unauthorized');
     spec.given([member, added]).when(complete(101)).thenThrows('unauthorized');
+  });
+});
+
+describe('chooseCredential', () => {
+  const principalOf = (userId: string, credentialOrder?: CredentialSource[]): Principal => ({
+    tenant: 'acme',
+    userId,
+    role: 'member',
+    credential: { kind: 'api-token', id: `token:${userId}` },
+    ...(credentialOrder && { credentialOrder }),
+  });
+
+  test('nothing presented, one presented, several of one user by the default or the user order', () => {
+    expect(chooseCredential([])).toEqual({ kind: 'none' });
+    const mia = principalOf('5');
+    expect(chooseCredential([{ source: 'cookie', principal: mia }])).toMatchObject({
+      kind: 'chosen',
+      source: 'cookie',
+    });
+    expect(
+      chooseCredential([
+        { source: 'cookie', principal: mia },
+        { source: 'x-authorization', principal: mia },
+      ]),
+    ).toMatchObject({ kind: 'chosen', source: 'x-authorization' });
+    const cookieFirst = principalOf('5', ['cookie', 'authorization', 'x-authorization']);
+    expect(
+      chooseCredential([
+        { source: 'authorization', principal: cookieFirst },
+        { source: 'cookie', principal: cookieFirst },
+      ]),
+    ).toMatchObject({ kind: 'chosen', source: 'cookie' });
+  });
+
+  test('different users are ambiguous; a worthless first choice is refused, not skipped', () => {
+    expect(
+      chooseCredential([
+        { source: 'authorization', principal: principalOf('5') },
+        { source: 'cookie', principal: principalOf('6') },
+      ]),
+    ).toEqual({ kind: 'ambiguous' });
+    expect(
+      chooseCredential([
+        { source: 'authorization', principal: null },
+        { source: 'x-authorization', principal: principalOf('5') },
+      ]),
+    ).toEqual({ kind: 'invalid', source: 'authorization' });
   });
 });

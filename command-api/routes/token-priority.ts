@@ -1,0 +1,41 @@
+import type { Router } from 'express';
+import { z } from 'zod';
+import { CREDENTIAL_SOURCES } from '../../contracts/auth';
+import { streamName } from '../../contracts/streams';
+import { validate } from '../../contracts/validation';
+import { principalOf } from '../../infra/http/context';
+import type { CommandDeps } from '../deps';
+import { userDecider } from '../domain/user';
+import { authorizeAccount, commandContext, sendResult } from './context';
+
+const priority = z.strictObject({
+  order: z
+    .array(z.enum(CREDENTIAL_SOURCES))
+    .length(CREDENTIAL_SOURCES.length, `name each of ${CREDENTIAL_SOURCES.join(', ')} once`)
+    .refine(
+      (order) => new Set(order).size === order.length,
+      `name each of ${CREDENTIAL_SOURCES.join(', ')} once`,
+    ),
+});
+
+/** `PUT /auth/token-priority`: the calling user's order of credentials, for requests that carry several. */
+export function addTokenPriorityRoute(router: Router, deps: CommandDeps): void {
+  router.put('/auth/token-priority', async (req, res) => {
+    const userId = Number(principalOf(req).userId);
+    const { principal } = authorizeAccount(
+      req,
+      userId,
+      'user',
+      'update',
+      'only users set their own priority',
+    );
+    const body = validate(priority, req.body, 'body');
+    const result = await deps.handler.handle(
+      streamName('user', principal.tenant, userId),
+      userDecider,
+      { kind: 'SetTokenPriority', order: body.order },
+      commandContext(req, principal, deps.newCommandId()),
+    );
+    sendResult(res, 200, result, { order: body.order });
+  });
+}
