@@ -24,6 +24,8 @@ export interface UserState {
   /** Live tokens by id. */
   readonly tokens: Readonly<Record<string, TokenState>>;
   readonly twoFactor: TwoFactorState;
+  /** Hashes of the sessions started and not ended (the latest ones), so a password change can end them. */
+  readonly sessions: readonly string[];
 }
 
 export interface TwoFactorDevice {
@@ -43,6 +45,20 @@ export interface TwoFactorState {
 
 export const MAX_TWO_FACTOR_DEVICES = 5;
 const REMEMBERED_PENDING_LOGINS = 100;
+/** Sessions remembered per user: beyond it the oldest are forgotten (their 12-hour cap has likely passed). */
+const REMEMBERED_SESSIONS = 200;
+
+type SessionEndReason = 'password-changed' | 'two-factor-changed' | 'deactivated';
+
+/** SE-05: a change to how a user signs in ends their other sessions (`keep`: the one making the change). */
+function endOtherSessions(state: UserState, reason: SessionEndReason, keep?: string): IdentityEvent[] {
+  return state.sessions
+    .filter((sessionHash) => sessionHash !== keep)
+    .map((sessionHash) => ({
+      type: 'SessionEnded' as const,
+      data: { userId: state.userId, sessionHash, reason },
+    }));
+}
 
 /** Whether signing in takes a second factor: some device is confirmed. */
 export function hasTwoFactor(state: UserState): boolean {
@@ -83,7 +99,7 @@ export type UserCommand =
       readonly role?: Role;
       readonly permissions?: ModulePermissions | null;
     }
-  | { readonly kind: 'SetPassword'; readonly passwordHash: string }
+  | { readonly kind: 'SetPassword'; readonly passwordHash: string; readonly keepSession?: string }
   | { readonly kind: 'DeactivateUser'; readonly caller: Caller }
   | { readonly kind: 'ActivateUser' }
   /** `caller` is absent only for the bootstrap token, which the platform issues itself. */
@@ -120,8 +136,9 @@ export type UserCommand =
       readonly deviceId: string;
       readonly timeStep: number;
       readonly recoveryCodeHashes: readonly string[];
+      readonly keepSession?: string;
     }
-  | { readonly kind: 'RemoveTwoFactorDevice'; readonly deviceId: string }
+  | { readonly kind: 'RemoveTwoFactorDevice'; readonly deviceId: string; readonly keepSession?: string }
   | { readonly kind: 'IssueRecoveryCodes'; readonly codeHashes: readonly string[] }
   | { readonly kind: 'SetTokenPriority'; readonly order: readonly CredentialSource[] }
   | {
@@ -227,6 +244,7 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
     passwordHash: null,
     tokens: {},
     twoFactor: { devices: {}, recoveryCodeHashes: [], usedPendingLogins: [] },
+    sessions: [],
   },
 
   decide(command, state) {
@@ -243,9 +261,14 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
       case 'DeactivateUser':
         if (command.caller.userId === userId)
           throw new PlatformError('conflict', 'you cannot deactivate yourself: ask another administrator');
-        return state.status === 'deactivated' ? [] : [{ type: 'UserDeactivated', data: { userId } }];
+        return state.status === 'deactivated'
+          ? []
+          : [{ type: 'UserDeactivated', data: { userId } }, ...endOtherSessions(state, 'deactivated')];
       case 'SetPassword':
-        return [{ type: 'UserPasswordSet', data: { userId, passwordHash: command.passwordHash } }];
+        return [
+          { type: 'UserPasswordSet', data: { userId, passwordHash: command.passwordHash } },
+          ...endOtherSessions(state, 'password-changed', command.keepSession),
+        ];
       case 'ChangeUser': {
         if (command.caller.userId === userId && state.role === 'admin' && command.role === 'member')
           throw new PlatformError(
@@ -331,6 +354,7 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
                 },
               ]
             : []),
+          ...endOtherSessions(state, 'two-factor-changed', command.keepSession),
         ];
       }
       case 'RemoveTwoFactorDevice': {
@@ -344,6 +368,7 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
           ...(remaining.length === 0 && state.twoFactor.recoveryCodeHashes.length > 0
             ? [{ type: 'RecoveryCodesIssued' as const, data: { userId, codeHashes: [] } }]
             : []),
+          ...endOtherSessions(state, 'two-factor-changed', command.keepSession),
         ];
       }
       case 'IssueRecoveryCodes':
@@ -381,6 +406,7 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
           passwordHash: event.data.passwordHash,
           tokens: {},
           twoFactor: { devices: {}, recoveryCodeHashes: [], usedPendingLogins: [] },
+          sessions: [],
         };
       case 'UserChanged': {
         const { userId: _userId, ...changes } = event.data;
@@ -407,14 +433,19 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
         return { ...state, tokens };
       }
       case 'SessionStarted': {
-        const { pendingLogin } = event.data;
-        if (pendingLogin === undefined) return state;
+        const { pendingLogin, sessionHash } = event.data;
+        const sessions = [...state.sessions, sessionHash].slice(-REMEMBERED_SESSIONS);
+        if (pendingLogin === undefined) return { ...state, sessions };
         const usedPendingLogins = [...state.twoFactor.usedPendingLogins, pendingLogin].slice(
           -REMEMBERED_PENDING_LOGINS,
         );
-        return { ...state, twoFactor: { ...state.twoFactor, usedPendingLogins } };
+        return { ...state, sessions, twoFactor: { ...state.twoFactor, usedPendingLogins } };
       }
       case 'SessionEnded':
+        return {
+          ...state,
+          sessions: state.sessions.filter((sessionHash) => sessionHash !== event.data.sessionHash),
+        };
       case 'TokenPriorityChanged':
         return state;
       case 'TwoFactorDeviceAdded': {

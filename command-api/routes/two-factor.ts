@@ -14,6 +14,7 @@ import { userDecider, type UserState } from '../domain/user';
 import { verifyPassword } from '../kit/passwords';
 import { newTotpSecret, totpUri, verifyTotp } from '../kit/totp';
 import { authorizeAccount, commandContext, sendResult } from './context';
+import { keptSession } from './users';
 
 const RECOVERY_CODES = 10;
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
@@ -51,7 +52,7 @@ async function ownUser(
   deps: CommandDeps,
   password: string | undefined,
   allowAdmin = false,
-): Promise<{ principal: Principal; user: UserState; stream: string }> {
+): Promise<{ principal: Principal; user: UserState; stream: string; self: boolean }> {
   const userId = idParam(req, 'userId');
   const refusal = 'only the user changes their two-factor settings';
   const { principal, self } = authorizeAccount(req, userId, 'user', 'update', refusal);
@@ -68,7 +69,7 @@ async function ownUser(
     if (password === undefined || !(await verifyPassword(password, state.passwordHash)))
       throw new PlatformError('forbidden', 'the password is missing or wrong');
   }
-  return { principal, user: state, stream };
+  return { principal, user: state, stream, self };
 }
 
 /** `/user/{userId}/2fa`: enrol an authenticator, confirm it, remove it, renew the recovery codes. */
@@ -123,7 +124,13 @@ export function addTwoFactorRoutes(router: Router, deps: CommandDeps): void {
     const result = await deps.handler.handle(
       stream,
       userDecider,
-      { kind: 'ConfirmTwoFactorDevice', deviceId, timeStep, recoveryCodeHashes: recovery.hashes },
+      {
+        kind: 'ConfirmTwoFactorDevice',
+        deviceId,
+        timeStep,
+        recoveryCodeHashes: recovery.hashes,
+        ...keptSession(principal, true),
+      },
       commandContext(req, principal, deps.newCommandId()),
     );
     const issued = result.state.twoFactor.recoveryCodeHashes[0] === recovery.hashes[0];
@@ -139,11 +146,11 @@ export function addTwoFactorRoutes(router: Router, deps: CommandDeps): void {
   router.delete('/user/:userId/2fa/:deviceId', async (req, res) => {
     const { deviceId } = validate(deviceIdParam, req.params, 'path');
     const body = validate(reauthenticate, req.body ?? {}, 'body');
-    const { principal, stream } = await ownUser(req, deps, body.password, true);
+    const { principal, stream, self } = await ownUser(req, deps, body.password, true);
     const result = await deps.handler.handle(
       stream,
       userDecider,
-      { kind: 'RemoveTwoFactorDevice', deviceId },
+      { kind: 'RemoveTwoFactorDevice', deviceId, ...keptSession(principal, self) },
       commandContext(req, principal, deps.newCommandId()),
     );
     sendResult(res, 200, result, { id: deviceId, removed: true });

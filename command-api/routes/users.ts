@@ -66,6 +66,12 @@ function requireAdmin(req: Request, operation: 'create' | 'update'): Principal {
   return principal;
 }
 
+/** The session making a change to its own account stays; the account's other sessions end (SE-05). */
+export function keptSession(principal: Principal, self: boolean): { keepSession?: string } {
+  const sessionHash = principal.credential.sessionHash;
+  return self && sessionHash !== undefined ? { keepSession: sessionHash } : {};
+}
+
 export function userView(state: UserState): Record<string, unknown> {
   return {
     id: state.userId,
@@ -175,7 +181,11 @@ export function addUserRoutes(router: Router, deps: CommandDeps): void {
     const result = await deps.handler.handle(
       stream,
       userDecider,
-      { kind: 'SetPassword', passwordHash: await hashPassword(body.password) },
+      {
+        kind: 'SetPassword',
+        passwordHash: await hashPassword(body.password),
+        ...keptSession(principal, self),
+      },
       commandContext(req, principal, deps.newCommandId()),
     );
     sendResult(res, 200, result, { id: userId, passwordChanged: true });

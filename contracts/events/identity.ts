@@ -69,7 +69,7 @@ export const sessionStarted = z.object({
 export const sessionEnded = z.object({
   userId,
   sessionHash: z.string().length(64),
-  reason: z.enum(['logout', 'password-changed']),
+  reason: z.enum(['logout', 'password-changed', 'two-factor-changed', 'deactivated']),
 });
 
 /** Two-factor authentication: TOTP devices (their seeds sealed) and one-time recovery codes (hashed). */

@@ -138,3 +138,26 @@ test('a deactivated user cannot sign in, and bad login bodies are 400s', async (
   for (const body of [{}, { email: 'x' }, { email: 'mia@example.com', password: 'x', extra: 1 }])
     expect((await from('10.3.0.2', 'POST', '/auth', {}, body)).status).toBe(400);
 });
+
+test('SE-05 a password change ends the other sessions (the one that made it stays); an admin reset ends them all', async () => {
+  const sessionOf = async (address: string) =>
+    String((await json(await login('mia@example.com', PASSWORD, address))).session);
+  const reachable = async (session: string) =>
+    (await from('10.4.0.9', 'GET', `/user/${member.id}`, { Authorization: `Bearer ${session}` })).status;
+  const changer = await sessionOf('10.4.0.1');
+  const other = await sessionOf('10.4.0.2');
+  const changed = await from(
+    '10.4.0.1',
+    'PUT',
+    `/user/${member.id}/password`,
+    { Authorization: `Bearer ${changer}` },
+    {
+      password: 'a changed long password',
+      currentPassword: PASSWORD,
+    },
+  );
+  expect(changed.status).toBe(200);
+  expect([await reachable(changer), await reachable(other)]).toEqual([200, 401]);
+  await platform.call('PUT', `/user/${member.id}/password`, { body: { password: PASSWORD } });
+  expect(await reachable(changer)).toBe(401);
+});

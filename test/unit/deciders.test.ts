@@ -640,6 +640,7 @@ describe('user decider', () => {
         passwordHash,
         tokens: {},
         twoFactor: { devices: {}, recoveryCodeHashes: [], usedPendingLogins: [] },
+        sessions: [],
       });
     });
 

@@ -335,3 +335,41 @@ describe('chooseCredential', () => {
     ).toEqual({ kind: 'invalid', source: 'authorization' });
   });
 });
+
+describe('SE-05 sign-in changes end other sessions', () => {
+  const spec = deciderSpec(userDecider);
+  const started = (hash: string): IdentityEvent => ({
+    type: 'SessionStarted',
+    data: {
+      userId: 5,
+      sessionHash: hash.repeat(64),
+      csrfHash: 'f'.repeat(64),
+      absoluteExpiresAt: '2026-11-22T20:00:00.000Z',
+    },
+  });
+  const ended = (hash: string, reason: 'logout' | 'password-changed' | 'deactivated'): IdentityEvent => ({
+    type: 'SessionEnded',
+    data: { userId: 5, sessionHash: hash.repeat(64), reason },
+  });
+
+  test('a new password ends every live session but the one that set it', () => {
+    spec
+      .given([member, started('a'), started('b'), started('c'), ended('c', 'logout')])
+      .when({ kind: 'SetPassword', passwordHash: 'scrypt$x', keepSession: 'a'.repeat(64) })
+      .then([
+        { type: 'UserPasswordSet', data: { userId: 5, passwordHash: 'scrypt$x' } },
+        ended('b', 'password-changed'),
+      ]);
+  });
+
+  test('deactivation ends them all', () => {
+    spec
+      .given([member, started('a'), started('b')])
+      .when({ kind: 'DeactivateUser', caller: admin })
+      .then([
+        { type: 'UserDeactivated', data: { userId: 5 } },
+        ended('a', 'deactivated'),
+        ended('b', 'deactivated'),
+      ]);
+  });
+});
