@@ -11,6 +11,7 @@ import { addSystemRoutes } from './routes/systems';
 import { addSessionRoutes } from './routes/sessions';
 import { addTwoFactorRoutes } from './routes/two-factor';
 import { addTokenPriorityRoute } from './routes/token-priority';
+import { addOAuthClientRoutes } from './routes/oauth-clients';
 import { addLabelRoutes, labelResource } from './routes/labels';
 import { addRemoteLinkRoutes } from './routes/remote-links';
 import { segmentResource } from './routes/segments';
@@ -24,6 +25,7 @@ export function createCommandRouter(deps: CommandDeps): Router {
   addSystemRoutes(router, deps);
   addSessionRoutes(router, deps);
   addTokenPriorityRoute(router, deps);
+  addOAuthClientRoutes(router, deps);
   addUserRoutes(router, deps);
   addTwoFactorRoutes(router, deps);
   addTokenRoutes(router, deps);

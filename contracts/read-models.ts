@@ -21,6 +21,7 @@ export const READ_MODELS = {
   users: 'users',
   credentials: 'credentials',
   sessions: 'sessions',
+  oauthClients: 'oauth_clients',
 } as const;
 
 /** Which projection writes each read model (its version decides the collection a reader opens). */
@@ -42,6 +43,7 @@ export const PROJECTION_OF_READ_MODEL: Readonly<Record<string, string>> = {
   [READ_MODELS.users]: 'identity',
   [READ_MODELS.credentials]: 'identity',
   [READ_MODELS.sessions]: 'identity',
+  [READ_MODELS.oauthClients]: 'oauth-clients',
 };
 
 export const PROJECTION_VERSIONS_COLLECTION = 'projection_versions';

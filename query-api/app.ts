@@ -17,6 +17,7 @@ import { addCatalogueReadRoutes } from './routes/catalogue-entities';
 import { addFieldReadRoutes, FIELDS } from './routes/fields';
 import { addFileReadRoutes, type FileReadDeps } from './routes/files';
 import { addUserReadRoutes, type UserReadDeps } from './routes/users';
+import { addOAuthClientReadRoutes } from './routes/oauth-clients';
 import { addHistoryRoutes } from './routes/history';
 import { addLabelReadRoutes } from './routes/labels';
 import { addModuleTemplateRoutes } from './routes/module-templates';
@@ -62,6 +63,7 @@ export type QueryDeps = FileReadDeps & UserReadDeps;
 export function createQueryRouter(deps: QueryDeps): Router {
   const router = Router();
   addUserReadRoutes(router, deps);
+  addOAuthClientReadRoutes(router, deps);
   addEntityRoutes(router, deps, 'space', 'spaceId', SPACES);
   // Before every `/module/{moduleId}…` route: `built-in` is not a module id.
   addModuleTemplateRoutes(router);

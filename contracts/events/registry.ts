@@ -6,6 +6,7 @@ import { IDENTITY_EVENTS } from './identity';
 import { RECORDS_EVENTS } from './records';
 import { SYSTEM_EVENTS } from './system';
 import { TENANT_EVENTS } from './tenants';
+import { OAUTH_EVENTS } from './oauth';
 
 /**
  * Every event type, its current schema version and data schema, and the upcasters that lift stored older
@@ -20,6 +21,7 @@ for (const definition of [
   ...FILE_EVENTS,
   ...CATALOGUE_EVENTS,
   ...TENANT_EVENTS,
+  ...OAUTH_EVENTS,
 ]) {
   if (definitions.has(definition.type)) throw new Error(`event type ${definition.type} defined twice`);
   definitions.set(definition.type, definition);

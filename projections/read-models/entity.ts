@@ -21,6 +21,8 @@ export interface EntityProjectionOptions {
   readonly created: string;
   /** Fields every new document starts with (beside the created event's data). */
   readonly initial?: Readonly<Record<string, unknown>>;
+  /** Keys of the created event's data kept out of the document (secrets' hashes). */
+  readonly omit?: readonly string[];
   /** The event that removes the document (none: a soft delete is one of the `patches`). */
   readonly deleted?: string;
   /**
@@ -42,6 +44,9 @@ export const touch: PatchOf = () => ({ set: {} });
 
 /** A read model with one document per entity: created → upsert, each other event → patch, deleted → delete. */
 export function entityProjection(options: EntityProjectionOptions): Projection {
+  const omitted = new Set(options.omit ?? []);
+  const withoutOmitted = (data: EventData): EventData =>
+    omitted.size === 0 ? data : Object.fromEntries(Object.entries(data).filter(([key]) => !omitted.has(key)));
   return {
     name: options.name,
     categories: [options.category],
@@ -57,7 +62,7 @@ export function entityProjection(options: EntityProjectionOptions): Projection {
             op: 'upsert',
             collection: target,
             position,
-            doc: { id, ...options.initial, ...data, ...createdColumns(event) },
+            doc: { id, ...options.initial, ...withoutOmitted(data), ...createdColumns(event) },
           },
         ];
       if (event.type === options.deleted) return [{ op: 'delete', collection: target, position, id }];

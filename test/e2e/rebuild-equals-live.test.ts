@@ -201,6 +201,22 @@ async function driveEveryResource(hookUrl: string): Promise<void> {
   expect(signOut.status).toBe(200);
   await write('POST', `/user/${mia.id}/deactivate`);
   await write('POST', `/user/${mia.id}/activate`);
+  // Deactivation ended Mia's sessions: one that stays live.
+  await signIn();
+
+  const oauthClient = await create('/auth/oauth/client', {
+    clientName: 'CRM sync',
+    redirectUris: ['https://crm.example/callback'],
+  });
+  await write('PUT', `/auth/oauth/client/${String(oauthClient.clientId)}`, {
+    scope: 'record:read',
+    regenerateSecret: true,
+  });
+  const doomedClient = await create('/auth/oauth/client', {
+    clientName: 'Old',
+    redirectUris: ['https://old.example/cb'],
+  });
+  await write('DELETE', `/auth/oauth/client/${String(doomedClient.clientId)}`);
 
   const remote = '/record/remote/crm-17/hubspot';
   await write('POST', remote, { recordId: ana.id });

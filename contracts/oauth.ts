@@ -1,0 +1,52 @@
+import { z } from 'zod';
+
+/** OAuth 2.0 clients: the shapes the spec gives (`OAuth2Client`) and the rules SECURITY.md sets for them. */
+export const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
+export type GrantType = (typeof GRANT_TYPES)[number];
+export const MAX_REDIRECT_URIS = 5;
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/** Why a redirect URI cannot be registered, or null: https, or http on a loopback host; nothing hidden in it. */
+export function redirectUriProblem(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'is not an absolute URL';
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)))
+    return 'must be https (http only on a loopback address)';
+  if (url.hash !== '' || value.includes('#')) return 'must not have a fragment';
+  if (url.username !== '' || url.password !== '') return 'must not carry user information';
+  if (value.includes('*')) return 'must not contain wildcards';
+  return null;
+}
+
+export const redirectUriSchema = z
+  .string()
+  .max(2000)
+  .superRefine((value, ctx) => {
+    const problem = redirectUriProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
+/** Space-delimited scope tokens (RFC 6749 §3.3): printable ASCII without space, quote or backslash. */
+export const scopeSchema = z
+  .string()
+  .max(1000)
+  .regex(
+    /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$|^$/,
+    'must be scope tokens separated by single spaces',
+  );
+
+export const redirectUrisSchema = z
+  .array(redirectUriSchema)
+  .min(1, 'register at least one redirect URI')
+  .max(MAX_REDIRECT_URIS, `at most ${MAX_REDIRECT_URIS} redirect URIs`)
+  .refine((uris) => new Set(uris).size === uris.length, 'redirect URIs must be distinct');
+
+export const grantTypesSchema = z
+  .array(z.enum(GRANT_TYPES))
+  .min(1)
+  .refine((grants) => new Set(grants).size === grants.length, 'grant types must be distinct');
