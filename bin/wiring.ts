@@ -13,6 +13,8 @@ import { createHttpApp, type ReadinessReport } from '../infra/http/app';
 import { tokenAuthenticator } from '../infra/http/authenticate';
 import { SessionActivity } from '../infra/http/session-activity';
 import { createSealer, loadMasterKey } from '../infra/secrets/sealer';
+import { createAccessTokens } from '../infra/secrets/access-tokens';
+import { OAUTH_AUTHORIZE_ROUTE, OAUTH_CLIENT_ROUTES } from '../command-api/routes/oauth';
 import { ApiMeter } from '../infra/http/metering';
 import type { Logger } from '../infra/logging';
 import { Metrics } from '../infra/metrics';
@@ -45,11 +47,16 @@ import { DEFAULT_FILE_CONTENT_TYPES } from '../contracts/files';
 import { FILE_UPLOAD_ROUTE } from '../command-api/routes/files';
 import { readModelCommandReads } from '../infra/read-store/command-reads';
 import { createQueryRouter } from '../query-api/app';
+import { oauthMetadataRouter } from '../query-api/routes/oauth-info';
 import { awaitPosition, type ReadConsistency } from '../query-api/consistency';
 import type { Express } from 'express';
 
+/** Streams whose events change what a credential is worth (read by the identity and oauth projections). */
+const CREDENTIAL_CATEGORIES = new Set(['user', 'oauthClient', 'oauthGrant']);
+const CREDENTIAL_PROJECTIONS = ['identity', 'oauth'];
+
 /**
- * Remembers the highest position this process appended (overall, and to user streams), for read-your-writes
+ * Remembers the highest position this process appended (overall, and to credential streams), for read-your-writes
  * without a header, and tells `onAppend` (the projections thread) about each append.
  */
 export function trackWrites(
@@ -62,7 +69,8 @@ export function trackWrites(
   tracked.append = async (streamId, events, options) => {
     const result = await store.append(streamId, events, options);
     if (result.position > last) last = result.position;
-    if (categoryOf(streamId) === 'user' && result.position > lastIdentity) lastIdentity = result.position;
+    if (CREDENTIAL_CATEGORIES.has(categoryOf(streamId)) && result.position > lastIdentity)
+      lastIdentity = result.position;
     onAppend();
     return result;
   };
@@ -71,7 +79,10 @@ export function trackWrites(
     for (const [index, outcome] of outcomes.entries()) {
       if (!outcome.ok) continue;
       if (outcome.result.position > last) last = outcome.result.position;
-      if (categoryOf(appends[index]!.streamId) === 'user' && outcome.result.position > lastIdentity)
+      if (
+        CREDENTIAL_CATEGORIES.has(categoryOf(appends[index]!.streamId)) &&
+        outcome.result.position > lastIdentity
+      )
         lastIdentity = outcome.result.position;
     }
     onAppend();
@@ -252,6 +263,8 @@ export async function buildServices(
   };
 
   const sessionIdleMs = config.SESSION_IDLE_MINUTES * 60_000;
+  const sealer = createSealer(loadMasterKey(config.SECRETS_KEY, resolve(config.DATA_DIR)));
+  const accessTokens = createAccessTokens(sealer.derivedKey('oauth-access-tokens'));
   const app = createHttpApp({
     version: appVersion(),
     baseHost: config.BASE_HOST,
@@ -260,9 +273,13 @@ export async function buildServices(
     trustProxyHops: config.TRUST_PROXY_HOPS,
     logger,
     authenticate: tokenAuthenticator(readModels, {
+      // Positions only grow, so their sum changes whenever either projection moves: the cache's stamp.
       identityPosition: host
-        ? () => host.positionOf('identity')
-        : () => checkpointOf(adapters.readStore, 'identity'),
+        ? () => host.positionOf('identity') + host.positionOf('oauth')
+        : async () =>
+            (await checkpointOf(adapters.readStore, 'identity')) +
+            (await checkpointOf(adapters.readStore, 'oauth')),
+      accessTokens,
       sessions: {
         idleMs: sessionIdleMs,
         activity: new SessionActivity(adapters.readStore, 60_000, (error) =>
@@ -272,8 +289,8 @@ export async function buildServices(
       ...(host && {
         awaitOwnIdentityWrites: async () => {
           const written = lastIdentityPosition();
-          if (host.positionOf('identity') < written)
-            await host.waitFor(written, config.MIN_POSITION_TIMEOUT_MS, ['identity']);
+          if (CREDENTIAL_PROJECTIONS.some((projection) => host.positionOf(projection) < written))
+            await host.waitFor(written, config.MIN_POSITION_TIMEOUT_MS, CREDENTIAL_PROJECTIONS);
         },
       }),
     }),
@@ -282,6 +299,8 @@ export async function buildServices(
     metrics: () => metrics.render(),
     ...(selection.command && {
       uploadRoutes: [FILE_UPLOAD_ROUTE],
+      oauthRoutes: OAUTH_CLIENT_ROUTES,
+      commandGets: [OAUTH_AUTHORIZE_ROUTE],
       command: createCommandRouter({
         handler,
         ids,
@@ -298,7 +317,8 @@ export async function buildServices(
         },
         logger: logger.child({ component: 'command-api' }),
         operatorTenant: config.DEFAULT_TENANT,
-        sealer: createSealer(loadMasterKey(config.SECRETS_KEY, resolve(config.DATA_DIR))),
+        sealer,
+        accessTokens,
         sessions: { idleMs: sessionIdleMs, maxAgeMs: config.SESSION_MAX_HOURS * 3_600_000 },
         reads: readModelCommandReads(readModels, (projections) =>
           awaitPosition(consistency, consistency.defaultMinPosition(), projections),
@@ -306,12 +326,14 @@ export async function buildServices(
       }),
     }),
     ...(selection.query && {
+      wellKnown: oauthMetadataRouter(),
       query: createQueryRouter({
         readModels,
         consistency,
         blobs: adapters.blobs,
         logger: logger.child({ component: 'query-api' }),
         credentialActivity: (tenant, credentials) => meter.activity(tenant, credentials),
+        accessTokens,
       }),
     }),
   });

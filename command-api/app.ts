@@ -12,6 +12,7 @@ import { addSessionRoutes } from './routes/sessions';
 import { addTwoFactorRoutes } from './routes/two-factor';
 import { addTokenPriorityRoute } from './routes/token-priority';
 import { addOAuthClientRoutes } from './routes/oauth-clients';
+import { addOAuthRoutes } from './routes/oauth';
 import { addLabelRoutes, labelResource } from './routes/labels';
 import { addRemoteLinkRoutes } from './routes/remote-links';
 import { segmentResource } from './routes/segments';
@@ -26,6 +27,7 @@ export function createCommandRouter(deps: CommandDeps): Router {
   addSessionRoutes(router, deps);
   addTokenPriorityRoute(router, deps);
   addOAuthClientRoutes(router, deps);
+  addOAuthRoutes(router, deps);
   addUserRoutes(router, deps);
   addTwoFactorRoutes(router, deps);
   addTokenRoutes(router, deps);

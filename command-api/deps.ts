@@ -1,6 +1,7 @@
 import type { BlobStore } from '../infra/blob-store/port';
 import type { Logger } from '../infra/logging';
 import type { Sealer } from '../infra/secrets/sealer';
+import type { AccessTokens } from '../infra/secrets/access-tokens';
 import type { OutboundHttp } from '../infra/outbound/port';
 import type { IdAllocator } from './kit/id-allocator';
 import type { IdempotencyKeys } from './kit/idempotency';
@@ -19,6 +20,8 @@ export interface CommandDeps {
   readonly blobs: BlobStore;
   readonly uploads: UploadLimits;
   readonly logger: Logger;
+  /** Signs OAuth access tokens. */
+  readonly accessTokens: AccessTokens;
   /** Seals secrets kept at rest (TOTP seeds) and derives signing keys. */
   readonly sealer: Sealer;
   /** Session lifetimes: idle (sliding) and absolute. */

@@ -50,3 +50,49 @@ export const grantTypesSchema = z
   .array(z.enum(GRANT_TYPES))
   .min(1)
   .refine((grants) => new Set(grants).size === grants.length, 'grant types must be distinct');
+
+/** The OAuth error words (RFC 6749 §4.1.2.1, §5.2, RFC 7009/7662) the endpoints answer with. */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'unsupported_response_type'
+  | 'invalid_scope'
+  | 'access_denied'
+  | 'invalid_token';
+
+/** A refusal in OAuth's own shape (`{error, error_description}`), with its HTTP status. */
+export class OAuthError extends Error {
+  constructor(
+    readonly code: OAuthErrorCode,
+    message: string,
+    readonly status = code === 'invalid_client' ? 401 : 400,
+  ) {
+    super(message);
+    this.name = 'OAuthError';
+  }
+}
+
+/** Scope tokens `<family>:<operation>` narrow a token like an API token's permissions; others are the client's own. */
+export function permissionsOfScope(
+  scope: string,
+): Record<string, Array<'create' | 'read' | 'update' | 'delete'>> | undefined {
+  const permissions: Record<string, Array<'create' | 'read' | 'update' | 'delete'>> = {};
+  for (const token of scope.split(' ')) {
+    const match = /^([A-Za-z*][\w-]*):(create|read|update|delete)$/.exec(token);
+    if (match) (permissions[match[1]!] ??= []).push(match[2] as 'create' | 'read' | 'update' | 'delete');
+  }
+  return Object.keys(permissions).length > 0 ? permissions : undefined;
+}
+
+export function scopeTokens(scope: string): string[] {
+  return scope.split(' ').filter((token) => token.length > 0);
+}
+
+/** Whether every token of `requested` is among `allowed`. */
+export function scopeWithin(requested: string, allowed: string): boolean {
+  const granted = new Set(scopeTokens(allowed));
+  return scopeTokens(requested).every((token) => granted.has(token));
+}

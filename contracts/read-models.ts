@@ -22,6 +22,7 @@ export const READ_MODELS = {
   credentials: 'credentials',
   sessions: 'sessions',
   oauthClients: 'oauth_clients',
+  oauthGrants: 'oauth_grants',
 } as const;
 
 /** Which projection writes each read model (its version decides the collection a reader opens). */
@@ -43,7 +44,8 @@ export const PROJECTION_OF_READ_MODEL: Readonly<Record<string, string>> = {
   [READ_MODELS.users]: 'identity',
   [READ_MODELS.credentials]: 'identity',
   [READ_MODELS.sessions]: 'identity',
-  [READ_MODELS.oauthClients]: 'oauth-clients',
+  [READ_MODELS.oauthClients]: 'oauth',
+  [READ_MODELS.oauthGrants]: 'oauth',
 };
 
 export const PROJECTION_VERSIONS_COLLECTION = 'projection_versions';

@@ -18,6 +18,7 @@ import { addFieldReadRoutes, FIELDS } from './routes/fields';
 import { addFileReadRoutes, type FileReadDeps } from './routes/files';
 import { addUserReadRoutes, type UserReadDeps } from './routes/users';
 import { addOAuthClientReadRoutes } from './routes/oauth-clients';
+import { addOAuthInfoRoutes, type OAuthInfoDeps } from './routes/oauth-info';
 import { addHistoryRoutes } from './routes/history';
 import { addLabelReadRoutes } from './routes/labels';
 import { addModuleTemplateRoutes } from './routes/module-templates';
@@ -58,12 +59,13 @@ export const DELETED_RECORDS: EntityDescription = {
 };
 
 /** The query API: every GET of the platform. It reads read models only and never appends. */
-export type QueryDeps = FileReadDeps & UserReadDeps;
+export type QueryDeps = FileReadDeps & UserReadDeps & OAuthInfoDeps;
 
 export function createQueryRouter(deps: QueryDeps): Router {
   const router = Router();
   addUserReadRoutes(router, deps);
   addOAuthClientReadRoutes(router, deps);
+  addOAuthInfoRoutes(router, deps);
   addEntityRoutes(router, deps, 'space', 'spaceId', SPACES);
   // Before every `/module/{moduleId}…` route: `built-in` is not a module id.
   addModuleTemplateRoutes(router);

@@ -24,6 +24,40 @@ export const oauthClientChanged = z.object({
 export const oauthClientSecretSet = z.object({ clientId, secretHash: z.string().length(64) });
 export const oauthClientDeleted = z.object({ clientId });
 
+/**
+ * A grant: one authorization (user, client, scope) from its code to its revocation, on a stream of its own
+ * named after the code's hash. Codes and refresh tokens appear only as SHA-256.
+ */
+const grantId = z.string().regex(/^[0-9a-f]{32}$/);
+const hash = z.string().length(64);
+export const authorizationCodeIssued = z.object({
+  grantId,
+  clientId,
+  userId: z.number().int().positive(),
+  redirectUri: z.string(),
+  scope: z.string(),
+  codeHash: hash,
+  /** The S256 PKCE challenge, or null for a code issued without one. */
+  codeChallenge: z.string().nullable(),
+  codeExpiresAt: z.iso.datetime(),
+});
+export const authorizationCodeRedeemed = z.object({
+  grantId,
+  refreshHash: hash,
+  /** The refresh tokens of the grant stop working then, however often they are renewed (OA-27). */
+  expiresAt: z.iso.datetime(),
+});
+export const refreshTokenRotated = z.object({
+  grantId,
+  previousRefreshHash: hash,
+  refreshHash: hash,
+  scope: z.string(),
+});
+export const oauthGrantRevoked = z.object({
+  grantId,
+  reason: z.enum(['code-replayed', 'refresh-reused', 'revoked']),
+});
+
 export type OAuthClientRegisteredData = z.infer<typeof oauthClientRegistered>;
 
 export type OAuthClientEvent =
@@ -32,7 +66,19 @@ export type OAuthClientEvent =
   | { type: 'OAuthClientSecretSet'; data: z.infer<typeof oauthClientSecretSet> }
   | { type: 'OAuthClientDeleted'; data: z.infer<typeof oauthClientDeleted> };
 
+export type AuthorizationCodeIssuedData = z.infer<typeof authorizationCodeIssued>;
+
+export type OAuthGrantEvent =
+  | { type: 'AuthorizationCodeIssued'; data: AuthorizationCodeIssuedData }
+  | { type: 'AuthorizationCodeRedeemed'; data: z.infer<typeof authorizationCodeRedeemed> }
+  | { type: 'RefreshTokenRotated'; data: z.infer<typeof refreshTokenRotated> }
+  | { type: 'OAuthGrantRevoked'; data: z.infer<typeof oauthGrantRevoked> };
+
 export const OAUTH_EVENTS: readonly EventDefinition[] = [
+  { type: 'AuthorizationCodeIssued', version: 1, schema: authorizationCodeIssued },
+  { type: 'AuthorizationCodeRedeemed', version: 1, schema: authorizationCodeRedeemed },
+  { type: 'RefreshTokenRotated', version: 1, schema: refreshTokenRotated },
+  { type: 'OAuthGrantRevoked', version: 1, schema: oauthGrantRevoked },
   { type: 'OAuthClientRegistered', version: 1, schema: oauthClientRegistered },
   { type: 'OAuthClientChanged', version: 1, schema: oauthClientChanged },
   { type: 'OAuthClientSecretSet', version: 1, schema: oauthClientSecretSet },

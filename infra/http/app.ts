@@ -47,6 +47,15 @@ export interface HttpKitOptions {
   readonly metrics: () => Promise<{ contentType: string; body: string }>;
   /** POST routes (paths under `/api`) that read their own body, such as uploads: they skip the JSON-only check. */
   readonly uploadRoutes?: readonly RegExp[];
+  /**
+   * OAuth endpoints (paths under `/api`) that take JSON or form bodies and authenticate the client themselves
+   * (HTTP Basic or body credentials): the platform's credential check leaves them alone.
+   */
+  readonly oauthRoutes?: readonly RegExp[];
+  /** GET routes (paths under `/api`) that write, so they go to the command API (the OAuth authorize endpoint). */
+  readonly commandGets?: readonly RegExp[];
+  /** Mounted at the root, for `/.well-known/…` documents. */
+  readonly wellKnown?: Router;
   /** Routers mounted under `/api`. GET and HEAD go to `query`, everything else to `command`. */
   readonly command?: Router;
   readonly query?: Router;
@@ -98,9 +107,15 @@ function presentedCredentials(
   return presented;
 }
 
-function routeByMethod(query: Router | undefined, command: Router | undefined): RequestHandler {
+function routeByMethod(
+  query: Router | undefined,
+  command: Router | undefined,
+  commandGets: readonly RegExp[],
+): RequestHandler {
   return (req, res, next) => {
-    const target = req.method === 'GET' || req.method === 'HEAD' ? query : command;
+    const reads =
+      (req.method === 'GET' || req.method === 'HEAD') && !commandGets.some((route) => route.test(req.path));
+    const target = reads ? query : command;
     if (!target) return next();
     target(req, res, next);
   };
@@ -148,20 +163,27 @@ export function createHttpApp(options: HttpKitOptions): Express {
     res.type(contentType).send(body);
   });
 
+  if (options.wellKnown) app.use('/.well-known', options.wellKnown);
+
   const api = express.Router();
   const uploadRoutes = options.uploadRoutes ?? [];
+  const oauthRoutes = options.oauthRoutes ?? [];
   const isUpload = (req: Request) =>
     req.method === 'POST' && uploadRoutes.some((route) => route.test(req.path));
-  api.use(requireJsonBody(isUpload));
+  const isOAuth = (req: Request) => oauthRoutes.some((route) => route.test(req.path));
+  api.use(requireJsonBody(isUpload, isOAuth));
   const parseJson = express.json({
     limit: options.bodyLimit,
     strict: false,
     type: ['application/json', 'application/*+json'],
   });
+  const parseForm = express.urlencoded({ extended: false, limit: options.bodyLimit, parameterLimit: 50 });
   // An upload's body is the file, even a JSON one: its route streams it.
   api.use((req, res, next) => (isUpload(req) ? next() : parseJson(req, res, next)));
+  api.use((req, res, next) => (isOAuth(req) ? parseForm(req, res, next) : next()));
   api.use(async (req, _res, next) => {
     const context = contextOf(req);
+    if (isOAuth(req)) return next();
     const presented = presentedCredentials(req);
     if (presented.length === 0) return next();
     const credentials = await Promise.all(
@@ -222,7 +244,7 @@ export function createHttpApp(options: HttpKitOptions): Express {
     const usage = await options.meter.usage(principal.tenant, from, to);
     sendJson(res, 200, { from, to, total: usage.reduce((sum, row) => sum + row.calls, 0), items: usage });
   });
-  api.use(routeByMethod(options.query, options.command));
+  api.use(routeByMethod(options.query, options.command, options.commandGets ?? []));
   api.use((req) => {
     throw new PlatformError('not_found', `no route for ${req.method} ${req.baseUrl}${req.path}`);
   });
@@ -266,15 +288,21 @@ function requestLog(logger: Logger): RequestHandler {
 }
 
 /** A body that is not JSON is refused up front instead of being silently ignored (uploads excepted). */
-function requireJsonBody(isUpload: (req: Request) => boolean): RequestHandler {
+function requireJsonBody(
+  isUpload: (req: Request) => boolean,
+  takesForms: (req: Request) => boolean,
+): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction): void => {
     const hasBody =
       (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') ||
       req.headers['transfer-encoding'] !== undefined;
-    if (hasBody && !isUpload(req) && !req.is(['application/json', 'application/*+json'])) {
+    const accepted = takesForms(req)
+      ? ['application/json', 'application/*+json', 'application/x-www-form-urlencoded']
+      : ['application/json', 'application/*+json'];
+    if (hasBody && !isUpload(req) && !req.is(accepted)) {
       throw new PlatformError(
         'unsupported_media_type',
-        `request bodies must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? 'none')}`,
+        `request bodies must be ${accepted.join(' or ')}, got ${JSON.stringify(req.headers['content-type'] ?? 'none')}`,
       );
     }
     next();

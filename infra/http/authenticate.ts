@@ -5,6 +5,8 @@ import { hashToken, passesChecksum, SESSION_PREFIX } from '../../contracts/secre
 import type { Document } from '../read-store/port';
 import type { ReadModels } from '../read-store/read-models';
 import type { SessionActivity } from './session-activity';
+import type { AccessTokens } from '../secrets/access-tokens';
+import { permissionsOfScope } from '../../contracts/oauth';
 
 interface CachedCredential {
   readonly principal: Principal;
@@ -24,6 +26,8 @@ export interface AuthenticatorOptions {
    * user deactivated a moment ago is refused on the very next request.
    */
   readonly awaitOwnIdentityWrites?: () => Promise<void>;
+  /** OAuth access tokens: verifies their signature and expiry (their grant and client are checked here). */
+  readonly accessTokens?: AccessTokens;
   /** Sessions: the sliding idle timeout and where their last use is kept. */
   readonly sessions?: { readonly idleMs: number; readonly activity: SessionActivity };
   readonly now?: () => number;
@@ -109,6 +113,32 @@ export function tokenAuthenticator(readModels: ReadModels, options: Authenticato
     };
   }
 
+  /** An OAuth access token is good while its grant is active and its client registered (OA: deleting a client kills its tokens). */
+  async function loadAccessToken(tenant: string, token: string): Promise<CachedCredential | null> {
+    const claims = options.accessTokens?.verify(token);
+    if (!claims || claims.tenant !== tenant) return null;
+    const grant = await readModels.get(tenant, READ_MODELS.oauthGrants, documentId(tenant, claims.grantId));
+    const client = await readModels.get(
+      tenant,
+      READ_MODELS.oauthClients,
+      documentId(tenant, claims.clientId),
+    );
+    const user = await activeUser(tenant, claims.userId);
+    if (grant?.status !== 'active' || grant.clientId !== claims.clientId || !client || !user) return null;
+    const scoped = permissionsOfScope(claims.scope);
+    return {
+      expiresAt: claims.exp * 1000,
+      principal: {
+        tenant,
+        userId: String(user.userId),
+        role: user.role as Role,
+        credential: { kind: 'oauth-access-token', id: `oauth:${claims.grantId}`, clientId: claims.clientId },
+        ...userRights(user),
+        ...(scoped && { credentialPermissions: scoped }),
+      },
+    };
+  }
+
   /** Whether the session was used within the idle timeout (here, or in another process). */
   async function stillActive(
     session: NonNullable<CachedCredential['session']>,
@@ -128,7 +158,9 @@ export function tokenAuthenticator(readModels: ReadModels, options: Authenticato
     presentation: CredentialPresentation = {},
   ): Promise<Principal | null> => {
     const isSession = token.startsWith(SESSION_PREFIX);
-    if (token.length > 512 || (!isSession && !passesChecksum(token))) return null;
+    // Access tokens are JWTs: a JSON header, base64url, always begins with `eyJ`.
+    const isAccessToken = token.startsWith('eyJ');
+    if (token.length > 2048 || (!isSession && !isAccessToken && !passesChecksum(token))) return null;
     await options.awaitOwnIdentityWrites?.();
     const position = await options.identityPosition();
     if (position !== cachedAt) {
@@ -141,7 +173,9 @@ export function tokenAuthenticator(readModels: ReadModels, options: Authenticato
     if (entry === undefined) {
       entry = isSession
         ? await loadSession(tenant, hashToken(token))
-        : await loadToken(tenant, hashToken(token));
+        : isAccessToken
+          ? await loadAccessToken(tenant, token)
+          : await loadToken(tenant, hashToken(token));
       if (cache.size >= MAX_CACHED) cache.clear();
       cache.set(key, entry);
     }

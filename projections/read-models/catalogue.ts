@@ -1,7 +1,7 @@
 import type { Projection } from '../projection';
 import { fieldsProjection } from './fields';
 import { filesProjection } from './files';
-import { oauthClientsProjection } from './oauth-clients';
+import { oauthProjection } from './oauth';
 import { identityProjection } from './identity';
 import { recordsProjection } from './records';
 import {
@@ -33,7 +33,7 @@ export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
   auditProjection,
   fieldHistoryProjection,
   identityProjection,
-  oauthClientsProjection,
+  oauthProjection,
 ];
 
 export function projectionNamed(name: string): Projection | undefined {

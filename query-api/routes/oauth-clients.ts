@@ -14,7 +14,7 @@ import { authorize, readPage, type EntityDescription, type EntityReadDeps } from
 const OAUTH_CLIENTS: EntityDescription = {
   module: 'oauthClient',
   collection: READ_MODELS.oauthClients,
-  projection: 'oauth-clients',
+  projection: 'oauth',
   fields: catalogue({
     clientId: { path: 'clientId', type: 'string' },
     clientName: { path: 'clientName', type: 'string' },

@@ -212,6 +212,31 @@ async function driveEveryResource(hookUrl: string): Promise<void> {
     scope: 'record:read',
     regenerateSecret: true,
   });
+  const authorized = await fetch(
+    `${platform!.api}/auth/oauth/authorize?${new URLSearchParams({
+      response_type: 'code',
+      client_id: String(oauthClient.clientId),
+      redirect_uri: 'https://crm.example/callback',
+    }).toString()}`,
+    { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` }, redirect: 'manual' },
+  );
+  const code = new URL(authorized.headers.get('location')!).searchParams.get('code')!;
+  const exchanged = await platform!.call('POST', '/auth/oauth/token', {
+    body: {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: 'https://crm.example/callback',
+      client_id: oauthClient.clientId,
+      client_secret: (
+        await json<Entity>(
+          await platform!.call('PUT', `/auth/oauth/client/${String(oauthClient.clientId)}`, {
+            body: { regenerateSecret: true },
+          }),
+        )
+      ).clientSecret,
+    },
+  });
+  expect(exchanged.status).toBe(200);
   const doomedClient = await create('/auth/oauth/client', {
     clientName: 'Old',
     redirectUris: ['https://old.example/cb'],

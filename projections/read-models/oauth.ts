@@ -1,0 +1,67 @@
+import type { AuthorizationCodeIssuedData } from '../../contracts/events/oauth';
+import { documentId, READ_MODELS } from '../../contracts/read-models';
+import type { ReadModelChange } from '../../infra/read-store/port';
+import type { Projection } from '../projection';
+import { createdColumns, updatedColumns } from './common';
+import { entityProjection, setAllBut } from './entity';
+
+/** OAuth client registrations as listed and read (never their secret's hash). */
+const clients = entityProjection({
+  name: 'oauth',
+  category: 'oauthClient',
+  collection: READ_MODELS.oauthClients,
+  indexes: [{ name: 'tenant_name', paths: ['tenant', 'clientName'] }],
+  idKey: 'clientId',
+  created: 'OAuthClientRegistered',
+  deleted: 'OAuthClientDeleted',
+  omit: ['secretHash'],
+  patches: {
+    OAuthClientChanged: setAllBut('clientId'),
+    // The secret changed: only the audit columns move (the hash stays out of the read model).
+    OAuthClientSecretSet: () => ({ set: {} }),
+  },
+});
+
+/** Grants as access tokens are checked against them on every request: whose, which client, still good. */
+function grantChanges(event: Parameters<Projection['project']>[0], collection: string): ReadModelChange[] {
+  const { tenant } = event.metadata;
+  const data = event.data as { grantId: string };
+  const id = documentId(tenant, data.grantId);
+  const position = event.position;
+  switch (event.type) {
+    case 'AuthorizationCodeIssued': {
+      const { grantId, clientId, userId } = event.data as AuthorizationCodeIssuedData;
+      return [
+        {
+          op: 'upsert',
+          collection,
+          position,
+          doc: { id, grantId, clientId, userId, status: 'issued', ...createdColumns(event) },
+        },
+      ];
+    }
+    case 'AuthorizationCodeRedeemed':
+      return [{ op: 'patch', collection, position, id, set: { status: 'active', ...updatedColumns(event) } }];
+    case 'OAuthGrantRevoked':
+      return [
+        { op: 'patch', collection, position, id, set: { status: 'revoked', ...updatedColumns(event) } },
+      ];
+    default:
+      return [];
+  }
+}
+
+/** OAuth: client registrations and grants. */
+export const oauthProjection: Projection = {
+  name: 'oauth',
+  categories: ['oauthClient', 'oauthGrant'],
+  collections: {
+    ...clients.collections,
+    [READ_MODELS.oauthGrants]: [{ name: 'tenant_client', paths: ['tenant', 'clientId'] }],
+  },
+  project(event, collection) {
+    return event.streamId.startsWith('oauthGrant-')
+      ? grantChanges(event, collection(READ_MODELS.oauthGrants))
+      : clients.project(event, collection);
+  },
+};

@@ -1,0 +1,345 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { ADMIN_TOKEN, json, startPlatform, type TestPlatform } from '../support/platform';
+
+jest.setTimeout(60_000);
+
+let platform: TestPlatform;
+type Json = Record<string, unknown>;
+interface Client {
+  clientId: string;
+  clientSecret: string;
+}
+const REDIRECT = 'http://127.0.0.1/callback';
+
+const verifier = () => randomBytes(32).toString('base64url');
+const challengeOf = (value: string) => createHash('sha256').update(value).digest('base64url');
+
+async function registerClient(body: Json = {}): Promise<Client> {
+  const response = await platform.call('POST', '/auth/oauth/client', {
+    body: {
+      clientName: 'App',
+      redirectUris: [REDIRECT, 'https://app.example/cb'],
+      scope: 'record:read record:create',
+      ...body,
+    },
+  });
+  expect(response.status).toBe(201);
+  return json<Client>(response);
+}
+
+/** GET /auth/oauth/authorize as the admin; the redirect's parameters, or the status when there is none. */
+async function authorize(
+  query: Record<string, string>,
+): Promise<{ status: number; location: URL | null; body: Json | null }> {
+  const response = await fetch(
+    `${platform.api}/auth/oauth/authorize?${new URLSearchParams(query).toString()}`,
+    {
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
+      redirect: 'manual',
+    },
+  );
+  const location = response.headers.get('location');
+  return {
+    status: response.status,
+    location: location ? new URL(location) : null,
+    body: location ? null : await json(response),
+  };
+}
+
+async function codeFor(client: Client, extra: Record<string, string> = {}): Promise<string> {
+  const answer = await authorize({
+    response_type: 'code',
+    client_id: client.clientId,
+    redirect_uri: REDIRECT,
+    state: 's',
+    ...extra,
+  });
+  expect(answer.status).toBe(302);
+  return answer.location!.searchParams.get('code')!;
+}
+
+/** POST to a token-style endpoint as a form, with the client's Basic credentials. */
+function tokenRequest(
+  path: string,
+  client: Client,
+  form: Record<string, string>,
+  secret = client.clientSecret,
+): Promise<Response> {
+  return fetch(`${platform.api}${path}`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      Authorization: `Basic ${Buffer.from(`${client.clientId}:${secret}`).toString('base64')}`,
+    },
+    body: new URLSearchParams(form).toString(),
+  });
+}
+
+async function exchange(client: Client, code: string, extra: Record<string, string> = {}): Promise<Response> {
+  return tokenRequest('/auth/oauth/token', client, {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: REDIRECT,
+    ...extra,
+  });
+}
+
+const asBearer = (token: string) =>
+  fetch(`${platform.api}/record`, { headers: { Authorization: `Bearer ${token}` } });
+
+beforeAll(async () => {
+  platform = await startPlatform();
+});
+
+afterAll(async () => {
+  await platform.stop();
+});
+
+test('the code flow with PKCE: 302 with code, state and iss; the exchange gives the spec shape; the token works', async () => {
+  const client = await registerClient();
+  const codeVerifier = verifier();
+  const answer = await authorize({
+    response_type: 'code',
+    client_id: client.clientId,
+    redirect_uri: REDIRECT,
+    state: 'état ✓ long '.repeat(20),
+    scope: 'record:read',
+    code_challenge: challengeOf(codeVerifier),
+    code_challenge_method: 'S256',
+  });
+  expect(answer.status).toBe(302);
+  expect(answer.location!.origin + answer.location!.pathname).toBe(REDIRECT);
+  expect(answer.location!.searchParams.get('state')).toBe('état ✓ long '.repeat(20));
+  expect(answer.location!.searchParams.get('iss')).toBe(`${platform.api}`);
+  const code = answer.location!.searchParams.get('code')!;
+  expect(Buffer.from(code, 'base64url').length).toBeGreaterThanOrEqual(32);
+
+  const tokens = await exchange(client, code, { code_verifier: codeVerifier });
+  expect(tokens.status).toBe(200);
+  expect(tokens.headers.get('cache-control')).toBe('no-store');
+  expect(tokens.headers.get('pragma')).toBe('no-cache');
+  const body = await json(tokens);
+  expect(body).toEqual({
+    access_token: expect.stringMatching(/^eyJ/),
+    token_type: 'Bearer',
+    expires_in: 3600,
+    refresh_token: expect.stringMatching(/^rpr_/),
+    scope: 'record:read',
+  });
+  expect((await asBearer(String(body.access_token))).status).toBe(200);
+  // The token carries the scope's rights only.
+  const write = await fetch(`${platform.api}/space`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${String(body.access_token)}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'x' }),
+  });
+  expect(write.status).toBe(403);
+  const info = await json(
+    await fetch(`${platform.api}/auth/oauth/token-info?token=${String(body.access_token)}`),
+  );
+  expect(info).toEqual({ client_id: client.clientId, scope: ['record:read'], exp: expect.any(Number) });
+});
+
+test('OA-01/OA-02 redirect URIs match exactly (a loopback port aside); unknown clients and near misses are not redirected to', async () => {
+  const client = await registerClient();
+  const base = { response_type: 'code', client_id: client.clientId, state: 's' };
+  expect((await authorize({ ...base, redirect_uri: 'http://127.0.0.1:54321/callback' })).status).toBe(302);
+  for (const redirectUri of [
+    'https://app.example/cb/',
+    'https://APP.example/cb',
+    'https://app.example/cb?x=1',
+    'https://app.example/cb/more',
+    'https://app.example%2Fcb',
+    'https://user@app.example/cb',
+    'https://app.example/cb#frag',
+    'http://app.example/cb',
+    'http://127.0.0.1:54321/other',
+  ]) {
+    const answer = await authorize({ ...base, redirect_uri: redirectUri });
+    expect({ redirectUri, status: answer.status, location: answer.location }).toEqual({
+      redirectUri,
+      status: 400,
+      location: null,
+    });
+  }
+  const unknown = await authorize({
+    ...base,
+    client_id: 'rpc_000000000000000000000000',
+    redirect_uri: REDIRECT,
+  });
+  expect([unknown.status, unknown.location, unknown.body?.error]).toEqual([400, null, 'invalid_request']);
+});
+
+test('OA-03/04/05/06/07 other errors go back to the client with the state', async () => {
+  const client = await registerClient();
+  const base = {
+    response_type: 'code',
+    client_id: client.clientId,
+    redirect_uri: REDIRECT,
+    state: 'keep me',
+  };
+  const errorOf = async (query: Record<string, string>) => {
+    const answer = await authorize(query);
+    expect(answer.status).toBe(302);
+    return [answer.location!.searchParams.get('error'), answer.location!.searchParams.get('state')];
+  };
+  expect(await errorOf({ ...base, response_type: 'token' })).toEqual([
+    'unsupported_response_type',
+    'keep me',
+  ]);
+  expect(await errorOf({ ...base, scope: 'record:delete' })).toEqual(['invalid_scope', 'keep me']);
+  expect(
+    await errorOf({ ...base, code_challenge: challengeOf(verifier()), code_challenge_method: 'plain' }),
+  ).toEqual(['invalid_request', 'keep me']);
+  expect(await errorOf({ ...base, code_challenge: 'short', code_challenge_method: 'S256' })).toEqual([
+    'invalid_request',
+    'keep me',
+  ]);
+  const refreshOnly = await registerClient({ grantTypes: ['refresh_token'] });
+  expect(await errorOf({ ...base, client_id: refreshOnly.clientId })).toEqual([
+    'unauthorized_client',
+    'keep me',
+  ]);
+});
+
+test('OA-15/16/17/18 a code is single-use, bound to its client, redirect URI and PKCE challenge', async () => {
+  const client = await registerClient();
+  const other = await registerClient();
+  const codeVerifier = verifier();
+  const code = await codeFor(client, {
+    code_challenge: challengeOf(codeVerifier),
+    code_challenge_method: 'S256',
+  });
+  const errorOf = async (response: Response) => [response.status, (await json(response)).error];
+  expect(await errorOf(await exchange(other, code, { code_verifier: codeVerifier }))).toEqual([
+    400,
+    'invalid_grant',
+  ]);
+  expect(
+    await errorOf(
+      await exchange(client, code, { code_verifier: codeVerifier, redirect_uri: 'https://app.example/cb' }),
+    ),
+  ).toEqual([400, 'invalid_grant']);
+  expect(await errorOf(await exchange(client, code, { code_verifier: verifier() }))).toEqual([
+    400,
+    'invalid_grant',
+  ]);
+  expect(await errorOf(await exchange(client, code))).toEqual([400, 'invalid_grant']);
+  const first = await json(await exchange(client, code, { code_verifier: codeVerifier }));
+  expect((await asBearer(String(first.access_token))).status).toBe(200);
+  // Replayed: refused, and everything the code gave is revoked.
+  expect(await errorOf(await exchange(client, code, { code_verifier: codeVerifier }))).toEqual([
+    400,
+    'invalid_grant',
+  ]);
+  expect((await asBearer(String(first.access_token))).status).toBe(401);
+  const refresh = await tokenRequest('/auth/oauth/token', client, {
+    grant_type: 'refresh_token',
+    refresh_token: String(first.refresh_token),
+  });
+  expect(refresh.status).toBe(400);
+  // A verifier for a code issued without a challenge is a downgrade attempt.
+  const plainCode = await codeFor(client);
+  expect(await errorOf(await exchange(client, plainCode, { code_verifier: codeVerifier }))).toEqual([
+    400,
+    'invalid_grant',
+  ]);
+});
+
+test('OA-19/20/21 client authentication: Basic or body, never a wrong secret; unknown grant types', async () => {
+  const client = await registerClient();
+  const wrong = await exchange(client, await codeFor(client), {}).then(() =>
+    tokenRequest(
+      '/auth/oauth/token',
+      client,
+      { grant_type: 'authorization_code', code: 'x' },
+      'not-the-secret',
+    ),
+  );
+  expect(wrong.status).toBe(401);
+  expect(wrong.headers.get('www-authenticate')).toContain('Basic');
+  expect((await json(wrong)).error).toBe('invalid_client');
+  const viaBody = await fetch(`${platform.api}/auth/oauth/token`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      grant_type: 'authorization_code',
+      code: await codeFor(client),
+      redirect_uri: REDIRECT,
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+    }),
+  });
+  expect(viaBody.status).toBe(200);
+  const unsupported = await tokenRequest('/auth/oauth/token', client, { grant_type: 'password' });
+  expect([unsupported.status, (await json(unsupported)).error]).toEqual([400, 'unsupported_grant_type']);
+});
+
+test('OA-23/24/25 refresh rotates; renew is the same; a rotated token presented again revokes the grant', async () => {
+  const client = await registerClient();
+  const first = await json(await exchange(client, await codeFor(client)));
+  const second = await json(
+    await tokenRequest('/auth/oauth/token', client, {
+      grant_type: 'refresh_token',
+      refresh_token: String(first.refresh_token),
+    }),
+  );
+  expect(second.refresh_token).not.toBe(first.refresh_token);
+  const third = await json(
+    await tokenRequest('/auth/oauth/renew', client, { refresh_token: String(second.refresh_token) }),
+  );
+  expect(third.access_token).toMatch(/^eyJ/);
+  expect((await asBearer(String(third.access_token))).status).toBe(200);
+  const reused = await tokenRequest('/auth/oauth/token', client, {
+    grant_type: 'refresh_token',
+    refresh_token: String(first.refresh_token),
+  });
+  expect([reused.status, (await json(reused)).error]).toEqual([400, 'invalid_grant']);
+  expect((await asBearer(String(third.access_token))).status).toBe(401);
+  const latest = await tokenRequest('/auth/oauth/renew', client, {
+    refresh_token: String(third.refresh_token),
+  });
+  expect(latest.status).toBe(400);
+});
+
+test('OA-30 revoke answers 200 always; a token of another client stays valid; introspection says active or not', async () => {
+  const client = await registerClient();
+  const other = await registerClient();
+  const tokens = await json(await exchange(client, await codeFor(client)));
+  const foreign = await tokenRequest('/auth/oauth/revoke', other, { token: String(tokens.access_token) });
+  expect([foreign.status, await json(foreign)]).toEqual([200, { revoked: true }]);
+  expect((await asBearer(String(tokens.access_token))).status).toBe(200);
+  const introspected = await json(
+    await tokenRequest('/auth/oauth/introspect', client, { token: String(tokens.access_token) }),
+  );
+  expect(introspected).toMatchObject({ active: true, client_id: client.clientId, sub: '1' });
+  const own = await tokenRequest('/auth/oauth/revoke', client, { token: String(tokens.refresh_token) });
+  expect(own.status).toBe(200);
+  expect((await asBearer(String(tokens.access_token))).status).toBe(401);
+  expect(
+    await json(await tokenRequest('/auth/oauth/introspect', client, { token: String(tokens.access_token) })),
+  ).toEqual({ active: false });
+  expect(await json(await tokenRequest('/auth/oauth/introspect', client, { token: 'garbage' }))).toEqual({
+    active: false,
+  });
+  expect((await tokenRequest('/auth/oauth/revoke', client, { token: 'garbage' })).status).toBe(200);
+  const info = await fetch(`${platform.api}/auth/oauth/token-info?token=${String(tokens.access_token)}`);
+  expect([info.status, (await json(info)).error]).toEqual([400, 'invalid_token']);
+});
+
+test('deleting a client kills its tokens at once; the discovery document names the endpoints', async () => {
+  const client = await registerClient();
+  const tokens = await json(await exchange(client, await codeFor(client)));
+  expect((await asBearer(String(tokens.access_token))).status).toBe(200);
+  expect((await platform.call('DELETE', `/auth/oauth/client/${client.clientId}`)).status).toBe(200);
+  expect((await asBearer(String(tokens.access_token))).status).toBe(401);
+
+  const metadata = await json(await fetch(`${platform.url}/.well-known/oauth-authorization-server`));
+  expect(metadata).toMatchObject({
+    issuer: platform.api,
+    authorization_endpoint: `${platform.api}/auth/oauth/authorize`,
+    token_endpoint: `${platform.api}/auth/oauth/token`,
+    code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
+  });
+});
