@@ -1,13 +1,11 @@
 import { MongoClient } from 'mongodb';
 import { createGridFsBlobStore } from '../../infra/blob-store/gridfs';
-import { describeContract, type AdapterRun } from '../support/adapter-report';
+import { describeContract, mongoAvailability } from '../support/adapter-report';
 import { blobStoreContract } from './blob-store';
 
 const url = process.env.MONGO_URL;
 
-const availability: AdapterRun = url
-  ? { kind: 'real-server', where: url.replace(/\/\/[^@/]*@/, '//***@') }
-  : { kind: 'skipped', reason: 'MONGO_URL not set' };
+const availability = mongoAvailability(url);
 
 describeContract('blob-store', 'gridfs', availability, () => {
   blobStoreContract(async () => {

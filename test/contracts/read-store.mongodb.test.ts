@@ -1,18 +1,11 @@
 import { MongoClient } from 'mongodb';
 import { createMongoReadStore } from '../../infra/read-store/mongodb';
-import { describeContract, type AdapterRun } from '../support/adapter-report';
+import { describeContract, mongoAvailability } from '../support/adapter-report';
 import { readStoreContract } from './read-store';
 
 const url = process.env.MONGO_URL;
 
-/** The URL as shown in reports, without credentials. */
-function redacted(value: string): string {
-  return value.replace(/\/\/[^@/]*@/, '//***@');
-}
-
-const availability: AdapterRun = url
-  ? { kind: 'real-server', where: redacted(url) }
-  : { kind: 'skipped', reason: 'MONGO_URL not set' };
+const availability = mongoAvailability(url);
 
 describeContract('read-store', 'mongodb', availability, () => {
   readStoreContract(async () => {

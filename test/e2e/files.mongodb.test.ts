@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
-import { describeContract, type AdapterRun } from '../support/adapter-report';
+import { describeContract, mongoAvailability } from '../support/adapter-report';
 import { ADMIN_TOKEN, json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
 
 jest.setTimeout(60_000);
 
 const url = process.env.MONGO_URL;
-const run: AdapterRun = url
-  ? { kind: 'real-server', where: url }
-  : { kind: 'skipped', reason: 'MONGO_URL not set' };
+const run = mongoAvailability(url);
 
 describeContract('files e2e', 'mongodb read store + gridfs blobs', run, () => {
   const database = `files_${randomUUID().slice(0, 8)}`;

@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { describeContract, type AdapterRun } from '../support/adapter-report';
+import { describeContract, mongoAvailability } from '../support/adapter-report';
 import { recordsSlice } from './records-slice';
 
 const url = process.env.MONGO_URL;
-const run: AdapterRun = url
-  ? { kind: 'real-server', where: url }
-  : { kind: 'skipped', reason: 'MONGO_URL not set' };
+const run = mongoAvailability(url);
 
 describeContract('records slice e2e', 'mongodb read store', run, () => {
   recordsSlice(() => ({

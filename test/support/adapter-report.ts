@@ -37,3 +37,10 @@ export function describeContract(
   }
   describe(`${port} contract — ${adapter} (${where})`, suite);
 }
+
+/** How the MongoDB-wire suites run: against `MONGO_URL` (shown without credentials), or skipped without it. */
+export function mongoAvailability(url: string | undefined): AdapterRun {
+  return url
+    ? { kind: 'real-server', where: url.replace(/\/\/[^@/]*@/, '//***@') }
+    : { kind: 'skipped', reason: 'MONGO_URL not set' };
+}

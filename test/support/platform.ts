@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run, type Running } from '../../bin/run';
@@ -68,4 +68,11 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<T
 
 export async function json<T = Record<string, unknown>>(response: Response): Promise<T> {
   return (await response.json()) as T;
+}
+
+/** The stores' files (databases with their WAL) that contain `text`: where a secret must never be. */
+export function filesHolding(dataDir: string, text: string): string[] {
+  return readdirSync(dataDir)
+    .filter((name) => name.includes('.db'))
+    .filter((name) => readFileSync(join(dataDir, name)).includes(text));
 }
