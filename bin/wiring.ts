@@ -15,6 +15,7 @@ import { SessionActivity } from '../infra/http/session-activity';
 import { createSealer, loadMasterKey } from '../infra/secrets/sealer';
 import { createAccessTokens } from '../infra/secrets/access-tokens';
 import { OAUTH_AUTHORIZE_ROUTE, OAUTH_CLIENT_ROUTES } from '../command-api/routes/oauth';
+import { SOCIAL_LOGIN_ROUTES } from '../command-api/routes/social-login';
 import { ApiMeter } from '../infra/http/metering';
 import type { Logger } from '../infra/logging';
 import { Metrics } from '../infra/metrics';
@@ -300,7 +301,7 @@ export async function buildServices(
     ...(selection.command && {
       uploadRoutes: [FILE_UPLOAD_ROUTE],
       oauthRoutes: OAUTH_CLIENT_ROUTES,
-      commandGets: [OAUTH_AUTHORIZE_ROUTE],
+      commandGets: [OAUTH_AUTHORIZE_ROUTE, SOCIAL_LOGIN_ROUTES],
       command: createCommandRouter({
         handler,
         ids,
@@ -319,6 +320,7 @@ export async function buildServices(
         operatorTenant: config.DEFAULT_TENANT,
         sealer,
         accessTokens,
+        socialLogin: config.SOCIAL_LOGIN ?? {},
         sessions: { idleMs: sessionIdleMs, maxAgeMs: config.SESSION_MAX_HOURS * 3_600_000 },
         reads: readModelCommandReads(readModels, (projections) =>
           awaitPosition(consistency, consistency.defaultMinPosition(), projections),

@@ -13,6 +13,7 @@ import { addTwoFactorRoutes } from './routes/two-factor';
 import { addTokenPriorityRoute } from './routes/token-priority';
 import { addOAuthClientRoutes } from './routes/oauth-clients';
 import { addOAuthRoutes } from './routes/oauth';
+import { addSocialLoginRoutes } from './routes/social-login';
 import { addLabelRoutes, labelResource } from './routes/labels';
 import { addRemoteLinkRoutes } from './routes/remote-links';
 import { segmentResource } from './routes/segments';
@@ -28,6 +29,7 @@ export function createCommandRouter(deps: CommandDeps): Router {
   addTokenPriorityRoute(router, deps);
   addOAuthClientRoutes(router, deps);
   addOAuthRoutes(router, deps);
+  addSocialLoginRoutes(router, deps, deps.socialLogin);
   addUserRoutes(router, deps);
   addTwoFactorRoutes(router, deps);
   addTokenRoutes(router, deps);

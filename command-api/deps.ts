@@ -1,6 +1,7 @@
 import type { BlobStore } from '../infra/blob-store/port';
 import type { Logger } from '../infra/logging';
 import type { Sealer } from '../infra/secrets/sealer';
+import type { ProviderSettings, SocialProvider } from '../contracts/social';
 import type { AccessTokens } from '../infra/secrets/access-tokens';
 import type { OutboundHttp } from '../infra/outbound/port';
 import type { IdAllocator } from './kit/id-allocator';
@@ -20,6 +21,8 @@ export interface CommandDeps {
   readonly blobs: BlobStore;
   readonly uploads: UploadLimits;
   readonly logger: Logger;
+  /** Social sign-in providers that are configured, with their client credentials. */
+  readonly socialLogin: Partial<Record<SocialProvider, ProviderSettings>>;
   /** Signs OAuth access tokens. */
   readonly accessTokens: AccessTokens;
   /** Seals secrets kept at rest (TOTP seeds) and derives signing keys. */

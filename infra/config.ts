@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { socialLoginSchema } from '../contracts/social';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -17,6 +18,21 @@ const tenantQuotas = z
     }
   })
   .pipe(z.record(z.string(), z.number().int().positive()));
+
+const socialLogin = z
+  .string()
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'SOCIAL_LOGIN must be JSON like {"google": {"clientId": "…", "clientSecret": "…"}}',
+      });
+      return z.NEVER;
+    }
+  })
+  .pipe(socialLoginSchema);
 
 /** Every environment variable the platform reads. The README's configuration reference mirrors this. */
 export const configSchema = z.object({
@@ -54,6 +70,8 @@ export const configSchema = z.object({
     .string()
     .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be base64 of 32 bytes')
     .optional(),
+  /** Social sign-in providers and their OAuth client credentials (see contracts/social.ts). */
+  SOCIAL_LOGIN: socialLogin.optional(),
   SESSION_IDLE_MINUTES: z.coerce
     .number()
     .int()

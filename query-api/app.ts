@@ -18,7 +18,7 @@ import { addFieldReadRoutes, FIELDS } from './routes/fields';
 import { addFileReadRoutes, type FileReadDeps } from './routes/files';
 import { addUserReadRoutes, type UserReadDeps } from './routes/users';
 import { addOAuthClientReadRoutes } from './routes/oauth-clients';
-import { addOAuthInfoRoutes, type OAuthInfoDeps } from './routes/oauth-info';
+import { addOAuthInfoRoutes, addUserinfoRoute, type OAuthInfoDeps } from './routes/oauth-info';
 import { addHistoryRoutes } from './routes/history';
 import { addLabelReadRoutes } from './routes/labels';
 import { addModuleTemplateRoutes } from './routes/module-templates';
@@ -66,6 +66,7 @@ export function createQueryRouter(deps: QueryDeps): Router {
   addUserReadRoutes(router, deps);
   addOAuthClientReadRoutes(router, deps);
   addOAuthInfoRoutes(router, deps);
+  addUserinfoRoute(router, deps);
   addEntityRoutes(router, deps, 'space', 'spaceId', SPACES);
   // Before every `/module/{moduleId}…` route: `built-in` is not a module id.
   addModuleTemplateRoutes(router);

@@ -62,6 +62,67 @@ function setSessionCookie(req: Request, res: Response, value: string, maxAgeSeco
 }
 
 /**
+ * The first factor is good and the user has two-factor sign-in: no session yet (SE-01), but a short-lived,
+ * single-use pending login that only `POST /auth/2fa` accepts, answered as E4031.
+ */
+export function requireSecondFactor(deps: CommandDeps, res: Response, tenant: string, userId: number): never {
+  const pendingToken = jwt.sign({ tnt: tenant }, deps.sealer.derivedKey('pending-login'), {
+    algorithm: 'HS256',
+    subject: String(userId),
+    audience: PENDING_AUDIENCE,
+    jwtid: randomUUID(),
+    expiresIn: PENDING_SECONDS,
+  });
+  res.setHeader('Cache-Control', 'no-store');
+  throw new PlatformError(
+    'two_factor_required',
+    'two-factor authentication is on: send a code to POST /auth/2fa',
+    {
+      pendingToken,
+      expiresIn: PENDING_SECONDS,
+    },
+  );
+}
+
+/** A fresh session for `user`, recorded by the command `commandFor` makes; answered with cookie and body. */
+export async function startSession(
+  deps: CommandDeps,
+  req: Request,
+  res: Response,
+  user: UserState,
+  commandFor: (session: { sessionHash: string; csrfHash: string; absoluteExpiresAt: string }) => UserCommand,
+): Promise<void> {
+  const session = newSessionToken();
+  const csrfToken = newCsrfToken();
+  const absoluteExpiresAt = new Date(Date.now() + deps.sessions.maxAgeMs).toISOString();
+  const sessionHash = hashToken(session);
+  const result = await deps.handler.handle(
+    streamName('user', contextOf(req).tenant, user.userId),
+    userDecider,
+    commandFor({ sessionHash, csrfHash: hashToken(csrfToken), absoluteExpiresAt }),
+    commandContext(
+      req,
+      {
+        tenant: contextOf(req).tenant,
+        userId: String(user.userId),
+        role: user.role,
+        credential: { kind: 'session', id: `session:${sessionHash.slice(0, 16)}` },
+      },
+      deps.newCommandId(),
+    ),
+  );
+  setSessionCookie(req, res, session, Math.floor(deps.sessions.maxAgeMs / 1000));
+  res.setHeader('Cache-Control', 'no-store');
+  sendResult(res, 200, result, {
+    session,
+    csrfToken,
+    idleTimeoutSeconds: Math.floor(deps.sessions.idleMs / 1000),
+    absoluteExpiresAt,
+    user: userView(result.state),
+  });
+}
+
+/**
  * Session login (`POST /auth`, then `POST /auth/2fa` when the user has two-factor authentication) and logout
  * (`DELETE /auth`).
  */
@@ -98,29 +159,13 @@ export function addSessionRoutes(router: Router, deps: CommandDeps): void {
     }
     throttle.succeeded(tenant, body.email, address);
     if (hasTwoFactor(known)) {
-      // No session yet (SE-01): a short-lived, single-use pending login that only POST /auth/2fa accepts.
-      const pendingToken = jwt.sign({ tnt: tenant }, pendingKey, {
-        algorithm: 'HS256',
-        subject: String(known.userId),
-        audience: PENDING_AUDIENCE,
-        jwtid: randomUUID(),
-        expiresIn: PENDING_SECONDS,
-      });
       log.info(
         { event: 'login.second-factor-required', userId: known.userId },
         'password accepted; 2FA next',
       );
-      res.setHeader('Cache-Control', 'no-store');
-      throw new PlatformError(
-        'two_factor_required',
-        'two-factor authentication is on: send a code to POST /auth/2fa',
-        {
-          pendingToken,
-          expiresIn: PENDING_SECONDS,
-        },
-      );
+      requireSecondFactor(deps, res, tenant, known.userId);
     }
-    await startSession(req, res, known, (session) => ({ kind: 'StartSession', ...session }));
+    await startSession(deps, req, res, known, (session) => ({ kind: 'StartSession', ...session }));
     log.info({ event: 'login.succeeded', userId: known.userId }, 'login succeeded');
   });
 
@@ -141,7 +186,7 @@ export function addSessionRoutes(router: Router, deps: CommandDeps): void {
       throw new PlatformError('unauthorized', 'the code is wrong, used already, or expired');
     }
     failedAttempts.delete(pending.jti);
-    await startSession(req, res, known, (session) => ({
+    await startSession(deps, req, res, known, (session) => ({
       kind: 'CompleteSecondFactor',
       pendingLogin: pending.jti,
       proof,
@@ -149,47 +194,6 @@ export function addSessionRoutes(router: Router, deps: CommandDeps): void {
     }));
     log.info({ event: 'login.succeeded', via: proof.kind }, 'login succeeded with a second factor');
   });
-
-  /** A fresh session for `user`, recorded by the command `commandFor` makes; answered with cookie and body. */
-  async function startSession(
-    req: Request,
-    res: Response,
-    user: UserState,
-    commandFor: (session: {
-      sessionHash: string;
-      csrfHash: string;
-      absoluteExpiresAt: string;
-    }) => UserCommand,
-  ): Promise<void> {
-    const session = newSessionToken();
-    const csrfToken = newCsrfToken();
-    const absoluteExpiresAt = new Date(Date.now() + deps.sessions.maxAgeMs).toISOString();
-    const sessionHash = hashToken(session);
-    const result = await deps.handler.handle(
-      streamName('user', contextOf(req).tenant, user.userId),
-      userDecider,
-      commandFor({ sessionHash, csrfHash: hashToken(csrfToken), absoluteExpiresAt }),
-      commandContext(
-        req,
-        {
-          tenant: contextOf(req).tenant,
-          userId: String(user.userId),
-          role: user.role,
-          credential: { kind: 'session', id: `session:${sessionHash.slice(0, 16)}` },
-        },
-        deps.newCommandId(),
-      ),
-    );
-    setSessionCookie(req, res, session, Math.floor(deps.sessions.maxAgeMs / 1000));
-    res.setHeader('Cache-Control', 'no-store');
-    sendResult(res, 200, result, {
-      session,
-      csrfToken,
-      idleTimeoutSeconds: Math.floor(deps.sessions.idleMs / 1000),
-      absoluteExpiresAt,
-      user: userView(result.state),
-    });
-  }
 
   function pendingLoginOf(token: string, tenant: string): { userId: number; jti: string } {
     try {

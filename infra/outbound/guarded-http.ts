@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP } from 'node:net';
-import { OutboundError, type OutboundHttp, type OutboundResponse } from './port';
+import { OutboundError, type OutboundHttp, type OutboundRequest, type OutboundResponse } from './port';
 
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 
@@ -59,68 +59,74 @@ async function systemResolve(hostname: string): Promise<string[]> {
  */
 export function guardedHttp(options: GuardedHttpOptions): OutboundHttp {
   const resolve = options.resolve ?? systemResolve;
-  return {
-    async postJson(url: string, body: unknown): Promise<OutboundResponse> {
-      const target = new URL(url);
-      if (target.protocol !== 'https:' && target.protocol !== 'http:')
-        throw new OutboundError(
-          'refused-address',
-          `only http(s) addresses are called, not ${target.protocol}`,
-        );
-      const hostname = target.hostname.replace(/^\[|\]$/g, '');
-      let addresses: string[];
-      try {
-        addresses = isIP(hostname) ? [hostname] : await resolve(hostname);
-      } catch (error) {
-        throw new OutboundError('unreachable', `${hostname} does not resolve: ${String(error)}`);
-      }
-      if (addresses.length === 0) throw new OutboundError('unreachable', `${hostname} does not resolve`);
-      if (!options.allowNonPublic && addresses.some(isNonPublicAddress))
-        throw new OutboundError('refused-address', `${hostname} resolves to a private or reserved address`);
-      const pinned = addresses[0]!;
-      const payload = JSON.stringify(body);
-      const started = performance.now();
-      return new Promise<OutboundResponse>((resolveCall, reject) => {
-        const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-        const call = send(
-          target,
-          {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-            // Connect to the address checked above, whatever DNS would answer now.
-            lookup: (_host, lookupOptions, callback) => {
-              const family = isIP(pinned);
-              if ((lookupOptions as { all?: boolean }).all) callback(null, [{ address: pinned, family }]);
-              else callback(null, pinned, family);
-            },
-            timeout: options.timeoutMs,
+  const request = async ({ method, url, headers = {}, body }: OutboundRequest): Promise<OutboundResponse> => {
+    const target = new URL(url);
+    if (target.protocol !== 'https:' && target.protocol !== 'http:')
+      throw new OutboundError('refused-address', `only http(s) addresses are called, not ${target.protocol}`);
+    const hostname = target.hostname.replace(/^\[|\]$/g, '');
+    let addresses: string[];
+    try {
+      addresses = isIP(hostname) ? [hostname] : await resolve(hostname);
+    } catch (error) {
+      throw new OutboundError('unreachable', `${hostname} does not resolve: ${String(error)}`);
+    }
+    if (addresses.length === 0) throw new OutboundError('unreachable', `${hostname} does not resolve`);
+    if (!options.allowNonPublic && addresses.some(isNonPublicAddress))
+      throw new OutboundError('refused-address', `${hostname} resolves to a private or reserved address`);
+    const pinned = addresses[0]!;
+    const payload = body ?? '';
+    const started = performance.now();
+    return new Promise<OutboundResponse>((resolveCall, reject) => {
+      const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+      const call = send(
+        target,
+        {
+          method,
+          headers: {
+            ...headers,
+            ...(method === 'POST' && { 'content-length': String(Buffer.byteLength(payload)) }),
           },
-          (response) => {
-            const chunks: Buffer[] = [];
-            let size = 0;
-            response.on('data', (chunk: Buffer) => {
-              if (size < MAX_RESPONSE_BYTES) chunks.push(chunk.subarray(0, MAX_RESPONSE_BYTES - size));
-              size += chunk.length;
-            });
-            response.on('end', () =>
-              resolveCall({
-                status: response.statusCode ?? 0,
-                body: Buffer.concat(chunks).toString('utf8'),
-                durationMs: performance.now() - started,
-              }),
-            );
-            response.on('error', (error) => reject(new OutboundError('unreachable', error.message)));
+          // Connect to the address checked above, whatever DNS would answer now.
+          lookup: (_host, lookupOptions, callback) => {
+            const family = isIP(pinned);
+            if ((lookupOptions as { all?: boolean }).all) callback(null, [{ address: pinned, family }]);
+            else callback(null, pinned, family);
           },
-        );
-        call.on('timeout', () => {
-          call.destroy();
-          reject(
-            new OutboundError('timeout', `${target.host} did not answer within ${options.timeoutMs} ms`),
+          timeout: options.timeoutMs,
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          response.on('data', (chunk: Buffer) => {
+            if (size < MAX_RESPONSE_BYTES) chunks.push(chunk.subarray(0, MAX_RESPONSE_BYTES - size));
+            size += chunk.length;
+          });
+          response.on('end', () =>
+            resolveCall({
+              status: response.statusCode ?? 0,
+              body: Buffer.concat(chunks).toString('utf8'),
+              durationMs: performance.now() - started,
+            }),
           );
-        });
-        call.on('error', (error) => reject(new OutboundError('unreachable', error.message)));
-        call.end(payload);
+          response.on('error', (error) => reject(new OutboundError('unreachable', error.message)));
+        },
+      );
+      call.on('timeout', () => {
+        call.destroy();
+        reject(new OutboundError('timeout', `${target.host} did not answer within ${options.timeoutMs} ms`));
       });
-    },
+      call.on('error', (error) => reject(new OutboundError('unreachable', error.message)));
+      call.end(method === 'POST' ? payload : undefined);
+    });
+  };
+  return {
+    request,
+    postJson: (url, body) =>
+      request({
+        method: 'POST',
+        url,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }),
   };
 }

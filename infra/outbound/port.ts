@@ -2,6 +2,15 @@
 export interface OutboundHttp {
   /** POSTs `body` as JSON. Redirects are answered as they come, never followed. */
   postJson(url: string, body: unknown): Promise<OutboundResponse>;
+  /** Any call (a form POST, a GET with a bearer token); redirects are answered, never followed. */
+  request(call: OutboundRequest): Promise<OutboundResponse>;
+}
+
+export interface OutboundRequest {
+  readonly method: 'GET' | 'POST';
+  readonly url: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
 }
 
 export interface OutboundResponse {

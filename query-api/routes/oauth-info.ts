@@ -1,7 +1,8 @@
 import { Router } from 'express';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import { scopeTokens } from '../../contracts/oauth';
-import { contextOf } from '../../infra/http/context';
+import { PlatformError } from '../../contracts/errors';
+import { contextOf, principalOf } from '../../infra/http/context';
 import { issuerOf } from '../../infra/http/issuer';
 import type { AccessTokens } from '../../infra/secrets/access-tokens';
 import type { EntityReadDeps } from './entities';
@@ -34,6 +35,26 @@ export function addOAuthInfoRoutes(router: Router, deps: OAuthInfoDeps): void {
   });
 }
 
+/**
+ * `GET /auth/oauth/userinfo` (OpenID Connect userinfo, for clients that sign users in with this platform):
+ * who the access token's user is. Users' addresses are set by administrators, so they count as verified.
+ */
+export function addUserinfoRoute(router: Router, deps: OAuthInfoDeps): void {
+  router.get('/auth/oauth/userinfo', async (req, res) => {
+    const principal = principalOf(req);
+    if (principal.credential.kind !== 'oauth-access-token')
+      throw new PlatformError('unauthorized', 'userinfo answers to an OAuth access token');
+    const user = await deps.readModels.get(
+      principal.tenant,
+      READ_MODELS.users,
+      documentId(principal.tenant, Number(principal.userId)),
+    );
+    if (!user) throw new PlatformError('not_found', 'user not found');
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(200).json({ sub: principal.userId, email: user.email, email_verified: true, name: user.name });
+  });
+}
+
 /** `/.well-known/oauth-authorization-server` (RFC 8414), for clients that discover the endpoints. */
 export function oauthMetadataRouter(): Router {
   const router = Router();
@@ -45,6 +66,7 @@ export function oauthMetadataRouter(): Router {
       token_endpoint: `${issuer}/auth/oauth/token`,
       revocation_endpoint: `${issuer}/auth/oauth/revoke`,
       introspection_endpoint: `${issuer}/auth/oauth/introspect`,
+      userinfo_endpoint: `${issuer}/auth/oauth/userinfo`,
       response_types_supported: ['code'],
       grant_types_supported: ['authorization_code', 'refresh_token'],
       code_challenge_methods_supported: ['S256'],
