@@ -73,7 +73,7 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
   };
 
   /** The calling client (HTTP Basic or `client_id` + `client_secret` in the body; never the query string). */
-  const authenticateClient = async (req: Request): Promise<{ client: OAuthClientState; basic: boolean }> => {
+  const authenticateClient = async (req: Request): Promise<OAuthClientState> => {
     const header = req.headers.authorization;
     let clientId: string | undefined;
     let secret: string | undefined;
@@ -82,8 +82,13 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
       const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
       const colon = decoded.indexOf(':');
       if (colon < 0) throw new OAuthError('invalid_client', 'malformed Basic credentials');
-      clientId = decodeURIComponent(decoded.slice(0, colon));
-      secret = decodeURIComponent(decoded.slice(colon + 1));
+      try {
+        // RFC 6749 §2.3.1: both parts are form-urlencoded before they are joined.
+        clientId = decodeURIComponent(decoded.slice(0, colon));
+        secret = decodeURIComponent(decoded.slice(colon + 1));
+      } catch {
+        throw new OAuthError('invalid_client', 'malformed Basic credentials');
+      }
     } else {
       clientId = param(req.body, 'client_id');
       secret = param(req.body, 'client_secret');
@@ -92,10 +97,8 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
     // The hash is compared in constant time; an unknown client costs the same comparison.
     const matches = sha256Equal(hashToken(secret ?? ''), client?.secretHash || '0'.repeat(64));
     if (!client || secret === undefined || !matches)
-      throw Object.assign(new OAuthError('invalid_client', 'unknown client or wrong client credentials'), {
-        basic,
-      });
-    return { client, basic };
+      throw new OAuthError('invalid_client', 'unknown client or wrong client credentials');
+    return client;
   };
 
   const oauthEndpoint =
@@ -104,7 +107,7 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
         await handler(req, res);
       } catch (error) {
         if (!(error instanceof OAuthError)) throw error;
-        sendOAuthError(res, error, (error as OAuthError & { basic?: boolean }).basic === true);
+        sendOAuthError(res, error, /^Basic /i.test(req.headers.authorization ?? ''));
       }
     };
 
@@ -190,7 +193,7 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
   });
 
   const exchange = oauthEndpoint(async (req, res) => {
-    const { client } = await authenticateClient(req);
+    const client = await authenticateClient(req);
     const tenant = principalTenant(req);
     const grantType = param(req.body, 'grant_type');
     if (grantType !== 'authorization_code' && grantType !== 'refresh_token')
@@ -296,7 +299,7 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
   router.post(
     '/auth/oauth/revoke',
     oauthEndpoint(async (req, res) => {
-      const { client } = await authenticateClient(req);
+      const client = await authenticateClient(req);
       const tenant = principalTenant(req);
       const grantId = grantOfToken(param(req.body, 'token'));
       if (grantId) {

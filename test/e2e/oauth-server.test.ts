@@ -271,6 +271,15 @@ test('OA-19/20/21 client authentication: Basic or body, never a wrong secret; un
     }),
   });
   expect(viaBody.status).toBe(200);
+  const malformed = await fetch(`${platform.api}/auth/oauth/token`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      Authorization: `Basic ${Buffer.from(`${client.clientId}:%E0%A4%A`).toString('base64')}`,
+    },
+    body: 'grant_type=authorization_code&code=x',
+  });
+  expect([malformed.status, (await json(malformed)).error]).toEqual([401, 'invalid_client']);
   const unsupported = await tokenRequest('/auth/oauth/token', client, { grant_type: 'password' });
   expect([unsupported.status, (await json(unsupported)).error]).toEqual([400, 'unsupported_grant_type']);
 });

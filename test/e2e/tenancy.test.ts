@@ -111,6 +111,10 @@ test('every resource family of one system is out of reach from another: reads, w
     name: `${MARK} user ${n}`,
   }));
   const memberToken = await create(`/auth/${member.id}/token`, { name: `${MARK} token` });
+  const oauthClient = await create('/auth/oauth/client', {
+    clientName: `${MARK} client`,
+    redirectUris: ['https://test.example/cb'],
+  });
   const upload = await fetch(`${platform.api}/record/${record.id}/file?name=secret.txt`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'text/plain' },
@@ -188,6 +192,16 @@ test('every resource family of one system is out of reach from another: reads, w
     ['POST', `/user/${member.id}/deactivate`],
     ['POST', `/auth/${member.id}/token`, { name: 'taken' }],
     ['DELETE', `/auth/${member.id}/token/${String(memberToken.id)}`],
+    ['GET', `/auth/oauth/client/${String(oauthClient.clientId)}`],
+    ['PUT', `/auth/oauth/client/${String(oauthClient.clientId)}`, { clientName: 'taken' }],
+    ['DELETE', `/auth/oauth/client/${String(oauthClient.clientId)}`],
+    // Another system's client cannot start an authorization here (no redirect either).
+    [
+      'GET',
+      `/auth/oauth/authorize?response_type=code&client_id=${String(oauthClient.clientId)}&redirect_uri=https%3A%2F%2Ftest.example%2Fcb`,
+      undefined,
+      400,
+    ],
   ];
   for (const [method, path, body, status = 404] of notFound) {
     const answer = await acme(method, path, body);
@@ -216,6 +230,7 @@ test('every resource family of one system is out of reach from another: reads, w
     '/field-group',
     '/user',
     '/audit',
+    '/auth/oauth/client',
     `/auth/${member.id}/token`,
     `/record/${acmeRecord.id}/file`,
   ]) {
