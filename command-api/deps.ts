@@ -50,6 +50,8 @@ export interface CommandReads {
   fieldModule(tenant: string, fieldId: number): Promise<number | null>;
   recordsInModule(tenant: string, moduleId: number): Promise<number>;
   modulesInSpace(tenant: string, spaceId: number): Promise<number>;
+  /** The user's OAuth grants that still work (a code waiting, or tokens issued). */
+  liveGrantsOf(tenant: string, userId: number): Promise<string[]>;
   /** The space's modules installed from built-in template `template`. */
   modulesOfTemplate(tenant: string, spaceId: number, template: string): Promise<number>;
 }

@@ -353,6 +353,25 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
   );
 }
 
+/**
+ * OA-29: a change to how a user signs in (password, two-factor, deactivation) revokes the OAuth grants they
+ * gave, with every access and refresh token of them.
+ */
+export async function revokeGrantsOf(
+  deps: CommandDeps,
+  req: Request,
+  principal: Principal,
+  userId: number,
+): Promise<void> {
+  for (const grantId of await deps.reads.liveGrantsOf(principal.tenant, userId))
+    await deps.handler.handle(
+      streamName('oauthGrant', principal.tenant, grantId),
+      oauthGrantDecider,
+      { kind: 'RevokeGrant' },
+      commandContext(req, principal, deps.newCommandId()),
+    );
+}
+
 /** Who acts at the token endpoints: the client itself. */
 function clientPrincipal(tenant: string, clientId: string): Principal {
   return {

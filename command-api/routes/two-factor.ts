@@ -15,6 +15,7 @@ import { verifyPassword } from '../kit/passwords';
 import { newTotpSecret, totpUri, verifyTotp } from '../kit/totp';
 import { authorizeAccount, commandContext, sendResult } from './context';
 import { keptSession } from './users';
+import { revokeGrantsOf } from './oauth';
 
 const RECOVERY_CODES = 10;
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
@@ -133,6 +134,7 @@ export function addTwoFactorRoutes(router: Router, deps: CommandDeps): void {
       },
       commandContext(req, principal, deps.newCommandId()),
     );
+    await revokeGrantsOf(deps, req, principal, userId);
     const issued = result.state.twoFactor.recoveryCodeHashes[0] === recovery.hashes[0];
     res.setHeader('Cache-Control', 'no-store');
     sendResult(res, 200, result, {
@@ -153,6 +155,7 @@ export function addTwoFactorRoutes(router: Router, deps: CommandDeps): void {
       { kind: 'RemoveTwoFactorDevice', deviceId, ...keptSession(principal, self) },
       commandContext(req, principal, deps.newCommandId()),
     );
+    await revokeGrantsOf(deps, req, principal, result.state.userId);
     sendResult(res, 200, result, { id: deviceId, removed: true });
   });
 

@@ -12,6 +12,7 @@ import { emailClaimDecider, emailClaimStream } from '../domain/email-claim';
 import { userDecider, type Caller, type UserState } from '../domain/user';
 import { requestHash } from '../kit/idempotency';
 import { hashPassword, verifyPassword } from '../kit/passwords';
+import { revokeGrantsOf } from './oauth';
 import {
   authorize,
   authorizeAccount,
@@ -155,6 +156,7 @@ export function addUserRoutes(router: Router, deps: CommandDeps): void {
         commandContext(req, principal, deps.newCommandId()),
         preconditions(req),
       );
+      if (action === 'deactivate') await revokeGrantsOf(deps, req, principal, result.state.userId);
       sendResult(res, 200, result, userView(result.state));
     });
 
@@ -188,6 +190,7 @@ export function addUserRoutes(router: Router, deps: CommandDeps): void {
       },
       commandContext(req, principal, deps.newCommandId()),
     );
+    await revokeGrantsOf(deps, req, principal, userId);
     sendResult(res, 200, result, { id: userId, passwordChanged: true });
   });
 }

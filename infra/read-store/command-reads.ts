@@ -34,5 +34,17 @@ export function readModelCommandReads(
     modulesInSpace: (tenant, spaceId) => countWhere(tenant, READ_MODELS.modules, 'spaceId', spaceId),
     modulesOfTemplate: (tenant, spaceId, template) =>
       countWhere(tenant, READ_MODELS.modules, 'spaceId', spaceId, equals('template', template)),
+    async liveGrantsOf(tenant, userId) {
+      await ownWritesApplied([PROJECTION_OF_READ_MODEL[READ_MODELS.oauthGrants]!]);
+      const { items } = await readModels.find(tenant, READ_MODELS.oauthGrants, {
+        filter: {
+          kind: 'and',
+          children: [equals('userId', userId), { kind: 'in', path: 'status', values: ['issued', 'active'] }],
+        },
+        limit: 10_000,
+        withTotal: false,
+      });
+      return items.map((grant) => String(grant.grantId));
+    },
   };
 }

@@ -57,7 +57,10 @@ export const oauthProjection: Projection = {
   categories: ['oauthClient', 'oauthGrant'],
   collections: {
     ...clients.collections,
-    [READ_MODELS.oauthGrants]: [{ name: 'tenant_client', paths: ['tenant', 'clientId'] }],
+    [READ_MODELS.oauthGrants]: [
+      { name: 'tenant_client', paths: ['tenant', 'clientId'] },
+      { name: 'tenant_user', paths: ['tenant', 'userId'] },
+    ],
   },
   project(event, collection) {
     return event.streamId.startsWith('oauthGrant-')

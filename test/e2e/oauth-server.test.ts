@@ -352,3 +352,40 @@ test('deleting a client kills its tokens at once; the discovery document names t
     authorization_response_iss_parameter_supported: true,
   });
 });
+
+test('OA-29 a password change or a deactivation revokes the OAuth grants the user gave', async () => {
+  const client = await registerClient();
+  const member = await json(
+    await platform.call('POST', '/user', {
+      body: { email: 'oa29@example.com', name: 'Grantor', password: 'a long enough password' },
+    }),
+  );
+  const memberToken = String(
+    (await json(await platform.call('POST', `/auth/${String(member.id)}/token`, { body: { name: 'b' } })))
+      .token,
+  );
+  const grantTokens = async () => {
+    const answer = await fetch(
+      `${platform.api}/auth/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT }).toString()}`,
+      { headers: { Authorization: `Bearer ${memberToken}` }, redirect: 'manual' },
+    );
+    const code = new URL(answer.headers.get('location')!).searchParams.get('code')!;
+    return json(await exchange(client, code));
+  };
+  const first = await grantTokens();
+  expect((await asBearer(String(first.access_token))).status).toBe(200);
+  await platform.call('PUT', `/user/${String(member.id)}/password`, {
+    body: { password: 'another long password' },
+  });
+  expect((await asBearer(String(first.access_token))).status).toBe(401);
+  const refresh = await tokenRequest('/auth/oauth/token', client, {
+    grant_type: 'refresh_token',
+    refresh_token: String(first.refresh_token),
+  });
+  expect(refresh.status).toBe(400);
+  const second = await grantTokens();
+  expect((await asBearer(String(second.access_token))).status).toBe(200);
+  await platform.call('POST', `/user/${String(member.id)}/deactivate`);
+  await platform.call('POST', `/user/${String(member.id)}/activate`);
+  expect((await asBearer(String(second.access_token))).status).toBe(401);
+});
