@@ -112,6 +112,9 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
     };
 
   router.get('/auth/oauth/authorize', async (req, res) => {
+    // OA-09: never framed, never leaking the code in a Referer.
+    res.setHeader('Content-Security-Policy', "frame-ancestors 'none'");
+    res.setHeader('Referrer-Policy', 'no-referrer');
     const tenant = principalTenant(req);
     let clientId: string | undefined;
     let redirectUri: string | undefined;
@@ -140,7 +143,6 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
       for (const [name, value] of Object.entries({ ...parameters, state, iss: issuerOf(req) }))
         if (value !== undefined) target.searchParams.append(name, value);
       res.setHeader('Cache-Control', 'no-store');
-      res.setHeader('Referrer-Policy', 'no-referrer');
       res.redirect(302, target.toString());
     };
     try {

@@ -39,6 +39,10 @@ async function authorize(
     },
   );
   const location = response.headers.get('location');
+  // OA-09/OA-10: every answer of the endpoint refuses framing and referrers; redirects are 302s.
+  expect(response.headers.get('content-security-policy')).toBe("frame-ancestors 'none'");
+  expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+  if (location) expect(response.status).toBe(302);
   return {
     status: response.status,
     location: location ? new URL(location) : null,
