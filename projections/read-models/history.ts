@@ -31,13 +31,16 @@ const CATEGORIES_WITH_DATA = new Set([
   'fieldGroup',
 ]);
 
+/** Sign-in and authorization events: who did what is audited, their data (hashes, sealed seeds) is not. */
+const CATEGORIES_WITHOUT_DATA = ['user', 'email', 'tenant', 'oauthClient', 'oauthGrant'];
+
 /**
  * The audit trail: one document per domain event, newest first by `position`: which event, on which
  * stream, by which user and credential, in which command. Read by `/audit` and the record history route.
  */
 export const auditProjection: Projection = {
   name: 'audit',
-  categories: [...CATEGORIES_WITH_DATA, 'user'],
+  categories: [...CATEGORIES_WITH_DATA, ...CATEGORIES_WITHOUT_DATA],
   collections: {
     [READ_MODELS.audit]: [
       { name: 'tenant_position', paths: ['tenant', 'position'] },

@@ -118,3 +118,21 @@ test('clients are managed with the oauthClient right', async () => {
     ).status,
   ).toBe(403);
 });
+
+test('client registrations and changes are in the audit trail, without their secret hashes', async () => {
+  const client = await register({ clientName: 'Audited', redirectUris: ['https://audited.example/cb'] });
+  await platform.call('PUT', `/auth/oauth/client/${String(client.clientId)}`, {
+    body: { regenerateSecret: true },
+  });
+  const audit = await json<Page<Client>>(
+    await platform.call(
+      'GET',
+      `/audit?filter=streamId=oauthClient-test.${String(client.clientId)}&order=position;ASC`,
+    ),
+  );
+  expect(audit.items.map((entry) => [entry.type, entry.userId])).toEqual([
+    ['OAuthClientRegistered', '1'],
+    ['OAuthClientSecretSet', '1'],
+  ]);
+  expect(JSON.stringify(audit)).not.toContain('secretHash');
+});
