@@ -105,3 +105,18 @@ export function chooseCredential(presented: readonly PresentedCredential[]): Cre
     ? { kind: 'chosen', source: first.source, principal: first.principal }
     : { kind: 'invalid', source: first.source };
 }
+
+/**
+ * Whether `principal` may act on account `userId` (its details, password, two-factor, tokens): users on their
+ * own account need only a credential that allows it; others must be administrators with the right.
+ */
+export function mayActOnAccount(
+  principal: Principal,
+  userId: number,
+  module: string,
+  operation: Operation,
+): boolean {
+  return principal.userId === String(userId)
+    ? credentialAllows(principal, module, operation)
+    : isAdmin(principal) && can(principal, module, operation);
+}

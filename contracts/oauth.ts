@@ -23,6 +23,29 @@ export function redirectUriProblem(value: string): string | null {
   return null;
 }
 
+/** Exact match, except the port of a loopback http redirect (RFC 8252 §7.3, RFC 9700 §2.1). */
+export function redirectUriMatches(registered: string, requested: string): boolean {
+  if (registered === requested) return true;
+  try {
+    const a = new URL(registered);
+    const b = new URL(requested);
+    return (
+      a.protocol === 'http:' &&
+      b.protocol === 'http:' &&
+      LOOPBACK_HOSTS.has(a.hostname) &&
+      a.hostname === b.hostname &&
+      a.pathname === b.pathname &&
+      a.search === b.search &&
+      b.username === '' &&
+      b.password === '' &&
+      !requested.includes('#') &&
+      requested === `http://${b.host}${b.pathname}${b.search}`
+    );
+  } catch {
+    return false;
+  }
+}
+
 export const redirectUriSchema = z
   .string()
   .max(2000)

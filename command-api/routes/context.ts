@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { can, credentialAllows, isAdmin, type Operation, type Principal } from '../../contracts/auth';
+import { can, mayActOnAccount, type Operation, type Principal } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 import { contextOf, principalOf } from '../../infra/http/context';
 import { etagOf, expectedRevisionFromIfMatch } from '../../infra/http/conditional';
@@ -27,10 +27,7 @@ export function authorizeAccount(
 ): { principal: Principal; self: boolean } {
   const principal = principalOf(req);
   const self = principal.userId === String(userId);
-  const allowed = self
-    ? credentialAllows(principal, module, operation)
-    : isAdmin(principal) && can(principal, module, operation);
-  if (!allowed)
+  if (!mayActOnAccount(principal, userId, module, operation))
     throw new PlatformError('forbidden', self ? `this credential may not ${operation} ${module}` : refusal);
   return { principal, self };
 }

@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
-import { OAuthError, scopeWithin, type GrantType } from '../../contracts/oauth';
+import { OAuthError, redirectUriMatches, scopeWithin, type GrantType } from '../../contracts/oauth';
 import { hashToken } from '../../contracts/secrets';
 import { streamName } from '../../contracts/streams';
 import type { Principal } from '../../contracts/auth';
@@ -18,30 +18,6 @@ export const OAUTH_AUTHORIZE_ROUTE = /^\/auth\/oauth\/authorize\/?$/;
 
 const CODE_LIFETIME_MS = 60_000;
 const GRANT_LIFETIME_MS = 30 * 24 * 3_600_000;
-const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
-
-/** Exact match, except the port of a loopback http redirect (RFC 8252 §7.3, RFC 9700 §2.1). */
-export function redirectUriMatches(registered: string, requested: string): boolean {
-  if (registered === requested) return true;
-  try {
-    const a = new URL(registered);
-    const b = new URL(requested);
-    return (
-      a.protocol === 'http:' &&
-      b.protocol === 'http:' &&
-      LOOPBACK.has(a.hostname) &&
-      a.hostname === b.hostname &&
-      a.pathname === b.pathname &&
-      a.search === b.search &&
-      b.username === '' &&
-      b.password === '' &&
-      !requested.includes('#') &&
-      requested === `http://${b.host}${b.pathname}${b.search}`
-    );
-  } catch {
-    return false;
-  }
-}
 
 /** One query or body parameter: absent, or exactly one string (a repeated parameter is refused). */
 function param(source: unknown, name: string): string | undefined {
@@ -93,7 +69,7 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
       clientId = param(req.body, 'client_id');
       secret = param(req.body, 'client_secret');
     }
-    const client = clientId === undefined ? null : await loadClient(principalTenant(req), clientId);
+    const client = clientId === undefined ? null : await loadClient(contextOf(req).tenant, clientId);
     // The hash is compared in constant time; an unknown client costs the same comparison.
     const matches = sha256Equal(hashToken(secret ?? ''), client?.secretHash || '0'.repeat(64));
     if (!client || secret === undefined || !matches)
@@ -115,7 +91,7 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
     // OA-09: never framed, never leaking the code in a Referer.
     res.setHeader('Content-Security-Policy', "frame-ancestors 'none'");
     res.setHeader('Referrer-Policy', 'no-referrer');
-    const tenant = principalTenant(req);
+    const tenant = contextOf(req).tenant;
     let clientId: string | undefined;
     let redirectUri: string | undefined;
     let state: string | undefined;
@@ -196,7 +172,7 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
 
   const exchange = oauthEndpoint(async (req, res) => {
     const client = await authenticateClient(req);
-    const tenant = principalTenant(req);
+    const tenant = contextOf(req).tenant;
     const grantType = param(req.body, 'grant_type');
     if (grantType !== 'authorization_code' && grantType !== 'refresh_token')
       throw new OAuthError(
@@ -302,7 +278,7 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
     '/auth/oauth/revoke',
     oauthEndpoint(async (req, res) => {
       const client = await authenticateClient(req);
-      const tenant = principalTenant(req);
+      const tenant = contextOf(req).tenant;
       const grantId = grantOfToken(param(req.body, 'token'));
       if (grantId) {
         const stream = streamName('oauthGrant', tenant, grantId);
@@ -325,7 +301,7 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
     '/auth/oauth/introspect',
     oauthEndpoint(async (req, res) => {
       await authenticateClient(req);
-      const tenant = principalTenant(req);
+      const tenant = contextOf(req).tenant;
       const token = param(req.body, 'token');
       const claims = token === undefined ? null : deps.accessTokens.verify(token);
       const grantId = grantOfToken(token);
@@ -382,8 +358,4 @@ function clientPrincipal(tenant: string, clientId: string): Principal {
     role: 'member',
     credential: { kind: 'oauth-access-token', id: `client:${clientId}`, clientId },
   };
-}
-
-function principalTenant(req: Request): string {
-  return contextOf(req).tenant;
 }

@@ -7,7 +7,7 @@ import { hashToken, newCsrfToken, newSessionToken } from '../../contracts/secret
 import { streamName } from '../../contracts/streams';
 import { validate } from '../../contracts/validation';
 import { contextOf, principalOf } from '../../infra/http/context';
-import { SESSION_COOKIE } from '../../infra/http/session-cookie';
+import { SESSION_COOKIE, setCookie } from '../../infra/http/cookies';
 import type { CommandDeps } from '../deps';
 import { emailClaimDecider, emailClaimStream } from '../domain/email-claim';
 import {
@@ -50,15 +50,7 @@ const MAX_SECOND_FACTOR_ATTEMPTS = 5;
 const REFUSED = 'invalid email or password';
 
 function setSessionCookie(req: Request, res: Response, value: string, maxAgeSeconds: number): void {
-  const attributes = [
-    `${SESSION_COOKIE}=${value}`,
-    'Path=/api',
-    'HttpOnly',
-    'SameSite=Lax',
-    `Max-Age=${maxAgeSeconds}`,
-    ...(req.secure ? ['Secure'] : []),
-  ];
-  res.append('Set-Cookie', attributes.join('; '));
+  setCookie(req, res, { name: SESSION_COOKIE, value, path: '/api', maxAgeSeconds });
 }
 
 /**

@@ -12,6 +12,7 @@ import {
 } from '../../contracts/social';
 import { streamName } from '../../contracts/streams';
 import { contextOf } from '../../infra/http/context';
+import { cookieValue, setCookie } from '../../infra/http/cookies';
 import { issuerOf } from '../../infra/http/issuer';
 import type { CommandDeps } from '../deps';
 import { emailClaimDecider, emailClaimStream } from '../domain/email-claim';
@@ -26,26 +27,8 @@ const FLOW_SECONDS = 600;
 
 type Provider = ProviderEndpoints & ProviderSettings;
 
-function flowCookie(req: Request): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const [name, ...value] = part.trim().split('=');
-    if (name === FLOW_COOKIE) return value.join('=');
-  }
-  return undefined;
-}
-
-function setFlowCookie(req: Request, res: Response, value: string, maxAge: number): void {
-  res.append(
-    'Set-Cookie',
-    [
-      `${FLOW_COOKIE}=${value}`,
-      'Path=/api/auth',
-      'HttpOnly',
-      'SameSite=Lax',
-      `Max-Age=${maxAge}`,
-      ...(req.secure ? ['Secure'] : []),
-    ].join('; '),
-  );
+function setFlowCookie(req: Request, res: Response, value: string, maxAgeSeconds: number): void {
+  setCookie(req, res, { name: FLOW_COOKIE, value, path: '/api/auth', maxAgeSeconds });
 }
 
 /**
@@ -137,7 +120,9 @@ export function addSocialLoginRoutes(
       const log = deps.logger.child({ tenant, provider, address: req.ip });
       let flow: { p?: unknown; s?: unknown; v?: unknown; t?: unknown };
       try {
-        flow = jwt.verify(flowCookie(req) ?? '', flowKey, { algorithms: ['HS256'] }) as typeof flow;
+        flow = jwt.verify(cookieValue(req, FLOW_COOKIE) ?? '', flowKey, {
+          algorithms: ['HS256'],
+        }) as typeof flow;
       } catch {
         throw new PlatformError(
           'bad_request',

@@ -17,7 +17,7 @@ import { contextOf, principalOf, setContext } from './context';
 import type { ApiMeter } from './metering';
 import { tenantFromHost } from './tenant';
 import type { CredentialPresentation } from './authenticate';
-import { sessionCookie } from './session-cookie';
+import { cookieValue, SESSION_COOKIE } from './cookies';
 import { validate } from '../../contracts/validation';
 import { sendJson } from './respond';
 
@@ -96,7 +96,7 @@ function presentedCredentials(
     const token = bearerIn(req, header);
     if (token !== undefined) presented.push({ source: header, token });
   }
-  const session = sessionCookie(req);
+  const session = cookieValue(req, SESSION_COOKIE);
   if (session !== undefined) {
     const csrfHeader = req.headers['x-csrf-token'];
     const csrfToken = typeof csrfHeader === 'string' ? csrfHeader : null;

@@ -1,6 +1,6 @@
 import type { Request, Router } from 'express';
 import { z } from 'zod';
-import { can, credentialAllows, DEFAULT_CREDENTIAL_ORDER, isAdmin } from '../../contracts/auth';
+import { DEFAULT_CREDENTIAL_ORDER, isAdmin, mayActOnAccount } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 import { AUDIT_COLUMNS } from '../../contracts/query/record-fields';
 import { catalogue } from '../../contracts/query/resolve';
@@ -76,11 +76,7 @@ const tokenIdParam = z.object({ userId: z.string(), tokenId: z.uuid('must be a t
  */
 function account(req: Request, userId: number, entity: EntityDescription): EntityDescription {
   const principal = principalOf(req);
-  const self = principal.userId === String(userId);
-  const allowed = self
-    ? credentialAllows(principal, entity.module, 'read')
-    : isAdmin(principal) && can(principal, entity.module, 'read');
-  if (!allowed)
+  if (!mayActOnAccount(principal, userId, entity.module, 'read'))
     throw new PlatformError('forbidden', "only the user and administrators see a user's details and tokens");
   return { ...entity, authorizeRead: () => principal.tenant };
 }
