@@ -100,11 +100,11 @@ class SqliteEventStore implements SqliteEventStoreHandle {
     this.subscriptionSource = {
       headPosition: () => this.knownHead(pollIntervalMs),
       readAfter: (after, head, limit) =>
-        this.recent.covers(after, head)
+        this.recentCovers(after, head)
           ? this.recent.read(after, head, limit)
           : this.statements.allForwards.all(after).map(toRecordedEvent),
       readCategoriesAfter: (after, upTo, categories, limit) =>
-        this.recent.covers(after, upTo)
+        this.recentCovers(after, upTo)
           ? this.recent.read(after, upTo, limit, new Set(categories))
           : this.categoryRows('forwards', after, upTo, categories).map(toRecordedEvent),
       onNextAppend: (wake) => {
@@ -201,7 +201,7 @@ class SqliteEventStore implements SqliteEventStoreHandle {
     batch.forEach((append, index) => {
       const outcome = outcomes[index]!;
       if ('error' in outcome) return append.settle({ ok: false, error: outcome.error });
-      if (outcome.result.recorded) this.recent.push(outcome.result.recorded, categoryOf(append.streamId));
+      if (outcome.result.recorded) this.recent.push(outcome.result.recorded);
       this.lastAppendedPosition = Math.max(this.lastAppendedPosition, Number(outcome.result.position));
       append.settle({
         ok: true,
@@ -240,6 +240,27 @@ class SqliteEventStore implements SqliteEventStoreHandle {
         return { error: conflict };
       }
     }
+  }
+
+  /**
+   * Whether the ring covers (after, upTo] for a subscriber, after reading what it lacks at its end: a live
+   * subscriber at or past the ring's end reads every event up to `upTo` (all categories) into the ring,
+   * so the other live subscribers (each projection has its own) read and parse those events only once.
+   * Subscribers further behind read the database themselves and leave the ring alone.
+   */
+  private recentCovers(after: number, upTo: number): boolean {
+    if (this.recent.covers(after, upTo)) return true;
+    const behindRing = this.recent.end > 0 && !this.recent.reaches(after);
+    // A reader ahead of the ring (or an empty ring) starts it anew at its own position.
+    let cursor = this.recent.reaches(after) && after <= this.recent.end ? this.recent.end : after;
+    if (behindRing || upTo - cursor > this.recent.refillLimit) return false;
+    while (cursor < upTo) {
+      const rows = this.statements.allForwards.all(cursor);
+      if (rows.length === 0) break;
+      this.recent.push(rows.map(toRecordedEvent));
+      cursor = rows[rows.length - 1]![ROW_POSITION];
+    }
+    return this.recent.covers(after, upTo);
   }
 
   notifyExternalAppend(): void {

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventIdConflictError } from '../../infra/event-store/port';
+import { categoryOf } from '../../contracts/streams';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite';
 import {
   collect,
@@ -200,6 +201,57 @@ describe('sqlite event store on disk', () => {
     } finally {
       await reader.close();
       await store.close();
+    }
+  });
+
+  test("live subscribers of another process's appends read and parse each event once between them, and each gets its own", async () => {
+    const writer = createSqliteEventStore({ path });
+    // Like the projections thread: it appends nothing and hears of the writer's appends by notification.
+    const watcher = createSqliteEventStore({ path, pollIntervalMs: 60_000 });
+    const [wanted, other] = [uniqueStream(), uniqueStream()];
+    const everything = new SubscriptionReader(watcher.subscribeToAll());
+    const filtered = new SubscriptionReader(
+      watcher.subscribeToAll({ filter: { categories: [categoryOf(wanted)] } }),
+    );
+    const parse = jest.spyOn(JSON, 'parse');
+    try {
+      await everything.until((item) => item.kind === 'caught-up');
+      await filtered.until((item) => item.kind === 'caught-up');
+      const wantedPositions: bigint[] = [];
+      for (let round = 0; round < 12; round++) {
+        const appended: bigint[] = [];
+        const appendedWanted: bigint[] = [];
+        for (const stream of [wanted, other]) {
+          const count = 1 + ((round + appended.length) % 3);
+          const { position } = await writer.append(stream, newEvents(count));
+          const positions = Array.from({ length: count }, (_, index) => position - BigInt(count - 1 - index));
+          appended.push(...positions);
+          if (stream === wanted) appendedWanted.push(...positions);
+        }
+        wantedPositions.push(...appendedWanted);
+        parse.mockClear();
+        watcher.notifyExternalAppend();
+        const [seen, seenWanted] = await Promise.all([
+          everything.events(appended.length, new Set([wanted, other])),
+          filtered.events(appendedWanted.length, new Set([wanted])),
+        ]);
+        expect(seen.map((event) => event.position)).toEqual(appended);
+        expect(seenWanted.map((event) => event.position)).toEqual(appendedWanted);
+        // Data and metadata of each event, parsed once: the second subscriber read them from the ring.
+        expect(parse).toHaveBeenCalledTimes(2 * appended.length);
+      }
+      // A subscriber behind the ring reads the database on its own and misses nothing.
+      const laggard = new SubscriptionReader(
+        watcher.subscribeToAll({ filter: { categories: [categoryOf(wanted)] } }),
+      );
+      const all = await laggard.events(wantedPositions.length, new Set([wanted]));
+      expect(all.map((event) => event.position)).toEqual(wantedPositions);
+      await laggard.close();
+    } finally {
+      parse.mockRestore();
+      await Promise.all([everything.close(), filtered.close()]);
+      await watcher.close();
+      await writer.close();
     }
   });
 
