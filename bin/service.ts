@@ -1,16 +1,10 @@
 import { run } from './run';
-import type { ServiceSelection } from './wiring';
+import { SERVICES } from './services';
 
 /**
  * Starts one service alone (for the production stack): `command-api`, `query-api` or `projections`
  * (read models and the relay to the stream). Adapters come from the environment as for `npm start`.
  */
-const SERVICES: Readonly<Record<string, ServiceSelection>> = {
-  'command-api': { command: true, query: false, projections: false, relay: false },
-  'query-api': { command: false, query: true, projections: false, relay: false },
-  projections: { command: false, query: false, projections: true, relay: true },
-};
-
 async function main(): Promise<void> {
   const name = process.argv[2] ?? '';
   const selection = SERVICES[name];

@@ -4,50 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInProcessStream } from '../../infra/stream/in-process';
 import { createKafkaStream } from '../../infra/stream/kafka';
-import type { ConsumedMessage, Consumer, Stream } from '../../infra/stream/port';
+import type { Stream } from '../../infra/stream/port';
 import { describeContract, type AdapterRun } from '../support/adapter-report';
 import { json, startPlatform, type TestPlatform } from '../support/platform';
+import { Collector } from '../support/stream-collector';
 
 jest.setTimeout(90_000);
 
 const brokers = process.env.KAFKA_BROKERS;
-
-/** A consumer of the events topic, started before the platform so it sees everything the relay sends. */
-class Collector {
-  readonly messages: ConsumedMessage[] = [];
-  private consumer: Consumer | undefined;
-  private check: () => void = () => undefined;
-
-  async start(stream: Stream, topic: string): Promise<void> {
-    this.consumer = await stream.consume({
-      topic,
-      group: `relay-test-${randomUUID()}`,
-      fromBeginning: true,
-      handle: async (message) => {
-        this.messages.push(message);
-        this.check();
-      },
-    });
-  }
-
-  /** Resolves once `done` holds for the messages seen (or after the timeout, to let the test say what came). */
-  until(done: (messages: readonly ConsumedMessage[]) => boolean, timeoutMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, timeoutMs);
-      this.check = () => {
-        if (done(this.messages)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      this.check();
-    });
-  }
-
-  async stop(): Promise<void> {
-    await this.consumer?.stop();
-  }
-}
 
 function relaySuite(
   streamKind: 'in-process' | 'kafka',

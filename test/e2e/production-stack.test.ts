@@ -1,0 +1,178 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { MongoClient } from 'mongodb';
+import { createKafkaStream } from '../../infra/stream/kafka';
+import type { Stream } from '../../infra/stream/port';
+import { describeContract, type AdapterRun } from '../support/adapter-report';
+import { exited, freePort, output, spawnBin, waitUntilReady } from '../support/child-platform';
+import { nginxBinary, startGateway, type Gateway } from '../support/gateway';
+import { Collector } from '../support/stream-collector';
+
+/**
+ * The compose stack without Docker: each service in its own process as compose runs them (command API,
+ * two query API replicas, projections with the relay), on the production read store (MongoDB wire), the
+ * production stream (Kafka) and GridFS blobs, behind nginx with the compose gateway's own configuration.
+ * The event store is the SQLite file the services share: no EventStoreDB server can run here.
+ */
+jest.setTimeout(180_000);
+
+const TOKEN = 'rpt_stack-test-token-0123456789abcdefgh';
+const nginx = nginxBinary();
+const mongoUrl = process.env.MONGO_URL;
+const brokers = process.env.KAFKA_BROKERS;
+
+function availability(): AdapterRun {
+  const missing = [
+    ...(nginx ? [] : ['nginx not installed (apt-get install nginx-light)']),
+    ...(mongoUrl ? [] : ['MONGO_URL not set']),
+    ...(brokers ? [] : ['KAFKA_BROKERS not set']),
+  ];
+  return missing.length > 0
+    ? { kind: 'skipped', reason: missing.join('; ') }
+    : { kind: 'real-server', where: `nginx + ${mongoUrl!.replace(/\/\/[^@/]*@/, '//***@')} + ${brokers!}` };
+}
+
+describeContract('production stack e2e', 'gateway, separate services, mongodb, kafka', availability(), () => {
+  const database = `stack_${randomUUID().slice(0, 8)}`;
+  const topic = `stack-events-${randomUUID()}`;
+  const children: ChildProcess[] = [];
+  const collector = new Collector();
+  let dataDir: string;
+  let stream: Stream;
+  let gateway: Gateway;
+  let queryApiUrl: string;
+  const headers = { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' };
+
+  /** One service as compose starts it (`bin/service.ts <name>` with the stack's environment). */
+  async function startService(name: string): Promise<{ url: string; port: number }> {
+    const port = await freePort();
+    const child = spawnBin('service.ts', [name], {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN: TOKEN,
+      READ_STORE: 'mongodb',
+      MONGO_URL: mongoUrl!,
+      MONGO_DATABASE: database,
+      STREAM: 'kafka',
+      KAFKA_BROKERS: brokers!,
+      EVENTS_TOPIC: topic,
+      TRUST_PROXY_HOPS: '1',
+    });
+    children.push(child);
+    const logs = output(child);
+    const url = `http://127.0.0.1:${port}`;
+    await waitUntilReady(url).catch((error: unknown) => {
+      throw new Error(`${name}: ${String(error)}\n${logs()}`);
+    });
+    return { url, port };
+  }
+
+  /** A read through the gateway once the query API has caught up with `position`. */
+  async function readThroughGateway(path: string, position: string): Promise<Response> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const response = await fetch(`${gateway.url}/api${path}`, {
+        headers: { ...headers, 'X-Min-Position': position },
+      });
+      // 401 until the projections process has built the identity read model the query API checks tokens in.
+      if ((response.status !== 401 && response.status !== 504) || Date.now() > deadline) return response;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'records-stack-'));
+    stream = createKafkaStream({ brokers: brokers!.split(','), clientId: 'stack-test' });
+    await collector.start(stream, topic);
+    const commandApi = await startService('command-api');
+    await startService('projections');
+    const replicas = [await startService('query-api'), await startService('query-api')];
+    queryApiUrl = replicas[0]!.url;
+    gateway = await startGateway(nginx!, join(dataDir, 'gateway'), {
+      query_api: replicas.map((replica) => replica.port),
+      command_api: [commandApi.port],
+    });
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    for (const child of children) child.kill('SIGTERM');
+    await Promise.all(children.map((child) => exited(child)));
+    await collector.stop();
+    await stream?.close();
+    const client = await MongoClient.connect(mongoUrl!);
+    try {
+      await client.db(database).dropDatabase();
+    } finally {
+      await client.close();
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('writes go through the gateway to the command API, reads to the query API replicas, events to Kafka', async () => {
+    const created = await fetch(`${gateway.url}/api/space`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'Behind the gateway' }),
+    });
+    expect(created.status).toBe(201);
+    const space = (await created.json()) as { id: number };
+    const position = created.headers.get('x-position')!;
+    // Both replicas answer in turn (nginx round robin); each must have the space.
+    for (let read = 0; read < 4; read++) {
+      const response = await readThroughGateway(`/space/${space.id}`, position);
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ id: space.id, name: 'Behind the gateway' });
+    }
+    const key = `space-test.${space.id}`;
+    await collector.until((messages) => messages.some((message) => message.key === key), 60_000);
+    const relayed = collector.messages.find((message) => message.key === key);
+    expect(relayed?.headers).toMatchObject({ type: 'SpaceCreated', tenant: 'test' });
+  });
+
+  test('the GET that writes (OAuth authorize) reaches the command API, which the query API does not serve', async () => {
+    const path = `/api/auth/oauth/authorize?response_type=code&client_id=rpc_${'0'.repeat(24)}&redirect_uri=${encodeURIComponent('https://client.example/cb')}`;
+    expect((await fetch(`${queryApiUrl}${path}`, { headers, redirect: 'manual' })).status).toBe(404);
+    const answer = await fetch(`${gateway.url}${path}`, { headers, redirect: 'manual' });
+    expect(answer.status).toBe(400);
+    expect(answer.headers.get('location')).toBeNull();
+    expect(await answer.json()).toMatchObject({ error: 'invalid_request' });
+  });
+
+  test('an upload above nginx’s default body limit passes the gateway into GridFS and comes back through a replica', async () => {
+    const create = async (path: string, body: unknown) => {
+      const response = await fetch(`${gateway.url}/api${path}`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+      });
+      expect(response.status).toBe(201);
+      return {
+        entity: (await response.json()) as { id: number },
+        position: response.headers.get('x-position')!,
+      };
+    };
+    const space = await create('/space', { name: 'Files' });
+    const module = await create('/module', { spaceId: space.entity.id, name: 'Documents' });
+    const record = await create('/record', { moduleId: module.entity.id, name: 'With a big file' });
+    const bytes = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(6 * 1024 * 1024, 7)]);
+    const upload = await fetch(`${gateway.url}/api/record/${record.entity.id}/file?name=big.pdf`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/pdf' },
+      body: bytes,
+    });
+    expect(upload.status).toBe(201);
+    const file = (await upload.json()) as { id: number };
+    const download = await readThroughGateway(
+      `/record/${record.entity.id}/file/${file.id}/content`,
+      upload.headers.get('x-position')!,
+    );
+    expect(download.status).toBe(200);
+    const digest = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+    expect(digest(Buffer.from(await download.arrayBuffer()))).toBe(digest(bytes));
+  });
+});

@@ -1,0 +1,93 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { configSchema, loadConfig } from '../../infra/config';
+import { SERVICES } from '../../bin/services';
+import { GATEWAY_CONFIG } from '../support/gateway';
+
+/**
+ * docker-compose.yml cannot be run here (no Docker engine), so what can be checked without one is checked
+ * here: the platform services start with commands and settings the code accepts, and every name one
+ * service uses for another (hosts in URLs, the gateway's upstreams, depends_on) is a service of the file.
+ * The production-stack e2e test runs the same services and gateway configuration as processes.
+ */
+const ROOT = join(__dirname, '..', '..');
+
+interface ComposeService {
+  build?: string;
+  image?: string;
+  command?: string[];
+  environment?: Record<string, string | number>;
+  depends_on?: Record<string, unknown> | string[];
+  volumes?: string[];
+  ports?: string[];
+}
+
+const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, ComposeService>;
+};
+const services = compose.services;
+const platformServices = Object.entries(services).filter(([, service]) => service.build === '.');
+
+/** Compose's `${NAME:-default}` with nothing set in the shell: the default (empty counts as unset). */
+function interpolate(value: string | number): string {
+  return String(value).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1');
+}
+
+function environmentOf(service: ComposeService): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(service.environment ?? {}).map(([name, value]) => [name, interpolate(value)]),
+  );
+}
+
+test('the platform services run bin/service.ts with a service it knows, built by the Dockerfile', () => {
+  expect(platformServices.map(([name]) => name).sort()).toEqual(Object.keys(SERVICES).sort());
+  for (const [name, service] of platformServices) {
+    expect(service.command).toEqual(['bin/service.ts', name]);
+  }
+  expect(existsSync(join(ROOT, 'Dockerfile'))).toBe(true);
+  expect(existsSync(join(ROOT, 'bin', 'service.ts'))).toBe(true);
+});
+
+test('every setting the platform services get is one the configuration knows, and it loads', () => {
+  const known = new Set(Object.keys(configSchema.shape));
+  for (const [name, service] of platformServices) {
+    const environment = environmentOf(service);
+    expect({ name, unknown: Object.keys(environment).filter((key) => !known.has(key)) }).toEqual({
+      name,
+      unknown: [],
+    });
+    const config = loadConfig(environment);
+    expect(config).toMatchObject({ EVENT_STORE: 'eventstoredb', READ_STORE: 'mongodb', STREAM: 'kafka' });
+  }
+});
+
+test('the hosts in the services’ URLs, their depends_on and the gateway’s upstreams are services of the file', () => {
+  for (const [, service] of platformServices) {
+    const environment = environmentOf(service);
+    const hosts = [
+      new URL(environment.ESDB_URL!).hostname,
+      new URL(environment.MONGO_URL!).hostname,
+      ...environment.KAFKA_BROKERS!.split(',').map((broker) => broker.split(':')[0]!),
+    ];
+    for (const host of hosts) expect(Object.keys(services)).toContain(host);
+    const dependsOn = Array.isArray(service.depends_on)
+      ? service.depends_on
+      : Object.keys(service.depends_on ?? {});
+    for (const dependency of dependsOn) expect(Object.keys(services)).toContain(dependency);
+  }
+  // The broker advertises the address the services are given.
+  const brokers = environmentOf(platformServices[0]![1]).KAFKA_BROKERS!;
+  expect(String(services.kafka?.environment?.KAFKA_ADVERTISED_LISTENERS)).toBe(`PLAINTEXT://${brokers}`);
+
+  const gateway = services.gateway!;
+  const mounted = gateway.volumes!.map((volume) => volume.split(':')[0]!);
+  expect(mounted.map((source) => join(ROOT, source))).toContain(GATEWAY_CONFIG);
+  const upstreams = [...readFileSync(GATEWAY_CONFIG, 'utf8').matchAll(/server ([a-z-]+):(\d+);/g)];
+  expect(upstreams.map(([, host]) => host).sort()).toEqual(['command-api', 'query-api']);
+  const port = String(configSchema.shape.PORT.parse(undefined));
+  for (const [, host, upstreamPort] of upstreams) {
+    expect(services[host!]?.build).toBe('.');
+    expect(upstreamPort).toBe(environmentOf(services[host!]!).PORT ?? port);
+  }
+});
