@@ -5,6 +5,12 @@ export const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
 export type GrantType = (typeof GRANT_TYPES)[number];
 export const MAX_REDIRECT_URIS = 5;
 
+/** An authorization code is good for 60 s (OA-14), a grant's refresh tokens for 30 days at most (OA-27). */
+export const CODE_LIFETIME_SECONDS = 60;
+export const GRANT_LIFETIME_DAYS = 30;
+/** How long a consent page may stay open before its Allow / Deny is refused. */
+export const CONSENT_TICKET_SECONDS = 600;
+
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
 /** Why a redirect URI cannot be registered, or null: https, or http on a loopback host; nothing hidden in it. */

@@ -1,0 +1,236 @@
+import { createHash } from 'node:crypto';
+import { json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
+
+jest.setTimeout(60_000);
+
+let platform: TestPlatform;
+type Json = Record<string, unknown>;
+interface Client {
+  clientId: string;
+  clientSecret: string;
+}
+const REDIRECT = 'https://app.example/cb';
+const PASSWORD = 'a long enough password';
+const HOSTILE_NAME = '<script>alert("owned")</script> & Co';
+
+let member: Entity;
+let memberToken: string;
+let client: Client;
+
+async function registerClient(clientName: string, scope = 'record:read record:create'): Promise<Client> {
+  const response = await platform.call('POST', '/auth/oauth/client', {
+    body: { clientName, redirectUris: [REDIRECT], scope },
+  });
+  expect(response.status).toBe(201);
+  return json<Client>(response);
+}
+
+/** A browser session of `email`: its cookie (`rp_session=…`). */
+async function signIn(email: string): Promise<string> {
+  const response = await fetch(`${platform.api}/auth`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email, password: PASSWORD }),
+  });
+  expect(response.status).toBe(200);
+  return response.headers.get('set-cookie')!.split(';')[0]!;
+}
+
+const authorizeQuery = (of: Client, extra: Record<string, string> = {}) =>
+  new URLSearchParams({
+    response_type: 'code',
+    client_id: of.clientId,
+    redirect_uri: REDIRECT,
+    state: 'state ✓ <x>',
+    ...extra,
+  }).toString();
+
+/** The consent page a browser gets for `of`'s authorization request. */
+async function consentPage(cookie: string, of = client, extra: Record<string, string> = {}) {
+  const response = await fetch(`${platform.api}/auth/oauth/authorize?${authorizeQuery(of, extra)}`, {
+    headers: { Cookie: cookie },
+    redirect: 'manual',
+  });
+  const html = await response.text();
+  const ticket = /name="ticket" value="([^"]+)"/.exec(html)?.[1];
+  return { response, html, ticket: ticket! };
+}
+
+/** The page's form as a browser sends it: the session cookie, no X-CSRF-Token. */
+function answer(cookie: string, ticket: string, decision: string, headers: Record<string, string> = {}) {
+  return fetch(`${platform.api}/auth/oauth/authorize`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookie, ...headers },
+    body: new URLSearchParams({ ticket, decision }).toString(),
+    redirect: 'manual',
+  });
+}
+
+function exchange(of: Client, code: string): Promise<Response> {
+  return fetch(`${platform.api}/auth/oauth/token`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      Authorization: `Basic ${Buffer.from(`${of.clientId}:${of.clientSecret}`).toString('base64')}`,
+    },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT }).toString(),
+  });
+}
+
+/** A refused consent answer: a 400 page, and nowhere to go. */
+async function expectRefusalPage(response: Response, reason: string): Promise<void> {
+  expect({ status: response.status, location: response.headers.get('location') }).toEqual({
+    status: 400,
+    location: null,
+  });
+  expect(response.headers.get('content-type')).toContain('text/html');
+  expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+  expect(response.headers.get('cache-control')).toBe('no-store');
+  expect(await response.text()).toContain(reason);
+}
+const ANSWERED = 'answered already';
+const BAD_TICKET = 'invalid, expired, or belongs to another session';
+
+beforeAll(async () => {
+  platform = await startPlatform();
+  const users = [];
+  for (const email of ['consent@example.com', 'other@example.com'])
+    users.push(
+      await json<Entity>(
+        await platform.call('POST', '/user', { body: { email, name: email, password: PASSWORD } }),
+      ),
+    );
+  member = users[0]!;
+  memberToken = String(
+    (await json(await platform.call('POST', `/auth/${member.id}/token`, { body: { name: 'cli' } }))).token,
+  );
+  client = await registerClient(HOSTILE_NAME);
+});
+
+afterAll(async () => {
+  await platform?.stop();
+});
+
+test('OA-08/OA-09 a browser session gets a consent page naming the client, scopes and lifetimes, safe to show', async () => {
+  const cookie = await signIn('consent@example.com');
+  const { response, html } = await consentPage(cookie, client, { scope: 'record:read' });
+  expect(response.status).toBe(200);
+  expect(response.headers.get('location')).toBeNull();
+  expect(response.headers.get('content-type')).toContain('text/html');
+  expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+  expect(response.headers.get('cache-control')).toBe('no-store');
+  const policy = response.headers.get('content-security-policy')!;
+  expect(policy).toContain("frame-ancestors 'none'");
+  expect(policy).toContain("default-src 'none'");
+  expect(policy).toContain("base-uri 'none'");
+  // The only inline style is the one the policy names by hash; nothing is loaded from anywhere.
+  const style = /<style>([^<]*)<\/style>/.exec(html)![1]!;
+  expect(policy).toContain(`style-src 'sha256-${createHash('sha256').update(style).digest('base64')}'`);
+  expect(html).not.toMatch(/<script|\bsrc=|\bhref=|@import|url\(/i);
+  // The client's name is shown, escaped; so is what it asks for and for how long.
+  expect(html).not.toContain(HOSTILE_NAME);
+  expect(html).toContain('&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt; &amp; Co');
+  expect(html).toContain('<code>record:read</code>');
+  expect(html).not.toContain('record:create');
+  expect(html).toContain('60 seconds');
+  expect(html).toContain('30 days');
+  expect(html).toContain('https://app.example/cb');
+  expect(html).toMatch(/<button[^>]*value="allow"[^>]*>Allow<\/button>/);
+  expect(html).toMatch(/<button[^>]*value="deny"[^>]*>Deny<\/button>/);
+  expect(html).toMatch(/<form method="post" action="[^"]*\/api\/auth\/oauth\/authorize">/);
+});
+
+test('OA-08 Allow issues the code and redirects as before (state, iss); the code gives tokens for the user', async () => {
+  const cookie = await signIn('consent@example.com');
+  const { ticket } = await consentPage(cookie, client, { scope: 'record:read' });
+  const allowed = await answer(cookie, ticket, 'allow', { Origin: new URL(platform.api).origin });
+  expect(allowed.status).toBe(302);
+  const location = new URL(allowed.headers.get('location')!);
+  expect(location.origin + location.pathname).toBe(REDIRECT);
+  expect(location.searchParams.get('state')).toBe('state ✓ <x>');
+  expect(location.searchParams.get('iss')).toBe(platform.api);
+  const tokens = await exchange(client, location.searchParams.get('code')!);
+  expect(tokens.status).toBe(200);
+  const body = await json(tokens);
+  expect(body.scope).toBe('record:read');
+  const introspected = await fetch(`${platform.api}/auth/oauth/introspect`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      Authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
+    },
+    body: new URLSearchParams({ token: String(body.access_token) }).toString(),
+  });
+  expect(await json(introspected)).toMatchObject({ active: true, sub: String(member.id) });
+  // The same page answered again: refused, no second code.
+  await expectRefusalPage(await answer(cookie, ticket, 'allow'), ANSWERED);
+  await expectRefusalPage(await answer(cookie, ticket, 'deny'), ANSWERED);
+});
+
+test('OA-08 Deny goes back with access_denied, the state and iss, and issues nothing', async () => {
+  const cookie = await signIn('consent@example.com');
+  const { ticket } = await consentPage(cookie);
+  const denied = await answer(cookie, ticket, 'deny');
+  expect(denied.status).toBe(302);
+  const location = new URL(denied.headers.get('location')!);
+  expect(location.origin + location.pathname).toBe(REDIRECT);
+  expect(location.searchParams.get('error')).toBe('access_denied');
+  expect(location.searchParams.get('state')).toBe('state ✓ <x>');
+  expect(location.searchParams.get('iss')).toBe(platform.api);
+  expect(location.searchParams.get('code')).toBeNull();
+  await expectRefusalPage(await answer(cookie, ticket, 'allow'), ANSWERED);
+});
+
+test('OA-08 tampered, expired, foreign-session, cross-site, bearer-sent and malformed answers get the 400 page', async () => {
+  const cookie = await signIn('consent@example.com');
+  const { ticket } = await consentPage(cookie);
+  const [header, payload, signature] = ticket.split('.');
+  const flipped = `${header}.${payload}.${signature!.startsWith('A') ? 'B' : 'A'}${signature!.slice(1)}`;
+  await expectRefusalPage(await answer(cookie, flipped, 'allow'), BAD_TICKET);
+  // The request inside the ticket changed (another redirect URI): the signature no longer holds.
+  const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString()) as { req: Json };
+  claims.req.redirect_uri = 'https://evil.example/';
+  const forged = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${signature}`;
+  await expectRefusalPage(await answer(cookie, forged, 'allow'), BAD_TICKET);
+  // Another session of the same user, and another user's session.
+  await expectRefusalPage(await answer(await signIn('consent@example.com'), ticket, 'allow'), BAD_TICKET);
+  await expectRefusalPage(await answer(await signIn('other@example.com'), ticket, 'allow'), BAD_TICKET);
+  // Posted from another site, or without the browser session at all.
+  await expectRefusalPage(
+    await answer(cookie, ticket, 'allow', { Origin: 'https://evil.example' }),
+    'another site',
+  );
+  await expectRefusalPage(
+    await fetch(`${platform.api}/auth/oauth/authorize`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Authorization: `Bearer ${memberToken}`,
+      },
+      body: new URLSearchParams({ ticket, decision: 'allow' }).toString(),
+      redirect: 'manual',
+    }),
+    'browser session',
+  );
+  await expectRefusalPage(await answer(cookie, ticket, 'maybe'), 'malformed');
+  await expectRefusalPage(await answer(cookie, '', 'allow'), BAD_TICKET);
+  // Ten minutes and a second later, the page has expired.
+  const now = Date.now();
+  const clock = jest.spyOn(Date, 'now').mockReturnValue(now + 601_000);
+  try {
+    await expectRefusalPage(await answer(cookie, ticket, 'allow'), BAD_TICKET);
+  } finally {
+    clock.mockRestore();
+  }
+  // Still good after all that: nothing above spent it.
+  expect((await answer(cookie, ticket, 'allow')).status).toBe(302);
+});
+
+test('OA-08 a request the client may not make goes back with its error before any page', async () => {
+  const cookie = await signIn('consent@example.com');
+  const { response } = await consentPage(cookie, client, { scope: 'record:delete' });
+  expect(response.status).toBe(302);
+  expect(new URL(response.headers.get('location')!).searchParams.get('error')).toBe('invalid_scope');
+  const unknown = await consentPage(cookie, { clientId: 'rpc_000000000000000000000000', clientSecret: '' });
+  expect([unknown.response.status, unknown.response.headers.get('location')]).toEqual([400, null]);
+});
