@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { credentialAllows, type Operation, type Principal } from './auth';
 
 /** OAuth 2.0 clients: the shapes the spec gives (`OAuth2Client`) and the rules SECURITY.md sets for them. */
 export const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
@@ -102,6 +103,14 @@ export class OAuthError extends Error {
     super(message);
     this.name = 'OAuthError';
   }
+}
+
+/**
+ * Who may list and revoke OAuth grants (OA-33): the user who gave them, with a credential of their own that
+ * allows `user` access. An OAuth access token never may: a client must not see or end its user's other grants.
+ */
+export function mayManageOwnGrants(principal: Principal, operation: Operation): boolean {
+  return principal.credential.kind !== 'oauth-access-token' && credentialAllows(principal, 'user', operation);
 }
 
 /** Scope tokens `<family>:<operation>` narrow a token like an API token's permissions; others are the client's own. */

@@ -1,14 +1,18 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
+import { z } from 'zod';
 import {
   CODE_LIFETIME_SECONDS,
   GRANT_LIFETIME_DAYS,
+  mayManageOwnGrants,
   OAuthError,
   redirectUriMatches,
   scopeWithin,
   type GrantType,
 } from '../../contracts/oauth';
+import { PlatformError } from '../../contracts/errors';
 import { hashToken } from '../../contracts/secrets';
+import { validate } from '../../contracts/validation';
 import { streamName } from '../../contracts/streams';
 import type { Principal } from '../../contracts/auth';
 import { contextOf, principalOf } from '../../infra/http/context';
@@ -17,7 +21,7 @@ import type { CommandDeps } from '../deps';
 import { oauthClientDecider, type OAuthClientState } from '../domain/oauth-client';
 import { oauthConsentDecider } from '../domain/oauth-consent';
 import { oauthGrantDecider } from '../domain/oauth-grant';
-import { commandContext } from './context';
+import { commandContext, sendResult } from './context';
 import { sendConsentPage, sendConsentRefusal } from './oauth-consent-page';
 import {
   AUTHORIZE_PARAMETERS,
@@ -492,6 +496,34 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
       );
     }),
   );
+}
+
+const grantIdParam = z.object({
+  grantId: z.string().regex(/^[0-9a-f]{32}$/, 'must be a grant id (32 hexadecimal digits)'),
+});
+
+/**
+ * `DELETE /auth/oauth/grant/{grantId}` (OA-33): users revoke a grant they gave (see `GET /auth/oauth/grant`);
+ * its refresh and access tokens stop working on the next request. Another user's grant is a 404.
+ */
+export function addOAuthGrantRoutes(router: Router, deps: CommandDeps): void {
+  router.delete('/auth/oauth/grant/:grantId', async (req, res) => {
+    const principal = principalOf(req);
+    if (!mayManageOwnGrants(principal, 'delete'))
+      throw new PlatformError('forbidden', 'this credential may not revoke the OAuth grants of its user');
+    const { grantId } = validate(grantIdParam, req.params, 'path');
+    const stream = streamName('oauthGrant', principal.tenant, grantId);
+    const grant = await deps.handler.load(stream, oauthGrantDecider);
+    if (grant.state.code?.userId !== Number(principal.userId))
+      throw new PlatformError('not_found', `OAuth grant ${grantId} not found`);
+    const result = await deps.handler.handle(
+      stream,
+      oauthGrantDecider,
+      { kind: 'RevokeGrant' },
+      commandContext(req, principal, deps.newCommandId()),
+    );
+    sendResult(res, 200, result, { grantId, revoked: true });
+  });
 }
 
 /**

@@ -77,6 +77,20 @@ function exchange(of: Client, code: string): Promise<Response> {
   });
 }
 
+/** Tokens for `of` from `memberToken`'s user, the programmatic way (Bearer: no consent page). */
+async function grantByBearer(of: Client): Promise<Json> {
+  const response = await fetch(`${platform.api}/auth/oauth/authorize?${authorizeQuery(of)}`, {
+    headers: { Authorization: `Bearer ${memberToken}` },
+    redirect: 'manual',
+  });
+  expect(response.status).toBe(302);
+  const code = new URL(response.headers.get('location')!).searchParams.get('code')!;
+  return json(await exchange(of, code));
+}
+
+const asBearer = (token: unknown, path = '/record') =>
+  fetch(`${platform.api}${path}`, { headers: { Authorization: `Bearer ${String(token)}` } });
+
 /** A refused consent answer: a 400 page, and nowhere to go. */
 async function expectRefusalPage(response: Response, reason: string): Promise<void> {
   expect({ status: response.status, location: response.headers.get('location') }).toEqual({
@@ -233,4 +247,77 @@ test('OA-08 a request the client may not make goes back with its error before an
   expect(new URL(response.headers.get('location')!).searchParams.get('error')).toBe('invalid_scope');
   const unknown = await consentPage(cookie, { clientId: 'rpc_000000000000000000000000', clientSecret: '' });
   expect([unknown.response.status, unknown.response.headers.get('location')]).toEqual([400, null]);
+});
+
+test('OA-33 users list the grants they gave (client, scope, dates; no secrets) and revoke one', async () => {
+  const calendar = await registerClient('Calendar', 'record:read');
+  const mailer = await registerClient('Mailer', 'record:read');
+  const calendarTokens = await grantByBearer(calendar);
+  const mailerTokens = await grantByBearer(mailer);
+  // A grant given on the consent page is listed the same way.
+  const cookie = await signIn('consent@example.com');
+  const { ticket } = await consentPage(cookie, mailer);
+  const allowed = await answer(cookie, ticket, 'allow');
+  await exchange(mailer, new URL(allowed.headers.get('location')!).searchParams.get('code')!);
+
+  const listed = await asBearer(memberToken, '/auth/oauth/grant');
+  expect(listed.status).toBe(200);
+  expect(listed.headers.get('cache-control')).toBe('no-store');
+  const text = await listed.text();
+  expect(text).not.toMatch(/Hash|rpr_|refresh/);
+  const { items } = JSON.parse(text) as { items: Json[] };
+  const mine = items.filter((grant) => [calendar.clientId, mailer.clientId].includes(String(grant.clientId)));
+  expect(mine).toHaveLength(3);
+  const calendarGrant = mine.find((grant) => grant.clientId === calendar.clientId)!;
+  expect(calendarGrant).toEqual({
+    grantId: expect.stringMatching(/^[0-9a-f]{32}$/),
+    clientId: calendar.clientId,
+    clientName: 'Calendar',
+    scope: 'record:read',
+    createdAt: expect.any(String),
+    expiresAt: expect.any(String),
+  });
+  const days = (Date.parse(String(calendarGrant.expiresAt)) - Date.now()) / 86_400_000;
+  expect(days).toBeGreaterThan(29.9);
+  expect(days).toBeLessThanOrEqual(30);
+  // Someone else's list does not hold them; an OAuth client may not read or revoke its user's grants.
+  const others = await json<{ items: Json[] }>(await platform.call('GET', '/auth/oauth/grant'));
+  expect(others.items.map((grant) => grant.clientId)).not.toContain(calendar.clientId);
+  expect((await asBearer(calendarTokens.access_token, '/auth/oauth/grant')).status).toBe(403);
+  const byClient = await fetch(`${platform.api}/auth/oauth/grant/${String(calendarGrant.grantId)}`, {
+    method: 'DELETE',
+    headers: { Authorization: `Bearer ${String(calendarTokens.access_token)}` },
+  });
+  expect(byClient.status).toBe(403);
+
+  // Revoking a grant kills its tokens on the next request; the other client's keep working.
+  const notMine = await platform.call('DELETE', `/auth/oauth/grant/${String(calendarGrant.grantId)}`);
+  expect(notMine.status).toBe(404);
+  expect((await platform.call('DELETE', '/auth/oauth/grant/not-a-grant')).status).toBe(400);
+  expect((await asBearer(calendarTokens.access_token)).status).toBe(200);
+  const revoked = await fetch(`${platform.api}/auth/oauth/grant/${String(calendarGrant.grantId)}`, {
+    method: 'DELETE',
+    headers: { Authorization: `Bearer ${memberToken}` },
+  });
+  expect([revoked.status, await json(revoked)]).toEqual([
+    200,
+    { grantId: calendarGrant.grantId, revoked: true },
+  ]);
+  expect((await asBearer(calendarTokens.access_token)).status).toBe(401);
+  const refresh = await fetch(`${platform.api}/auth/oauth/token`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      Authorization: `Basic ${Buffer.from(`${calendar.clientId}:${calendar.clientSecret}`).toString('base64')}`,
+    },
+    body: new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: String(calendarTokens.refresh_token),
+    }).toString(),
+  });
+  expect([refresh.status, (await json(refresh)).error]).toEqual([400, 'invalid_grant']);
+  expect((await asBearer(mailerTokens.access_token)).status).toBe(200);
+  const after = await json<{ items: Json[] }>(await asBearer(memberToken, '/auth/oauth/grant'));
+  expect(after.items.map((grant) => grant.clientId)).not.toContain(calendar.clientId);
+  expect(after.items.filter((grant) => grant.clientId === mailer.clientId)).toHaveLength(2);
 });
