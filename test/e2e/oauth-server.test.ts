@@ -393,3 +393,37 @@ test('OA-29 a password change or a deactivation revokes the OAuth grants the use
   await platform.call('POST', `/user/${String(member.id)}/activate`);
   expect((await asBearer(String(second.access_token))).status).toBe(401);
 });
+
+test('OA-26 no grace period: R1→R2→R3, then R1, or R2 right after its rotation, is refused and the whole family dies', async () => {
+  const client = await registerClient();
+  const renew = (refreshToken: unknown) =>
+    tokenRequest('/auth/oauth/token', client, {
+      grant_type: 'refresh_token',
+      refresh_token: String(refreshToken),
+    });
+  /** R1→R2→R3 with the access token of each step. */
+  const family = async () => {
+    const first = await json(await exchange(client, await codeFor(client)));
+    const second = await json(await renew(first.refresh_token));
+    const third = await json(await renew(second.refresh_token));
+    expect(third.refresh_token).toMatch(/^rpr_/);
+    return [first, second, third] as const;
+  };
+  const expectFamilyRevoked = async (tokens: readonly Json[]) => {
+    for (const step of tokens) expect((await asBearer(String(step.access_token))).status).toBe(401);
+    const latest = await renew(tokens[2]!.refresh_token);
+    expect([latest.status, (await json(latest)).error]).toEqual([400, 'invalid_grant']);
+  };
+
+  const oldest = await family();
+  const replayedR1 = await renew(oldest[0].refresh_token);
+  expect([replayedR1.status, (await json(replayedR1)).error]).toEqual([400, 'invalid_grant']);
+  await expectFamilyRevoked(oldest);
+
+  // The immediate predecessor, at once: no grace for it either.
+  const recent = await family();
+  expect((await asBearer(String(recent[2].access_token))).status).toBe(200);
+  const replayedR2 = await renew(recent[1].refresh_token);
+  expect([replayedR2.status, (await json(replayedR2)).error]).toEqual([400, 'invalid_grant']);
+  await expectFamilyRevoked(recent);
+});
