@@ -1,5 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { ADMIN_TOKEN, json, startPlatform, type TestPlatform } from '../support/platform';
+import nodeCrypto, { createHash, randomBytes } from 'node:crypto';
+import { ADMIN_TOKEN, filesHolding, json, startPlatform, type TestPlatform } from '../support/platform';
 
 jest.setTimeout(60_000);
 
@@ -426,4 +426,52 @@ test('OA-26 no grace period: R1→R2→R3, then R1, or R2 right after its rotati
   const replayedR2 = await renew(recent[1].refresh_token);
   expect([replayedR2.status, (await json(replayedR2)).error]).toEqual([400, 'invalid_grant']);
   await expectFamilyRevoked(recent);
+});
+
+test('OA-22 client secrets are compared as SHA-256 digests with timingSafeEqual, and the stores hold no usable secret', async () => {
+  const client = await registerClient();
+  const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+  const compare = jest.spyOn(nodeCrypto, 'timingSafeEqual');
+  /** The timingSafeEqual calls one client authentication makes, as (presented, stored) digests. */
+  const comparisonsFor = async (clientId: string, secret: string) => {
+    compare.mockClear();
+    const answer = await fetch(`${platform.api}/auth/oauth/introspect`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
+      },
+      body: 'token=x',
+    });
+    return {
+      status: answer.status,
+      calls: compare.mock.calls.map((call) =>
+        call.map((view) => Buffer.from(view.buffer, view.byteOffset, view.byteLength)),
+      ),
+    };
+  };
+  try {
+    const secret = client.clientSecret;
+    const wrongFirst = `${secret[0] === 'A' ? 'B' : 'A'}${secret.slice(1)}`;
+    const wrongLast = `${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`;
+    const right = await comparisonsFor(client.clientId, secret);
+    const first = await comparisonsFor(client.clientId, wrongFirst);
+    const last = await comparisonsFor(client.clientId, wrongLast);
+    const unknown = await comparisonsFor('rpc_000000000000000000000000', wrongLast);
+    expect([right.status, first.status, last.status, unknown.status]).toEqual([200, 401, 401, 401]);
+    // One comparison each, of two 32-byte digests: the presented secret's SHA-256 against the stored one.
+    expect(right.calls).toEqual([[digest(secret), digest(secret)]]);
+    expect(first.calls).toEqual([[digest(wrongFirst), digest(secret)]]);
+    expect(last.calls).toEqual([[digest(wrongLast), digest(secret)]]);
+    expect(unknown.calls).toHaveLength(1);
+    for (const call of [...first.calls, ...last.calls, ...unknown.calls])
+      expect(call.map((buffer) => buffer.length)).toEqual([32, 32]);
+  } finally {
+    compare.mockRestore();
+  }
+  // The stores keep the digest only: a dump gives nothing to authenticate with.
+  expect(filesHolding(platform.dataDir, client.clientSecret)).toEqual([]);
+  expect(filesHolding(platform.dataDir, digest(client.clientSecret).toString('hex')).length).toBeGreaterThan(
+    0,
+  );
 });
