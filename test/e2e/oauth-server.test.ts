@@ -475,3 +475,69 @@ test('OA-22 client secrets are compared as SHA-256 digests with timingSafeEqual,
     0,
   );
 });
+
+/** Every route of the running app, walked from its router tree: `[method, path]` with the mount prefixes. */
+interface RouteLayer {
+  rawPath?: string;
+  route?: { path: string | string[]; methods: Record<string, boolean> };
+  handle: { stack?: RouteLayer[] };
+}
+function routesOf(stack: readonly RouteLayer[], prefix = ''): Array<[string, string]> {
+  return stack.flatMap((layer): Array<[string, string]> => {
+    if (layer.route) {
+      const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
+      return Object.keys(layer.route.methods).flatMap((method) =>
+        paths.map((path): [string, string] => [method.toUpperCase(), `${prefix}${path}`]),
+      );
+    }
+    if (!layer.handle.stack) return [];
+    const mount = layer.rawPath === undefined || layer.rawPath === '/' ? '' : layer.rawPath;
+    return routesOf(layer.handle.stack, `${prefix}${mount}`);
+  });
+}
+
+test('OA-12 no open redirector: no GET route of either API sends a browser to a URL given in a parameter', async () => {
+  const client = await registerClient();
+  const routes = routesOf(
+    (platform.running.services.app as unknown as { router: { stack: RouteLayer[] } }).router.stack,
+  );
+  const gets = [...new Set(routes.filter(([method]) => method === 'GET').map(([, path]) => path))];
+  // Both APIs are in the tree (reads and the GETs that write), not just a few app-level routes.
+  expect(gets).toEqual(
+    expect.arrayContaining([
+      '/api/auth/oauth/authorize',
+      '/api/auth/google',
+      '/api/auth/oauth/client/:clientId',
+      '/api/record/:recordId',
+      '/.well-known/oauth-authorization-server',
+    ]),
+  );
+  expect(gets.length).toBeGreaterThan(40);
+  const evil = 'https://evil.example/';
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: client.clientId,
+    state: 's',
+    ...Object.fromEntries(
+      ['redirect_uri', 'redirect', 'return_to', 'next', 'url', 'continue'].map((name) => [name, evil]),
+    ),
+  }).toString();
+  const answers: Array<{ path: string; status: number; location: string | null }> = [];
+  for (const route of gets) {
+    const path = route.replace(/:\w+/g, '1').replace(/\*\w+/g, 'x');
+    const credentials: Array<Record<string, string>> = [{ Authorization: `Bearer ${ADMIN_TOKEN}` }, {}];
+    for (const headers of credentials) {
+      const response = await fetch(`${platform.url}${path}?${query}`, { headers, redirect: 'manual' });
+      await response.arrayBuffer();
+      answers.push({ path, status: response.status, location: response.headers.get('location') });
+    }
+  }
+  const redirected = answers.filter(({ location }) => location !== null && /evil\.example/i.test(location));
+  expect(redirected).toEqual([]);
+  expect(answers.filter(({ status }) => status === 500)).toEqual([]);
+  // The authorization endpoint was asked with the unregistered redirect URI: 400, no redirect at all.
+  expect(answers.filter(({ path }) => path === '/api/auth/oauth/authorize')).toEqual([
+    { path: '/api/auth/oauth/authorize', status: 400, location: null },
+    { path: '/api/auth/oauth/authorize', status: 400, location: null },
+  ]);
+});
