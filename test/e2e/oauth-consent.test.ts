@@ -1,14 +1,11 @@
 import { createHash } from 'node:crypto';
+import { registerClient as register, tokenRequest, type OAuthClient as Client } from '../support/oauth';
 import { json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
 
 jest.setTimeout(60_000);
 
 let platform: TestPlatform;
 type Json = Record<string, unknown>;
-interface Client {
-  clientId: string;
-  clientSecret: string;
-}
 const REDIRECT = 'https://app.example/cb';
 const PASSWORD = 'a long enough password';
 const HOSTILE_NAME = '<script>alert("owned")</script> & Co';
@@ -17,13 +14,8 @@ let member: Entity;
 let memberToken: string;
 let client: Client;
 
-async function registerClient(clientName: string, scope = 'record:read record:create'): Promise<Client> {
-  const response = await platform.call('POST', '/auth/oauth/client', {
-    body: { clientName, redirectUris: [REDIRECT], scope },
-  });
-  expect(response.status).toBe(201);
-  return json<Client>(response);
-}
+const registerClient = (clientName: string, scope = 'record:read record:create') =>
+  register(platform, { clientName, redirectUris: [REDIRECT], scope });
 
 /** A browser session of `email`: its cookie (`rp_session=…`). */
 async function signIn(email: string): Promise<string> {
@@ -66,16 +58,14 @@ function answer(cookie: string, ticket: string, decision: string, headers: Recor
   });
 }
 
-function exchange(of: Client, code: string): Promise<Response> {
-  return fetch(`${platform.api}/auth/oauth/token`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/x-www-form-urlencoded',
-      Authorization: `Basic ${Buffer.from(`${of.clientId}:${of.clientSecret}`).toString('base64')}`,
-    },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT }).toString(),
-  });
-}
+const exchange = (of: Client, code: string): Promise<Response> =>
+  tokenRequest(
+    platform,
+    '/auth/oauth/token',
+    of,
+    { grant_type: 'authorization_code', code, redirect_uri: REDIRECT },
+    of.clientSecret,
+  );
 
 /** Tokens for `of` from `memberToken`'s user, the programmatic way (Bearer: no consent page). */
 async function grantByBearer(of: Client): Promise<Json> {
@@ -167,14 +157,13 @@ test('OA-08 Allow issues the code and redirects as before (state, iss); the code
   expect(tokens.status).toBe(200);
   const body = await json(tokens);
   expect(body.scope).toBe('record:read');
-  const introspected = await fetch(`${platform.api}/auth/oauth/introspect`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/x-www-form-urlencoded',
-      Authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
-    },
-    body: new URLSearchParams({ token: String(body.access_token) }).toString(),
-  });
+  const introspected = await tokenRequest(
+    platform,
+    '/auth/oauth/introspect',
+    client,
+    { token: String(body.access_token) },
+    client.clientSecret,
+  );
   expect(await json(introspected)).toMatchObject({ active: true, sub: String(member.id) });
   // The same page answered again: refused, no second code.
   await expectRefusalPage(await answer(cookie, ticket, 'allow'), ANSWERED);
@@ -304,17 +293,13 @@ test('OA-33 users list the grants they gave (client, scope, dates; no secrets) a
     { grantId: calendarGrant.grantId, revoked: true },
   ]);
   expect((await asBearer(calendarTokens.access_token)).status).toBe(401);
-  const refresh = await fetch(`${platform.api}/auth/oauth/token`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/x-www-form-urlencoded',
-      Authorization: `Basic ${Buffer.from(`${calendar.clientId}:${calendar.clientSecret}`).toString('base64')}`,
-    },
-    body: new URLSearchParams({
-      grant_type: 'refresh_token',
-      refresh_token: String(calendarTokens.refresh_token),
-    }).toString(),
-  });
+  const refresh = await tokenRequest(
+    platform,
+    '/auth/oauth/token',
+    calendar,
+    { grant_type: 'refresh_token', refresh_token: String(calendarTokens.refresh_token) },
+    calendar.clientSecret,
+  );
   expect([refresh.status, (await json(refresh)).error]).toEqual([400, 'invalid_grant']);
   expect((await asBearer(mailerTokens.access_token)).status).toBe(200);
   const after = await json<{ items: Json[] }>(await asBearer(memberToken, '/auth/oauth/grant'));

@@ -1,31 +1,26 @@
 import nodeCrypto, { createHash, randomBytes } from 'node:crypto';
+import {
+  registerClient as register,
+  tokenRequest as postForm,
+  type OAuthClient as Client,
+} from '../support/oauth';
 import { ADMIN_TOKEN, filesHolding, json, startPlatform, type TestPlatform } from '../support/platform';
 
 jest.setTimeout(60_000);
 
 let platform: TestPlatform;
 type Json = Record<string, unknown>;
-interface Client {
-  clientId: string;
-  clientSecret: string;
-}
 const REDIRECT = 'http://127.0.0.1/callback';
 
 const verifier = () => randomBytes(32).toString('base64url');
 const challengeOf = (value: string) => createHash('sha256').update(value).digest('base64url');
 
-async function registerClient(body: Json = {}): Promise<Client> {
-  const response = await platform.call('POST', '/auth/oauth/client', {
-    body: {
-      clientName: 'App',
-      redirectUris: [REDIRECT, 'https://app.example/cb'],
-      scope: 'record:read record:create',
-      ...body,
-    },
+const registerClient = (body: Json = {}): Promise<Client> =>
+  register(platform, {
+    redirectUris: [REDIRECT, 'https://app.example/cb'],
+    scope: 'record:read record:create',
+    ...body,
   });
-  expect(response.status).toBe(201);
-  return json<Client>(response);
-}
 
 /** GET /auth/oauth/authorize as the admin; the redirect's parameters, or the status when there is none. */
 async function authorize(
@@ -62,22 +57,12 @@ async function codeFor(client: Client, extra: Record<string, string> = {}): Prom
   return answer.location!.searchParams.get('code')!;
 }
 
-/** POST to a token-style endpoint as a form, with the client's Basic credentials. */
-function tokenRequest(
+const tokenRequest = (
   path: string,
   client: Client,
   form: Record<string, string>,
   secret = client.clientSecret,
-): Promise<Response> {
-  return fetch(`${platform.api}${path}`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/x-www-form-urlencoded',
-      Authorization: `Basic ${Buffer.from(`${client.clientId}:${secret}`).toString('base64')}`,
-    },
-    body: new URLSearchParams(form).toString(),
-  });
-}
+): Promise<Response> => postForm(platform, path, client, form, secret);
 
 async function exchange(client: Client, code: string, extra: Record<string, string> = {}): Promise<Response> {
   return tokenRequest('/auth/oauth/token', client, {
@@ -435,14 +420,7 @@ test('OA-22 client secrets are compared as SHA-256 digests with timingSafeEqual,
   /** The timingSafeEqual calls one client authentication makes, as (presented, stored) digests. */
   const comparisonsFor = async (clientId: string, secret: string) => {
     compare.mockClear();
-    const answer = await fetch(`${platform.api}/auth/oauth/introspect`, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/x-www-form-urlencoded',
-        Authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
-      },
-      body: 'token=x',
-    });
+    const answer = await postForm(platform, '/auth/oauth/introspect', { clientId }, { token: 'x' }, secret);
     return {
       status: answer.status,
       calls: compare.mock.calls.map((call) =>

@@ -1,7 +1,6 @@
 import { oauthConsentDecider, type OAuthConsentCommand } from '../../command-api/domain/oauth-consent';
 import type { OAuthConsentEvent } from '../../contracts/events/oauth';
-import { OAuthError } from '../../contracts/oauth';
-import { deciderSpec } from '../support/given-when-then';
+import { deciderSpec, oauthRefusal } from '../support/given-when-then';
 
 const answer = (decision: 'allow' | 'deny'): OAuthConsentCommand => ({
   kind: 'AnswerConsent',
@@ -21,17 +20,14 @@ const answered = (decision: 'allow' | 'deny'): OAuthConsentEvent => ({
   data: answer(decision).answer,
 });
 
-/** The OAuth error code a command is refused with. */
-function refusal(history: OAuthConsentEvent[], command: OAuthConsentCommand): string {
-  const state = history.reduce(oauthConsentDecider.evolve, oauthConsentDecider.initialState);
-  try {
-    oauthConsentDecider.decide(command, state);
-  } catch (error) {
-    if (error instanceof OAuthError) return error.code;
-    throw error;
-  }
-  throw new Error('the command was accepted');
-}
+/** The OAuth error code a command is refused with, after `history`. */
+const refusal = (history: OAuthConsentEvent[], command: OAuthConsentCommand) =>
+  oauthRefusal(() =>
+    oauthConsentDecider.decide(
+      command,
+      history.reduce(oauthConsentDecider.evolve, oauthConsentDecider.initialState),
+    ),
+  );
 
 describe('OAuth consent decider', () => {
   const spec = deciderSpec(oauthConsentDecider);
