@@ -79,6 +79,15 @@ function newCode(): { code: string; codeHash: string; grantId: string } {
   return { code, codeHash, grantId: codeHash.slice(0, 32) };
 }
 
+/** The `host[:port]` of an Origin header, or null for `null` and anything that is not a URL. */
+function hostOf(origin: string): string | null {
+  try {
+    return new URL(origin).host || null;
+  } catch {
+    return null;
+  }
+}
+
 const sha256Equal = (a: string, b: string) => timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
 
 /** The OAuth 2.0 authorization server: authorize (code + PKCE), token, renew, revoke, introspect. */
@@ -292,8 +301,9 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
     const principal = context.principal;
     const answer = consentAnswerSchema.safeParse(req.body);
     if (!answer.success) return sendConsentRefusal(res, 'The consent form is malformed.');
+    // The page posts to its own host; the scheme is left aside (a TLS proxy may hide it from req.protocol).
     const origin = req.headers.origin;
-    if (origin !== undefined && origin !== new URL(issuerOf(req)).origin)
+    if (origin !== undefined && hostOf(origin) !== req.get('host'))
       return sendConsentRefusal(res, 'The consent form was sent from another site.');
     if (!principal || context.credentialSource !== 'cookie' || principal.credential.kind !== 'session')
       return sendConsentRefusal(res, 'Consent is given in the browser session that was asked for it.');

@@ -203,6 +203,7 @@ test('OA-08 tampered, expired, foreign-session, cross-site, bearer-sent and malf
     await answer(cookie, ticket, 'allow', { Origin: 'https://evil.example' }),
     'another site',
   );
+  await expectRefusalPage(await answer(cookie, ticket, 'allow', { Origin: 'null' }), 'another site');
   await expectRefusalPage(
     await fetch(`${platform.api}/auth/oauth/authorize`, {
       method: 'POST',
