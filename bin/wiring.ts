@@ -302,6 +302,7 @@ export async function buildServices(
       uploadRoutes: [FILE_UPLOAD_ROUTE],
       oauthRoutes: OAUTH_CLIENT_ROUTES,
       commandGets: [OAUTH_AUTHORIZE_ROUTE, SOCIAL_LOGIN_ROUTES],
+      sessionForms: [OAUTH_AUTHORIZE_ROUTE],
       command: createCommandRouter({
         handler,
         ids,

@@ -12,7 +12,7 @@ import { addSessionRoutes } from './routes/sessions';
 import { addTwoFactorRoutes } from './routes/two-factor';
 import { addTokenPriorityRoute } from './routes/token-priority';
 import { addOAuthClientRoutes } from './routes/oauth-clients';
-import { addOAuthRoutes } from './routes/oauth';
+import { addOAuthGrantRoutes, addOAuthRoutes } from './routes/oauth';
 import { addSocialLoginRoutes } from './routes/social-login';
 import { addLabelRoutes, labelResource } from './routes/labels';
 import { addRemoteLinkRoutes } from './routes/remote-links';
@@ -29,6 +29,7 @@ export function createCommandRouter(deps: CommandDeps): Router {
   addTokenPriorityRoute(router, deps);
   addOAuthClientRoutes(router, deps);
   addOAuthRoutes(router, deps);
+  addOAuthGrantRoutes(router, deps);
   addSocialLoginRoutes(router, deps, deps.socialLogin);
   addUserRoutes(router, deps);
   addTwoFactorRoutes(router, deps);

@@ -1,9 +1,16 @@
 import { z } from 'zod';
+import { credentialAllows, type Operation, type Principal } from './auth';
 
 /** OAuth 2.0 clients: the shapes the spec gives (`OAuth2Client`) and the rules SECURITY.md sets for them. */
 export const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
 export type GrantType = (typeof GRANT_TYPES)[number];
 export const MAX_REDIRECT_URIS = 5;
+
+/** An authorization code is good for 60 s (OA-14), a grant's refresh tokens for 30 days at most (OA-27). */
+export const CODE_LIFETIME_SECONDS = 60;
+export const GRANT_LIFETIME_DAYS = 30;
+/** How long a consent page may stay open before its Allow / Deny is refused. */
+export const CONSENT_TICKET_SECONDS = 600;
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
@@ -96,6 +103,14 @@ export class OAuthError extends Error {
     super(message);
     this.name = 'OAuthError';
   }
+}
+
+/**
+ * Who may list and revoke OAuth grants (OA-33): the user who gave them, with a credential of their own that
+ * allows `user` access. An OAuth access token never may: a client must not see or end its user's other grants.
+ */
+export function mayManageOwnGrants(principal: Principal, operation: Operation): boolean {
+  return principal.credential.kind !== 'oauth-access-token' && credentialAllows(principal, 'user', operation);
 }
 
 /** Scope tokens `<family>:<operation>` narrow a token like an API token's permissions; others are the client's own. */

@@ -18,6 +18,7 @@ import { addFieldReadRoutes, FIELDS } from './routes/fields';
 import { addFileReadRoutes, type FileReadDeps } from './routes/files';
 import { addUserReadRoutes, type UserReadDeps } from './routes/users';
 import { addOAuthClientReadRoutes } from './routes/oauth-clients';
+import { addOAuthGrantReadRoutes } from './routes/oauth-grants';
 import { addOAuthInfoRoutes, addUserinfoRoute, type OAuthInfoDeps } from './routes/oauth-info';
 import { addHistoryRoutes } from './routes/history';
 import { addLabelReadRoutes } from './routes/labels';
@@ -65,6 +66,7 @@ export function createQueryRouter(deps: QueryDeps): Router {
   const router = Router();
   addUserReadRoutes(router, deps);
   addOAuthClientReadRoutes(router, deps);
+  addOAuthGrantReadRoutes(router, deps);
   addOAuthInfoRoutes(router, deps);
   addUserinfoRoute(router, deps);
   addEntityRoutes(router, deps, 'space', 'spaceId', SPACES);

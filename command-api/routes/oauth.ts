@@ -1,23 +1,44 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
-import { OAuthError, redirectUriMatches, scopeWithin, type GrantType } from '../../contracts/oauth';
+import { z } from 'zod';
+import {
+  CODE_LIFETIME_SECONDS,
+  GRANT_LIFETIME_DAYS,
+  mayManageOwnGrants,
+  OAuthError,
+  redirectUriMatches,
+  scopeWithin,
+  type GrantType,
+} from '../../contracts/oauth';
+import { PlatformError } from '../../contracts/errors';
 import { hashToken } from '../../contracts/secrets';
+import { validate } from '../../contracts/validation';
 import { streamName } from '../../contracts/streams';
 import type { Principal } from '../../contracts/auth';
 import { contextOf, principalOf } from '../../infra/http/context';
 import { issuerOf } from '../../infra/http/issuer';
 import type { CommandDeps } from '../deps';
 import { oauthClientDecider, type OAuthClientState } from '../domain/oauth-client';
+import { oauthConsentDecider } from '../domain/oauth-consent';
 import { oauthGrantDecider } from '../domain/oauth-grant';
-import { commandContext } from './context';
+import { commandContext, sendResult } from './context';
+import { sendConsentPage, sendConsentRefusal } from './oauth-consent-page';
+import {
+  AUTHORIZE_PARAMETERS,
+  consentAnswerSchema,
+  consentTickets,
+  type ConsentTicket,
+} from './oauth-consent';
 
 /** The OAuth endpoints that take form bodies and authenticate clients themselves (see the HTTP kit). */
 export const OAUTH_CLIENT_ROUTES = [/^\/auth\/oauth\/(token|renew|revoke|introspect)\/?$/];
-/** A GET that writes (it issues a code): routed to the command API. */
+/**
+ * A GET that writes (it issues a code): routed to the command API. Its POST is the consent page's form (a
+ * session-cookie write the route protects with the page's ticket instead of X-CSRF-Token).
+ */
 export const OAUTH_AUTHORIZE_ROUTE = /^\/auth\/oauth\/authorize\/?$/;
 
-const CODE_LIFETIME_MS = 60_000;
-const GRANT_LIFETIME_MS = 30 * 24 * 3_600_000;
+const GRANT_LIFETIME_MS = GRANT_LIFETIME_DAYS * 24 * 3_600_000;
 
 /** One query or body parameter: absent, or exactly one string (a repeated parameter is refused). */
 function param(source: unknown, name: string): string | undefined {
@@ -33,6 +54,38 @@ function sendOAuthError(res: Response, error: OAuthError, basicAuth = false): vo
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Pragma', 'no-cache');
   res.status(error.status).json({ error: error.code, error_description: error.message });
+}
+
+/** Where an authorization's answer goes: a registered redirect URI of the client, with the client's state. */
+interface Destination {
+  readonly redirectUri: string;
+  readonly state: string | undefined;
+}
+
+/** An authorization request that passed its checks, waiting for the resource owner's decision. */
+interface AuthorizationRequest {
+  readonly clientId: string;
+  readonly clientName: string;
+  readonly scope: string;
+  readonly challenge: string | null;
+  /** As the client sent them: what a consent ticket carries, to be checked again on the answer. */
+  readonly parameters: ConsentTicket['request'];
+}
+
+/** A code (256 random bits) and what is kept of it: its hash, whose first half names the grant. */
+function newCode(): { code: string; codeHash: string; grantId: string } {
+  const code = randomBytes(32).toString('base64url');
+  const codeHash = hashToken(code);
+  return { code, codeHash, grantId: codeHash.slice(0, 32) };
+}
+
+/** The `host[:port]` of an Origin header, or null for `null` and anything that is not a URL. */
+function hostOf(origin: string): string | null {
+  try {
+    return new URL(origin).host || null;
+  } catch {
+    return null;
+  }
 }
 
 const sha256Equal = (a: string, b: string) => timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
@@ -87,51 +140,52 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
       }
     };
 
-  router.get('/auth/oauth/authorize', async (req, res) => {
-    // OA-09: never framed, never leaking the code in a Referer.
-    res.setHeader('Content-Security-Policy', "frame-ancestors 'none'");
-    res.setHeader('Referrer-Policy', 'no-referrer');
-    const tenant = contextOf(req).tenant;
+  /**
+   * An authorization request (from the query string, or from a consent ticket) checked up to the resource
+   * owner's decision. Without a known client and one of its redirect URIs there is nowhere safe to send the
+   * answer (OA-02): `to` is then null. Other faults go back to the client (OA-03).
+   */
+  const readAuthorization = async (
+    tenant: string,
+    source: unknown,
+  ): Promise<
+    | { to: null; error: OAuthError }
+    | { to: Destination; error: OAuthError }
+    | { to: Destination; request: AuthorizationRequest }
+  > => {
     let clientId: string | undefined;
     let redirectUri: string | undefined;
     let state: string | undefined;
     try {
-      clientId = param(req.query, 'client_id');
-      redirectUri = param(req.query, 'redirect_uri');
-      state = param(req.query, 'state');
+      clientId = param(source, 'client_id');
+      redirectUri = param(source, 'redirect_uri');
+      state = param(source, 'state');
     } catch (error) {
-      return sendOAuthError(res, error as OAuthError);
+      return { to: null, error: error as OAuthError };
     }
-    // Without a known client and one of its redirect URIs there is nowhere safe to send the answer (OA-02).
     const client = clientId === undefined ? null : await loadClient(tenant, clientId);
     if (!client?.client)
-      return sendOAuthError(res, new OAuthError('invalid_request', 'unknown or missing client_id'));
+      return { to: null, error: new OAuthError('invalid_request', 'unknown or missing client_id') };
     if (
       redirectUri === undefined ||
       !client.client.redirectUris.some((uri) => redirectUriMatches(uri, redirectUri!))
     )
-      return sendOAuthError(
-        res,
-        new OAuthError('invalid_request', 'redirect_uri is missing or not registered for this client'),
-      );
-    const back = (parameters: Record<string, string | undefined>) => {
-      const target = new URL(redirectUri!);
-      for (const [name, value] of Object.entries({ ...parameters, state, iss: issuerOf(req) }))
-        if (value !== undefined) target.searchParams.append(name, value);
-      res.setHeader('Cache-Control', 'no-store');
-      res.redirect(302, target.toString());
-    };
+      return {
+        to: null,
+        error: new OAuthError('invalid_request', 'redirect_uri is missing or not registered for this client'),
+      };
+    const to = { redirectUri, state };
     try {
-      const responseType = param(req.query, 'response_type');
+      const responseType = param(source, 'response_type');
       if (responseType !== 'code')
         throw new OAuthError('unsupported_response_type', 'only response_type=code is supported');
       if (!client.client.grantTypes.includes('authorization_code' satisfies GrantType))
         throw new OAuthError('unauthorized_client', 'this client may not use the authorization code grant');
-      const scope = param(req.query, 'scope') ?? client.client.scope;
+      const scope = param(source, 'scope') ?? client.client.scope;
       if (!scopeWithin(scope, client.client.scope))
         throw new OAuthError('invalid_scope', 'the scope asks for more than the client is registered for');
-      const challenge = param(req.query, 'code_challenge');
-      const method = param(req.query, 'code_challenge_method');
+      const challenge = param(source, 'code_challenge');
+      const method = param(source, 'code_challenge_method');
       if (challenge !== undefined || method !== undefined) {
         if (method !== 'S256') throw new OAuthError('invalid_request', 'code_challenge_method must be S256');
         if (challenge === undefined || !/^[A-Za-z0-9_-]{43}$/.test(challenge))
@@ -140,34 +194,157 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
             'code_challenge must be a base64url SHA-256 (43 characters)',
           );
       }
-      const principal = principalOf(req);
-      const code = randomBytes(32).toString('base64url');
-      const codeHash = hashToken(code);
-      const grantId = codeHash.slice(0, 32);
+      const request = Object.fromEntries(
+        AUTHORIZE_PARAMETERS.flatMap((name) => {
+          const value = param(source, name);
+          return value === undefined ? [] : [[name, value]];
+        }),
+      );
+      return {
+        to,
+        request: {
+          clientId: client.client.clientId,
+          clientName: client.client.clientName,
+          scope,
+          challenge: challenge ?? null,
+          // The scope shown on a consent page is the one its answer grants, whatever the client changes.
+          parameters: { ...request, scope },
+        },
+      };
+    } catch (error) {
+      if (!(error instanceof OAuthError)) throw error;
+      return { to, error };
+    }
+  };
+
+  /** Back to the client's redirect URI (302, with `state` and `iss`: OA-04, OA-10, OA-11). */
+  const redirectBack = (
+    req: Request,
+    res: Response,
+    to: Destination,
+    parameters: Record<string, string | undefined>,
+  ) => {
+    const target = new URL(to.redirectUri);
+    for (const [name, value] of Object.entries({ ...parameters, state: to.state, iss: issuerOf(req) }))
+      if (value !== undefined) target.searchParams.append(name, value);
+    res.setHeader('Cache-Control', 'no-store');
+    res.redirect(302, target.toString());
+  };
+  const errorParameters = (error: OAuthError) => ({ error: error.code, error_description: error.message });
+
+  /** Records `code` as `principal`'s authorization of `request` (the grant's first event); answers the code. */
+  const issueCode = async (
+    req: Request,
+    principal: Principal,
+    to: Destination,
+    request: AuthorizationRequest,
+    { code, codeHash, grantId } = newCode(),
+  ) => {
+    await deps.handler.handle(
+      streamName('oauthGrant', principal.tenant, grantId),
+      oauthGrantDecider,
+      {
+        kind: 'IssueCode',
+        code: {
+          grantId,
+          clientId: request.clientId,
+          userId: Number(principal.userId),
+          redirectUri: to.redirectUri,
+          scope: request.scope,
+          codeHash,
+          codeChallenge: request.challenge,
+          codeExpiresAt: new Date(Date.now() + CODE_LIFETIME_SECONDS * 1000).toISOString(),
+        },
+      },
+      commandContext(req, principal, deps.newCommandId()),
+      { newStream: true },
+    );
+    return code;
+  };
+
+  const tickets = consentTickets(deps.sealer.derivedKey('oauth-consent'));
+
+  /**
+   * The token holder consents by calling (Bearer / X-Authorization: the spec's programmatic shape): the code
+   * comes at once. A browser, signed in by the session cookie, gets the consent page first (OA-08).
+   */
+  router.get('/auth/oauth/authorize', async (req, res) => {
+    // OA-09: never framed, never leaking the code in a Referer.
+    res.setHeader('Content-Security-Policy', "frame-ancestors 'none'");
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    const context = contextOf(req);
+    const read = await readAuthorization(context.tenant, req.query);
+    if (read.to === null) return sendOAuthError(res, read.error);
+    if ('error' in read) return redirectBack(req, res, read.to, errorParameters(read.error));
+    const principal = principalOf(req);
+    if (context.credentialSource !== 'cookie')
+      return redirectBack(req, res, read.to, {
+        code: await issueCode(req, principal, read.to, read.request),
+      });
+    sendConsentPage(res, {
+      clientId: read.request.clientId,
+      clientName: read.request.clientName,
+      scope: read.request.scope,
+      redirectUri: read.to.redirectUri,
+      action: `${issuerOf(req)}/auth/oauth/authorize`,
+      ticket: tickets.issue(principal, read.request.parameters),
+      accessTokenSeconds: deps.accessTokens.lifetimeSeconds,
+    });
+  });
+
+  /**
+   * The consent page's Allow / Deny (a form post, signed in by the session cookie: the kit lets it through
+   * without X-CSRF-Token, and the ticket, bound to this session and answerable once, stands in for it).
+   */
+  router.post('/auth/oauth/authorize', async (req, res) => {
+    const context = contextOf(req);
+    const principal = context.principal;
+    const answer = consentAnswerSchema.safeParse(req.body);
+    if (!answer.success) return sendConsentRefusal(res, 'The consent form is malformed.');
+    // The page posts to its own host; the scheme is left aside (a TLS proxy may hide it from req.protocol).
+    const origin = req.headers.origin;
+    if (origin !== undefined && hostOf(origin) !== req.get('host'))
+      return sendConsentRefusal(res, 'The consent form was sent from another site.');
+    if (!principal || context.credentialSource !== 'cookie' || principal.credential.kind !== 'session')
+      return sendConsentRefusal(res, 'Consent is given in the browser session that was asked for it.');
+    const ticket = tickets.open(answer.data.ticket, principal);
+    if (!ticket)
+      return sendConsentRefusal(res, 'The consent page is invalid, expired, or belongs to another session.');
+    const read = await readAuthorization(context.tenant, ticket.request);
+    if (read.to === null) return sendConsentRefusal(res, read.error.message);
+    if ('error' in read) return redirectBack(req, res, read.to, errorParameters(read.error));
+    // The code is drawn first so the consent names its grant; the ticket is spent before the code exists.
+    const drawn = answer.data.decision === 'allow' ? newCode() : null;
+    try {
       await deps.handler.handle(
-        streamName('oauthGrant', tenant, grantId),
-        oauthGrantDecider,
+        streamName('oauthConsent', context.tenant, ticket.ticketId),
+        oauthConsentDecider,
         {
-          kind: 'IssueCode',
-          code: {
-            grantId,
-            clientId: client.client.clientId,
+          kind: 'AnswerConsent',
+          answer: {
+            ticketId: ticket.ticketId,
+            clientId: read.request.clientId,
             userId: Number(principal.userId),
-            redirectUri,
-            scope,
-            codeHash,
-            codeChallenge: challenge ?? null,
-            codeExpiresAt: new Date(Date.now() + CODE_LIFETIME_MS).toISOString(),
+            scope: read.request.scope,
+            decision: answer.data.decision,
+            grantId: drawn?.grantId ?? null,
           },
+          now: new Date().toISOString(),
+          expiresAt: ticket.expiresAt,
         },
         commandContext(req, principal, deps.newCommandId()),
         { newStream: true },
       );
-      back({ code });
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
-      back({ error: error.code, error_description: error.message });
+      return sendConsentRefusal(res, error.message);
     }
+    if (!drawn)
+      return redirectBack(req, res, read.to, {
+        error: 'access_denied',
+        error_description: 'the resource owner denied the request',
+      });
+    redirectBack(req, res, read.to, { code: await issueCode(req, principal, read.to, read.request, drawn) });
   });
 
   const exchange = oauthEndpoint(async (req, res) => {
@@ -329,6 +506,34 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
       );
     }),
   );
+}
+
+const grantIdParam = z.object({
+  grantId: z.string().regex(/^[0-9a-f]{32}$/, 'must be a grant id (32 hexadecimal digits)'),
+});
+
+/**
+ * `DELETE /auth/oauth/grant/{grantId}` (OA-33): users revoke a grant they gave (see `GET /auth/oauth/grant`);
+ * its refresh and access tokens stop working on the next request. Another user's grant is a 404.
+ */
+export function addOAuthGrantRoutes(router: Router, deps: CommandDeps): void {
+  router.delete('/auth/oauth/grant/:grantId', async (req, res) => {
+    const principal = principalOf(req);
+    if (!mayManageOwnGrants(principal, 'delete'))
+      throw new PlatformError('forbidden', 'this credential may not revoke the OAuth grants of its user');
+    const { grantId } = validate(grantIdParam, req.params, 'path');
+    const stream = streamName('oauthGrant', principal.tenant, grantId);
+    const grant = await deps.handler.load(stream, oauthGrantDecider);
+    if (grant.state.code?.userId !== Number(principal.userId))
+      throw new PlatformError('not_found', `OAuth grant ${grantId} not found`);
+    const result = await deps.handler.handle(
+      stream,
+      oauthGrantDecider,
+      { kind: 'RevokeGrant' },
+      commandContext(req, principal, deps.newCommandId()),
+    );
+    sendResult(res, 200, result, { grantId, revoked: true });
+  });
 }
 
 /**

@@ -58,6 +58,19 @@ export const oauthGrantRevoked = z.object({
   reason: z.enum(['code-replayed', 'refresh-reused', 'revoked']),
 });
 
+/**
+ * A resource owner answered a consent page (OA-08), on a stream of its own named after the page's ticket: the
+ * ticket is good for one answer. An allowed consent names the grant its code started.
+ */
+export const oauthConsentAnswered = z.object({
+  ticketId: z.string().regex(/^[0-9a-f]{32}$/),
+  clientId,
+  userId: z.number().int().positive(),
+  scope: z.string(),
+  decision: z.enum(['allow', 'deny']),
+  grantId: grantId.nullable(),
+});
+
 export type OAuthClientRegisteredData = z.infer<typeof oauthClientRegistered>;
 
 export type OAuthClientEvent =
@@ -67,18 +80,24 @@ export type OAuthClientEvent =
   | { type: 'OAuthClientDeleted'; data: z.infer<typeof oauthClientDeleted> };
 
 export type AuthorizationCodeIssuedData = z.infer<typeof authorizationCodeIssued>;
+export type AuthorizationCodeRedeemedData = z.infer<typeof authorizationCodeRedeemed>;
+export type RefreshTokenRotatedData = z.infer<typeof refreshTokenRotated>;
 
 export type OAuthGrantEvent =
   | { type: 'AuthorizationCodeIssued'; data: AuthorizationCodeIssuedData }
-  | { type: 'AuthorizationCodeRedeemed'; data: z.infer<typeof authorizationCodeRedeemed> }
-  | { type: 'RefreshTokenRotated'; data: z.infer<typeof refreshTokenRotated> }
+  | { type: 'AuthorizationCodeRedeemed'; data: AuthorizationCodeRedeemedData }
+  | { type: 'RefreshTokenRotated'; data: RefreshTokenRotatedData }
   | { type: 'OAuthGrantRevoked'; data: z.infer<typeof oauthGrantRevoked> };
+
+export type OAuthConsentAnsweredData = z.infer<typeof oauthConsentAnswered>;
+export type OAuthConsentEvent = { type: 'OAuthConsentAnswered'; data: OAuthConsentAnsweredData };
 
 export const OAUTH_EVENTS: readonly EventDefinition[] = [
   { type: 'AuthorizationCodeIssued', version: 1, schema: authorizationCodeIssued },
   { type: 'AuthorizationCodeRedeemed', version: 1, schema: authorizationCodeRedeemed },
   { type: 'RefreshTokenRotated', version: 1, schema: refreshTokenRotated },
   { type: 'OAuthGrantRevoked', version: 1, schema: oauthGrantRevoked },
+  { type: 'OAuthConsentAnswered', version: 1, schema: oauthConsentAnswered },
   { type: 'OAuthClientRegistered', version: 1, schema: oauthClientRegistered },
   { type: 'OAuthClientChanged', version: 1, schema: oauthClientChanged },
   { type: 'OAuthClientSecretSet', version: 1, schema: oauthClientSecretSet },

@@ -54,6 +54,12 @@ export interface HttpKitOptions {
   readonly oauthRoutes?: readonly RegExp[];
   /** GET routes (paths under `/api`) that write, so they go to the command API (the OAuth authorize endpoint). */
   readonly commandGets?: readonly RegExp[];
+  /**
+   * POST routes (paths under `/api`) that a page of this API submits as an HTML form (the OAuth consent page):
+   * they take form bodies, and the session cookie counts on them without `X-CSRF-Token`, which a form cannot
+   * send. The route itself must check a single-use value of the page bound to the session instead.
+   */
+  readonly sessionForms?: readonly RegExp[];
   /** Mounted at the root, for `/.well-known/…` documents. */
   readonly wellKnown?: Router;
   /** Routers mounted under `/api`. GET and HEAD go to `query`, everything else to `command`. */
@@ -89,6 +95,7 @@ function bearerIn(req: Request, header: 'authorization' | 'x-authorization'): st
  */
 function presentedCredentials(
   req: Request,
+  sessionForm: boolean,
 ): Array<{ source: CredentialSource; token: string; presentation?: CredentialPresentation }> {
   const presented: Array<{ source: CredentialSource; token: string; presentation?: CredentialPresentation }> =
     [];
@@ -100,25 +107,27 @@ function presentedCredentials(
   if (session !== undefined) {
     const csrfHeader = req.headers['x-csrf-token'];
     const csrfToken = typeof csrfHeader === 'string' ? csrfHeader : null;
-    if (SAFE_METHODS.has(req.method)) presented.push({ source: 'cookie', token: session });
+    if (SAFE_METHODS.has(req.method) || sessionForm) presented.push({ source: 'cookie', token: session });
     else if (csrfToken !== null)
       presented.push({ source: 'cookie', token: session, presentation: { csrfToken } });
   }
   return presented;
 }
 
-function routeByMethod(
-  query: Router | undefined,
-  command: Router | undefined,
-  commandGets: readonly RegExp[],
-): RequestHandler {
-  return (req, res, next) => {
-    const reads =
+/**
+ * `routes`, entered only by the requests of its side: GET and HEAD are reads (the query API) unless they are
+ * among `commandGets`; everything else is a write (the command API). Mounted as routers, both APIs' routes
+ * stay visible in the app's router tree.
+ */
+function sideOf(routes: Router, reads: boolean, commandGets: readonly RegExp[]): Router {
+  const side = express.Router();
+  side.use((req, _res, next) => {
+    const isRead =
       (req.method === 'GET' || req.method === 'HEAD') && !commandGets.some((route) => route.test(req.path));
-    const target = reads ? query : command;
-    if (!target) return next();
-    target(req, res, next);
-  };
+    next(isRead === reads ? undefined : 'router');
+  });
+  side.use(routes);
+  return side;
 }
 
 const usageQuery = z.object({
@@ -170,8 +179,12 @@ export function createHttpApp(options: HttpKitOptions): Express {
   const oauthRoutes = options.oauthRoutes ?? [];
   const isUpload = (req: Request) =>
     req.method === 'POST' && uploadRoutes.some((route) => route.test(req.path));
+  const sessionForms = options.sessionForms ?? [];
+  const isSessionForm = (req: Request) =>
+    req.method === 'POST' && sessionForms.some((route) => route.test(req.path));
   const isOAuth = (req: Request) => oauthRoutes.some((route) => route.test(req.path));
-  api.use(requireJsonBody(isUpload, isOAuth));
+  const takesForms = (req: Request) => isOAuth(req) || isSessionForm(req);
+  api.use(requireJsonBody(isUpload, takesForms));
   const parseJson = express.json({
     limit: options.bodyLimit,
     strict: false,
@@ -180,11 +193,11 @@ export function createHttpApp(options: HttpKitOptions): Express {
   const parseForm = express.urlencoded({ extended: false, limit: options.bodyLimit, parameterLimit: 50 });
   // An upload's body is the file, even a JSON one: its route streams it.
   api.use((req, res, next) => (isUpload(req) ? next() : parseJson(req, res, next)));
-  api.use((req, res, next) => (isOAuth(req) ? parseForm(req, res, next) : next()));
+  api.use((req, res, next) => (takesForms(req) ? parseForm(req, res, next) : next()));
   api.use(async (req, _res, next) => {
     const context = contextOf(req);
     if (isOAuth(req)) return next();
-    const presented = presentedCredentials(req);
+    const presented = presentedCredentials(req, isSessionForm(req));
     if (presented.length === 0) return next();
     const credentials = await Promise.all(
       presented.map(async ({ source, token, presentation }) => ({
@@ -244,7 +257,8 @@ export function createHttpApp(options: HttpKitOptions): Express {
     const usage = await options.meter.usage(principal.tenant, from, to);
     sendJson(res, 200, { from, to, total: usage.reduce((sum, row) => sum + row.calls, 0), items: usage });
   });
-  api.use(routeByMethod(options.query, options.command, options.commandGets ?? []));
+  if (options.query) api.use(sideOf(options.query, true, options.commandGets ?? []));
+  if (options.command) api.use(sideOf(options.command, false, options.commandGets ?? []));
   api.use((req) => {
     throw new PlatformError('not_found', `no route for ${req.method} ${req.baseUrl}${req.path}`);
   });

@@ -32,7 +32,7 @@ const CATEGORIES_WITH_DATA = new Set([
 ]);
 
 /** Sign-in and authorization events: who did what is audited, their data (hashes, sealed seeds) is not. */
-const CATEGORIES_WITHOUT_DATA = ['user', 'email', 'tenant', 'oauthClient', 'oauthGrant'];
+const CATEGORIES_WITHOUT_DATA = ['user', 'email', 'tenant', 'oauthClient', 'oauthGrant', 'oauthConsent'];
 
 /**
  * The audit trail: one document per domain event, newest first by `position`: which event, on which

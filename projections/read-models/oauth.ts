@@ -1,4 +1,8 @@
-import type { AuthorizationCodeIssuedData } from '../../contracts/events/oauth';
+import type {
+  AuthorizationCodeIssuedData,
+  AuthorizationCodeRedeemedData,
+  RefreshTokenRotatedData,
+} from '../../contracts/events/oauth';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import type { ReadModelChange } from '../../infra/read-store/port';
 import type { Projection } from '../projection';
@@ -22,7 +26,10 @@ const clients = entityProjection({
   },
 });
 
-/** Grants as access tokens are checked against them on every request: whose, which client, still good. */
+/**
+ * Grants as access tokens are checked against them on every request (whose, which client, still good) and as
+ * their users list them (OA-33: scope, until when). Never a hash of a code or token.
+ */
 function grantChanges(event: Parameters<Projection['project']>[0], collection: string): ReadModelChange[] {
   const { tenant } = event.metadata;
   const data = event.data as { grantId: string };
@@ -30,18 +37,41 @@ function grantChanges(event: Parameters<Projection['project']>[0], collection: s
   const position = event.position;
   switch (event.type) {
     case 'AuthorizationCodeIssued': {
-      const { grantId, clientId, userId } = event.data as AuthorizationCodeIssuedData;
+      const { grantId, clientId, userId, scope } = event.data as AuthorizationCodeIssuedData;
       return [
         {
           op: 'upsert',
           collection,
           position,
-          doc: { id, grantId, clientId, userId, status: 'issued', ...createdColumns(event) },
+          doc: {
+            id,
+            grantId,
+            clientId,
+            userId,
+            scope,
+            status: 'issued',
+            expiresAt: null,
+            ...createdColumns(event),
+          },
         },
       ];
     }
-    case 'AuthorizationCodeRedeemed':
-      return [{ op: 'patch', collection, position, id, set: { status: 'active', ...updatedColumns(event) } }];
+    case 'AuthorizationCodeRedeemed': {
+      const { expiresAt } = event.data as AuthorizationCodeRedeemedData;
+      return [
+        {
+          op: 'patch',
+          collection,
+          position,
+          id,
+          set: { status: 'active', expiresAt, ...updatedColumns(event) },
+        },
+      ];
+    }
+    case 'RefreshTokenRotated': {
+      const { scope } = event.data as RefreshTokenRotatedData;
+      return [{ op: 'patch', collection, position, id, set: { scope, ...updatedColumns(event) } }];
+    }
     case 'OAuthGrantRevoked':
       return [
         { op: 'patch', collection, position, id, set: { status: 'revoked', ...updatedColumns(event) } },

@@ -1,31 +1,26 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { ADMIN_TOKEN, json, startPlatform, type TestPlatform } from '../support/platform';
+import nodeCrypto, { createHash, randomBytes } from 'node:crypto';
+import {
+  registerClient as register,
+  tokenRequest as postForm,
+  type OAuthClient as Client,
+} from '../support/oauth';
+import { ADMIN_TOKEN, filesHolding, json, startPlatform, type TestPlatform } from '../support/platform';
 
 jest.setTimeout(60_000);
 
 let platform: TestPlatform;
 type Json = Record<string, unknown>;
-interface Client {
-  clientId: string;
-  clientSecret: string;
-}
 const REDIRECT = 'http://127.0.0.1/callback';
 
 const verifier = () => randomBytes(32).toString('base64url');
 const challengeOf = (value: string) => createHash('sha256').update(value).digest('base64url');
 
-async function registerClient(body: Json = {}): Promise<Client> {
-  const response = await platform.call('POST', '/auth/oauth/client', {
-    body: {
-      clientName: 'App',
-      redirectUris: [REDIRECT, 'https://app.example/cb'],
-      scope: 'record:read record:create',
-      ...body,
-    },
+const registerClient = (body: Json = {}): Promise<Client> =>
+  register(platform, {
+    redirectUris: [REDIRECT, 'https://app.example/cb'],
+    scope: 'record:read record:create',
+    ...body,
   });
-  expect(response.status).toBe(201);
-  return json<Client>(response);
-}
 
 /** GET /auth/oauth/authorize as the admin; the redirect's parameters, or the status when there is none. */
 async function authorize(
@@ -62,22 +57,12 @@ async function codeFor(client: Client, extra: Record<string, string> = {}): Prom
   return answer.location!.searchParams.get('code')!;
 }
 
-/** POST to a token-style endpoint as a form, with the client's Basic credentials. */
-function tokenRequest(
+const tokenRequest = (
   path: string,
   client: Client,
   form: Record<string, string>,
   secret = client.clientSecret,
-): Promise<Response> {
-  return fetch(`${platform.api}${path}`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/x-www-form-urlencoded',
-      Authorization: `Basic ${Buffer.from(`${client.clientId}:${secret}`).toString('base64')}`,
-    },
-    body: new URLSearchParams(form).toString(),
-  });
-}
+): Promise<Response> => postForm(platform, path, client, form, secret);
 
 async function exchange(client: Client, code: string, extra: Record<string, string> = {}): Promise<Response> {
   return tokenRequest('/auth/oauth/token', client, {
@@ -392,4 +377,145 @@ test('OA-29 a password change or a deactivation revokes the OAuth grants the use
   await platform.call('POST', `/user/${String(member.id)}/deactivate`);
   await platform.call('POST', `/user/${String(member.id)}/activate`);
   expect((await asBearer(String(second.access_token))).status).toBe(401);
+});
+
+test('OA-26 no grace period: R1→R2→R3, then R1, or R2 right after its rotation, is refused and the whole family dies', async () => {
+  const client = await registerClient();
+  const renew = (refreshToken: unknown) =>
+    tokenRequest('/auth/oauth/token', client, {
+      grant_type: 'refresh_token',
+      refresh_token: String(refreshToken),
+    });
+  /** R1→R2→R3 with the access token of each step. */
+  const family = async () => {
+    const first = await json(await exchange(client, await codeFor(client)));
+    const second = await json(await renew(first.refresh_token));
+    const third = await json(await renew(second.refresh_token));
+    expect(third.refresh_token).toMatch(/^rpr_/);
+    return [first, second, third] as const;
+  };
+  const expectFamilyRevoked = async (tokens: readonly Json[]) => {
+    for (const step of tokens) expect((await asBearer(String(step.access_token))).status).toBe(401);
+    const latest = await renew(tokens[2]!.refresh_token);
+    expect([latest.status, (await json(latest)).error]).toEqual([400, 'invalid_grant']);
+  };
+
+  const oldest = await family();
+  const replayedR1 = await renew(oldest[0].refresh_token);
+  expect([replayedR1.status, (await json(replayedR1)).error]).toEqual([400, 'invalid_grant']);
+  await expectFamilyRevoked(oldest);
+
+  // The immediate predecessor, at once: no grace for it either.
+  const recent = await family();
+  expect((await asBearer(String(recent[2].access_token))).status).toBe(200);
+  const replayedR2 = await renew(recent[1].refresh_token);
+  expect([replayedR2.status, (await json(replayedR2)).error]).toEqual([400, 'invalid_grant']);
+  await expectFamilyRevoked(recent);
+});
+
+test('OA-22 client secrets are compared as SHA-256 digests with timingSafeEqual, and the stores hold no usable secret', async () => {
+  const client = await registerClient();
+  const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+  const compare = jest.spyOn(nodeCrypto, 'timingSafeEqual');
+  /** The timingSafeEqual calls one client authentication makes, as (presented, stored) digests. */
+  const comparisonsFor = async (clientId: string, secret: string) => {
+    compare.mockClear();
+    const answer = await postForm(platform, '/auth/oauth/introspect', { clientId }, { token: 'x' }, secret);
+    return {
+      status: answer.status,
+      calls: compare.mock.calls.map((call) =>
+        call.map((view) => Buffer.from(view.buffer, view.byteOffset, view.byteLength)),
+      ),
+    };
+  };
+  try {
+    const secret = client.clientSecret;
+    const wrongFirst = `${secret[0] === 'A' ? 'B' : 'A'}${secret.slice(1)}`;
+    const wrongLast = `${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`;
+    const right = await comparisonsFor(client.clientId, secret);
+    const first = await comparisonsFor(client.clientId, wrongFirst);
+    const last = await comparisonsFor(client.clientId, wrongLast);
+    const unknown = await comparisonsFor('rpc_000000000000000000000000', wrongLast);
+    expect([right.status, first.status, last.status, unknown.status]).toEqual([200, 401, 401, 401]);
+    // One comparison each, of two 32-byte digests: the presented secret's SHA-256 against the stored one.
+    expect(right.calls).toEqual([[digest(secret), digest(secret)]]);
+    expect(first.calls).toEqual([[digest(wrongFirst), digest(secret)]]);
+    expect(last.calls).toEqual([[digest(wrongLast), digest(secret)]]);
+    expect(unknown.calls).toHaveLength(1);
+    for (const call of [...first.calls, ...last.calls, ...unknown.calls])
+      expect(call.map((buffer) => buffer.length)).toEqual([32, 32]);
+  } finally {
+    compare.mockRestore();
+  }
+  // The stores keep the digest only: a dump gives nothing to authenticate with.
+  expect(filesHolding(platform.dataDir, client.clientSecret)).toEqual([]);
+  expect(filesHolding(platform.dataDir, digest(client.clientSecret).toString('hex')).length).toBeGreaterThan(
+    0,
+  );
+});
+
+/** Every route of the running app, walked from its router tree: `[method, path]` with the mount prefixes. */
+interface RouteLayer {
+  rawPath?: string;
+  route?: { path: string | string[]; methods: Record<string, boolean> };
+  handle: { stack?: RouteLayer[] };
+}
+function routesOf(stack: readonly RouteLayer[], prefix = ''): Array<[string, string]> {
+  return stack.flatMap((layer): Array<[string, string]> => {
+    if (layer.route) {
+      const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
+      return Object.keys(layer.route.methods).flatMap((method) =>
+        paths.map((path): [string, string] => [method.toUpperCase(), `${prefix}${path}`]),
+      );
+    }
+    if (!layer.handle.stack) return [];
+    const mount = layer.rawPath === undefined || layer.rawPath === '/' ? '' : layer.rawPath;
+    return routesOf(layer.handle.stack, `${prefix}${mount}`);
+  });
+}
+
+test('OA-12 no open redirector: no GET route of either API sends a browser to a URL given in a parameter', async () => {
+  const client = await registerClient();
+  const routes = routesOf(
+    (platform.running.services.app as unknown as { router: { stack: RouteLayer[] } }).router.stack,
+  );
+  const gets = [...new Set(routes.filter(([method]) => method === 'GET').map(([, path]) => path))];
+  // Both APIs are in the tree (reads and the GETs that write), not just a few app-level routes.
+  expect(gets).toEqual(
+    expect.arrayContaining([
+      '/api/auth/oauth/authorize',
+      '/api/auth/google',
+      '/api/auth/oauth/client/:clientId',
+      '/api/record/:recordId',
+      '/.well-known/oauth-authorization-server',
+    ]),
+  );
+  expect(gets.length).toBeGreaterThan(40);
+  const evil = 'https://evil.example/';
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: client.clientId,
+    state: 's',
+    ...Object.fromEntries(
+      ['redirect_uri', 'redirect', 'return_to', 'next', 'url', 'continue'].map((name) => [name, evil]),
+    ),
+  }).toString();
+  const answers: Array<{ path: string; status: number; location: string | null }> = [];
+  for (const route of gets) {
+    const path = route.replace(/:\w+/g, '1').replace(/\*\w+/g, 'x');
+    const credentials: Array<Record<string, string>> = [{ Authorization: `Bearer ${ADMIN_TOKEN}` }, {}];
+    for (const headers of credentials) {
+      const response = await fetch(`${platform.url}${path}?${query}`, { headers, redirect: 'manual' });
+      await response.arrayBuffer();
+      answers.push({ path, status: response.status, location: response.headers.get('location') });
+    }
+  }
+  const redirected = answers.filter(({ location }) => location !== null && /evil\.example/i.test(location));
+  expect(redirected).toEqual([]);
+  expect(answers.filter(({ status }) => status === 500)).toEqual([]);
+  // The authorization endpoint was asked with the unregistered redirect URI: 400, no redirect at all.
+  expect(answers.filter(({ path }) => path === '/api/auth/oauth/authorize')).toEqual([
+    { path: '/api/auth/oauth/authorize', status: 400, location: null },
+    { path: '/api/auth/oauth/authorize', status: 400, location: null },
+  ]);
 });

@@ -1,5 +1,6 @@
 import type { Actor, EventMetadata, RecordedEvent } from '../../contracts/events/envelope';
 import { PlatformError, type ErrorKind } from '../../contracts/errors';
+import { OAuthError } from '../../contracts/oauth';
 import { assertValidEventData, isKnownEventType, schemaVersionOf } from '../../contracts/events/registry';
 import { eventIdFor, uuidV5 } from '../../contracts/ids';
 import { fold, type Decider, type DomainEvent } from '../../command-api/kit/decider';
@@ -83,6 +84,17 @@ export function deciderSpec<State, Command, Event extends DomainEvent>(
       };
     },
   };
+}
+
+/** The OAuth error code (`invalid_grant`, …) a decision is refused with: OAuth deciders refuse in OAuth's words. */
+export function oauthRefusal(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof OAuthError) return error.code;
+    throw error;
+  }
+  throw new Error('the command was accepted');
 }
 
 // ---------------------------------------------------------------------------------------------------------

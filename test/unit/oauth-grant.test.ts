@@ -4,8 +4,7 @@ import {
   type OAuthGrantCommand,
 } from '../../command-api/domain/oauth-grant';
 import type { OAuthGrantEvent } from '../../contracts/events/oauth';
-import { OAuthError } from '../../contracts/oauth';
-import { deciderSpec } from '../support/given-when-then';
+import { deciderSpec, oauthRefusal } from '../support/given-when-then';
 
 const grantId = 'a'.repeat(32);
 const verifier = 'v'.repeat(43);
@@ -47,17 +46,6 @@ const refresh = (refreshHash: string, newRefreshHash: string, scope?: string): O
   now: '2026-11-23T10:00:00.000Z',
 });
 
-/** The OAuth error a command is refused with. */
-function refusal(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof OAuthError) return error.code;
-    throw error;
-  }
-  throw new Error('the command was accepted');
-}
-
 describe('OAuth grant decider', () => {
   const spec = deciderSpec(oauthGrantDecider);
   const decideOn = (history: OAuthGrantEvent[], command: OAuthGrantCommand) => () =>
@@ -81,12 +69,12 @@ describe('OAuth grant decider', () => {
       redeem({ codeVerifier: 'w'.repeat(43) }),
       redeem({ codeVerifier: undefined }),
     ])
-      expect(refusal(decideOn([issued], command))).toBe('invalid_grant');
+      expect(oauthRefusal(decideOn([issued], command))).toBe('invalid_grant');
     const withoutChallenge: OAuthGrantEvent = {
       ...issued,
       data: { ...issued.data, codeChallenge: null },
     } as OAuthGrantEvent;
-    expect(refusal(decideOn([withoutChallenge], redeem()))).toBe('invalid_grant');
+    expect(oauthRefusal(decideOn([withoutChallenge], redeem()))).toBe('invalid_grant');
   });
 
   test('OA-15 a replayed code revokes the grant', () => {
@@ -115,17 +103,17 @@ describe('OAuth grant decider', () => {
       .when(refresh('r'.repeat(64), 't'.repeat(64)))
       .then([{ type: 'OAuthGrantRevoked', data: { grantId, reason: 'refresh-reused' } }]);
     expect(
-      refusal(
+      oauthRefusal(
         decideOn([issued, redeemed, rotated], refresh('s'.repeat(64), 't'.repeat(64), 'record:create')),
       ),
     ).toBe('invalid_scope');
-    expect(refusal(decideOn([issued, redeemed], refresh('x'.repeat(64), 't'.repeat(64))))).toBe(
+    expect(oauthRefusal(decideOn([issued, redeemed], refresh('x'.repeat(64), 't'.repeat(64))))).toBe(
       'invalid_grant',
     );
   });
 
   test('OA-27 a grant stops at its absolute expiry, however often renewed', () => {
     const late = { ...refresh('r'.repeat(64), 's'.repeat(64)), now: '2026-12-22T10:00:31.000Z' };
-    expect(refusal(decideOn([issued, redeemed], late))).toBe('invalid_grant');
+    expect(oauthRefusal(decideOn([issued, redeemed], late))).toBe('invalid_grant');
   });
 });
