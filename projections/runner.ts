@@ -41,6 +41,10 @@ export class ProjectionRunner {
   private readonly waiters = new Set<{ position: bigint; resolve: () => void }>();
   private lastError: string | undefined;
   private checkpointWrittenAt = 0;
+  /** Checkpoint writes, one after another: a late write must never put an older position over a newer one. */
+  private checkpointWrites: Promise<void> = Promise.resolve();
+  /** A checkpoint-only flush held back by the interval is written by this timer, so other processes see it. */
+  private deferredCheckpoint: NodeJS.Timeout | undefined;
   private caughtUpOnce = false;
   private readonly batchSize: number;
 
@@ -90,9 +94,41 @@ export class ProjectionRunner {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.deferredCheckpoint);
     await this.subscription?.close();
     await this.loop;
-    await this.deps.readStore.apply([], { name: this.checkpoint, value: this.processed.toString() });
+    await this.writeCheckpoint([], () => this.processed);
+  }
+
+  /** Applies `changes` with the checkpoint at `position()` (read when the write runs), after earlier writes. */
+  private writeCheckpoint(changes: readonly ReadModelChange[], position: () => bigint): Promise<void> {
+    const write = this.checkpointWrites.then(() =>
+      this.deps.readStore.apply(changes, { name: this.checkpoint, value: position().toString() }),
+    );
+    this.checkpointWrites = write.catch(() => undefined);
+    this.checkpointWrittenAt = Date.now();
+    return write;
+  }
+
+  /**
+   * Writes the checkpoint of skipped events once the interval has passed, unless a write comes first. Readers
+   * in other processes (a query API waiting for `X-Min-Position`) see progress only through the stored
+   * checkpoint: without this, a projection whose last events were all skipped would look behind for ever.
+   */
+  private deferCheckpoint(): void {
+    if (this.deferredCheckpoint !== undefined) return;
+    const wait = Math.max(0, this.checkpointWrittenAt + IDLE_CHECKPOINT_INTERVAL_MS - Date.now());
+    this.deferredCheckpoint = setTimeout(() => {
+      this.deferredCheckpoint = undefined;
+      if (this.stopped) return;
+      this.writeCheckpoint([], () => this.processed).catch((error: unknown) =>
+        this.deps.logger.warn(
+          { err: error, projection: this.projection.name, version: this.version },
+          'writing the checkpoint of skipped events failed; the next batch writes it',
+        ),
+      );
+    }, wait);
+    this.deferredCheckpoint.unref();
   }
 
   /** Resolves true once every event up to `position` is visible in this projection's read model. */
@@ -151,13 +187,14 @@ export class ProjectionRunner {
         },
         flush: async (position) => {
           // A batch with no changes (the filter skipped everything) only moves the checkpoint: that is kept in
-          // memory and written at most once a second. Replaying skipped events after a crash changes nothing.
+          // memory and written at most once a second (`deferCheckpoint`). Replaying skipped events after a
+          // crash changes nothing.
           if (changes.length > 0 || Date.now() - this.checkpointWrittenAt >= IDLE_CHECKPOINT_INTERVAL_MS) {
-            await this.deps.readStore.apply(coalesceChanges(changes), {
-              name: this.checkpoint,
-              value: position.toString(),
-            });
-            this.checkpointWrittenAt = Date.now();
+            clearTimeout(this.deferredCheckpoint);
+            this.deferredCheckpoint = undefined;
+            await this.writeCheckpoint(coalesceChanges(changes), () => position);
+          } else {
+            this.deferCheckpoint();
           }
           changes = [];
           if (oldestRecordedAt !== undefined && this.caughtUpOnce)

@@ -39,6 +39,7 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
   const database = `stack_${randomUUID().slice(0, 8)}`;
   const topic = `stack-events-${randomUUID()}`;
   const children: ChildProcess[] = [];
+  const serviceLogs = new Map<string, () => string>();
   const collector = new Collector();
   let dataDir: string;
   let stream: Stream;
@@ -64,6 +65,7 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
     });
     children.push(child);
     const logs = output(child);
+    serviceLogs.set(`${name} :${port}`, logs);
     const url = `http://127.0.0.1:${port}`;
     await waitUntilReady(url).catch((error: unknown) => {
       throw new Error(`${name}: ${String(error)}\n${logs()}`);
@@ -79,7 +81,11 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
         headers: { ...headers, 'X-Min-Position': position },
       });
       // 401 until the projections process has built the identity read model the query API checks tokens in.
-      if ((response.status !== 401 && response.status !== 504) || Date.now() > deadline) return response;
+      if (response.status !== 401 && response.status !== 504) return response;
+      if (Date.now() > deadline) {
+        const logs = [...serviceLogs].map(([name, text]) => `--- ${name}\n${text().slice(-3000)}`);
+        throw new Error(`GET ${path} still ${response.status} after 30 s\n${logs.join('\n')}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
