@@ -1,0 +1,67 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { assertAttempt, type AttemptLog } from './port';
+
+export interface SqliteAttemptLogOptions {
+  /** Database file; its folder is created when missing. `:memory:` for a throw-away log. */
+  readonly path: string;
+}
+
+/**
+ * Attempts in a SQLite file, one row each. Processes of one host share the file (WAL, busy timeout); an add
+ * and the read of its key run in one immediate transaction, and drop the key's expired rows on the way.
+ */
+export function createSqliteAttemptLog(options: SqliteAttemptLogOptions): AttemptLog {
+  if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+  const db = new Database(options.path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS attempts (
+      seq INTEGER PRIMARY KEY,
+      key TEXT NOT NULL,
+      at INTEGER NOT NULL,
+      expires_at INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS attempts_key ON attempts (key, expires_at);
+    CREATE INDEX IF NOT EXISTS attempts_expiry ON attempts (expires_at);
+  `);
+  const insert = db.prepare('INSERT INTO attempts (key, at, expires_at) VALUES (?, ?, ?)');
+  const dropExpired = db.prepare('DELETE FROM attempts WHERE key = ? AND expires_at <= ?');
+  const select = db
+    .prepare<[string, number], number>(
+      'SELECT at FROM attempts WHERE key = ? AND expires_at > ? ORDER BY at, seq',
+    )
+    .pluck();
+  const clear = db.prepare('DELETE FROM attempts WHERE key = ?');
+  const sweep = db.prepare('DELETE FROM attempts WHERE expires_at <= ?');
+  const add = db.transaction((key: string, at: number, expiresAt: number): number[] => {
+    dropExpired.run(key, at);
+    insert.run(key, at, expiresAt);
+    return select.all(key, at);
+  });
+
+  return {
+    async add(key, at, expiresAt) {
+      assertAttempt(key, at, expiresAt);
+      return add.immediate(key, at, expiresAt);
+    },
+    async list(key, now) {
+      assertAttempt(key, now);
+      return select.all(key, now);
+    },
+    async clear(key) {
+      assertAttempt(key);
+      clear.run(key);
+    },
+    async sweep(now) {
+      assertAttempt(null, now);
+      return sweep.run(now).changes;
+    },
+    async close() {
+      if (db.open) db.close();
+    },
+  };
+}
