@@ -1,6 +1,4 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqliteFile } from '../sqlite-file';
 import { assertAttempt, type AttemptLog } from './port';
 
 export interface SqliteAttemptLogOptions {
@@ -13,11 +11,7 @@ export interface SqliteAttemptLogOptions {
  * and the read of its key run in one immediate transaction, and drop the key's expired rows on the way.
  */
 export function createSqliteAttemptLog(options: SqliteAttemptLogOptions): AttemptLog {
-  if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
-  const db = new Database(options.path);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 5000');
+  const db = openSqliteFile(options.path);
   db.exec(`
     CREATE TABLE IF NOT EXISTS attempts (
       seq INTEGER PRIMARY KEY,
