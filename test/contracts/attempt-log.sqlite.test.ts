@@ -8,17 +8,9 @@ import { attemptLogContract } from './attempt-log';
 describeContract('attempt-log', 'sqlite', { kind: 'embedded' }, () => {
   attemptLogContract(async () => {
     const directory = mkdtempSync(join(tmpdir(), 'attempt-log-sqlite-'));
-    const path = join(directory, 'attempts.db');
-    const log = createSqliteAttemptLog({ path });
-    const other = createSqliteAttemptLog({ path });
     return {
-      log,
-      other,
-      cleanup: async () => {
-        await log.close();
-        await other.close();
-        rmSync(directory, { recursive: true, force: true });
-      },
+      open: async () => createSqliteAttemptLog({ path: join(directory, 'attempts.db') }),
+      cleanup: async () => rmSync(directory, { recursive: true, force: true }),
     };
   });
 });

@@ -5,9 +5,9 @@ import type { AttemptLog } from '../../infra/attempts/port';
  * of their own, so the suite can run against a shared server.
  */
 export interface AttemptLogUnderTest {
-  readonly log: AttemptLog;
-  /** A second handle on the same store, as another process would have. */
-  readonly other: AttemptLog;
+  /** A new handle on the store: the suite opens two, as two processes would (and closes them). */
+  readonly open: () => Promise<AttemptLog>;
+  /** After the handles are closed. */
   readonly cleanup: () => Promise<void>;
 }
 
@@ -19,16 +19,20 @@ function uniqueKey(label: string): string {
   return `t${keySequence}-${process.pid}-${label}`;
 }
 
-export function attemptLogContract(open: () => Promise<AttemptLogUnderTest>): void {
+export function attemptLogContract(store: () => Promise<AttemptLogUnderTest>): void {
   let under: AttemptLogUnderTest;
   let log: AttemptLog;
+  let other: AttemptLog;
 
   beforeAll(async () => {
-    under = await open();
-    log = under.log;
+    under = await store();
+    log = await under.open();
+    other = await under.open();
   });
 
   afterAll(async () => {
+    await log.close();
+    await other.close();
     await under.cleanup();
   });
 
@@ -86,10 +90,10 @@ export function attemptLogContract(open: () => Promise<AttemptLogUnderTest>): vo
     const key = uniqueKey('shared');
     const answers = await Promise.all(
       Array.from({ length: 10 }, (_, index) =>
-        (index % 2 === 0 ? log : under.other).add(key, T + index, T + 60_000),
+        (index % 2 === 0 ? log : other).add(key, T + index, T + 60_000),
       ),
     );
-    expect(await under.other.list(key, T)).toHaveLength(10);
+    expect(await other.list(key, T)).toHaveLength(10);
     expect(await log.list(key, T)).toHaveLength(10);
     // Each add saw itself and every add stored before it: at most k answers hold k attempts or fewer, so
     // a limit of k checked on the answers lets k attempts through, however they interleave.

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { totpCode } from '../../command-api/kit/totp';
-import { exited, freePort, output, spawnBin, waitUntilReady } from '../support/child-platform';
+import { exited, startServiceProcess } from '../support/child-platform';
 
 /**
  * The sign-in limits hold across command-api processes: two of them (and the projections) as separate
@@ -19,25 +19,14 @@ const children: ChildProcess[] = [];
 let first: string;
 let second: string;
 
-async function startService(name: string): Promise<string> {
-  const port = await freePort();
-  const child = spawnBin('service.ts', [name], {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    ADMIN_TOKEN: TOKEN,
-    SECRETS_KEY: secretsKey,
-    TRUST_PROXY_HOPS: '1',
-  });
-  children.push(child);
-  const logs = output(child);
-  const url = `http://127.0.0.1:${port}`;
-  await waitUntilReady(url).catch((error: unknown) => {
-    throw new Error(`${name}: ${String(error)}\n${logs()}`);
-  });
-  return url;
-}
 const secretsKey = randomBytes(32).toString('base64');
+// Both command-api processes need the same SECRETS_KEY: counter keys and pending logins derive from it.
+const startService = (name: string) =>
+  startServiceProcess(
+    name,
+    { DATA_DIR: dataDir, ADMIN_TOKEN: TOKEN, SECRETS_KEY: secretsKey, TRUST_PROXY_HOPS: '1' },
+    children,
+  );
 
 function post(base: string, path: string, body: unknown, headers: Record<string, string> = {}) {
   return fetch(`${base}/api${path}`, {
