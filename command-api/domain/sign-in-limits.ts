@@ -57,6 +57,12 @@ export function waitMs(times: readonly number[], limit: Limit, now: number): num
   return Math.max(0, Math.max(...recent) + delay - now);
 }
 
+/** The times without one at `at`: the failures an attempt counted at `at` finds besides itself. */
+export function othersThan(times: readonly number[], at: number): number[] {
+  const index = times.lastIndexOf(at);
+  return index < 0 ? [...times] : [...times.slice(0, index), ...times.slice(index + 1)];
+}
+
 /** Whole seconds to wait (rounded up) given every counter's failures: the longest wait wins. */
 export function retryAfterSeconds(
   counters: ReadonlyArray<{ readonly times: readonly number[]; readonly limit: Limit }>,

@@ -3,6 +3,7 @@ import type { AttemptLog } from '../../infra/attempts/port';
 import {
   clearedOnSuccess,
   loginCounters,
+  othersThan,
   retryAfterSeconds,
   secondFactorAttemptAllowed,
 } from '../domain/sign-in-limits';
@@ -36,7 +37,19 @@ abstract class Throttle {
   }
 }
 
-/** BF-01: password-login failures per account and address, per address, and per account. */
+/** A password login under way: counted as a failure until `succeeded` takes it back. */
+export interface LoginAttempt {
+  /** Seconds to wait before trying again (nothing was counted), or 0: check the password. */
+  readonly waitSeconds: number;
+  /** The password was right: the attempt is no failure, and this account's failures from this address go. */
+  succeeded(): Promise<void>;
+}
+
+/**
+ * BF-01: password-login failures per account and address, per address, and per account. An attempt counts as
+ * a failure from the moment it begins, before its password is checked, so attempts racing it in any process
+ * see it: however many arrive at once, no more get their password checked than the limits allow.
+ */
 export class LoginThrottle extends Throttle {
   /** Seconds to wait before another attempt, or 0 when one may be made now. */
   async retryAfterSeconds(tenant: string, email: string, address: string): Promise<number> {
@@ -50,18 +63,37 @@ export class LoginThrottle extends Throttle {
     return retryAfterSeconds(counters, now);
   }
 
-  async failed(tenant: string, email: string, address: string): Promise<void> {
+  /** Begins an attempt: the wait the failures so far impose, else the attempt, counted as a failure. */
+  async begin(tenant: string, email: string, address: string): Promise<LoginAttempt> {
+    const waitSeconds = await this.retryAfterSeconds(tenant, email, address);
+    if (waitSeconds > 0) return { waitSeconds, succeeded: async () => undefined };
     const now = this.now();
-    await Promise.all(
-      loginCounters(tenant, email, address).map(({ key, limit }) =>
-        this.log.add(this.hashed(key), now, now + limit.windowMs),
-      ),
+    const counters = loginCounters(tenant, email, address).map((counter) => ({
+      ...counter,
+      key: this.hashed(counter.key),
+    }));
+    const added = await Promise.all(
+      counters.map(({ key, limit }) => this.log.add(key, now, now + limit.windowMs)),
     );
-  }
-
-  /** A success clears the failures of this account from this address (not those from elsewhere). */
-  async succeeded(tenant: string, email: string, address: string): Promise<void> {
-    await this.log.clear(this.hashed(clearedOnSuccess(tenant, email, address)));
+    const takeBack = async () => {
+      await Promise.all(counters.map(({ key }, index) => this.log.remove(key, added[index]!.id)));
+    };
+    // Attempts that began since the check above (here or in another process) count too.
+    const raced = retryAfterSeconds(
+      counters.map(({ limit }, index) => ({ limit, times: othersThan(added[index]!.times, now) })),
+      now,
+    );
+    if (raced > 0) {
+      await takeBack();
+      return { waitSeconds: raced, succeeded: async () => undefined };
+    }
+    return {
+      waitSeconds: 0,
+      succeeded: async () => {
+        await takeBack();
+        await this.log.clear(this.hashed(clearedOnSuccess(tenant, email, address)));
+      },
+    };
   }
 }
 
@@ -76,7 +108,7 @@ export class SecondFactorAttempts extends Throttle {
     const now = this.now();
     // Past the limit already: refuse without adding, so a refused pending login's entries stay few.
     if (!secondFactorAttemptAllowed((await this.log.list(key, now)).length + 1)) return false;
-    const attempts = await this.log.add(key, now, Math.max(expiresAt, now + 1));
-    return secondFactorAttemptAllowed(attempts.length);
+    const { times } = await this.log.add(key, now, Math.max(expiresAt, now + 1));
+    return secondFactorAttemptAllowed(times.length);
   }
 }

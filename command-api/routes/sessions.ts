@@ -131,7 +131,8 @@ export function addSessionRoutes(router: Router, deps: CommandDeps): void {
     const body = validate(login, req.body, 'body');
     const address = req.ip ?? 'unknown';
     const log = deps.logger.child({ tenant, email: body.email, address });
-    const waitSeconds = await throttle.retryAfterSeconds(tenant, body.email, address);
+    // From here the attempt counts as a failure, until it turns out to be none.
+    const { waitSeconds, succeeded } = await throttle.begin(tenant, body.email, address);
     if (waitSeconds > 0) {
       log.warn({ event: 'login.throttled', retryAfter: waitSeconds }, 'login refused: too many failures');
       res.setHeader('Retry-After', String(waitSeconds));
@@ -145,11 +146,11 @@ export function addSessionRoutes(router: Router, deps: CommandDeps): void {
     const known = user?.state.status === 'active' ? user.state : null;
     const passwordOk = await verifyPassword(body.password, known?.passwordHash ?? (await unknownUserHash));
     if (!known || !passwordOk) {
-      await throttle.failed(tenant, body.email, address);
+      // Counted as a failure when it began.
       log.warn({ event: 'login.failed' }, 'login failed');
       throw new PlatformError('unauthorized', REFUSED);
     }
-    await throttle.succeeded(tenant, body.email, address);
+    await succeeded();
     if (hasTwoFactor(known)) {
       log.info(
         { event: 'login.second-factor-required', userId: known.userId },

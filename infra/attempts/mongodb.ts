@@ -1,4 +1,4 @@
-import { MongoClient, type Collection } from 'mongodb';
+import { MongoClient, ObjectId, type Collection } from 'mongodb';
 import { assertAttempt, type AttemptLog } from './port';
 
 export interface MongoAttemptLogOptions {
@@ -40,8 +40,13 @@ export async function createMongoAttemptLog(options: MongoAttemptLogOptions): Pr
   return {
     async add(key, at, expiresAt) {
       assertAttempt(key, at, expiresAt);
-      await attempts.insertOne({ key, at, expiresAt });
-      return timesOf(key, at);
+      const { insertedId } = await attempts.insertOne({ key, at, expiresAt });
+      return { id: insertedId.toHexString(), times: await timesOf(key, at) };
+    },
+    async remove(key, id) {
+      assertAttempt(key);
+      if (ObjectId.isValid(id) && /^[0-9a-f]{24}$/.test(id))
+        await attempts.deleteOne({ _id: new ObjectId(id), key });
     },
     async list(key, now) {
       assertAttempt(key, now);

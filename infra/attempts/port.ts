@@ -6,10 +6,12 @@
  */
 export interface AttemptLog {
   /**
-   * Adds an attempt at `at` to `key` and answers the key's attempt times not expired at `at`, this one
-   * included, oldest first. Every add that finished before this one began is in the answer.
+   * Adds an attempt at `at` to `key`. Its answer's `times` are the key's attempt times not expired at `at`,
+   * this one included, oldest first; every add that finished before this one began is among them.
    */
-  add(key: string, at: number, expiresAt: number): Promise<number[]>;
+  add(key: string, at: number, expiresAt: number): Promise<AddedAttempt>;
+  /** Forgets one attempt that `add` answered (nothing when there is no such attempt of the key). */
+  remove(key: string, id: string): Promise<void>;
   /** The key's attempt times not expired at `now`, oldest first. */
   list(key: string, now: number): Promise<number[]>;
   /** Forgets every attempt of the key. */
@@ -17,6 +19,12 @@ export interface AttemptLog {
   /** Deletes the attempts (of every key) expired at `now`; answers how many. */
   sweep(now: number): Promise<number>;
   close(): Promise<void>;
+}
+
+export interface AddedAttempt {
+  /** Names the attempt for `remove`. */
+  readonly id: string;
+  readonly times: number[];
 }
 
 /** Keys the adapters accept: what callers make (hashes, short prefixes), never free text from a request. */

@@ -30,11 +30,12 @@ export function createSqliteAttemptLog(options: SqliteAttemptLogOptions): Attemp
     )
     .pluck();
   const clear = db.prepare('DELETE FROM attempts WHERE key = ?');
+  const remove = db.prepare('DELETE FROM attempts WHERE key = ? AND seq = ?');
   const sweep = db.prepare('DELETE FROM attempts WHERE expires_at <= ?');
-  const add = db.transaction((key: string, at: number, expiresAt: number): number[] => {
+  const add = db.transaction((key: string, at: number, expiresAt: number) => {
     dropExpired.run(key, at);
-    insert.run(key, at, expiresAt);
-    return select.all(key, at);
+    const { lastInsertRowid } = insert.run(key, at, expiresAt);
+    return { id: String(lastInsertRowid), times: select.all(key, at) };
   });
 
   return {
@@ -45,6 +46,10 @@ export function createSqliteAttemptLog(options: SqliteAttemptLogOptions): Attemp
     async list(key, now) {
       assertAttempt(key, now);
       return select.all(key, now);
+    },
+    async remove(key, id) {
+      assertAttempt(key);
+      if (/^[1-9][0-9]{0,15}$/.test(id)) remove.run(key, Number(id));
     },
     async clear(key) {
       assertAttempt(key);

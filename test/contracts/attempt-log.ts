@@ -39,9 +39,9 @@ export function attemptLogContract(store: () => Promise<AttemptLogUnderTest>): v
   test('an add answers the key’s attempts so far, this one included, oldest first', async () => {
     const key = uniqueKey('add');
     expect(await log.list(key, T)).toEqual([]);
-    expect(await log.add(key, T + 20, T + 60_000)).toEqual([T + 20]);
-    expect(await log.add(key, T + 10, T + 60_000)).toEqual([T + 10, T + 20]);
-    expect(await log.add(key, T + 30, T + 60_000)).toEqual([T + 10, T + 20, T + 30]);
+    expect((await log.add(key, T + 20, T + 60_000)).times).toEqual([T + 20]);
+    expect((await log.add(key, T + 10, T + 60_000)).times).toEqual([T + 10, T + 20]);
+    expect((await log.add(key, T + 30, T + 60_000)).times).toEqual([T + 10, T + 20, T + 30]);
     expect(await log.list(key, T + 40)).toEqual([T + 10, T + 20, T + 30]);
     expect(await log.list(uniqueKey('other'), T + 40)).toEqual([]);
   });
@@ -49,7 +49,7 @@ export function attemptLogContract(store: () => Promise<AttemptLogUnderTest>): v
   test('equal times are separate attempts', async () => {
     const key = uniqueKey('equal');
     await log.add(key, T, T + 1000);
-    expect(await log.add(key, T, T + 1000)).toEqual([T, T]);
+    expect((await log.add(key, T, T + 1000)).times).toEqual([T, T]);
   });
 
   test('an attempt counts until its expiry, then never again', async () => {
@@ -58,8 +58,21 @@ export function attemptLogContract(store: () => Promise<AttemptLogUnderTest>): v
     await log.add(key, T + 500, T + 5000);
     expect(await log.list(key, T + 999)).toEqual([T, T + 500]);
     expect(await log.list(key, T + 1000)).toEqual([T + 500]);
-    expect(await log.add(key, T + 2000, T + 9000)).toEqual([T + 500, T + 2000]);
+    expect((await log.add(key, T + 2000, T + 9000)).times).toEqual([T + 500, T + 2000]);
     expect(await log.list(key, T + 5000)).toEqual([T + 2000]);
+  });
+
+  test('remove forgets one attempt, named by the id its add answered', async () => {
+    const key = uniqueKey('remove');
+    const kept = await log.add(key, T, T + 1000);
+    const removed = await log.add(key, T + 1, T + 1000);
+    expect(removed.id).not.toBe(kept.id);
+    await log.remove(key, removed.id);
+    expect(await log.list(key, T)).toEqual([T]);
+    // Another key's id, an id removed already, and ids no add answered change nothing.
+    const elsewhere = await log.add(uniqueKey('elsewhere'), T, T + 1000);
+    for (const id of [elsewhere.id, removed.id, 'not-an-id', '0', '']) await other.remove(key, id);
+    expect(await other.list(key, T)).toEqual([T]);
   });
 
   test('clear forgets one key only', async () => {
@@ -97,7 +110,7 @@ export function attemptLogContract(store: () => Promise<AttemptLogUnderTest>): v
     expect(await log.list(key, T)).toHaveLength(10);
     // Each add saw itself and every add stored before it: at most k answers hold k attempts or fewer, so
     // a limit of k checked on the answers lets k attempts through, however they interleave.
-    const sizes = answers.map((times) => times.length).sort((a, b) => a - b);
+    const sizes = answers.map(({ times }) => times.length).sort((a, b) => a - b);
     sizes.forEach((size, rank) => expect(size).toBeGreaterThanOrEqual(rank + 1));
     expect(sizes[sizes.length - 1]).toBe(10);
   });

@@ -96,6 +96,29 @@ test('BF-01 across processes: failures split over two command-api processes stil
   expect((await login(first, 'spread@example.com', PASSWORD, '10.5.0.5')).status).toBe(200);
 });
 
+test('BF-01 across processes: of attempts sent at once to both processes, no more than five get a password check', async () => {
+  await newMember('burst@example.com');
+  const statuses = await Promise.all(
+    Array.from({ length: 12 }, async (_, index) => {
+      const response = await login(
+        index % 2 === 0 ? first : second,
+        'burst@example.com',
+        'guess',
+        '10.5.1.1',
+      );
+      if (response.status === 429) expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+      return response.status;
+    }),
+  );
+  // Those refused at once counted nothing, the others once each (a MongoDB log may refuse more than needed).
+  const failed = statuses.filter((status) => status === 401).length;
+  expect(failed).toBeLessThanOrEqual(5);
+  expect(statuses.filter((status) => status === 429)).toHaveLength(12 - failed);
+  for (let attempt = failed; attempt < 5; attempt++)
+    expect((await login(second, 'burst@example.com', 'guess', '10.5.1.1')).status).toBe(401);
+  expect((await login(first, 'burst@example.com', PASSWORD, '10.5.1.1')).status).toBe(429);
+});
+
 test('TOTP-04 across processes: five wrong codes over two processes end the pending login', async () => {
   const userId = await newMember('two-steps@example.com');
   const signedIn = (await (await login(first, 'two-steps@example.com', PASSWORD, '10.6.0.1')).json()) as {

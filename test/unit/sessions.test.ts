@@ -122,13 +122,13 @@ describe('BF-01 login throttling', () => {
   test('after 5 failures of one account from one address, attempts wait, longer with each failure', async () => {
     for (let attempt = 0; attempt < LOGIN_LIMITS.accountAndAddress.failures; attempt++) {
       expect(await throttle.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.1')).toBe(0);
-      await throttle.failed('acme', 'mia@example.com', '10.0.0.1');
+      await throttle.begin('acme', 'mia@example.com', '10.0.0.1');
     }
     expect(await throttle.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.1')).toBe(60);
     // The owner, from their own address, is not locked out by a stranger's guesses.
     expect(await throttle.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.2')).toBe(0);
     clock += 61_000;
-    await throttle.failed('acme', 'mia@example.com', '10.0.0.1');
+    await throttle.begin('acme', 'mia@example.com', '10.0.0.1');
     expect(await throttle.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.1')).toBe(120);
     clock += 16 * MINUTE;
     expect(await throttle.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.1')).toBe(0);
@@ -137,16 +137,16 @@ describe('BF-01 login throttling', () => {
   test('one address guessing many accounts is stopped at 30 failures', async () => {
     const spray = throttleOn(() => clock);
     for (let account = 0; account < LOGIN_LIMITS.address.failures; account++)
-      await spray.failed('acme', `user${account}@example.com`, '10.9.9.9');
+      await spray.begin('acme', `user${account}@example.com`, '10.9.9.9');
     expect(await spray.retryAfterSeconds('acme', 'anyone@example.com', '10.9.9.9')).toBeGreaterThan(0);
     expect(await spray.retryAfterSeconds('acme', 'anyone@example.com', '10.9.9.8')).toBe(0);
   });
 
   test('a success clears the failures of that account from that address', async () => {
     const own = throttleOn(() => clock);
-    for (let attempt = 0; attempt < 4; attempt++) await own.failed('acme', 'mia@example.com', '10.0.0.3');
-    await own.succeeded('acme', 'mia@example.com', '10.0.0.3');
-    await own.failed('acme', 'mia@example.com', '10.0.0.3');
+    for (let attempt = 0; attempt < 4; attempt++) await own.begin('acme', 'mia@example.com', '10.0.0.3');
+    await (await own.begin('acme', 'mia@example.com', '10.0.0.3')).succeeded();
+    await own.begin('acme', 'mia@example.com', '10.0.0.3');
     expect(await own.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.3')).toBe(0);
   });
 });

@@ -3,6 +3,7 @@ import {
   LOGIN_LIMITS,
   MAX_DELAY_MS,
   loginCounters,
+  othersThan,
   retryAfterSeconds,
   secondFactorAttemptAllowed,
   waitMs,
@@ -67,6 +68,11 @@ describe('BF-01 sign-in limits (pure)', () => {
     ]);
   });
 
+  test('an attempt counted with the others finds the others', () => {
+    expect(othersThan([START - 5, START, START], START)).toEqual([START - 5, START]);
+    expect(othersThan([START - 5], START)).toEqual([START - 5]);
+  });
+
   test('TOTP-04 five codes per pending login, not six', () => {
     expect([1, 5, 6].map(secondFactorAttemptAllowed)).toEqual([true, true, false]);
   });
@@ -89,7 +95,7 @@ describe('sign-in throttles over an attempt log', () => {
   test('BF-01 two throttles on one log (two processes) count the failures together', async () => {
     const [first, second] = [new LoginThrottle(options()), new LoginThrottle(options())];
     for (let attempt = 0; attempt < 5; attempt++)
-      await (attempt % 2 === 0 ? first : second).failed('acme', 'mia@example.com', '10.0.0.1');
+      await (attempt % 2 === 0 ? first : second).begin('acme', 'mia@example.com', '10.0.0.1');
     expect(await first.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.1')).toBe(60);
     expect(await second.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.1')).toBe(60);
   });
@@ -100,8 +106,8 @@ describe('sign-in throttles over an attempt log', () => {
       ...log,
       add: (key, at, expiresAt) => (spy.push(key), log.add(key, at, expiresAt)),
     };
-    await new LoginThrottle({ ...options(), log: recording }).failed('acme', 'mia@example.com', '10.0.0.1');
-    await new LoginThrottle({ ...options(), log: recording, keySecret: Buffer.alloc(32, 8) }).failed(
+    await new LoginThrottle({ ...options(), log: recording }).begin('acme', 'mia@example.com', '10.0.0.1');
+    await new LoginThrottle({ ...options(), log: recording, keySecret: Buffer.alloc(32, 8) }).begin(
       'acme',
       'mia@example.com',
       '10.0.0.1',
@@ -109,6 +115,30 @@ describe('sign-in throttles over an attempt log', () => {
     expect(spy).toHaveLength(6);
     expect(new Set(spy).size).toBe(6);
     for (const key of spy) expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  test('BF-01 attempts that arrive at once get no more passwords checked than the limit', async () => {
+    const throttles = [new LoginThrottle(options()), new LoginThrottle(options())];
+    const attempts = await Promise.all(
+      Array.from({ length: 12 }, (_, index) =>
+        throttles[index % 2]!.begin('acme', 'mia@example.com', '10.0.0.9'),
+      ),
+    );
+    expect(attempts.filter(({ waitSeconds }) => waitSeconds === 0)).toHaveLength(5);
+    expect(Math.min(...attempts.map(({ waitSeconds }) => waitSeconds).filter(Boolean))).toBe(60);
+    // The refused ones counted nothing: five failures stand, and the next attempt waits a minute.
+    expect(await throttles[0]!.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.9')).toBe(60);
+  });
+
+  test('BF-01 a success takes its own attempt back from every counter', async () => {
+    const throttle = new LoginThrottle(options());
+    for (let account = 0; account < 29; account++)
+      await throttle.begin('acme', `user${account}@example.com`, '10.0.0.8');
+    await (await throttle.begin('acme', 'mia@example.com', '10.0.0.8')).succeeded();
+    // 29 failures from the address, not 30: it is not held up.
+    expect(await throttle.retryAfterSeconds('acme', 'anyone@example.com', '10.0.0.8')).toBe(0);
+    await throttle.begin('acme', 'another@example.com', '10.0.0.8');
+    expect(await throttle.retryAfterSeconds('acme', 'anyone@example.com', '10.0.0.8')).toBe(60);
   });
 
   test('TOTP-04 a pending login is admitted five times, then refused until it expires', async () => {
