@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { totpCode } from '../../command-api/kit/totp';
 import { exited, startServiceProcess } from '../support/child-platform';
+import { filesHolding } from '../support/platform';
 
 /**
  * The sign-in limits hold across command-api processes: two of them (and the projections) as separate
@@ -94,6 +95,10 @@ test('BF-01 across processes: failures split over two command-api processes stil
   // The owner elsewhere still gets in, at either process.
   expect((await login(second, 'spread@example.com', PASSWORD, '10.5.0.4')).status).toBe(200);
   expect((await login(first, 'spread@example.com', PASSWORD, '10.5.0.5')).status).toBe(200);
+  // The shared attempt log keeps neither the email nor the address, only keyed hashes of them.
+  expect(existsSync(join(dataDir, 'attempts.db'))).toBe(true);
+  for (const text of ['spread@example.com', '10.5.0.3'])
+    expect(filesHolding(dataDir, text).filter((name) => name.startsWith('attempts'))).toEqual([]);
 });
 
 test('BF-01 across processes: of attempts sent at once to both processes, no more than five get a password check', async () => {
