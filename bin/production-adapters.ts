@@ -21,3 +21,7 @@ export function kafkaStreamAdapter(): typeof import('../infra/stream/kafka') {
 export function gridFsBlobStoreAdapter(): typeof import('../infra/blob-store/gridfs') {
   return require('../infra/blob-store/gridfs') as typeof import('../infra/blob-store/gridfs');
 }
+
+export function mongoAttemptLogAdapter(): typeof import('../infra/attempts/mongodb') {
+  return require('../infra/attempts/mongodb') as typeof import('../infra/attempts/mongodb');
+}

@@ -33,6 +33,7 @@ import type { WindowDecoder } from '../projections/window-decoder';
 import { openSqliteEventStore } from './embedded-stores';
 import {
   eventStoreDbAdapter,
+  mongoAttemptLogAdapter,
   kafkaStreamAdapter,
   gridFsBlobStoreAdapter,
   mongoReadStoreAdapter,
@@ -43,6 +44,8 @@ import { checkpointName } from '../contracts/read-models';
 import { categoryOf } from '../contracts/streams';
 import { guardedHttp } from '../infra/outbound/guarded-http';
 import { createLocalBlobStore } from '../infra/blob-store/local-files';
+import type { AttemptLog } from '../infra/attempts/port';
+import { createSqliteAttemptLog } from '../infra/attempts/sqlite';
 import type { BlobStore } from '../infra/blob-store/port';
 import { DEFAULT_FILE_CONTENT_TYPES } from '../contracts/files';
 import { FILE_UPLOAD_ROUTE } from '../command-api/routes/files';
@@ -150,6 +153,22 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
   };
 }
 
+/**
+ * The sign-in attempt log, where the read store is: a SQLite file under DATA_DIR, which the processes of one
+ * host share, or a collection beside the MongoDB read models, which every replica shares.
+ */
+export async function openAttemptLog(config: Config): Promise<AttemptLog> {
+  return config.READ_STORE === 'mongodb'
+    ? mongoAttemptLogAdapter().createMongoAttemptLog({
+        url: config.MONGO_URL!,
+        database: config.MONGO_DATABASE,
+      })
+    : createSqliteAttemptLog({ path: join(resolve(config.DATA_DIR), 'attempts.db') });
+}
+
+/** How often a command-api process deletes expired sign-in attempts. */
+const ATTEMPT_SWEEP_MS = 60_000;
+
 export interface Services {
   readonly app: Express;
   readonly host?: Projections;
@@ -243,6 +262,15 @@ export async function buildServices(
     meter.flush().catch((error: unknown) => logger.warn({ err: error }, 'flushing API usage failed'));
   }, 5000);
   meterTimer.unref();
+  const attempts = selection.command ? await openAttemptLog(config) : undefined;
+  const sweepTimer =
+    attempts &&
+    setInterval(() => {
+      attempts
+        .sweep(Date.now())
+        .catch((error: unknown) => logger.warn({ err: error }, 'deleting expired sign-in attempts failed'));
+    }, ATTEMPT_SWEEP_MS);
+  sweepTimer?.unref();
 
   const readiness = async (): Promise<ReadinessReport> => {
     const statuses = host?.status() ?? [];
@@ -298,7 +326,7 @@ export async function buildServices(
     meter,
     readiness,
     metrics: () => metrics.render(),
-    ...(selection.command && {
+    ...(attempts && {
       uploadRoutes: [FILE_UPLOAD_ROUTE],
       oauthRoutes: OAUTH_CLIENT_ROUTES,
       commandGets: [OAUTH_AUTHORIZE_ROUTE, SOCIAL_LOGIN_ROUTES],
@@ -322,6 +350,7 @@ export async function buildServices(
         sealer,
         accessTokens,
         socialLogin: config.SOCIAL_LOGIN ?? {},
+        attempts,
         sessions: { idleMs: sessionIdleMs, maxAgeMs: config.SESSION_MAX_HOURS * 3_600_000 },
         reads: readModelCommandReads(readModels, (projections) =>
           awaitPosition(consistency, consistency.defaultMinPosition(), projections),
@@ -349,7 +378,9 @@ export async function buildServices(
     ...(generatedToken !== undefined && { generatedToken }),
     async stop() {
       clearInterval(meterTimer);
+      clearInterval(sweepTimer);
       await meter.flush().catch(() => undefined);
+      await attempts?.close();
       await relay?.stop();
       await host?.stop();
     },

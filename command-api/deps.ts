@@ -1,3 +1,4 @@
+import type { AttemptLog } from '../infra/attempts/port';
 import type { BlobStore } from '../infra/blob-store/port';
 import type { Logger } from '../infra/logging';
 import type { Sealer } from '../infra/secrets/sealer';
@@ -27,6 +28,8 @@ export interface CommandDeps {
   readonly accessTokens: AccessTokens;
   /** Seals secrets kept at rest (TOTP seeds) and derives signing keys. */
   readonly sealer: Sealer;
+  /** Sign-in attempts (BF-01, TOTP-04), shared by every command-api process of the deployment. */
+  readonly attempts: AttemptLog;
   /** Session lifetimes: idle (sliding) and absolute. */
   readonly sessions: { readonly idleMs: number; readonly maxAgeMs: number };
   /** The system whose administrators set up other systems. */

@@ -1,67 +1,114 @@
+import { createHmac } from 'node:crypto';
+import type { AttemptLog } from '../../infra/attempts/port';
+import {
+  clearedOnSuccess,
+  loginCounters,
+  othersThan,
+  retryAfterSeconds,
+  secondFactorAttemptAllowed,
+} from '../domain/sign-in-limits';
+
+export { LOGIN_LIMITS } from '../domain/sign-in-limits';
+
 /**
- * Password-login throttling (BF-01), per process. Failures are counted per account and address together, per
- * address, and per account, each over its own window; past a limit, attempts wait a delay that doubles with
- * every further failure (capped). An account alone is limited only at ASVS's ceiling (100 failures an hour),
- * so strangers cannot lock its owner out from elsewhere with a few guesses.
+ * Sign-in throttling over the attempt log, which every process of a deployment shares: the limits of
+ * `domain/sign-in-limits` hold however many command-api processes answer. The log holds no email, address or
+ * pending-login id: each counter's key is an HMAC of it under a server key (`keySecret`).
  */
-interface Limit {
-  readonly failures: number;
-  readonly windowMs: number;
+export interface ThrottleOptions {
+  readonly log: AttemptLog;
+  readonly keySecret: Buffer;
+  readonly now?: () => number;
 }
 
-const MINUTE = 60_000;
-export const LOGIN_LIMITS = {
-  accountAndAddress: { failures: 5, windowMs: 15 * MINUTE },
-  address: { failures: 30, windowMs: 15 * MINUTE },
-  account: { failures: 100, windowMs: 60 * MINUTE },
-} as const satisfies Record<string, Limit>;
-const FIRST_DELAY_MS = MINUTE;
-const MAX_DELAY_MS = 15 * MINUTE;
-const MAX_KEYS = 100_000;
+abstract class Throttle {
+  protected readonly log: AttemptLog;
+  protected readonly now: () => number;
+  private readonly keySecret: Buffer;
 
-export class LoginThrottle {
-  private readonly failures = new Map<string, number[]>();
-
-  constructor(private readonly now: () => number = Date.now) {}
-
-  private keys(tenant: string, email: string, address: string): Array<[string, Limit]> {
-    return [
-      [`account+address ${tenant} ${email} ${address}`, LOGIN_LIMITS.accountAndAddress],
-      [`address ${address}`, LOGIN_LIMITS.address],
-      [`account ${tenant} ${email}`, LOGIN_LIMITS.account],
-    ];
+  constructor(options: ThrottleOptions) {
+    this.log = options.log;
+    this.keySecret = options.keySecret;
+    this.now = options.now ?? Date.now;
   }
 
-  private recent(key: string, limit: Limit): number[] {
-    const cutoff = this.now() - limit.windowMs;
-    const times = (this.failures.get(key) ?? []).filter((time) => time > cutoff);
-    if (times.length === 0) this.failures.delete(key);
-    else this.failures.set(key, times);
-    return times;
+  protected hashed(counter: string): string {
+    return createHmac('sha256', this.keySecret).update(counter, 'utf8').digest('base64url');
   }
+}
 
+/** A password login under way: counted as a failure until `succeeded` takes it back. */
+export interface LoginAttempt {
+  /** Seconds to wait before trying again (nothing was counted), or 0: check the password. */
+  readonly waitSeconds: number;
+  /** The password was right: the attempt is no failure, and this account's failures from this address go. */
+  succeeded(): Promise<void>;
+}
+
+/**
+ * BF-01: password-login failures per account and address, per address, and per account. An attempt counts as
+ * a failure from the moment it begins, before its password is checked, so attempts racing it in any process
+ * see it: however many arrive at once, no more get their password checked than the limits allow.
+ */
+export class LoginThrottle extends Throttle {
   /** Seconds to wait before another attempt, or 0 when one may be made now. */
-  retryAfterSeconds(tenant: string, email: string, address: string): number {
-    let waitMs = 0;
-    for (const [key, limit] of this.keys(tenant, email, address)) {
-      const times = this.recent(key, limit);
-      if (times.length < limit.failures) continue;
-      const delay = Math.min(FIRST_DELAY_MS * 2 ** (times.length - limit.failures), MAX_DELAY_MS);
-      waitMs = Math.max(waitMs, times[times.length - 1]! + delay - this.now());
-    }
-    return Math.ceil(Math.max(0, waitMs) / 1000);
+  async retryAfterSeconds(tenant: string, email: string, address: string): Promise<number> {
+    const now = this.now();
+    const counters = await Promise.all(
+      loginCounters(tenant, email, address).map(async ({ key, limit }) => ({
+        limit,
+        times: await this.log.list(this.hashed(key), now),
+      })),
+    );
+    return retryAfterSeconds(counters, now);
   }
 
-  failed(tenant: string, email: string, address: string): void {
-    if (this.failures.size >= MAX_KEYS) this.failures.clear();
-    for (const [key, limit] of this.keys(tenant, email, address)) {
-      const times = this.recent(key, limit);
-      this.failures.set(key, [...times, this.now()]);
+  /** Begins an attempt: the wait the failures so far impose, else the attempt, counted as a failure. */
+  async begin(tenant: string, email: string, address: string): Promise<LoginAttempt> {
+    const waitSeconds = await this.retryAfterSeconds(tenant, email, address);
+    if (waitSeconds > 0) return { waitSeconds, succeeded: async () => undefined };
+    const now = this.now();
+    const counters = loginCounters(tenant, email, address).map((counter) => ({
+      ...counter,
+      key: this.hashed(counter.key),
+    }));
+    const added = await Promise.all(
+      counters.map(({ key, limit }) => this.log.add(key, now, now + limit.windowMs)),
+    );
+    const takeBack = async () => {
+      await Promise.all(counters.map(({ key }, index) => this.log.remove(key, added[index]!.id)));
+    };
+    // Attempts that began since the check above (here or in another process) count too.
+    const raced = retryAfterSeconds(
+      counters.map(({ limit }, index) => ({ limit, times: othersThan(added[index]!.times, now) })),
+      now,
+    );
+    if (raced > 0) {
+      await takeBack();
+      return { waitSeconds: raced, succeeded: async () => undefined };
     }
+    return {
+      waitSeconds: 0,
+      succeeded: async () => {
+        await takeBack();
+        await this.log.clear(this.hashed(clearedOnSuccess(tenant, email, address)));
+      },
+    };
   }
+}
 
-  /** A success clears the failures of this account from this address (not those from elsewhere). */
-  succeeded(tenant: string, email: string, address: string): void {
-    this.failures.delete(`account+address ${tenant} ${email} ${address}`);
+/**
+ * TOTP-04: the codes tried for one pending login. Each attempt is counted before its code is checked, so
+ * even attempts sent at once to several processes get no more than the limit checked.
+ */
+export class SecondFactorAttempts extends Throttle {
+  /** Counts an attempt for pending login `pendingLogin` (valid until `expiresAt`); whether to check its code. */
+  async admit(pendingLogin: string, expiresAt: number): Promise<boolean> {
+    const key = this.hashed(`second-factor ${pendingLogin}`);
+    const now = this.now();
+    // Past the limit already: refuse without adding, so a refused pending login's entries stay few.
+    if (!secondFactorAttemptAllowed((await this.log.list(key, now)).length + 1)) return false;
+    const { times } = await this.log.add(key, now, Math.max(expiresAt, now + 1));
+    return secondFactorAttemptAllowed(times.length);
   }
 }

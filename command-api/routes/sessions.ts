@@ -19,7 +19,7 @@ import {
 } from '../domain/user';
 import { verifyTotp } from '../kit/totp';
 import { recoveryCodeHash } from './two-factor';
-import { LoginThrottle } from '../kit/login-throttle';
+import { LoginThrottle, SecondFactorAttempts } from '../kit/login-throttle';
 import { hashPassword, verifyPassword } from '../kit/passwords';
 import { commandContext, sendResult } from './context';
 import { userView } from './users';
@@ -44,7 +44,6 @@ const secondFactor = z
 
 const PENDING_AUDIENCE = 'records-platform:pending-login';
 const PENDING_SECONDS = 300;
-const MAX_SECOND_FACTOR_ATTEMPTS = 5;
 
 /** The one answer for an unknown address and a wrong password (BF-01: nothing tells them apart). */
 const REFUSED = 'invalid email or password';
@@ -119,10 +118,11 @@ export async function startSession(
  * (`DELETE /auth`).
  */
 export function addSessionRoutes(router: Router, deps: CommandDeps): void {
-  const throttle = new LoginThrottle();
+  // Counted in the attempt log that every command-api process shares (BF-01, TOTP-04).
+  const attempts = { log: deps.attempts, keySecret: deps.sealer.derivedKey('sign-in-attempts') };
+  const throttle = new LoginThrottle(attempts);
+  const secondFactorAttempts = new SecondFactorAttempts(attempts);
   const pendingKey = deps.sealer.derivedKey('pending-login');
-  /** Wrong second-factor codes per pending login (per process). */
-  const failedAttempts = new Map<string, number>();
   // Checked against when the address is unknown, so both refusals take one scrypt.
   const unknownUserHash = hashPassword('no user has this password, it only spends the time a check takes');
 
@@ -131,7 +131,8 @@ export function addSessionRoutes(router: Router, deps: CommandDeps): void {
     const body = validate(login, req.body, 'body');
     const address = req.ip ?? 'unknown';
     const log = deps.logger.child({ tenant, email: body.email, address });
-    const waitSeconds = throttle.retryAfterSeconds(tenant, body.email, address);
+    // From here the attempt counts as a failure, until it turns out to be none.
+    const { waitSeconds, succeeded } = await throttle.begin(tenant, body.email, address);
     if (waitSeconds > 0) {
       log.warn({ event: 'login.throttled', retryAfter: waitSeconds }, 'login refused: too many failures');
       res.setHeader('Retry-After', String(waitSeconds));
@@ -145,11 +146,11 @@ export function addSessionRoutes(router: Router, deps: CommandDeps): void {
     const known = user?.state.status === 'active' ? user.state : null;
     const passwordOk = await verifyPassword(body.password, known?.passwordHash ?? (await unknownUserHash));
     if (!known || !passwordOk) {
-      throttle.failed(tenant, body.email, address);
+      // Counted as a failure when it began.
       log.warn({ event: 'login.failed' }, 'login failed');
       throw new PlatformError('unauthorized', REFUSED);
     }
-    throttle.succeeded(tenant, body.email, address);
+    await succeeded();
     if (hasTwoFactor(known)) {
       log.info(
         { event: 'login.second-factor-required', userId: known.userId },
@@ -166,18 +167,17 @@ export function addSessionRoutes(router: Router, deps: CommandDeps): void {
     const body = validate(secondFactor, req.body, 'body');
     const pending = pendingLoginOf(body.pendingToken, tenant);
     const log = deps.logger.child({ tenant, userId: pending.userId, address: req.ip });
-    const attempts = (failedAttempts.get(pending.jti) ?? 0) + 1;
-    if (attempts > MAX_SECOND_FACTOR_ATTEMPTS)
+    if (!(await secondFactorAttempts.admit(pending.jti, pending.expiresAt))) {
+      log.warn({ event: 'login.second-factor-refused' }, 'second factor refused: too many attempts');
       throw new PlatformError('unauthorized', 'too many wrong codes for this login: sign in again');
+    }
     const user = await deps.handler.load(streamName('user', tenant, pending.userId), userDecider);
     const known = user.state.status === 'active' ? user.state : null;
     const proof = known ? secondFactorProof(known, body) : null;
     if (!known || !proof) {
-      failedAttempts.set(pending.jti, attempts);
-      log.warn({ event: 'login.second-factor-failed', attempts }, 'second factor refused');
+      log.warn({ event: 'login.second-factor-failed' }, 'second factor refused');
       throw new PlatformError('unauthorized', 'the code is wrong, used already, or expired');
     }
-    failedAttempts.delete(pending.jti);
     await startSession(deps, req, res, known, (session) => ({
       kind: 'CompleteSecondFactor',
       pendingLogin: pending.jti,
@@ -187,11 +187,15 @@ export function addSessionRoutes(router: Router, deps: CommandDeps): void {
     log.info({ event: 'login.succeeded', via: proof.kind }, 'login succeeded with a second factor');
   });
 
-  function pendingLoginOf(token: string, tenant: string): { userId: number; jti: string } {
+  function pendingLoginOf(token: string, tenant: string): { userId: number; jti: string; expiresAt: number } {
     try {
       const claims = jwt.verify(token, pendingKey, { algorithms: ['HS256'], audience: PENDING_AUDIENCE });
       if (typeof claims === 'object' && claims.tnt === tenant && claims.jti && claims.sub)
-        return { userId: Number(claims.sub), jti: claims.jti };
+        return {
+          userId: Number(claims.sub),
+          jti: claims.jti,
+          expiresAt: (claims.exp ?? Math.floor(Date.now() / 1000) + PENDING_SECONDS) * 1000,
+        };
     } catch {
       // Any fault (signature, expiry, audience) is the same answer below.
     }

@@ -1,7 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { StoreQuery } from '../../contracts/query/store-query';
+import { openSqliteFile } from '../sqlite-file';
 import { likePatternToRegExp } from './like-pattern';
 import { applyPatch } from './patch';
 import {
@@ -143,12 +142,7 @@ function countSql(table: string, where: SqlFragment): string {
  * methods only satisfy the port.
  */
 export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteReadStore {
-  if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
-  const db = new Database(options.path);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  // Other processes (separate services on the same files) may hold the write lock for a moment.
-  db.pragma('busy_timeout = 5000');
+  const db = openSqliteFile(options.path);
 
   const likeExpressions = new Map<string, RegExp>();
   db.function(

@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqliteFile } from '../sqlite-file';
 import { defaultRetryBackoff, retryDelayMs, type RetryBackoff } from './backoff';
 import { silentStreamLogger, type StreamLogger } from './logger';
 import type { ConsumedMessage, ConsumeOptions, Consumer, Stream, StreamMessage } from './port';
@@ -83,10 +84,7 @@ class InProcessStream implements Stream {
   private readonly fixStartOffset;
 
   constructor(private readonly options: InProcessStreamOptions) {
-    this.db = new Database(options.path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-    this.db.pragma('busy_timeout = 5000');
+    this.db = openSqliteFile(options.path, options.synchronous === 'full' ? 'FULL' : 'NORMAL');
     this.db.exec(SCHEMA);
 
     this.selectLastOffset = this.db.prepare<[string], { last: number | null }>(

@@ -1,6 +1,6 @@
-import { MongoClient } from 'mongodb';
 import { createMongoReadStore } from '../../infra/read-store/mongodb';
 import { describeContract, mongoAvailability } from '../support/adapter-report';
+import { dropMongoDatabase } from '../support/mongo';
 import { readStoreContract } from './read-store';
 
 const url = process.env.MONGO_URL;
@@ -16,12 +16,7 @@ describeContract('read-store', 'mongodb', availability, () => {
       store,
       cleanup: async () => {
         await store.close();
-        const client = await MongoClient.connect(url);
-        try {
-          await client.db(database).dropDatabase();
-        } finally {
-          await client.close();
-        }
+        await dropMongoDatabase(url, database);
       },
     };
   });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { describeContract, mongoAvailability } from '../support/adapter-report';
+import { dropMongoDatabase } from '../support/mongo';
 import { ADMIN_TOKEN, json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
 
 jest.setTimeout(60_000);
@@ -19,12 +20,7 @@ describeContract('files e2e', 'mongodb read store + gridfs blobs', run, () => {
 
   afterAll(async () => {
     await platform.stop();
-    const client = await MongoClient.connect(url!);
-    try {
-      await client.db(database).dropDatabase();
-    } finally {
-      await client.close();
-    }
+    await dropMongoDatabase(url!, database);
   });
 
   test('a file is uploaded into GridFS, downloaded, and its bytes removed with it', async () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { exited, freePort, output, spawnBin, waitUntilReady } from '../support/child-platform';
+import { exited, startServiceProcess } from '../support/child-platform';
 
 const TOKEN = 'rpt_services-test-token-0123456789abcdef';
 jest.setTimeout(120_000);
@@ -10,22 +10,8 @@ jest.setTimeout(120_000);
 let dataDir: string;
 const children: ChildProcess[] = [];
 
-async function startService(name: string): Promise<string> {
-  const port = await freePort();
-  const child = spawnBin('service.ts', [name], {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    ADMIN_TOKEN: TOKEN,
-  });
-  children.push(child);
-  const logs = output(child);
-  const url = `http://127.0.0.1:${port}`;
-  await waitUntilReady(url).catch((error: unknown) => {
-    throw new Error(`${name}: ${String(error)}\n${logs()}`);
-  });
-  return url;
-}
+const startService = (name: string) =>
+  startServiceProcess(name, { DATA_DIR: dataDir, ADMIN_TOKEN: TOKEN }, children);
 
 beforeAll(() => {
   dataDir = mkdtempSync(join(tmpdir(), 'records-services-'));

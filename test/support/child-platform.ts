@@ -52,3 +52,23 @@ export function output(child: ChildProcess): () => string {
   child.stderr?.on('data', (chunk: Buffer) => (text += chunk.toString()));
   return () => text;
 }
+
+/**
+ * Starts one service (`npm run service -- <name>`) as its own process with `env` and waits until it is
+ * ready; `children` gets the process (to stop it after the tests). Its URL.
+ */
+export async function startServiceProcess(
+  name: string,
+  env: Record<string, string>,
+  children: ChildProcess[],
+): Promise<string> {
+  const port = await freePort();
+  const child = spawnBin('service.ts', [name], { PORT: String(port), HOST: '127.0.0.1', ...env });
+  children.push(child);
+  const logs = output(child);
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilReady(url).catch((error: unknown) => {
+    throw new Error(`${name}: ${String(error)}\n${logs()}`);
+  });
+  return url;
+}

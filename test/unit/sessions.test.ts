@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LOGIN_LIMITS, LoginThrottle } from '../../command-api/kit/login-throttle';
+import { createSqliteAttemptLog } from '../../infra/attempts/sqlite';
 import { hashToken, newCsrfToken, newSessionToken } from '../../contracts/secrets';
 import { tokenAuthenticator } from '../../infra/http/authenticate';
 import { SessionActivity } from '../../infra/http/session-activity';
@@ -109,36 +110,43 @@ describe('session lifetimes (SE-03)', () => {
 
 describe('BF-01 login throttling', () => {
   let clock = START;
-  const throttle = new LoginThrottle(() => clock);
+  /** A throttle on an attempt log of its own. */
+  const throttleOn = (now: () => number) =>
+    new LoginThrottle({
+      log: createSqliteAttemptLog({ path: ':memory:' }),
+      keySecret: Buffer.alloc(32),
+      now,
+    });
+  const throttle = throttleOn(() => clock);
 
-  test('after 5 failures of one account from one address, attempts wait, longer with each failure', () => {
+  test('after 5 failures of one account from one address, attempts wait, longer with each failure', async () => {
     for (let attempt = 0; attempt < LOGIN_LIMITS.accountAndAddress.failures; attempt++) {
-      expect(throttle.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.1')).toBe(0);
-      throttle.failed('acme', 'mia@example.com', '10.0.0.1');
+      expect(await throttle.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.1')).toBe(0);
+      await throttle.begin('acme', 'mia@example.com', '10.0.0.1');
     }
-    expect(throttle.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.1')).toBe(60);
+    expect(await throttle.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.1')).toBe(60);
     // The owner, from their own address, is not locked out by a stranger's guesses.
-    expect(throttle.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.2')).toBe(0);
+    expect(await throttle.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.2')).toBe(0);
     clock += 61_000;
-    throttle.failed('acme', 'mia@example.com', '10.0.0.1');
-    expect(throttle.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.1')).toBe(120);
+    await throttle.begin('acme', 'mia@example.com', '10.0.0.1');
+    expect(await throttle.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.1')).toBe(120);
     clock += 16 * MINUTE;
-    expect(throttle.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.1')).toBe(0);
+    expect(await throttle.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.1')).toBe(0);
   });
 
-  test('one address guessing many accounts is stopped at 30 failures', () => {
-    const spray = new LoginThrottle(() => clock);
+  test('one address guessing many accounts is stopped at 30 failures', async () => {
+    const spray = throttleOn(() => clock);
     for (let account = 0; account < LOGIN_LIMITS.address.failures; account++)
-      spray.failed('acme', `user${account}@example.com`, '10.9.9.9');
-    expect(spray.retryAfterSeconds('acme', 'anyone@example.com', '10.9.9.9')).toBeGreaterThan(0);
-    expect(spray.retryAfterSeconds('acme', 'anyone@example.com', '10.9.9.8')).toBe(0);
+      await spray.begin('acme', `user${account}@example.com`, '10.9.9.9');
+    expect(await spray.retryAfterSeconds('acme', 'anyone@example.com', '10.9.9.9')).toBeGreaterThan(0);
+    expect(await spray.retryAfterSeconds('acme', 'anyone@example.com', '10.9.9.8')).toBe(0);
   });
 
-  test('a success clears the failures of that account from that address', () => {
-    const own = new LoginThrottle(() => clock);
-    for (let attempt = 0; attempt < 4; attempt++) own.failed('acme', 'mia@example.com', '10.0.0.3');
-    own.succeeded('acme', 'mia@example.com', '10.0.0.3');
-    own.failed('acme', 'mia@example.com', '10.0.0.3');
-    expect(own.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.3')).toBe(0);
+  test('a success clears the failures of that account from that address', async () => {
+    const own = throttleOn(() => clock);
+    for (let attempt = 0; attempt < 4; attempt++) await own.begin('acme', 'mia@example.com', '10.0.0.3');
+    await (await own.begin('acme', 'mia@example.com', '10.0.0.3')).succeeded();
+    await own.begin('acme', 'mia@example.com', '10.0.0.3');
+    expect(await own.retryAfterSeconds('acme', 'mia@example.com', '10.0.0.3')).toBe(0);
   });
 });
