@@ -97,7 +97,8 @@ const queryText = (value: unknown): string | undefined => (typeof value === 'str
  * Social sign-in (`/auth/google`, `/microsoft`, `/github`, `/apple`): an OAuth code flow with PKCE and a
  * state bound to the browser by a signed cookie. The provider's verified email picks the user; an unknown
  * or unverified email is refused (accounts are made by administrators). Users with two-factor sign-in still
- * give their second factor.
+ * give their second factor. Google, Microsoft and GitHub answer by redirect (`GET …/callback`); Apple, asked
+ * for name and email, answers by form post only (`POST /auth/apple/callback`, a cross-site POST).
  */
 export function addSocialLoginRoutes(
   router: Router,
