@@ -15,7 +15,7 @@ import { SessionActivity } from '../infra/http/session-activity';
 import { createSealer, loadMasterKey } from '../infra/secrets/sealer';
 import { createAccessTokens } from '../infra/secrets/access-tokens';
 import { OAUTH_AUTHORIZE_ROUTE, OAUTH_CLIENT_ROUTES } from '../command-api/routes/oauth';
-import { SOCIAL_LOGIN_ROUTES } from '../command-api/routes/social-login';
+import { SOCIAL_FORM_POST_CALLBACKS, SOCIAL_LOGIN_ROUTES } from '../command-api/routes/social-login';
 import { ApiMeter } from '../infra/http/metering';
 import type { Logger } from '../infra/logging';
 import { Metrics } from '../infra/metrics';
@@ -331,6 +331,7 @@ export async function buildServices(
       oauthRoutes: OAUTH_CLIENT_ROUTES,
       commandGets: [OAUTH_AUTHORIZE_ROUTE, SOCIAL_LOGIN_ROUTES],
       sessionForms: [OAUTH_AUTHORIZE_ROUTE],
+      formPostCallbacks: [SOCIAL_FORM_POST_CALLBACKS],
       command: createCommandRouter({
         handler,
         ids,

@@ -60,6 +60,14 @@ export interface HttpKitOptions {
    * send. The route itself must check a single-use value of the page bound to the session instead.
    */
   readonly sessionForms?: readonly RegExp[];
+  /**
+   * POST routes (paths under `/api`) where an identity provider hands back the answer to a sign-in this
+   * browser started, as a form the browser posts from the provider's site (Sign in with Apple's
+   * `response_mode=form_post`). They take form bodies and no credential at all: the route authenticates the
+   * post by the state it sent bound to its own signed flow cookie, not by a session, so the session's CSRF
+   * check does not apply, and any credential the request carries is ignored (it neither helps nor blocks).
+   */
+  readonly formPostCallbacks?: readonly RegExp[];
   /** Mounted at the root, for `/.well-known/…` documents. */
   readonly wellKnown?: Router;
   /** Routers mounted under `/api`. GET and HEAD go to `query`, everything else to `command`. */
@@ -182,8 +190,11 @@ export function createHttpApp(options: HttpKitOptions): Express {
   const sessionForms = options.sessionForms ?? [];
   const isSessionForm = (req: Request) =>
     req.method === 'POST' && sessionForms.some((route) => route.test(req.path));
+  const formPostCallbacks = options.formPostCallbacks ?? [];
+  const isFormPostCallback = (req: Request) =>
+    req.method === 'POST' && formPostCallbacks.some((route) => route.test(req.path));
   const isOAuth = (req: Request) => oauthRoutes.some((route) => route.test(req.path));
-  const takesForms = (req: Request) => isOAuth(req) || isSessionForm(req);
+  const takesForms = (req: Request) => isOAuth(req) || isSessionForm(req) || isFormPostCallback(req);
   api.use(requireJsonBody(isUpload, takesForms));
   const parseJson = express.json({
     limit: options.bodyLimit,
@@ -196,7 +207,7 @@ export function createHttpApp(options: HttpKitOptions): Express {
   api.use((req, res, next) => (takesForms(req) ? parseForm(req, res, next) : next()));
   api.use(async (req, _res, next) => {
     const context = contextOf(req);
-    if (isOAuth(req)) return next();
+    if (isOAuth(req) || isFormPostCallback(req)) return next();
     const presented = presentedCredentials(req, isSessionForm(req));
     if (presented.length === 0) return next();
     const credentials = await Promise.all(

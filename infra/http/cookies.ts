@@ -14,19 +14,24 @@ export function cookieValue(req: Request, name: string): string | undefined {
   return undefined;
 }
 
-/** Sets an HttpOnly, SameSite=Lax cookie (Secure over https); `maxAgeSeconds` 0 clears it. */
+/**
+ * Sets an HttpOnly cookie, SameSite=Lax (Secure over https) unless `sameSite` says `None`: such a cookie is
+ * sent on cross-site requests too, and browsers only accept it Secure, so it is Secure even over plain http
+ * (where browsers keep it on localhost only). `maxAgeSeconds` 0 clears it.
+ */
 export function setCookie(
   req: Request,
   res: Response,
-  cookie: { name: string; value: string; path: string; maxAgeSeconds: number },
+  cookie: { name: string; value: string; path: string; maxAgeSeconds: number; sameSite?: 'Lax' | 'None' },
 ): void {
+  const sameSite = cookie.sameSite ?? 'Lax';
   const attributes = [
     `${cookie.name}=${cookie.value}`,
     `Path=${cookie.path}`,
     'HttpOnly',
-    'SameSite=Lax',
+    `SameSite=${sameSite}`,
     `Max-Age=${cookie.maxAgeSeconds}`,
-    ...(req.secure ? ['Secure'] : []),
+    ...(req.secure || sameSite === 'None' ? ['Secure'] : []),
   ];
   res.append('Set-Cookie', attributes.join('; '));
 }

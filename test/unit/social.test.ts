@@ -1,4 +1,9 @@
-import { providerConfig, socialLoginSchema, verifiedEmailOf } from '../../contracts/social';
+import {
+  formPostCallbackSchema,
+  providerConfig,
+  socialLoginSchema,
+  verifiedEmailOf,
+} from '../../contracts/social';
 
 describe('social sign-in: which email a provider vouches for', () => {
   test('OIDC userinfo and ID tokens: only with email_verified (Apple sends it as text)', () => {
@@ -38,5 +43,29 @@ describe('social sign-in: which email a provider vouches for', () => {
       socialLoginSchema.safeParse({ google: { clientId: 'a', clientSecret: 'b', tokenUrl: 'ftp://x' } })
         .success,
     ).toBe(false);
+  });
+
+  test('Apple asks for name and email, so it answers by form post; the others by redirect', () => {
+    expect(providerConfig('apple', { clientId: 'id', clientSecret: 'secret' })).toMatchObject({
+      scope: 'name email',
+      responseMode: 'form_post',
+    });
+    for (const provider of ['google', 'microsoft', 'github'] as const)
+      expect(providerConfig(provider, { clientId: 'id', clientSecret: 'secret' }).responseMode).toBe('query');
+  });
+
+  test("Apple's form post: the state with a code or an error; user, when sent, a JSON object", () => {
+    const parse = (body: unknown) => formPostCallbackSchema.safeParse(body).success;
+    const user = JSON.stringify({ name: { firstName: 'Mia', lastName: 'Here' }, email: 'mia@example.com' });
+    expect(parse({ state: 's', code: 'c', user })).toBe(true);
+    expect(parse({ state: 's', error: 'user_cancelled_authorize' })).toBe(true);
+    expect(parse({ state: 's', code: 'c', id_token: 'ignored' })).toBe(true);
+    expect(parse({ code: 'c' })).toBe(false);
+    expect(parse({ state: 's' })).toBe(false);
+    expect(parse({ state: 's', code: 'c', error: 'user_cancelled_authorize' })).toBe(false);
+    expect(parse({ state: ['s', 's'], code: 'c' })).toBe(false);
+    expect(parse({ state: 's', code: 'c', user: '[1]' })).toBe(false);
+    expect(parse({ state: 's', code: 'c', user: 'not json' })).toBe(false);
+    expect(parse({ state: 's', error: 'no such <b>word</b>' })).toBe(false);
   });
 });
