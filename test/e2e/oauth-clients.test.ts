@@ -20,7 +20,7 @@ async function register(body: Record<string, unknown>): Promise<Client> {
   return answer;
 }
 
-test('a client is registered with a secret shown once; reads and lists never show it', async () => {
+test('OA-37 a client is registered with a secret shown once; reads and lists never show it', async () => {
   const client = await register({ clientName: 'CRM sync', redirectUris: ['https://crm.example/callback'] });
   expect(client).toEqual({
     clientId: expect.stringMatching(/^rpc_[0-9a-f]{24}$/),
@@ -41,7 +41,7 @@ test('a client is registered with a secret shown once; reads and lists never sho
   expect(filesHolding(platform.dataDir, String(client.clientSecret))).toEqual([]);
 });
 
-test('redirect URIs: up to 5, https or loopback http, no fragment, user information or wildcard', async () => {
+test('OA-39 redirect URIs: up to 5, https or loopback http, no fragment, user information or wildcard', async () => {
   const client = await register({
     clientName: 'Local tool',
     redirectUris: ['http://127.0.0.1:8765/cb', 'http://[::1]/cb', 'http://localhost:3000/cb'],
@@ -98,7 +98,7 @@ test('changes: settings, a chosen secret (32+ characters), a regenerated secret;
   expect((await platform.call('PUT', '/auth/oauth/client/not-a-client', { body: {} })).status).toBe(400);
 });
 
-test('clients are managed with the oauthClient right', async () => {
+test('OA-40 clients are managed with the oauthClient right', async () => {
   const member = await json<Client>(
     await platform.call('POST', '/user', {
       body: { email: 'member@example.com', name: 'Member', permissions: { record: ['read'] } },

@@ -84,7 +84,7 @@ afterAll(async () => {
   await platform.stop();
 });
 
-test('the code flow with PKCE: 302 with code, state and iss; the exchange gives the spec shape; the token works', async () => {
+test('OA-10/11/13 the code flow with PKCE: 302 (never 307) with a 256-bit code, the state and iss; the exchange gives the spec shape; the token works', async () => {
   const client = await registerClient();
   const codeVerifier = verifier();
   const answer = await authorize({
@@ -300,7 +300,7 @@ test('OA-23/24/25 refresh rotates; renew is the same; a rotated token presented 
   expect(latest.status).toBe(400);
 });
 
-test('OA-30 revoke answers 200 always; a token of another client stays valid; introspection says active or not', async () => {
+test('OA-30/31/32/35 revoke answers 200 always; a token of another client stays valid; a revoked refresh token takes its access token along; introspection says active or only active: false', async () => {
   const client = await registerClient();
   const other = await registerClient();
   const tokens = await json(await exchange(client, await codeFor(client)));
@@ -325,7 +325,7 @@ test('OA-30 revoke answers 200 always; a token of another client stays valid; in
   expect([info.status, (await json(info)).error]).toEqual([400, 'invalid_token']);
 });
 
-test('deleting a client kills its tokens at once; the discovery document names the endpoints', async () => {
+test('OA-38 deleting a client kills its tokens at once; OA-11 the discovery document names the endpoints', async () => {
   const client = await registerClient();
   const tokens = await json(await exchange(client, await codeFor(client)));
   expect((await asBearer(String(tokens.access_token))).status).toBe(200);
@@ -518,4 +518,17 @@ test('OA-12 no open redirector: no GET route of either API sends a browser to a 
     { path: '/api/auth/oauth/authorize', status: 400, location: null },
     { path: '/api/auth/oauth/authorize', status: 400, location: null },
   ]);
+});
+
+test('OA-37 a regenerated secret replaces the old one at once', async () => {
+  const client = await registerClient();
+  const rotated = await json(
+    await platform.call('PUT', `/auth/oauth/client/${client.clientId}`, { body: { regenerateSecret: true } }),
+  );
+  const refresh = { grant_type: 'refresh_token', refresh_token: 'rpr_not-a-token' };
+  const old = await tokenRequest('/auth/oauth/token', client, refresh);
+  expect([old.status, (await json(old)).error]).toEqual([401, 'invalid_client']);
+  // The new secret authenticates the client: the request then fails on its made-up grant only.
+  const fresh = await tokenRequest('/auth/oauth/token', client, refresh, String(rotated.clientSecret));
+  expect([fresh.status, (await json(fresh)).error]).toEqual([400, 'invalid_grant']);
 });

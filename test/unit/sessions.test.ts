@@ -59,7 +59,7 @@ describe('session lifetimes (SE-03)', () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
-  test('every use slides the 20-minute idle timeout; 20 idle minutes end the session', async () => {
+  test('SE-03 every use slides the 20-minute idle timeout; 20 idle minutes end the session', async () => {
     const authenticate = authenticatorOn(new SessionActivity(store, MINUTE));
     for (let step = 0; step < 5; step++) {
       clock += 19 * MINUTE;
@@ -69,7 +69,7 @@ describe('session lifetimes (SE-03)', () => {
     expect(await authenticate('acme', session)).toBeNull();
   });
 
-  test('the absolute cap ends even a busy session', async () => {
+  test('SE-03 the absolute cap ends even a busy session', async () => {
     const authenticate = authenticatorOn(new SessionActivity(store, MINUTE));
     for (clock = START; clock < START + 12 * 60 * MINUTE; clock += 10 * MINUTE)
       expect(await authenticate('acme', session)).not.toBeNull();
