@@ -17,6 +17,7 @@ import { streamName } from '../../contracts/streams';
 import type { Principal } from '../../contracts/auth';
 import { contextOf, principalOf } from '../../infra/http/context';
 import { issuerOf } from '../../infra/http/issuer';
+import { ACCESS_TOKEN_AUDIENCE } from '../../infra/secrets/access-tokens';
 import type { CommandDeps } from '../deps';
 import { oauthClientDecider, type OAuthClientState } from '../domain/oauth-client';
 import { oauthConsentDecider } from '../domain/oauth-consent';
@@ -500,7 +501,7 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
               scope: grant.scope,
               sub: String(grant.code!.userId),
               token_type: isRefresh ? 'refresh_token' : 'Bearer',
-              ...(claims && { exp: claims.exp }),
+              ...(claims && { exp: claims.exp, iat: claims.iat, aud: ACCESS_TOKEN_AUDIENCE }),
             }
           : { active: false },
       );

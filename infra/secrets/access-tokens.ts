@@ -9,16 +9,19 @@ export interface AccessTokenClaims {
   readonly scope: string;
   /** Expiry, seconds since the epoch. */
   readonly exp: number;
+  /** Issued at, seconds since the epoch. */
+  readonly iat: number;
 }
 
 export interface AccessTokens {
   readonly lifetimeSeconds: number;
-  sign(claims: Omit<AccessTokenClaims, 'exp'>, issuer: string): string;
+  sign(claims: Omit<AccessTokenClaims, 'exp' | 'iat'>, issuer: string): string;
   /** The claims of a well-signed, unexpired token of ours, else null (revocation is checked by the caller). */
   verify(token: string): AccessTokenClaims | null;
 }
 
-const AUDIENCE = 'records-platform';
+/** The `aud` of every access token: this platform's API. */
+export const ACCESS_TOKEN_AUDIENCE = 'records-platform';
 
 /** OAuth access tokens: JWTs (HS256 under a key derived from the secrets key). */
 export function createAccessTokens(key: Buffer, lifetimeSeconds = 3600): AccessTokens {
@@ -31,7 +34,7 @@ export function createAccessTokens(key: Buffer, lifetimeSeconds = 3600): AccessT
         {
           algorithm: 'HS256',
           subject: String(claims.userId),
-          audience: AUDIENCE,
+          audience: ACCESS_TOKEN_AUDIENCE,
           issuer,
           expiresIn: lifetimeSeconds,
           jwtid: claims.grantId + Date.now().toString(36),
@@ -40,14 +43,15 @@ export function createAccessTokens(key: Buffer, lifetimeSeconds = 3600): AccessT
     },
     verify(token) {
       try {
-        const payload = jwt.verify(token, key, { algorithms: ['HS256'], audience: AUDIENCE });
+        const payload = jwt.verify(token, key, { algorithms: ['HS256'], audience: ACCESS_TOKEN_AUDIENCE });
         if (typeof payload !== 'object') return null;
-        const { sub, tnt, cid, gid, scope, exp } = payload as Record<string, unknown>;
+        const { sub, tnt, cid, gid, scope, exp, iat } = payload as Record<string, unknown>;
         if (
           typeof tnt !== 'string' ||
           typeof cid !== 'string' ||
           typeof gid !== 'string' ||
-          typeof exp !== 'number'
+          typeof exp !== 'number' ||
+          typeof iat !== 'number'
         )
           return null;
         return {
@@ -57,6 +61,7 @@ export function createAccessTokens(key: Buffer, lifetimeSeconds = 3600): AccessT
           grantId: gid,
           scope: String(scope ?? ''),
           exp,
+          iat,
         };
       } catch {
         return null;

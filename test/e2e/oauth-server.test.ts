@@ -300,7 +300,7 @@ test('OA-23/24/25 refresh rotates; renew is the same; a rotated token presented 
   expect(latest.status).toBe(400);
 });
 
-test('OA-30/31/32/35 revoke answers 200 always; a token of another client stays valid; a revoked refresh token takes its access token along; introspection says active or only active: false', async () => {
+test('OA-30/31/32/35/36 revoke answers 200 always; a token of another client stays valid; a revoked refresh token takes its access token along; introspection says active or only active: false', async () => {
   const client = await registerClient();
   const other = await registerClient();
   const tokens = await json(await exchange(client, await codeFor(client)));
@@ -310,7 +310,17 @@ test('OA-30/31/32/35 revoke answers 200 always; a token of another client stays 
   const introspected = await json(
     await tokenRequest('/auth/oauth/introspect', client, { token: String(tokens.access_token) }),
   );
-  expect(introspected).toMatchObject({ active: true, client_id: client.clientId, sub: '1' });
+  expect(introspected).toEqual({
+    active: true,
+    client_id: client.clientId,
+    scope: expect.any(String),
+    sub: '1',
+    token_type: 'Bearer',
+    exp: expect.any(Number),
+    iat: expect.any(Number),
+    aud: 'records-platform',
+  });
+  expect(Number(introspected.exp) - Number(introspected.iat)).toBe(3600);
   const own = await tokenRequest('/auth/oauth/revoke', client, { token: String(tokens.refresh_token) });
   expect(own.status).toBe(200);
   expect((await asBearer(String(tokens.access_token))).status).toBe(401);
