@@ -352,6 +352,7 @@ export async function buildServices(
         accessTokens,
         socialLogin: config.SOCIAL_LOGIN ?? {},
         attempts,
+        introspectionsPerMinute: config.OAUTH_INTROSPECTIONS_PER_MINUTE,
         sessions: { idleMs: sessionIdleMs, maxAgeMs: config.SESSION_MAX_HOURS * 3_600_000 },
         reads: readModelCommandReads(readModels, (projections) =>
           awaitPosition(consistency, consistency.defaultMinPosition(), projections),

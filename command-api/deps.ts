@@ -28,8 +28,13 @@ export interface CommandDeps {
   readonly accessTokens: AccessTokens;
   /** Seals secrets kept at rest (TOTP seeds) and derives signing keys. */
   readonly sealer: Sealer;
-  /** Sign-in attempts (BF-01, TOTP-04), shared by every command-api process of the deployment. */
+  /**
+   * Sign-in attempts (BF-01, TOTP-04) and introspection calls (OA-34), shared by every command-api process of
+   * the deployment.
+   */
   readonly attempts: AttemptLog;
+  /** Token introspections one OAuth client may make per minute (OA-34). */
+  readonly introspectionsPerMinute: number;
   /** Session lifetimes: idle (sliding) and absolute. */
   readonly sessions: { readonly idleMs: number; readonly maxAgeMs: number };
   /** The system whose administrators set up other systems. */

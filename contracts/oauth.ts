@@ -91,7 +91,8 @@ export type OAuthErrorCode =
   | 'unsupported_response_type'
   | 'invalid_scope'
   | 'access_denied'
-  | 'invalid_token';
+  | 'invalid_token'
+  | 'temporarily_unavailable';
 
 /** A refusal in OAuth's own shape (`{error, error_description}`), with its HTTP status. */
 export class OAuthError extends Error {

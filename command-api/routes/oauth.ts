@@ -40,6 +40,7 @@ export const OAUTH_CLIENT_ROUTES = [/^\/auth\/oauth\/(token|renew|revoke|introsp
 export const OAUTH_AUTHORIZE_ROUTE = /^\/auth\/oauth\/authorize\/?$/;
 
 const GRANT_LIFETIME_MS = GRANT_LIFETIME_DAYS * 24 * 3_600_000;
+const MINUTE_MS = 60_000;
 
 /** One query or body parameter: absent, or exactly one string (a repeated parameter is refused). */
 function param(source: unknown, name: string): string | undefined {
@@ -478,8 +479,25 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
   router.post(
     '/auth/oauth/introspect',
     oauthEndpoint(async (req, res) => {
-      await authenticateClient(req);
+      const caller = await authenticateClient(req);
       const tenant = contextOf(req).tenant;
+      // OA-34: a client cannot scan for live tokens faster than its per-minute allowance, in any process.
+      const now = Date.now();
+      const { times } = await deps.attempts.add(
+        `introspect:${tenant}:${caller.client!.clientId}`,
+        now,
+        now + MINUTE_MS,
+      );
+      const limit = deps.introspectionsPerMinute;
+      if (times.length > limit) {
+        const retryAfter = Math.max(1, Math.ceil((times[times.length - limit]! + MINUTE_MS - now) / 1000));
+        res.setHeader('Retry-After', String(retryAfter));
+        throw new OAuthError(
+          'temporarily_unavailable',
+          `more than ${limit} introspections a minute for this client: retry in ${retryAfter} s`,
+          429,
+        );
+      }
       const token = param(req.body, 'token');
       const claims = token === undefined ? null : deps.accessTokens.verify(token);
       const grantId = grantOfToken(token);

@@ -76,8 +76,11 @@ async function exchange(client: Client, code: string, extra: Record<string, stri
 const asBearer = (token: string) =>
   fetch(`${platform.api}/record`, { headers: { Authorization: `Bearer ${token}` } });
 
+/** Small, so OA-34 reaches it; every other test introspects with a client of its own, a few times. */
+const INTROSPECTIONS_PER_MINUTE = 5;
+
 beforeAll(async () => {
-  platform = await startPlatform();
+  platform = await startPlatform({ OAUTH_INTROSPECTIONS_PER_MINUTE: String(INTROSPECTIONS_PER_MINUTE) });
 });
 
 afterAll(async () => {
@@ -541,4 +544,23 @@ test('OA-37 a regenerated secret replaces the old one at once', async () => {
   // The new secret authenticates the client: the request then fails on its made-up grant only.
   const fresh = await tokenRequest('/auth/oauth/token', client, refresh, String(rotated.clientSecret));
   expect([fresh.status, (await json(fresh)).error]).toEqual([400, 'invalid_grant']);
+});
+
+test('OA-34 introspection is for authenticated clients only, and each may make so many a minute', async () => {
+  const client = await registerClient();
+  const other = await registerClient();
+  const tokens = await json(await exchange(client, await codeFor(client)));
+  const introspect = (caller: Client, secret?: string) =>
+    tokenRequest('/auth/oauth/introspect', caller, { token: String(tokens.access_token) }, secret);
+  const stranger = await introspect(client, 'wrong-secret-'.repeat(4));
+  expect([stranger.status, (await json(stranger)).error]).toEqual([401, 'invalid_client']);
+  for (let call = 0; call < INTROSPECTIONS_PER_MINUTE; call++) {
+    expect((await json(await introspect(client))).active).toBe(true);
+  }
+  const refused = await introspect(client);
+  expect(refused.status).toBe(429);
+  expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  expect(await json(refused)).toMatchObject({ error: 'temporarily_unavailable' });
+  // The allowance is the client's own: another client is still answered.
+  expect((await json(await introspect(other))).active).toBe(true);
 });
