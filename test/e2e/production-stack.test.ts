@@ -6,7 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { MongoClient } from 'mongodb';
 import { createKafkaStream } from '../../infra/stream/kafka';
 import type { Stream } from '../../infra/stream/port';
-import { describeContract, type AdapterRun } from '../support/adapter-report';
+import { describeContract, mongoAvailability, type AdapterRun } from '../support/adapter-report';
 import { exited, freePort, output, spawnBin, waitUntilReady } from '../support/child-platform';
 import { nginxBinary, startGateway, type Gateway } from '../support/gateway';
 import { Collector } from '../support/stream-collector';
@@ -25,14 +25,15 @@ const mongoUrl = process.env.MONGO_URL;
 const brokers = process.env.KAFKA_BROKERS;
 
 function availability(): AdapterRun {
+  const mongo = mongoAvailability(mongoUrl);
   const missing = [
     ...(nginx ? [] : ['nginx not installed (apt-get install nginx-light)']),
-    ...(mongoUrl ? [] : ['MONGO_URL not set']),
+    ...(mongo.kind === 'skipped' ? [mongo.reason] : []),
     ...(brokers ? [] : ['KAFKA_BROKERS not set']),
   ];
-  return missing.length > 0
+  return mongo.kind !== 'real-server' || missing.length > 0
     ? { kind: 'skipped', reason: missing.join('; ') }
-    : { kind: 'real-server', where: `nginx + ${mongoUrl!.replace(/\/\/[^@/]*@/, '//***@')} + ${brokers!}` };
+    : { kind: 'real-server', where: `nginx + ${mongo.where} + ${brokers!}` };
 }
 
 describeContract('production stack e2e', 'gateway, separate services, mongodb, kafka', availability(), () => {
