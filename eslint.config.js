@@ -15,6 +15,8 @@ module.exports = tseslint.config(
         process: 'readonly',
         console: 'readonly',
         __dirname: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
       },
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },

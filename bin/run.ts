@@ -2,6 +2,8 @@ import type { Server } from 'node:http';
 import { loadConfig, type Config } from '../infra/config';
 import { createHttpServer } from '../infra/http/server';
 import { createLogger, type Logger } from '../infra/logging';
+import { embeddedSqliteFiles } from './embedded-stores';
+import { SqliteCheckpointer } from './sqlite-checkpointer';
 import { buildServices, openAdapters, type ServiceSelection, type Services } from './wiring';
 
 export interface Running {
@@ -22,6 +24,11 @@ export async function run(
   const config = loadConfig(env);
   const logger = createLogger(config.LOG_LEVEL);
   const adapters = await openAdapters(config, logger);
+  const sqliteFiles = embeddedSqliteFiles(config);
+  const checkpointer =
+    sqliteFiles.length > 0
+      ? await SqliteCheckpointer.start(sqliteFiles, logger.child({ component: 'sqlite-checkpointer' }))
+      : undefined;
   const services = await buildServices(config, logger, adapters, selection);
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = createHttpServer(services.app);
@@ -41,6 +48,7 @@ export async function run(
       });
       await services.stop();
       await adapters.close();
+      await checkpointer?.stop();
     })());
   if (handleSignals) {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -30,7 +30,7 @@ import { READ_MODEL_PROJECTIONS } from '../projections/read-models/catalogue';
 import { ThreadedWindowDecoder } from '../projections/threaded-decoder';
 import type { DecoderThreadData } from '../projections/thread-protocol';
 import type { WindowDecoder } from '../projections/window-decoder';
-import { openSqliteEventStore } from './embedded-stores';
+import { embeddedFile, openSqliteEventStore } from './embedded-stores';
 import {
   eventStoreDbAdapter,
   mongoAttemptLogAdapter,
@@ -120,7 +120,7 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
           url: config.MONGO_URL!,
           database: config.MONGO_DATABASE,
         })
-      : await createSqliteReadStore({ path: join(dataDir, 'read-models.db'), groupCommit: true });
+      : await createSqliteReadStore({ path: embeddedFile(config, 'readModels'), groupCommit: true });
   const blobs =
     (config.BLOB_STORE ?? (config.READ_STORE === 'mongodb' ? 'gridfs' : 'local')) === 'gridfs'
       ? await gridFsBlobStoreAdapter().createGridFsBlobStore({
@@ -143,7 +143,7 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
               clientId: 'records-platform',
               logger: streamLogger,
             })
-          : createInProcessStream({ path: join(dataDir, 'stream.db'), logger: streamLogger })),
+          : createInProcessStream({ path: embeddedFile(config, 'stream'), logger: streamLogger })),
     async close() {
       await stream?.close();
       await blobs.close();
@@ -163,7 +163,7 @@ export async function openAttemptLog(config: Config): Promise<AttemptLog> {
         url: config.MONGO_URL!,
         database: config.MONGO_DATABASE,
       })
-    : createSqliteAttemptLog({ path: join(resolve(config.DATA_DIR), 'attempts.db') });
+    : createSqliteAttemptLog({ path: embeddedFile(config, 'attempts') });
 }
 
 /** How often a command-api process deletes expired sign-in attempts. */

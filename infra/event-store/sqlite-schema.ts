@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqliteFile } from '../sqlite-file';
 
 /**
  * One table. The current revision of a stream is read from the `(stream_id, revision)` unique index, so no
@@ -24,15 +25,9 @@ CREATE INDEX IF NOT EXISTS events_by_category ON events (category, position);
 
 export type SynchronousMode = 'NORMAL' | 'FULL';
 
-/** Waits this long for another process's write lock instead of failing at once with SQLITE_BUSY. */
-const BUSY_TIMEOUT_MS = 5000;
-
 export function openEventStoreDatabase(path: string, synchronous: SynchronousMode): Database.Database {
-  const db = new Database(path);
+  const db = openSqliteFile(path, synchronous);
   try {
-    db.pragma('journal_mode = WAL');
-    db.pragma(`synchronous = ${synchronous}`);
-    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     db.exec(EVENT_STORE_SCHEMA);
   } catch (error) {
     db.close();

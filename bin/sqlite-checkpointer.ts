@@ -1,0 +1,75 @@
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../infra/logging';
+
+/** How often the checkpointer copies the WAL files into their databases. */
+export const CHECKPOINT_INTERVAL_MS = 200;
+
+export interface CheckpointThreadData {
+  readonly paths: readonly string[];
+  readonly intervalMs: number;
+}
+
+export type ToCheckpointThread = { readonly kind: 'stop' };
+
+export type FromCheckpointThread =
+  | { readonly kind: 'ready' }
+  | { readonly kind: 'failed'; readonly path: string; readonly message: string }
+  | { readonly kind: 'stopped' };
+
+const CHECKPOINT_THREAD_ENTRY = join(__dirname, 'checkpoint-thread.js');
+
+/**
+ * Checkpoints the process's SQLite files on a thread of its own (`bin/checkpoint-thread.js`), so no commit of
+ * an append or a projection waits for the copy and fsync SQLite would otherwise do inline (see
+ * `WAL_AUTOCHECKPOINT_PAGES`). Files that do not exist yet are checkpointed once they do.
+ */
+export class SqliteCheckpointer {
+  private stopping: Promise<void> | undefined;
+
+  private constructor(private readonly worker: Worker) {}
+
+  static start(
+    paths: readonly string[],
+    logger: Logger,
+    intervalMs = CHECKPOINT_INTERVAL_MS,
+  ): Promise<SqliteCheckpointer> {
+    const data: CheckpointThreadData = { paths, intervalMs };
+    const worker = new Worker(CHECKPOINT_THREAD_ENTRY, { workerData: data });
+    const checkpointer = new SqliteCheckpointer(worker);
+    let ready = false;
+    return new Promise((resolve, reject) => {
+      worker.once('error', reject);
+      worker.once('exit', (code) => {
+        if (ready && !checkpointer.stopping) {
+          logger.error({ code }, 'sqlite checkpointer thread exited; commits checkpoint inline from now on');
+        }
+        reject(new Error(`sqlite checkpointer thread exited with code ${code}`));
+      });
+      worker.on('message', (message: FromCheckpointThread) => {
+        if (message.kind === 'ready') {
+          ready = true;
+          resolve(checkpointer);
+        }
+        if (message.kind === 'failed') {
+          logger.warn({ path: message.path, err: message.message }, 'sqlite checkpoint failed');
+        }
+      });
+    });
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= new Promise<void>((resolve) => {
+      const done = (): void => {
+        void this.worker.terminate().then(() => resolve());
+      };
+      this.worker.on('message', (message: FromCheckpointThread) => {
+        if (message.kind === 'stopped') done();
+      });
+      this.worker.once('exit', () => resolve());
+      const stop: ToCheckpointThread = { kind: 'stop' };
+      this.worker.postMessage(stop);
+    });
+    return this.stopping;
+  }
+}
