@@ -54,6 +54,15 @@ export function documentId(tenant: string, id: number | string): string {
   return `${tenant}.${id}`;
 }
 
+/**
+ * A key that sorts as `position` does (zero-padded to the 20 digits of a 64-bit position), for the ids of
+ * documents made one per event: their ids then land at the end of the id index, where an event's random id
+ * would land anywhere in it; on SQLite that makes each insert about three times cheaper.
+ */
+export function positionKey(position: bigint): string {
+  return position.toString().padStart(20, '0');
+}
+
 /** Version 1 of a projection writes the base collection; a rebuild into version n writes `<base>_v<n>`. */
 export function versionedCollection(base: string, version: number): string {
   return version <= 1 ? base : `${base}_v${version}`;

@@ -1,5 +1,5 @@
 import type { FieldValue, RecordCreatedData, RecordUpdatedData } from '../../contracts/events/records';
-import { documentId, READ_MODELS } from '../../contracts/read-models';
+import { documentId, positionKey, READ_MODELS } from '../../contracts/read-models';
 import { categoryOf } from '../../contracts/streams';
 import type { ReadModelChange } from '../../infra/read-store/port';
 import type { ProjectedEvent, Projection } from '../projection';
@@ -35,7 +35,7 @@ const CATEGORIES_WITH_DATA = new Set([
 const CATEGORIES_WITHOUT_DATA = ['user', 'email', 'tenant', 'oauthClient', 'oauthGrant', 'oauthConsent'];
 
 /**
- * The audit trail: one document per domain event, newest first by `position`: which event, on which
+ * The audit trail: one document per domain event (its id from the event's position), newest first by `position`: which event, on which
  * stream, by which user and credential, in which command. Read by `/audit` and the record history route.
  */
 export const auditProjection: Projection = {
@@ -56,7 +56,7 @@ export const auditProjection: Projection = {
         collection: collection(READ_MODELS.audit),
         position: event.position,
         doc: {
-          id: documentId(event.metadata.tenant, event.id),
+          id: documentId(event.metadata.tenant, positionKey(event.position)),
           eventId: event.id,
           type: event.type,
           category,
@@ -110,7 +110,7 @@ export const fieldHistoryProjection: Projection = {
       collection: collection(READ_MODELS.fieldHistory),
       position: event.position,
       doc: {
-        id: documentId(event.metadata.tenant, `${event.id}.${index}`),
+        id: documentId(event.metadata.tenant, `${positionKey(event.position)}.${index}`),
         recordId,
         ...(moduleId !== null && { moduleId }),
         field: change.field,

@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '../../contracts/events/envelope';
+import { positionKey } from '../../contracts/read-models';
 import { streamName } from '../../contracts/streams';
 import { auditProjection, fieldHistoryProjection } from '../../projections/read-models/history';
 import { EventLog, projectionSpec, TEST_TENANT } from '../support/given-when-then';
@@ -28,6 +29,16 @@ const user = log.record(streamName('user', TEST_TENANT, 2), {
   },
 });
 
+/** Documents made one per event take their ids from its position, padded so they sort as positions do. */
+const paddedPosition = (event: RecordedEvent): string => event.position.toString().padStart(20, '0');
+
+test('position keys sort as positions do, up to the largest 64-bit position', () => {
+  const positions = [1n, 9n, 10n, 99n, 100n, 123_456_789n, 2n ** 63n - 1n];
+  const keys = positions.map(positionKey);
+  expect([...keys].sort()).toEqual(keys);
+  expect(new Set(keys.map((key) => key.length))).toEqual(new Set([20]));
+});
+
 function actor(event: RecordedEvent): Record<string, unknown> {
   return {
     tenant: TEST_TENANT,
@@ -41,7 +52,7 @@ function actor(event: RecordedEvent): Record<string, unknown> {
 
 function auditDoc(event: RecordedEvent): Record<string, unknown> {
   return {
-    id: `${TEST_TENANT}.${event.id}`,
+    id: `${TEST_TENANT}.${paddedPosition(event)}`,
     eventId: event.id,
     type: event.type,
     category: 'record',
@@ -90,7 +101,7 @@ describe('field history projection', () => {
       .when(updated)
       .thenDocuments('field_history', [
         {
-          id: `${TEST_TENANT}.${created.id}.0`,
+          id: `${TEST_TENANT}.${paddedPosition(created)}.0`,
           recordId: 31,
           moduleId: 12,
           field: 'name',
@@ -99,7 +110,7 @@ describe('field history projection', () => {
           ...actor(created),
         },
         {
-          id: `${TEST_TENANT}.${created.id}.1`,
+          id: `${TEST_TENANT}.${paddedPosition(created)}.1`,
           recordId: 31,
           moduleId: 12,
           field: 'fields.stage',
@@ -108,7 +119,7 @@ describe('field history projection', () => {
           ...actor(created),
         },
         {
-          id: `${TEST_TENANT}.${updated.id}.0`,
+          id: `${TEST_TENANT}.${paddedPosition(updated)}.0`,
           recordId: 31,
           field: 'fields.stage',
           from: 'lead',
