@@ -11,6 +11,7 @@ import { createSqliteReadStore } from '../infra/read-store/sqlite';
 import { recordsProjection } from '../projections/read-models/records';
 import { rebuildProjection } from '../projections/rebuild';
 import { startRebuildDecoders } from '../bin/wiring';
+import { SqliteCheckpointer } from '../bin/sqlite-checkpointer';
 import { machineConditions, printFigure } from './report';
 
 /**
@@ -71,6 +72,8 @@ async function main(): Promise<void> {
     }
     process.stderr.write(`seeded ${RECORDS * 2} events in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
     const config = loadConfig({ DATA_DIR: dir });
+    // As `npm run replay` does.
+    const checkpointer = await SqliteCheckpointer.start([join(dir, 'read.db')], createLogger('warn'));
     const result = await rebuildProjection(
       recordsProjection,
       { events, readStore, logger: createLogger('warn') },
@@ -85,6 +88,7 @@ async function main(): Promise<void> {
       '>= 100000',
       `${result.events} events, records projection, ${config.REBUILD_THREADS} decoder threads, ${machineConditions()}`,
     );
+    await checkpointer.stop();
     await readStore.close();
     await events.close();
   } finally {

@@ -3,6 +3,8 @@ import { loadConfig } from '../infra/config';
 import { createLogger } from '../infra/logging';
 import { rebuildProjection } from '../projections/rebuild';
 import { projectionNamed, READ_MODEL_PROJECTIONS } from '../projections/read-models/catalogue';
+import { embeddedSqliteFiles } from './embedded-stores';
+import { SqliteCheckpointer } from './sqlite-checkpointer';
 import { openAdapters, startRebuildDecoders } from './wiring';
 
 /**
@@ -22,6 +24,10 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL);
   const adapters = await openAdapters(config, logger);
+  // The rebuild writes a whole read model: checkpoints on their own thread, as in the platform.
+  const sqliteFiles = embeddedSqliteFiles(config);
+  const checkpointer =
+    sqliteFiles.length > 0 ? await SqliteCheckpointer.start(sqliteFiles, logger) : undefined;
   const bar = new SingleBar({
     format: `${name} |{bar}| {percentage}% | position {value}/{total} | {events} events | {rate} events/s`,
     hideCursor: true,
@@ -53,6 +59,7 @@ async function main(): Promise<void> {
   } finally {
     bar.stop();
     await adapters.close();
+    await checkpointer?.stop();
   }
 }
 
