@@ -4,6 +4,13 @@ import type { FromProjectionsThread, ToProjectionsThread } from './thread-protoc
 import { startTypeScriptWorker } from './worker';
 
 /**
+ * The projections thread's young generation. Left to V8 it grows larger under a write load; at 24 MB the
+ * platform's peak resident memory under the HTTP benchmark was about 20 MB lower (270 MB against 290 MB),
+ * with throughput and lag within the run-to-run noise. At 12 MB the bulk catch-up was about 15% slower.
+ */
+const YOUNG_GENERATION_MB = 24;
+
+/**
  * Runs the projections (and the relay) on a worker thread of this process, so their reads and writes use
  * the second core instead of delaying HTTP answers. The main thread tells the worker about each append (at
  * most once per event-loop turn) so live lag stays at about a millisecond; the worker reports every
@@ -30,7 +37,9 @@ export class ThreadedProjections implements Projections {
   ) {}
 
   start(): Promise<void> {
-    const worker = startTypeScriptWorker(this.entry, this.workerData);
+    const worker = startTypeScriptWorker(this.entry, this.workerData, {
+      maxYoungGenerationSizeMb: YOUNG_GENERATION_MB,
+    });
     this.worker = worker;
     worker.once('exit', (code) => {
       if (this.stopped) return;
