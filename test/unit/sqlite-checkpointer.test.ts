@@ -98,6 +98,19 @@ test('a file it cannot checkpoint is reported once, and the other files are stil
   });
 });
 
+test('checkpointers on one file (one per process in split mode) take turns without reporting each other as failures', async () => {
+  const path = join(directory, 'shared.db');
+  const logger = createLogger('silent');
+  const warn = jest.spyOn(logger, 'warn');
+  for (let n = 0; n < 3; n++) started.push(await SqliteCheckpointer.start([path], logger, 1));
+  for (let round = 0; round < 5; round++) {
+    writeRows(path);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await eventually(() => bytesOf(path) > 5 * ROWS * ROW_BYTES);
+  expect(warn).not.toHaveBeenCalled();
+});
+
 test('stop ends the thread, and a second stop is the same stop', async () => {
   const path = join(directory, 'a.db');
   const checkpointer = await SqliteCheckpointer.start([path], createLogger('silent'), 20);
