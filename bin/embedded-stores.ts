@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Config } from '../infra/config';
 import { createSqliteEventStore, type SqliteEventStoreHandle } from '../infra/event-store/sqlite';
@@ -26,7 +25,6 @@ export function embeddedSqliteFiles(config: Config): string[] {
 
 /** The embedded event store under `DATA_DIR`; light to import, for threads that need nothing else. */
 export function openSqliteEventStore(config: Config): SqliteEventStoreHandle {
-  mkdirSync(resolve(config.DATA_DIR), { recursive: true });
   return createSqliteEventStore({
     path: embeddedFile(config, 'events'),
     synchronous: config.SQLITE_SYNCHRONOUS,

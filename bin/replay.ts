@@ -3,8 +3,7 @@ import { loadConfig } from '../infra/config';
 import { createLogger } from '../infra/logging';
 import { rebuildProjection } from '../projections/rebuild';
 import { projectionNamed, READ_MODEL_PROJECTIONS } from '../projections/read-models/catalogue';
-import { embeddedSqliteFiles } from './embedded-stores';
-import { SqliteCheckpointer } from './sqlite-checkpointer';
+import { startCheckpointerFor } from './sqlite-checkpointer';
 import { openAdapters, startRebuildDecoders } from './wiring';
 
 /**
@@ -25,9 +24,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL);
   const adapters = await openAdapters(config, logger);
   // The rebuild writes a whole read model: checkpoints on their own thread, as in the platform.
-  const sqliteFiles = embeddedSqliteFiles(config);
-  const checkpointer =
-    sqliteFiles.length > 0 ? await SqliteCheckpointer.start(sqliteFiles, logger) : undefined;
+  const checkpointer = await startCheckpointerFor(config, logger);
   const bar = new SingleBar({
     format: `${name} |{bar}| {percentage}% | position {value}/{total} | {events} events | {rate} events/s`,
     hideCursor: true,

@@ -2,8 +2,7 @@ import type { Server } from 'node:http';
 import { loadConfig, type Config } from '../infra/config';
 import { createHttpServer } from '../infra/http/server';
 import { createLogger, type Logger } from '../infra/logging';
-import { embeddedSqliteFiles } from './embedded-stores';
-import { SqliteCheckpointer } from './sqlite-checkpointer';
+import { startCheckpointerFor } from './sqlite-checkpointer';
 import { buildServices, openAdapters, type ServiceSelection, type Services } from './wiring';
 
 export interface Running {
@@ -24,11 +23,7 @@ export async function run(
   const config = loadConfig(env);
   const logger = createLogger(config.LOG_LEVEL);
   const adapters = await openAdapters(config, logger);
-  const sqliteFiles = embeddedSqliteFiles(config);
-  const checkpointer =
-    sqliteFiles.length > 0
-      ? await SqliteCheckpointer.start(sqliteFiles, logger.child({ component: 'sqlite-checkpointer' }))
-      : undefined;
+  const checkpointer = await startCheckpointerFor(config, logger);
   const services = await buildServices(config, logger, adapters, selection);
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = createHttpServer(services.app);

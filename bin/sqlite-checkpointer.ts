@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { Config } from '../infra/config';
 import type { Logger } from '../infra/logging';
+import { embeddedSqliteFiles } from './embedded-stores';
 
 /** How often the checkpointer copies the WAL files into their databases. */
 export const CHECKPOINT_INTERVAL_MS = 200;
@@ -72,4 +74,14 @@ export class SqliteCheckpointer {
     });
     return this.stopping;
   }
+}
+
+/** A checkpointer for the SQLite files `config`'s adapters use; none when every store is a server. */
+export async function startCheckpointerFor(
+  config: Config,
+  logger: Logger,
+): Promise<SqliteCheckpointer | undefined> {
+  const files = embeddedSqliteFiles(config);
+  if (files.length === 0) return undefined;
+  return SqliteCheckpointer.start(files, logger.child({ component: 'sqlite-checkpointer' }));
 }

@@ -35,8 +35,9 @@ const CATEGORIES_WITH_DATA = new Set([
 const CATEGORIES_WITHOUT_DATA = ['user', 'email', 'tenant', 'oauthClient', 'oauthGrant', 'oauthConsent'];
 
 /**
- * The audit trail: one document per domain event (its id from the event's position), newest first by `position`: which event, on which
- * stream, by which user and credential, in which command. Read by `/audit` and the record history route.
+ * The audit trail: one document per domain event (its id from the event's position), newest first by
+ * `position`: which event, on which stream, by which user and credential, in which command. Read by
+ * `/audit` and the record history route.
  */
 export const auditProjection: Projection = {
   name: 'audit',
