@@ -1,7 +1,7 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { errorBody, PlatformError } from '../../contracts/errors';
-import { uuidV5 } from '../../contracts/ids';
+import { childId } from '../../contracts/ids';
 import { streamName } from '../../contracts/streams';
 import { validate } from '../../contracts/validation';
 import { contextOf } from '../../infra/http/context';
@@ -104,7 +104,7 @@ export function addBulkRecordRoutes(router: Router, deps: CommandDeps): void {
       () => deps.ids.next(principal.tenant, 'record'),
     );
     const itemContext = (index: number) =>
-      commandContext(req, principal, uuidV5(`${identity.commandId}:${index}`));
+      commandContext(req, principal, childId(identity.commandId, `:${index}`));
     if (identity.mayBeRepeat) {
       // A repeated Idempotency-Key: each item looks for the events of its first run before deciding again.
       await runItems(req, res, body.items.length, async (index) => {

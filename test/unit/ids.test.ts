@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { eventIdFor, PLATFORM_NAMESPACE, uuidV5 } from '../../contracts/ids';
+import { childId, eventIdFor, newId, PLATFORM_NAMESPACE, uuidV5 } from '../../contracts/ids';
 
 /** RFC 9562 §5.5 step by step, as the ids of stored events were first derived. */
 function referenceUuidV5(name: string, namespace: string): string {
@@ -27,8 +27,10 @@ describe('uuidV5', () => {
       const name = `${n.toString(36)}:${'é✓ab'.repeat(n % 5)}#${n}`;
       expect(uuidV5(name)).toBe(referenceUuidV5(name, PLATFORM_NAMESPACE));
     }
-    const commandId = '4b0c0a1e-0a4e-4a52-8f6f-1a2b3c4d5e6f';
-    expect(eventIdFor(commandId, 1)).toBe(referenceUuidV5(`${commandId}#1`, PLATFORM_NAMESPACE));
+    const v4CommandId = '4b0c0a1e-0a4e-4a52-8f6f-1a2b3c4d5e6f';
+    expect(eventIdFor(v4CommandId, 1)).toBe(referenceUuidV5(`${v4CommandId}#1`, PLATFORM_NAMESPACE));
+    const v5CommandId = uuidV5('a command of an older release');
+    expect(childId(v5CommandId, ':3')).toBe(referenceUuidV5(`${v5CommandId}:3`, PLATFORM_NAMESPACE));
   });
 
   test('every id is a version-5 UUID of the RFC variant', () => {
@@ -37,5 +39,55 @@ describe('uuidV5', () => {
         /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
       );
     }
+  });
+});
+
+const RFC_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe('newId', () => {
+  test('is a version-7 UUID whose first 48 bits are the millisecond clock', () => {
+    const before = Date.now();
+    const id = newId();
+    const after = Date.now();
+    expect(id).toMatch(RFC_UUID);
+    expect(id[14]).toBe('7');
+    const clock = Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+    expect(clock).toBeGreaterThanOrEqual(before);
+    expect(clock).toBeLessThanOrEqual(after);
+  });
+
+  test('ids made in different milliseconds sort in the order they were made; none repeats', () => {
+    const ids: string[] = [];
+    let lastClock = 0;
+    while (ids.length < 20) {
+      const id = newId();
+      const clock = Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+      if (clock > lastClock) ids.push(id);
+      lastClock = clock;
+    }
+    expect([...ids].sort()).toEqual(ids);
+    const many = Array.from({ length: 10_000 }, () => newId());
+    expect(new Set(many).size).toBe(many.length);
+  });
+});
+
+describe('childId', () => {
+  test('a child of a clock-first id keeps its 48 clock bits and is otherwise the v5 hash, as version 8', () => {
+    const parent = '019ab3c4-5d6e-7f01-8a2b-3c4d5e6f7a8b';
+    const child = childId(parent, '#0');
+    const hashed = referenceUuidV5(`${parent}#0`, PLATFORM_NAMESPACE);
+    expect(child).toMatch(RFC_UUID);
+    expect(child.slice(0, 13)).toBe(parent.slice(0, 13));
+    expect(child[14]).toBe('8');
+    expect(child.slice(15)).toBe(hashed.slice(15));
+    expect(childId(child, ':1').slice(0, 13)).toBe(parent.slice(0, 13));
+  });
+
+  test('is deterministic and tells names apart', () => {
+    const parent = newId();
+    expect(eventIdFor(parent, 0)).toBe(eventIdFor(parent, 0));
+    const children = Array.from({ length: 1000 }, (_, index) => eventIdFor(parent, index));
+    expect(new Set(children).size).toBe(children.length);
+    expect(eventIdFor(parent, 1)).not.toBe(childId(parent, ':1'));
   });
 });
