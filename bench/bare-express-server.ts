@@ -1,9 +1,11 @@
 import express from 'express';
+import { createHttpServer } from '../infra/http/server';
 
 /**
  * The reference point for the GET figure: an express 5 app with one route that answers a small JSON
- * document from memory, no authentication, no store. Whatever the platform's GET route reaches, it cannot
- * pass this on the same machine under the same load.
+ * document from memory, no authentication, no store, served as the platform serves its app (through
+ * `createHttpServer`, whose request objects already have express's prototypes). Whatever the platform's GET
+ * route reaches, it cannot pass this on the same machine under the same load.
  */
 const app = express();
 const document = { id: 1, moduleId: 1, name: 'Bench record', fields: { amount: 1200 } };
@@ -13,4 +15,4 @@ app.get('/api/record/:id', (request, response) => {
 app.get('/readyz', (_request, response) => {
   response.json({ ready: true });
 });
-app.listen(Number(process.env.PORT), '127.0.0.1');
+createHttpServer(app).listen(Number(process.env.PORT), '127.0.0.1');
