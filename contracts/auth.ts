@@ -96,6 +96,12 @@ export type CredentialChoice =
  */
 export function chooseCredential(presented: readonly PresentedCredential[]): CredentialChoice {
   if (presented.length === 0) return { kind: 'none' };
+  if (presented.length === 1) {
+    const [only] = presented as [PresentedCredential];
+    return only.principal
+      ? { kind: 'chosen', source: only.source, principal: only.principal }
+      : { kind: 'invalid', source: only.source };
+  }
   const valid = presented.flatMap((credential) => (credential.principal ? [credential.principal] : []));
   const owners = new Set(valid.map((principal) => `${principal.tenant} ${principal.userId}`));
   if (owners.size > 1) return { kind: 'ambiguous' };

@@ -63,7 +63,8 @@ function parseDocument(text: string): Document {
   if (typeof parsed !== 'object' || parsed === null || !('id' in parsed) || typeof parsed.id !== 'string') {
     throw new Error('stored read-model document is not an object with a string id');
   }
-  return { ...parsed, id: parsed.id };
+  // Checked above; no copy (a spread of every field cost a tenth of a GET's read).
+  return parsed as Document;
 }
 
 /**
@@ -169,6 +170,20 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
   function forgetStatements(): void {
     statements.clear();
     writeStatements.clear();
+    getStatements.clear();
+  }
+  /**
+   * `get`'s statement of each collection, found by the collection's name: looking it up by its SQL meant
+   * building and hashing that string on every read.
+   */
+  const getStatements = new Map<string, Database.Statement<[string], string>>();
+  function getStatementOf(collection: string, table: string): Database.Statement<[string], string> {
+    let prepared = getStatements.get(collection);
+    if (!prepared) {
+      prepared = db.prepare<[string], string>(`SELECT json(doc) FROM ${table} WHERE id = ?`).pluck();
+      getStatements.set(collection, prepared);
+    }
+    return prepared;
   }
   function statement(sql: string): Database.Statement<unknown[]> {
     let prepared = statements.get(sql);
@@ -386,7 +401,7 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
 
     async get(collection: string, id: string): Promise<Document | null> {
       return read(collection, null, (table) => {
-        const stored = statement(`SELECT json(doc) FROM ${table} WHERE id = ?`).pluck().get(id);
+        const stored = getStatementOf(collection, table).get(id);
         return typeof stored === 'string' ? parseDocument(stored) : null;
       });
     },

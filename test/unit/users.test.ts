@@ -304,6 +304,11 @@ describe('chooseCredential', () => {
     expect(chooseCredential([{ source: 'cookie', principal: mia }])).toMatchObject({
       kind: 'chosen',
       source: 'cookie',
+      principal: mia,
+    });
+    expect(chooseCredential([{ source: 'authorization', principal: null }])).toEqual({
+      kind: 'invalid',
+      source: 'authorization',
     });
     expect(
       chooseCredential([
