@@ -495,6 +495,24 @@ describe('CommandHandler', () => {
       // s1, s2 and s3 were the least recently used: s0 was read after them.
       expect(kept).toEqual(['s0', ...Array.from({ length: 17 }, (_, index) => `s${index + 4}`)]);
     });
+
+    test('a stream read before every new one (a module under record commands) outlives many evictions', () => {
+      const cache = new AggregateCache(10);
+      const entry = { state: 'module', revision: 0n, position: 0n };
+      cache.set('module', entry);
+      for (let stream = 0; stream < 100; stream++) {
+        expect(cache.get('module')).toBe(entry);
+        cache.set(`record ${stream}`, { state: 'record', revision: 0n, position: BigInt(stream) });
+      }
+      const kept = Array.from({ length: 100 }, (_, stream) => `record ${stream}`).filter(
+        (stream) => cache.get(stream) !== undefined,
+      );
+      // Evicted at 11 entries down to 9: the module and the newest records, never more than the capacity.
+      expect(kept.length).toBeLessThanOrEqual(9);
+      expect(kept).toEqual(
+        Array.from({ length: kept.length }, (_, index) => `record ${100 - kept.length + index}`),
+      );
+    });
   });
 });
 
