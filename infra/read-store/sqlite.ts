@@ -63,7 +63,7 @@ function parseDocument(text: string): Document {
   if (typeof parsed !== 'object' || parsed === null || !('id' in parsed) || typeof parsed.id !== 'string') {
     throw new Error('stored read-model document is not an object with a string id');
   }
-  // Checked above; no copy (a spread of every field cost a tenth of a GET's read).
+  // Checked above, so no copy: JSON.parse made a fresh object already.
   return parsed as Document;
 }
 
@@ -166,17 +166,17 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
   const statements = new Map<string, Database.Statement<unknown[]>>();
   /** Prepared once per collection: writes are the hot path of every projection. */
   const writeStatements = new Map<string, WriteStatements>();
+  /**
+   * `get`'s statement of each collection, found by the collection's name: looking it up by its SQL meant
+   * building and hashing that string on every read.
+   */
+  const getStatements = new Map<string, Database.Statement<[string], string>>();
   /** Statements die with their table: forgotten whenever a table may have gone. */
   function forgetStatements(): void {
     statements.clear();
     writeStatements.clear();
     getStatements.clear();
   }
-  /**
-   * `get`'s statement of each collection, found by the collection's name: looking it up by its SQL meant
-   * building and hashing that string on every read.
-   */
-  const getStatements = new Map<string, Database.Statement<[string], string>>();
   function getStatementOf(collection: string, table: string): Database.Statement<[string], string> {
     let prepared = getStatements.get(collection);
     if (!prepared) {
