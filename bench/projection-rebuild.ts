@@ -71,7 +71,7 @@ async function main(): Promise<void> {
       );
     }
     process.stderr.write(`seeded ${RECORDS * 2} events in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-    const config = loadConfig({ DATA_DIR: dir });
+    const config = loadConfig({ ...process.env, DATA_DIR: dir });
     // As `npm run replay` does.
     const checkpointer = await SqliteCheckpointer.start([join(dir, 'read.db')], createLogger('warn'));
     const result = await rebuildProjection(
