@@ -1,7 +1,6 @@
 import express, {
   type ErrorRequestHandler,
   type Express,
-  type NextFunction,
   type Request,
   type RequestHandler,
   type Response,
@@ -20,6 +19,7 @@ import type { CredentialPresentation } from './authenticate';
 import { cookieValue, SESSION_COOKIE } from './cookies';
 import { validate } from '../../contracts/validation';
 import { sendJson } from './respond';
+import { indexedByFirstSegment } from './segment-index';
 
 export interface ReadinessReport {
   readonly ready: boolean;
@@ -134,7 +134,7 @@ function sideOf(routes: Router, reads: boolean, commandGets: readonly RegExp[]):
       (req.method === 'GET' || req.method === 'HEAD') && !commandGets.some((route) => route.test(req.path));
     next(isRead === reads ? undefined : 'router');
   });
-  side.use(routes);
+  side.use(indexedByFirstSegment(routes));
   return side;
 }
 
@@ -195,21 +195,33 @@ export function createHttpApp(options: HttpKitOptions): Express {
     req.method === 'POST' && formPostCallbacks.some((route) => route.test(req.path));
   const isOAuth = (req: Request) => oauthRoutes.some((route) => route.test(req.path));
   const takesForms = (req: Request) => isOAuth(req) || isSessionForm(req) || isFormPostCallback(req);
-  api.use(requireJsonBody(isUpload, takesForms));
   const parseJson = express.json({
     limit: options.bodyLimit,
     strict: false,
     type: ['application/json', 'application/*+json'],
   });
   const parseForm = express.urlencoded({ extended: false, limit: options.bodyLimit, parameterLimit: 50 });
-  // An upload's body is the file, even a JSON one: its route streams it.
-  api.use((req, res, next) => (isUpload(req) ? next() : parseJson(req, res, next)));
-  api.use((req, res, next) => (takesForms(req) ? parseForm(req, res, next) : next()));
-  api.use(async (req, _res, next) => {
+  api.use((req, res, next) => {
+    // Most reads carry no body: nothing to check or parse.
+    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)
+      return next();
+    const upload = isUpload(req);
+    const forms = takesForms(req);
+    requireJsonBody(req, upload, forms);
+    // An upload's body is the file, even a JSON one: its route streams it.
+    if (upload) return next();
+    parseJson(req, res, (error?: unknown) => (error || !forms ? next(error) : parseForm(req, res, next)));
+  });
+  api.use(async (req, res, next) => {
+    await authenticateRequest(req);
+    meterRequest(req, res);
+    next();
+  });
+  async function authenticateRequest(req: Request): Promise<void> {
     const context = contextOf(req);
-    if (isOAuth(req) || isFormPostCallback(req)) return next();
+    if (isOAuth(req) || isFormPostCallback(req)) return;
     const presented = presentedCredentials(req, isSessionForm(req));
-    if (presented.length === 0) return next();
+    if (presented.length === 0) return;
     const credentials = await Promise.all(
       presented.map(async ({ source, token, presentation }) => ({
         source,
@@ -224,7 +236,7 @@ export function createHttpApp(options: HttpKitOptions): Express {
       );
     if (choice.kind === 'invalid') {
       // A stale session cookie alone is ignored: the route then asks for credentials.
-      if (choice.source === 'cookie' && presented.length === 1) return next();
+      if (choice.source === 'cookie' && presented.length === 1) return;
       throw new PlatformError(
         'unauthorized',
         `invalid, expired or revoked credential in ${CREDENTIAL_LABELS[choice.source]}`,
@@ -234,12 +246,11 @@ export function createHttpApp(options: HttpKitOptions): Express {
       context.principal = choice.principal;
       context.credentialSource = choice.source;
     }
-    next();
-  });
+  }
   // Only authenticated calls count (and only they spend the quota: strangers must not exhaust a system's).
-  api.use((req, res, next) => {
+  function meterRequest(req: Request, res: Response): void {
     const context = contextOf(req);
-    if (!context.principal) return next();
+    if (!context.principal) return;
     const decision = options.meter.admit(context.tenant);
     if (decision) {
       res.setHeader('RateLimit-Policy', `${decision.limit};w=60`);
@@ -255,8 +266,7 @@ export function createHttpApp(options: HttpKitOptions): Express {
       }
     }
     options.meter.record(context.tenant, context.principal.credential.id);
-    next();
-  });
+  }
   api.get('/usage', async (req, res) => {
     const principal = principalOf(req);
     if (!isAdmin(principal))
@@ -313,25 +323,18 @@ function requestLog(logger: Logger): RequestHandler {
 }
 
 /** A body that is not JSON is refused up front instead of being silently ignored (uploads excepted). */
-function requireJsonBody(
-  isUpload: (req: Request) => boolean,
-  takesForms: (req: Request) => boolean,
-): RequestHandler {
-  return (req: Request, _res: Response, next: NextFunction): void => {
-    const hasBody =
-      (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') ||
-      req.headers['transfer-encoding'] !== undefined;
-    const accepted = takesForms(req)
-      ? ['application/json', 'application/*+json', 'application/x-www-form-urlencoded']
-      : ['application/json', 'application/*+json'];
-    if (hasBody && !isUpload(req) && !req.is(accepted)) {
-      throw new PlatformError(
-        'unsupported_media_type',
-        `request bodies must be ${accepted.join(' or ')}, got ${JSON.stringify(req.headers['content-type'] ?? 'none')}`,
-      );
-    }
-    next();
-  };
+function requireJsonBody(req: Request, upload: boolean, takesForms: boolean): void {
+  const hasContent = req.headers['content-length'] !== '0' || req.headers['transfer-encoding'] !== undefined;
+  if (!hasContent || upload) return;
+  const accepted = takesForms
+    ? ['application/json', 'application/*+json', 'application/x-www-form-urlencoded']
+    : ['application/json', 'application/*+json'];
+  if (!req.is(accepted)) {
+    throw new PlatformError(
+      'unsupported_media_type',
+      `request bodies must be ${accepted.join(' or ')}, got ${JSON.stringify(req.headers['content-type'] ?? 'none')}`,
+    );
+  }
 }
 
 interface HttpParserError {
