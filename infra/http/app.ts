@@ -124,18 +124,22 @@ function presentedCredentials(
 
 /**
  * `routes`, entered only by the requests of its side: GET and HEAD are reads (the query API) unless they are
- * among `commandGets`; everything else is a write (the command API). Mounted as routers, both APIs' routes
- * stay visible in the app's router tree.
+ * among `commandGets`; everything else is a write (the command API). The handler keeps the routes' `stack`,
+ * so both APIs' routes stay visible in the app's router tree.
  */
-function sideOf(routes: Router, reads: boolean, commandGets: readonly RegExp[]): Router {
-  const side = express.Router();
-  side.use((req, _res, next) => {
+function sideOf(
+  routes: Router,
+  reads: boolean,
+  commandGets: readonly RegExp[],
+): RequestHandler & { readonly stack: Router['stack'] } {
+  const indexed = indexedByFirstSegment(routes);
+  const handler: RequestHandler = (req, res, next) => {
     const isRead =
       (req.method === 'GET' || req.method === 'HEAD') && !commandGets.some((route) => route.test(req.path));
-    next(isRead === reads ? undefined : 'router');
-  });
-  side.use(indexedByFirstSegment(routes));
-  return side;
+    if (isRead === reads) indexed(req, res, next);
+    else next();
+  };
+  return Object.assign(handler, { stack: indexed.stack });
 }
 
 const usageQuery = z.object({
