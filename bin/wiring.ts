@@ -316,10 +316,13 @@ export async function buildServices(
         ),
       },
       ...(host && {
-        awaitOwnIdentityWrites: async () => {
+        awaitOwnIdentityWrites: () => {
           const written = lastIdentityPosition();
-          if (CREDENTIAL_PROJECTIONS.some((projection) => host.positionOf(projection) < written))
-            await host.waitFor(written, config.MIN_POSITION_TIMEOUT_MS, CREDENTIAL_PROJECTIONS);
+          return CREDENTIAL_PROJECTIONS.some((projection) => host.positionOf(projection) < written)
+            ? host
+                .waitFor(written, config.MIN_POSITION_TIMEOUT_MS, CREDENTIAL_PROJECTIONS)
+                .then(() => undefined)
+            : undefined;
         },
       }),
     }),

@@ -70,6 +70,12 @@ export function createQueryRouter(deps: QueryDeps): Router {
   addOAuthInfoRoutes(router, deps);
   addUserinfoRoute(router, deps);
   addEntityRoutes(router, deps, 'space', 'spaceId', SPACES);
+  // The most read routes come early: a request is matched against the routes before its own, one by one.
+  // `deleted` is not a record id.
+  router.get('/record/deleted', async (req, res) => {
+    sendJson(res, 200, await readPage(req, deps, DELETED_RECORDS));
+  });
+  addEntityRoutes(router, deps, 'record', 'recordId', RECORDS);
   // Before every `/module/{moduleId}…` route: `built-in` is not a module id.
   addModuleTemplateRoutes(router);
   router.get('/module/:moduleId/item', async (req, res) => {
@@ -90,13 +96,9 @@ export function createQueryRouter(deps: QueryDeps): Router {
   addHistoryRoutes(router, deps, RECORDS);
   addSegmentReadRoutes(router, deps, RECORDS);
   addCatalogueReadRoutes(router, deps, FIELDS);
-  router.get('/record/deleted', async (req, res) => {
-    sendJson(res, 200, await readPage(req, deps, DELETED_RECORDS));
-  });
   router.get(
     ['/record/:recordId/comment', '/record/:recordId/comment/:commentId'],
     removedRoute('record comments'),
   );
-  addEntityRoutes(router, deps, 'record', 'recordId', RECORDS);
   return router;
 }

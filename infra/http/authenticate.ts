@@ -23,9 +23,9 @@ export interface AuthenticatorOptions {
   readonly identityPosition: () => Promise<bigint> | bigint;
   /**
    * Waits until the identity read models include this process's own identity writes, so a token revoked or a
-   * user deactivated a moment ago is refused on the very next request.
+   * user deactivated a moment ago is refused on the very next request. Undefined when they already do.
    */
-  readonly awaitOwnIdentityWrites?: () => Promise<void>;
+  readonly awaitOwnIdentityWrites?: () => Promise<void> | undefined;
   /** OAuth access tokens: verifies their signature and expiry (their grant and client are checked here). */
   readonly accessTokens?: AccessTokens;
   /** Sessions: the sliding idle timeout and where their last use is kept. */
@@ -161,8 +161,11 @@ export function tokenAuthenticator(readModels: ReadModels, options: Authenticato
     // Access tokens are JWTs: a JSON header, base64url, always begins with `eyJ`.
     const isAccessToken = token.startsWith('eyJ');
     if (token.length > 2048 || (!isSession && !isAccessToken && !passesChecksum(token))) return null;
-    await options.awaitOwnIdentityWrites?.();
-    const position = await options.identityPosition();
+    // Awaited only when there is something to wait for: each await is a trip through the microtask queue.
+    const ownWrites = options.awaitOwnIdentityWrites?.();
+    if (ownWrites) await ownWrites;
+    const stamp = options.identityPosition();
+    const position = typeof stamp === 'bigint' ? stamp : await stamp;
     if (position !== cachedAt) {
       cache.clear();
       cachedAt = position;
