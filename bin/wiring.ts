@@ -319,9 +319,7 @@ export async function buildServices(
         awaitOwnIdentityWrites: () => {
           const written = lastIdentityPosition();
           return CREDENTIAL_PROJECTIONS.some((projection) => host.positionOf(projection) < written)
-            ? host
-                .waitFor(written, config.MIN_POSITION_TIMEOUT_MS, CREDENTIAL_PROJECTIONS)
-                .then(() => undefined)
+            ? host.waitFor(written, config.MIN_POSITION_TIMEOUT_MS, CREDENTIAL_PROJECTIONS)
             : undefined;
         },
       }),

@@ -70,8 +70,8 @@ export function createQueryRouter(deps: QueryDeps): Router {
   addOAuthInfoRoutes(router, deps);
   addUserinfoRoute(router, deps);
   addEntityRoutes(router, deps, 'space', 'spaceId', SPACES);
-  // The most read routes come early: a request is matched against the routes before its own, one by one.
-  // `deleted` is not a record id.
+  // Early: a request is matched one by one against the routes of its first path segment registered before
+  // its own, and record reads are the most frequent. `deleted` is not a record id.
   router.get('/record/deleted', async (req, res) => {
     sendJson(res, 200, await readPage(req, deps, DELETED_RECORDS));
   });

@@ -25,7 +25,7 @@ export interface AuthenticatorOptions {
    * Waits until the identity read models include this process's own identity writes, so a token revoked or a
    * user deactivated a moment ago is refused on the very next request. Undefined when they already do.
    */
-  readonly awaitOwnIdentityWrites?: () => Promise<void> | undefined;
+  readonly awaitOwnIdentityWrites?: () => Promise<unknown> | undefined;
   /** OAuth access tokens: verifies their signature and expiry (their grant and client are checked here). */
   readonly accessTokens?: AccessTokens;
   /** Sessions: the sliding idle timeout and where their last use is kept. */
