@@ -62,7 +62,7 @@ export const configSchema = z.object({
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   PROJECTIONS_THREAD: booleanFlag.default(true),
   RELAY: booleanFlag.default(true),
-  REBUILD_THREADS: z.coerce.number().int().min(0).max(8).default(1),
+  REBUILD_THREADS: z.coerce.number().int().min(0).max(8).default(2),
   /** Let outbound calls (button webhooks) reach private and loopback addresses: development only. */
   OUTBOUND_ALLOW_PRIVATE: booleanFlag.default(false),
   OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(60000).default(10000),
