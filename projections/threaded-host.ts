@@ -12,8 +12,8 @@ const YOUNG_GENERATION_MB = 24;
 
 /**
  * Runs the projections (and the relay) on a worker thread of this process, so their reads and writes use
- * the second core instead of delaying HTTP answers. The main thread tells the worker about each append (at
- * most once per event-loop turn) so live lag stays at about a millisecond; the worker reports every
+ * the second core instead of delaying HTTP answers. The main thread tells the worker about each commit of
+ * appends at once, so live lag stays at about a millisecond when idle; the worker reports every
  * projection's position back, which drives read-your-writes, readiness and metrics here.
  */
 export class ThreadedProjections implements Projections {
@@ -59,11 +59,13 @@ export class ThreadedProjections implements Projections {
     });
   }
 
-  /** Wakes the worker's subscriptions after an append here; several appends in one turn send one message. */
+  /** Wakes the worker's subscriptions after an append here; the appends of one commit send one message. */
   notifyAppended(): void {
     if (this.appendPending || !this.worker) return;
     this.appendPending = true;
-    setImmediate(() => {
+    // A microtask, not `setImmediate`: appends resolve right after their group commit, and a macrotask would
+    // wait behind every request the busy loop takes in first (the lag under load doubled).
+    queueMicrotask(() => {
       this.appendPending = false;
       this.post({ kind: 'appended' });
     });
