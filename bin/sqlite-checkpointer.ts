@@ -4,8 +4,12 @@ import type { Config } from '../infra/config';
 import type { Logger } from '../infra/logging';
 import { embeddedSqliteFiles } from './embedded-stores';
 
-/** How often the checkpointer copies the WAL files into their databases. */
-export const CHECKPOINT_INTERVAL_MS = 200;
+/**
+ * How often the checkpointer copies the WAL files into their databases. Small copies often: each ends in an
+ * fsync that can hold up the writers' commits. Under a POST load, the write-to-visible lag p99 was 21–23 ms
+ * at 50 ms (and at 20 ms) against 32–48 ms at 200 ms and 60–70 ms at 1 s.
+ */
+export const CHECKPOINT_INTERVAL_MS = 50;
 
 export interface CheckpointThreadData {
   readonly paths: readonly string[];
