@@ -167,7 +167,11 @@ export function createHttpApp(options: HttpKitOptions): Express {
     setContext(req, { requestId, tenant });
     next();
   });
-  app.use(requestLog(options.logger));
+  const log = requestLog(options.logger);
+  if (log) app.use(log);
+  // Mounted first: every API request would otherwise be matched against the health routes before its own.
+  const api = express.Router();
+  app.use('/api', api);
 
   app.get('/healthz', (_req, res) => {
     sendJson(res, 200, { status: 'ok' });
@@ -186,7 +190,6 @@ export function createHttpApp(options: HttpKitOptions): Express {
 
   if (options.wellKnown) app.use('/.well-known', options.wellKnown);
 
-  const api = express.Router();
   const uploadRoutes = options.uploadRoutes ?? [];
   const oauthRoutes = options.oauthRoutes ?? [];
   const isUpload = (req: Request) =>
@@ -287,7 +290,6 @@ export function createHttpApp(options: HttpKitOptions): Express {
   api.use((req) => {
     throw new PlatformError('not_found', `no route for ${req.method} ${req.baseUrl}${req.path}`);
   });
-  app.use('/api', api);
 
   app.use((req, _res, next) =>
     next(new PlatformError('not_found', `no route for ${req.method} ${req.path}; the API is under /api`)),
@@ -299,11 +301,11 @@ export function createHttpApp(options: HttpKitOptions): Express {
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
- * One `info` line per finished request (a 500's cause is logged by the error handler). When `info` is off
- * the middleware is a no-op, so the hot path creates no per-request logger objects.
+ * One `info` line per finished request (a 500's cause is logged by the error handler). None when `info` is
+ * off, so the hot path creates no per-request logger objects and passes no extra layer.
  */
-function requestLog(logger: Logger): RequestHandler {
-  if (!logger.isLevelEnabled('info')) return (_req, _res, next) => next();
+function requestLog(logger: Logger): RequestHandler | undefined {
+  if (!logger.isLevelEnabled('info')) return undefined;
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.once('finish', () => {
