@@ -74,6 +74,17 @@ test('the checkpointer copies the WAL into the database file, on its own thread'
   await eventually(() => bytesOf(path) > ROWS * ROW_BYTES);
 });
 
+test('commits after a complete checkpoint are copied by a later tick', async () => {
+  const path = join(directory, 'a.db');
+  writeRows(path);
+  await startCheckpointer([path]);
+  await eventually(() => bytesOf(path) > ROWS * ROW_BYTES);
+  // Several ticks with nothing to copy come first.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  writeRows(path);
+  await eventually(() => bytesOf(path) > 2 * ROWS * ROW_BYTES);
+});
+
 test('a file made after the start is checkpointed once it exists', async () => {
   const path = join(directory, 'later.db');
   await startCheckpointer([path]);
