@@ -11,7 +11,8 @@ import { createSqliteReadStore } from '../infra/read-store/sqlite';
 import { recordsProjection } from '../projections/read-models/records';
 import { rebuildProjection } from '../projections/rebuild';
 import { startRebuildDecoders } from '../bin/wiring';
-import { SqliteCheckpointer } from '../bin/sqlite-checkpointer';
+import { startCheckpointerFor } from '../bin/sqlite-checkpointer';
+import { embeddedFile } from '../bin/embedded-stores';
 import { machineConditions, printFigure } from './report';
 
 /**
@@ -40,8 +41,10 @@ function event(type: string, data: unknown, commandId: string, index: number): N
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-rebuild-'));
   try {
-    const events = createSqliteEventStore({ path: join(dir, 'events.db') });
-    const readStore = createSqliteReadStore({ path: join(dir, 'read.db') });
+    const config = loadConfig({ ...process.env, DATA_DIR: dir });
+    // The files `npm run replay` opens under DATA_DIR, so its decoder threads and checkpointer find them.
+    const events = createSqliteEventStore({ path: embeddedFile(config, 'events') });
+    const readStore = createSqliteReadStore({ path: embeddedFile(config, 'readModels') });
     const started = Date.now();
     for (let id = 1; id <= RECORDS; id++) {
       const commandId = newId();
@@ -71,9 +74,8 @@ async function main(): Promise<void> {
       );
     }
     process.stderr.write(`seeded ${RECORDS * 2} events in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-    const config = loadConfig({ ...process.env, DATA_DIR: dir });
     // As `npm run replay` does.
-    const checkpointer = await SqliteCheckpointer.start([join(dir, 'read.db')], createLogger('warn'));
+    const checkpointer = await startCheckpointerFor(config, createLogger('warn'));
     const result = await rebuildProjection(
       recordsProjection,
       { events, readStore, logger: createLogger('warn') },
@@ -88,7 +90,7 @@ async function main(): Promise<void> {
       '>= 100000',
       `${result.events} events, records projection, ${config.REBUILD_THREADS} decoder threads, ${machineConditions()}`,
     );
-    await checkpointer.stop();
+    await checkpointer?.stop();
     await readStore.close();
     await events.close();
   } finally {

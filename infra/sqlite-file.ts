@@ -9,7 +9,7 @@ const BUSY_TIMEOUT_MS = 5000;
  * The WAL size (pages of 4 KiB) past which the committing writer checkpoints inline. SQLite's default, 1,000,
  * made about one commit in a hundred wait for a checkpoint's copy and fsync (the p99 of write-to-visible
  * lag); the platform's background checkpointer (`bin/sqlite-checkpointer.ts`) keeps the WAL well below this,
- * which stays as the bound for processes that run none (a replay, the tests).
+ * which stays as the bound where none runs (the tests).
  */
 export const WAL_AUTOCHECKPOINT_PAGES = 10_000;
 
