@@ -17,6 +17,8 @@ export const ERROR_CODES = {
   conflict: { code: 'E4090', status: 409 },
   idempotency_key_reused: { code: 'E4091', status: 422 },
   gone: { code: 'E4100', status: 410 },
+  /** A read that would do more work than one query may (QUERY_BUDGET_MS): narrow the filter. */
+  query_too_expensive: { code: 'E4220', status: 422 },
   precondition_failed: { code: 'E4120', status: 412 },
   precondition_required: { code: 'E4280', status: 428 },
   payload_too_large: { code: 'E4130', status: 413 },
