@@ -1,5 +1,6 @@
 import type { Router } from 'express';
 import { z } from 'zod';
+import { entityIdTextSchema } from '../../contracts/entity-id';
 import { PlatformError } from '../../contracts/errors';
 import { contentMatchesType, fileNameSchema, fileWeightsSchema, mediaTypeOf } from '../../contracts/files';
 import { streamName } from '../../contracts/streams';
@@ -18,7 +19,7 @@ export const FILE_UPLOAD_ROUTE = /^\/record\/[^/]+\/file\/?$/;
 
 const uploadQuery = z.strictObject({
   /** The file field the file fills; without it the file belongs to the record as a whole. */
-  fieldId: z.coerce.number().int().positive().optional(),
+  fieldId: entityIdTextSchema.optional(),
   /** The file's name when the body is the file itself (a multipart part names its own file). */
   name: z.string().optional(),
 });

@@ -47,14 +47,17 @@ function newRecoveryCodes(): { codes: string[]; hashes: string[] } {
   return { codes, hashes: codes.map(recoveryCodeHash) };
 }
 
-/** Two-factor settings are the user's own; an administrator may only remove a lost device. */
+/**
+ * Two-factor settings are the user's own; an administrator may only remove a lost device. The routes read
+ * `userId` from the path before the body, so a malformed id is the error a request gets first.
+ */
 async function ownUser(
   req: Request,
   deps: CommandDeps,
+  userId: number,
   password: string | undefined,
   allowAdmin = false,
 ): Promise<{ principal: Principal; user: UserState; stream: string; self: boolean }> {
-  const userId = idParam(req, 'userId');
   const refusal = 'only the user changes their two-factor settings';
   const { principal, self } = authorizeAccount(req, userId, 'user', 'update', refusal);
   if (!self && !allowAdmin) throw new PlatformError('forbidden', refusal);
@@ -76,8 +79,9 @@ async function ownUser(
 /** `/user/{userId}/2fa`: enrol an authenticator, confirm it, remove it, renew the recovery codes. */
 export function addTwoFactorRoutes(router: Router, deps: CommandDeps): void {
   router.post('/user/:userId/2fa', async (req, res) => {
+    const userId = idParam(req, 'userId');
     const body = validate(enrol, req.body, 'body');
-    const { principal, user, stream } = await ownUser(req, deps, body.password);
+    const { principal, user, stream } = await ownUser(req, deps, userId, body.password);
     const secret = newTotpSecret();
     const commandId = deps.newCommandId();
     const deviceId = uuidV5(`2fa-device:${commandId}`);
@@ -100,9 +104,9 @@ export function addTwoFactorRoutes(router: Router, deps: CommandDeps): void {
   });
 
   router.post('/user/:userId/2fa/:deviceId/confirm', async (req, res) => {
+    const userId = idParam(req, 'userId');
     const { deviceId } = validate(deviceIdParam, req.params, 'path');
     const body = validate(confirm, req.body, 'body');
-    const userId = idParam(req, 'userId');
     const refusal = 'only the user confirms their authenticator';
     const { principal, self } = authorizeAccount(req, userId, 'user', 'update', refusal);
     if (!self) throw new PlatformError('forbidden', refusal);
@@ -146,9 +150,10 @@ export function addTwoFactorRoutes(router: Router, deps: CommandDeps): void {
   });
 
   router.delete('/user/:userId/2fa/:deviceId', async (req, res) => {
+    const userId = idParam(req, 'userId');
     const { deviceId } = validate(deviceIdParam, req.params, 'path');
     const body = validate(reauthenticate, req.body ?? {}, 'body');
-    const { principal, stream, self } = await ownUser(req, deps, body.password, true);
+    const { principal, stream, self } = await ownUser(req, deps, userId, body.password, true);
     const result = await deps.handler.handle(
       stream,
       userDecider,
@@ -160,8 +165,9 @@ export function addTwoFactorRoutes(router: Router, deps: CommandDeps): void {
   });
 
   router.post('/user/:userId/2fa/recovery-codes', async (req, res) => {
+    const userId = idParam(req, 'userId');
     const body = validate(reauthenticate, req.body ?? {}, 'body');
-    const { principal, stream } = await ownUser(req, deps, body.password);
+    const { principal, stream } = await ownUser(req, deps, userId, body.password);
     const recovery = newRecoveryCodes();
     const result = await deps.handler.handle(
       stream,

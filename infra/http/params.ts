@@ -1,12 +1,7 @@
 import type { Request } from 'express';
 import { z } from 'zod';
+import { entityIdTextSchema } from '../../contracts/entity-id';
 import { validate } from '../../contracts/validation';
-
-const entityId = z.coerce
-  .number()
-  .int('must be an integer')
-  .positive('must be positive')
-  .max(2 ** 31 - 1, 'is too large');
 
 /** One schema per parameter name, built once: zod compiles a schema on first use, too costly per request. */
 const schemas = new Map<string, z.ZodType<Record<string, number>>>();
@@ -14,13 +9,13 @@ const schemas = new Map<string, z.ZodType<Record<string, number>>>();
 function schemaFor(name: string): z.ZodType<Record<string, number>> {
   let schema = schemas.get(name);
   if (!schema) {
-    schema = z.object({ [name]: entityId }) as unknown as z.ZodType<Record<string, number>>;
+    schema = z.object({ [name]: entityIdTextSchema }) as unknown as z.ZodType<Record<string, number>>;
     schemas.set(name, schema);
   }
   return schema;
 }
 
-/** An integer id from the path; anything else is a 400 naming the parameter. */
+/** An id from the path in its canonical decimal form; anything else is a 400 naming the parameter. */
 export function idParam(req: Request, name: string): number {
   return validate(schemaFor(name), req.params, 'path')[name]!;
 }

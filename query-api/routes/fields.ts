@@ -1,6 +1,7 @@
 import { equals } from '../../contracts/query/store-query';
 import type { NextFunction, Request, Response, Router } from 'express';
 import { z } from 'zod';
+import { entityIdTextSchema } from '../../contracts/entity-id';
 import { READ_MODELS } from '../../contracts/read-models';
 import { validate } from '../../contracts/validation';
 import { idParam } from '../../infra/http/params';
@@ -31,12 +32,7 @@ export const FIELDS: EntityDescription = {
   defaultOrder: byModuleThenPosition,
 };
 
-const positionQuery = z.object({
-  moduleId: z
-    .string({ error: 'moduleId is required: GET /field/position?moduleId=<module id>' })
-    .regex(/^[1-9]\d{0,15}$/, 'moduleId must be a positive integer')
-    .transform(Number),
-});
+const positionQuery = z.object({ moduleId: entityIdTextSchema });
 
 /**
  * The old `/custom-field/*` reads: answered like their `/field/*` successors, with `Deprecation` (RFC 9745:
