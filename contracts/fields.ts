@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { entityIdSchema } from './entity-id';
 
 /**
  * Field definitions: the typed columns of a module's records. A record stores its values under the field's
@@ -31,7 +32,7 @@ export const DECIMAL_DEFAULT_SCALE = 2;
 export const MAX_SELECT_OPTIONS = 500;
 export const MAX_FIELDS_PER_MODULE = 200;
 
-const id = z.number().int().positive();
+const id = entityIdSchema;
 const bound = z.number().finite();
 
 /** An `https` address, or `http` on a loopback host (for local development). */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { entityIdSchema } from './entity-id';
 
 /**
  * Files attached to records: what may be uploaded and how a file is described. The bytes live in the blob
@@ -105,7 +106,7 @@ export const fileWeightsSchema = z.strictObject({
   files: z
     .array(
       z.strictObject({
-        fileId: z.number().int().positive(),
+        fileId: entityIdSchema,
         weight: z.number().int().min(0).max(1_000_000),
       }),
     )

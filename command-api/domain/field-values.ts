@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isEntityId, MAX_ENTITY_ID } from '../../contracts/entity-id';
 import { PlatformError } from '../../contracts/errors';
 import type { FieldValue } from '../../contracts/events/records';
 import {
@@ -49,6 +50,11 @@ const FILLED_BY_UPLOAD = 'file fields are filled by uploading a file to the reco
 /** Types a new record cannot have a value of: file fields fill on upload, buttons hold none. */
 const VALUELESS_ON_CREATE = new Set(['file', 'button']);
 
+/** A user or relation value is an id as every JSON body gives one: a number, never a string to coerce. */
+function idProblem(what: 'user' | 'record', value: FieldValue): string {
+  return `must be a ${what} id: a JSON integer from 1 to ${MAX_ENTITY_ID}${typeof value === 'string' ? ', not a string' : ''}`;
+}
+
 /** Why `value` does not fit `field` (null means it fits). `null` values are handled by the caller. */
 function valueProblem(field: FieldDefinition, value: FieldValue, relations: RelationTargets): string | null {
   const { config } = field;
@@ -98,12 +104,9 @@ function valueProblem(field: FieldDefinition, value: FieldValue, relations: Rela
         ? null
         : 'must be a phone number (digits, optional +, spaces, dashes, dots, parentheses)';
     case 'user':
-      return typeof value === 'number' && Number.isSafeInteger(value) && value > 0
-        ? null
-        : 'must be a user id (a positive integer)';
+      return isEntityId(value) ? null : idProblem('user', value);
     case 'relation': {
-      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0)
-        return 'must be a record id (a positive integer)';
+      if (!isEntityId(value)) return idProblem('record', value);
       const target = relations.get(value);
       if (target === undefined || target === null) return `record ${value} does not exist`;
       return target === config.moduleId
@@ -164,8 +167,7 @@ export function relationIdsOf(
   const ids = new Set<number>();
   for (const field of fields) {
     const value = Object.hasOwn(values, field.key) ? values[field.key] : undefined;
-    if (field.type === 'relation' && typeof value === 'number' && Number.isSafeInteger(value) && value > 0)
-      ids.add(value);
+    if (field.type === 'relation' && isEntityId(value)) ids.add(value);
   }
   return [...ids];
 }

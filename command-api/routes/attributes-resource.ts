@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { entityIdSchema } from '../../contracts/entity-id';
 import {
   attributesDecider,
   type AttributesCommand,
@@ -8,7 +9,7 @@ import {
 import type { DomainEvent } from '../kit/decider';
 import type { Resource } from './resource';
 
-const id = z.number().int().positive();
+const id = entityIdSchema;
 
 /** Makes every key optional and adds the optional body `id` of `PUT /<noun>`. */
 export function updateOf<Shape extends z.ZodRawShape>(shape: Shape) {

@@ -1,5 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
+import { entityIdSchema } from '../../contracts/entity-id';
 import { errorBody, PlatformError } from '../../contracts/errors';
 import { childId } from '../../contracts/ids';
 import { streamName } from '../../contracts/streams';
@@ -28,7 +29,7 @@ const items = z
 const bulkWrite = z.strictObject({ items });
 const bulkDelete = z.strictObject({
   ids: z
-    .array(z.number().int().positive())
+    .array(entityIdSchema)
     .min(1, 'at least one id')
     .max(BULK_MAX_ITEMS, `at most ${BULK_MAX_ITEMS} ids per request`),
 });

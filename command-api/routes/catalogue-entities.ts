@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { entityIdSchema } from '../../contracts/entity-id';
 import { PlatformError } from '../../contracts/errors';
 import { streamName } from '../../contracts/streams';
 import { attributesDecider, CATEGORY, FIELD_GROUP, MENU, TEAM } from '../domain/attributes';
@@ -8,7 +9,7 @@ import type { CommandDeps } from '../deps';
 import type { Decider, DomainEvent } from '../kit/decider';
 import { attributesResource, updateOf } from './attributes-resource';
 
-const id = z.number().int().positive();
+const id = entityIdSchema;
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const description = z.string().max(5000, 'must be at most 5000 characters').nullable();
 const uniqueIds = (what: string) =>

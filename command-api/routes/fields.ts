@@ -1,5 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
+import { entityIdSchema } from '../../contracts/entity-id';
 import { PlatformError } from '../../contracts/errors';
 import { fieldKeySchema } from '../../contracts/events/records';
 import { FIELD_TYPES, MAX_FIELDS_PER_MODULE, type FieldDefinition } from '../../contracts/fields';
@@ -12,7 +13,7 @@ import type { CommandResult } from '../kit/handler';
 import { requestHash } from '../kit/idempotency';
 import { authorize, commandContext, idempotencyKey, preconditions, sendResult } from './context';
 
-const id = z.number().int().positive();
+const id = entityIdSchema;
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const config = z.record(z.string(), z.unknown());
 

@@ -2,6 +2,7 @@ import type { Router } from 'express';
 import { PlatformError } from '../../contracts/errors';
 import { OutboundError } from '../../infra/outbound/port';
 import { z } from 'zod';
+import { entityIdSchema } from '../../contracts/entity-id';
 import {
   fieldKeySchema,
   fieldValueSchema,
@@ -26,12 +27,12 @@ const fields = z
   .refine((value) => Object.keys(value).length <= MAX_FIELDS, `at most ${MAX_FIELDS} fields per record`);
 
 const createRecord = z.strictObject({
-  moduleId: z.number().int().positive(),
+  moduleId: entityIdSchema,
   name,
   fields: fields.optional(),
 });
 const updateRecord = z.strictObject({
-  id: z.number().int().positive().optional(),
+  id: entityIdSchema.optional(),
   name: name.optional(),
   fields: fields.optional(),
 });

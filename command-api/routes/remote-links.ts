@@ -1,5 +1,6 @@
 import type { Router } from 'express';
 import { z } from 'zod';
+import { entityIdSchema } from '../../contracts/entity-id';
 import { remoteKey, remoteParams } from '../../contracts/remote-keys';
 import { streamName } from '../../contracts/streams';
 import { validate } from '../../contracts/validation';
@@ -8,7 +9,7 @@ import { recordDecider } from '../domain/record';
 import type { CommandDeps } from '../deps';
 import { authorize, commandContext, sendResult } from './context';
 
-const linkBody = z.strictObject({ recordId: z.number().int().positive() });
+const linkBody = z.strictObject({ recordId: entityIdSchema });
 
 /** `POST /record/remote/{remoteId}/{remoteApplication}` with `{recordId}`: links (or moves) a remote key. */
 export function addRemoteLinkRoutes(router: Router, deps: CommandDeps): void {

@@ -1,5 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
+import { entityIdSchema } from '../../contracts/entity-id';
 import { PlatformError } from '../../contracts/errors';
 import { streamName } from '../../contracts/streams';
 import { optionalId } from '../../infra/http/params';
@@ -49,10 +50,7 @@ export interface Resource<
   view(state: State): Record<string, unknown>;
 }
 
-const bodyId = z.strictObject(
-  { id: z.number().int().positive() },
-  { error: 'the body must be {"id": <id>}' },
-);
+const bodyId = z.strictObject({ id: entityIdSchema }, { error: 'the body must be {"id": <id>}' });
 
 /** Adds the resource's routes to `router` (one flat router: nested ones cost on every request). */
 export function addResourceRoutes<

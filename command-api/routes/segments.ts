@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { entityIdSchema } from '../../contracts/entity-id';
 import { PlatformError } from '../../contracts/errors';
 import { parseFilter, parseOrder } from '../../contracts/query/parse';
 import { RECORD_FIELDS } from '../../contracts/query/record-fields';
@@ -9,7 +10,7 @@ import { spaceDecider } from '../domain/space';
 import type { CommandDeps } from '../deps';
 import { attributesResource, updateOf } from './attributes-resource';
 
-const id = z.number().int().positive();
+const id = entityIdSchema;
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const listText = z.string().trim().max(4000, 'must be at most 4000 characters').nullable();
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { entityIdSchema } from '../../contracts/entity-id';
 import { MODULE_TEMPLATES, moduleTemplateKeySchema } from '../../contracts/module-templates';
 import { streamName } from '../../contracts/streams';
 import type { ModuleEvent, SpaceEvent } from '../../contracts/events/records';
@@ -7,7 +8,7 @@ import { spaceDecider, type SpaceCommand, type SpaceState } from '../domain/spac
 import type { CommandDeps } from '../deps';
 import type { Resource } from './resource';
 
-const id = z.number().int().positive();
+const id = entityIdSchema;
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const description = z.string().max(5000, 'must be at most 5000 characters').nullable();
 

@@ -333,11 +333,17 @@ describe('record values against field types', () => {
     ['site', 'ftp://example.com', 'must be an absolute http(s) URL'],
     ['site', '/relative', 'must be an absolute http(s) URL'],
     ['phone', 'call me', 'must be a phone number (digits, optional +, spaces, dashes, dots, parentheses)'],
-    ['owner', 0, 'must be a user id (a positive integer)'],
+    ['owner', 0, 'must be a user id: a JSON integer from 1 to 2147483647'],
+    ['owner', 2147483648, 'must be a user id: a JSON integer from 1 to 2147483647'],
+    ['owner', 4.5, 'must be a user id: a JSON integer from 1 to 2147483647'],
+    ['owner', '4', 'must be a user id: a JSON integer from 1 to 2147483647, not a string'],
     ['company', 6, 'record 6 is not in module 20'],
     ['company', 7, 'record 7 does not exist'],
     ['company', 8, 'record 8 does not exist'],
-    ['company', 'x', 'must be a record id (a positive integer)'],
+    ['company', 'x', 'must be a record id: a JSON integer from 1 to 2147483647, not a string'],
+    ['company', '5', 'must be a record id: a JSON integer from 1 to 2147483647, not a string'],
+    ['company', -5, 'must be a record id: a JSON integer from 1 to 2147483647'],
+    ['company', 2 ** 31, 'must be a record id: a JSON integer from 1 to 2147483647'],
     ['contract', 'file-1', 'file fields are filled by uploading a file to the record'],
     ['notify', true, 'button fields hold no value'],
     ['code', null, 'is required'],
@@ -364,6 +370,8 @@ describe('record values against field types', () => {
   test('the relation ids to look up are the positive integer values of relation fields', () => {
     expect(relationIdsOf(fields, { company: 5, count: 3 })).toEqual([5]);
     expect(relationIdsOf(fields, { company: -1 })).toEqual([]);
+    expect(relationIdsOf(fields, { company: '5' })).toEqual([]);
+    expect(relationIdsOf(fields, { company: 2 ** 31 })).toEqual([]);
   });
 });
 
