@@ -4,6 +4,7 @@
  * because clients that build URLs from forms send them.
  */
 import { z } from 'zod';
+import { canonicalDecimal, echoed } from '../entity-id';
 import { PlatformError } from '../errors';
 import { parseFilter, parseOrder } from './parse';
 import { resolveFilter, resolveOrder, type FieldCatalogue, type ValidationIssue } from './resolve';
@@ -27,18 +28,19 @@ function queryText(name: string) {
     .transform((text) => (text === undefined || text.trim() === '' ? undefined : text));
 }
 
+/** A count in its one canonical decimal spelling: `0x10`, `1e2`, `-0`, ` 5`, `007` are refused, not coerced. */
 function wholeNumber(name: string, min: number, max: number) {
   return queryText(name).transform((text, context) => {
     if (text === undefined) return undefined;
-    const trimmed = text.trim();
-    const value = Number(trimmed);
-    const problem = !/^[+-]?\d+$/.test(trimmed)
-      ? `${name} must be a whole number from ${min} to ${max}, found ${JSON.stringify(text)}`
-      : value < min
-        ? `${name} must be at least ${min}`
-        : value > max
-          ? `${name} must be at most ${max}`
-          : undefined;
+    const value = canonicalDecimal(text);
+    const problem =
+      value === undefined
+        ? `${name} must be a whole number from ${min} to ${max} in plain decimal digits (no sign, spaces, leading zeros, fraction or exponent), found ${echoed(text)}`
+        : value < min
+          ? `${name} must be at least ${min}`
+          : value > max
+            ? `${name} must be at most ${max}`
+            : undefined;
     if (problem === undefined) return value;
     context.addIssue({ code: 'custom', message: problem });
     return z.NEVER;

@@ -25,6 +25,11 @@ const FIELDS = catalogue({
   createdAt: { path: 'meta.created_at', type: 'datetime' },
 });
 
+/** The refusal of a count that is not written in plain decimal digits; `found` is the quoted text. */
+function notCanonical(name: string, min: number, max: number, found: string): string {
+  return `${name} must be a whole number from ${min} to ${max} in plain decimal digits (no sign, spaces, leading zeros, fraction or exponent), found ${found}`;
+}
+
 const NEWEST_FIRST: StoreSort[] = [{ path: 'meta.created_at', direction: 'desc' }];
 
 describe('parseListQuery', () => {
@@ -100,11 +105,48 @@ describe('parseListQuery', () => {
     it.each([
       [{ limit: '1' }, { offset: 0, limit: 1 }],
       [{ limit: String(MAX_PAGE_SIZE) }, { offset: 0, limit: MAX_PAGE_SIZE }],
-      [{ limit: ' 25 ' }, { offset: 0, limit: 25 }],
       [{ offset: '0' }, { offset: 0, limit: DEFAULT_PAGE_SIZE }],
       [{ offset: String(MAX_OFFSET) }, { offset: MAX_OFFSET, limit: DEFAULT_PAGE_SIZE }],
     ])('given %j, when parsed, then paging is %j', (raw, expected) => {
       expect(parseListQuery(raw, FIELDS)).toEqual(expected);
+    });
+
+    // Every other spelling of a number is refused: coerced, each would read as some count the client did not write.
+    it.each([
+      '0x10',
+      '0o7',
+      '0b1',
+      ' 5',
+      '5 ',
+      ' 5 ',
+      '\t5',
+      '5\n',
+      '+5',
+      '-0',
+      '05',
+      '00',
+      '5.0',
+      '5.',
+      '.5',
+      '1e2',
+      '5e0',
+      '0.5e1',
+      'Infinity',
+      'NaN',
+      '1_0',
+      '１２',
+      '١٢',
+      '٥',
+      '5\u00a0',
+    ])('given limit and offset %j, when parsed, then each is refused as not canonical', (text) => {
+      for (const [name, min, max] of [
+        ['limit', 1, MAX_PAGE_SIZE],
+        ['offset', 0, MAX_OFFSET],
+      ] as const) {
+        const error = thrown(() => parseListQuery({ [name]: text }, FIELDS));
+        const message = notCanonical(name, min, max, JSON.stringify(text));
+        expect(error.details).toEqual([{ path: name, message }]);
+      }
     });
 
     it('given a huge limit, when parsed, then validation_failed says limit must be at most 1000', () => {
@@ -119,15 +161,17 @@ describe('parseListQuery', () => {
 
     it.each([
       [{ limit: '0' }, 'limit', 'limit must be at least 1'],
-      [{ limit: '-5' }, 'limit', 'limit must be at least 1'],
+      [{ limit: '-5' }, 'limit', notCanonical('limit', 1, MAX_PAGE_SIZE, '"-5"')],
       [{ limit: '1001' }, 'limit', 'limit must be at most 1000'],
       [{ limit: '99999999999999999999999' }, 'limit', 'limit must be at most 1000'],
-      [{ limit: 'ten' }, 'limit', 'limit must be a whole number from 1 to 1000, found "ten"'],
-      [{ limit: '1.5' }, 'limit', 'limit must be a whole number from 1 to 1000, found "1.5"'],
-      [{ limit: '1e2' }, 'limit', 'limit must be a whole number from 1 to 1000, found "1e2"'],
-      [{ offset: '-1' }, 'offset', 'offset must be at least 0'],
+      [{ limit: 'ten' }, 'limit', notCanonical('limit', 1, MAX_PAGE_SIZE, '"ten"')],
+      [{ limit: '1.5' }, 'limit', notCanonical('limit', 1, MAX_PAGE_SIZE, '"1.5"')],
+      [{ limit: '1e2' }, 'limit', notCanonical('limit', 1, MAX_PAGE_SIZE, '"1e2"')],
+      [{ offset: '-1' }, 'offset', notCanonical('offset', 0, MAX_OFFSET, '"-1"')],
       [{ offset: String(MAX_OFFSET + 1) }, 'offset', `offset must be at most ${MAX_OFFSET}`],
-      [{ offset: 'x' }, 'offset', `offset must be a whole number from 0 to ${MAX_OFFSET}, found "x"`],
+      [{ offset: 'x' }, 'offset', notCanonical('offset', 0, MAX_OFFSET, '"x"')],
+      [{ limit: '5'.repeat(100) }, 'limit', 'limit must be at most 1000'],
+      [{ offset: '0'.repeat(100) }, 'offset', notCanonical('offset', 0, MAX_OFFSET, `"${'0'.repeat(24)}…"`)],
       [{ limit: ['1', '2'] }, 'limit', 'limit must be given once, not 2 times'],
       [{ offset: ['1', '2', '3'] }, 'offset', 'offset must be given once, not 3 times'],
       [{ filter: ['a=1', 'b=2'] }, 'filter', 'filter must be given once, not 2 times'],
@@ -143,11 +187,12 @@ describe('parseListQuery', () => {
 
     it('given several bad parameters, when parsed, then every problem is reported', () => {
       const error = thrown(() => parseListQuery({ offset: '-1', limit: '5000', order: ['a', 'b'] }, FIELDS));
+      const offsetProblem = notCanonical('offset', 0, MAX_OFFSET, '"-1"');
       expect(error.message).toBe(
-        'offset must be at least 0; limit must be at most 1000; order must be given once, not 2 times',
+        `${offsetProblem}; limit must be at most 1000; order must be given once, not 2 times`,
       );
       expect(error.details).toEqual([
-        { path: 'offset', message: 'offset must be at least 0' },
+        { path: 'offset', message: offsetProblem },
         { path: 'limit', message: 'limit must be at most 1000' },
         { path: 'order', message: 'order must be given once, not 2 times' },
       ]);
