@@ -5,6 +5,7 @@ import {
   type OAuthClient as Client,
 } from '../support/oauth';
 import { ADMIN_TOKEN, filesHolding, json, startPlatform, type TestPlatform } from '../support/platform';
+import { routesOf } from '../support/routes';
 
 jest.setTimeout(60_000);
 
@@ -467,31 +468,9 @@ test('OA-22 client secrets are compared as SHA-256 digests with timingSafeEqual,
   );
 });
 
-/** Every route of the running app, walked from its router tree: `[method, path]` with the mount prefixes. */
-interface RouteLayer {
-  rawPath?: string;
-  route?: { path: string | string[]; methods: Record<string, boolean> };
-  handle: { stack?: RouteLayer[] };
-}
-function routesOf(stack: readonly RouteLayer[], prefix = ''): Array<[string, string]> {
-  return stack.flatMap((layer): Array<[string, string]> => {
-    if (layer.route) {
-      const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
-      return Object.keys(layer.route.methods).flatMap((method) =>
-        paths.map((path): [string, string] => [method.toUpperCase(), `${prefix}${path}`]),
-      );
-    }
-    if (!layer.handle.stack) return [];
-    const mount = layer.rawPath === undefined || layer.rawPath === '/' ? '' : layer.rawPath;
-    return routesOf(layer.handle.stack, `${prefix}${mount}`);
-  });
-}
-
 test('OA-12 no open redirector: no GET route of either API sends a browser to a URL given in a parameter', async () => {
   const client = await registerClient();
-  const routes = routesOf(
-    (platform.running.services.app as unknown as { router: { stack: RouteLayer[] } }).router.stack,
-  );
+  const routes = routesOf(platform.running.services.app);
   const gets = [...new Set(routes.filter(([method]) => method === 'GET').map(([, path]) => path))];
   // Both APIs are in the tree (reads and the GETs that write), not just a few app-level routes.
   expect(gets).toEqual(
