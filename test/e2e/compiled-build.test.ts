@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exited, freePort, output, waitUntilReady } from '../support/child-platform';
@@ -56,6 +56,33 @@ test('the build emits the entry points, the worker-thread entries and the manife
   ]) {
     expect({ file, exists: existsSync(join(ROOT, 'dist', file)) }).toEqual({ file, exists: true });
   }
+});
+
+/** The compiled files under `dir`, recursively. */
+function compiledFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? compiledFiles(join(dir, entry.name))
+      : entry.name.endsWith('.js')
+        ? [join(dir, entry.name)]
+        : [],
+  );
+}
+
+test('every package the build requires is a production dependency (the image installs only those)', () => {
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  const required = new Set<string>();
+  for (const file of compiledFiles(join(ROOT, 'dist'))) {
+    for (const [, specifier] of readFileSync(file, 'utf8').matchAll(/\brequire\("([^".][^"]*)"\)/g)) {
+      if (specifier!.startsWith('node:')) continue;
+      const parts = specifier!.split('/');
+      required.add(specifier!.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!);
+    }
+  }
+  expect(required.size).toBeGreaterThan(0);
+  expect([...required].filter((name) => !(name in manifest.dependencies))).toEqual([]);
 });
 
 test('node dist/bin/platform.js serves the API with its threads, loading no TypeScript', async () => {
