@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { extname, join, resolve } from 'node:path';
 import { newId } from '../contracts/ids';
 import { createCommandRouter } from '../command-api/app';
 import { ensureBootstrapAdmin } from '../command-api/bootstrap';
@@ -390,8 +390,11 @@ export async function buildServices(
   };
 }
 
-/** The worker-thread side of `ThreadedProjections`. */
-export const PROJECTIONS_THREAD_ENTRY = join(__dirname, 'projections-thread.ts');
+/**
+ * The worker-thread side of `ThreadedProjections`: a `.ts` source when the platform runs from sources (tsx), the
+ * compiled `.js` beside this file in a build.
+ */
+export const PROJECTIONS_THREAD_ENTRY = join(__dirname, `projections-thread${extname(__filename)}`);
 
 export interface ProjectionsThreadData {
   readonly config: Config;
@@ -399,7 +402,7 @@ export interface ProjectionsThreadData {
 }
 
 /** The worker-thread side of `ThreadedWindowDecoder`. */
-export const DECODER_THREAD_ENTRY = join(__dirname, 'decoder-thread.ts');
+export const DECODER_THREAD_ENTRY = join(__dirname, `decoder-thread${extname(__filename)}`);
 
 /**
  * Decoder threads for a rebuild of `projection` into `version`, or none where the log cannot be split into

@@ -5,6 +5,7 @@ import type { Sealer } from '../infra/secrets/sealer';
 import type { ProviderSettings, SocialProvider } from '../contracts/social';
 import type { AccessTokens } from '../infra/secrets/access-tokens';
 import type { OutboundHttp } from '../infra/outbound/port';
+import type { CommandReads } from '../infra/read-store/command-reads';
 import type { IdAllocator } from './kit/id-allocator';
 import type { IdempotencyKeys } from './kit/idempotency';
 import type { CommandHandler } from './kit/handler';
@@ -46,20 +47,4 @@ export interface UploadLimits {
   readonly maxBytes: number;
   /** Media types (`type/subtype`, lower case) an upload may declare. */
   readonly contentTypes: ReadonlySet<string>;
-}
-
-/**
- * What commands read from the read models: facts that span aggregates. Each read first waits until the
- * read models include this process's own writes. A write of another process may still be on its way, so a
- * rule built on these reads can be raced by a concurrent command elsewhere (said where it is used).
- */
-export interface CommandReads {
-  /** The module that holds a field (null: no such field). */
-  fieldModule(tenant: string, fieldId: number): Promise<number | null>;
-  recordsInModule(tenant: string, moduleId: number): Promise<number>;
-  modulesInSpace(tenant: string, spaceId: number): Promise<number>;
-  /** The user's OAuth grants that still work (a code waiting, or tokens issued). */
-  liveGrantsOf(tenant: string, userId: number): Promise<string[]>;
-  /** The space's modules installed from built-in template `template`. */
-  modulesOfTemplate(tenant: string, spaceId: number, template: string): Promise<number>;
 }

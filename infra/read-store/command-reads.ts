@@ -1,7 +1,22 @@
-import type { CommandReads } from '../../command-api/deps';
 import { documentId, PROJECTION_OF_READ_MODEL, READ_MODELS } from '../../contracts/read-models';
 import { equals, type StoreFilter } from '../../contracts/query/store-query';
 import type { ReadModels } from './read-models';
+
+/**
+ * What commands read from the read models: facts that span aggregates. Each read first waits until the
+ * read models include this process's own writes. A write of another process may still be on its way, so a
+ * rule built on these reads can be raced by a concurrent command elsewhere (said where it is used).
+ */
+export interface CommandReads {
+  /** The module that holds a field (null: no such field). */
+  fieldModule(tenant: string, fieldId: number): Promise<number | null>;
+  recordsInModule(tenant: string, moduleId: number): Promise<number>;
+  modulesInSpace(tenant: string, spaceId: number): Promise<number>;
+  /** The user's OAuth grants that still work (a code waiting, or tokens issued). */
+  liveGrantsOf(tenant: string, userId: number): Promise<string[]>;
+  /** The space's modules installed from built-in template `template`. */
+  modulesOfTemplate(tenant: string, spaceId: number, template: string): Promise<number>;
+}
 
 /**
  * The command side's reads of the read models. `ownWritesApplied(projections)` resolves once those

@@ -40,13 +40,70 @@ function environmentOf(service: ComposeService): Record<string, string> {
   );
 }
 
-test('the platform services run bin/service.ts with a service it knows, built by the Dockerfile', () => {
+test('the platform services run the compiled bin/service.ts with a service it knows, built by the Dockerfile', () => {
   expect(platformServices.map(([name]) => name).sort()).toEqual(Object.keys(SERVICES).sort());
   for (const [name, service] of platformServices) {
-    expect(service.command).toEqual(['bin/service.ts', name]);
+    expect(service.command).toEqual(['dist/bin/service.js', name]);
   }
   expect(existsSync(join(ROOT, 'Dockerfile'))).toBe(true);
   expect(existsSync(join(ROOT, 'bin', 'service.ts'))).toBe(true);
+  // dist/bin/service.js is what the build makes of bin/service.ts.
+  const build = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as {
+    compilerOptions: { outDir: string; rootDir: string; noEmit: boolean };
+    include: string[];
+  };
+  expect(build.compilerOptions).toMatchObject({ outDir: 'dist', rootDir: '.', noEmit: false });
+  expect(build.include).toContain('bin');
+});
+
+/** The Dockerfile's stages: each `FROM` line and the instructions up to the next one (continuations joined). */
+function dockerfileStages(): { from: string; instructions: string[] }[] {
+  const lines = readFileSync(join(ROOT, 'Dockerfile'), 'utf8')
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
+  const stages: { from: string; instructions: string[] }[] = [];
+  for (const line of lines) {
+    if (line.startsWith('FROM ')) stages.push({ from: line, instructions: [] });
+    else stages.at(-1)?.instructions.push(line);
+  }
+  return stages;
+}
+
+test('the image runs the compiled build without dev dependencies, as a non-root user, with a health check', () => {
+  const stages = dockerfileStages();
+  const runtime = stages.at(-1)!;
+  const copiedFrom = (instruction: string) => /--from=(\S+)/.exec(instruction)?.[1];
+  const stageNamed = (name: string) => stages.find((stage) => stage.from.endsWith(` AS ${name}`));
+
+  // The build stage compiles with tsconfig.build.json (npm run build) and the runtime copies its dist/.
+  const distCopy = runtime.instructions.find((line) => line.startsWith('COPY') && line.includes('/app/dist'));
+  const buildStage = stageNamed(copiedFrom(distCopy ?? '') ?? '');
+  expect(buildStage?.instructions).toContain('RUN npm run build');
+  const scripts = (
+    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  ).scripts;
+  expect(scripts.build).toBe('tsc -p tsconfig.build.json');
+
+  // node_modules come from a stage that installed the lock without dev dependencies.
+  const modulesCopy = runtime.instructions.find(
+    (line) => line.startsWith('COPY') && line.includes('node_modules'),
+  );
+  const depsStage = stageNamed(copiedFrom(modulesCopy ?? '') ?? '');
+  expect(depsStage?.instructions.some((line) => /^RUN npm ci --omit=dev\b/.test(line))).toBe(true);
+
+  const user = runtime.instructions.filter((line) => line.startsWith('USER '));
+  expect(user.length).toBeGreaterThan(0);
+  expect(user.at(-1)).not.toMatch(/^USER (root|0)(:|$)/);
+
+  const healthcheck = runtime.instructions.find((line) => line.startsWith('HEALTHCHECK '));
+  expect(healthcheck).toMatch(/CMD \["node",.*\/healthz/);
+
+  // What the container runs is JavaScript from dist/, without tsx.
+  const entry = runtime.instructions.filter((line) => /^(ENTRYPOINT|CMD) /.test(line)).join(' ');
+  expect(entry).not.toMatch(/tsx|\.ts"/);
+  expect(entry).toContain('"dist/bin/platform.js"');
 });
 
 test('every setting the platform services get is one the configuration knows, and it loads', () => {

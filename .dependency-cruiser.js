@@ -1,0 +1,79 @@
+/**
+ * The direction of imports between the top-level folders (docs/design.md, "Layout"): each folder has one job,
+ * and an import may only point the way that job allows. `npm run lint` runs it (`depcruise --config
+ * .dependency-cruiser.js .`); test/unit/dependency-rules.test.ts shows each rule reporting a bad import.
+ */
+const APPLICATION = '^(command-api|query-api|projections|integrator)/';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'contracts-are-self-contained',
+      comment: 'contracts/ is the language every part speaks: it imports nothing of ours but contracts/.',
+      severity: 'error',
+      from: { path: '^contracts/' },
+      to: { path: '^(command-api|query-api|projections|integrator|infra|bin|test|bench)/' },
+    },
+    {
+      name: 'infra-does-not-import-applications',
+      comment: 'infra/ holds ports and adapters: an adapter never imports an application folder.',
+      severity: 'error',
+      from: { path: '^infra/' },
+      to: { path: APPLICATION },
+    },
+    {
+      name: 'domain-does-not-import-infra',
+      comment: 'Deciders are pure: command-api/domain/ never imports infra/ (I/O comes in through ports).',
+      severity: 'error',
+      from: { path: '^command-api/domain/' },
+      to: { path: '^infra/' },
+    },
+    {
+      name: 'projections-are-pure',
+      comment:
+        'Read-model projections are pure functions of events: from infra/ they only name the shapes of the ' +
+        "read store's port (type-only imports, gone at run time), never an adapter.",
+      severity: 'error',
+      from: { path: '^projections/read-models/' },
+      to: { path: '^infra/', pathNot: '^infra/read-store/port\\.ts$' },
+    },
+    {
+      name: 'projections-use-only-port-types',
+      comment: "Read-model projections import the read store's port for its types only.",
+      severity: 'error',
+      from: { path: '^projections/read-models/' },
+      to: { path: '^infra/read-store/port\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'apis-apart',
+      comment:
+        'The command API and the query API never import each other; shared shapes go through contracts/.',
+      severity: 'error',
+      from: { path: '^(command-api|query-api)/' },
+      to: { path: '^(command-api|query-api)/', pathNot: '^$1/' },
+    },
+    {
+      name: 'projections-do-not-import-apis',
+      comment: 'Projections subscribe to the event store; they know neither API.',
+      severity: 'error',
+      from: { path: '^projections/' },
+      to: { path: '^(command-api|query-api)/' },
+    },
+    {
+      name: 'only-composition-roots-import-bin',
+      comment: 'bin/ wires everything together; nothing but bin/, tests and benchmarks imports it.',
+      severity: 'error',
+      from: { path: '^(contracts|command-api|query-api|projections|integrator|infra)/' },
+      to: { path: '^(bin|test|bench)/' },
+    },
+  ],
+  options: {
+    // Tests and benchmarks may import anything; the rules are about the application's own folders.
+    includeOnly: '^(contracts|command-api|query-api|projections|integrator|infra|bin)/',
+    doNotFollow: { path: 'node_modules' },
+    // Type-only imports are arrows too (a domain file naming an adapter's type knows the adapter).
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};

@@ -1,0 +1,84 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+/**
+ * The dependency-direction rules of the lint (.dependency-cruiser.js) bite: dependency-cruiser, run with the
+ * repository's own configuration over a small tree laid out like the repository, reports every import that
+ * points the wrong way, by rule, and none of the imports the layout allows.
+ */
+jest.setTimeout(60_000);
+
+const ROOT = join(__dirname, '..', '..');
+
+/** file → its source; each bad import names the rule that must report it. */
+const TREE: Record<string, string> = {
+  'contracts/errors.ts': `export const E = 1;\n`,
+  'contracts/bad.ts': `import { handle } from '../command-api/kit/handler';\nexport const x = handle;\n`,
+  'command-api/kit/handler.ts': `import { E } from '../../contracts/errors';\nimport { put } from '../../infra/store/port';\nexport const handle = E + put;\n`,
+  'command-api/domain/decider.ts': `import { E } from '../../contracts/errors';\nexport const decide = E;\n`,
+  'command-api/domain/bad.ts': `import type { Store } from '../../infra/store/port';\nexport type S = Store;\n`,
+  'command-api/bad.ts': `import { read } from '../query-api/read';\nexport const y = read;\n`,
+  'query-api/read.ts': `import { E } from '../contracts/errors';\nexport const read = E;\n`,
+  'query-api/bad.ts': `import { handle } from '../command-api/kit/handler';\nexport const z = handle;\n`,
+  'infra/store/port.ts': `export interface Store { id: string }\nexport const put = 1;\n`,
+  'infra/read-store/port.ts': `export interface ReadModelChange { id: string }\nexport const apply = 1;\n`,
+  'infra/bad.ts': `import { decide } from '../command-api/domain/decider';\nexport const w = decide;\n`,
+  'projections/read-models/good.ts': `import type { ReadModelChange } from '../../infra/read-store/port';\nexport type C = ReadModelChange;\n`,
+  'projections/read-models/bad-value.ts': `import { apply } from '../../infra/read-store/port';\nexport const v = apply;\n`,
+  'projections/read-models/bad-adapter.ts': `import { put } from '../../infra/store/port';\nexport const a = put;\n`,
+  'projections/bad.ts': `import { read } from '../query-api/read';\nexport const p = read;\n`,
+  'infra/bad-bin.ts': `import { main } from '../bin/main';\nexport const b = main;\n`,
+  'bin/main.ts': `import { handle } from '../command-api/kit/handler';\nimport { read } from '../query-api/read';\nimport { put } from '../infra/store/port';\nexport const main = handle + read + put;\n`,
+  'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'nodenext', strict: true } }),
+};
+
+const EXPECTED_VIOLATIONS = [
+  'contracts-are-self-contained: contracts/bad.ts → command-api/kit/handler.ts',
+  'domain-does-not-import-infra: command-api/domain/bad.ts → infra/store/port.ts',
+  'apis-apart: command-api/bad.ts → query-api/read.ts',
+  'apis-apart: query-api/bad.ts → command-api/kit/handler.ts',
+  'infra-does-not-import-applications: infra/bad.ts → command-api/domain/decider.ts',
+  'projections-use-only-port-types: projections/read-models/bad-value.ts → infra/read-store/port.ts',
+  'projections-are-pure: projections/read-models/bad-adapter.ts → infra/store/port.ts',
+  'projections-do-not-import-apis: projections/bad.ts → query-api/read.ts',
+  'only-composition-roots-import-bin: infra/bad-bin.ts → bin/main.ts',
+].sort();
+
+let tree: string;
+
+beforeAll(() => {
+  tree = mkdtempSync(join(tmpdir(), 'dependency-rules-'));
+  for (const [file, source] of Object.entries(TREE)) {
+    mkdirSync(dirname(join(tree, file)), { recursive: true });
+    writeFileSync(join(tree, file), source);
+  }
+});
+
+afterAll(() => rmSync(tree, { recursive: true, force: true }));
+
+function cruise(): { status: number | null; violations: string[]; stdout: string } {
+  const result = spawnSync(
+    process.execPath,
+    [
+      join(ROOT, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs'),
+      '--config',
+      join(ROOT, '.dependency-cruiser.js'),
+      '--output-type',
+      'err',
+      '.',
+    ],
+    { cwd: tree, encoding: 'utf8' },
+  );
+  const violations = [...result.stdout.matchAll(/error (\S+): (\S+) → (\S+)/g)].map(
+    ([, rule, from, to]) => `${rule}: ${from} → ${to}`,
+  );
+  return { status: result.status, violations: violations.sort(), stdout: result.stdout + result.stderr };
+}
+
+test('every import against the layout is reported by its rule, and the allowed ones are not', () => {
+  const { status, violations, stdout } = cruise();
+  expect({ violations, stdout }).toEqual({ violations: EXPECTED_VIOLATIONS, stdout: expect.any(String) });
+  expect(status).not.toBe(0);
+});
