@@ -25,8 +25,9 @@ async function storeDetached<T>(source: Readable, store: (content: Readable) => 
   const content = new PassThrough();
   content.on('error', () => undefined);
   let sourceError: Error | undefined;
-  // `pipe` does not pass errors on, nor a client that disconnects mid-upload: both must fail the store.
-  const unhook = finished(source, (error) => {
+  // `pipe` does not pass errors on, nor a client that disconnects mid-upload: both must fail the store. The
+  // listener stays after a refusal: the drained source may still fail (a form that ends inside this part).
+  finished(source, (error) => {
     if (!error) return;
     sourceError = error;
     content.destroy(error);
@@ -35,7 +36,6 @@ async function storeDetached<T>(source: Readable, store: (content: Readable) => 
   try {
     return await store(content);
   } catch (error) {
-    unhook();
     source.unpipe(content);
     content.destroy();
     if (!source.destroyed) source.resume();

@@ -42,6 +42,8 @@ const TWO_PART_FORM = Buffer.concat([
   part('file', 'note.txt', 'text/plain', FILE_BYTES),
   CLOSING,
 ]);
+/** A file the platform refuses as soon as its part's headers are read (a type it does not accept). */
+const REFUSED_TYPE_FORM = Buffer.concat([part('file', 'page.html', 'text/html', FILE_BYTES), CLOSING]);
 const MULTIPART = `multipart/form-data; boundary=${BOUNDARY}`;
 
 interface Answer {
@@ -194,8 +196,11 @@ describe('multipart uploads cut short', () => {
   test.each([
     ['one file part', ONE_FILE_FORM],
     ['a skipped part before the file part', TWO_PART_FORM],
-  ])('%s, cut at every byte and declared as that long: 400, and nothing is kept', async (_what, form) => {
+    ['a file of a refused type', REFUSED_TYPE_FORM],
+  ])('%s, cut at every byte and declared as that long: 4xx, and nothing is kept', async (_what, form) => {
     const failures: string[] = [];
+    // Refused once its part's headers are read (415), malformed before that (400).
+    const refusedFrom = form === REFUSED_TYPE_FORM ? form.indexOf(FILE_BYTES) : Infinity;
     for (const offset of cutsOf(form)) {
       const body = form.subarray(0, offset);
       const answer = await exchange(
@@ -203,37 +208,45 @@ describe('multipart uploads cut short', () => {
         body,
         'answer',
       );
-      if (answer.status !== 400 || codeOf(answer) !== 'E4000')
+      const [status, code] = offset >= refusedFrom ? [415, 'E4150'] : [400, 'E4000'];
+      if (answer.status !== status || codeOf(answer) !== code)
         failures.push(`cut at ${offset}: ${answer.status} ${answer.body}`);
     }
     expect(failures).toEqual([]);
     await expectNothingLeftAndStillServing();
   });
 
-  test.each(['end', 'destroy'] as const)(
-    'the whole length declared, the client stops at every part boundary and inside every header (%s)',
-    async (then) => {
-      const form = TWO_PART_FORM;
-      const text = form.toString('latin1');
-      const offsets = new Set<number>([0, 1]);
-      for (let at = text.indexOf('\r\n'); at >= 0; at = text.indexOf('\r\n', at + 1))
-        offsets
-          .add(at)
-          .add(at + 1)
-          .add(at + 2);
-      for (let at = text.indexOf(': '); at >= 0; at = text.indexOf(': ', at + 1)) offsets.add(at + 5);
-      for (let at = text.indexOf(BOUNDARY); at >= 0; at = text.indexOf(BOUNDARY, at + 1))
-        offsets.add(at + 3).add(at + BOUNDARY.length);
-      const fileStart = form.indexOf(FILE_BYTES);
-      offsets.add(fileStart + 10).add(fileStart + FILE_BYTES.length - 1);
-      for (const offset of [...offsets].filter((at) => at < form.length - 2).sort((a, b) => a - b)) {
+  /** The offsets at every part boundary, inside every header line and boundary, and inside the file data. */
+  function boundaryOffsets(form: Buffer): number[] {
+    const text = form.toString('latin1');
+    const offsets = new Set<number>([0, 1]);
+    const addAll = (...at: number[]) => at.forEach((offset) => offsets.add(offset));
+    for (let at = text.indexOf('\r\n'); at >= 0; at = text.indexOf('\r\n', at + 1))
+      addAll(at, at + 1, at + 2);
+    for (let at = text.indexOf(': '); at >= 0; at = text.indexOf(': ', at + 1)) addAll(at + 5);
+    for (let at = text.indexOf(BOUNDARY); at >= 0; at = text.indexOf(BOUNDARY, at + 1))
+      addAll(at + 3, at + BOUNDARY.length);
+    const fileStart = form.indexOf(FILE_BYTES);
+    addAll(fileStart + 10, fileStart + FILE_BYTES.length - 1);
+    return [...offsets].filter((at) => at < form.length - 2).sort((x, y) => x - y);
+  }
+
+  test.each([
+    ['a skipped part before the file part', 'end', TWO_PART_FORM],
+    ['a skipped part before the file part', 'destroy', TWO_PART_FORM],
+    ['a file of a refused type', 'end', REFUSED_TYPE_FORM],
+    ['a file of a refused type', 'destroy', REFUSED_TYPE_FORM],
+  ] as const)(
+    '%s, the whole length declared, the client stops at every part boundary and inside every header (%s)',
+    async (_what, then, form) => {
+      for (const offset of boundaryOffsets(form)) {
         const answer = await exchange(
           requestHead(uploadPath(), { 'Content-Type': MULTIPART, 'Content-Length': String(form.length) }),
           form.subarray(0, offset),
           then,
         );
         // A client that is gone gets no answer, or at most a refusal; never a success.
-        expect([null, 400]).toContain(answer.status);
+        expect([null, 400, 415]).toContain(answer.status);
       }
       await expectNothingLeftAndStillServing();
     },
