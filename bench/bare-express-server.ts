@@ -1,4 +1,5 @@
 import express from 'express';
+import { loadConfig } from '../infra/config';
 import { createHttpServer } from '../infra/http/server';
 
 /**
@@ -15,4 +16,9 @@ app.get('/api/record/:id', (request, response) => {
 app.get('/readyz', (_request, response) => {
   response.json({ ready: true });
 });
-createHttpServer(app).listen(Number(process.env.PORT), '127.0.0.1');
+const config = loadConfig({});
+createHttpServer(app, {
+  headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+  requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+  idleTimeoutMs: config.HTTP_IDLE_TIMEOUT_MS,
+}).listen(Number(process.env.PORT), '127.0.0.1');

@@ -26,11 +26,14 @@ export async function run(
   const checkpointer = await startCheckpointerFor(config, logger);
   const services = await buildServices(config, logger, adapters, selection);
   const server = await new Promise<Server>((resolve, reject) => {
-    const listening = createHttpServer(services.app);
+    const listening = createHttpServer(services.app, {
+      headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+      idleTimeoutMs: config.HTTP_IDLE_TIMEOUT_MS,
+    });
     listening.once('error', reject);
     listening.listen(config.PORT, config.HOST, () => resolve(listening));
   });
-  server.keepAliveTimeout = 65_000;
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;

@@ -55,6 +55,12 @@ export const configSchema = z.object({
   ADMIN_PASSWORD: z.string().min(12).optional(),
   ADMIN_TOKEN: z.string().min(24).optional(),
   BODY_LIMIT: z.string().default('1mb'),
+  /** The longest a client may take to send a request's headers; then it is answered 408 and closed. */
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
+  /** The longest a client may take to send a whole request, body included (uploads too); then 408. */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(120_000),
+  /** A connection on which nothing moves either way for this long is closed (a client that stops reading). */
+  HTTP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   QUOTA_CALLS_PER_MINUTE: z.coerce.number().int().positive().optional(),
   TENANT_QUOTAS: tenantQuotas.optional(),
   MIN_POSITION_TIMEOUT_MS: z.coerce.number().int().min(0).max(60000).default(5000),
@@ -124,6 +130,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`invalid configuration:\n${problems}`);
   }
   const config = result.data;
+  if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS)
+    throw new Error('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
   if (config.EVENT_STORE === 'eventstoredb' && !config.ESDB_URL)
     throw new Error('EVENT_STORE=eventstoredb needs ESDB_URL');
   if (config.READ_STORE === 'mongodb' && !config.MONGO_URL)

@@ -1,6 +1,7 @@
-import { GridFSBucket, MongoClient } from 'mongodb';
+import { GridFSBucket, MongoClient, type GridFSBucketWriteStream } from 'mongodb';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { measuringStream } from './measure';
 import { assertBlobKey, type BlobStore, type StoredBlob } from './port';
 
@@ -9,6 +10,29 @@ export interface GridFsOptions {
   readonly database: string;
   /** GridFS bucket: its collections are `<bucket>.files` and `<bucket>.chunks`. */
   readonly bucket?: string;
+}
+
+/** How long a failed upload's cleanup waits for a chunk insert still in flight. */
+const IN_FLIGHT_WAIT_MS = 5000;
+
+/**
+ * Removes what a failed upload wrote. `abort()` stops further chunk inserts and deletes the chunks written,
+ * but an insert already sent may land after that delete: once none is in flight, the chunks (and a files
+ * document, if the failure came after it) are deleted again. When the database is unreachable the chunks
+ * stay: without a files document they are never visible as a blob.
+ */
+async function discardUnfinished(upload: GridFSBucketWriteStream): Promise<void> {
+  await upload.abort().catch(() => undefined);
+  for (
+    let waited = 0;
+    upload.state.outstandingRequests > 0 && !upload.state.errored && waited < IN_FLIGHT_WAIT_MS;
+    waited += 10
+  )
+    await sleep(10);
+  await Promise.all([
+    upload.chunks.deleteMany({ files_id: upload.id }),
+    upload.files.deleteOne({ _id: upload.id }),
+  ]).catch(() => undefined);
 }
 
 /**
@@ -28,7 +52,7 @@ export async function createGridFsBlobStore(options: GridFsOptions): Promise<Blo
       try {
         await pipeline(content, measure.stream, upload);
       } catch (error) {
-        await upload.abort().catch(() => undefined);
+        await discardUnfinished(upload);
         throw error;
       }
       return measure.result();

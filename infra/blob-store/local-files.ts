@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -19,28 +19,36 @@ export function createLocalBlobStore(root: string): BlobStore {
   return {
     async put(key: string, content: Readable, maxBytes: number): Promise<StoredBlob> {
       const path = pathOf(key);
-      await mkdir(dirname(path), { recursive: true });
       const partial = `${path}.${randomBytes(6).toString('hex')}.partial`;
       const measure = measuringStream(maxBytes);
+      // Joined before the first await: an error of `content` at any moment has a listener and fails this put
+      // (it destroys the measuring stream, so the write below fails with it; `await reading` rethrows it too).
+      const reading = pipeline(content, measure.stream);
+      reading.catch(() => undefined);
       try {
+        await mkdir(dirname(path), { recursive: true });
         // `flush`: the file is on disk before it is closed, and so before the rename publishes it.
-        await pipeline(content, measure.stream, createWriteStream(partial, { flags: 'wx', flush: true }));
+        await pipeline(measure.stream, createWriteStream(partial, { flags: 'wx', flush: true }));
+        await reading;
         await rename(partial, path);
         return measure.result();
       } catch (error) {
+        measure.stream.destroy();
         await rm(partial, { force: true });
         throw error;
       }
     },
     async get(key: string): Promise<Readable | null> {
       const path = pathOf(key);
+      // Opened here, not when first read: a blob removed meanwhile is a null, not a failed stream.
+      let file;
       try {
-        await stat(path);
+        file = await open(path, 'r');
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
         throw error;
       }
-      return createReadStream(path);
+      return file.createReadStream();
     },
     async delete(key: string): Promise<void> {
       await rm(pathOf(key), { force: true });

@@ -2,12 +2,22 @@ import { createServer, IncomingMessage, ServerResponse, type Server } from 'node
 import type { Socket } from 'node:net';
 import type { Express } from 'express';
 
+/** How long a client may take over its request, and how long a connection may stay silent. */
+export interface HttpServerLimits {
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+}
+
+/** Idle keep-alive connections stay open a little longer than a load balancer's usual 60 s. */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 /**
  * An HTTP server whose request and response objects are born with the express app's prototypes.
  * Express otherwise swaps their prototypes on every request (`Object.setPrototypeOf`), which deoptimises
  * Node's own HTTP code for every response: measured here, 3.5k → 10k requests/s for a trivial route.
  */
-export function createHttpServer(app: Express): Server {
+export function createHttpServer(app: Express, limits: HttpServerLimits): Server {
   function AppRequest(this: IncomingMessage, socket: Socket): void {
     IncomingMessage.call(this, socket);
   }
@@ -18,11 +28,20 @@ export function createHttpServer(app: Express): Server {
     ).call(this, req, options);
   }
   AppResponse.prototype = app.response;
-  return createServer(
+  // A slow or silent client must not hold a connection (and an upload's half-written blob) for ever: past
+  // the headers or request timeout Node answers 408 and closes; a connection silent both ways is closed.
+  const server = createServer(
     {
       IncomingMessage: AppRequest as unknown as typeof IncomingMessage,
       ServerResponse: AppResponse as unknown as typeof ServerResponse,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      // Node checks those two timeouts on this period (30 s by default, which would stretch a 20 s limit).
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(limits.headersTimeoutMs / 4)),
     },
     app,
   );
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.setTimeout(limits.idleTimeoutMs);
+  return server;
 }

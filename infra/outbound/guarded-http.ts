@@ -78,6 +78,13 @@ export function guardedHttp(options: GuardedHttpOptions): OutboundHttp {
     const started = performance.now();
     return new Promise<OutboundResponse>((resolveCall, reject) => {
       const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+      let settled = false;
+      const settle = (outcome: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(deadline);
+        outcome();
+      };
       const call = send(
         target,
         {
@@ -92,30 +99,40 @@ export function guardedHttp(options: GuardedHttpOptions): OutboundHttp {
             if ((lookupOptions as { all?: boolean }).all) callback(null, [{ address: pinned, family }]);
             else callback(null, pinned, family);
           },
-          timeout: options.timeoutMs,
         },
         (response) => {
           const chunks: Buffer[] = [];
           let size = 0;
-          response.on('data', (chunk: Buffer) => {
-            if (size < MAX_RESPONSE_BYTES) chunks.push(chunk.subarray(0, MAX_RESPONSE_BYTES - size));
-            size += chunk.length;
+          const answer = () => ({
+            status: response.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8'),
+            durationMs: performance.now() - started,
           });
-          response.on('end', () =>
-            resolveCall({
-              status: response.statusCode ?? 0,
-              body: Buffer.concat(chunks).toString('utf8'),
-              durationMs: performance.now() - started,
-            }),
+          response.on('data', (chunk: Buffer) => {
+            chunks.push(chunk.subarray(0, MAX_RESPONSE_BYTES - size));
+            size += chunk.length;
+            // The rest of a long answer is not wanted: stop reading it rather than wait for its end.
+            if (size >= MAX_RESPONSE_BYTES) {
+              settle(() => resolveCall(answer()));
+              call.destroy();
+            }
+          });
+          response.on('end', () => settle(() => resolveCall(answer())));
+          response.on('error', (error) =>
+            settle(() => reject(new OutboundError('unreachable', error.message))),
           );
-          response.on('error', (error) => reject(new OutboundError('unreachable', error.message)));
         },
       );
-      call.on('timeout', () => {
+      // One deadline for the whole call: a server that answers a byte at a time is never idle, yet too slow.
+      const deadline = setTimeout(() => {
+        settle(() =>
+          reject(
+            new OutboundError('timeout', `${target.host} did not answer within ${options.timeoutMs} ms`),
+          ),
+        );
         call.destroy();
-        reject(new OutboundError('timeout', `${target.host} did not answer within ${options.timeoutMs} ms`));
-      });
-      call.on('error', (error) => reject(new OutboundError('unreachable', error.message)));
+      }, options.timeoutMs);
+      call.on('error', (error) => settle(() => reject(new OutboundError('unreachable', error.message))));
       call.end(method === 'POST' ? payload : undefined);
     });
   };

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { BlobTooLargeError, type BlobStore } from '../../infra/blob-store/port';
 
@@ -89,6 +89,43 @@ export function blobStoreContract(open: () => Promise<BlobStoreUnderTest>): void
     await expect(store.put(key, failingAfter(Buffer.alloc(300_000, 3)), 1_000_000)).rejects.toThrow(
       'connection reset',
     );
+    expect(await store.get(key)).toBeNull();
+    expect(await subject.leftovers()).toBe(0);
+  });
+
+  test('a content that fails after several storage chunks rejects the put and leaves nothing', async () => {
+    const key = keyOf();
+    const content = Readable.from(
+      (async function* () {
+        for (let chunk = 0; chunk < 12; chunk++) yield Buffer.alloc(100_000, chunk);
+        throw new Error('connection reset');
+      })(),
+    );
+    await expect(store.put(key, content, 10_000_000)).rejects.toThrow('connection reset');
+    expect(await store.get(key)).toBeNull();
+    expect(await subject.leftovers()).toBe(0);
+  });
+
+  // The put owns the content from the moment it is called: an error then must reach it, not an empty room
+  // (an `'error'` nobody listens to ends the process).
+  test.each([
+    ['already failed when handed over', 'before'],
+    ['failing in the same tick as the put starts', 'same-tick'],
+    ['failing on the next turn of the event loop', 'next-turn'],
+    ['failing after some bytes arrived', 'after-bytes'],
+  ] as const)('a content %s rejects the put and leaves nothing', async (_what, when) => {
+    const key = keyOf();
+    const content = new PassThrough();
+    const failure = new Error('client went away');
+    if (when === 'before') content.destroy(failure);
+    const putting = store.put(key, content, 1_000_000);
+    if (when === 'same-tick') content.destroy(failure);
+    if (when === 'next-turn') setImmediate(() => content.destroy(failure));
+    if (when === 'after-bytes') {
+      content.write(Buffer.alloc(70_000, 4));
+      setTimeout(() => content.destroy(failure), 20);
+    }
+    await expect(putting).rejects.toThrow();
     expect(await store.get(key)).toBeNull();
     expect(await subject.leftovers()).toBe(0);
   });

@@ -13,4 +13,17 @@ describe('configuration', () => {
     expect(() => loadConfig({ SESSION_IDLE_MINUTES: '0' })).toThrow('SESSION_IDLE_MINUTES');
     expect(() => loadConfig({ BLOB_STORE: 'gridfs' })).toThrow('BLOB_STORE=gridfs needs MONGO_URL');
   });
+
+  test('HTTP timeouts: bounded defaults, and headers may not outlast the whole request', () => {
+    const config = loadConfig({});
+    expect([
+      config.HTTP_HEADERS_TIMEOUT_MS,
+      config.HTTP_REQUEST_TIMEOUT_MS,
+      config.HTTP_IDLE_TIMEOUT_MS,
+    ]).toEqual([20_000, 120_000, 60_000]);
+    expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '0' })).toThrow('HTTP_REQUEST_TIMEOUT_MS');
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '5000', HTTP_REQUEST_TIMEOUT_MS: '4000' })).toThrow(
+      'HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS',
+    );
+  });
 });

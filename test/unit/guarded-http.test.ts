@@ -43,6 +43,22 @@ describe('guarded outbound HTTP', () => {
           res.end('x'.repeat(MAX_RESPONSE_BYTES + 1000));
         } else if (req.url === '/slow') {
           // never answers
+        } else if (req.url === '/trickle') {
+          // Never idle, never done: a byte every 20 ms.
+          res.writeHead(200, { 'content-length': '100000' });
+          const timer = setInterval(() => res.write('x'), 20);
+          res.on('close', () => clearInterval(timer));
+        } else if (req.url === '/endless') {
+          res.writeHead(200);
+          const more = () => {
+            while (!res.destroyed && res.write(Buffer.alloc(16 * 1024, 'e')));
+          };
+          res.on('drain', more);
+          more();
+        } else if (req.url === '/cut') {
+          res.writeHead(200, { 'content-length': '1000' });
+          res.write('the beginning');
+          setTimeout(() => res.destroy(), 20);
         } else {
           res.end('thanks');
         }
@@ -81,6 +97,26 @@ describe('guarded outbound HTTP', () => {
     expect((await http.postJson(`http://127.0.0.1:${port}/redirect`, {})).status).toBe(302);
     expect(received.filter((request) => request.url === '/latest')).toEqual([]);
     expect((await http.postJson(`http://127.0.0.1:${port}/big`, {})).body).toHaveLength(MAX_RESPONSE_BYTES);
+  });
+
+  test('a server that trickles its answer meets the deadline of the whole call', async () => {
+    const http = guardedHttp({ allowNonPublic: true, timeoutMs: 300 });
+    await expect(http.postJson(`http://127.0.0.1:${port}/trickle`, {})).rejects.toMatchObject({
+      reason: 'timeout',
+    });
+  });
+
+  test('an endless answer is cut at the limit without being read to its end', async () => {
+    const http = guardedHttp({ allowNonPublic: true, timeoutMs: 60_000 });
+    const answer = await http.postJson(`http://127.0.0.1:${port}/endless`, {});
+    expect(answer).toMatchObject({ status: 200, body: 'e'.repeat(MAX_RESPONSE_BYTES) });
+  });
+
+  test('an answer cut short by the server is unreachable, not a hang', async () => {
+    const http = guardedHttp({ allowNonPublic: true, timeoutMs: 60_000 });
+    await expect(http.postJson(`http://127.0.0.1:${port}/cut`, {})).rejects.toMatchObject({
+      reason: 'unreachable',
+    });
   });
 
   test('gives up after the timeout, and says when a host is unreachable', async () => {
