@@ -53,6 +53,9 @@ interface Slot {
   running: Running | undefined;
 }
 
+/** Idle lanes whose last turn is remembered, at most (one entry per tenant). */
+const LANES_REMEMBERED = 1000;
+
 /** The pause before another try when a read thread failed to start. */
 const RESTART_DELAY_MS = 1000;
 
@@ -81,14 +84,17 @@ function rebuiltError(name: string, message: string): Error {
  *   answered with 422 E4220 at once and its thread terminated and replaced. Termination stops a statement
  *   at its next call into JavaScript (the `like` function: about 10 ms, measured); a statement that makes
  *   none finishes first, so at most `size` such terminated threads may linger before replacements wait.
- * - Fairness: each lane (tenant) has its own queue and free threads take the lanes in turn, so one lane's
- *   waiting queries delay another's by at most the queries already running. A lane may have at most
+ * - Fairness: each lane (tenant) has its own queue and a free thread takes the first query of the lane
+ *   served longest ago, so one lane's waiting queries delay another's by at most the queries already running. A lane may have at most
  *   `queuePerLane` queries waiting; past that a query is refused with 429 and `Retry-After`.
  */
 export class SqliteReadPool {
   private readonly slots: Slot[] = [];
-  /** Waiting jobs per lane; the Map's order is the turn order (a served lane moves to the end). */
+  /** Waiting jobs per lane (only lanes with some). */
   private readonly lanes = new Map<string, Job[]>();
+  /** When each lane last had a job started (a count of started jobs): the lane served longest ago goes next. */
+  private readonly lastServed = new Map<string, number>();
+  private served = 0;
   private nextId = 1;
   private lingering = 0;
   private closing: Promise<void> | undefined;
@@ -149,7 +155,7 @@ export class SqliteReadPool {
     }
     return new Promise((resolve, reject) => {
       queue.push({ lane, request, resolve, reject });
-      if (!this.lanes.has(lane)) this.lanes.set(lane, queue);
+      this.lanes.set(lane, queue);
       this.dispatch();
     });
   }
@@ -164,14 +170,23 @@ export class SqliteReadPool {
     }
   }
 
+  /** The first job of the lane served least recently (never served: first). */
   private takeNext(): Job | undefined {
-    for (const [lane, jobs] of this.lanes) {
-      const job = jobs.shift();
-      this.lanes.delete(lane);
-      if (jobs.length > 0) this.lanes.set(lane, jobs);
-      if (job) return job;
+    let next: string | undefined;
+    for (const lane of this.lanes.keys()) {
+      if (next === undefined || (this.lastServed.get(lane) ?? 0) < (this.lastServed.get(next) ?? 0))
+        next = lane;
     }
-    return undefined;
+    if (next === undefined) return undefined;
+    const jobs = this.lanes.get(next)!;
+    const job = jobs.shift();
+    if (jobs.length === 0) this.lanes.delete(next);
+    this.lastServed.set(next, ++this.served);
+    // Forgetting an idle lane only moves it to the front of the turns, as a new lane would be.
+    if (this.lastServed.size > LANES_REMEMBERED) {
+      for (const lane of this.lastServed.keys()) if (!this.lanes.has(lane)) this.lastServed.delete(lane);
+    }
+    return job;
   }
 
   private run(slot: Slot, worker: Worker, job: Job): void {
