@@ -17,6 +17,25 @@ const HEAVY: StoreQuery = {
   sort: [{ path: 'note', direction: 'desc' }],
   limit: 10,
 };
+/**
+ * Fifty `like` calls on every row (all fail, so the `or` evaluates each): seconds, and still far past
+ * `BUDGET_MS` with the cheapest matcher, since each call into JavaScript costs a fraction of a microsecond.
+ */
+const TOO_HEAVY: StoreQuery = {
+  filter: {
+    kind: 'or',
+    children: Array.from({ length: 50 }, (_, index) => ({
+      kind: 'like' as const,
+      path: 'name',
+      pattern: `%a%b%c%d%z${index}%`,
+      negate: false,
+    })),
+  },
+  sort: [{ path: 'note', direction: 'desc' }],
+  limit: 10,
+};
+/** Far below the cost of `TOO_HEAVY` and far above a cheap query's, even on a busy machine. */
+const BUDGET_MS = 100;
 const CHEAP: StoreQuery = { filter: { kind: 'compare', path: 'id', op: 'eq', value: 'r7' }, limit: 1 };
 
 let directory: string;
@@ -74,9 +93,9 @@ function exitOf(worker: Worker): Promise<number> {
 
 describe('SqliteReadPool', () => {
   test('a query past the budget is refused with E4220; its thread ends and another serves the next query', async () => {
-    const { pool, workers } = await startPool({ budgetMs: 5 });
+    const { pool, workers } = await startPool({ budgetMs: BUDGET_MS });
     try {
-      const refused = await pool.find('a', 'records', HEAVY).then(
+      const refused = await pool.find('a', 'records', TOO_HEAVY).then(
         () => undefined,
         (error: unknown) => error,
       );
@@ -93,9 +112,9 @@ describe('SqliteReadPool', () => {
   });
 
   test('a count past the budget is refused the same way', async () => {
-    const { pool } = await startPool({ budgetMs: 5 });
+    const { pool } = await startPool({ budgetMs: BUDGET_MS });
     try {
-      await expect(pool.count('a', 'records', { filter: HEAVY.filter! })).rejects.toMatchObject({
+      await expect(pool.count('a', 'records', { filter: TOO_HEAVY.filter! })).rejects.toMatchObject({
         code: 'E4220',
       });
       await expect(pool.count('a', 'records', { filter: CHEAP.filter! })).resolves.toBe(1);
