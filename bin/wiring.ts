@@ -22,6 +22,8 @@ import { Metrics } from '../infra/metrics';
 import type { ReadStore } from '../infra/read-store/port';
 import { ReadModels } from '../infra/read-store/read-models';
 import { createSqliteReadStore } from '../infra/read-store/sqlite';
+import { pooledReadStore, SqliteReadPool, type ReadThreadData } from '../infra/read-store/sqlite-read-pool';
+import { startTypeScriptWorker } from '../projections/worker';
 import { createInProcessStream } from '../infra/stream/in-process';
 import type { Stream } from '../infra/stream/port';
 import { ProjectionHost, type Projections } from '../projections/host';
@@ -228,7 +230,10 @@ export async function buildServices(
     lastPosition,
     lastIdentityPosition,
   } = trackWrites(adapters.events, () => threaded?.notifyAppended());
-  const readModels = new ReadModels(adapters.readStore);
+  const readPool = selection.query ? await startReadPool(config, logger) : undefined;
+  const readModels = new ReadModels(
+    readPool ? pooledReadStore(adapters.readStore, readPool) : adapters.readStore,
+  );
   await host?.start();
   const relay =
     selection.relay && config.RELAY && !threaded ? await startRelay(config, adapters, logger) : undefined;
@@ -386,6 +391,7 @@ export async function buildServices(
       await attempts?.close();
       await relay?.stop();
       await host?.stop();
+      await readPool?.close();
     },
   };
 }
@@ -399,6 +405,23 @@ export const PROJECTIONS_THREAD_ENTRY = join(__dirname, `projections-thread${ext
 export interface ProjectionsThreadData {
   readonly config: Config;
   readonly relay: boolean;
+}
+
+/** The worker-thread side of `SqliteReadPool`. */
+export const READ_THREAD_ENTRY = join(__dirname, 'read-thread.ts');
+
+/** The pool of read threads for the query API on the embedded read store (MongoDB bounds reads itself). */
+async function startReadPool(config: Config, logger: Logger): Promise<SqliteReadPool | undefined> {
+  if (config.READ_STORE !== 'sqlite') return undefined;
+  const data: ReadThreadData = { path: embeddedFile(config, 'readModels') };
+  const poolLogger = logger.child({ component: 'read-pool' });
+  return SqliteReadPool.start({
+    size: config.READ_THREADS,
+    budgetMs: config.QUERY_BUDGET_MS,
+    queuePerLane: config.READ_QUEUE_PER_SYSTEM,
+    startWorker: () => startTypeScriptWorker(READ_THREAD_ENTRY, data),
+    onThreadExit: (code) => poolLogger.error({ code }, 'a read thread stopped; started another'),
+  });
 }
 
 /** The worker-thread side of `ThreadedWindowDecoder`. */

@@ -66,6 +66,10 @@ export const configSchema = z.object({
   MIN_POSITION_TIMEOUT_MS: z.coerce.number().int().min(0).max(60000).default(5000),
   /** The longest one read query may run before it is refused with 422 E4220 (a bound on one reader's work). */
   QUERY_BUDGET_MS: z.coerce.number().int().min(10).max(60000).default(2000),
+  /** Threads that run the embedded (SQLite) read store's list and count queries, off the thread that answers. */
+  READ_THREADS: z.coerce.number().int().min(1).max(8).default(1),
+  /** List and count queries one system may have waiting for a read thread; more are refused with 429. */
+  READ_QUEUE_PER_SYSTEM: z.coerce.number().int().min(1).max(1000).default(8),
   OAUTH_INTROSPECTIONS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(300),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   PROJECTIONS_THREAD: booleanFlag.default(true),

@@ -385,6 +385,9 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     if (platformError.status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="records-platform"');
+    // A refusal for load says when to come back, unless its source already did (the quota's reset).
+    if ((platformError.status === 429 || platformError.status === 503) && !res.hasHeader('Retry-After'))
+      res.setHeader('Retry-After', '1');
     sendJson(res, platformError.status, errorBody(platformError, requestId));
   };
 }

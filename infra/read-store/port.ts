@@ -56,6 +56,14 @@ export interface Checkpoint {
   readonly value: string;
 }
 
+/**
+ * Whose query it is. A store that shares a bounded capacity (the SQLite read pool) serves the lanes in turn,
+ * so that one tenant's many heavy queries cannot keep another's waiting; other stores ignore it.
+ */
+export interface QueryOptions {
+  readonly lane?: string;
+}
+
 export interface ReadStore {
   ensureIndex(collection: string, index: IndexSpec): Promise<void>;
   /**
@@ -66,8 +74,8 @@ export interface ReadStore {
   apply(changes: readonly ReadModelChange[], checkpoint?: Checkpoint): Promise<void>;
   get(collection: string, id: string): Promise<Document | null>;
   getMany(collection: string, ids: readonly string[]): Promise<Document[]>;
-  find(collection: string, query: StoreQuery): Promise<FindResult>;
-  count(collection: string, query?: Pick<StoreQuery, 'filter'>): Promise<number>;
+  find(collection: string, query: StoreQuery, options?: QueryOptions): Promise<FindResult>;
+  count(collection: string, query?: Pick<StoreQuery, 'filter'>, options?: QueryOptions): Promise<number>;
   getCheckpoint(name: string): Promise<string | null>;
   deleteCheckpoint(name: string): Promise<void>;
   dropCollection(collection: string): Promise<void>;

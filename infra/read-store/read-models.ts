@@ -47,11 +47,19 @@ export class ReadModels {
   }
 
   async find(tenant: string, base: string, query: StoreQuery): Promise<FindResult> {
-    return this.store.find(await this.collection(base), { ...query, filter: scoped(tenant, query.filter) });
+    return this.store.find(
+      await this.collection(base),
+      { ...query, filter: scoped(tenant, query.filter) },
+      { lane: tenant },
+    );
   }
 
   async count(tenant: string, base: string, filter?: StoreFilter): Promise<number> {
-    return this.store.count(await this.collection(base), { filter: scoped(tenant, filter) });
+    return this.store.count(
+      await this.collection(base),
+      { filter: scoped(tenant, filter) },
+      { lane: tenant },
+    );
   }
 }
 

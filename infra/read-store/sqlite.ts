@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import type { StoreQuery } from '../../contracts/query/store-query';
 import { openSqliteFile } from '../sqlite-file';
 import { likePatternToRegExp } from './like-pattern';
@@ -33,6 +33,11 @@ export interface SqliteReadStoreOptions {
    * apply still resolves only after its commit.
    */
   readonly groupCommit?: boolean;
+  /**
+   * A read-only connection to an existing store (the read pool's threads): it can only read, so a bug there
+   * cannot write, and it never waits for the write lock.
+   */
+  readonly readOnly?: boolean;
 }
 
 interface PendingApply {
@@ -97,6 +102,11 @@ function asUniqueViolation(error: unknown, collection: string): unknown {
   );
 }
 
+/** The writer made the file and put it in WAL mode; a reader in WAL mode sees every commit made before it starts. */
+function openReadOnly(path: string): Database.Database {
+  return new Database(path, { readonly: true, fileMustExist: true });
+}
+
 /** The details of SQLite's `EXPLAIN QUERY PLAN`, one line per step. */
 export interface QueryPlans {
   readonly items: string[];
@@ -143,7 +153,7 @@ function countSql(table: string, where: SqlFragment): string {
  * methods only satisfy the port.
  */
 export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteReadStore {
-  const db = openSqliteFile(options.path);
+  const db = options.readOnly ? openReadOnly(options.path) : openSqliteFile(options.path);
 
   const likeExpressions = new Map<string, RegExp>();
   db.function(
@@ -161,7 +171,8 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
     },
   );
 
-  db.exec(`CREATE TABLE IF NOT EXISTS ${CHECKPOINTS_TABLE} (name TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+  if (!options.readOnly)
+    db.exec(`CREATE TABLE IF NOT EXISTS ${CHECKPOINTS_TABLE} (name TEXT PRIMARY KEY, value TEXT NOT NULL)`);
 
   const statements = new Map<string, Database.Statement<unknown[]>>();
   /** Prepared once per collection: writes are the hot path of every projection. */

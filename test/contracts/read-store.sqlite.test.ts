@@ -1,7 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { READ_THREAD_ENTRY } from '../../bin/wiring';
+import type { ReadStore } from '../../infra/read-store/port';
 import { createSqliteReadStore } from '../../infra/read-store/sqlite';
+import { pooledReadStore, SqliteReadPool } from '../../infra/read-store/sqlite-read-pool';
+import { startTypeScriptWorker } from '../../projections/worker';
 import { describeContract } from '../support/adapter-report';
 import { readStoreContract } from './read-store';
 
@@ -25,6 +29,33 @@ for (const groupCommit of [false, true]) {
     },
   );
 }
+
+describeContract('read-store', 'sqlite (list queries on the read pool)', { kind: 'embedded' }, () => {
+  readStoreContract(async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'read-store-pool-'));
+    const path = join(directory, 'read-models.db');
+    const writer = createSqliteReadStore({ path, groupCommit: true });
+    const pool = await SqliteReadPool.start({
+      size: 1,
+      budgetMs: 10_000,
+      queuePerLane: 100,
+      startWorker: () => startTypeScriptWorker(READ_THREAD_ENTRY, { path }),
+    });
+    // Every list and count through the pool, as the query API's (which always name their tenant) go.
+    const pooled = pooledReadStore(writer, pool);
+    const store: ReadStore = Object.create(pooled) as ReadStore;
+    store.find = (collection, query) => pooled.find(collection, query, { lane: 'contract' });
+    store.count = (collection, query) => pooled.count(collection, query, { lane: 'contract' });
+    return {
+      store,
+      cleanup: async () => {
+        await pool.close();
+        await writer.close();
+        rmSync(directory, { recursive: true, force: true });
+      },
+    };
+  });
+});
 
 describe('sqlite read store group commit', () => {
   test('applies of one turn share a transaction, yet a failing apply fails alone and writes nothing', async () => {
