@@ -41,7 +41,6 @@ import {
 import { Relay } from '../projections/relay';
 import { activeVersionOf } from '../projections/versions';
 import { checkpointName } from '../contracts/read-models';
-import { categoryOf } from '../contracts/streams';
 import { guardedHttp } from '../infra/outbound/guarded-http';
 import { createLocalBlobStore } from '../infra/blob-store/local-files';
 import type { AttemptLog } from '../infra/attempts/port';
@@ -52,47 +51,38 @@ import { FILE_UPLOAD_ROUTE } from '../command-api/routes/files';
 import { readModelCommandReads } from '../infra/read-store/command-reads';
 import { createQueryRouter } from '../query-api/app';
 import { oauthMetadataRouter } from '../query-api/routes/oauth-info';
-import { awaitPosition, type ReadConsistency } from '../query-api/consistency';
+import {
+  awaitCredentialHeads,
+  awaitPosition,
+  CREDENTIAL_PROJECTIONS,
+  type ReadConsistency,
+} from '../query-api/consistency';
 import type { Express } from 'express';
 
-/** Streams whose events change what a credential is worth (read by the identity and oauth projections). */
-const CREDENTIAL_CATEGORIES = new Set(['user', 'oauthClient', 'oauthGrant']);
-const CREDENTIAL_PROJECTIONS = ['identity', 'oauth'];
-
 /**
- * Remembers the highest position this process appended (overall, and to credential streams), for read-your-writes
- * without a header, and tells `onAppend` (the projections thread) about each append.
+ * Remembers the highest position this process appended, for read-your-writes without a header, and tells
+ * `onAppend` (the projections thread) about each append.
  */
 export function trackWrites(
   store: EventStore,
   onAppend: () => void,
-): { store: EventStore; lastPosition: () => bigint; lastIdentityPosition: () => bigint } {
+): { store: EventStore; lastPosition: () => bigint } {
   let last = 0n;
-  let lastIdentity = 0n;
   const tracked: EventStore = Object.create(store) as EventStore;
   tracked.append = async (streamId, events, options) => {
     const result = await store.append(streamId, events, options);
     if (result.position > last) last = result.position;
-    if (CREDENTIAL_CATEGORIES.has(categoryOf(streamId)) && result.position > lastIdentity)
-      lastIdentity = result.position;
     onAppend();
     return result;
   };
   tracked.appendToStreams = async (appends) => {
     const outcomes = await store.appendToStreams(appends);
-    for (const [index, outcome] of outcomes.entries()) {
-      if (!outcome.ok) continue;
-      if (outcome.result.position > last) last = outcome.result.position;
-      if (
-        CREDENTIAL_CATEGORIES.has(categoryOf(appends[index]!.streamId)) &&
-        outcome.result.position > lastIdentity
-      )
-        lastIdentity = outcome.result.position;
-    }
+    for (const outcome of outcomes)
+      if (outcome.ok && outcome.result.position > last) last = outcome.result.position;
     onAppend();
     return outcomes;
   };
-  return { store: tracked, lastPosition: () => last, lastIdentityPosition: () => lastIdentity };
+  return { store: tracked, lastPosition: () => last };
 }
 
 export interface Adapters {
@@ -223,11 +213,7 @@ export async function buildServices(
           onVisible: (projection, lagMs) => metrics.observeVisibleLag(projection, lagMs),
         })
       : undefined);
-  const {
-    store: events,
-    lastPosition,
-    lastIdentityPosition,
-  } = trackWrites(adapters.events, () => threaded?.notifyAppended());
+  const { store: events, lastPosition } = trackWrites(adapters.events, () => threaded?.notifyAppended());
   const readModels = new ReadModels(adapters.readStore);
   await host?.start();
   const relay =
@@ -246,13 +232,30 @@ export async function buildServices(
     if (host) await host.waitFor(lastPosition(), 30_000, ['identity']);
   }
 
+  /**
+   * DESIGN §6: an answer about a credential, a permission or a limit sees every credential write acknowledged
+   * before it was asked, by any process: the last event of the categories a credential projection reads, from
+   * the store (on SQLite an index seek per category) — not the store's head, which a projection that skips
+   * the later events may checkpoint only a second later.
+   */
+  const headOf = (projection: string): Promise<bigint> =>
+    adapters.events.headPosition(
+      READ_MODEL_PROJECTIONS.find((candidate) => candidate.name === projection)?.categories,
+    );
   const consistency: ReadConsistency = {
     timeoutMs: config.MIN_POSITION_TIMEOUT_MS,
     defaultMinPosition: host ? lastPosition : () => 0n,
+    headOf,
     waitFor: host
-      ? (position, names, timeoutMs) => host.waitFor(position, timeoutMs, names)
+      ? (position, names, timeoutMs) =>
+          // Answered at once (no trip through the projections host) when they are there already.
+          names.every((name) => host.positionOf(name) >= position)
+            ? Promise.resolve(true)
+            : host.waitFor(position, timeoutMs, names)
       : (position, names, timeoutMs) => waitForCheckpoints(adapters.readStore, position, names, timeoutMs),
   };
+  const awaitCredentialWrites = (): Promise<void> =>
+    awaitCredentialHeads(consistency, CREDENTIAL_PROJECTIONS);
   const meter = new ApiMeter({
     store: adapters.readStore,
     ...(config.QUOTA_CALLS_PER_MINUTE !== undefined && { quotaPerMinute: config.QUOTA_CALLS_PER_MINUTE }),
@@ -315,14 +318,7 @@ export async function buildServices(
           logger.warn({ err: error }, 'recording session activity failed'),
         ),
       },
-      ...(host && {
-        awaitOwnIdentityWrites: () => {
-          const written = lastIdentityPosition();
-          return CREDENTIAL_PROJECTIONS.some((projection) => host.positionOf(projection) < written)
-            ? host.waitFor(written, config.MIN_POSITION_TIMEOUT_MS, CREDENTIAL_PROJECTIONS)
-            : undefined;
-        },
-      }),
+      awaitCredentialWrites,
     }),
     meter,
     readiness,
@@ -355,8 +351,10 @@ export async function buildServices(
         attempts,
         introspectionsPerMinute: config.OAUTH_INTROSPECTIONS_PER_MINUTE,
         sessions: { idleMs: sessionIdleMs, maxAgeMs: config.SESSION_MAX_HOURS * 3_600_000 },
-        reads: readModelCommandReads(readModels, (projections) =>
-          awaitPosition(consistency, consistency.defaultMinPosition(), projections),
+        reads: readModelCommandReads(
+          readModels,
+          (projections) => awaitPosition(consistency, consistency.defaultMinPosition(), projections),
+          awaitCredentialWrites,
         ),
       }),
     }),

@@ -323,9 +323,12 @@ class SqliteEventStore implements SqliteEventStoreHandle {
     return subscription;
   }
 
-  async headPosition(): Promise<bigint> {
+  async headPosition(categories?: readonly string[]): Promise<bigint> {
     this.assertOpen();
-    return BigInt(this.statements.headPosition.get() ?? 0);
+    if (categories === undefined) return BigInt(this.statements.headPosition.get() ?? 0);
+    let head = 0;
+    for (const category of categories) head = Math.max(head, this.statements.categoryHead.get(category) ?? 0);
+    return BigInt(head);
   }
 
   async close(): Promise<void> {
