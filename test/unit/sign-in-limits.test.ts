@@ -1,5 +1,11 @@
-import { LoginThrottle, SecondFactorAttempts } from '../../command-api/kit/login-throttle';
 import {
+  ClientAuthThrottle,
+  LoginThrottle,
+  SecondFactorAttempts,
+} from '../../command-api/kit/login-throttle';
+import {
+  CLIENT_AUTH_LIMITS,
+  clientAuthCounters,
   LOGIN_LIMITS,
   MAX_DELAY_MS,
   loginCounters,
@@ -66,6 +72,18 @@ describe('BF-01 sign-in limits (pure)', () => {
       'address 10.0.0.1',
       'account acme mia@example.com',
     ]);
+  });
+
+  test('a failed client authentication moves its own three counters, apart from the login ones', () => {
+    const keys = clientAuthCounters('acme', 'rpc_0123', '10.0.0.1').map(({ key }) => key);
+    expect(keys).toEqual([
+      'client+address acme rpc_0123 10.0.0.1',
+      'client-address 10.0.0.1',
+      'client acme rpc_0123',
+    ]);
+    const loginKeys = loginCounters('acme', 'rpc_0123', '10.0.0.1').map(({ key }) => key);
+    expect(keys.filter((key) => loginKeys.includes(key))).toEqual([]);
+    expect(CLIENT_AUTH_LIMITS.client.failures).toBeGreaterThan(CLIENT_AUTH_LIMITS.address.failures);
   });
 
   test('an attempt counted with the others finds the others', () => {
@@ -139,6 +157,23 @@ describe('sign-in throttles over an attempt log', () => {
     expect(await throttle.retryAfterSeconds('acme', 'anyone@example.com', '10.0.0.8')).toBe(0);
     await throttle.begin('acme', 'another@example.com', '10.0.0.8');
     expect(await throttle.retryAfterSeconds('acme', 'anyone@example.com', '10.0.0.8')).toBe(60);
+  });
+
+  test('OA-22 client authentication: ten failures per client and address over two throttles, then a wait that doubles', async () => {
+    const [first, second] = [new ClientAuthThrottle(options()), new ClientAuthThrottle(options())];
+    for (let attempt = 0; attempt < 10; attempt++)
+      expect(
+        (await (attempt % 2 === 0 ? first : second).begin('acme', 'rpc_1', '10.0.1.1')).waitSeconds,
+      ).toBe(0);
+    expect((await first.begin('acme', 'rpc_1', '10.0.1.1')).waitSeconds).toBe(60);
+    // Another address of the same client is not held up; a success there clears only its own failures.
+    const elsewhere = await second.begin('acme', 'rpc_1', '10.0.1.2');
+    expect(elsewhere.waitSeconds).toBe(0);
+    await elsewhere.succeeded();
+    expect((await second.begin('acme', 'rpc_1', '10.0.1.1')).waitSeconds).toBe(60);
+    clock += MINUTE;
+    await first.begin('acme', 'rpc_1', '10.0.1.1');
+    expect((await first.begin('acme', 'rpc_1', '10.0.1.1')).waitSeconds).toBe(120);
   });
 
   test('TOTP-04 a pending login is admitted five times, then refused until it expires', async () => {
