@@ -323,6 +323,7 @@ export async function buildServices(
     meter,
     readiness,
     metrics: () => metrics.render(),
+    ...(config.METRICS_TOKEN !== undefined && { metricsToken: config.METRICS_TOKEN }),
     ...(attempts && {
       uploadRoutes: [FILE_UPLOAD_ROUTE],
       oauthRoutes: OAUTH_CLIENT_ROUTES,

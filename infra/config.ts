@@ -60,6 +60,8 @@ export const configSchema = z.object({
   MIN_POSITION_TIMEOUT_MS: z.coerce.number().int().min(0).max(60000).default(5000),
   /** The longest one read query may run before it is refused with 422 E4220 (a bound on one reader's work). */
   QUERY_BUDGET_MS: z.coerce.number().int().min(10).max(60000).default(2000),
+  /** Bearer token `/metrics` requires; unset: `/metrics` answers only direct connections from this host. */
+  METRICS_TOKEN: z.string().min(24).optional(),
   OAUTH_INTROSPECTIONS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(300),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   PROJECTIONS_THREAD: booleanFlag.default(true),
