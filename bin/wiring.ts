@@ -156,6 +156,10 @@ export async function openAttemptLog(config: Config): Promise<AttemptLog> {
     : createSqliteAttemptLog({ path: embeddedFile(config, 'attempts') });
 }
 
+function quotaConfigured(config: Config): boolean {
+  return config.QUOTA_CALLS_PER_MINUTE !== undefined || config.TENANT_QUOTAS !== undefined;
+}
+
 /** How often a command-api process deletes expired sign-in attempts. */
 const ATTEMPT_SWEEP_MS = 60_000;
 
@@ -256,8 +260,16 @@ export async function buildServices(
   };
   const awaitCredentialWrites = (): Promise<void> =>
     awaitCredentialHeads(consistency, CREDENTIAL_PROJECTIONS);
+  // Shared by every process of the deployment: sign-in and client-authentication attempts, introspections
+  // (command API), and each tenant's API call quota (both APIs).
+  const sharedLog =
+    selection.command || (selection.query && quotaConfigured(config))
+      ? await openAttemptLog(config)
+      : undefined;
+  const attempts = selection.command ? sharedLog : undefined;
   const meter = new ApiMeter({
     store: adapters.readStore,
+    ...(sharedLog && { shared: sharedLog }),
     ...(config.QUOTA_CALLS_PER_MINUTE !== undefined && { quotaPerMinute: config.QUOTA_CALLS_PER_MINUTE }),
     ...(config.TENANT_QUOTAS !== undefined && { tenantQuotas: config.TENANT_QUOTAS }),
   });
@@ -265,7 +277,6 @@ export async function buildServices(
     meter.flush().catch((error: unknown) => logger.warn({ err: error }, 'flushing API usage failed'));
   }, 5000);
   meterTimer.unref();
-  const attempts = selection.command ? await openAttemptLog(config) : undefined;
   const sweepTimer =
     attempts &&
     setInterval(() => {
@@ -382,7 +393,7 @@ export async function buildServices(
       clearInterval(meterTimer);
       clearInterval(sweepTimer);
       await meter.flush().catch(() => undefined);
-      await attempts?.close();
+      await sharedLog?.close();
       await relay?.stop();
       await host?.stop();
     },

@@ -233,7 +233,7 @@ export function createHttpApp(options: HttpKitOptions): Express {
   });
   api.use(async (req, res, next) => {
     await authenticateRequest(req);
-    meterRequest(req, res);
+    await meterRequest(req, res);
     next();
   });
   async function authenticateRequest(req: Request): Promise<void> {
@@ -267,10 +267,10 @@ export function createHttpApp(options: HttpKitOptions): Express {
     }
   }
   // Only authenticated calls count (and only they spend the quota: strangers must not exhaust a system's).
-  function meterRequest(req: Request, res: Response): void {
+  async function meterRequest(req: Request, res: Response): Promise<void> {
     const context = contextOf(req);
     if (!context.principal) return;
-    const decision = options.meter.admit(context.tenant);
+    const decision = await options.meter.admit(context.tenant);
     if (decision) {
       res.setHeader('RateLimit-Policy', `${decision.limit};w=60`);
       res.setHeader('RateLimit-Limit', String(decision.limit));
