@@ -31,6 +31,7 @@ import { ThreadedWindowDecoder } from '../projections/threaded-decoder';
 import type { DecoderThreadData } from '../projections/thread-protocol';
 import type { WindowDecoder } from '../projections/window-decoder';
 import { embeddedFile, openSqliteEventStore } from './embedded-stores';
+import { credentialHeads, type CredentialHeads } from './credential-heads';
 import {
   eventStoreDbAdapter,
   mongoAttemptLogAdapter,
@@ -60,12 +61,13 @@ import {
 import type { Express } from 'express';
 
 /**
- * Remembers the highest position this process appended, for read-your-writes without a header, and tells
- * `onAppend` (the projections thread) about each append.
+ * Remembers the highest position this process appended, for read-your-writes without a header, tells
+ * `onAppend` (the projections thread) about each append, and `heads` about each append before it is answered.
  */
 export function trackWrites(
   store: EventStore,
   onAppend: () => void,
+  heads?: Pick<CredentialHeads, 'appended'>,
 ): { store: EventStore; lastPosition: () => bigint } {
   let last = 0n;
   const tracked: EventStore = Object.create(store) as EventStore;
@@ -73,6 +75,7 @@ export function trackWrites(
     const result = await store.append(streamId, events, options);
     if (result.position > last) last = result.position;
     onAppend();
+    await heads?.appended(streamId, result.position);
     return result;
   };
   tracked.appendToStreams = async (appends) => {
@@ -80,6 +83,8 @@ export function trackWrites(
     for (const outcome of outcomes)
       if (outcome.ok && outcome.result.position > last) last = outcome.result.position;
     onAppend();
+    for (const [index, outcome] of outcomes.entries())
+      if (outcome.ok) await heads?.appended(appends[index]!.streamId, outcome.result.position);
     return outcomes;
   };
   return { store: tracked, lastPosition: () => last };
@@ -217,7 +222,16 @@ export async function buildServices(
           onVisible: (projection, lagMs) => metrics.observeVisibleLag(projection, lagMs),
         })
       : undefined);
-  const { store: events, lastPosition } = trackWrites(adapters.events, () => threaded?.notifyAppended());
+  const heads = credentialHeads(
+    adapters.events,
+    adapters.readStore,
+    READ_MODEL_PROJECTIONS.filter((projection) => CREDENTIAL_PROJECTIONS.includes(projection.name)),
+  );
+  const { store: events, lastPosition } = trackWrites(
+    adapters.events,
+    () => threaded?.notifyAppended(),
+    heads,
+  );
   const readModels = new ReadModels(adapters.readStore);
   await host?.start();
   const relay =
@@ -236,20 +250,10 @@ export async function buildServices(
     if (host) await host.waitFor(lastPosition(), 30_000, ['identity']);
   }
 
-  /**
-   * DESIGN §6: an answer about a credential, a permission or a limit sees every credential write acknowledged
-   * before it was asked, by any process: the last event of the categories a credential projection reads, from
-   * the store (on SQLite an index seek per category) — not the store's head, which a projection that skips
-   * the later events may checkpoint only a second later.
-   */
-  const headOf = (projection: string): Promise<bigint> =>
-    adapters.events.headPosition(
-      READ_MODEL_PROJECTIONS.find((candidate) => candidate.name === projection)?.categories,
-    );
   const consistency: ReadConsistency = {
     timeoutMs: config.MIN_POSITION_TIMEOUT_MS,
     defaultMinPosition: host ? lastPosition : () => 0n,
-    headOf,
+    headOf: heads.headOf,
     waitFor: host
       ? (position, names, timeoutMs) =>
           // Answered at once (no trip through the projections host) when they are there already.

@@ -87,11 +87,13 @@ export interface EventStore {
   readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;
   /** Catch up from `after`, then stay live until closed. Adapters resubscribe by themselves after drops. */
   subscribeToAll(options?: SubscribeOptions): Subscription;
+  /** Position of the last event in the store (0n when empty). */
+  headPosition(): Promise<bigint>;
   /**
-   * Position of the last event in the store (0n when empty). With `categories`: a position at or after the
-   * last event of those categories (an adapter that cannot tell them apart answers the store's head).
+   * Position of the last event of these categories (0n when none), for adapters that find it cheaply (an
+   * index seek); absent where it would take a scan.
    */
-  headPosition(categories?: readonly string[]): Promise<bigint>;
+  categoryHead?(categories: readonly string[]): Promise<bigint>;
   close(): Promise<void>;
 }
 

@@ -323,9 +323,13 @@ class SqliteEventStore implements SqliteEventStoreHandle {
     return subscription;
   }
 
-  async headPosition(categories?: readonly string[]): Promise<bigint> {
+  async headPosition(): Promise<bigint> {
     this.assertOpen();
-    if (categories === undefined) return BigInt(this.statements.headPosition.get() ?? 0);
+    return BigInt(this.statements.headPosition.get() ?? 0);
+  }
+
+  async categoryHead(categories: readonly string[]): Promise<bigint> {
+    this.assertOpen();
     let head = 0;
     for (const category of categories) head = Math.max(head, this.statements.categoryHead.get(category) ?? 0);
     return BigInt(head);

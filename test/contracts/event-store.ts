@@ -255,15 +255,6 @@ export function eventStoreContract(factory: EventStoreFactory): void {
       expect(typeof head).toBe('bigint');
       expect(head >= second.position).toBe(true);
     });
-
-    test("the head of some categories is at or after their last event, and within the store's head", async () => {
-      const watched = uniqueCategory();
-      const last = await store.append(uniqueStream(watched), [newEvent()]);
-      await store.append(uniqueStream(), newEvents(2));
-      const head = await store.headPosition([watched, uniqueCategory()]);
-      expect(head >= last.position).toBe(true);
-      expect(head <= (await store.headPosition())).toBe(true);
-    });
   });
 
   describe('idempotent append by event id', () => {
