@@ -21,6 +21,8 @@ interface Sides {
 }
 
 const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
+// Two introspections a round: above the default allowance of one resource server (OA-34).
+const PLATFORM_ENV = { TRUST_PROXY_HOPS: '1', OAUTH_INTROSPECTIONS_PER_MINUTE: '100000' };
 
 function call(base: string, method: string, path: string, headers: Record<string, string>, body?: unknown) {
   return fetch(`${base}/api${path}`, {
@@ -65,6 +67,24 @@ async function issueToken(commands: string) {
   return { client, accessToken };
 }
 
+/** OA-35/OA-36: a resource server's introspection of `token`. */
+async function introspect(
+  commands: string,
+  caller: { clientId: string; clientSecret: string },
+  token: string,
+): Promise<Record<string, unknown>> {
+  const response = await fetch(`${commands}/api/auth/oauth/introspect`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      Authorization: `Basic ${Buffer.from(`${caller.clientId}:${caller.clientSecret}`).toString('base64')}`,
+    },
+    body: new URLSearchParams({ token }).toString(),
+  });
+  expect(response.status).toBe(200);
+  return json(response);
+}
+
 const tokenInfo = (queries: string, token: string) =>
   call(queries, 'GET', `/auth/oauth/token-info?token=${encodeURIComponent(token)}`, {});
 
@@ -80,9 +100,17 @@ function suite(name: string, start: () => Promise<{ sides: Sides; stop: () => Pr
     let sides: Sides;
     let stop: () => Promise<void>;
     let memberId: number;
+    let resourceServer: { clientId: string; clientSecret: string };
 
     beforeAll(async () => {
       ({ sides, stop } = await start());
+      resourceServer = (await created(
+        await call(sides.commands, 'POST', '/auth/oauth/client', admin, {
+          clientName: 'Resource server',
+          redirectUris: [REDIRECT],
+          scope: 'record:read',
+        }),
+      )) as { clientId: string; clientSecret: string };
       const member = await created(
         await call(sides.commands, 'POST', '/user', admin, {
           email: 'loop@example.com',
@@ -94,7 +122,7 @@ function suite(name: string, start: () => Promise<{ sides: Sides; stop: () => Pr
     });
     afterAll(() => stop());
 
-    test('OA-38: issue token → token-info → delete client → token-info, never a wrong answer', async () => {
+    test('OA-38: issue token → token-info, introspect, userinfo, grants → delete client → the same, never a wrong answer', async () => {
       const wrong = await loop(async (index) => {
         const { client, accessToken } = await issueToken(sides.commands);
         const found: string[] = [];
@@ -109,6 +137,8 @@ function suite(name: string, start: () => Promise<{ sides: Sides; stop: () => Pr
         );
         if (!grants.items.some((grant) => grant.clientId === client.clientId))
           found.push(`${index}: the consent given is not listed among the grants`);
+        const introspected = await introspect(sides.commands, resourceServer, accessToken);
+        if (introspected.active !== true) found.push(`${index}: introspection called a fresh token inactive`);
         expect(
           (await call(sides.commands, 'DELETE', `/auth/oauth/client/${client.clientId}`, admin)).status,
         ).toBe(200);
@@ -119,6 +149,9 @@ function suite(name: string, start: () => Promise<{ sides: Sides; stop: () => Pr
         });
         if (refused.status !== 401)
           found.push(`${index}: a deleted client's token was let in (${refused.status})`);
+        const inactive = await introspect(sides.commands, resourceServer, accessToken);
+        if (inactive.active !== false)
+          found.push(`${index}: introspection called a deleted client's token active`);
         return found;
       });
       expect(wrong).toEqual([]);
@@ -228,12 +261,12 @@ function suite(name: string, start: () => Promise<{ sides: Sides; stop: () => Pr
 }
 
 suite('one process', async () => {
-  const platform: TestPlatform = await startPlatform({ TRUST_PROXY_HOPS: '1' });
+  const platform: TestPlatform = await startPlatform(PLATFORM_ENV);
   return { sides: { commands: platform.url, queries: platform.url }, stop: () => platform.stop() };
 });
 
 suite('a query API in a process of its own, on the same data', async () => {
-  const platform: TestPlatform = await startPlatform({ TRUST_PROXY_HOPS: '1' });
+  const platform: TestPlatform = await startPlatform(PLATFORM_ENV);
   const children: ChildProcess[] = [];
   const queries = await startServiceProcess(
     'query-api',
