@@ -105,13 +105,44 @@ export class LoginThrottle extends Throttle {
   }
 }
 
+/** A client authentication under way: its wait, or the two ways it can end. */
+export interface CheckedAttempt {
+  /** Seconds to wait before trying again, or 0: check the secret. */
+  readonly waitSeconds: number;
+  /** The secret was wrong: counted on every counter. */
+  failed(): Promise<void>;
+  /** The secret was right: this client's failures from this address go. */
+  succeeded(): Promise<void>;
+}
+
 /**
  * Failed client authentications at the OAuth endpoints, per client and address, per address and per client
- * (`CLIENT_AUTH_LIMITS`), counted before the secret is checked, like password logins.
+ * (`CLIENT_AUTH_LIMITS`). Unlike a password, a client secret is 256 random bits, so no burst of guesses racing
+ * the count can matter: a failure is counted once it fails, and a right secret costs three reads of the
+ * log, not writes (the token endpoint is a hot path).
  */
 export class ClientAuthThrottle extends Throttle {
-  begin(tenant: string, clientId: string, address: string): Promise<CountedAttempt> {
-    return this.beginOn(clientAuthCounters(tenant, clientId, address));
+  async begin(tenant: string, clientId: string, address: string): Promise<CheckedAttempt> {
+    const now = this.now();
+    const counters = clientAuthCounters(tenant, clientId, address).map((counter) => ({
+      ...counter,
+      key: this.hashed(counter.key),
+    }));
+    const times = await Promise.all(counters.map(({ key }) => this.log.list(key, now)));
+    const waitSeconds = retryAfterSeconds(
+      counters.map(({ limit }, index) => ({ limit, times: times[index]! })),
+      now,
+    );
+    return {
+      waitSeconds,
+      failed: async () => {
+        const at = this.now();
+        await Promise.all(counters.map(({ key, limit }) => this.log.add(key, at, at + limit.windowMs)));
+      },
+      succeeded: async () => {
+        if (times[0]!.length > 0) await this.log.clear(counters[0]!.key);
+      },
+    };
   }
 }
 

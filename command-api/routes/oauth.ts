@@ -132,7 +132,7 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
       secret = param(req.body, 'client_secret');
     }
     const { tenant } = contextOf(req);
-    // From here the attempt counts as a failure (in every process), until the secret turns out right.
+    // Failures are counted in the log every process shares; past the limits the secret is not even checked.
     const attempt = await clientThrottle.begin(tenant, clientId ?? '', req.ip ?? 'unknown');
     if (attempt.waitSeconds > 0) {
       deps.logger.warn(
@@ -150,6 +150,7 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
     // The hash is compared in constant time; an unknown client costs the same comparison.
     const matches = sha256Equal(hashToken(secret ?? ''), client?.secretHash || '0'.repeat(64));
     if (!client || secret === undefined || !matches) {
+      await attempt.failed();
       deps.logger.warn(
         { event: 'oauth.client-auth.failed', tenant, clientId },
         'client authentication failed',

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import {
   ClientAuthThrottle,
   LoginThrottle,
@@ -101,6 +102,9 @@ describe('sign-in throttles over an attempt log', () => {
   let clock: number;
   const options = () => ({ log, keySecret: Buffer.alloc(32, 7), now: () => clock });
 
+  const hashedKey = (counter: string) =>
+    createHmac('sha256', Buffer.alloc(32, 7)).update(counter, 'utf8').digest('base64url');
+
   beforeEach(() => {
     log = createSqliteAttemptLog({ path: ':memory:' });
     clock = START;
@@ -161,19 +165,37 @@ describe('sign-in throttles over an attempt log', () => {
 
   test('OA-22 client authentication: ten failures per client and address over two throttles, then a wait that doubles', async () => {
     const [first, second] = [new ClientAuthThrottle(options()), new ClientAuthThrottle(options())];
+    const fail = async (throttle: ClientAuthThrottle, address: string) => {
+      const attempt = await throttle.begin('acme', 'rpc_1', address);
+      if (attempt.waitSeconds === 0) await attempt.failed();
+      return attempt.waitSeconds;
+    };
     for (let attempt = 0; attempt < 10; attempt++)
-      expect(
-        (await (attempt % 2 === 0 ? first : second).begin('acme', 'rpc_1', '10.0.1.1')).waitSeconds,
-      ).toBe(0);
-    expect((await first.begin('acme', 'rpc_1', '10.0.1.1')).waitSeconds).toBe(60);
+      expect(await fail(attempt % 2 === 0 ? first : second, '10.0.1.1')).toBe(0);
+    expect(await fail(first, '10.0.1.1')).toBe(60);
     // Another address of the same client is not held up; a success there clears only its own failures.
+    await fail(second, '10.0.1.2');
     const elsewhere = await second.begin('acme', 'rpc_1', '10.0.1.2');
     expect(elsewhere.waitSeconds).toBe(0);
     await elsewhere.succeeded();
-    expect((await second.begin('acme', 'rpc_1', '10.0.1.1')).waitSeconds).toBe(60);
+    expect(await log.list(hashedKey('client+address acme rpc_1 10.0.1.2'), clock)).toEqual([]);
+    expect(await fail(second, '10.0.1.1')).toBe(60);
     clock += MINUTE;
-    await first.begin('acme', 'rpc_1', '10.0.1.1');
-    expect((await first.begin('acme', 'rpc_1', '10.0.1.1')).waitSeconds).toBe(120);
+    expect(await fail(first, '10.0.1.1')).toBe(0);
+    expect(await fail(first, '10.0.1.1')).toBe(120);
+  });
+
+  test('OA-22 a right secret writes nothing to the log', async () => {
+    const writes: string[] = [];
+    const recording: AttemptLog = {
+      ...log,
+      add: (key, at, expiresAt) => (writes.push(key), log.add(key, at, expiresAt)),
+      clear: (key) => (writes.push(key), log.clear(key)),
+    };
+    const throttle = new ClientAuthThrottle({ ...options(), log: recording });
+    for (let call = 0; call < 5; call++)
+      await (await throttle.begin('acme', 'rpc_2', '10.0.2.1')).succeeded();
+    expect(writes).toEqual([]);
   });
 
   test('TOTP-04 a pending login is admitted five times, then refused until it expires', async () => {
