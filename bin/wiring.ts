@@ -33,6 +33,7 @@ import { ThreadedWindowDecoder } from '../projections/threaded-decoder';
 import type { DecoderThreadData } from '../projections/thread-protocol';
 import type { WindowDecoder } from '../projections/window-decoder';
 import { embeddedFile, openSqliteEventStore } from './embedded-stores';
+import { credentialHeads, type CredentialHeads } from './credential-heads';
 import {
   eventStoreDbAdapter,
   mongoAttemptLogAdapter,
@@ -43,7 +44,6 @@ import {
 import { Relay } from '../projections/relay';
 import { activeVersionOf } from '../projections/versions';
 import { checkpointName } from '../contracts/read-models';
-import { categoryOf } from '../contracts/streams';
 import { guardedHttp } from '../infra/outbound/guarded-http';
 import { createLocalBlobStore } from '../infra/blob-store/local-files';
 import type { AttemptLog } from '../infra/attempts/port';
@@ -54,47 +54,42 @@ import { FILE_UPLOAD_ROUTE } from '../command-api/routes/files';
 import { readModelCommandReads } from '../infra/read-store/command-reads';
 import { createQueryRouter } from '../query-api/app';
 import { oauthMetadataRouter } from '../query-api/routes/oauth-info';
-import { awaitPosition, type ReadConsistency } from '../query-api/consistency';
+import {
+  awaitCredentialHeads,
+  awaitPosition,
+  CREDENTIAL_PROJECTIONS,
+  type ReadConsistency,
+} from '../query-api/consistency';
 import type { Express } from 'express';
 
-/** Streams whose events change what a credential is worth (read by the identity and oauth projections). */
-const CREDENTIAL_CATEGORIES = new Set(['user', 'oauthClient', 'oauthGrant']);
-const CREDENTIAL_PROJECTIONS = ['identity', 'oauth'];
-
 /**
- * Remembers the highest position this process appended (overall, and to credential streams), for read-your-writes
- * without a header, and tells `onAppend` (the projections thread) about each append.
+ * Remembers the highest position this process appended, for read-your-writes without a header, tells
+ * `onAppend` (the projections thread) about each append, and `heads` about each append before it is answered.
  */
 export function trackWrites(
   store: EventStore,
   onAppend: () => void,
-): { store: EventStore; lastPosition: () => bigint; lastIdentityPosition: () => bigint } {
+  heads?: Pick<CredentialHeads, 'appended'>,
+): { store: EventStore; lastPosition: () => bigint } {
   let last = 0n;
-  let lastIdentity = 0n;
   const tracked: EventStore = Object.create(store) as EventStore;
   tracked.append = async (streamId, events, options) => {
     const result = await store.append(streamId, events, options);
     if (result.position > last) last = result.position;
-    if (CREDENTIAL_CATEGORIES.has(categoryOf(streamId)) && result.position > lastIdentity)
-      lastIdentity = result.position;
     onAppend();
+    await heads?.appended(streamId, result.position);
     return result;
   };
   tracked.appendToStreams = async (appends) => {
     const outcomes = await store.appendToStreams(appends);
-    for (const [index, outcome] of outcomes.entries()) {
-      if (!outcome.ok) continue;
-      if (outcome.result.position > last) last = outcome.result.position;
-      if (
-        CREDENTIAL_CATEGORIES.has(categoryOf(appends[index]!.streamId)) &&
-        outcome.result.position > lastIdentity
-      )
-        lastIdentity = outcome.result.position;
-    }
+    for (const outcome of outcomes)
+      if (outcome.ok && outcome.result.position > last) last = outcome.result.position;
     onAppend();
+    for (const [index, outcome] of outcomes.entries())
+      if (outcome.ok) await heads?.appended(appends[index]!.streamId, outcome.result.position);
     return outcomes;
   };
-  return { store: tracked, lastPosition: () => last, lastIdentityPosition: () => lastIdentity };
+  return { store: tracked, lastPosition: () => last };
 }
 
 export interface Adapters {
@@ -168,6 +163,10 @@ export async function openAttemptLog(config: Config): Promise<AttemptLog> {
     : createSqliteAttemptLog({ path: embeddedFile(config, 'attempts') });
 }
 
+function quotaConfigured(config: Config): boolean {
+  return config.QUOTA_CALLS_PER_MINUTE !== undefined || config.TENANT_QUOTAS !== undefined;
+}
+
 /** How often a command-api process deletes expired sign-in attempts. */
 const ATTEMPT_SWEEP_MS = 60_000;
 
@@ -225,11 +224,16 @@ export async function buildServices(
           onVisible: (projection, lagMs) => metrics.observeVisibleLag(projection, lagMs),
         })
       : undefined);
-  const {
-    store: events,
-    lastPosition,
-    lastIdentityPosition,
-  } = trackWrites(adapters.events, () => threaded?.notifyAppended());
+  const heads = credentialHeads(
+    adapters.events,
+    adapters.readStore,
+    READ_MODEL_PROJECTIONS.filter((projection) => CREDENTIAL_PROJECTIONS.includes(projection.name)),
+  );
+  const { store: events, lastPosition } = trackWrites(
+    adapters.events,
+    () => threaded?.notifyAppended(),
+    heads,
+  );
   const readPool = selection.query ? await startReadPool(config, logger) : undefined;
   const readModels = new ReadModels(
     readPool ? pooledReadStore(adapters.readStore, readPool) : adapters.readStore,
@@ -254,12 +258,27 @@ export async function buildServices(
   const consistency: ReadConsistency = {
     timeoutMs: config.MIN_POSITION_TIMEOUT_MS,
     defaultMinPosition: host ? lastPosition : () => 0n,
+    headOf: heads.headOf,
     waitFor: host
-      ? (position, names, timeoutMs) => host.waitFor(position, timeoutMs, names)
+      ? (position, names, timeoutMs) =>
+          // Answered at once (no trip through the projections host) when they are there already.
+          names.every((name) => host.positionOf(name) >= position)
+            ? Promise.resolve(true)
+            : host.waitFor(position, timeoutMs, names)
       : (position, names, timeoutMs) => waitForCheckpoints(adapters.readStore, position, names, timeoutMs),
   };
+  const awaitCredentialWrites = (): Promise<void> =>
+    awaitCredentialHeads(consistency, CREDENTIAL_PROJECTIONS);
+  // Shared by every process of the deployment: sign-in and client-authentication attempts, introspections
+  // (command API), and each tenant's API call quota (both APIs).
+  const sharedLog =
+    selection.command || (selection.query && quotaConfigured(config))
+      ? await openAttemptLog(config)
+      : undefined;
+  const attempts = selection.command ? sharedLog : undefined;
   const meter = new ApiMeter({
     store: adapters.readStore,
+    ...(sharedLog && { shared: sharedLog }),
     ...(config.QUOTA_CALLS_PER_MINUTE !== undefined && { quotaPerMinute: config.QUOTA_CALLS_PER_MINUTE }),
     ...(config.TENANT_QUOTAS !== undefined && { tenantQuotas: config.TENANT_QUOTAS }),
   });
@@ -267,7 +286,6 @@ export async function buildServices(
     meter.flush().catch((error: unknown) => logger.warn({ err: error }, 'flushing API usage failed'));
   }, 5000);
   meterTimer.unref();
-  const attempts = selection.command ? await openAttemptLog(config) : undefined;
   const sweepTimer =
     attempts &&
     setInterval(() => {
@@ -320,18 +338,12 @@ export async function buildServices(
           logger.warn({ err: error }, 'recording session activity failed'),
         ),
       },
-      ...(host && {
-        awaitOwnIdentityWrites: () => {
-          const written = lastIdentityPosition();
-          return CREDENTIAL_PROJECTIONS.some((projection) => host.positionOf(projection) < written)
-            ? host.waitFor(written, config.MIN_POSITION_TIMEOUT_MS, CREDENTIAL_PROJECTIONS)
-            : undefined;
-        },
-      }),
+      awaitCredentialWrites,
     }),
     meter,
     readiness,
     metrics: () => metrics.render(),
+    ...(config.METRICS_TOKEN !== undefined && { metricsToken: config.METRICS_TOKEN }),
     ...(attempts && {
       uploadRoutes: [FILE_UPLOAD_ROUTE],
       oauthRoutes: OAUTH_CLIENT_ROUTES,
@@ -360,8 +372,10 @@ export async function buildServices(
         attempts,
         introspectionsPerMinute: config.OAUTH_INTROSPECTIONS_PER_MINUTE,
         sessions: { idleMs: sessionIdleMs, maxAgeMs: config.SESSION_MAX_HOURS * 3_600_000 },
-        reads: readModelCommandReads(readModels, (projections) =>
-          awaitPosition(consistency, consistency.defaultMinPosition(), projections),
+        reads: readModelCommandReads(
+          readModels,
+          (projections) => awaitPosition(consistency, consistency.defaultMinPosition(), projections),
+          awaitCredentialWrites,
         ),
       }),
     }),
@@ -388,7 +402,7 @@ export async function buildServices(
       clearInterval(meterTimer);
       clearInterval(sweepTimer);
       await meter.flush().catch(() => undefined);
-      await attempts?.close();
+      await sharedLog?.close();
       await relay?.stop();
       await host?.stop();
       await readPool?.close();

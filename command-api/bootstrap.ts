@@ -61,6 +61,8 @@ export async function ensureBootstrapAdmin(
       { kind: 'ClaimEmail', email: state.email, userId: ADMIN_USER_ID, holderExists: false },
       context('email'),
     );
+  // A deactivated admin gets no token (deactivation revoked theirs); reactivated, the next start issues it again.
+  if (state.status !== 'active') return {};
   const bootstrapTokens = Object.entries(state.tokens).filter(([, token]) => token.bootstrap);
   const wantedHash = options.token ? hashToken(options.token) : undefined;
   if (

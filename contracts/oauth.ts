@@ -100,6 +100,8 @@ export class OAuthError extends Error {
     readonly code: OAuthErrorCode,
     message: string,
     readonly status = code === 'invalid_client' ? 401 : 400,
+    /** For a 429: the Retry-After the answer carries. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'OAuthError';

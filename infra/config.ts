@@ -70,6 +70,8 @@ export const configSchema = z.object({
   READ_THREADS: z.coerce.number().int().min(1).max(8).default(1),
   /** List and count queries one system may have waiting for a read thread; more are refused with 429. */
   READ_QUEUE_PER_SYSTEM: z.coerce.number().int().min(1).max(1000).default(8),
+  /** Bearer token `/metrics` requires; unset: `/metrics` answers only direct connections from this host. */
+  METRICS_TOKEN: z.string().min(24).optional(),
   OAUTH_INTROSPECTIONS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(300),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   PROJECTIONS_THREAD: booleanFlag.default(true),

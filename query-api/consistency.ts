@@ -5,12 +5,21 @@ import { PlatformError } from '../contracts/errors';
  * Read-your-writes: a reader that sends `X-Min-Position` (from a command's `X-Position`) is answered only
  * once the projections it reads have applied that position. In one-process mode the default is the last
  * position this process wrote, so a write is visible to the next read with no header at all.
+ *
+ * Reads of the credential projections go further (DESIGN §6: an answer about a credential, a permission or
+ * a limit sees every write acknowledged before its request arrived, in every mode): they also wait for the
+ * last event, in the store, of the categories those projections read, whichever process wrote it.
  */
 export interface ReadConsistency {
   waitFor(position: bigint, projections: readonly string[], timeoutMs: number): Promise<boolean>;
   defaultMinPosition(): bigint;
+  /** The position of the last event in the store that `projection` reads (any process's). */
+  headOf(projection: string): Promise<bigint>;
   readonly timeoutMs: number;
 }
+
+/** The projections that hold credentials: users, tokens, sessions (identity); clients, grants (oauth). */
+export const CREDENTIAL_PROJECTIONS: readonly string[] = ['identity', 'oauth'];
 
 const POSITION = /^\d{1,20}$/;
 
@@ -19,19 +28,43 @@ export async function awaitConsistency(
   consistency: ReadConsistency,
   projections: readonly string[],
 ): Promise<void> {
+  const position = minPositionOf(req, consistency.defaultMinPosition());
+  const credentials = projections.filter((name) => CREDENTIAL_PROJECTIONS.includes(name));
+  const others = projections.filter((name) => !CREDENTIAL_PROJECTIONS.includes(name));
+  await Promise.all([
+    awaitPosition(consistency, position, others),
+    awaitCredentialHeads(consistency, credentials, position),
+  ]);
+}
+
+/**
+ * Waits until each of `projections` has applied the store's last event of its categories as it is now (and
+ * `atLeast`): every credential write acknowledged before this call, by any process, is then visible.
+ */
+export async function awaitCredentialHeads(
+  consistency: ReadConsistency,
+  projections: readonly string[],
+  atLeast = 0n,
+): Promise<void> {
+  await Promise.all(
+    projections.map(async (projection) => {
+      const head = await consistency.headOf(projection);
+      await awaitPosition(consistency, head > atLeast ? head : atLeast, [projection]);
+    }),
+  );
+}
+
+function minPositionOf(req: Request, fallback: bigint): bigint {
   const header = req.headers['x-min-position'];
-  let position = consistency.defaultMinPosition();
-  if (header !== undefined) {
-    const text = Array.isArray(header) ? header[0]! : header;
-    if (!POSITION.test(text))
-      throw new PlatformError(
-        'validation_failed',
-        "X-Min-Position must be a non-negative integer (a command response's X-Position)",
-      );
-    const demanded = BigInt(text);
-    if (demanded > position) position = demanded;
-  }
-  await awaitPosition(consistency, position, projections);
+  if (header === undefined) return fallback;
+  const text = Array.isArray(header) ? header[0]! : header;
+  if (!POSITION.test(text))
+    throw new PlatformError(
+      'validation_failed',
+      "X-Min-Position must be a non-negative integer (a command response's X-Position)",
+    );
+  const demanded = BigInt(text);
+  return demanded > fallback ? demanded : fallback;
 }
 
 /** Waits until `projections` have applied `position` (0: at once); a 504 after the timeout. */
@@ -40,7 +73,7 @@ export async function awaitPosition(
   position: bigint,
   projections: readonly string[],
 ): Promise<void> {
-  if (position === 0n) return;
+  if (position === 0n || projections.length === 0) return;
   if (!(await consistency.waitFor(position, projections, consistency.timeoutMs))) {
     throw new PlatformError(
       'position_timeout',

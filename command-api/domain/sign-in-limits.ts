@@ -22,6 +22,17 @@ export const LOGIN_LIMITS = {
 export const FIRST_DELAY_MS = MINUTE;
 export const MAX_DELAY_MS = 15 * MINUTE;
 
+/**
+ * Failed client authentications at the OAuth endpoints (token, renew, revoke, introspect), counted like
+ * BF-01: per client and address, per address, per client. A client alone is limited at a high ceiling, so a
+ * stranger guessing its secret cannot lock the client out from elsewhere; its own address is limited early.
+ */
+export const CLIENT_AUTH_LIMITS = {
+  clientAndAddress: { failures: 10, windowMs: 15 * MINUTE },
+  address: { failures: 30, windowMs: 15 * MINUTE },
+  client: { failures: 100, windowMs: 60 * MINUTE },
+} as const satisfies Record<string, Limit>;
+
 /** Codes one pending login may try (TOTP-04). */
 export const MAX_SECOND_FACTOR_ATTEMPTS = 5;
 
@@ -31,7 +42,10 @@ export interface LoginCounter {
   readonly limit: Limit;
 }
 
-/** The counters a login of `email` (lower-cased) from `address` in `tenant` moves when it fails. */
+/**
+ * The counters a login of `email` (lower-cased) from `address` in `tenant` moves when it fails; a success
+ * clears the first (this account's failures from this address, not those from elsewhere).
+ */
 export function loginCounters(tenant: string, email: string, address: string): LoginCounter[] {
   return [
     { key: `account+address ${tenant} ${email} ${address}`, limit: LOGIN_LIMITS.accountAndAddress },
@@ -40,9 +54,16 @@ export function loginCounters(tenant: string, email: string, address: string): L
   ];
 }
 
-/** The counter a success clears: this account's failures from this address (not those from elsewhere). */
-export function clearedOnSuccess(tenant: string, email: string, address: string): string {
-  return loginCounters(tenant, email, address)[0]!.key;
+/**
+ * The counters a failed authentication of client `clientId` (as sent: possibly unknown) from `address` moves.
+ * Apart from the login counters: a client's failures do not hold back its users' sign-ins.
+ */
+export function clientAuthCounters(tenant: string, clientId: string, address: string): LoginCounter[] {
+  return [
+    { key: `client+address ${tenant} ${clientId} ${address}`, limit: CLIENT_AUTH_LIMITS.clientAndAddress },
+    { key: `client-address ${address}`, limit: CLIENT_AUTH_LIMITS.address },
+    { key: `client ${tenant} ${clientId}`, limit: CLIENT_AUTH_LIMITS.client },
+  ];
 }
 
 /**

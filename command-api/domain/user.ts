@@ -60,6 +60,17 @@ function endOtherSessions(state: UserState, reason: SessionEndReason, keep?: str
     }));
 }
 
+/**
+ * A deactivation is final for credentials: every API token of the user is revoked for good (their sessions
+ * end, their OAuth grants are revoked); a reactivation gives back only the right to sign in.
+ */
+function revokeAllTokens(state: UserState): IdentityEvent[] {
+  return Object.entries(state.tokens).map(([tokenId, token]) => ({
+    type: 'ApiTokenRevoked' as const,
+    data: { userId: state.userId, tokenId, tokenHash: token.tokenHash },
+  }));
+}
+
 /** Whether signing in takes a second factor: some device is confirmed. */
 export function hasTwoFactor(state: UserState): boolean {
   return Object.values(state.twoFactor.devices).some((device) => device.confirmed);
@@ -256,14 +267,21 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
     if (state.status === 'none') throw new PlatformError('not_found', 'user not found');
     const { userId } = state;
     switch (command.kind) {
+      // A token left from before deactivations revoked them (older data) is revoked now, not brought back.
       case 'ActivateUser':
-        return state.status === 'active' ? [] : [{ type: 'UserActivated', data: { userId } }];
+        return state.status === 'active'
+          ? []
+          : [...revokeAllTokens(state), { type: 'UserActivated', data: { userId } }];
       case 'DeactivateUser':
         if (command.caller.userId === userId)
           throw new PlatformError('conflict', 'you cannot deactivate yourself: ask another administrator');
         return state.status === 'deactivated'
           ? []
-          : [{ type: 'UserDeactivated', data: { userId } }, ...endOtherSessions(state, 'deactivated')];
+          : [
+              { type: 'UserDeactivated', data: { userId } },
+              ...revokeAllTokens(state),
+              ...endOtherSessions(state, 'deactivated'),
+            ];
       case 'SetPassword':
         return [
           { type: 'UserPasswordSet', data: { userId, passwordHash: command.passwordHash } },

@@ -1,8 +1,9 @@
 import { createHmac } from 'node:crypto';
 import type { AttemptLog } from '../../infra/attempts/port';
 import {
-  clearedOnSuccess,
+  clientAuthCounters,
   loginCounters,
+  type LoginCounter,
   othersThan,
   retryAfterSeconds,
   secondFactorAttemptAllowed,
@@ -21,6 +22,14 @@ export interface ThrottleOptions {
   readonly now?: () => number;
 }
 
+/** An attempt under way: counted as a failure until `succeeded` takes it back. */
+export interface CountedAttempt {
+  /** Seconds to wait before trying again (nothing was counted), or 0: check the credential. */
+  readonly waitSeconds: number;
+  /** The credential was right: the attempt is no failure, and the first counter's failures go. */
+  succeeded(): Promise<void>;
+}
+
 abstract class Throttle {
   protected readonly log: AttemptLog;
   protected readonly now: () => number;
@@ -35,52 +44,35 @@ abstract class Throttle {
   protected hashed(counter: string): string {
     return createHmac('sha256', this.keySecret).update(counter, 'utf8').digest('base64url');
   }
-}
 
-/** A password login under way: counted as a failure until `succeeded` takes it back. */
-export interface LoginAttempt {
-  /** Seconds to wait before trying again (nothing was counted), or 0: check the password. */
-  readonly waitSeconds: number;
-  /** The password was right: the attempt is no failure, and this account's failures from this address go. */
-  succeeded(): Promise<void>;
-}
-
-/**
- * BF-01: password-login failures per account and address, per address, and per account. An attempt counts as
- * a failure from the moment it begins, before its password is checked, so attempts racing it in any process
- * see it: however many arrive at once, no more get their password checked than the limits allow.
- */
-export class LoginThrottle extends Throttle {
-  /** Seconds to wait before another attempt, or 0 when one may be made now. */
-  async retryAfterSeconds(tenant: string, email: string, address: string): Promise<number> {
+  /** Seconds the failures on `counters` make the next attempt wait, or 0 when one may be made now. */
+  protected async waitOn(counters: readonly LoginCounter[]): Promise<number> {
     const now = this.now();
-    const counters = await Promise.all(
-      loginCounters(tenant, email, address).map(async ({ key, limit }) => ({
-        limit,
-        times: await this.log.list(this.hashed(key), now),
-      })),
+    const counted = await Promise.all(
+      counters.map(async ({ key, limit }) => ({ limit, times: await this.log.list(this.hashed(key), now) })),
     );
-    return retryAfterSeconds(counters, now);
+    return retryAfterSeconds(counted, now);
   }
 
-  /** Begins an attempt: the wait the failures so far impose, else the attempt, counted as a failure. */
-  async begin(tenant: string, email: string, address: string): Promise<LoginAttempt> {
-    const waitSeconds = await this.retryAfterSeconds(tenant, email, address);
+  /**
+   * Begins an attempt on `counters`: the wait their failures impose, else the attempt, counted as a failure
+   * from now on, so attempts racing it in any process see it: however many arrive at once, no more get their
+   * credential checked than the limits allow. A success takes it back and clears `counters[0]`.
+   */
+  protected async beginOn(counters: readonly LoginCounter[]): Promise<CountedAttempt> {
+    const waitSeconds = await this.waitOn(counters);
     if (waitSeconds > 0) return { waitSeconds, succeeded: async () => undefined };
     const now = this.now();
-    const counters = loginCounters(tenant, email, address).map((counter) => ({
-      ...counter,
-      key: this.hashed(counter.key),
-    }));
+    const keyed = counters.map((counter) => ({ ...counter, key: this.hashed(counter.key) }));
     const added = await Promise.all(
-      counters.map(({ key, limit }) => this.log.add(key, now, now + limit.windowMs)),
+      keyed.map(({ key, limit }) => this.log.add(key, now, now + limit.windowMs)),
     );
     const takeBack = async () => {
-      await Promise.all(counters.map(({ key }, index) => this.log.remove(key, added[index]!.id)));
+      await Promise.all(keyed.map(({ key }, index) => this.log.remove(key, added[index]!.id)));
     };
     // Attempts that began since the check above (here or in another process) count too.
     const raced = retryAfterSeconds(
-      counters.map(({ limit }, index) => ({ limit, times: othersThan(added[index]!.times, now) })),
+      keyed.map(({ limit }, index) => ({ limit, times: othersThan(added[index]!.times, now) })),
       now,
     );
     if (raced > 0) {
@@ -91,7 +83,64 @@ export class LoginThrottle extends Throttle {
       waitSeconds: 0,
       succeeded: async () => {
         await takeBack();
-        await this.log.clear(this.hashed(clearedOnSuccess(tenant, email, address)));
+        await this.log.clear(keyed[0]!.key);
+      },
+    };
+  }
+}
+
+/**
+ * BF-01: password-login failures per account and address, per address, and per account. An attempt counts as
+ * a failure from the moment it begins, before its password is checked.
+ */
+export class LoginThrottle extends Throttle {
+  /** Seconds to wait before another attempt, or 0 when one may be made now. */
+  retryAfterSeconds(tenant: string, email: string, address: string): Promise<number> {
+    return this.waitOn(loginCounters(tenant, email, address));
+  }
+
+  /** Begins an attempt: the wait the failures so far impose, else the attempt, counted as a failure. */
+  begin(tenant: string, email: string, address: string): Promise<CountedAttempt> {
+    return this.beginOn(loginCounters(tenant, email, address));
+  }
+}
+
+/** A client authentication under way: its wait, or the two ways it can end. */
+export interface CheckedAttempt {
+  /** Seconds to wait before trying again, or 0: check the secret. */
+  readonly waitSeconds: number;
+  /** The secret was wrong: counted on every counter. */
+  failed(): Promise<void>;
+  /** The secret was right: this client's failures from this address go. */
+  succeeded(): Promise<void>;
+}
+
+/**
+ * Failed client authentications at the OAuth endpoints, per client and address, per address and per client
+ * (`CLIENT_AUTH_LIMITS`). Unlike a password, a client secret is 256 random bits, so no burst of guesses racing
+ * the count can matter: a failure is counted once it fails, and a right secret costs three reads of the
+ * log, not writes (the token endpoint is a hot path).
+ */
+export class ClientAuthThrottle extends Throttle {
+  async begin(tenant: string, clientId: string, address: string): Promise<CheckedAttempt> {
+    const now = this.now();
+    const counters = clientAuthCounters(tenant, clientId, address).map((counter) => ({
+      ...counter,
+      key: this.hashed(counter.key),
+    }));
+    const times = await Promise.all(counters.map(({ key }) => this.log.list(key, now)));
+    const waitSeconds = retryAfterSeconds(
+      counters.map(({ limit }, index) => ({ limit, times: times[index]! })),
+      now,
+    );
+    return {
+      waitSeconds,
+      failed: async () => {
+        const at = this.now();
+        await Promise.all(counters.map(({ key, limit }) => this.log.add(key, at, at + limit.windowMs)));
+      },
+      succeeded: async () => {
+        if (times[0]!.length > 0) await this.log.clear(counters[0]!.key);
       },
     };
   }

@@ -22,6 +22,7 @@ import type { CommandDeps } from '../deps';
 import { oauthClientDecider, type OAuthClientState } from '../domain/oauth-client';
 import { oauthConsentDecider } from '../domain/oauth-consent';
 import { oauthGrantDecider } from '../domain/oauth-grant';
+import { ClientAuthThrottle } from '../kit/login-throttle';
 import { commandContext, sendResult } from './context';
 import { sendConsentPage, sendConsentRefusal } from './oauth-consent-page';
 import {
@@ -53,6 +54,7 @@ function param(source: unknown, name: string): string | undefined {
 
 function sendOAuthError(res: Response, error: OAuthError, basicAuth = false): void {
   if (error.status === 401 && basicAuth) res.setHeader('WWW-Authenticate', 'Basic realm="records-platform"');
+  if (error.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.retryAfterSeconds));
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Pragma', 'no-cache');
   res.status(error.status).json({ error: error.code, error_description: error.message });
@@ -94,6 +96,11 @@ const sha256Equal = (a: string, b: string) => timingSafeEqual(Buffer.from(a, 'he
 
 /** The OAuth 2.0 authorization server: authorize (code + PKCE), token, renew, revoke, introspect. */
 export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
+  // Counted in the attempt log every command-api process shares, under keys of their own.
+  const clientThrottle = new ClientAuthThrottle({
+    log: deps.attempts,
+    keySecret: deps.sealer.derivedKey('client-auth-attempts'),
+  });
   const loadClient = async (tenant: string, clientId: string): Promise<OAuthClientState | null> => {
     if (!/^rpc_[0-9a-f]{24}$/.test(clientId)) return null;
     const { state } = await deps.handler.load(
@@ -124,11 +131,33 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
       clientId = param(req.body, 'client_id');
       secret = param(req.body, 'client_secret');
     }
-    const client = clientId === undefined ? null : await loadClient(contextOf(req).tenant, clientId);
+    const { tenant } = contextOf(req);
+    // Failures are counted in the log every process shares; past the limits the secret is not even checked.
+    const attempt = await clientThrottle.begin(tenant, clientId ?? '', req.ip ?? 'unknown');
+    if (attempt.waitSeconds > 0) {
+      deps.logger.warn(
+        { event: 'oauth.client-auth.throttled', tenant, clientId, retryAfter: attempt.waitSeconds },
+        'client authentication refused: too many failures',
+      );
+      throw new OAuthError(
+        'temporarily_unavailable',
+        `too many failed client authentications; try again in ${attempt.waitSeconds} s`,
+        429,
+        attempt.waitSeconds,
+      );
+    }
+    const client = clientId === undefined ? null : await loadClient(tenant, clientId);
     // The hash is compared in constant time; an unknown client costs the same comparison.
     const matches = sha256Equal(hashToken(secret ?? ''), client?.secretHash || '0'.repeat(64));
-    if (!client || secret === undefined || !matches)
+    if (!client || secret === undefined || !matches) {
+      await attempt.failed();
+      deps.logger.warn(
+        { event: 'oauth.client-auth.failed', tenant, clientId },
+        'client authentication failed',
+      );
       throw new OAuthError('invalid_client', 'unknown client or wrong client credentials');
+    }
+    await attempt.succeeded();
     return client;
   };
 

@@ -89,6 +89,11 @@ export interface EventStore {
   subscribeToAll(options?: SubscribeOptions): Subscription;
   /** Position of the last event in the store (0n when empty). */
   headPosition(): Promise<bigint>;
+  /**
+   * Position of the last event of these categories (0n when none), for adapters that find it cheaply (an
+   * index seek); absent where it would take a scan.
+   */
+  categoryHead?(categories: readonly string[]): Promise<bigint>;
   close(): Promise<void>;
 }
 

@@ -87,6 +87,10 @@ export function prepareEventStoreStatements(db: Database.Database) {
       'SELECT stream_id, revision, position FROM events WHERE event_id = ?',
     ),
     headPosition: db.prepare<[], number | null>('SELECT MAX(position) FROM events').pluck(),
+    /** One category's last position: a seek at the end of its range of the (category, position) index. */
+    categoryHead: db
+      .prepare<[string], number | null>('SELECT MAX(position) FROM events WHERE category = ?')
+      .pluck(),
     streamForwards: db
       .prepare<[string, number], EventRow>(
         `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ${PAGE_SIZE}`,

@@ -328,6 +328,13 @@ class SqliteEventStore implements SqliteEventStoreHandle {
     return BigInt(this.statements.headPosition.get() ?? 0);
   }
 
+  async categoryHead(categories: readonly string[]): Promise<bigint> {
+    this.assertOpen();
+    let head = 0;
+    for (const category of categories) head = Math.max(head, this.statements.categoryHead.get(category) ?? 0);
+    return BigInt(head);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     if (this.pendingAppends.length > 0) this.commitPendingAppends();

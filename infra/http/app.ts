@@ -6,7 +6,7 @@ import express, {
   type Response,
   type Router,
 } from 'express';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Principal } from '../../contracts/auth';
 import { chooseCredential, isAdmin, type CredentialSource } from '../../contracts/auth';
@@ -45,6 +45,11 @@ export interface HttpKitOptions {
   readonly meter: ApiMeter;
   readonly readiness: () => Promise<ReadinessReport>;
   readonly metrics: () => Promise<{ contentType: string; body: string }>;
+  /**
+   * Who may read `/metrics`: with a token, only `Authorization: Bearer <token>`; without one, only a client
+   * on this host connecting directly (loopback, no proxy's forwarding header).
+   */
+  readonly metricsToken?: string;
   /** POST routes (paths under `/api`) that read their own body, such as uploads: they skip the JSON-only check. */
   readonly uploadRoutes?: readonly RegExp[];
   /**
@@ -183,7 +188,14 @@ export function createHttpApp(options: HttpKitOptions): Express {
       checks: report.checks,
     });
   });
-  app.get('/metrics', async (_req, res) => {
+  app.get('/metrics', async (req, res) => {
+    if (!mayReadMetrics(req, options.metricsToken))
+      throw new PlatformError(
+        'unauthorized',
+        options.metricsToken === undefined
+          ? '/metrics answers only this host (set METRICS_TOKEN to scrape it from elsewhere)'
+          : '/metrics needs Authorization: Bearer with the METRICS_TOKEN',
+      );
     const { contentType, body } = await options.metrics();
     res.type(contentType).send(body);
   });
@@ -221,7 +233,7 @@ export function createHttpApp(options: HttpKitOptions): Express {
   });
   api.use(async (req, res, next) => {
     await authenticateRequest(req);
-    meterRequest(req, res);
+    await meterRequest(req, res);
     next();
   });
   async function authenticateRequest(req: Request): Promise<void> {
@@ -255,10 +267,10 @@ export function createHttpApp(options: HttpKitOptions): Express {
     }
   }
   // Only authenticated calls count (and only they spend the quota: strangers must not exhaust a system's).
-  function meterRequest(req: Request, res: Response): void {
+  async function meterRequest(req: Request, res: Response): Promise<void> {
     const context = contextOf(req);
     if (!context.principal) return;
-    const decision = options.meter.admit(context.tenant);
+    const decision = await options.meter.admit(context.tenant);
     if (decision) {
       res.setHeader('RateLimit-Policy', `${decision.limit};w=60`);
       res.setHeader('RateLimit-Limit', String(decision.limit));
@@ -370,6 +382,22 @@ function toPlatformError(error: unknown): PlatformError | null {
       return new PlatformError('bad_request', String(parserError.message));
   }
   return null;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
+/** Whether this request may read the metrics (see `metricsToken`); the token is compared in constant time. */
+export function mayReadMetrics(req: Pick<Request, 'socket' | 'headers'>, token: string | undefined): boolean {
+  if (token === undefined)
+    return (
+      LOOPBACK.has(req.socket.remoteAddress ?? '') &&
+      req.headers['x-forwarded-for'] === undefined &&
+      req.headers.forwarded === undefined
+    );
+  const header = req.headers.authorization ?? '';
+  const presented = /^Bearer /i.test(header) ? header.slice(7).trim() : '';
+  return timingSafeEqual(sha256(presented), sha256(token));
 }
 
 function errorHandler(logger: Logger): ErrorRequestHandler {

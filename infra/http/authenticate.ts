@@ -22,10 +22,10 @@ export interface AuthenticatorOptions {
   /** The identity projection's position: the cache's stamp. */
   readonly identityPosition: () => Promise<bigint> | bigint;
   /**
-   * Waits until the identity read models include this process's own identity writes, so a token revoked or a
-   * user deactivated a moment ago is refused on the very next request. Undefined when they already do.
+   * Waits until the identity and OAuth read models include every credential write acknowledged so far, by
+   * any process, so a token revoked or a user deactivated a moment ago is refused on the very next request.
    */
-  readonly awaitOwnIdentityWrites?: () => Promise<unknown> | undefined;
+  readonly awaitCredentialWrites?: () => Promise<void>;
   /** OAuth access tokens: verifies their signature and expiry (their grant and client are checked here). */
   readonly accessTokens?: AccessTokens;
   /** Sessions: the sliding idle timeout and where their last use is kept. */
@@ -161,9 +161,7 @@ export function tokenAuthenticator(readModels: ReadModels, options: Authenticato
     // Access tokens are JWTs: a JSON header, base64url, always begins with `eyJ`.
     const isAccessToken = token.startsWith('eyJ');
     if (token.length > 2048 || (!isSession && !isAccessToken && !passesChecksum(token))) return null;
-    // Awaited only when there is something to wait for: each await is a trip through the microtask queue.
-    const ownWrites = options.awaitOwnIdentityWrites?.();
-    if (ownWrites) await ownWrites;
+    if (options.awaitCredentialWrites) await options.awaitCredentialWrites();
     const stamp = options.identityPosition();
     const position = typeof stamp === 'bigint' ? stamp : await stamp;
     if (position !== cachedAt) {

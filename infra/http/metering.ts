@@ -1,4 +1,5 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import type { AttemptLog } from '../attempts/port';
 import type { ReadStore } from '../read-store/port';
 
 /**
@@ -35,7 +36,26 @@ export interface ApiMeterOptions {
   readonly store: ReadStore;
   readonly quotaPerMinute?: number;
   readonly tenantQuotas?: Readonly<Record<string, number>>;
+  /**
+   * Where the processes of a deployment share each tenant's quota (the attempt log): without it the quota
+   * holds per process. Each process draws it in blocks, so the log is written once per block, not per call.
+   */
+  readonly shared?: AttemptLog;
   readonly now?: () => number;
+}
+
+/** A process draws a tenant's quota in blocks of a twentieth of it: what one process may leave unused. */
+const BLOCKS_PER_QUOTA = 20;
+
+/** One tenant's quota window in this process: calls admitted, and calls this process may admit. */
+interface QuotaWindow {
+  start: number;
+  calls: number;
+  granted: number;
+  /** Calls granted to every process so far, as the log said at the last draw. */
+  grantedEverywhere: number;
+  /** The log said the quota is spent: no further draw in this window. */
+  spent: boolean;
 }
 
 export class ApiMeter {
@@ -45,7 +65,7 @@ export class ApiMeter {
     { tenant: string; day: string; credential: string; calls: number; lastUsedMs: number }
   >();
   private readonly dirty = new Set<string>();
-  private readonly windows = new Map<string, { start: number; calls: number }>();
+  private readonly windows = new Map<string, QuotaWindow>();
   private readonly now: () => number;
 
   constructor(private readonly options: ApiMeterOptions) {
@@ -56,21 +76,53 @@ export class ApiMeter {
     return this.options.tenantQuotas?.[tenant] ?? this.options.quotaPerMinute;
   }
 
-  /** Counts one call against the tenant's per-minute quota; null when the tenant has no quota. */
-  admit(tenant: string): QuotaDecision | null {
+  /**
+   * Counts one call against the tenant's per-minute quota; null when the tenant has no quota. With a shared
+   * log, no more calls are admitted in a window by all processes together than the quota.
+   */
+  async admit(tenant: string): Promise<QuotaDecision | null> {
     const limit = this.quotaFor(tenant);
     if (limit === undefined) return null;
     const now = this.now();
     const start = now - (now % WINDOW_MS);
     let window = this.windows.get(tenant);
     if (!window || window.start !== start) {
-      window = { start, calls: 0 };
+      const granted = this.options.shared ? 0 : limit;
+      window = { start, calls: 0, granted, grantedEverywhere: granted, spent: false };
       this.windows.set(tenant, window);
     }
     const resetSeconds = Math.max(1, Math.ceil((start + WINDOW_MS - now) / 1000));
-    if (window.calls >= limit) return { allowed: false, limit, remaining: 0, resetSeconds };
+    if (window.calls >= window.granted && this.options.shared && !window.spent)
+      await this.draw(this.options.shared, tenant, window, limit, now);
+    if (window.calls >= window.granted) return { allowed: false, limit, remaining: 0, resetSeconds };
     window.calls += 1;
-    return { allowed: true, limit, remaining: limit - window.calls, resetSeconds };
+    const remaining = limit - window.grantedEverywhere + (window.granted - window.calls);
+    return { allowed: true, limit, remaining: Math.max(0, remaining), resetSeconds };
+  }
+
+  /** Draws the next block of the tenant's quota from the shared log; marks the window spent when none is left. */
+  private async draw(
+    log: AttemptLog,
+    tenant: string,
+    window: QuotaWindow,
+    limit: number,
+    now: number,
+  ): Promise<void> {
+    const block = Math.max(1, Math.floor(limit / BLOCKS_PER_QUOTA));
+    const key = `quota.${createHash('sha256').update(tenant).digest('base64url')}.${window.start}`;
+    const { id, times } = await log.add(key, now, window.start + WINDOW_MS);
+    // Blocks are granted in the order the log holds them; one past the quota is given back.
+    const before = (times.length - 1) * block;
+    const grant = Math.min(block, limit - before);
+    if (grant <= 0) {
+      window.spent = true;
+      await log.remove(key, id);
+      return;
+    }
+    // This process's window may have moved on while the log answered.
+    if (this.windows.get(tenant) !== window) return;
+    window.granted += grant;
+    window.grantedEverywhere = before + grant;
   }
 
   private dayCache = { until: 0, day: '' };

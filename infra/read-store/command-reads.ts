@@ -20,11 +20,14 @@ export interface CommandReads {
 
 /**
  * The command side's reads of the read models. `ownWritesApplied(projections)` resolves once those
- * projections include every write this process made, so a command sees what the commands before it did.
+ * projections include every write this process made, so a command sees what the commands before it did;
+ * `credentialWritesApplied()` once the credential projections include every credential write of any process
+ * (a deactivation must find the grant another process issued a moment ago).
  */
 export function readModelCommandReads(
   readModels: ReadModels,
   ownWritesApplied: (projections: readonly string[]) => Promise<void>,
+  credentialWritesApplied: () => Promise<void>,
 ): CommandReads {
   const countWhere = async (
     tenant: string,
@@ -50,7 +53,7 @@ export function readModelCommandReads(
     modulesOfTemplate: (tenant, spaceId, template) =>
       countWhere(tenant, READ_MODELS.modules, 'spaceId', spaceId, equals('template', template)),
     async liveGrantsOf(tenant, userId) {
-      await ownWritesApplied([PROJECTION_OF_READ_MODEL[READ_MODELS.oauthGrants]!]);
+      await credentialWritesApplied();
       const { items } = await readModels.find(tenant, READ_MODELS.oauthGrants, {
         filter: {
           kind: 'and',

@@ -6,6 +6,7 @@ import { contextOf, principalOf } from '../../infra/http/context';
 import { issuerOf } from '../../infra/http/issuer';
 import type { AccessTokens } from '../../infra/secrets/access-tokens';
 import type { EntityReadDeps } from './entities';
+import { awaitConsistency, CREDENTIAL_PROJECTIONS } from '../consistency';
 
 export interface OAuthInfoDeps extends EntityReadDeps {
   readonly accessTokens: AccessTokens;
@@ -17,6 +18,8 @@ export function addOAuthInfoRoutes(router: Router, deps: OAuthInfoDeps): void {
     const { tenant } = contextOf(req);
     const token = typeof req.query.token === 'string' ? req.query.token : undefined;
     const claims = token === undefined ? null : deps.accessTokens.verify(token);
+    // A token issued, a grant revoked or a client deleted a moment ago, by any process, counts already.
+    if (claims) await awaitConsistency(req, deps.consistency, CREDENTIAL_PROJECTIONS);
     const grant =
       claims && claims.tenant === tenant
         ? await deps.readModels.get(tenant, READ_MODELS.oauthGrants, documentId(tenant, claims.grantId))
@@ -44,6 +47,7 @@ export function addUserinfoRoute(router: Router, deps: OAuthInfoDeps): void {
     const principal = principalOf(req);
     if (principal.credential.kind !== 'oauth-access-token')
       throw new PlatformError('unauthorized', 'userinfo answers to an OAuth access token');
+    await awaitConsistency(req, deps.consistency, ['identity']);
     const user = await deps.readModels.get(
       principal.tenant,
       READ_MODELS.users,

@@ -141,9 +141,14 @@ export function addUserReadRoutes(router: Router, deps: UserReadDeps): void {
     });
   });
 
+  /** A user's tokens; an unknown user is a 404 like every other unknown id, not an empty list. */
   router.get('/auth/:userId/token', async (req, res) => {
     const userId = idParam(req, 'userId');
-    const page = await readPage(req, deps, account(req, userId, TOKENS), equals('userId', userId));
+    const tokens = account(req, userId, TOKENS);
+    const page = await readPage(req, deps, tokens, equals('userId', userId));
+    const tenant = principalOf(req).tenant;
+    if (!(await deps.readModels.get(tenant, READ_MODELS.users, documentId(tenant, userId))))
+      throw new PlatformError('not_found', `user ${userId} not found`);
     sendJson(res, 200, { ...page, items: await withActivity(req, page.items as Record<string, unknown>[]) });
   });
 

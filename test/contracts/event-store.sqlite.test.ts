@@ -317,3 +317,22 @@ describe('sqlite event store on disk', () => {
     await expect(store.headPosition()).rejects.toThrow('event store closed');
   });
 });
+
+test('the head of some categories is their last event, by an index seek, whoever appended it', async () => {
+  const directory = temporaryDirectory();
+  const path = join(directory.path, 'events.db');
+  const [writer, reader] = [createSqliteEventStore({ path }), createSqliteEventStore({ path })];
+  try {
+    const watched = uniqueCategory();
+    expect(await reader.categoryHead!([watched])).toBe(0n);
+    const last = await writer.append(uniqueStream(watched), [newEvent()]);
+    await writer.append(uniqueStream(), newEvents(2));
+    expect(await reader.categoryHead!([watched, uniqueCategory()])).toBe(last.position);
+    expect(await reader.categoryHead!([])).toBe(0n);
+    expect(await reader.headPosition()).toBe(last.position + 2n);
+  } finally {
+    await writer.close();
+    await reader.close();
+    directory.remove();
+  }
+});

@@ -161,3 +161,107 @@ test('TOTP-04 across processes: five wrong codes over two processes end the pend
     expect(JSON.stringify(await late.json())).toContain('sign in again');
   }
 });
+
+/** POST to the token endpoint as `clientId` with HTTP Basic, from `address`. */
+function clientCall(base: string, clientId: string, secret: string, address: string) {
+  return fetch(`${base}/api/auth/oauth/token`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      Authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
+      'X-Forwarded-For': address,
+    },
+    body: 'grant_type=client_credentials',
+  });
+}
+
+async function newClient(): Promise<{ clientId: string; clientSecret: string }> {
+  const created = await once(() =>
+    post(
+      first,
+      '/auth/oauth/client',
+      { clientName: 'Guessed', redirectUris: ['http://127.0.0.1/cb'], scope: 'record:read' },
+      { Authorization: `Bearer ${TOKEN}` },
+    ),
+  );
+  expect(created.status).toBe(201);
+  return (await created.json()) as { clientId: string; clientSecret: string };
+}
+
+/** A throttled answer: 429 in OAuth's error shape, with a Retry-After. */
+async function expectThrottled(response: Response): Promise<void> {
+  expect(response.status).toBe(429);
+  expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+  expect(response.headers.get('cache-control')).toBe('no-store');
+  expect(await response.json()).toEqual({
+    error: 'temporarily_unavailable',
+    error_description: expect.stringMatching(/too many failed client authentications; try again in \d+ s/),
+  });
+}
+
+// A right secret passes client authentication and reaches the grant check: unsupported_grant_type.
+const PASSED = 400;
+
+test('OA-22 across processes: wrong client secrets spread over two processes are throttled per client and address', async () => {
+  const client = await newClient();
+  expect((await clientCall(first, client.clientId, client.clientSecret, '10.7.0.1')).status).toBe(PASSED);
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const refused = await clientCall(
+      attempt % 2 === 0 ? first : second,
+      client.clientId,
+      'wrong',
+      '10.7.0.1',
+    );
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({ error: 'invalid_client' });
+  }
+  // Past the limit even the right secret goes unchecked, at either process.
+  for (const base of [first, second])
+    await expectThrottled(await clientCall(base, client.clientId, client.clientSecret, '10.7.0.1'));
+  await expectThrottled(await clientCall(second, client.clientId, 'wrong', '10.7.0.1'));
+  // The client itself, from its own address, still gets in: a stranger cannot lock it out from elsewhere.
+  expect((await clientCall(second, client.clientId, client.clientSecret, '10.7.0.2')).status).toBe(PASSED);
+  // Every client endpoint counts: revoke and introspect authenticate the same way.
+  for (const path of ['revoke', 'introspect']) {
+    const refused = await fetch(`${first}/api/auth/oauth/${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Forwarded-For': '10.7.0.1' },
+      body: new URLSearchParams({
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        token: 'x',
+      }),
+    });
+    await expectThrottled(refused);
+  }
+  // The attempt log holds neither the client id nor the address.
+  for (const text of [client.clientId, '10.7.0.1'])
+    expect(filesHolding(dataDir, text).filter((name) => name.startsWith('attempts'))).toEqual([]);
+});
+
+test('OA-22 across processes: one address guessing over many clients is throttled per address', async () => {
+  const client = await newClient();
+  for (let attempt = 0; attempt < 30; attempt++) {
+    const unknownClient = `rpc_${randomBytes(12).toString('hex')}`;
+    const base = attempt % 2 === 0 ? first : second;
+    expect((await clientCall(base, unknownClient, 'guess', '10.7.1.1')).status).toBe(401);
+  }
+  await expectThrottled(await clientCall(first, client.clientId, client.clientSecret, '10.7.1.1'));
+  await expectThrottled(await clientCall(second, 'not-even-a-client-id', 'guess', '10.7.1.1'));
+  expect((await clientCall(first, client.clientId, client.clientSecret, '10.7.1.2')).status).toBe(PASSED);
+});
+
+test('OA-22 across processes: wrong secrets sent at once to both processes are all counted', async () => {
+  const client = await newClient();
+  const statuses = await Promise.all(
+    Array.from({ length: 8 }, (_, index) =>
+      clientCall(index % 2 === 0 ? first : second, client.clientId, 'guess', '10.7.2.1').then(
+        (response) => response.status,
+      ),
+    ),
+  );
+  expect(statuses).toEqual(Array.from({ length: 8 }, () => 401));
+  for (let attempt = 8; attempt < 10; attempt++)
+    expect((await clientCall(second, client.clientId, 'guess', '10.7.2.1')).status).toBe(401);
+  await expectThrottled(await clientCall(first, client.clientId, client.clientSecret, '10.7.2.1'));
+});

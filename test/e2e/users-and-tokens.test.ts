@@ -288,10 +288,10 @@ describe('private API tokens', () => {
 
     await ok(await as(ADMIN_TOKEN, 'POST', `/user/${member.id}/deactivate`));
     expect((await as(value, 'GET', `/user/${member.id}`)).status).toBe(401);
+    // A deactivation is final for credentials: reactivating gives back the right to sign in, not the token.
     await ok(await as(ADMIN_TOKEN, 'POST', `/user/${member.id}/activate`));
-    expect((await as(value, 'GET', `/user/${member.id}`)).status).toBe(200);
-    await ok(await as(ADMIN_TOKEN, 'DELETE', `/auth/${member.id}/token/${String(created.id)}`));
     expect((await as(value, 'GET', `/user/${member.id}`)).status).toBe(401);
+    expect((await as(ADMIN_TOKEN, 'GET', `/auth/${member.id}/token/${String(created.id)}`)).status).toBe(404);
 
     const expiring = await newToken(Number(member.id), {
       expiresAt: new Date(Date.now() + 1500).toISOString(),
@@ -303,6 +303,16 @@ describe('private API tokens', () => {
       expect(
         (await as(ADMIN_TOKEN, 'POST', `/auth/${member.id}/token`, { name: 'x', expiresAt })).status,
       ).toBe(400);
+  });
+
+  test("TK-05 an unknown user's tokens are a 404, like every unknown id; a known user's empty list a 200", async () => {
+    for (const userId of ['99999', '2147483647']) {
+      const response = await as(ADMIN_TOKEN, 'GET', `/auth/${userId}/token`);
+      expect(response.status).toBe(404);
+      expect(await json(response)).toMatchObject({ message: expect.stringContaining(`user ${userId}`) });
+    }
+    const member = await newUser();
+    expect(await ok(await as(ADMIN_TOKEN, 'GET', `/auth/${member.id}/token`))).toMatchObject({ items: [] });
   });
 
   test('TK-07 a token counts only in a header, never in the query string', async () => {

@@ -1,5 +1,12 @@
-import { LoginThrottle, SecondFactorAttempts } from '../../command-api/kit/login-throttle';
+import { createHmac } from 'node:crypto';
 import {
+  ClientAuthThrottle,
+  LoginThrottle,
+  SecondFactorAttempts,
+} from '../../command-api/kit/login-throttle';
+import {
+  CLIENT_AUTH_LIMITS,
+  clientAuthCounters,
   LOGIN_LIMITS,
   MAX_DELAY_MS,
   loginCounters,
@@ -68,6 +75,18 @@ describe('BF-01 sign-in limits (pure)', () => {
     ]);
   });
 
+  test('a failed client authentication moves its own three counters, apart from the login ones', () => {
+    const keys = clientAuthCounters('acme', 'rpc_0123', '10.0.0.1').map(({ key }) => key);
+    expect(keys).toEqual([
+      'client+address acme rpc_0123 10.0.0.1',
+      'client-address 10.0.0.1',
+      'client acme rpc_0123',
+    ]);
+    const loginKeys = loginCounters('acme', 'rpc_0123', '10.0.0.1').map(({ key }) => key);
+    expect(keys.filter((key) => loginKeys.includes(key))).toEqual([]);
+    expect(CLIENT_AUTH_LIMITS.client.failures).toBeGreaterThan(CLIENT_AUTH_LIMITS.address.failures);
+  });
+
   test('an attempt counted with the others finds the others', () => {
     expect(othersThan([START - 5, START, START], START)).toEqual([START - 5, START]);
     expect(othersThan([START - 5], START)).toEqual([START - 5]);
@@ -82,6 +101,9 @@ describe('sign-in throttles over an attempt log', () => {
   let log: AttemptLog;
   let clock: number;
   const options = () => ({ log, keySecret: Buffer.alloc(32, 7), now: () => clock });
+
+  const hashedKey = (counter: string) =>
+    createHmac('sha256', Buffer.alloc(32, 7)).update(counter, 'utf8').digest('base64url');
 
   beforeEach(() => {
     log = createSqliteAttemptLog({ path: ':memory:' });
@@ -139,6 +161,41 @@ describe('sign-in throttles over an attempt log', () => {
     expect(await throttle.retryAfterSeconds('acme', 'anyone@example.com', '10.0.0.8')).toBe(0);
     await throttle.begin('acme', 'another@example.com', '10.0.0.8');
     expect(await throttle.retryAfterSeconds('acme', 'anyone@example.com', '10.0.0.8')).toBe(60);
+  });
+
+  test('OA-22 client authentication: ten failures per client and address over two throttles, then a wait that doubles', async () => {
+    const [first, second] = [new ClientAuthThrottle(options()), new ClientAuthThrottle(options())];
+    const fail = async (throttle: ClientAuthThrottle, address: string) => {
+      const attempt = await throttle.begin('acme', 'rpc_1', address);
+      if (attempt.waitSeconds === 0) await attempt.failed();
+      return attempt.waitSeconds;
+    };
+    for (let attempt = 0; attempt < 10; attempt++)
+      expect(await fail(attempt % 2 === 0 ? first : second, '10.0.1.1')).toBe(0);
+    expect(await fail(first, '10.0.1.1')).toBe(60);
+    // Another address of the same client is not held up; a success there clears only its own failures.
+    await fail(second, '10.0.1.2');
+    const elsewhere = await second.begin('acme', 'rpc_1', '10.0.1.2');
+    expect(elsewhere.waitSeconds).toBe(0);
+    await elsewhere.succeeded();
+    expect(await log.list(hashedKey('client+address acme rpc_1 10.0.1.2'), clock)).toEqual([]);
+    expect(await fail(second, '10.0.1.1')).toBe(60);
+    clock += MINUTE;
+    expect(await fail(first, '10.0.1.1')).toBe(0);
+    expect(await fail(first, '10.0.1.1')).toBe(120);
+  });
+
+  test('OA-22 a right secret writes nothing to the log', async () => {
+    const writes: string[] = [];
+    const recording: AttemptLog = {
+      ...log,
+      add: (key, at, expiresAt) => (writes.push(key), log.add(key, at, expiresAt)),
+      clear: (key) => (writes.push(key), log.clear(key)),
+    };
+    const throttle = new ClientAuthThrottle({ ...options(), log: recording });
+    for (let call = 0; call < 5; call++)
+      await (await throttle.begin('acme', 'rpc_2', '10.0.2.1')).succeeded();
+    expect(writes).toEqual([]);
   });
 
   test('TOTP-04 a pending login is admitted five times, then refused until it expires', async () => {

@@ -68,6 +68,32 @@ describe('user decider: changes, deactivation, token rights', () => {
       .then([{ type: 'ApiTokenIssued', data: { ...token({ record: ['read'] }), userId: 5 } }]);
   });
 
+  test('TK-06: a deactivation revokes every API token for good; a reactivation brings none back', () => {
+    const issued = (tokenId: string, hash: string): IdentityEvent => ({
+      type: 'ApiTokenIssued',
+      data: { ...token(null), tokenId, tokenHash: hash.repeat(64), userId: 5 },
+    });
+    const revoked = (tokenId: string, hash: string): IdentityEvent => ({
+      type: 'ApiTokenRevoked',
+      data: { userId: 5, tokenId, tokenHash: hash.repeat(64) },
+    });
+    const deactivated: IdentityEvent = { type: 'UserDeactivated', data: { userId: 5 } };
+    const activated: IdentityEvent = { type: 'UserActivated', data: { userId: 5 } };
+    spec
+      .given([member, issued('t-1', 'b'), issued('t-2', 'c')])
+      .when({ kind: 'DeactivateUser', caller: admin })
+      .then([deactivated, revoked('t-1', 'b'), revoked('t-2', 'c')]);
+    spec
+      .given([member, issued('t-1', 'b'), deactivated, revoked('t-1', 'b')])
+      .when({ kind: 'ActivateUser' })
+      .then([activated]);
+    // Data written before deactivations revoked tokens: the reactivation revokes what is left, first.
+    spec
+      .given([member, issued('t-1', 'b'), deactivated])
+      .when({ kind: 'ActivateUser' })
+      .then([revoked('t-1', 'b'), activated]);
+  });
+
   test("a token's rights stay within its owner's and its maker's", () => {
     const beyondOwner = spec
       .given([member])
