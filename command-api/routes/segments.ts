@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PlatformError } from '../../contracts/errors';
 import { parseFilter, parseOrder } from '../../contracts/query/parse';
-import { RECORD_FIELDS } from '../../contracts/query/record-fields';
+import { SAVED_RECORD_FIELDS } from '../../contracts/query/record-fields';
 import { resolveFilter, resolveOrder } from '../../contracts/query/resolve';
 import { streamName } from '../../contracts/streams';
 import { SEGMENT } from '../domain/attributes';
@@ -23,8 +23,8 @@ function checkedListText(
 ): string | null | undefined {
   if (text === undefined || text === null) return text;
   if (text === '') return null;
-  if (parse === 'filter') resolveFilter(parseFilter(text), RECORD_FIELDS);
-  else resolveOrder(parseOrder(text), RECORD_FIELDS);
+  if (parse === 'filter') resolveFilter(parseFilter(text), SAVED_RECORD_FIELDS);
+  else resolveOrder(parseOrder(text), SAVED_RECORD_FIELDS);
   return text;
 }
 
