@@ -47,6 +47,14 @@ export function fieldValuePath(key: string): string {
   return `fields.${key}`;
 }
 
+/**
+ * Where the records read model keeps a date-time value as a UTC instant (`toISOString`): the value itself
+ * keeps the offset it was written with, and text order is time order only in one form.
+ */
+export function instantPath(key: string): string {
+  return `instants.${key}`;
+}
+
 /** `fields.<fieldId>`: a field addressed by its id (canonical decimal, as every id). */
 const FIELD_BY_ID = /^fields\.([1-9]\d{0,15})$/;
 
@@ -80,7 +88,7 @@ export function recordFieldSpec(definition: RecordFieldDefinition): FieldSpec {
     case 'date':
       return { path, type: 'date', typeName };
     case 'datetime':
-      return { path, type: 'datetime', typeName };
+      return { path: instantPath(definition.key), type: 'datetime', typeName };
     case 'checkbox':
       return { path, type: 'boolean', unsetIsFalse: true, typeName };
     case 'select':

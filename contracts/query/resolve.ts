@@ -162,7 +162,11 @@ function parseDate(text: string): string | undefined {
   return isCalendarDate(Number(match[1]), Number(match[2]), Number(match[3])) ? text : undefined;
 }
 
-function parseDateTime(text: string): string | undefined {
+/**
+ * An ISO 8601 date-time as the UTC instant `toISOString` prints (`2024-05-01T12:00:00.000Z`), undefined when
+ * it is not one. Filters compare date-times in this form, so stored ones are kept in it too (records.ts).
+ */
+export function parseDateTime(text: string): string | undefined {
   const match = DATE_TIME.exec(text);
   if (!match) return undefined;
   const part = (index: number): number => Number(match[index] ?? 0);
