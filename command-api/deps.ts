@@ -8,6 +8,7 @@ import type { OutboundHttp } from '../infra/outbound/port';
 import type { IdAllocator } from './kit/id-allocator';
 import type { IdempotencyKeys } from './kit/idempotency';
 import type { CommandHandler } from './kit/handler';
+import type { RecordFieldDefinition } from '../contracts/query/record-fields';
 
 /** What the command routes need, wired by the composition root. */
 export interface CommandDeps {
@@ -62,4 +63,10 @@ export interface CommandReads {
   liveGrantsOf(tenant: string, userId: number): Promise<string[]>;
   /** The space's modules installed from built-in template `template`. */
   modulesOfTemplate(tenant: string, spaceId: number, template: string): Promise<number>;
+  /** The definitions of the space's fields with one of these keys or ids (what a record filter names). */
+  recordFieldsOfSpace(
+    tenant: string,
+    spaceId: number,
+    named: { readonly keys: readonly string[]; readonly fieldIds: readonly number[] },
+  ): Promise<RecordFieldDefinition[]>;
 }

@@ -1,5 +1,6 @@
 import { PlatformError } from '../errors';
-import type { FieldType as RecordFieldType } from '../fields';
+import { FIELD_TYPES, type FieldType as RecordFieldType } from '../fields';
+import type { StoreFilter } from './store-query';
 import type { FilterNode, OrderTerm } from './ast';
 import { catalogue, type FieldCatalogue, type FieldSpec } from './resolve';
 
@@ -40,6 +41,31 @@ export interface RecordFieldDefinition {
   readonly key: string;
   readonly type: RecordFieldType;
   readonly config: Readonly<Record<string, unknown>>;
+}
+
+/** A field definition as the fields read model holds it, or undefined when the document is not one. */
+export function recordFieldDefinitionOf(
+  doc: Readonly<Record<string, unknown>>,
+): RecordFieldDefinition | undefined {
+  const { fieldId, moduleId, key, type, config } = doc;
+  if (typeof fieldId !== 'number' || typeof moduleId !== 'number' || typeof key !== 'string')
+    return undefined;
+  const known = FIELD_TYPES.find((candidate) => candidate === type);
+  if (!known) return undefined;
+  const settings = typeof config === 'object' && config !== null ? (config as Record<string, unknown>) : {};
+  return { fieldId, moduleId, key, type: known, config: settings };
+}
+
+/** The fields read model's filter for the fields with one of these keys or ids (undefined: none named). */
+export function namedFieldsFilter(
+  keys: readonly string[],
+  fieldIds: readonly number[],
+): StoreFilter | undefined {
+  const named: StoreFilter[] = [];
+  if (keys.length > 0) named.push({ kind: 'in', path: 'key', values: keys });
+  if (fieldIds.length > 0) named.push({ kind: 'in', path: 'fieldId', values: fieldIds, numeric: true });
+  if (named.length <= 1) return named[0];
+  return { kind: 'or', children: named };
 }
 
 /** Where a record stores a field's value: under its key (see contracts/fields.ts). */
@@ -211,14 +237,3 @@ export function modulesRequiredBy(filter: FilterNode | undefined): number[] | un
   }
   return required;
 }
-
-const FIELD_KEY = /^[A-Za-z0-9_]{1,64}$/;
-
-/**
- * What a saved segment's filter and order are checked against when saved: the built-in columns, and any
- * name that can be a field key or `fields.<fieldId>`, whatever its value. A space's fields change after a
- * segment is saved, so their names and values are checked when the segment's records are read.
- */
-export const SAVED_RECORD_FIELDS: FieldCatalogue = catalogue(recordColumns, (name) =>
-  FIELD_BY_ID.test(name) || FIELD_KEY.test(name) ? { path: 'fields', type: 'string' } : undefined,
-);

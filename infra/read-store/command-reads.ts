@@ -1,6 +1,7 @@
 import type { CommandReads } from '../../command-api/deps';
 import { documentId, PROJECTION_OF_READ_MODEL, READ_MODELS } from '../../contracts/read-models';
 import { equals, type StoreFilter } from '../../contracts/query/store-query';
+import { namedFieldsFilter, recordFieldDefinitionOf } from '../../contracts/query/record-fields';
 import type { ReadModels } from './read-models';
 
 /**
@@ -34,6 +35,17 @@ export function readModelCommandReads(
     modulesInSpace: (tenant, spaceId) => countWhere(tenant, READ_MODELS.modules, 'spaceId', spaceId),
     modulesOfTemplate: (tenant, spaceId, template) =>
       countWhere(tenant, READ_MODELS.modules, 'spaceId', spaceId, equals('template', template)),
+    async recordFieldsOfSpace(tenant, spaceId, { keys, fieldIds }) {
+      const named = namedFieldsFilter(keys, fieldIds);
+      if (!named) return [];
+      await ownWritesApplied([PROJECTION_OF_READ_MODEL[READ_MODELS.fields]!]);
+      const { items } = await readModels.find(tenant, READ_MODELS.fields, {
+        filter: { kind: 'and', children: [equals('spaceId', spaceId), named] },
+        limit: 10_000,
+        withTotal: false,
+      });
+      return items.flatMap((doc) => recordFieldDefinitionOf(doc) ?? []);
+    },
     async liveGrantsOf(tenant, userId) {
       await ownWritesApplied([PROJECTION_OF_READ_MODEL[READ_MODELS.oauthGrants]!]);
       const { items } = await readModels.find(tenant, READ_MODELS.oauthGrants, {

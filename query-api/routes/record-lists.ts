@@ -4,15 +4,15 @@ import { parseListParams } from '../../contracts/query/list-params';
 import {
   fieldReferences,
   modulesRequiredBy,
+  namedFieldsFilter,
   namesUsed,
   recordFieldCatalogue,
+  recordFieldDefinitionOf,
   type RecordFieldDefinition,
 } from '../../contracts/query/record-fields';
 import type { FieldCatalogue } from '../../contracts/query/resolve';
-import { equals, type StoreFilter } from '../../contracts/query/store-query';
+import { equals } from '../../contracts/query/store-query';
 import { READ_MODELS } from '../../contracts/read-models';
-import { FIELD_TYPES } from '../../contracts/fields';
-import type { Document } from '../../infra/read-store/port';
 import { awaitConsistency } from '../consistency';
 import { and, authorize, type EntityDescription, type EntityReadDeps } from './entities';
 
@@ -27,16 +27,6 @@ export interface RecordListScope {
 /** More definitions than this for the names of one list would mean thousands of modules sharing keys. */
 const MAX_DEFINITIONS = 10_000;
 
-function definitionOf(doc: Document): RecordFieldDefinition | undefined {
-  const { fieldId, moduleId, key, type, config } = doc;
-  if (typeof fieldId !== 'number' || typeof moduleId !== 'number' || typeof key !== 'string')
-    return undefined;
-  const known = FIELD_TYPES.find((candidate) => candidate === type);
-  if (!known) return undefined;
-  const settings = typeof config === 'object' && config !== null ? (config as Record<string, unknown>) : {};
-  return { fieldId, moduleId, key, type: known, config: settings };
-}
-
 /**
  * The field definitions a record list's filter and order name, among the modules in scope: the list's own
  * module, else the modules the filter requires (`moduleId=…`), else the space's or the system's.
@@ -49,22 +39,20 @@ async function definitionsNamed(
   requiredModules: readonly number[] | undefined,
 ): Promise<RecordFieldDefinition[]> {
   const { keys, fieldIds } = fieldReferences(names);
-  if (keys.length === 0 && fieldIds.length === 0) return [];
-  const named: StoreFilter[] = [];
-  if (keys.length > 0) named.push({ kind: 'in', path: 'key', values: keys });
-  if (fieldIds.length > 0) named.push({ kind: 'in', path: 'fieldId', values: fieldIds, numeric: true });
+  const named = namedFieldsFilter(keys, fieldIds);
+  if (!named) return [];
   const modules =
     scope.moduleId !== undefined
       ? equals('moduleId', scope.moduleId)
       : requiredModules && { kind: 'in' as const, path: 'moduleId', values: requiredModules, numeric: true };
   const space = scope.spaceId === undefined ? undefined : equals('spaceId', scope.spaceId);
-  const filter = and(named.length === 1 ? named[0] : { kind: 'or', children: named }, modules, space);
+  const filter = and(named, modules, space);
   const { items } = await deps.readModels.find(tenant, READ_MODELS.fields, {
     ...(filter && { filter }),
     limit: MAX_DEFINITIONS,
     withTotal: false,
   });
-  return items.flatMap((doc) => definitionOf(doc) ?? []);
+  return items.flatMap((doc) => recordFieldDefinitionOf(doc) ?? []);
 }
 
 /**
@@ -84,7 +72,11 @@ export async function recordsListed(
   const { keys, fieldIds } = fieldReferences(names);
   if (keys.length === 0 && fieldIds.length === 0) return records;
   await awaitConsistency(req, deps.consistency, ['fields']);
-  const requiredModules = modulesRequiredBy(params.filter) ?? modulesRequiredBy(scope.saved?.filter);
+  // Both the request's and a segment's filter limit the list: keys resolve against the modules both allow.
+  const byRequest = modulesRequiredBy(params.filter);
+  const bySegment = modulesRequiredBy(scope.saved?.filter);
+  const requiredModules =
+    byRequest && bySegment ? byRequest.filter((id) => bySegment.includes(id)) : (byRequest ?? bySegment);
   const definitions = await definitionsNamed(deps, tenant, scope, names, requiredModules);
   return { ...records, fields: recordFieldCatalogue(definitions, records.softDeleted === 'deleted') };
 }

@@ -895,7 +895,13 @@ export function readStoreContract(factory: () => Promise<ReadStoreUnderTest>): v
       await expect(store().ensureIndex(collection, index)).resolves.toBeUndefined();
       await expect(
         findIds(collection, {
-          filter: and(compare('tenant', 'eq', 't'), { ...compare('fields.amount', 'gt', 5), numeric: true }),
+          filter: and(compare('tenant', 'eq', 't'), {
+            kind: 'compare',
+            path: 'fields.amount',
+            op: 'gt',
+            value: 5,
+            numeric: true,
+          }),
           sort: [{ path: 'fields.amount', direction: 'asc' }],
         }),
       ).resolves.toEqual(['b', 'a']);
@@ -933,10 +939,13 @@ export function readStoreContract(factory: () => Promise<ReadStoreUnderTest>): v
       { id: 'numbers', tags: [1, 2] },
     ];
     const listCompare = (op: 'eq' | 'ne', value: Scalar): StoreFilter => ({
-      ...compare('tags', op, value),
+      kind: 'compare',
+      path: 'tags',
+      op,
+      value,
       list: true,
     });
-    const listIn = (values: Scalar[]): StoreFilter => ({ ...isIn('tags', values), list: true });
+    const listIn = (values: Scalar[]): StoreFilter => ({ kind: 'in', path: 'tags', values, list: true });
 
     beforeAll(async () => {
       await seed(collection, docs);

@@ -255,15 +255,36 @@ export function fieldFilterE2e(env: () => Record<string, string>): void {
     expect(await names(`/segment/${segment.id}/record?order=amount;ASC`)).toEqual(['R4', 'R2', 'R1']);
     const bad = await refused(`/segment/${segment.id}/record?filter=${q('amount=abc')}`);
     expect(bad.code).toBe('E4001');
-    // Saving checks the syntax and the built-in columns; field names are checked when the segment is read.
-    const badSave = await platform.call('POST', '/segment', {
-      body: { spaceId: space, name: 'x', filter: 'id=abc' },
+    // Saving checks the filter and order against the space's fields, as a list would.
+    for (const [filter, code] of [
+      ['id=abc', 'E4001'],
+      ['nope=1', 'E4003'],
+      ['amount=abc', 'E4001'],
+      ['status=bogus', 'E4001'],
+      ['amount>1', 'E4001'],
+    ] as const) {
+      const response = await platform.call('POST', '/segment', {
+        body: { spaceId: space, name: 'x', filter },
+      });
+      expect(response.status).toBe(400);
+      expect((await json<ErrorBody>(response)).code).toBe(code);
+    }
+    const badOrder = await platform.call('POST', '/segment', {
+      body: { spaceId: space, name: 'x', order: 'tags;ASC' },
     });
-    expect(badSave.status).toBe(400);
-    const gone = await create('/segment', { spaceId: space, name: 'Gone', filter: 'nope=1' });
-    const error = await refused(`/segment/${gone.id}/record`);
+    expect((await json<ErrorBody>(badOrder)).code).toBe('E4003');
+    const badUpdate = await platform.call('PUT', `/segment/${segment.id}`, { body: { filter: 'nope=1' } });
+    expect((await json<ErrorBody>(badUpdate)).code).toBe('E4003');
+    const goodUpdate = await platform.call('PUT', `/segment/${segment.id}`, {
+      body: { filter: `moduleId=${deals};note~be%` },
+    });
+    expect(goodUpdate.status).toBe(200);
+    expect(await names(`/segment/${segment.id}/record`)).toEqual(['R4']);
+    // A field removed after the segment was saved: its list is a 400 that names the field.
+    expect((await platform.call('DELETE', `/field/${fieldIds.note}`)).status).toBe(200);
+    const error = await refused(`/segment/${segment.id}/record`);
     expect(error.code).toBe('E4003');
-    expect(error.message).toContain('unknown field "nope"');
+    expect(error.message).toContain('unknown field "note"');
   });
 
   test('deleted records filter on field values too', async () => {
