@@ -200,7 +200,9 @@ describe('parseListQuery', () => {
     it('given a filter value of the wrong type, when parsed, then validation_failed names field and position', () => {
       const error = thrown(() => parseListQuery({ filter: 'status=a;id>abc' }, FIELDS));
       expect(error.kind).toBe('validation_failed');
-      expect(error.message).toBe('filter: field "id" at position 9 expects an integer in canonical decimal form, found "abc"');
+      expect(error.message).toBe(
+        'filter: field "id" at position 9 expects an integer in canonical decimal form, found "abc"',
+      );
     });
 
     it('given an order syntax error, when parsed, then filter_syntax with the order position', () => {

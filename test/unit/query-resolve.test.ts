@@ -298,7 +298,9 @@ describe('resolveFilter', () => {
       // then
       expect(error.kind).toBe('validation_failed');
       expect(error.status).toBe(400);
-      expect(error.message).toBe('filter: field "id" at position 7 expects an integer in canonical decimal form, found "abc"');
+      expect(error.message).toBe(
+        'filter: field "id" at position 7 expects an integer in canonical decimal form, found "abc"',
+      );
       expect(error.details).toEqual([
         {
           path: 'filter',
