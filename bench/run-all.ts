@@ -7,6 +7,7 @@ const BENCHES = [
   'projection-rebuild.ts',
   'http.ts',
   'records-domain.ts',
+  'field-filter.ts',
   'auth.ts',
   'heavy-readers.ts',
 ];

@@ -4,6 +4,7 @@ import type { ReadModelChange } from '../infra/read-store/port';
 type Change = ReadModelChange;
 
 function keyOf(change: Change): string {
+  if (change.op === 'index') return `${change.collection}\u0000\u0000index ${change.index.name}`;
   return `${change.collection}\u0000${change.op === 'upsert' ? change.doc.id : change.id}`;
 }
 
@@ -15,6 +16,7 @@ function keyOf(change: Change): string {
  * patch + delete → the delete. A patch after a patch or after a delete, and increments, stay apart.
  */
 function merge(previous: Change, next: Change): Change | null {
+  if (previous.op === 'index' || next.op === 'index') return null;
   if (next.op === 'upsert') return next;
   if (next.op === 'delete') return previous.op === 'delete' ? null : next;
   if (previous.op !== 'upsert' || next.inc !== undefined) return null;

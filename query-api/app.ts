@@ -25,6 +25,7 @@ import { addLabelReadRoutes } from './routes/labels';
 import { addModuleTemplateRoutes } from './routes/module-templates';
 import { addRemoteLinkReadRoutes } from './routes/remote-links';
 import { addSegmentReadRoutes } from './routes/segments';
+import { recordsListed } from './routes/record-lists';
 
 export const SPACES: EntityDescription = {
   module: 'space',
@@ -73,7 +74,10 @@ export function createQueryRouter(deps: QueryDeps): Router {
   // Early: a request is matched one by one against the routes of its first path segment registered before
   // its own, and record reads are the most frequent. `deleted` is not a record id.
   router.get('/record/deleted', async (req, res) => {
-    sendJson(res, 200, await readPage(req, deps, DELETED_RECORDS));
+    sendJson(res, 200, await readPage(req, deps, await recordsListed(req, deps, DELETED_RECORDS)));
+  });
+  router.get('/record', async (req, res) => {
+    sendJson(res, 200, await readPage(req, deps, await recordsListed(req, deps, RECORDS)));
   });
   addEntityRoutes(router, deps, 'record', 'recordId', RECORDS);
   // Before every `/module/{moduleId}…` route: `built-in` is not a module id.
@@ -81,7 +85,8 @@ export function createQueryRouter(deps: QueryDeps): Router {
   router.get('/module/:moduleId/item', async (req, res) => {
     const moduleId = idParam(req, 'moduleId');
     await readOne(req, deps, MODULES, moduleId);
-    sendJson(res, 200, await readPage(req, deps, RECORDS, equals('moduleId', moduleId)));
+    const records = await recordsListed(req, deps, RECORDS, { moduleId });
+    sendJson(res, 200, await readPage(req, deps, records, equals('moduleId', moduleId)));
   });
   router.get('/module/:moduleId/item/:recordId', async (req, res) => {
     const moduleId = idParam(req, 'moduleId');

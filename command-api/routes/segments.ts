@@ -2,10 +2,15 @@ import { z } from 'zod';
 import { entityIdSchema } from '../../contracts/entity-id';
 import { PlatformError } from '../../contracts/errors';
 import { parseFilter, parseOrder } from '../../contracts/query/parse';
-import { RECORD_FIELDS } from '../../contracts/query/record-fields';
+import {
+  fieldReferences,
+  modulesRequiredBy,
+  namesUsed,
+  recordFieldCatalogue,
+} from '../../contracts/query/record-fields';
 import { resolveFilter, resolveOrder } from '../../contracts/query/resolve';
 import { streamName } from '../../contracts/streams';
-import { SEGMENT } from '../domain/attributes';
+import { attributesDecider, SEGMENT } from '../domain/attributes';
 import { spaceDecider } from '../domain/space';
 import type { CommandDeps } from '../deps';
 import { attributesResource, updateOf } from './attributes-resource';
@@ -15,19 +20,37 @@ const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at 
 const listText = z.string().trim().max(4000, 'must be at most 4000 characters').nullable();
 
 /**
- * A segment's filter and order are checked as a record list would check them (a syntax error is a 400 that
- * names the position), so a saved segment always runs. Empty text means none.
+ * A segment's filter and order are checked as a record list of its space would check them (a syntax error
+ * is a 400 that names the position, a field key must name a field of the space and its values fit the
+ * field), so a saved segment runs as long as the space's fields stay. Empty text means none.
  */
-function checkedListText(
-  text: string | null | undefined,
-  parse: 'filter' | 'order',
-): string | null | undefined {
-  if (text === undefined || text === null) return text;
-  if (text === '') return null;
-  if (parse === 'filter') resolveFilter(parseFilter(text), RECORD_FIELDS);
-  else resolveOrder(parseOrder(text), RECORD_FIELDS);
-  return text;
+async function checkedListTexts(
+  deps: CommandDeps,
+  tenant: string,
+  spaceId: number,
+  texts: { readonly filter?: string | null; readonly order?: string | null },
+): Promise<{ filter?: string | null; order?: string | null }> {
+  const given = (text: string | null | undefined): string | null | undefined => (text === '' ? null : text);
+  const filterText = given(texts.filter);
+  const orderText = given(texts.order);
+  const filter = typeof filterText === 'string' ? parseFilter(filterText) : undefined;
+  const order = typeof orderText === 'string' ? parseOrder(orderText) : undefined;
+  const named = fieldReferences(namesUsed([filter], [order]));
+  // As on the list: keys resolve against the modules the filter requires, if it requires some.
+  const required = modulesRequiredBy(filter);
+  const definitions = (await deps.reads.recordFieldsOfSpace(tenant, spaceId, named)).filter(
+    (definition) => required === undefined || required.includes(definition.moduleId),
+  );
+  const fields = recordFieldCatalogue(definitions);
+  if (filter) resolveFilter(filter, fields);
+  if (order) resolveOrder(order, fields);
+  return {
+    ...(filterText !== undefined && { filter: filterText }),
+    ...(orderText !== undefined && { order: orderText }),
+  };
 }
+
+const segmentDecider = attributesDecider(SEGMENT);
 
 /** Saved segments: a named filter (and order) of one space's records, for lists and semantic search. */
 export function segmentResource(deps: CommandDeps) {
@@ -43,8 +66,9 @@ export function segmentResource(deps: CommandDeps) {
     // A segment stays in its space.
     updateBody: updateOf({ name, filter: listText, order: listText }),
     async checkCreate(body, tenant) {
-      const filter = checkedListText(body.filter, 'filter') ?? null;
-      const order = checkedListText(body.order, 'order') ?? null;
+      const checked = await checkedListTexts(deps, tenant, body.spaceId, body);
+      const filter = checked.filter ?? null;
+      const order = checked.order ?? null;
       const space = await deps.handler.load(streamName('space', tenant, body.spaceId), spaceDecider);
       if (space.state.status !== 'active')
         throw new PlatformError('validation_failed', `space ${body.spaceId} does not exist`, [
@@ -52,9 +76,11 @@ export function segmentResource(deps: CommandDeps) {
         ]);
       return { spaceId: body.spaceId, name: body.name, filter, order };
     },
-    async checkUpdate(body) {
-      const filter = checkedListText(body.filter, 'filter');
-      const order = checkedListText(body.order, 'order');
+    async checkUpdate(body, tenant, segmentId) {
+      const segment = await deps.handler.load(streamName('segment', tenant, segmentId), segmentDecider);
+      const spaceId = segment.state.attributes.spaceId;
+      const { filter, order } =
+        typeof spaceId === 'number' ? await checkedListTexts(deps, tenant, spaceId, body) : body;
       return {
         ...(body.name !== undefined && { name: body.name }),
         ...(filter !== undefined && { filter }),

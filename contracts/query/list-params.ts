@@ -9,6 +9,7 @@ import { PlatformError } from '../errors';
 import { parseFilter, parseOrder } from './parse';
 import { resolveFilter, resolveOrder, type FieldCatalogue, type ValidationIssue } from './resolve';
 import type { StoreFilter, StoreQuery, StoreSort } from './store-query';
+import type { FilterNode, OrderTerm } from './ast';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 1000;
@@ -47,7 +48,7 @@ function wholeNumber(name: string, min: number, max: number) {
   });
 }
 
-/** The raw list parameters; other query parameters of a route are ignored here. */
+/** The raw list parameters; `parseListParams` refuses any other query parameter unless the route names it. */
 export const listParamsSchema = z.object(
   {
     filter: queryText('filter'),
@@ -60,9 +61,79 @@ export const listParamsSchema = z.object(
 
 export type ListParams = z.output<typeof listParamsSchema>;
 
+export const LIST_PARAMETERS: readonly string[] = Object.keys(listParamsSchema.shape);
+
+/** A list request after parsing: the filter and order as ASTs, not yet checked against a catalogue. */
+export interface ParsedListParams {
+  readonly filter?: FilterNode;
+  readonly order?: readonly OrderTerm[];
+  readonly offset: number;
+  readonly limit: number;
+}
+
 export interface ListQueryDefaults {
   /** Sort used when the request has no `order`. */
   readonly order?: readonly StoreSort[];
+  /** Query parameters the route reads itself, besides the list parameters. */
+  readonly otherParams?: readonly string[];
+}
+
+function validationError(issues: readonly ValidationIssue[]): PlatformError {
+  return new PlatformError('validation_failed', issues.map((issue) => issue.message).join('; '), issues);
+}
+
+/**
+ * A raw `&` ends the `filter` parameter in a URL, so `?filter=moduleId=7&name=Beta` arrives as a filter
+ * `moduleId=7` and a parameter `name`. Such a parameter, or any other the route does not read, is a 400
+ * that names it: a condition is never dropped silently.
+ */
+function unknownParameters(raw: unknown, known: ReadonlySet<string>): ValidationIssue[] {
+  if (typeof raw !== 'object' || raw === null) return [];
+  return Object.keys(raw)
+    .filter((name) => !known.has(name))
+    .map((name) => ({
+      path: name,
+      message: `unknown query parameter "${name}" (this list reads ${[...known].join(', ')}); to AND filter conditions write ";" or an encoded "&" (%26) inside filter, as a raw "&" ends the filter parameter`,
+    }));
+}
+
+/**
+ * Validates the list parameters and parses `filter` and `order`. Throws `validation_failed` (details:
+ * `{ path, message }[]`, one per unknown query parameter too) or `filter_syntax`, each saying where.
+ */
+export function parseListParams(rawQuery: unknown, otherParams: readonly string[] = []): ParsedListParams {
+  const parsed = listParamsSchema.safeParse(rawQuery ?? {});
+  const unknown = unknownParameters(rawQuery, new Set([...LIST_PARAMETERS, ...otherParams]));
+  if (!parsed.success || unknown.length > 0) {
+    const issues: ValidationIssue[] = (parsed.error?.issues ?? []).map((issue) => ({
+      path: issue.path.map(String).join('.'),
+      message: issue.message,
+    }));
+    throw validationError([...issues, ...unknown]);
+  }
+  const { filter, offset, limit, order } = parsed.data;
+  return {
+    ...(filter !== undefined && { filter: parseFilter(filter) }),
+    ...(order !== undefined && { order: parseOrder(order) }),
+    offset: offset ?? 0,
+    limit: limit ?? DEFAULT_PAGE_SIZE,
+  };
+}
+
+/** Checks parsed list parameters against `fields`: throws `unknown_field` or `validation_failed`. */
+export function resolveListParams(
+  params: ParsedListParams,
+  fields: FieldCatalogue,
+  defaultOrder?: readonly StoreSort[],
+): StoreQuery {
+  const storeFilter: StoreFilter | undefined = params.filter && resolveFilter(params.filter, fields);
+  const sort = params.order === undefined ? defaultOrder : resolveOrder(params.order, fields);
+  return {
+    ...(storeFilter && { filter: storeFilter }),
+    ...(sort && { sort }),
+    offset: params.offset,
+    limit: params.limit,
+  };
 }
 
 /**
@@ -74,22 +145,5 @@ export function parseListQuery(
   fields: FieldCatalogue,
   defaults: ListQueryDefaults = {},
 ): StoreQuery {
-  const parsed = listParamsSchema.safeParse(rawQuery ?? {});
-  if (!parsed.success) {
-    const issues: ValidationIssue[] = parsed.error.issues.map((issue) => ({
-      path: issue.path.map(String).join('.'),
-      message: issue.message,
-    }));
-    throw new PlatformError('validation_failed', issues.map((issue) => issue.message).join('; '), issues);
-  }
-  const { filter, offset, limit, order } = parsed.data;
-  const storeFilter: StoreFilter | undefined =
-    filter === undefined ? undefined : resolveFilter(parseFilter(filter), fields);
-  const sort = order === undefined ? defaults.order : resolveOrder(parseOrder(order), fields);
-  return {
-    ...(storeFilter && { filter: storeFilter }),
-    ...(sort && { sort }),
-    offset: offset ?? 0,
-    limit: limit ?? DEFAULT_PAGE_SIZE,
-  };
+  return resolveListParams(parseListParams(rawQuery, defaults.otherParams), fields, defaults.order);
 }

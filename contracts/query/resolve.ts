@@ -16,6 +16,19 @@ export interface FieldSpec {
   readonly filterable?: boolean;
   /** Default true. */
   readonly sortable?: boolean;
+  /**
+   * The field holds a list (a multi-select's options, a file field's file ids): `=` `!=` `...` test
+   * membership, `=` with an empty value also matches an empty list; no ordering operators, no LIKE.
+   */
+  readonly list?: boolean;
+  /** Only `=` and `!=` with an empty value apply (is the field empty or not): a file field's file ids. */
+  readonly emptinessOnly?: boolean;
+  /** The values a select field allows: a filter value outside them is a 400 that lists them. */
+  readonly options?: readonly string[];
+  /** A boolean field whose unset value means false (an unticked checkbox): `=false` matches it too. */
+  readonly unsetIsFalse?: boolean;
+  /** How errors name the field's type, when not by `type` (a record field's type: `multi_select`). */
+  readonly typeName?: string;
 }
 
 /**
@@ -121,14 +134,15 @@ function invalidValue(
 
 const EXPECTED_BY_TYPE: Readonly<Record<FieldType, string>> = {
   string: 'a string',
-  integer: 'an integer',
+  integer: 'an integer in canonical decimal form',
   number: 'a number',
   boolean: 'true, false, 1 or 0',
   datetime: 'an ISO 8601 date-time such as 2024-05-01T12:00:00Z',
   date: 'a date as YYYY-MM-DD',
 };
 
-const INTEGER = /^[+-]?\d+$/;
+/** Canonical decimal only: `0x10`, `1e3`, `+5`, `-0` and `0005` name other numbers in other notations. */
+const INTEGER = /^(?:0|-?[1-9]\d*)$/;
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 /** ISO 8601 extended format; a date alone means midnight UTC and a time without an offset is taken as UTC. */
@@ -148,7 +162,11 @@ function parseDate(text: string): string | undefined {
   return isCalendarDate(Number(match[1]), Number(match[2]), Number(match[3])) ? text : undefined;
 }
 
-function parseDateTime(text: string): string | undefined {
+/**
+ * An ISO 8601 date-time as the UTC instant `toISOString` prints (`2024-05-01T12:00:00.000Z`), undefined when
+ * it is not one. Filters compare date-times in this form, so stored ones are kept in it too (records.ts).
+ */
+export function parseDateTime(text: string): string | undefined {
   const match = DATE_TIME.exec(text);
   if (!match) return undefined;
   const part = (index: number): number => Number(match[index] ?? 0);
@@ -224,38 +242,77 @@ function onlyValue(condition: FilterCondition): string {
   return condition.values[0]!;
 }
 
+function typeNameOf(spec: FieldSpec): string {
+  return spec.typeName ?? spec.type;
+}
+
+function operatorNotAllowed(condition: FilterCondition, spec: FieldSpec, allowed: string): PlatformError {
+  const message = `filter: field "${condition.field}" at position ${condition.position} has type ${typeNameOf(spec)}; ${condition.operator} does not apply to it (${allowed})`;
+  return invalidValue(condition, allowed, condition.operator, message);
+}
+
+/** A select's value must be one of its options: a typo would otherwise silently match nothing. */
+function checkedOption(condition: FilterCondition, spec: FieldSpec, value: Scalar): Scalar {
+  if (spec.options === undefined || typeof value !== 'string' || spec.options.includes(value)) return value;
+  const expected = `one of the options ${spec.options.map((option) => JSON.stringify(option)).join(', ')}`;
+  const message = `filter: field "${condition.field}" at position ${condition.position} expects ${expected}, found ${JSON.stringify(value)}`;
+  throw invalidValue(condition, expected, value, message);
+}
+
+function typedValue(condition: FilterCondition, spec: FieldSpec, text: string): Scalar {
+  return checkedOption(condition, spec, convertValue(condition, text, spec.type));
+}
+
+/** `=false` / `!=false` on a boolean whose unset value means false; other conditions need no rewrite. */
+function unsetAsFalse(path: string, op: 'eq' | 'ne', value: Scalar): StoreFilter | undefined {
+  if (value !== false) return undefined;
+  return op === 'eq'
+    ? { kind: 'in', path, values: [false, null] }
+    : { kind: 'compare', path, op: 'eq', value: true };
+}
+
 function resolveCondition(condition: FilterCondition, fields: FieldCatalogue): StoreFilter {
-  const { path, type } = lookupField(condition.field, condition.position, fields, 'filter');
+  const spec = lookupField(condition.field, condition.position, fields, 'filter');
+  const { path, type } = spec;
   const { operator } = condition;
   // Catalogue numbers are never stored as booleans: adapters may skip telling 1 from true.
   const numeric = type === 'integer' || type === 'number' ? { numeric: true } : {};
+  const list = spec.list === true ? { list: true } : {};
+  const emptyTest =
+    (operator === '=' || operator === '!=') && condition.values.length === 1 && condition.values[0] === '';
+  if (spec.emptinessOnly === true && !emptyTest)
+    throw operatorNotAllowed(condition, spec, 'only = and != with an empty value: whether it is empty');
   switch (operator) {
     case '...': {
       if (condition.values.length === 0 || condition.values.includes(''))
         throw emptyValueError(condition, type);
-      return {
-        kind: 'in',
-        path,
-        values: condition.values.map((text) => convertValue(condition, text, type)),
-        ...numeric,
-      };
+      const values = condition.values.map((text) => typedValue(condition, spec, text));
+      if (spec.unsetIsFalse === true && values.includes(false)) values.push(null);
+      return { kind: 'in', path, values, ...numeric, ...list };
     }
     case '~':
     case '!~': {
-      if (type !== 'string') {
-        const message = `filter: field "${condition.field}" at position ${condition.position} has type ${type}; ${operator} (${operator === '~' ? 'LIKE' : 'NOT LIKE'}) only applies to string fields`;
-        throw invalidValue(condition, 'a string field', type, message);
+      if (type !== 'string' || spec.list === true) {
+        const message = `filter: field "${condition.field}" at position ${condition.position} has type ${typeNameOf(spec)}; ${operator} (${operator === '~' ? 'LIKE' : 'NOT LIKE'}) only applies to string fields`;
+        throw invalidValue(condition, 'a string field', typeNameOf(spec), message);
       }
       return { kind: 'like', path, pattern: onlyValue(condition), negate: operator === '!~' };
     }
     default: {
       const text = onlyValue(condition);
       const op = COMPARE_OPS[operator];
+      if (spec.list === true && op !== 'eq' && op !== 'ne')
+        throw operatorNotAllowed(condition, spec, 'a list: =, != and ... test whether it holds a value');
       if (text === '') {
-        if (operator === '=' || operator === '!=') return { kind: 'compare', path, op, value: null };
+        if (operator === '=' || operator === '!=') return { kind: 'compare', path, op, value: null, ...list };
         throw emptyValueError(condition, type);
       }
-      return { kind: 'compare', path, op, value: convertValue(condition, text, type), ...numeric };
+      const value = typedValue(condition, spec, text);
+      if (spec.unsetIsFalse === true && (op === 'eq' || op === 'ne')) {
+        const rewritten = unsetAsFalse(path, op, value);
+        if (rewritten) return rewritten;
+      }
+      return { kind: 'compare', path, op, value, ...numeric, ...list };
     }
   }
 }

@@ -14,6 +14,10 @@
  * - `numeric` (on `compare` and `in`) promises that the field holds numbers only, never booleans, so an
  *   adapter that stores booleans as 0 and 1 need not tell them apart (and can answer from an index alone).
  *   Results are the same with or without it on such a field.
+ * - `list` (on `compare` eq/ne and `in`) says the field holds a list (a multi-select's options): `eq`
+ *   matches a list that contains the value, `ne` one that does not (missing and null included), `in` one
+ *   that contains any listed value; `eq null` also matches an empty list and `ne null` a non-empty one.
+ *   Only these operators take `list`.
  * - Paths are dot-separated (`fields.12`); segments are `[A-Za-z0-9_]+`.
  */
 export type Scalar = string | number | boolean | null;
@@ -27,12 +31,14 @@ export type StoreFilter =
       readonly op: 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte';
       readonly value: Scalar;
       readonly numeric?: boolean;
+      readonly list?: boolean;
     }
   | {
       readonly kind: 'in';
       readonly path: string;
       readonly values: readonly Scalar[];
       readonly numeric?: boolean;
+      readonly list?: boolean;
     }
   | { readonly kind: 'like'; readonly path: string; readonly pattern: string; readonly negate: boolean };
 

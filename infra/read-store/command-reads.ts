@@ -1,5 +1,10 @@
 import { documentId, PROJECTION_OF_READ_MODEL, READ_MODELS } from '../../contracts/read-models';
 import { equals, type StoreFilter } from '../../contracts/query/store-query';
+import {
+  namedFieldsFilter,
+  recordFieldDefinitionOf,
+  type RecordFieldDefinition,
+} from '../../contracts/query/record-fields';
 import type { ReadModels } from './read-models';
 
 /**
@@ -16,6 +21,12 @@ export interface CommandReads {
   liveGrantsOf(tenant: string, userId: number): Promise<string[]>;
   /** The space's modules installed from built-in template `template`. */
   modulesOfTemplate(tenant: string, spaceId: number, template: string): Promise<number>;
+  /** The definitions of the space's fields with one of these keys or ids (what a record filter names). */
+  recordFieldsOfSpace(
+    tenant: string,
+    spaceId: number,
+    named: { readonly keys: readonly string[]; readonly fieldIds: readonly number[] },
+  ): Promise<RecordFieldDefinition[]>;
 }
 
 /**
@@ -52,6 +63,17 @@ export function readModelCommandReads(
     modulesInSpace: (tenant, spaceId) => countWhere(tenant, READ_MODELS.modules, 'spaceId', spaceId),
     modulesOfTemplate: (tenant, spaceId, template) =>
       countWhere(tenant, READ_MODELS.modules, 'spaceId', spaceId, equals('template', template)),
+    async recordFieldsOfSpace(tenant, spaceId, { keys, fieldIds }) {
+      const named = namedFieldsFilter(keys, fieldIds);
+      if (!named) return [];
+      await ownWritesApplied([PROJECTION_OF_READ_MODEL[READ_MODELS.fields]!]);
+      const { items } = await readModels.find(tenant, READ_MODELS.fields, {
+        filter: { kind: 'and', children: [equals('spaceId', spaceId), named] },
+        limit: 10_000,
+        withTotal: false,
+      });
+      return items.flatMap((doc) => recordFieldDefinitionOf(doc) ?? []);
+    },
     async liveGrantsOf(tenant, userId) {
       await credentialWritesApplied();
       const { items } = await readModels.find(tenant, READ_MODELS.oauthGrants, {

@@ -46,6 +46,23 @@ function like(path: string, pattern: string, negate: boolean): BsonDocument {
   return { [field]: negate ? { $not: regex } : regex };
 }
 
+/**
+ * `compare` and `in` on a list (store-query.ts): MongoDB already matches an array that holds the value; only
+ * "empty" needs the empty list too.
+ */
+function compileListFilter(filter: Extract<StoreFilter, { kind: 'compare' | 'in' }>): BsonDocument {
+  const field = fieldOf(filter.path);
+  const values = filter.kind === 'in' ? filter.values : [filter.value];
+  const op = filter.kind === 'in' ? 'eq' : filter.op;
+  if (op !== 'eq' && op !== 'ne') throw new Error(`store filter: ${op} does not apply to a list`);
+  const listed = values.filter((value) => value !== null);
+  const alternatives: BsonDocument[] = listed.length > 0 ? [{ [field]: { $in: listed } }] : [];
+  if (values.includes(null)) alternatives.push({ [field]: { $in: EMPTY_VALUES } }, { [field]: { $size: 0 } });
+  if (alternatives.length === 0) return op === 'eq' ? MATCH_NOTHING : MATCH_ALL;
+  if (op === 'eq') return alternatives.length === 1 ? alternatives[0]! : { $or: alternatives };
+  return { $nor: alternatives };
+}
+
 export function compileFilter(filter: StoreFilter | undefined): BsonDocument {
   if (!filter) return MATCH_ALL;
   switch (filter.kind) {
@@ -61,8 +78,10 @@ export function compileFilter(filter: StoreFilter | undefined): BsonDocument {
       return children.length === 1 ? children[0] : { $or: children };
     }
     case 'compare':
+      if (filter.list === true) return compileListFilter(filter);
       return compare(filter.path, filter.op, filter.value);
     case 'in':
+      if (filter.list === true) return compileListFilter(filter);
       return isIn(filter.path, filter.values);
     case 'like':
       return like(filter.path, filter.pattern, filter.negate);

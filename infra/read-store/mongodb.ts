@@ -11,6 +11,7 @@ import type { StoreQuery } from '../../contracts/query/store-query';
 import { compileFilter, compileSort, indexKeys } from './mongodb-query';
 import { applyPatch, valueAtPath } from './patch';
 import {
+  MAX_INDEXES_PER_COLLECTION,
   UniqueViolationError,
   type Checkpoint,
   type Document,
@@ -144,6 +145,8 @@ function toWrites(change: ReadModelChange): AnyBulkWriteOperation<StoredDocument
     }
     case 'delete':
       return [{ deleteOne: { filter: { _id: change.id, _pos: { $lt: position } } } }];
+    case 'index':
+      return [];
   }
 }
 
@@ -152,7 +155,9 @@ function runsByCollection(changes: readonly ReadModelChange[]): ReadModelChange[
   const runs: ReadModelChange[][] = [];
   for (const change of changes) {
     const last = runs.at(-1);
-    if (last && last[0].collection === change.collection) last.push(change);
+    // An index change is a run of its own: it is not a bulk write.
+    const joins = last && last[0].op !== 'index' && change.op !== 'index';
+    if (joins && last[0].collection === change.collection) last.push(change);
     else runs.push([change]);
   }
   return runs;
@@ -193,7 +198,7 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
   ): Promise<string> {
     const target = collection(run[0].collection);
     for (const change of run) {
-      if (change.op === 'delete') continue;
+      if (change.op === 'delete' || change.op === 'index') continue;
       const id = change.op === 'upsert' ? change.doc.id : change.id;
       const current = await target.findOne({ _id: id });
       const currentPosition = current ? storedPosition(current) : undefined;
@@ -230,34 +235,51 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
     return new UniqueViolationError(name, await findViolatedIndex(run, indexes));
   }
 
+  async function indexesOf(target: Collection<StoredDocument>) {
+    return target.indexes().catch((error: unknown) => {
+      if (error instanceof MongoServerError && error.code === NAMESPACE_NOT_FOUND) return [];
+      throw error;
+    });
+  }
+
+  async function ensureIndex(name: string, index: IndexSpec): Promise<void> {
+    assertIndexSpec(index);
+    const target = collection(name);
+    const keys = indexKeys(index.paths, index.unique === true);
+    const existing = (await indexesOf(target)).find((candidate) => candidate.name === index.name);
+    if (existing) {
+      const sameKeys = JSON.stringify(Object.entries(existing.key)) === JSON.stringify(keys);
+      if (sameKeys && (existing.unique === true) === (index.unique === true)) return;
+      throw new Error(`index ${index.name} of ${name} already exists with a different definition`);
+    }
+    try {
+      await createIndex(target, keys, index);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new UniqueViolationError(name, index.name);
+      throw error;
+    }
+  }
+
+  /** An `index` change: `ensureIndex` unless the collection already has its most indexes (port.ts). */
+  async function ensureIndexWithin(name: string, index: IndexSpec): Promise<void> {
+    const indexes = await indexesOf(collection(name));
+    const secondary = indexes.filter((candidate) => candidate.name !== '_id_');
+    const exists = secondary.some((candidate) => candidate.name === index.name);
+    if (exists || secondary.length < MAX_INDEXES_PER_COLLECTION) await ensureIndex(name, index);
+  }
+
   return {
-    async ensureIndex(name: string, index: IndexSpec): Promise<void> {
-      assertIndexSpec(index);
-      const target = collection(name);
-      const keys = indexKeys(index.paths, index.unique === true);
-      const existing = (
-        await target.indexes().catch((error: unknown) => {
-          if (error instanceof MongoServerError && error.code === NAMESPACE_NOT_FOUND) return [];
-          throw error;
-        })
-      ).find((candidate) => candidate.name === index.name);
-      if (existing) {
-        const sameKeys = JSON.stringify(Object.entries(existing.key)) === JSON.stringify(keys);
-        if (sameKeys && (existing.unique === true) === (index.unique === true)) return;
-        throw new Error(`index ${index.name} of ${name} already exists with a different definition`);
-      }
-      try {
-        await createIndex(target, keys, index);
-      } catch (error) {
-        if (isUniqueViolation(error)) throw new UniqueViolationError(name, index.name);
-        throw error;
-      }
-    },
+    ensureIndex,
 
     async apply(changes: readonly ReadModelChange[], checkpoint?: Checkpoint): Promise<void> {
       changes.forEach(assertChange);
       if (checkpoint) assertCheckpoint(checkpoint);
       for (const run of runsByCollection(changes)) {
+        const [first] = run;
+        if (first.op === 'index') {
+          await ensureIndexWithin(first.collection, first.index);
+          continue;
+        }
         try {
           await collection(run[0].collection).bulkWrite(run.flatMap(toWrites), { ordered: true });
         } catch (error) {

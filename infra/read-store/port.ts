@@ -21,7 +21,24 @@ export type ReadModelChange =
       readonly inc?: Readonly<Record<string, number>>;
       readonly position: bigint;
     }
-  | { readonly op: 'delete'; readonly collection: string; readonly id: string; readonly position: bigint };
+  | { readonly op: 'delete'; readonly collection: string; readonly id: string; readonly position: bigint }
+  /**
+   * Ensures a secondary index a projection asks for as its data comes to need it (a record field's values),
+   * as `ensureIndex` does; skipped once the collection has `MAX_INDEXES_PER_COLLECTION` indexes, so the
+   * indexes (and the work of every write) stay bounded. Idempotent; the position is not checked.
+   */
+  | {
+      readonly op: 'index';
+      readonly collection: string;
+      readonly index: IndexSpec;
+      readonly position: bigint;
+    };
+
+/**
+ * The most secondary indexes an `index` change lets a collection reach (MongoDB allows 64 with `_id`'s):
+ * beyond it queries still answer, from fewer indexes.
+ */
+export const MAX_INDEXES_PER_COLLECTION = 48;
 
 /**
  * A key of an index: a dotted path (ascending), or a path indexed for `like` patterns with a literal prefix

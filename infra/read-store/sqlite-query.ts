@@ -230,6 +230,35 @@ function join(
   };
 }
 
+/** A list value with no element (`[]`): what `eq null` on a list matches beside missing and null. */
+function emptyList(path: string): string {
+  return `(${typeExpression(path)} = 'array' AND json_array_length(doc, ${jsonPath(path)}) = 0)`;
+}
+
+/** Whether the list at `path` holds one of `values` (a scalar counts as a list of itself). */
+function listHolds(path: string, values: readonly Scalar[]): SqlFragment {
+  const listed = values
+    .filter((value) => value !== null)
+    .map((value) => (value === true ? 1 : value === false ? 0 : value));
+  const holds: SqlFragment = {
+    sql: `EXISTS (SELECT 1 FROM json_each(doc, ${jsonPath(path)}) WHERE value IN (${placeholders(listed.length)}))`,
+    params: listed,
+  };
+  const alternatives = listed.length > 0 ? [holds] : [];
+  if (values.includes(null))
+    alternatives.push({ sql: `(${matchesEmpty(path).sql} OR ${emptyList(path)})`, params: [] });
+  return join('OR', alternatives, MATCH_NOTHING);
+}
+
+/** `compare` and `in` on a list (store-query.ts): membership, not equality of the whole value. */
+function compileListFilter(filter: Extract<StoreFilter, { kind: 'compare' | 'in' }>): SqlFragment {
+  if (filter.kind === 'in') return listHolds(filter.path, filter.values);
+  if (filter.op !== 'eq' && filter.op !== 'ne')
+    throw new Error(`store filter: ${filter.op} does not apply to a list`);
+  const holds = listHolds(filter.path, [filter.value]);
+  return filter.op === 'eq' ? holds : not(holds);
+}
+
 export function compileFilter(filter: StoreFilter | undefined): SqlFragment {
   if (!filter) return MATCH_ALL;
   switch (filter.kind) {
@@ -238,8 +267,10 @@ export function compileFilter(filter: StoreFilter | undefined): SqlFragment {
     case 'or':
       return join('OR', filter.children.map(compileFilter), MATCH_NOTHING);
     case 'compare':
+      if (filter.list === true) return compileListFilter(filter);
       return compare(filter.path, filter.op, filter.value, filter.numeric === true);
     case 'in':
+      if (filter.list === true) return compileListFilter(filter);
       return isIn(filter.path, filter.values, filter.numeric === true);
     case 'like':
       return like(filter.path, filter.pattern, filter.negate);

@@ -4,6 +4,7 @@ import { openSqliteFile } from '../sqlite-file';
 import { likePatternToRegExp } from './like-pattern';
 import { applyPatch } from './patch';
 import {
+  MAX_INDEXES_PER_COLLECTION,
   UniqueViolationError,
   type Checkpoint,
   type Document,
@@ -270,7 +271,47 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
     return prepared;
   }
 
+  function ensureIndexNow(collection: string, index: IndexSpec): void {
+    assertIndexSpec(index);
+    const table = tableName(collection);
+    createCollection(collection);
+    const name = sqliteIndexName(collection, index.name);
+    const create = `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX`;
+    const target = `"${name}" ON ${table} (${indexColumns(index.paths, index.unique === true)})`;
+    // SQLite stores the statement's text without "IF NOT EXISTS": the check below compares with it.
+    const definition = `${create} ${target}`;
+    try {
+      db.exec(`${create} IF NOT EXISTS ${target}`);
+    } catch (error) {
+      throw asUniqueViolation(error, collection);
+    }
+    const stored = statement(`SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = ?`)
+      .pluck()
+      .get(name);
+    if (stored !== definition) {
+      throw new Error(`index ${index.name} of ${collection} already exists with a different definition`);
+    }
+  }
+
+  /** An `index` change: `ensureIndexNow` unless the collection already has its most indexes (port.ts). */
+  function ensureIndexWithin(collection: string, index: IndexSpec): void {
+    createCollection(collection);
+    const counted = statement(
+      `SELECT count(*) AS secondary, count(*) FILTER (WHERE name = ?) AS named FROM sqlite_schema ` +
+        `WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`,
+    ).get(sqliteIndexName(collection, index.name), `${TABLE_PREFIX}${collection}`) as {
+      secondary: number;
+      named: number;
+    };
+    if (counted.named > 0 || counted.secondary < MAX_INDEXES_PER_COLLECTION)
+      ensureIndexNow(collection, index);
+  }
+
   function applyChange(change: ReadModelChange): void {
+    if (change.op === 'index') {
+      ensureIndexWithin(change.collection, change.index);
+      return;
+    }
     const write = writeStatementsOf(change.collection);
     switch (change.op) {
       case 'upsert':
@@ -374,25 +415,12 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
   });
 
   return {
-    async ensureIndex(collection: string, index: IndexSpec): Promise<void> {
-      assertIndexSpec(index);
-      const table = tableName(collection);
-      createCollection(collection);
-      const name = sqliteIndexName(collection, index.name);
-      const create = `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX`;
-      const target = `"${name}" ON ${table} (${indexColumns(index.paths, index.unique === true)})`;
-      // SQLite stores the statement's text without "IF NOT EXISTS": the check below compares with it.
-      const definition = `${create} ${target}`;
+    ensureIndex(collection: string, index: IndexSpec): Promise<void> {
       try {
-        db.exec(`${create} IF NOT EXISTS ${target}`);
+        ensureIndexNow(collection, index);
+        return Promise.resolve();
       } catch (error) {
-        throw asUniqueViolation(error, collection);
-      }
-      const stored = statement(`SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = ?`)
-        .pluck()
-        .get(name);
-      if (stored !== definition) {
-        throw new Error(`index ${index.name} of ${collection} already exists with a different definition`);
+        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
       }
     },
 

@@ -127,6 +127,9 @@ export function assertChange(change: ReadModelChange): void {
     case 'delete':
       if (typeof change.id !== 'string' || change.id.length === 0) throw new TypeError('delete needs an id');
       return;
+    case 'index':
+      assertIndexSpec(change.index);
+      return;
     case 'patch':
       if (typeof change.id !== 'string' || change.id.length === 0) throw new TypeError('patch needs an id');
       for (const [path, value] of Object.entries(change.set ?? {})) {

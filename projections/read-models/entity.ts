@@ -21,6 +21,8 @@ export interface EntityProjectionOptions {
   readonly created: string;
   /** Fields every new document starts with (beside the created event's data). */
   readonly initial?: Readonly<Record<string, unknown>>;
+  /** Fields computed from the created event's data (kept beside it, for queries). */
+  readonly derived?: (data: EventData) => Record<string, unknown>;
   /** Keys of the created event's data kept out of the document (secrets' hashes). */
   readonly omit?: readonly string[];
   /** The event that removes the document (none: a soft delete is one of the `patches`). */
@@ -62,7 +64,13 @@ export function entityProjection(options: EntityProjectionOptions): Projection {
             op: 'upsert',
             collection: target,
             position,
-            doc: { id, ...options.initial, ...withoutOmitted(data), ...createdColumns(event) },
+            doc: {
+              id,
+              ...options.initial,
+              ...withoutOmitted(data),
+              ...options.derived?.(data),
+              ...createdColumns(event),
+            },
           },
         ];
       if (event.type === options.deleted) return [{ op: 'delete', collection: target, position, id }];

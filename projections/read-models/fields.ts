@@ -14,6 +14,8 @@ export const fieldsProjection: Projection = {
   collections: {
     [READ_MODELS.fields]: [
       { name: 'tenant_field', paths: ['tenant', 'fieldId'] },
+      // Record lists look fields up by the keys their filter names.
+      { name: 'tenant_key_module', paths: ['tenant', 'key', 'moduleId'] },
       { name: 'tenant_module_position', paths: ['tenant', 'moduleId', 'position'] },
       { name: 'tenant_space_module_position', paths: ['tenant', 'spaceId', 'moduleId', 'position'] },
     ],

@@ -1,8 +1,34 @@
-import type { RecordUpdatedData } from '../../contracts/events/records';
+import type { FieldValue, RecordCreatedData, RecordUpdatedData } from '../../contracts/events/records';
+import { fieldValuePath, instantPath } from '../../contracts/query/record-fields';
+import { parseDateTime } from '../../contracts/query/resolve';
 import { READ_MODELS } from '../../contracts/read-models';
 import { entityProjection } from './entity';
+import type { FieldAddedData } from '../../contracts/events/records';
+import type { FieldDefinition } from '../../contracts/fields';
+import type { IndexSpec, ReadModelChange } from '../../infra/read-store/port';
+import type { Projection } from '../projection';
 
-export const recordsProjection = entityProjection({
+/** The UTC instant of a value that is a date-time with an offset (what a datetime field holds), else none. */
+function instantOf(value: FieldValue | undefined): string | undefined {
+  return typeof value === 'string' && DATE_TIME_WITH_OFFSET.test(value) ? parseDateTime(value) : undefined;
+}
+
+/** A datetime field's values carry a time zone (`Z` or `±hh:mm`); a time without one is not stored. */
+const DATE_TIME_WITH_OFFSET = /(?:[Zz]|[+-]\d{2}:?\d{2})$/;
+
+/** `instants.<key>` for each date-time value: what filters and sorts on datetime fields read. */
+function instantsOf(fields: Readonly<Record<string, FieldValue>>): Record<string, string> | undefined {
+  const instants: Record<string, string> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    const instant = instantOf(value);
+    if (instant !== undefined) instants[key] = instant;
+  }
+  return Object.keys(instants).length > 0 ? instants : undefined;
+}
+
+const FIELD_CHANGE = /^fields\.([A-Za-z0-9_]+)$/;
+
+const recordEntities = entityProjection({
   name: 'records',
   category: 'record',
   collection: READ_MODELS.records,
@@ -24,6 +50,10 @@ export const recordsProjection = entityProjection({
   idKey: 'recordId',
   created: 'RecordCreated',
   initial: { status: 'live' },
+  derived(data) {
+    const instants = instantsOf((data as unknown as RecordCreatedData).fields);
+    return instants ? { instants } : {};
+  },
   patches: {
     /** A soft delete: the document stays, marked, for `GET /record/deleted` and a restore. */
     RecordDeleted: (_data, event) => ({
@@ -41,6 +71,11 @@ export const recordsProjection = entityProjection({
       for (const change of (data as unknown as RecordUpdatedData).changes) {
         if (change.to === null) unset.push(change.field);
         else set[change.field] = change.to;
+        const key = FIELD_CHANGE.exec(change.field)?.[1];
+        if (key === undefined) continue;
+        const instant = instantOf(change.to);
+        if (instant !== undefined) set[instantPath(key)] = instant;
+        else if (instantOf(change.from) !== undefined) unset.push(instantPath(key));
       }
       return { set, unset };
     },
@@ -49,3 +84,46 @@ export const recordsProjection = entityProjection({
     RecordUnlabelled: (data) => ({ set: {}, unset: [`labels.${String(data.labelId)}`] }),
   },
 });
+
+/**
+ * Field types whose values a list filters and sorts on through an index: scalar values of bounded size.
+ * Lists (multi-select, files), long texts, checkboxes (two values) and buttons (none) get none.
+ */
+const INDEXED_FIELD_TYPES: ReadonlySet<FieldDefinition['type']> = new Set([
+  'text',
+  'number',
+  'decimal',
+  'date',
+  'datetime',
+  'select',
+  'email',
+  'url',
+  'phone',
+  'user',
+  'relation',
+]);
+
+/**
+ * The index that serves a filter or an order on a field's values within one module's live or deleted
+ * records. One per key and collection (keys are shared by every module and system that uses them), added
+ * when a field is; the read store stops adding them at its bound (`MAX_INDEXES_PER_COLLECTION`).
+ */
+export function fieldValueIndex(field: Pick<FieldDefinition, 'key' | 'type'>): IndexSpec | undefined {
+  if (!INDEXED_FIELD_TYPES.has(field.type)) return undefined;
+  const path = field.type === 'datetime' ? instantPath(field.key) : fieldValuePath(field.key);
+  return { name: path.replace('.', '__'), paths: ['tenant', 'status', 'moduleId', path] };
+}
+
+/** Records, one document per record; module events only add the index a new field's values need. */
+export const recordsProjection: Projection = {
+  ...recordEntities,
+  categories: [...recordEntities.categories, 'module'],
+  project(event, collection): readonly ReadModelChange[] {
+    // Every other module event is none of the record events the entity projection knows: it changes nothing.
+    if (event.type !== 'FieldAdded') return recordEntities.project(event, collection);
+    const index = fieldValueIndex((event.data as FieldAddedData).field);
+    return index
+      ? [{ op: 'index', collection: collection(READ_MODELS.records), index, position: event.position }]
+      : [];
+  },
+};

@@ -33,6 +33,8 @@ export interface EntityDescription {
    * live ones or the deleted ones. The other kind is invisible to it.
    */
   readonly softDeleted?: 'live' | 'deleted';
+  /** Query parameters a list route of the entity reads besides the list ones (any other is a 400). */
+  readonly otherQueryParams?: readonly string[];
   /** Replaces the `can(…, module, 'read')` check (a user reading their own account); returns the tenant. */
   readonly authorizeRead?: (req: Request) => string;
 }
@@ -47,7 +49,7 @@ function visibility(entity: EntityDescription): StoreFilter | undefined {
   return equals('status', entity.softDeleted);
 }
 
-function and(...filters: Array<StoreFilter | undefined>): StoreFilter | undefined {
+export function and(...filters: Array<StoreFilter | undefined>): StoreFilter | undefined {
   const children = filters.filter((filter): filter is StoreFilter => filter !== undefined);
   return children.length <= 1 ? children[0] : { kind: 'and', children };
 }
@@ -98,6 +100,7 @@ export async function readPage(
   const tenant = entity.authorizeRead?.(req) ?? authorize(req, entity.module, 'read');
   const query = parseListQuery(req.query, entity.fields, {
     order: entity.defaultOrder ?? [{ path: entity.fields('id')!.path, direction: 'asc' }],
+    ...(entity.otherQueryParams && { otherParams: entity.otherQueryParams }),
   });
   await awaitConsistency(req, deps.consistency, [entity.projection]);
   const filter = and(visibility(entity), scope, query.filter);

@@ -32,6 +32,9 @@ export const FIELDS: EntityDescription = {
   defaultOrder: byModuleThenPosition,
 };
 
+/** `GET /field/position?moduleId=`: the list route that reads a parameter of its own. */
+const WITH_MODULE_ID: EntityDescription = { ...FIELDS, otherQueryParams: ['moduleId'] };
+
 const positionQuery = z.object({ moduleId: entityIdTextSchema });
 
 /**
@@ -65,7 +68,7 @@ export function addFieldReadRoutes(
   const positions = async (req: Request, res: Response): Promise<void> => {
     const { moduleId } = validate(positionQuery, req.query, 'query');
     await readOne(req, deps, modules, moduleId);
-    const page = await readPage(req, deps, FIELDS, equals('moduleId', moduleId));
+    const page = await readPage(req, deps, WITH_MODULE_ID, equals('moduleId', moduleId));
     const items = (page.items as Array<Record<string, unknown>>).map(({ id, key, name, position }) => ({
       id,
       key,

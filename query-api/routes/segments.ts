@@ -1,7 +1,8 @@
 import type { Router } from 'express';
 import { parseFilter, parseOrder } from '../../contracts/query/parse';
-import { RECORD_FIELDS } from '../../contracts/query/record-fields';
-import { resolveFilter, resolveOrder } from '../../contracts/query/resolve';
+import type { FilterNode } from '../../contracts/query/ast';
+import { resolveFilter, resolveOrder, type FieldCatalogue } from '../../contracts/query/resolve';
+import { recordsListed } from './record-lists';
 import { equals, type StoreFilter } from '../../contracts/query/store-query';
 import { READ_MODELS } from '../../contracts/read-models';
 import { idParam } from '../../infra/http/params';
@@ -19,12 +20,10 @@ export const SEGMENTS: EntityDescription = {
   noun: 'segment',
 };
 
-/** What a saved segment selects: the records of its space that match its filter (checked when saved). */
-function segmentScope(segment: Record<string, unknown>): StoreFilter {
-  const space = equals('spaceId', segment.spaceId as number);
-  const filter =
-    typeof segment.filter === 'string' ? resolveFilter(parseFilter(segment.filter), RECORD_FIELDS) : null;
-  return filter ? { kind: 'and', children: [space, filter] } : space;
+/** What a saved segment selects: the records of its space that match its filter. */
+function segmentScope(spaceId: number, filter: FilterNode | undefined, fields: FieldCatalogue): StoreFilter {
+  const space = equals('spaceId', spaceId);
+  return filter ? { kind: 'and', children: [space, resolveFilter(filter, fields)] } : space;
 }
 
 /**
@@ -34,10 +33,21 @@ function segmentScope(segment: Record<string, unknown>): StoreFilter {
 export function addSegmentReadRoutes(router: Router, deps: EntityReadDeps, records: EntityDescription): void {
   router.get('/segment/:segmentId/record', async (req, res) => {
     const { body: segment } = await readOne(req, deps, SEGMENTS, idParam(req, 'segmentId'));
-    const order =
-      typeof segment.order === 'string' ? resolveOrder(parseOrder(segment.order), RECORD_FIELDS) : undefined;
-    const inSegment = { ...records, ...(order && { defaultOrder: order }) };
-    sendJson(res, 200, await readPage(req, deps, inSegment, segmentScope(segment)));
+    const spaceId = segment.spaceId as number;
+    // Field keys resolve against the space's fields as they are now: a field removed since the segment was
+    // saved makes the segment's list a 400 that names it.
+    const saved = {
+      ...(typeof segment.filter === 'string' && { filter: parseFilter(segment.filter) }),
+      ...(typeof segment.order === 'string' && { order: parseOrder(segment.order) }),
+    };
+    const listed = await recordsListed(req, deps, records, { spaceId, saved });
+    const order = saved.order && resolveOrder(saved.order, listed.fields);
+    const inSegment = { ...listed, ...(order && { defaultOrder: order }) };
+    sendJson(
+      res,
+      200,
+      await readPage(req, deps, inSegment, segmentScope(spaceId, saved.filter, listed.fields)),
+    );
   });
   addEntityRoutes(router, deps, 'segment', 'segmentId', SEGMENTS);
 }

@@ -1,5 +1,6 @@
 import type { Scalar, StoreFilter, StoreQuery } from '../../contracts/query/store-query';
 import {
+  MAX_INDEXES_PER_COLLECTION,
   UniqueViolationError,
   type Document,
   type ReadModelChange,
@@ -875,6 +876,101 @@ export function readStoreContract(factory: () => Promise<ReadStoreUnderTest>): v
       await expect(
         store().ensureIndex(collection, { name: 'by_code', paths: ['code'], unique: true }),
       ).rejects.toThrow(UniqueViolationError);
+    });
+  });
+
+  describe('index changes', () => {
+    test('an index change creates the index inside a batch, idempotently, and queries answer the same', async () => {
+      const collection = uniqueName('index_change');
+      const index = { name: 'fields__amount', paths: ['tenant', 'fields.amount'] };
+      await store().apply([
+        { op: 'index', collection, index, position: 1n },
+        upsert(collection, { id: 'a', tenant: 't', fields: { amount: 10 } }, 2n),
+        upsert(collection, { id: 'b', tenant: 't', fields: { amount: 9 } }, 3n),
+        upsert(collection, { id: 'c', tenant: 't', fields: {} }, 4n),
+        { op: 'index', collection, index, position: 5n },
+      ]);
+      // Replayed: nothing changes, nothing fails.
+      await store().apply([{ op: 'index', collection, index, position: 1n }]);
+      await expect(store().ensureIndex(collection, index)).resolves.toBeUndefined();
+      await expect(
+        findIds(collection, {
+          filter: and(compare('tenant', 'eq', 't'), {
+            kind: 'compare',
+            path: 'fields.amount',
+            op: 'gt',
+            value: 5,
+            numeric: true,
+          }),
+          sort: [{ path: 'fields.amount', direction: 'asc' }],
+        }),
+      ).resolves.toEqual(['b', 'a']);
+    });
+
+    test(`index changes stop adding indexes at ${MAX_INDEXES_PER_COLLECTION} per collection, and queries still answer`, async () => {
+      const collection = uniqueName('index_bound');
+      const changes: ReadModelChange[] = Array.from({ length: MAX_INDEXES_PER_COLLECTION + 3 }, (_, i) => ({
+        op: 'index',
+        collection,
+        index: { name: `by_f${i}`, paths: [`f${i}`] },
+        position: BigInt(i + 1),
+      }));
+      await store().apply([...changes, upsert(collection, { id: 'a', f50: 'x' }, 100n)]);
+      // The indexes past the bound do not exist: a later ensureIndex with another definition is no conflict.
+      await expect(
+        store().ensureIndex(collection, { name: `by_f${MAX_INDEXES_PER_COLLECTION + 2}`, paths: ['other'] }),
+      ).resolves.toBeUndefined();
+      await expect(store().ensureIndex(collection, { name: 'by_f0', paths: ['other'] })).rejects.toThrow(
+        /different definition/,
+      );
+      await expect(findIds(collection, { filter: compare('f50', 'eq', 'x') })).resolves.toEqual(['a']);
+    });
+  });
+
+  describe('list values', () => {
+    const collection = uniqueName('lists');
+    const docs: Document[] = [
+      { id: 'ab', tags: ['a', 'b'] },
+      { id: 'c', tags: ['c'] },
+      { id: 'empty', tags: [] },
+      { id: 'missing' },
+      { id: 'null', tags: null },
+      { id: 'scalar', tags: 'a' },
+      { id: 'numbers', tags: [1, 2] },
+    ];
+    const listCompare = (op: 'eq' | 'ne', value: Scalar): StoreFilter => ({
+      kind: 'compare',
+      path: 'tags',
+      op,
+      value,
+      list: true,
+    });
+    const listIn = (values: Scalar[]): StoreFilter => ({ kind: 'in', path: 'tags', values, list: true });
+
+    beforeAll(async () => {
+      await seed(collection, docs);
+    });
+
+    test.each<[string, StoreFilter, string[]]>([
+      ['eq holds the value', listCompare('eq', 'a'), ['ab', 'scalar']],
+      ['eq a number', listCompare('eq', 2), ['numbers']],
+      ['eq a value none holds', listCompare('eq', 'z'), []],
+      [
+        'ne does not hold it (missing and null too)',
+        listCompare('ne', 'a'),
+        ['c', 'empty', 'missing', 'null', 'numbers'],
+      ],
+      ['eq null: missing, null or empty', listCompare('eq', null), ['empty', 'missing', 'null']],
+      ['ne null: holds something', listCompare('ne', null), ['ab', 'c', 'numbers', 'scalar']],
+      ['in holds any', listIn(['b', 'c']), ['ab', 'c']],
+      ['in with null', listIn(['c', null]), ['c', 'empty', 'missing', 'null']],
+      ['in a number', listIn([1]), ['numbers']],
+      ['and of two holds', and(listCompare('eq', 'a'), listCompare('eq', 'b')), ['ab']],
+    ])('%s', async (_description, filter, expected) => {
+      const result = await store().find(collection, { filter });
+      expect(idsOf(result.items)).toEqual(expected);
+      expect(result.total).toBe(expected.length);
+      await expect(store().count(collection, { filter })).resolves.toBe(expected.length);
     });
   });
 

@@ -216,6 +216,7 @@ export class InMemoryReadModels {
       documents = new Map();
       this.collections.set(change.collection, documents);
     }
+    if (change.op === 'index') return;
     const id = change.op === 'upsert' ? change.doc.id : change.id;
     const stored = documents.get(id);
     if (stored && stored.position >= change.position) return;

@@ -60,9 +60,29 @@ describe('parseListQuery', () => {
       });
     });
 
-    it('given route-specific parameters besides the list ones, when parsed, then they are ignored', () => {
-      expect(parseListQuery({ space_id: '7', limit: '5' }, FIELDS)).toEqual({ offset: 0, limit: 5 });
+    it('given parameters the route reads itself, when parsed, then they are accepted', () => {
+      expect(parseListQuery({ space_id: '7', limit: '5' }, FIELDS, { otherParams: ['space_id'] })).toEqual({
+        offset: 0,
+        limit: 5,
+      });
     });
+
+    it.each([
+      [{ filter: 'id=7', name: 'Beta' }, ['name']],
+      [{ filter: 'id=7', name: '' }, ['name']],
+      [{ filter: 'id=7', 'status=(a': 'b)' }, ['status=(a']],
+      [{ limit: '5', Limit: '6', space_id: '7' }, ['Limit', 'space_id']],
+      [{ _: '1700000000' }, ['_']],
+    ])(
+      'given unknown query parameters %j, when parsed, then validation_failed names each of them',
+      (raw, names) => {
+        const error = thrown(() => parseListQuery(raw, FIELDS));
+        expect(error.kind).toBe('validation_failed');
+        expect((error.details as Array<{ path: string }>).map((issue) => issue.path)).toEqual(names);
+        for (const name of names) expect(error.message).toContain(`unknown query parameter "${name}"`);
+        expect(error.message).toContain('%26');
+      },
+    );
   });
 
   describe('everything together', () => {
@@ -225,7 +245,9 @@ describe('parseListQuery', () => {
     it('given a filter value of the wrong type, when parsed, then validation_failed names field and position', () => {
       const error = thrown(() => parseListQuery({ filter: 'status=a;id>abc' }, FIELDS));
       expect(error.kind).toBe('validation_failed');
-      expect(error.message).toBe('filter: field "id" at position 9 expects an integer, found "abc"');
+      expect(error.message).toBe(
+        'filter: field "id" at position 9 expects an integer in canonical decimal form, found "abc"',
+      );
     });
 
     it('given an order syntax error, when parsed, then filter_syntax with the order position', () => {
