@@ -422,7 +422,7 @@ export interface ProjectionsThreadData {
 }
 
 /** The worker-thread side of `SqliteReadPool`. */
-export const READ_THREAD_ENTRY = join(__dirname, 'read-thread.ts');
+export const READ_THREAD_ENTRY = join(__dirname, `read-thread${extname(__filename)}`);
 
 /** The pool of read threads for the query API on the embedded read store (MongoDB bounds reads itself). */
 async function startReadPool(config: Config, logger: Logger): Promise<SqliteReadPool | undefined> {

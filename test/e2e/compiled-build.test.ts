@@ -52,6 +52,7 @@ test('the build emits the entry points, the worker-thread entries and the manife
     'bin/projections-thread.js',
     'bin/decoder-thread.js',
     'bin/checkpoint-thread.js',
+    'bin/read-thread.js',
     'package.json',
   ]) {
     expect({ file, exists: existsSync(join(ROOT, 'dist', file)) }).toEqual({ file, exists: true });
@@ -123,6 +124,10 @@ test('node dist/bin/platform.js serves the API with its threads, loading no Type
   const read = await fetch(`${url}/api/space/${id}`, { headers });
   expect(read.status).toBe(200);
   expect(await read.json()).toMatchObject({ id, name: 'Built' });
+  // A list runs on a read thread: its compiled entry must start too.
+  const listed = await fetch(`${url}/api/space?filter=name=Built`, { headers });
+  expect(listed.status).toBe(200);
+  expect(await listed.json()).toMatchObject({ items: [{ id, name: 'Built' }], meta: { total: 1 } });
 
   child.kill('SIGTERM');
   expect(await exited(child)).toBe(0);
