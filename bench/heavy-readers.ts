@@ -1,4 +1,5 @@
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
+import { callHost, type HostAnswer as Answer } from '../test/support/host-call';
 import { machineConditions, percentile, printFigure } from './report';
 import { api, headers, runAgainstPlatform, TOKEN } from './server';
 
@@ -27,47 +28,8 @@ const HEAVY_LISTS = [
 
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
-interface Answer {
-  status: number;
-  text: string;
-}
-
-/** fetch drops a custom Host header; the system is chosen by it, so calls go through node:http. */
-function call(
-  url: string,
-  host: string,
-  token: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<Answer> {
-  const { port } = new URL(url);
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        agent,
-        host: '127.0.0.1',
-        port,
-        method,
-        path: `/api${path}`,
-        headers: {
-          Host: host,
-          Authorization: `Bearer ${token}`,
-          ...(payload !== undefined && { 'Content-Type': 'application/json' }),
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+const call = (url: string, host: string, token: string, method: string, path: string, body?: unknown) =>
+  callHost(url, host, token, method, path, body, agent);
 
 async function createdId(answer: Promise<Answer>): Promise<number> {
   const { status, text } = await answer;

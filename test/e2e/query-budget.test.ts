@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { callHost } from '../support/host-call';
 import { json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
 
 jest.setTimeout(120_000);
@@ -29,39 +29,15 @@ interface Answer {
   headers: Record<string, string | string[] | undefined>;
 }
 
-/** fetch drops a custom Host header, so calls to another system speak HTTP through node:http. */
-function callOn(host: string, token: string, method: string, path: string, body?: unknown): Promise<Answer> {
-  const { port } = new URL(platform.url);
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path: `/api${path}`,
-        headers: {
-          Host: host,
-          Authorization: `Bearer ${token}`,
-          ...(payload !== undefined && { 'Content-Type': 'application/json' }),
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            body: JSON.parse(text) as Answer['body'],
-            headers: res.headers,
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
+async function callOn(
+  host: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Answer> {
+  const { status, text, headers } = await callHost(platform.url, host, token, method, path, body);
+  return { status, body: JSON.parse(text) as Answer['body'], headers };
 }
 const acme = (method: string, path: string, body?: unknown) =>
   callOn('acme.localhost', acmeToken, method, path, body);

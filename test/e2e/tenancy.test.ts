@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { callHost } from '../support/host-call';
 import { ADMIN_TOKEN, json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
 
 jest.setTimeout(60_000);
@@ -8,39 +8,8 @@ const MARK = 'TEST-SECRET';
 let platform: TestPlatform;
 let acmeToken: string;
 
-interface Answer {
-  status: number;
-  text: string;
-}
-
-/** fetch drops a custom Host header, so calls to another system speak HTTP through node:http. */
-function callOn(host: string, token: string, method: string, path: string, body?: unknown): Promise<Answer> {
-  const { port } = new URL(platform.url);
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path: `/api${path}`,
-        headers: {
-          Host: host,
-          Authorization: `Bearer ${token}`,
-          ...(payload !== undefined && { 'Content-Type': 'application/json' }),
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+const callOn = (host: string, token: string, method: string, path: string, body?: unknown) =>
+  callHost(platform.url, host, token, method, path, body);
 const acme = (method: string, path: string, body?: unknown) =>
   callOn('acme.localhost', acmeToken, method, path, body);
 
