@@ -1,3 +1,4 @@
+import { entityIdFromText } from '../entity-id';
 import { PlatformError } from '../errors';
 import { FIELD_TYPES, type FieldType as RecordFieldType } from '../fields';
 import type { StoreFilter } from './store-query';
@@ -81,8 +82,14 @@ export function instantPath(key: string): string {
   return `instants.${key}`;
 }
 
-/** `fields.<fieldId>`: a field addressed by its id (canonical decimal, as every id). */
-const FIELD_BY_ID = /^fields\.([1-9]\d{0,15})$/;
+const FIELD_BY_ID_PREFIX = 'fields.';
+
+/** The id of `fields.<fieldId>` (a field addressed by its id, spelt as every id), else undefined. */
+function addressedFieldId(name: string): number | undefined {
+  return name.startsWith(FIELD_BY_ID_PREFIX)
+    ? entityIdFromText(name.slice(FIELD_BY_ID_PREFIX.length))
+    : undefined;
+}
 
 function optionsOf(definition: RecordFieldDefinition): readonly string[] {
   const { options } = definition.config;
@@ -170,9 +177,9 @@ export function recordFieldCatalogue(
   for (const definition of definitions)
     byKey.set(definition.key, [...(byKey.get(definition.key) ?? []), definition]);
   return catalogue(deleted ? deletedRecordColumns : recordColumns, (name) => {
-    const byIdMatch = FIELD_BY_ID.exec(name);
-    if (byIdMatch) {
-      const definition = byId.get(Number(byIdMatch[1]));
+    const fieldId = addressedFieldId(name);
+    if (fieldId !== undefined) {
+      const definition = byId.get(fieldId);
       return definition && recordFieldSpec(definition);
     }
     const sameKey = byKey.get(name);
@@ -200,14 +207,12 @@ export function fieldReferences(names: readonly string[]): { keys: string[]; fie
   const keys: string[] = [];
   const fieldIds: number[] = [];
   for (const name of names) {
-    const byId = FIELD_BY_ID.exec(name);
-    if (byId) fieldIds.push(Number(byId[1]));
+    const fieldId = addressedFieldId(name);
+    if (fieldId !== undefined) fieldIds.push(fieldId);
     else if (!Object.hasOwn(deletedRecordColumns, name) && !name.includes('.')) keys.push(name);
   }
   return { keys, fieldIds };
 }
-
-const MODULE_ID = /^[1-9]\d{0,15}$/;
 
 /**
  * The modules a filter limits a list to, when its top level requires `moduleId=<id>` (or `moduleId=(a|b)`,
@@ -218,9 +223,9 @@ export function modulesRequiredBy(filter: FilterNode | undefined): number[] | un
   const idsOf = (node: FilterNode): number[] | undefined => {
     if (node.kind === 'condition') {
       const plain = node.field === 'moduleId' && (node.operator === '=' || node.operator === '...');
-      return plain && node.values.every((value) => MODULE_ID.test(value))
-        ? node.values.map(Number)
-        : undefined;
+      if (!plain) return undefined;
+      const ids = node.values.map(entityIdFromText);
+      return ids.every((id): id is number => id !== undefined) ? ids : undefined;
     }
     if (node.kind === 'or') {
       const each = node.children.map(idsOf);
