@@ -32,18 +32,11 @@ module.exports = {
     {
       name: 'projections-are-pure',
       comment:
-        'Read-model projections are pure functions of events: from infra/ they only name the shapes of the ' +
-        "read store's port (type-only imports, gone at run time), never an adapter.",
+        'Read-model projections are pure functions of events: they never import infra/, not even a type (the ' +
+        'documents and changes they make are shapes of contracts/).',
       severity: 'error',
       from: { path: '^projections/read-models/' },
-      to: { path: '^infra/', pathNot: '^infra/read-store/port\\.ts$' },
-    },
-    {
-      name: 'projections-use-only-port-types',
-      comment: "Read-model projections import the read store's port for its types only.",
-      severity: 'error',
-      from: { path: '^projections/read-models/' },
-      to: { path: '^infra/read-store/port\\.ts$', dependencyTypesNot: ['type-only'] },
+      to: { path: '^infra/' },
     },
     {
       name: 'apis-apart',

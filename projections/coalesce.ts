@@ -1,5 +1,5 @@
 import { applyPatch } from '../infra/read-store/patch';
-import type { ReadModelChange } from '../infra/read-store/port';
+import type { ReadModelChange } from '../contracts/read-model-changes';
 
 type Change = ReadModelChange;
 

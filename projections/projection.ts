@@ -1,6 +1,6 @@
 import { upcast } from '../contracts/events/registry';
 import type { RecordedEvent } from '../contracts/events/envelope';
-import type { IndexSpec, ReadModelChange } from '../infra/read-store/port';
+import type { IndexSpec, ReadModelChange } from '../contracts/read-model-changes';
 
 /** An event after upcasting, as projections see it. */
 export type ProjectedEvent = RecordedEvent;

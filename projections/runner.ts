@@ -1,7 +1,8 @@
 import { checkpointName, versionedCollection } from '../contracts/read-models';
 import type { EventStore, Subscription } from '../infra/event-store/port';
 import type { Logger } from '../infra/logging';
-import type { ReadModelChange, ReadStore } from '../infra/read-store/port';
+import type { ReadStore } from '../infra/read-store/port';
+import type { ReadModelChange } from '../contracts/read-model-changes';
 import { consumeInBatches } from './batched-consumer';
 import { coalesceChanges } from './coalesce';
 import { runWithRestarts } from './restarts';

@@ -1,6 +1,6 @@
 import { versionedCollection } from '../contracts/read-models';
 import type { EventStore } from '../infra/event-store/port';
-import type { ReadModelChange } from '../infra/read-store/port';
+import type { ReadModelChange } from '../contracts/read-model-changes';
 import { coalesceChanges } from './coalesce';
 import { projectEvent, type Projection } from './projection';
 

@@ -1,5 +1,5 @@
 import type { ModuleTemplate } from '../contracts/module-templates';
-import type { Document } from '../infra/read-store/port';
+import type { Document } from '../contracts/read-model-changes';
 
 /** API shapes of read-model documents: the entity's integer id as `id`, no store bookkeeping. */
 function audit(doc: Document): Record<string, unknown> {

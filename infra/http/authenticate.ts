@@ -2,7 +2,7 @@ import type { CredentialSource, ModulePermissions, Principal, Role } from '../..
 import { PlatformError } from '../../contracts/errors';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import { hashToken, passesChecksum, SESSION_PREFIX } from '../../contracts/secrets';
-import type { Document } from '../read-store/port';
+import type { Document } from '../../contracts/read-model-changes';
 import type { ReadModels } from '../read-store/read-models';
 import type { SessionActivity } from './session-activity';
 import type { AccessTokens } from '../secrets/access-tokens';

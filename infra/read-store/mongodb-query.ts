@@ -1,7 +1,7 @@
 import type { Document as BsonDocument, SortDirection } from 'mongodb';
 import type { Scalar, StoreFilter, StoreSort } from '../../contracts/query/store-query';
 import { likePatternToMongoRegex } from './like-pattern';
-import { pathOfKey, type IndexKey } from './port';
+import { pathOfKey, type IndexKey } from '../../contracts/read-model-changes';
 import { assertQueryPath } from './validation';
 
 /**

@@ -10,16 +10,13 @@ import {
 import type { StoreQuery } from '../../contracts/query/store-query';
 import { compileFilter, compileSort, indexKeys } from './mongodb-query';
 import { applyPatch, valueAtPath } from './patch';
+import { UniqueViolationError, type Checkpoint, type FindResult, type ReadStore } from './port';
 import {
   MAX_INDEXES_PER_COLLECTION,
-  UniqueViolationError,
-  type Checkpoint,
   type Document,
-  type FindResult,
   type IndexSpec,
   type ReadModelChange,
-  type ReadStore,
-} from './port';
+} from '../../contracts/read-model-changes';
 import {
   assertChange,
   assertCheckpoint,

@@ -1,4 +1,4 @@
-import type { Document, ReadModelChange } from './port';
+import type { Document, ReadModelChange } from '../../contracts/read-model-changes';
 
 type PatchChange = Extract<ReadModelChange, { op: 'patch' }>;
 type JsonObject = Record<string, unknown>;

@@ -5,7 +5,8 @@ import {
   versionedCollection,
 } from '../../contracts/read-models';
 import type { StoreFilter, StoreQuery } from '../../contracts/query/store-query';
-import type { Document, FindResult, ReadStore } from './port';
+import type { FindResult, ReadStore } from './port';
+import type { Document } from '../../contracts/read-model-changes';
 
 /**
  * Read access to the read models, always scoped to one tenant, through the active version of each

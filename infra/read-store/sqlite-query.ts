@@ -1,5 +1,5 @@
 import type { Scalar, StoreFilter, StoreSort } from '../../contracts/query/store-query';
-import type { IndexKey } from './port';
+import type { IndexKey } from '../../contracts/read-model-changes';
 import { assertQueryPath } from './validation';
 
 /**

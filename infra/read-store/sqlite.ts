@@ -3,16 +3,13 @@ import type { StoreQuery } from '../../contracts/query/store-query';
 import { openSqliteFile } from '../sqlite-file';
 import { likePatternToRegExp } from './like-pattern';
 import { applyPatch } from './patch';
+import { UniqueViolationError, type Checkpoint, type FindResult, type ReadStore } from './port';
 import {
   MAX_INDEXES_PER_COLLECTION,
-  UniqueViolationError,
-  type Checkpoint,
   type Document,
-  type FindResult,
   type IndexSpec,
   type ReadModelChange,
-  type ReadStore,
-} from './port';
+} from '../../contracts/read-model-changes';
 import { LIKE_FUNCTION, compileFilter, compileOrderBy, indexColumns, type SqlFragment } from './sqlite-query';
 import {
   assertChange,

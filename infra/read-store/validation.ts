@@ -1,4 +1,10 @@
-import { pathOfKey, type Checkpoint, type Document, type IndexSpec, type ReadModelChange } from './port';
+import { type Checkpoint } from './port';
+import {
+  pathOfKey,
+  type Document,
+  type IndexSpec,
+  type ReadModelChange,
+} from '../../contracts/read-model-changes';
 
 /**
  * Input checks shared by every read-store adapter, so that each one rejects the same inputs with the same

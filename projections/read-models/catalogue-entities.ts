@@ -1,5 +1,5 @@
 import { READ_MODELS } from '../../contracts/read-models';
-import type { IndexSpec } from '../../infra/read-store/port';
+import type { IndexSpec } from '../../contracts/read-model-changes';
 import { entityProjection, setAllBut } from './entity';
 
 /**

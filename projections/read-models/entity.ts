@@ -1,5 +1,5 @@
 import { documentId } from '../../contracts/read-models';
-import type { IndexSpec, ReadModelChange } from '../../infra/read-store/port';
+import type { IndexSpec, ReadModelChange } from '../../contracts/read-model-changes';
 import type { ProjectedEvent, Projection } from '../projection';
 import { createdColumns, defined, updatedColumns } from './common';
 

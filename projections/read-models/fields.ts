@@ -1,6 +1,6 @@
 import type { FieldAddedData, FieldChangedData } from '../../contracts/events/records';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
-import type { ReadModelChange } from '../../infra/read-store/port';
+import type { ReadModelChange } from '../../contracts/read-model-changes';
 import type { Projection } from '../projection';
 import { createdColumns, defined, updatedColumns } from './common';
 

@@ -1,6 +1,6 @@
 import type { FileAttachedData, FileDetachedData, FileWeightsSetData } from '../../contracts/events/files';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
-import type { ReadModelChange } from '../../infra/read-store/port';
+import type { ReadModelChange } from '../../contracts/read-model-changes';
 import type { Projection } from '../projection';
 import { createdColumns, updatedColumns } from './common';
 

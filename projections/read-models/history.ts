@@ -1,7 +1,7 @@
 import type { FieldValue, RecordCreatedData, RecordUpdatedData } from '../../contracts/events/records';
 import { documentId, positionKey, READ_MODELS } from '../../contracts/read-models';
 import { categoryOf } from '../../contracts/streams';
-import type { ReadModelChange } from '../../infra/read-store/port';
+import type { ReadModelChange } from '../../contracts/read-model-changes';
 import type { ProjectedEvent, Projection } from '../projection';
 
 /** Who did it and when: the columns every history document carries. */

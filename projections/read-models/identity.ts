@@ -7,7 +7,7 @@ import type {
   UserRegisteredData,
 } from '../../contracts/events/identity';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
-import type { ReadModelChange } from '../../infra/read-store/port';
+import type { ReadModelChange } from '../../contracts/read-model-changes';
 import type { ProjectedEvent, Projection } from '../projection';
 import { createdColumns, updatedColumns } from './common';
 

@@ -4,7 +4,7 @@ import type {
   RefreshTokenRotatedData,
 } from '../../contracts/events/oauth';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
-import type { ReadModelChange } from '../../infra/read-store/port';
+import type { ReadModelChange } from '../../contracts/read-model-changes';
 import type { Projection } from '../projection';
 import { createdColumns, updatedColumns } from './common';
 import { entityProjection, setAllBut } from './entity';

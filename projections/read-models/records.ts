@@ -5,7 +5,7 @@ import { READ_MODELS } from '../../contracts/read-models';
 import { entityProjection } from './entity';
 import type { FieldAddedData } from '../../contracts/events/records';
 import type { FieldDefinition } from '../../contracts/fields';
-import type { IndexSpec, ReadModelChange } from '../../infra/read-store/port';
+import type { IndexSpec, ReadModelChange } from '../../contracts/read-model-changes';
 import type { Projection } from '../projection';
 
 /** The UTC instant of a value that is a date-time with an offset (what a datetime field holds), else none. */

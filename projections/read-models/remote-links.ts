@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { remoteLinked } from '../../contracts/events/records';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import { remoteKey } from '../../contracts/remote-keys';
-import type { ReadModelChange } from '../../infra/read-store/port';
+import type { ReadModelChange } from '../../contracts/read-model-changes';
 import type { Projection } from '../projection';
 import { createdColumns } from './common';
 

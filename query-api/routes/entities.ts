@@ -8,7 +8,7 @@ import { documentId } from '../../contracts/read-models';
 import { etagOf } from '../../infra/http/conditional';
 import { principalOf } from '../../infra/http/context';
 import { idParam } from '../../infra/http/params';
-import type { Document } from '../../infra/read-store/port';
+import type { Document } from '../../contracts/read-model-changes';
 import type { ReadModels } from '../../infra/read-store/read-models';
 import { awaitConsistency, type ReadConsistency } from '../consistency';
 import { sendJson } from '../../infra/http/respond';

@@ -9,7 +9,7 @@ import { principalOf } from '../../infra/http/context';
 import type { BlobStore } from '../../infra/blob-store/port';
 import { idParam } from '../../infra/http/params';
 import { sendJson } from '../../infra/http/respond';
-import type { Document } from '../../infra/read-store/port';
+import type { Document } from '../../contracts/read-model-changes';
 import type { Logger } from '../../infra/logging';
 import { readOne, readPage, type EntityDescription, type EntityReadDeps } from './entities';
 

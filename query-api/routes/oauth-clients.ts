@@ -6,7 +6,7 @@ import { catalogue } from '../../contracts/query/resolve';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import { validate } from '../../contracts/validation';
 import { sendJson } from '../../infra/http/respond';
-import type { Document } from '../../infra/read-store/port';
+import type { Document } from '../../contracts/read-model-changes';
 import { etagOf } from '../../infra/http/conditional';
 import { awaitConsistency } from '../consistency';
 import { authorize, readPage, type EntityDescription, type EntityReadDeps } from './entities';

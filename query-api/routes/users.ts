@@ -11,7 +11,7 @@ import { contextOf, principalOf } from '../../infra/http/context';
 import type { CredentialActivity } from '../../infra/http/metering';
 import { idParam } from '../../infra/http/params';
 import { sendJson } from '../../infra/http/respond';
-import type { Document } from '../../infra/read-store/port';
+import type { Document } from '../../contracts/read-model-changes';
 import { USER_FIELDS } from './catalogues';
 import { readOne, readPage, type EntityDescription, type EntityReadDeps } from './entities';
 

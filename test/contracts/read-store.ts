@@ -1,11 +1,10 @@
 import type { Scalar, StoreFilter, StoreQuery } from '../../contracts/query/store-query';
+import { UniqueViolationError, type ReadStore } from '../../infra/read-store/port';
 import {
   MAX_INDEXES_PER_COLLECTION,
-  UniqueViolationError,
   type Document,
   type ReadModelChange,
-  type ReadStore,
-} from '../../infra/read-store/port';
+} from '../../contracts/read-model-changes';
 
 /**
  * The read-store contract: every adapter must pass all of it, unchanged. Tests share one store and use a

@@ -5,7 +5,7 @@ import { assertValidEventData, isKnownEventType, schemaVersionOf } from '../../c
 import { eventIdFor, uuidV5 } from '../../contracts/ids';
 import { fold, type Decider, type DomainEvent } from '../../command-api/kit/decider';
 import { projectEvent, type Projection } from '../../projections/projection';
-import type { Document, ReadModelChange } from '../../infra/read-store/port';
+import type { Document, ReadModelChange } from '../../contracts/read-model-changes';
 
 // ---------------------------------------------------------------------------------------------------------
 // Deciders

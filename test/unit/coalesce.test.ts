@@ -1,5 +1,5 @@
 import { coalesceChanges } from '../../projections/coalesce';
-import type { ReadModelChange } from '../../infra/read-store/port';
+import type { ReadModelChange } from '../../contracts/read-model-changes';
 import { InMemoryReadModels } from '../support/given-when-then';
 
 const upsert = (id: string, position: bigint, doc: Record<string, unknown> = {}): ReadModelChange => ({
