@@ -119,6 +119,7 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
       ? await mongoReadStoreAdapter().createMongoReadStore({
           url: config.MONGO_URL!,
           database: config.MONGO_DATABASE,
+          queryBudgetMs: config.QUERY_BUDGET_MS,
         })
       : await createSqliteReadStore({ path: embeddedFile(config, 'readModels'), groupCommit: true });
   const blobs =
@@ -126,6 +127,7 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
       ? await gridFsBlobStoreAdapter().createGridFsBlobStore({
           url: config.MONGO_URL!,
           database: config.MONGO_DATABASE,
+          queryBudgetMs: config.QUERY_BUDGET_MS,
         })
       : createLocalBlobStore(join(dataDir, 'blobs'));
   let stream: Stream | undefined;
@@ -162,6 +164,7 @@ export async function openAttemptLog(config: Config): Promise<AttemptLog> {
     ? mongoAttemptLogAdapter().createMongoAttemptLog({
         url: config.MONGO_URL!,
         database: config.MONGO_DATABASE,
+        queryBudgetMs: config.QUERY_BUDGET_MS,
       })
     : createSqliteAttemptLog({ path: embeddedFile(config, 'attempts') });
 }
