@@ -2,7 +2,14 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
 /** `npm run bench`: every benchmark in turn, each printing `figure …` lines. */
-const BENCHES = ['event-store-append.ts', 'projection-rebuild.ts', 'http.ts', 'records-domain.ts', 'auth.ts'];
+const BENCHES = [
+  'event-store-append.ts',
+  'projection-rebuild.ts',
+  'http.ts',
+  'records-domain.ts',
+  'auth.ts',
+  'like-filter.ts',
+];
 
 let failed = 0;
 for (const bench of BENCHES) {
