@@ -10,6 +10,7 @@ const BENCHES = [
   'field-filter.ts',
   'auth.ts',
   'heavy-readers.ts',
+  'like-filter.ts',
 ];
 
 let failed = 0;

@@ -116,6 +116,7 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
       ? await mongoReadStoreAdapter().createMongoReadStore({
           url: config.MONGO_URL!,
           database: config.MONGO_DATABASE,
+          queryBudgetMs: config.QUERY_BUDGET_MS,
         })
       : await createSqliteReadStore({ path: embeddedFile(config, 'readModels'), groupCommit: true });
   const blobs =
@@ -123,6 +124,7 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
       ? await gridFsBlobStoreAdapter().createGridFsBlobStore({
           url: config.MONGO_URL!,
           database: config.MONGO_DATABASE,
+          queryBudgetMs: config.QUERY_BUDGET_MS,
         })
       : createLocalBlobStore(join(dataDir, 'blobs'));
   let stream: Stream | undefined;
@@ -159,6 +161,7 @@ export async function openAttemptLog(config: Config): Promise<AttemptLog> {
     ? mongoAttemptLogAdapter().createMongoAttemptLog({
         url: config.MONGO_URL!,
         database: config.MONGO_DATABASE,
+        queryBudgetMs: config.QUERY_BUDGET_MS,
       })
     : createSqliteAttemptLog({ path: embeddedFile(config, 'attempts') });
 }

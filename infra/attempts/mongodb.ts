@@ -1,4 +1,6 @@
 import { MongoClient, ObjectId, type Collection } from 'mongodb';
+import { PlatformError } from '../../contracts/errors';
+import { withinTimeLimit } from '../mongodb-time-limit';
 import { assertAttempt, type AttemptLog } from './port';
 
 export interface MongoAttemptLogOptions {
@@ -6,6 +8,8 @@ export interface MongoAttemptLogOptions {
   readonly database: string;
   /** Default `login_attempts`. */
   readonly collection?: string;
+  /** The longest one read may run (QUERY_BUDGET_MS), sent as its `maxTimeMS`. */
+  readonly queryBudgetMs: number;
 }
 
 interface StoredAttempt {
@@ -29,12 +33,16 @@ export async function createMongoAttemptLog(options: MongoAttemptLogOptions): Pr
   await attempts.createIndex({ key: 1, expiresAt: 1 }, { name: 'key_expiry' });
   await attempts.createIndex({ expiresAt: 1 }, { name: 'expiry' });
 
+  const maxTimeMS = options.queryBudgetMs;
   const timesOf = async (key: string, now: number): Promise<number[]> =>
     (
-      await attempts
-        .find({ key, expiresAt: { $gt: now } }, { projection: { _id: 0, at: 1 } })
-        .sort({ at: 1, _id: 1 })
-        .toArray()
+      await withinTimeLimit(
+        attempts
+          .find({ key, expiresAt: { $gt: now } }, { projection: { _id: 0, at: 1 }, maxTimeMS })
+          .sort({ at: 1, _id: 1 })
+          .toArray(),
+        () => new PlatformError('unavailable', `the attempt log did not answer within ${maxTimeMS} ms`),
+      )
     ).map((attempt) => attempt.at);
 
   return {

@@ -2,6 +2,8 @@ import { GridFSBucket, MongoClient, type GridFSBucketWriteStream } from 'mongodb
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { PlatformError } from '../../contracts/errors';
+import { withinTimeLimit } from '../mongodb-time-limit';
 import { measuringStream } from './measure';
 import { assertBlobKey, type BlobStore, type StoredBlob } from './port';
 
@@ -10,6 +12,12 @@ export interface GridFsOptions {
   readonly database: string;
   /** GridFS bucket: its collections are `<bucket>.files` and `<bucket>.chunks`. */
   readonly bucket?: string;
+  /**
+   * The longest the lookup of a key may run (QUERY_BUDGET_MS), sent as its `maxTimeMS`. A download's own
+   * reads (the file by `_id`, its chunks by `files_id`, both indexed) take no time limit: the driver's
+   * download stream has none, and a limit on them would cut off large files on slow clients.
+   */
+  readonly queryBudgetMs: number;
 }
 
 /** How long a failed upload's cleanup waits for a chunk insert still in flight. */
@@ -42,8 +50,14 @@ async function discardUnfinished(upload: GridFSBucketWriteStream): Promise<void>
 export async function createGridFsBlobStore(options: GridFsOptions): Promise<BlobStore> {
   const client = await MongoClient.connect(options.url);
   const bucket = new GridFSBucket(client.db(options.database), { bucketName: options.bucket ?? 'blobs' });
+  const maxTimeMS = options.queryBudgetMs;
   const idsOf = async (key: string) =>
-    (await bucket.find({ filename: key }, { projection: { _id: 1 } }).toArray()).map((file) => file._id);
+    (
+      await withinTimeLimit(
+        bucket.find({ filename: key }, { projection: { _id: 1 }, maxTimeMS }).toArray(),
+        () => new PlatformError('unavailable', `the blob store did not answer within ${maxTimeMS} ms`),
+      )
+    ).map((file) => file._id);
   return {
     async put(key: string, content: Readable, maxBytes: number): Promise<StoredBlob> {
       assertBlobKey(key);

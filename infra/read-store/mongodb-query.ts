@@ -1,6 +1,6 @@
 import type { Document as BsonDocument, SortDirection } from 'mongodb';
 import type { Scalar, StoreFilter, StoreSort } from '../../contracts/query/store-query';
-import { likePatternToMongoRegex } from './like-pattern';
+import { LIKE_REGEX_OPTIONS, likePatternToMongoRegex, type RegexEngine } from './like-pattern';
 import { pathOfKey, type IndexKey } from '../../contracts/read-model-changes';
 import { assertQueryPath } from './validation';
 
@@ -39,10 +39,10 @@ function isIn(path: string, values: readonly Scalar[]): BsonDocument {
   return { [fieldOf(path)]: { $in: listed } };
 }
 
-function like(path: string, pattern: string, negate: boolean): BsonDocument {
+function like(path: string, pattern: string, negate: boolean, engine: RegexEngine): BsonDocument {
   const field = fieldOf(path);
   if (pattern === '') return { [field]: { [negate ? '$nin' : '$in']: EMPTY_VALUES } };
-  const regex = { $regex: likePatternToMongoRegex(pattern), $options: 'i' };
+  const regex = { $regex: likePatternToMongoRegex(pattern, engine), $options: LIKE_REGEX_OPTIONS };
   return { [field]: negate ? { $not: regex } : regex };
 }
 
@@ -63,18 +63,31 @@ function compileListFilter(filter: Extract<StoreFilter, { kind: 'compare' | 'in'
   return { $nor: alternatives };
 }
 
-export function compileFilter(filter: StoreFilter | undefined): BsonDocument {
+/**
+ * How a server runs `$regex`, from its `buildInfo`: FerretDB 1.x (which reports `ferretdbVersion`; the
+ * build used in CI reports "unknown") uses Go's RE2. Anything else is taken to backtrack, as MongoDB's
+ * PCRE does: the form for a backtracking engine is linear on any engine that accepts it, and one that
+ * does not (no lookaheads) refuses the query rather than running it long.
+ */
+export function regexEngineOf(buildInfo: BsonDocument): RegexEngine {
+  const version: unknown = buildInfo.ferretdbVersion;
+  if (typeof version !== 'string') return 'backtracking';
+  const major = /^v?(\d+)\./.exec(version)?.[1];
+  return major === undefined || Number(major) <= 1 ? 'automaton' : 'backtracking';
+}
+
+export function compileFilter(filter: StoreFilter | undefined, engine: RegexEngine): BsonDocument {
   if (!filter) return MATCH_ALL;
   switch (filter.kind) {
     case 'and': {
       // MongoDB refuses an empty `$and`/`$or`.
       if (filter.children.length === 0) return MATCH_ALL;
-      const children = filter.children.map(compileFilter);
+      const children = filter.children.map((child) => compileFilter(child, engine));
       return children.length === 1 ? children[0] : { $and: children };
     }
     case 'or': {
       if (filter.children.length === 0) return MATCH_NOTHING;
-      const children = filter.children.map(compileFilter);
+      const children = filter.children.map((child) => compileFilter(child, engine));
       return children.length === 1 ? children[0] : { $or: children };
     }
     case 'compare':
@@ -84,7 +97,7 @@ export function compileFilter(filter: StoreFilter | undefined): BsonDocument {
       if (filter.list === true) return compileListFilter(filter);
       return isIn(filter.path, filter.values);
     case 'like':
-      return like(filter.path, filter.pattern, filter.negate);
+      return like(filter.path, filter.pattern, filter.negate, engine);
   }
 }
 

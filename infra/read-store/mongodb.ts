@@ -7,8 +7,10 @@ import {
   type Document as BsonDocument,
   type Collection,
 } from 'mongodb';
+import { PlatformError } from '../../contracts/errors';
 import type { StoreQuery } from '../../contracts/query/store-query';
-import { compileFilter, compileSort, indexKeys } from './mongodb-query';
+import { withinTimeLimit } from '../mongodb-time-limit';
+import { compileFilter, compileSort, indexKeys, regexEngineOf } from './mongodb-query';
 import { applyPatch, valueAtPath } from './patch';
 import { UniqueViolationError, type Checkpoint, type FindResult, type ReadStore } from './port';
 import {
@@ -31,6 +33,11 @@ import {
 export interface MongoReadStoreOptions {
   readonly url: string;
   readonly database: string;
+  /**
+   * The longest one read may run (QUERY_BUDGET_MS), sent as every read's `maxTimeMS`: a filter the server
+   * cannot answer within it is refused with `query_too_expensive`.
+   */
+  readonly queryBudgetMs: number;
 }
 
 /** Not a valid collection name (see validation.ts), so it can never clash with one. */
@@ -172,6 +179,18 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
   await client.connect();
   const db = client.db(options.database);
   const checkpoints = db.collection<{ _id: string; value: string }>(CHECKPOINTS_COLLECTION);
+  const regexEngine = regexEngineOf(await client.db('admin').command({ buildInfo: 1 }));
+  const maxTimeMS = options.queryBudgetMs;
+
+  /** A filtered read the server ended at the budget: the filter asks for too much work. */
+  const tooExpensive = (): Error =>
+    new PlatformError(
+      'query_too_expensive',
+      `the query needs more than the ${maxTimeMS} ms one read may take: narrow the filter`,
+    );
+  /** A read by key cannot be too expensive: the server did not answer in time. */
+  const tooSlow = (): Error =>
+    new PlatformError('unavailable', `the read store did not answer within ${maxTimeMS} ms`);
 
   function collection(name: string): Collection<StoredDocument> {
     assertCollectionName(name);
@@ -179,7 +198,7 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
   }
 
   async function uniqueIndexes(name: string): Promise<UniqueIndex[]> {
-    const indexes = await collection(name).indexes();
+    const indexes = await collection(name).indexes({ maxTimeMS });
     return indexes
       .filter((index) => index.unique === true && typeof index.name === 'string')
       .map((index) => ({ name: String(index.name), fields: Object.keys(index.key) }));
@@ -197,7 +216,7 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
     for (const change of run) {
       if (change.op === 'delete' || change.op === 'index') continue;
       const id = change.op === 'upsert' ? change.doc.id : change.id;
-      const current = await target.findOne({ _id: id });
+      const current = await target.findOne({ _id: id }, { maxTimeMS });
       const currentPosition = current ? storedPosition(current) : undefined;
       if (currentPosition !== undefined && currentPosition >= change.position) continue;
       let intended: Document;
@@ -207,10 +226,10 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
       for (const index of indexes) {
         const values = index.fields.map((field) => valueAtPath(intended, field === '_id' ? 'id' : field));
         if (values.some((value) => value === undefined || value === null)) continue;
-        const clash = await target.findOne({
-          _id: { $ne: id },
-          ...Object.fromEntries(index.fields.map((field, i) => [field, values[i]])),
-        });
+        const clash = await target.findOne(
+          { _id: { $ne: id }, ...Object.fromEntries(index.fields.map((field, i) => [field, values[i]])) },
+          { maxTimeMS },
+        );
         if (clash) return index.name;
       }
     }
@@ -233,7 +252,7 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
   }
 
   async function indexesOf(target: Collection<StoredDocument>) {
-    return target.indexes().catch((error: unknown) => {
+    return target.indexes({ maxTimeMS }).catch((error: unknown) => {
       if (error instanceof MongoServerError && error.code === NAMESPACE_NOT_FOUND) return [];
       throw error;
     });
@@ -302,48 +321,63 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
     },
 
     async get(name: string, id: string): Promise<Document | null> {
-      const stored = await collection(name).findOne({ _id: id });
+      const stored = await withinTimeLimit(collection(name).findOne({ _id: id }, { maxTimeMS }), tooSlow);
       return stored ? toDocument(stored) : null;
     },
 
     async getMany(name: string, ids: readonly string[]): Promise<Document[]> {
       if (ids.length === 0) return [];
-      const stored = await collection(name)
-        .find({ _id: { $in: [...new Set(ids)] } })
-        .toArray();
+      const stored = await withinTimeLimit(
+        collection(name)
+          .find({ _id: { $in: [...new Set(ids)] } }, { maxTimeMS })
+          .toArray(),
+        tooSlow,
+      );
       return orderByIds(ids, stored.map(toDocument));
     },
 
     async find(name: string, query: StoreQuery): Promise<FindResult> {
       const target = collection(name);
-      const filter = compileFilter(query.filter);
+      const filter = compileFilter(query.filter, regexEngine);
       const sort = compileSort(query.sort);
       const page = readPage(query.offset, query.limit);
+      // The page and the total share one budget.
+      const deadline = Date.now() + maxTimeMS;
+      const remaining = (): number => Math.max(1, deadline - Date.now());
       // MongoDB reads a limit of 0 as "no limit".
       const stored =
         page.limit === 0
           ? []
-          : await target
-              .find(filter, {
-                sort,
-                skip: page.offset,
-                ...(page.limit === undefined ? {} : { limit: page.limit }),
-              })
-              .toArray();
+          : await withinTimeLimit(
+              target
+                .find(filter, {
+                  sort,
+                  skip: page.offset,
+                  ...(page.limit === undefined ? {} : { limit: page.limit }),
+                  maxTimeMS: remaining(),
+                })
+                .toArray(),
+              tooExpensive,
+            );
       const items = stored.map(toDocument);
       if (query.withTotal === false) return { items };
       return {
         items,
-        total: totalFromShortPage(page, items.length) ?? (await target.countDocuments(filter)),
+        total:
+          totalFromShortPage(page, items.length) ??
+          (await withinTimeLimit(target.countDocuments(filter, { maxTimeMS: remaining() }), tooExpensive)),
       };
     },
 
     async count(name: string, query: Pick<StoreQuery, 'filter'> = {}): Promise<number> {
-      return collection(name).countDocuments(compileFilter(query.filter));
+      return withinTimeLimit(
+        collection(name).countDocuments(compileFilter(query.filter, regexEngine), { maxTimeMS }),
+        tooExpensive,
+      );
     },
 
     async getCheckpoint(name: string): Promise<string | null> {
-      const stored = await checkpoints.findOne({ _id: name });
+      const stored = await withinTimeLimit(checkpoints.findOne({ _id: name }, { maxTimeMS }), tooSlow);
       return stored ? stored.value : null;
     },
 
@@ -360,7 +394,10 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
     },
 
     async listCollections(): Promise<string[]> {
-      const collections = await db.listCollections({}, { nameOnly: true }).toArray();
+      const collections = await withinTimeLimit(
+        db.listCollections({}, { nameOnly: true, maxTimeMS }).toArray(),
+        tooSlow,
+      );
       return collections
         .map((info) => info.name)
         .filter(isCollectionName)

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import type { StoreQuery } from '../../contracts/query/store-query';
 import { openSqliteFile } from '../sqlite-file';
-import { likePatternToRegExp } from './like-pattern';
+import { compileLikeMatcher, type LikeMatcher } from './like-pattern';
 import { applyPatch } from './patch';
 import { UniqueViolationError, type Checkpoint, type FindResult, type ReadStore } from './port';
 import {
@@ -153,19 +153,19 @@ function countSql(table: string, where: SqlFragment): string {
 export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteReadStore {
   const db = options.readOnly ? openReadOnly(options.path) : openSqliteFile(options.path);
 
-  const likeExpressions = new Map<string, RegExp>();
+  const likeMatchers = new Map<string, LikeMatcher>();
   db.function(
     LIKE_FUNCTION,
     { deterministic: true, directOnly: true },
     (value: unknown, pattern: unknown) => {
       if (typeof value !== 'string' || typeof pattern !== 'string') return 0;
-      let expression = likeExpressions.get(pattern);
-      if (!expression) {
-        if (likeExpressions.size >= LIKE_CACHE_LIMIT) likeExpressions.clear();
-        expression = likePatternToRegExp(pattern);
-        likeExpressions.set(pattern, expression);
+      let matches = likeMatchers.get(pattern);
+      if (!matches) {
+        if (likeMatchers.size >= LIKE_CACHE_LIMIT) likeMatchers.clear();
+        matches = compileLikeMatcher(pattern);
+        likeMatchers.set(pattern, matches);
       }
-      return expression.test(value) ? 1 : 0;
+      return matches(value) ? 1 : 0;
     },
   );
 

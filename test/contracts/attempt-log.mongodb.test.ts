@@ -10,7 +10,7 @@ describeContract('attempt-log', 'mongodb', mongoAvailability(url), () => {
     if (!url) throw new Error('MONGO_URL not set');
     const database = `attempt_log_contract_${process.pid}_${Date.now()}`;
     return {
-      open: () => createMongoAttemptLog({ url, database }),
+      open: () => createMongoAttemptLog({ url, database, queryBudgetMs: 2000 }),
       cleanup: () => dropMongoDatabase(url, database),
     };
   });

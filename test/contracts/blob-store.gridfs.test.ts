@@ -11,7 +11,7 @@ describeContract('blob-store', 'gridfs', availability, () => {
   blobStoreContract(async () => {
     if (!url) throw new Error('MONGO_URL not set');
     const database = `blob_store_contract_${process.pid}_${Date.now()}`;
-    const store = await createGridFsBlobStore({ url, database });
+    const store = await createGridFsBlobStore({ url, database, queryBudgetMs: 2000 });
     const client = await MongoClient.connect(url);
     const db = client.db(database);
     return {

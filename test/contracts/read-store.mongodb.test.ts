@@ -11,7 +11,7 @@ describeContract('read-store', 'mongodb', availability, () => {
   readStoreContract(async () => {
     if (!url) throw new Error('MONGO_URL not set');
     const database = `read_store_contract_${process.pid}_${Date.now()}`;
-    const store = await createMongoReadStore({ url, database });
+    const store = await createMongoReadStore({ url, database, queryBudgetMs: 2000 });
     return {
       store,
       cleanup: async () => {

@@ -625,6 +625,55 @@ export function readStoreContract(factory: () => Promise<ReadStoreUnderTest>): v
     });
   });
 
+  describe('like over long values and hostile patterns', () => {
+    const collection = uniqueName('long_values');
+    /** Long values, where a backtracking matcher would take time to the power of the `%` runs. */
+    const LONG: readonly Document[] = [
+      { id: 'l01', name: 'a'.repeat(100_000) },
+      { id: 'l02', name: `${'a'.repeat(50_000)}b` },
+      { id: 'l03', name: `${'ab'.repeat(20_000)}\n${'ab'.repeat(20_000)}` },
+      { id: 'l04', name: 'x_y' },
+      { id: 'l05', name: 'xzy' },
+      { id: 'l06', name: 'a.b*c(d)[e]{f}|g?h+i^j$k\\l/m' },
+      { id: 'l07', name: 'ΣΟΦΌΣ ÉCOLE МОСКВА' },
+      { id: 'l08', name: 'first line\nsecond line\n' },
+      { id: 'l09', name: 12345 },
+      { id: 'l10' },
+    ];
+    const allIds = LONG.map((doc) => doc.id);
+    const manyPieces = (piece: string, count: number, last: string): string =>
+      `${`%${piece}`.repeat(count)}%${last}`;
+
+    beforeAll(async () => {
+      await seed(collection, LONG);
+    });
+
+    test.each([
+      ['60 % pieces, the last one in no value', manyPieces('a', 60, 'c'), []],
+      ['60 % pieces ending at the last character', manyPieces('a', 60, 'b'), ['l02', 'l03']],
+      ['60 % pieces, all present', manyPieces('a', 60, ''), ['l01', 'l02', 'l03']],
+      ['overlapping pieces over a long run', manyPieces('aab', 20, ''), []],
+      ['pieces on both sides of a newline', `${manyPieces('ab', 30, '\n')}${'%ab'.repeat(30)}`, ['l03']],
+      ['a prefix and many pieces', `a${manyPieces('a', 40, 'a')}`, ['l01']],
+      ['_ is a literal, not one character', 'x_y', ['l04']],
+      ['_ with % around it', '%_%', ['l04']],
+      ['regex syntax is literal', 'A.B*C(D)[E]{F}|G?H+I^J$K\\L/M', ['l06']],
+      ['regex syntax in % pieces', '%.%*%(%)%[%]%{%}%|%?%+%^%$%\\%/%', ['l06']],
+      ['.* is not a wildcard', '.*', []],
+      ['case folds beyond ASCII, in every piece', 'σοφόσ%école%москва', ['l07']],
+      ['% matches across newlines', 'first%second%', ['l08']],
+      ['no % does not ignore a final newline', 'first line\nsecond line', []],
+    ])('%s', async (_description, pattern, expected) => {
+      await expect(findIds(collection, { filter: like('name', pattern) })).resolves.toEqual(expected);
+      await expect(store().count(collection, { filter: like('name', pattern) })).resolves.toBe(
+        expected.length,
+      );
+      await expect(findIds(collection, { filter: notLike('name', pattern) })).resolves.toEqual(
+        allIds.filter((id) => !expected.includes(id)),
+      );
+    });
+  });
+
   describe('sort and paging', () => {
     const collection = uniqueName('sorted');
     const docs: Document[] = [

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import type { StoreQuery } from '../../contracts/query/store-query';
 import { UniqueViolationError } from '../../infra/read-store/port';
 import { type Document, type ReadModelChange } from '../../contracts/read-model-changes';
-import { likePatternToRegExp } from '../../infra/read-store/like-pattern';
+import { likeReferenceRegExp } from '../support/like-reference';
 import { createSqliteReadStore, type SqliteReadStore } from '../../infra/read-store/sqlite';
 import { caseFolded, foldedLiteralPrefix } from '../../infra/read-store/sqlite-query';
 import { and, compare, isIn, like, uniqueName, upsert } from '../contracts/read-store';
@@ -321,7 +321,7 @@ describe('like narrowed to a range of the case-folded value', () => {
       // Mostly a letter start, so most patterns have a literal prefix; sometimes a `%` in it or at its end.
       const pattern =
         pick(1 + Math.floor(random() * 3)) + (random() < 0.6 ? '%' : '') + pick(Math.floor(random() * 2));
-      const expression = likePatternToRegExp(pattern);
+      const expression = likeReferenceRegExp(pattern);
       const expected = docs.filter((doc) => typeof doc.name === 'string' && expression.test(doc.name));
       const expectedIds = pattern === '' ? [] : expected.map((doc) => doc.id);
       const inGroup = expectedIds.filter((id) => docs.find((doc) => doc.id === id)?.group === 'g');
