@@ -9,9 +9,8 @@ import { equals, type StoreFilter } from '../contracts/query/store-query';
 import { READ_MODELS } from '../contracts/read-models';
 import { createMongoReadStore } from '../infra/read-store/mongodb';
 import { fieldValueIndex, recordsProjection } from '../projections/read-models/records';
-import { freePort, spawnBin } from '../test/support/child-platform';
 import { machineConditions, percentile, printFigure } from './report';
-import { api, headers, serverOf, TOKEN, type Server } from './server';
+import { api, headers, startServer, waitUntilVisible } from './server';
 
 /**
  * Record lists filtered and ordered on a field value: 100,000 records in one module, then lists of 100
@@ -25,22 +24,6 @@ const BATCH = 1000;
 const STAGES = ['lead', 'qualified', 'won', 'lost'];
 /** How long the MongoDB queries of one kind may take in all. */
 const MONGO_BUDGET_MS = Number(process.env.BENCH_MONGO_BUDGET_MS ?? 60_000);
-
-async function startPlatformWith(dataDir: string, env: Record<string, string>): Promise<Server> {
-  const port = await freePort();
-  const child = spawnBin('platform.ts', [], {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    ADMIN_TOKEN: TOKEN,
-    LOG_LEVEL: 'warn',
-    ...env,
-  });
-  // The platform's warnings go to the bench's stderr: a pipe nobody reads fills, and the platform stops.
-  child.stdout?.pipe(process.stderr);
-  child.stderr?.pipe(process.stderr);
-  return serverOf(child, port);
-}
 
 async function timeQueries(url: string, pathOf: (index: number) => string): Promise<number[]> {
   const durations: number[] = [];
@@ -57,7 +40,7 @@ async function timeQueries(url: string, pathOf: (index: number) => string): Prom
 
 async function run(store: string, env: Record<string, string>): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-field-filter-'));
-  const server = await startPlatformWith(dataDir, env);
+  const server = await startServer(dataDir, env);
   try {
     const space = await api<{ id: number }>(server.url, 'POST', '/space', { name: 'Bench' });
     const module = await api<{ id: number }>(server.url, 'POST', '/module', {
@@ -93,14 +76,7 @@ async function run(store: string, env: Record<string, string>): Promise<void> {
       const position = BigInt(response.headers.get('x-position') ?? '0');
       if (position > lastPosition) lastPosition = position;
     }
-    for (;;) {
-      const visible = await fetch(`${server.url}/api/record?limit=1`, {
-        headers: { ...headers, 'x-min-position': String(lastPosition) },
-      });
-      await visible.arrayBuffer();
-      if (visible.status === 200) break;
-      if (visible.status !== 504) throw new Error(`waiting for the read models answered ${visible.status}`);
-    }
+    await waitUntilVisible(server.url, lastPosition);
     process.stderr.write(
       `${store}: ${RECORDS} records created and projected in ${((performance.now() - loaded) / 1000).toFixed(1)} s\n`,
     );

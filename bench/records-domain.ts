@@ -1,5 +1,5 @@
 import { machineConditions, percentile, printFigure } from './report';
-import { api, headers, runAgainstPlatform } from './server';
+import { api, headers, runAgainstPlatform, waitUntilVisible } from './server';
 
 /**
  * The records domain on the embedded adapters, server in its own process:
@@ -87,15 +87,7 @@ runAgainstPlatform('bench-records-', async (server) => {
 
   // The read models must hold every record before the list figures mean anything.
   const caughtUp = performance.now();
-  for (;;) {
-    const visible = await fetch(`${server.url}/api/record?limit=1`, {
-      headers: { ...headers, 'x-min-position': String(lastPosition) },
-    });
-    await visible.arrayBuffer();
-    if (visible.status === 200) break;
-    // 504: not there yet within the server's wait; anything else is a failure.
-    if (visible.status !== 504) throw new Error(`waiting for the read models answered ${visible.status}`);
-  }
+  await waitUntilVisible(server.url, lastPosition);
   process.stderr.write(
     `read models caught up ${((performance.now() - caughtUp) / 1000).toFixed(1)} s after the last bulk answer\n`,
   );

@@ -15,7 +15,7 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-export async function startServer(dataDir: string): Promise<Server> {
+export async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<Server> {
   const port = await freePort();
   const child = spawnBin('platform.ts', [], {
     PORT: String(port),
@@ -24,8 +24,25 @@ export async function startServer(dataDir: string): Promise<Server> {
     ADMIN_TOKEN: TOKEN,
     LOG_LEVEL: 'warn',
     RELAY: 'true',
+    ...env,
   });
+  // The platform's warnings go to the bench's stderr: a pipe nobody reads fills, and the platform stops.
+  child.stdout?.pipe(process.stderr);
+  child.stderr?.pipe(process.stderr);
   return serverOf(child, port);
+}
+
+/** Waits until the read models include `position` (the last write's `X-Position`). */
+export async function waitUntilVisible(url: string, position: bigint): Promise<void> {
+  for (;;) {
+    const visible = await fetch(`${url}/api/record?limit=1`, {
+      headers: { ...headers, 'x-min-position': String(position) },
+    });
+    await visible.arrayBuffer();
+    if (visible.status === 200) return;
+    // 504: not there yet within the server's wait; anything else is a failure.
+    if (visible.status !== 504) throw new Error(`waiting for the read models answered ${visible.status}`);
+  }
 }
 
 export async function serverOf(child: ChildProcess, port: number): Promise<Server> {

@@ -1,4 +1,3 @@
-import { PlatformError } from '../../contracts/errors';
 import {
   DEFAULT_PAGE_SIZE,
   listParamsSchema,
@@ -8,16 +7,7 @@ import {
 } from '../../contracts/query/list-params';
 import { catalogue } from '../../contracts/query/resolve';
 import type { StoreSort } from '../../contracts/query/store-query';
-
-function thrown(action: () => unknown): PlatformError {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof PlatformError) return error;
-    throw error;
-  }
-  throw new Error('expected a PlatformError, but nothing was thrown');
-}
+import { thrown } from '../support/thrown';
 
 const FIELDS = catalogue({
   id: { path: 'id', type: 'integer' },

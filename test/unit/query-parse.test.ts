@@ -9,6 +9,7 @@ import {
   parseOrder,
 } from '../../contracts/query/parse';
 import { PlatformError } from '../../contracts/errors';
+import { thrown } from '../support/thrown';
 
 function cond(field: string, operator: FilterOperator, values: string[], position = 0): FilterCondition {
   return { kind: 'condition', field, operator, values, position };
@@ -20,16 +21,6 @@ function and(...children: FilterNode[]): FilterNode {
 
 function or(...children: FilterNode[]): FilterNode {
   return { kind: 'or', children };
-}
-
-function thrown(action: () => unknown): PlatformError {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof PlatformError) return error;
-    throw error;
-  }
-  throw new Error('expected a PlatformError, but nothing was thrown');
 }
 
 /** Positions depend on spacing; structural comparisons ignore them. */

@@ -1,5 +1,4 @@
 import type { FilterCondition, FilterOperator } from '../../contracts/query/ast';
-import { PlatformError } from '../../contracts/errors';
 import { parseFilter, parseOrder } from '../../contracts/query/parse';
 import {
   allowedFieldNames,
@@ -9,16 +8,7 @@ import {
   type FieldCatalogue,
   type FieldSpec,
 } from '../../contracts/query/resolve';
-
-function thrown(action: () => unknown): PlatformError {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof PlatformError) return error;
-    throw error;
-  }
-  throw new Error('expected a PlatformError, but nothing was thrown');
-}
+import { thrown } from '../support/thrown';
 
 const FIELDS = catalogue({
   id: { path: 'id', type: 'integer' },

@@ -1,4 +1,3 @@
-import { PlatformError } from '../../contracts/errors';
 import { FIELD_TYPES, type FieldType } from '../../contracts/fields';
 import type { FilterOperator } from '../../contracts/query/ast';
 import { parseFilter, parseOrder } from '../../contracts/query/parse';
@@ -10,16 +9,7 @@ import {
   type RecordFieldDefinition,
 } from '../../contracts/query/record-fields';
 import { resolveFilter, resolveOrder, type FieldCatalogue } from '../../contracts/query/resolve';
-
-function thrown(action: () => unknown): PlatformError {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof PlatformError) return error;
-    throw error;
-  }
-  throw new Error('expected a PlatformError, but nothing was thrown');
-}
+import { thrown } from '../support/thrown';
 
 const OPTIONS = ['x', 'y z'];
 
