@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import type { StoreQuery } from '../../contracts/query/store-query';
 import { UniqueViolationError } from '../../infra/read-store/port';
 import { type Document, type ReadModelChange } from '../../contracts/read-model-changes';
-import { likeReferenceRegExp } from '../support/like-reference';
+import { likeReferenceRegExp, seededRandom } from '../support/like-reference';
 import { createSqliteReadStore, type SqliteReadStore } from '../../infra/read-store/sqlite';
 import { caseFolded, foldedLiteralPrefix } from '../../infra/read-store/sqlite-query';
 import { and, compare, isIn, like, uniqueName, upsert } from '../contracts/read-store';
@@ -231,17 +231,6 @@ describe('the database file', () => {
     }
   });
 });
-
-/** A small deterministic pseudo-random generator (mulberry32), so a failure can be replayed. */
-function seededRandom(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
-    mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 describe('like narrowed to a range of the case-folded value', () => {
   const PRINTABLE_ASCII = Array.from({ length: 0x7f - 0x20 }, (_, offset) =>
