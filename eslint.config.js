@@ -2,7 +2,7 @@ const js = require('@eslint/js');
 const tseslint = require('typescript-eslint');
 
 module.exports = tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'data/', 'coverage/', '.ci/work/'] },
+  { ignores: ['node_modules/', 'dist/', 'data/', 'coverage/', '.ci/work/', 'clients/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

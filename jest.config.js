@@ -9,4 +9,5 @@ module.exports = {
   testTimeout: 30000,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   globalSetup: '<rootDir>/test/support/global-setup.js',
+  setupFiles: ['<rootDir>/test/support/check-answers.ts'],
 };

@@ -54,6 +54,9 @@ import { FILE_UPLOAD_ROUTE } from '../command-api/routes/files';
 import { readModelCommandReads } from '../infra/read-store/command-reads';
 import { createQueryRouter } from '../query-api/app';
 import { oauthMetadataRouter } from '../query-api/routes/oauth-info';
+import { apiDocsRouter } from '../query-api/routes/api-description';
+import { API_BASE } from '../infra/http/operations';
+import { loadApiDescriptions } from './api-descriptions';
 import {
   awaitCredentialHeads,
   awaitPosition,
@@ -384,7 +387,9 @@ export async function buildServices(
     }),
     ...(selection.query && {
       wellKnown: oauthMetadataRouter(),
+      pages: apiDocsRouter(API_BASE),
       query: createQueryRouter({
+        descriptions: loadApiDescriptions(),
         readModels,
         consistency,
         blobs: adapters.blobs,

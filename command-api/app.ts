@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { CommandDeps } from './deps';
-import { removedRoute } from '../infra/http/respond';
+import { RECORD_COMMENT_ROUTES } from '../contracts/api/removed';
+import { mountRemoved } from '../infra/http/operations';
 import { addBulkRecordRoutes } from './routes/bulk';
 import { catalogueResources } from './routes/catalogue-entities';
 import { addFieldRoutes } from './routes/fields';
@@ -44,10 +45,7 @@ export function createCommandRouter(deps: CommandDeps): Router {
   addRecordRestoreRoute(router, deps);
   addButtonRoute(router, deps);
   addFileRoutes(router, deps);
-  const commentsRemoved = removedRoute('record comments');
-  router.post('/record/:recordId/comment', commentsRemoved);
-  router.put('/record/:recordId/comment/:commentId', commentsRemoved);
-  router.delete('/record/:recordId/comment/:commentId', commentsRemoved);
+  for (const removed of RECORD_COMMENT_ROUTES) if (removed.method !== 'get') mountRemoved(router, removed);
   addResourceRoutes(router, deps, labelResource());
   addResourceRoutes(router, deps, segmentResource(deps));
   const catalogue = catalogueResources(deps);

@@ -12,7 +12,9 @@ import {
   readPage,
   type EntityDescription,
 } from './routes/entities';
-import { removedRoute, sendJson } from '../infra/http/respond';
+import { sendJson } from '../infra/http/respond';
+import { RECORD_COMMENT_ROUTES } from '../contracts/api/removed';
+import { mountRemoved } from '../infra/http/operations';
 import { addCatalogueReadRoutes } from './routes/catalogue-entities';
 import { addFieldReadRoutes, FIELDS } from './routes/fields';
 import { addFileReadRoutes, type FileReadDeps } from './routes/files';
@@ -26,6 +28,7 @@ import { addModuleTemplateRoutes } from './routes/module-templates';
 import { addRemoteLinkReadRoutes } from './routes/remote-links';
 import { addSegmentReadRoutes } from './routes/segments';
 import { recordsListed } from './routes/record-lists';
+import { addApiDescriptionRoutes, type ApiDescriptions } from './routes/api-description';
 
 export const SPACES: EntityDescription = {
   module: 'space',
@@ -61,10 +64,13 @@ export const DELETED_RECORDS: EntityDescription = {
 };
 
 /** The query API: every GET of the platform. It reads read models only and never appends. */
-export type QueryDeps = FileReadDeps & UserReadDeps & OAuthInfoDeps;
+export type QueryDeps = FileReadDeps &
+  UserReadDeps &
+  OAuthInfoDeps & { readonly descriptions: ApiDescriptions };
 
 export function createQueryRouter(deps: QueryDeps): Router {
   const router = Router();
+  addApiDescriptionRoutes(router, deps.descriptions);
   addUserReadRoutes(router, deps);
   addOAuthClientReadRoutes(router, deps);
   addOAuthGrantReadRoutes(router, deps);
@@ -101,9 +107,6 @@ export function createQueryRouter(deps: QueryDeps): Router {
   addHistoryRoutes(router, deps, RECORDS);
   addSegmentReadRoutes(router, deps, RECORDS);
   addCatalogueReadRoutes(router, deps, FIELDS);
-  router.get(
-    ['/record/:recordId/comment', '/record/:recordId/comment/:commentId'],
-    removedRoute('record comments'),
-  );
+  for (const removed of RECORD_COMMENT_ROUTES) if (removed.method === 'get') mountRemoved(router, removed);
   return router;
 }

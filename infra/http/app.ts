@@ -7,7 +7,6 @@ import express, {
   type Router,
 } from 'express';
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
-import { z } from 'zod';
 import type { Principal } from '../../contracts/auth';
 import { chooseCredential, isAdmin, type CredentialSource } from '../../contracts/auth';
 import { errorBody, PlatformError } from '../../contracts/errors';
@@ -20,6 +19,8 @@ import { cookieValue, SESSION_COOKIE } from './cookies';
 import { validate } from '../../contracts/validation';
 import { sendJson } from './respond';
 import { indexedByFirstSegment } from './segment-index';
+import { API_BASE, mount } from './operations';
+import { getApiUsage, getHealth, getMetrics, getReadiness, usageQuery } from '../../contracts/api/platform';
 
 export interface ReadinessReport {
   readonly ready: boolean;
@@ -73,6 +74,8 @@ export interface HttpKitOptions {
    * check does not apply, and any credential the request carries is ignored (it neither helps nor blocks).
    */
   readonly formPostCallbacks?: readonly RegExp[];
+  /** Mounted at the root, for pages such as `/docs`. */
+  readonly pages?: Router;
   /** Mounted at the root, for `/.well-known/…` documents. */
   readonly wellKnown?: Router;
   /** Routers mounted under `/api`. GET and HEAD go to `query`, everything else to `command`. */
@@ -147,11 +150,6 @@ function sideOf(
   return Object.assign(handler, { stack: indexed.stack });
 }
 
-const usageQuery = z.object({
-  from: z.iso.date().optional(),
-  to: z.iso.date().optional(),
-});
-
 /** The express 5 app every service shares: tenant, X-Version, logs, limits, auth, metering, errors, health. */
 export function createHttpApp(options: HttpKitOptions): Express {
   const app = express();
@@ -176,19 +174,19 @@ export function createHttpApp(options: HttpKitOptions): Express {
   if (log) app.use(log);
   // Mounted first: every API request would otherwise be matched against the health routes before its own.
   const api = express.Router();
-  app.use('/api', api);
+  app.use(API_BASE, api);
 
-  app.get('/healthz', (_req, res) => {
+  mount(app, getHealth, (_req, res) => {
     sendJson(res, 200, { status: 'ok' });
   });
-  app.get('/readyz', async (_req, res) => {
+  mount(app, getReadiness, async (_req, res) => {
     const report = await options.readiness();
     sendJson(res, report.ready ? 200 : 503, {
       status: report.ready ? 'ready' : 'not ready',
       checks: report.checks,
     });
   });
-  app.get('/metrics', async (req, res) => {
+  mount(app, getMetrics, async (req, res) => {
     if (!mayReadMetrics(req, options.metricsToken))
       throw new PlatformError(
         'unauthorized',
@@ -201,6 +199,7 @@ export function createHttpApp(options: HttpKitOptions): Express {
   });
 
   if (options.wellKnown) app.use('/.well-known', options.wellKnown);
+  if (options.pages) app.use(options.pages);
 
   const uploadRoutes = options.uploadRoutes ?? [];
   const oauthRoutes = options.oauthRoutes ?? [];
@@ -286,7 +285,7 @@ export function createHttpApp(options: HttpKitOptions): Express {
     }
     options.meter.record(context.tenant, context.principal.credential.id);
   }
-  api.get('/usage', async (req, res) => {
+  mount(api, getApiUsage, async (req, res) => {
     const principal = principalOf(req);
     if (!isAdmin(principal))
       throw new PlatformError('forbidden', 'API usage is visible to administrators only');

@@ -1,5 +1,13 @@
-import type { Request, Response } from 'express';
-import { PlatformError } from '../../contracts/errors';
+import type { Response } from 'express';
+
+/** Looks at every JSON answer before it is sent (the tests check answers against their contracts). */
+export type AnswerCheck = (res: Response, status: number, body: unknown) => void;
+let answerCheck: AnswerCheck | undefined;
+
+/** Sets (or, with undefined, removes) the check `sendJson` runs on every answer. */
+export function checkAnswersWith(check: AnswerCheck | undefined): void {
+  answerCheck = check;
+}
 
 /**
  * Sends a JSON body as one string, so Node writes headers and body in a single write (express's
@@ -12,6 +20,7 @@ export function sendJson(
   body: unknown,
   headers?: Readonly<Record<string, string>>,
 ): void {
+  answerCheck?.(res, status, body);
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   if (headers) for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
@@ -19,14 +28,4 @@ export function sendJson(
   // Explicit, so a HEAD answer carries the length its GET would have.
   res.setHeader('Content-Length', Buffer.byteLength(text));
   res.end(text);
-}
-
-/** A handler for a route the API published and then removed: 410, whoever asks. */
-export function removedRoute(what: string): (req: Request) => never {
-  return (req) => {
-    throw new PlatformError(
-      'gone',
-      `${req.method} ${req.baseUrl}${req.path}: ${what} were removed from the API`,
-    );
-  };
 }

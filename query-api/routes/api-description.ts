@@ -1,0 +1,79 @@
+import express, { type Router } from 'express';
+import { getAbsoluteFSPath } from 'swagger-ui-dist';
+import {
+  getApiDescription,
+  getApiDocsPage,
+  getLatestApiDescription,
+  versionText,
+} from '../../contracts/api/description';
+import { PlatformError } from '../../contracts/errors';
+import { validate } from '../../contracts/validation';
+import { mount } from '../../infra/http/operations';
+import { z } from 'zod';
+
+/** The OpenAPI documents served, as JSON text: built once at start, never per request. */
+export interface ApiDescriptions {
+  readonly current: { readonly version: string; readonly json: string };
+  /** Earlier releases (the committed `openapi/<version>.json` files), by version. */
+  readonly released: ReadonlyMap<string, string>;
+}
+
+const versionParams = z.object({ version: versionText });
+
+function sendDocument(res: express.Response, json: string): void {
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Cache-Control', 'public, max-age=300');
+  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.end(json);
+}
+
+/** `GET /latest.json` and `GET /<version>.json` under the API base (no credential needed). */
+export function addApiDescriptionRoutes(router: Router, descriptions: ApiDescriptions): void {
+  mount(router, getLatestApiDescription, (_req, res) => {
+    sendDocument(res, descriptions.current.json);
+  });
+  mount(router, getApiDescription, (req, res) => {
+    const { version } = validate(versionParams, req.params, 'path');
+    const json =
+      version === descriptions.current.version
+        ? descriptions.current.json
+        : descriptions.released.get(version);
+    if (json === undefined) {
+      const known = [descriptions.current.version, ...descriptions.released.keys()].join(', ');
+      throw new PlatformError('not_found', `no API description for version ${version}; published: ${known}`);
+    }
+    sendDocument(res, json);
+  });
+}
+
+/** The docs page: Swagger UI from the swagger-ui-dist package (no CDN), reading `latest.json` of the API. */
+function docsPage(apiBase: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Records Platform API</title>
+<link rel="stylesheet" href="/docs/swagger-ui.css">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="/docs/swagger-ui-bundle.js"></script>
+<script>
+window.ui = SwaggerUIBundle({ url: ${JSON.stringify(`${apiBase}/latest.json`)}, dom_id: '#swagger-ui', deepLinking: true });
+</script>
+</body>
+</html>
+`;
+}
+
+/** `/docs` and the Swagger UI files it loads (mounted at the host's root). */
+export function apiDocsRouter(apiBase: string): Router {
+  const router = express.Router();
+  const page = docsPage(apiBase);
+  mount(router, getApiDocsPage, (_req, res) => {
+    res.type('html').send(page);
+  });
+  router.use('/docs', express.static(getAbsoluteFSPath(), { index: false, maxAge: '1h' }));
+  return router;
+}
