@@ -14,7 +14,15 @@ import {
 } from './routes/entities';
 import { sendJson } from '../infra/http/respond';
 import { RECORD_COMMENT_ROUTES } from '../contracts/api/removed';
-import { mountRemoved } from '../infra/http/operations';
+import {
+  getModuleRecord,
+  getRecord,
+  listDeletedRecords,
+  listModuleRecords,
+  listRecords,
+} from '../contracts/api/records';
+import { MODULE_OPERATIONS, SPACE_OPERATIONS } from '../contracts/api/structure';
+import { mount, mountRemoved } from '../infra/http/operations';
 import { addCatalogueReadRoutes } from './routes/catalogue-entities';
 import { addFieldReadRoutes, FIELDS } from './routes/fields';
 import { addFileReadRoutes, type FileReadDeps } from './routes/files';
@@ -76,30 +84,30 @@ export function createQueryRouter(deps: QueryDeps): Router {
   addOAuthGrantReadRoutes(router, deps);
   addOAuthInfoRoutes(router, deps);
   addUserinfoRoute(router, deps);
-  addEntityRoutes(router, deps, 'space', 'spaceId', SPACES);
+  addEntityRoutes(router, deps, SPACE_OPERATIONS, 'spaceId', SPACES);
   // Early: a request is matched one by one against the routes of its first path segment registered before
   // its own, and record reads are the most frequent. `deleted` is not a record id.
-  router.get('/record/deleted', async (req, res) => {
+  mount(router, listDeletedRecords, async (req, res) => {
     sendJson(res, 200, await readPage(req, deps, await recordsListed(req, deps, DELETED_RECORDS)));
   });
-  router.get('/record', async (req, res) => {
+  mount(router, listRecords, async (req, res) => {
     sendJson(res, 200, await readPage(req, deps, await recordsListed(req, deps, RECORDS)));
   });
-  addEntityRoutes(router, deps, 'record', 'recordId', RECORDS);
+  addEntityRoutes(router, deps, { get: getRecord }, 'recordId', RECORDS);
   // Before every `/module/{moduleId}…` route: `built-in` is not a module id.
   addModuleTemplateRoutes(router);
-  router.get('/module/:moduleId/item', async (req, res) => {
+  mount(router, listModuleRecords, async (req, res) => {
     const moduleId = idParam(req, 'moduleId');
     await readOne(req, deps, MODULES, moduleId);
     const records = await recordsListed(req, deps, RECORDS, { moduleId });
     sendJson(res, 200, await readPage(req, deps, records, equals('moduleId', moduleId)));
   });
-  router.get('/module/:moduleId/item/:recordId', async (req, res) => {
+  mount(router, getModuleRecord, async (req, res) => {
     const moduleId = idParam(req, 'moduleId');
     const { body, etag } = await readRecordOfModule(req, deps, RECORDS, moduleId, idParam(req, 'recordId'));
     sendJson(res, 200, body, { ETag: etag });
   });
-  addEntityRoutes(router, deps, 'module', 'moduleId', MODULES);
+  addEntityRoutes(router, deps, MODULE_OPERATIONS, 'moduleId', MODULES);
   addFieldReadRoutes(router, deps, RECORDS, MODULES);
   addRemoteLinkReadRoutes(router, deps, RECORDS);
   addLabelReadRoutes(router, deps, RECORDS);

@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { entityIdSchema } from '../../contracts/entity-id';
+import type { z } from 'zod';
 import {
   attributesDecider,
   type AttributesCommand,
@@ -7,14 +6,7 @@ import {
   type AttributesState,
 } from '../domain/attributes';
 import type { DomainEvent } from '../kit/decider';
-import type { Resource } from './resource';
-
-const id = entityIdSchema;
-
-/** Makes every key optional and adds the optional body `id` of `PUT /<noun>`. */
-export function updateOf<Shape extends z.ZodRawShape>(shape: Shape) {
-  return z.strictObject({ id: id.optional() }).extend(z.strictObject(shape).partial().shape);
-}
+import type { Resource, ResourceOperations } from './resource';
 
 type Attributes = Record<string, unknown>;
 
@@ -24,10 +16,9 @@ export interface AttributesResourceSpec<
 > {
   readonly entity: AttributesEntity;
   readonly idParam: string;
+  readonly operations: ResourceOperations;
   readonly createBody: z.ZodType<Create>;
   readonly updateBody: z.ZodType<Update>;
-  /** Also `DELETE /<noun>` with `{"id": …}` in the body. */
-  readonly deleteByBody?: boolean;
   /** Checks what the new attributes point at (404s and 400s); returns what to store. */
   checkCreate(body: Create, tenant: string): Promise<Attributes>;
   checkUpdate(body: Omit<Update, 'id'>, tenant: string, id: number): Promise<Attributes>;
@@ -44,7 +35,7 @@ export function attributesResource<
     noun: spec.entity.noun,
     ...(spec.entity.category !== undefined && { category: spec.entity.category }),
     idParam: spec.idParam,
-    ...(spec.deleteByBody && { deleteByBody: true }),
+    operations: spec.operations,
     decider: attributesDecider(spec.entity),
     createBody: spec.createBody,
     updateBody: spec.updateBody,

@@ -1,5 +1,17 @@
-import { z } from 'zod';
-import { entityIdSchema } from '../../contracts/entity-id';
+import {
+  CATEGORY_OPERATIONS,
+  createCategoryBody,
+  createFieldGroupBody,
+  createMenuBody,
+  createTeamBody,
+  FIELD_GROUP_OPERATIONS,
+  MENU_OPERATIONS,
+  TEAM_OPERATIONS,
+  updateCategoryBody,
+  updateFieldGroupBody,
+  updateMenuBody,
+  updateTeamBody,
+} from '../../contracts/api/catalogue';
 import { PlatformError } from '../../contracts/errors';
 import { streamName } from '../../contracts/streams';
 import { attributesDecider, CATEGORY, FIELD_GROUP, MENU, TEAM } from '../domain/attributes';
@@ -7,30 +19,7 @@ import { moduleDecider } from '../domain/module';
 import { userDecider } from '../domain/user';
 import type { CommandDeps } from '../deps';
 import type { Decider, DomainEvent } from '../kit/decider';
-import { attributesResource, updateOf } from './attributes-resource';
-
-const id = entityIdSchema;
-const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
-const description = z.string().max(5000, 'must be at most 5000 characters').nullable();
-const uniqueIds = (what: string) =>
-  z
-    .array(id)
-    .max(1000, `at most 1000 ${what}`)
-    .refine((values) => new Set(values).size === values.length, `${what} must not repeat`);
-const position = z.number().int().min(0).max(1_000_000);
-const menuItem = z
-  .strictObject({
-    label: z.string().trim().min(1).max(200),
-    moduleId: id.optional(),
-    url: z
-      .url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' })
-      .max(2048)
-      .optional(),
-  })
-  .refine(
-    (item) => item.moduleId !== undefined || item.url !== undefined,
-    'an item opens a moduleId or a url',
-  );
+import { attributesResource } from './attributes-resource';
 
 const MAX_CATEGORY_DEPTH = 32;
 
@@ -113,21 +102,13 @@ export function catalogueResources(deps: CommandDeps) {
       );
   }
 
-  const categoryShape = { name, description, parentId: id.nullable() };
-  const teamShape = { name, description, userIds: uniqueIds('userIds') };
-  const menuShape = { name, position, items: z.array(menuItem).max(200, 'at most 200 items') };
-  const fieldGroupShape = { name, fieldIds: uniqueIds('fieldIds'), position };
-
   return {
     category: attributesResource({
       entity: CATEGORY,
       idParam: 'categoryId',
-      createBody: z.strictObject({
-        name,
-        description: description.optional(),
-        parentId: id.nullable().optional(),
-      }),
-      updateBody: updateOf(categoryShape),
+      operations: CATEGORY_OPERATIONS,
+      createBody: createCategoryBody,
+      updateBody: updateCategoryBody,
       async checkCreate(body, tenant) {
         await checkParent(tenant, body.parentId);
         return { name: body.name, description: body.description ?? null, parentId: body.parentId ?? null };
@@ -140,12 +121,9 @@ export function catalogueResources(deps: CommandDeps) {
     team: attributesResource({
       entity: TEAM,
       idParam: 'teamId',
-      createBody: z.strictObject({
-        name,
-        description: description.optional(),
-        userIds: teamShape.userIds.optional(),
-      }),
-      updateBody: updateOf(teamShape),
+      operations: TEAM_OPERATIONS,
+      createBody: createTeamBody,
+      updateBody: updateTeamBody,
       async checkCreate(body, tenant) {
         await checkUsers(tenant, body.userIds);
         return { name: body.name, description: body.description ?? null, userIds: body.userIds ?? [] };
@@ -158,8 +136,9 @@ export function catalogueResources(deps: CommandDeps) {
     menu: attributesResource({
       entity: MENU,
       idParam: 'menuId',
-      createBody: z.strictObject({ name, position: position.optional(), items: menuShape.items.optional() }),
-      updateBody: updateOf(menuShape),
+      operations: MENU_OPERATIONS,
+      createBody: createMenuBody,
+      updateBody: updateMenuBody,
       async checkCreate(body, tenant) {
         await checkMenuItems(tenant, body.items);
         return { name: body.name, position: body.position ?? 0, items: body.items ?? [] };
@@ -172,13 +151,9 @@ export function catalogueResources(deps: CommandDeps) {
     fieldGroup: attributesResource({
       entity: FIELD_GROUP,
       idParam: 'fieldGroupId',
-      createBody: z.strictObject({
-        moduleId: id,
-        name,
-        fieldIds: fieldGroupShape.fieldIds.optional(),
-        position: position.optional(),
-      }),
-      updateBody: updateOf(fieldGroupShape),
+      operations: FIELD_GROUP_OPERATIONS,
+      createBody: createFieldGroupBody,
+      updateBody: updateFieldGroupBody,
       async checkCreate(body, tenant) {
         await checkFields(tenant, body.moduleId, body.fieldIds);
         return {

@@ -1,14 +1,18 @@
 import type { Router } from 'express';
 import { PlatformError } from '../../contracts/errors';
 import { OutboundError } from '../../infra/outbound/port';
-import { z } from 'zod';
-import { entityIdSchema } from '../../contracts/entity-id';
+import type { z } from 'zod';
 import {
-  fieldKeySchema,
-  fieldValueSchema,
-  type FieldValue,
-  type RecordEvent,
-} from '../../contracts/events/records';
+  createRecord,
+  createRecordBody,
+  deleteRecord,
+  pressRecordButton,
+  restoreRecord,
+  updateRecord,
+  updateRecordBody,
+  updateRecordById,
+} from '../../contracts/api/records';
+import type { FieldValue, RecordEvent } from '../../contracts/events/records';
 import type { FieldDefinition } from '../../contracts/fields';
 import { streamName } from '../../contracts/streams';
 import { moduleDecider } from '../domain/module';
@@ -17,25 +21,9 @@ import { recordDecider, type RecordCommand, type RecordState } from '../domain/r
 import type { CommandDeps } from '../deps';
 import type { AggregateLoader } from '../kit/handler';
 import { idParam } from '../../infra/http/params';
+import { mount } from '../../infra/http/operations';
 import { authorize, commandContext, preconditions, sendResult } from './context';
 import type { Resource } from './resource';
-
-const MAX_FIELDS = 200;
-const name = z.string().trim().min(1, 'must not be empty').max(500, 'must be at most 500 characters');
-const fields = z
-  .record(fieldKeySchema, fieldValueSchema)
-  .refine((value) => Object.keys(value).length <= MAX_FIELDS, `at most ${MAX_FIELDS} fields per record`);
-
-const createRecord = z.strictObject({
-  moduleId: entityIdSchema,
-  name,
-  fields: fields.optional(),
-});
-const updateRecord = z.strictObject({
-  id: entityIdSchema.optional(),
-  name: name.optional(),
-  fields: fields.optional(),
-});
 
 /** The module of each record the relation values point at (null: no such record). */
 async function relationTargets(
@@ -76,15 +64,21 @@ export function recordResource(
   RecordState,
   RecordCommand,
   RecordEvent,
-  z.infer<typeof createRecord>,
-  z.infer<typeof updateRecord>
+  z.infer<typeof createRecordBody>,
+  z.infer<typeof updateRecordBody>
 > {
   return {
     noun: 'record',
     idParam: 'recordId',
+    operations: {
+      create: createRecord,
+      update: updateRecord,
+      updateById: updateRecordById,
+      delete: deleteRecord,
+    },
     decider: recordDecider,
-    createBody: createRecord,
-    updateBody: updateRecord,
+    createBody: createRecordBody,
+    updateBody: updateRecordBody,
     async prepareCreate(body, tenant) {
       const module = await moduleFields(aggregates, tenant, body.moduleId);
       const schema = module?.fields ?? [];
@@ -124,7 +118,7 @@ export function recordResource(
 
 /** `POST /record/{recordId}/restore`: brings a soft-deleted record back, if its module still exists. */
 export function addRecordRestoreRoute(router: Router, deps: CommandDeps): void {
-  router.post('/record/:recordId/restore', async (req, res) => {
+  mount(router, restoreRecord, async (req, res) => {
     const principal = authorize(req, 'record', 'delete');
     const recordId = idParam(req, 'recordId');
     const stream = streamName('record', principal.tenant, recordId);
@@ -147,7 +141,7 @@ export function addRecordRestoreRoute(router: Router, deps: CommandDeps): void {
  * another status is still a press (`ok: false`); no answer at all is a 502.
  */
 export function addButtonRoute(router: Router, deps: CommandDeps): void {
-  router.post('/record/:recordId/button/:fieldId', async (req, res) => {
+  mount(router, pressRecordButton, async (req, res) => {
     const principal = authorize(req, 'record', 'update');
     const recordId = idParam(req, 'recordId');
     const fieldId = idParam(req, 'fieldId');

@@ -1,8 +1,10 @@
 import type { Request, Response, Router } from 'express';
+import type { Operation } from '../../contracts/api/operation';
 import { z } from 'zod';
 import { entityIdSchema } from '../../contracts/entity-id';
 import { PlatformError } from '../../contracts/errors';
 import { streamName } from '../../contracts/streams';
+import { mount } from '../../infra/http/operations';
 import { optionalId } from '../../infra/http/params';
 import { validate } from '../../contracts/validation';
 import type { CommandDeps } from '../deps';
@@ -28,8 +30,8 @@ export interface Resource<
   /** When the noun is no stream category (`field-group`: categories have no `-`). */
   readonly category?: string;
   readonly idParam: string;
-  /** Also `DELETE /<noun>` with `{"id": …}` in the body (beside `DELETE /<noun>/{id}`). */
-  readonly deleteByBody?: boolean;
+  /** The contracts of its routes; `deleteByBody` (`DELETE /<noun>` with `{"id": …}`) only where published. */
+  readonly operations: ResourceOperations;
   readonly decider: Decider<State, Command, Event>;
   readonly createBody: z.ZodType<CreateBody>;
   readonly updateBody: z.ZodType<UpdateBody>;
@@ -50,6 +52,14 @@ export interface Resource<
   view(state: State): Record<string, unknown>;
 }
 
+export interface ResourceOperations {
+  readonly create: Operation;
+  readonly update: Operation;
+  readonly updateById: Operation;
+  readonly delete: Operation;
+  readonly deleteByBody?: Operation;
+}
+
 const bodyId = z.strictObject({ id: entityIdSchema }, { error: 'the body must be {"id": <id>}' });
 
 /** Adds the resource's routes to `router` (one flat router: nested ones cost on every request). */
@@ -64,11 +74,11 @@ export function addResourceRoutes<
   deps: CommandDeps,
   resource: Resource<State, Command, Event, CreateBody, UpdateBody>,
 ): void {
-  const { noun, decider } = resource;
+  const { noun, decider, operations } = resource;
   const category = resource.category ?? noun;
 
   const createQueue = new OneAtATime();
-  router.post(`/${noun}`, async (req, res) => {
+  mount(router, operations.create, async (req, res) => {
     const principal = authorize(req, category, 'create');
     const body = validate(resource.createBody, req.body, 'body');
     const create = async () => {
@@ -116,8 +126,8 @@ export function addResourceRoutes<
     );
     sendResult(res, 200, result, resource.view(result.state));
   };
-  router.put(`/${noun}`, update);
-  router.put(`/${noun}/:${resource.idParam}`, update);
+  mount(router, operations.update, update);
+  mount(router, operations.updateById, update);
 
   const remove = async (req: Request, res: Response): Promise<void> => {
     const principal = authorize(req, category, 'delete');
@@ -131,6 +141,6 @@ export function addResourceRoutes<
     );
     sendResult(res, 200, result, { id, deleted: true });
   };
-  if (resource.deleteByBody) router.delete(`/${noun}`, remove);
-  router.delete(`/${noun}/:${resource.idParam}`, remove);
+  if (operations.deleteByBody) mount(router, operations.deleteByBody, remove);
+  mount(router, operations.delete, remove);
 }

@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { entityIdSchema } from '../../contracts/entity-id';
+import { createSegmentBody, SEGMENT_OPERATIONS, updateSegmentBody } from '../../contracts/api/catalogue';
 import { PlatformError } from '../../contracts/errors';
 import { parseFilter, parseOrder } from '../../contracts/query/parse';
 import {
@@ -13,11 +12,7 @@ import { streamName } from '../../contracts/streams';
 import { attributesDecider, SEGMENT } from '../domain/attributes';
 import { spaceDecider } from '../domain/space';
 import type { CommandDeps } from '../deps';
-import { attributesResource, updateOf } from './attributes-resource';
-
-const id = entityIdSchema;
-const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
-const listText = z.string().trim().max(4000, 'must be at most 4000 characters').nullable();
+import { attributesResource } from './attributes-resource';
 
 /**
  * A segment's filter and order are checked as a record list of its space would check them (a syntax error
@@ -57,14 +52,9 @@ export function segmentResource(deps: CommandDeps) {
   return attributesResource({
     entity: SEGMENT,
     idParam: 'segmentId',
-    createBody: z.strictObject({
-      spaceId: id,
-      name,
-      filter: listText.optional(),
-      order: listText.optional(),
-    }),
-    // A segment stays in its space.
-    updateBody: updateOf({ name, filter: listText, order: listText }),
+    operations: SEGMENT_OPERATIONS,
+    createBody: createSegmentBody,
+    updateBody: updateSegmentBody,
     async checkCreate(body, tenant) {
       const checked = await checkedListTexts(deps, tenant, body.spaceId, body);
       const filter = checked.filter ?? null;

@@ -1,6 +1,13 @@
-import { z } from 'zod';
-import { entityIdSchema } from '../../contracts/entity-id';
-import { MODULE_TEMPLATES, moduleTemplateKeySchema } from '../../contracts/module-templates';
+import type { z } from 'zod';
+import {
+  createModuleBody,
+  createSpaceBody,
+  MODULE_OPERATIONS,
+  SPACE_OPERATIONS,
+  updateModuleBody,
+  updateSpaceBody,
+} from '../../contracts/api/structure';
+import { MODULE_TEMPLATES } from '../../contracts/module-templates';
 import { streamName } from '../../contracts/streams';
 import type { ModuleEvent, SpaceEvent } from '../../contracts/events/records';
 import { moduleDecider, type ModuleCommand, type ModuleState } from '../domain/module';
@@ -8,41 +15,22 @@ import { spaceDecider, type SpaceCommand, type SpaceState } from '../domain/spac
 import type { CommandDeps } from '../deps';
 import type { Resource } from './resource';
 
-const id = entityIdSchema;
-const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
-const description = z.string().max(5000, 'must be at most 5000 characters').nullable();
-
-const createSpace = z.strictObject({ name, description: description.optional() });
-const updateSpace = z.strictObject({
-  id: id.optional(),
-  name: name.optional(),
-  description: description.optional(),
-});
-const createModule = z
-  .strictObject({
-    spaceId: id,
-    /** Installs a built-in module; without it the module is custom. */
-    template: moduleTemplateKeySchema.optional(),
-    /** A built-in module's name and description default to its template's. */
-    name: name.optional(),
-    description: description.optional(),
-  })
-  .refine((body) => body.template !== undefined || body.name !== undefined, {
-    path: ['name'],
-    message: 'a custom module needs a name (a built-in module takes its template’s)',
-  });
-const updateModule = updateSpace;
+type CreateSpace = z.infer<typeof createSpaceBody>;
+type UpdateSpace = z.infer<typeof updateSpaceBody>;
+type CreateModule = z.infer<typeof createModuleBody>;
+type UpdateModule = z.infer<typeof updateModuleBody>;
 
 /** Spaces and modules: the structure records live in. */
 export function spaceResource(
   deps: CommandDeps,
-): Resource<SpaceState, SpaceCommand, SpaceEvent, z.infer<typeof createSpace>, z.infer<typeof updateSpace>> {
+): Resource<SpaceState, SpaceCommand, SpaceEvent, CreateSpace, UpdateSpace> {
   return {
     noun: 'space',
     idParam: 'spaceId',
+    operations: SPACE_OPERATIONS,
     decider: spaceDecider,
-    createBody: createSpace,
-    updateBody: updateSpace,
+    createBody: createSpaceBody,
+    updateBody: updateSpaceBody,
     prepareCreate: async (body) => (spaceId) => ({
       kind: 'CreateSpace',
       spaceId,
@@ -65,19 +53,14 @@ export function spaceResource(
 
 export function moduleResource(
   deps: CommandDeps,
-): Resource<
-  ModuleState,
-  ModuleCommand,
-  ModuleEvent,
-  z.infer<typeof createModule>,
-  z.infer<typeof updateModule>
-> {
+): Resource<ModuleState, ModuleCommand, ModuleEvent, CreateModule, UpdateModule> {
   return {
     noun: 'module',
     idParam: 'moduleId',
+    operations: MODULE_OPERATIONS,
     decider: moduleDecider,
-    createBody: createModule,
-    updateBody: updateModule,
+    createBody: createModuleBody,
+    updateBody: updateModuleBody,
     async prepareCreate(body, tenant) {
       const space = await deps.handler.load(streamName('space', tenant, body.spaceId), spaceDecider);
       const spaceExists = space.state.status === 'active';

@@ -16,12 +16,10 @@ import type { Operation } from './operation';
 export const errorBodySchema = z
   .object({
     code: z.string().meta({ description: 'Stable error code, such as `E4001`.', example: 'E4001' }),
-    error: z
-      .string()
-      .meta({
-        description: 'Machine-readable word (RFC 6749 words on the OAuth endpoints).',
-        example: 'validation_failed',
-      }),
+    error: z.string().meta({
+      description: 'Machine-readable word (RFC 6749 words on the OAuth endpoints).',
+      example: 'validation_failed',
+    }),
     message: z.string().meta({ description: 'What is wrong, for a person.' }),
     details: z.unknown().optional().meta({ description: 'Per-problem details, such as each invalid field.' }),
     requestId: z.string().optional().meta({ description: 'The `X-Request-Id` of the answer, for support.' }),

@@ -1,9 +1,20 @@
 /** Every operation the platform serves, by area. A new route adds its contract to its area's table. */
+import { CATALOGUE_OPERATIONS } from './catalogue';
 import { API_DESCRIPTION_OPERATIONS } from './description';
+import { FIELD_OPERATIONS } from './fields';
 import type { Operation } from './operation';
 import { PLATFORM_OPERATIONS } from './platform';
+import { RECORD_OPERATIONS } from './records';
+import { STRUCTURE_OPERATIONS } from './structure';
 
 /** The version of the API description; `npm run release -- <version>` moves it (docs/api.md, "Versions"). */
 export const API_VERSION = '5.8.2';
 
-export const OPERATIONS: readonly Operation[] = [...PLATFORM_OPERATIONS, ...API_DESCRIPTION_OPERATIONS];
+export const OPERATIONS: readonly Operation[] = [
+  ...PLATFORM_OPERATIONS,
+  ...API_DESCRIPTION_OPERATIONS,
+  ...STRUCTURE_OPERATIONS,
+  ...RECORD_OPERATIONS,
+  ...FIELD_OPERATIONS,
+  ...CATALOGUE_OPERATIONS,
+];

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { entityIdTextSchema, MAX_ENTITY_ID } from '../entity-id';
 import { DEFAULT_PAGE_SIZE, MAX_OFFSET, MAX_PAGE_SIZE } from '../query/list-params';
-import type { OperationResponse } from './operation';
+import { operation, type Operation, type OperationResponse } from './operation';
 
 /** An id in the path: validated as canonical decimal text, described as the integer it names. */
 export function idInPath(description: string) {
@@ -60,15 +60,24 @@ export const auditFields = {
   createdAt: z.string().meta({ description: 'ISO 8601 time of creation.' }),
   updatedAt: z.string().meta({ description: 'ISO 8601 time of the last change.' }),
   createdBy: z
-    .number()
-    .int()
+    .string()
     .nullable()
-    .meta({ description: 'The user who created it (null: the platform).' }),
-  updatedBy: z.number().int().nullable().meta({ description: 'The user who changed it last.' }),
+    .meta({ description: 'The user who created it (null: the platform itself).' }),
+  updatedBy: z.string().nullable().meta({ description: 'The user who changed it last.' }),
 };
 
-/** A page of a list: the items and where the page is. */
+const pages = new Map<string, z.ZodType>();
+
+/** A page of a list: the items and where the page is. One schema per id (a component id names one schema). */
 export function pageOf<Item extends z.ZodType>(item: Item, id: string) {
+  const known = pages.get(id);
+  if (known !== undefined) return known as ReturnType<typeof newPage<Item>>;
+  const page = newPage(item, id);
+  pages.set(id, page);
+  return page;
+}
+
+function newPage<Item extends z.ZodType>(item: Item, id: string) {
   return z
     .object({
       items: z.array(item),
@@ -106,3 +115,142 @@ export const etagHeader = { ETag: 'The revision of the entity, for `If-Match`.' 
 
 /** The `Location` of a created entity. */
 export const locationHeader = { Location: 'Where the created entity is read.' };
+
+/** What `entityOperations` needs to describe an entity's routes. */
+export interface EntityContract {
+  /** The path segment and the word in summaries: `space`, `field-group`. */
+  readonly noun: string;
+  /** The entity's name in operation ids, singular and plural: `Space`, `Spaces`. */
+  readonly name: string;
+  readonly plural: string;
+  readonly tag: string;
+  readonly idName: string;
+  readonly createBody: z.ZodType;
+  readonly updateBody: z.ZodType;
+  /** The entity as writes answer it, and as reads answer it. */
+  readonly written: z.ZodType;
+  readonly read: z.ZodType;
+  /** Also `DELETE /<noun>` with `{"id": …}` in the body. */
+  readonly deleteByBody?: boolean;
+  /** Offered as MCP tools: list, get, create and update by id. */
+  readonly tools?: boolean;
+  readonly examples?: { readonly create?: unknown; readonly update?: unknown };
+}
+
+/** The list, read, create, update and delete operations of an entity, uniformly named and described. */
+export function entityOperations(entity: EntityContract) {
+  const { noun, name, plural, tag, idName } = entity;
+  const base = `/${noun}`;
+  const byId = `/${noun}/{${idName}}`;
+  const params = pathIds({ [idName]: `The ${noun}.` } as Record<string, string>);
+  const tool = entity.tools === true;
+  const page = pageOf(entity.read, `${name}Page`);
+  const createExample = entity.examples?.create;
+  const updateExample = entity.examples?.update;
+  const operations = {
+    list: operation({
+      operationId: `list${plural}`,
+      method: 'get',
+      path: base,
+      tag,
+      summary: `List ${noun}s`,
+      query: listQuery,
+      responses: { 200: { description: `A page of ${noun}s.`, schema: page }, ...READ_ERRORS },
+      security: 'token',
+      tool,
+    }),
+    get: operation({
+      operationId: `get${name}`,
+      method: 'get',
+      path: byId,
+      tag,
+      summary: `Read a ${noun}`,
+      params,
+      responses: {
+        200: { description: `The ${noun}.`, schema: entity.read, headers: etagHeader },
+        ...READ_ERRORS,
+      },
+      security: 'token',
+      tool,
+    }),
+    create: operation({
+      operationId: `create${name}`,
+      method: 'post',
+      path: base,
+      tag,
+      summary: `Create a ${noun}`,
+      description: '`Idempotency-Key` makes a retry safe.',
+      body: { schema: entity.createBody, ...(createExample !== undefined && { example: createExample }) },
+      responses: {
+        201: {
+          description: `The created ${noun}.`,
+          schema: entity.written,
+          headers: { ...locationHeader, ...etagHeader },
+        },
+        ...WRITE_ERRORS,
+      },
+      security: 'token',
+      tool,
+    }),
+    update: operation({
+      operationId: `update${name}`,
+      method: 'put',
+      path: base,
+      tag,
+      summary: `Update the ${noun} named by the body's \`id\``,
+      body: { schema: entity.updateBody, ...(updateExample !== undefined && { example: updateExample }) },
+      responses: {
+        200: { description: `The ${noun} after the change.`, schema: entity.written, headers: etagHeader },
+        ...WRITE_ERRORS,
+      },
+      security: 'token',
+    }),
+    updateById: operation({
+      operationId: `update${name}ById`,
+      method: 'put',
+      path: byId,
+      tag,
+      summary: `Update a ${noun}`,
+      description: '`If-Match` with the ETag of a read guards against lost updates.',
+      params,
+      body: { schema: entity.updateBody, ...(updateExample !== undefined && { example: updateExample }) },
+      responses: {
+        200: { description: `The ${noun} after the change.`, schema: entity.written, headers: etagHeader },
+        ...WRITE_ERRORS,
+      },
+      security: 'token',
+      tool,
+    }),
+    delete: operation({
+      operationId: `delete${name}`,
+      method: 'delete',
+      path: byId,
+      tag,
+      summary: `Delete a ${noun}`,
+      params,
+      responses: { 200: { description: `The ${noun} was deleted.`, schema: deletedSchema }, ...WRITE_ERRORS },
+      security: 'token',
+    }),
+  };
+  const deleteByBody = entity.deleteByBody
+    ? operation({
+        operationId: `delete${name}ByBody`,
+        method: 'delete',
+        path: base,
+        tag,
+        summary: `Delete the ${noun} named by the body's \`id\``,
+        body: { schema: z.strictObject({ id: entityId }) },
+        responses: {
+          200: { description: `The ${noun} was deleted.`, schema: deletedSchema },
+          ...WRITE_ERRORS,
+        },
+        security: 'token',
+      })
+    : undefined;
+  return { ...operations, ...(deleteByBody && { deleteByBody }) };
+}
+
+/** The operations of `entityOperations` as a list for the table. */
+export function listed(operations: Record<string, Operation | undefined>): Operation[] {
+  return Object.values(operations).filter((op): op is Operation => op !== undefined);
+}

@@ -1,5 +1,11 @@
 import type { Router } from 'express';
 import { READ_MODELS } from '../../contracts/read-models';
+import {
+  CATEGORY_OPERATIONS,
+  FIELD_GROUP_OPERATIONS,
+  MENU_OPERATIONS,
+  TEAM_OPERATIONS,
+} from '../../contracts/api/catalogue';
 import { idParam } from '../../infra/http/params';
 import { sendJson } from '../../infra/http/respond';
 import { attributesView, userView } from '../representations';
@@ -53,16 +59,16 @@ export function addCatalogueReadRoutes(
   deps: EntityReadDeps,
   fields: EntityDescription,
 ): void {
-  addEntityRoutes(router, deps, 'category', 'categoryId', CATEGORIES);
+  addEntityRoutes(router, deps, CATEGORY_OPERATIONS, 'categoryId', CATEGORIES);
 
   router.get('/team/:teamId/user', async (req, res) => {
     const { body: team } = await readOne(req, deps, TEAMS, idParam(req, 'teamId'));
     const userIds = (team.userIds as number[] | undefined) ?? [];
     sendJson(res, 200, await readPage(req, deps, USERS, { kind: 'in', path: 'userId', values: userIds }));
   });
-  addEntityRoutes(router, deps, 'team', 'teamId', TEAMS);
+  addEntityRoutes(router, deps, TEAM_OPERATIONS, 'teamId', TEAMS);
 
-  addEntityRoutes(router, deps, 'menu', 'menuId', MENUS);
+  addEntityRoutes(router, deps, MENU_OPERATIONS, 'menuId', MENUS);
 
   router.get('/field-group/:groupId/input', async (req, res) => {
     const { body: group } = await readOne(req, deps, FIELD_GROUPS, idParam(req, 'groupId'));
@@ -74,5 +80,5 @@ export function addCatalogueReadRoutes(
       .filter((field) => field !== undefined);
     sendJson(res, 200, { fieldGroupId: group.id, items: inGroupOrder, meta: page.meta });
   });
-  addEntityRoutes(router, deps, 'field-group', 'fieldGroupId', FIELD_GROUPS);
+  addEntityRoutes(router, deps, FIELD_GROUP_OPERATIONS, 'fieldGroupId', FIELD_GROUPS);
 }

@@ -12,6 +12,8 @@ import type { Document } from '../../contracts/read-model-changes';
 import type { ReadModels } from '../../infra/read-store/read-models';
 import { awaitConsistency, type ReadConsistency } from '../consistency';
 import { sendJson } from '../../infra/http/respond';
+import { mount } from '../../infra/http/operations';
+import type { Operation as ApiOperation } from '../../contracts/api/operation';
 
 export interface EntityReadDeps {
   readonly readModels: ReadModels;
@@ -111,18 +113,19 @@ export async function readPage(
   };
 }
 
-/** Adds `GET /<path>` (a list page) and `GET /<path>/{id}` to `router` (one flat router: nested ones cost). */
+/** Adds the read-one route of an entity, and its list route if given (one flat router: nested ones cost). */
 export function addEntityRoutes(
   router: Router,
   deps: EntityReadDeps,
-  path: string,
+  operations: { readonly list?: ApiOperation; readonly get: ApiOperation },
   idName: string,
   entity: EntityDescription,
 ): void {
-  router.get(`/${path}`, async (req, res) => {
-    sendJson(res, 200, await readPage(req, deps, entity));
-  });
-  router.get(`/${path}/:${idName}`, async (req, res) => {
+  if (operations.list)
+    mount(router, operations.list, async (req, res) => {
+      sendJson(res, 200, await readPage(req, deps, entity));
+    });
+  mount(router, operations.get, async (req, res) => {
     const { body, etag } = await readOne(req, deps, entity, idParam(req, idName));
     sendJson(res, 200, body, { ETag: etag });
   });

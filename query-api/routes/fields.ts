@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { entityIdTextSchema } from '../../contracts/entity-id';
 import { READ_MODELS } from '../../contracts/read-models';
+import { getField, listFields } from '../../contracts/api/fields';
 import { validate } from '../../contracts/validation';
 import { idParam } from '../../infra/http/params';
 import { sendJson } from '../../infra/http/respond';
@@ -107,5 +108,5 @@ export function addFieldReadRoutes(
       meta: page.meta,
     });
   });
-  addEntityRoutes(router, deps, 'field', 'fieldId', FIELDS);
+  addEntityRoutes(router, deps, { list: listFields, get: getField }, 'fieldId', FIELDS);
 }

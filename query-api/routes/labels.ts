@@ -1,6 +1,8 @@
 import type { Router } from 'express';
 import { PlatformError } from '../../contracts/errors';
 import { READ_MODELS } from '../../contracts/read-models';
+import { getRecordLabel, LABEL_OPERATIONS, listRecordLabels } from '../../contracts/api/catalogue';
+import { mount } from '../../infra/http/operations';
 import { idParam } from '../../infra/http/params';
 import { sendJson } from '../../infra/http/respond';
 import { labelView } from '../representations';
@@ -21,15 +23,15 @@ export const LABELS: EntityDescription = {
  * since is simply no longer listed.
  */
 export function addLabelReadRoutes(router: Router, deps: EntityReadDeps, records: EntityDescription): void {
-  addEntityRoutes(router, deps, 'label', 'labelId', LABELS);
+  addEntityRoutes(router, deps, LABEL_OPERATIONS, 'labelId', LABELS);
 
-  router.get('/record/:recordId/label', async (req, res) => {
+  mount(router, listRecordLabels, async (req, res) => {
     const { body: record } = await readOne(req, deps, records, idParam(req, 'recordId'));
     const labelIds = record.labelIds as number[];
     sendJson(res, 200, await readPage(req, deps, LABELS, { kind: 'in', path: 'labelId', values: labelIds }));
   });
 
-  router.get('/record/:recordId/label/:labelId', async (req, res) => {
+  mount(router, getRecordLabel, async (req, res) => {
     const recordId = idParam(req, 'recordId');
     const labelId = idParam(req, 'labelId');
     const { body: record } = await readOne(req, deps, records, recordId);

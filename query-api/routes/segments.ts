@@ -5,6 +5,8 @@ import { resolveFilter, resolveOrder, type FieldCatalogue } from '../../contract
 import { recordsListed } from './record-lists';
 import { equals, type StoreFilter } from '../../contracts/query/store-query';
 import { READ_MODELS } from '../../contracts/read-models';
+import { listSegmentRecords, SEGMENT_OPERATIONS } from '../../contracts/api/catalogue';
+import { mount } from '../../infra/http/operations';
 import { idParam } from '../../infra/http/params';
 import { sendJson } from '../../infra/http/respond';
 import { segmentView } from '../representations';
@@ -31,7 +33,7 @@ function segmentScope(spaceId: number, filter: FilterNode | undefined, fields: F
  * own `filter` narrows it further; without `order` the segment's order applies.
  */
 export function addSegmentReadRoutes(router: Router, deps: EntityReadDeps, records: EntityDescription): void {
-  router.get('/segment/:segmentId/record', async (req, res) => {
+  mount(router, listSegmentRecords, async (req, res) => {
     const { body: segment } = await readOne(req, deps, SEGMENTS, idParam(req, 'segmentId'));
     const spaceId = segment.spaceId as number;
     // Field keys resolve against the space's fields as they are now: a field removed since the segment was
@@ -49,5 +51,5 @@ export function addSegmentReadRoutes(router: Router, deps: EntityReadDeps, recor
       await readPage(req, deps, inSegment, segmentScope(spaceId, saved.filter, listed.fields)),
     );
   });
-  addEntityRoutes(router, deps, 'segment', 'segmentId', SEGMENTS);
+  addEntityRoutes(router, deps, SEGMENT_OPERATIONS, 'segmentId', SEGMENTS);
 }
