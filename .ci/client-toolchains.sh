@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what the typed clients' test (test/e2e/clients.test.ts) builds and runs them with, from the package
+# registries only: the OpenAPI Generator jar (Maven Central, into ~/.m2), PHP with Debian's Guzzle and
+# Composer (apt), a Python venv with the Python client's dependencies (PyPI), the Go client's modules (Go proxy).
+# Then the test runs with CLIENT_TOOLCHAINS=1. Caches reused between runs: ~/.m2, pip's cache, Go's module cache.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+generator=org.openapitools:openapi-generator-cli:$(sed -n "s/^export const GENERATOR_VERSION = '\(.*\)';/\1/p" bin/generate-clients.ts)
+echo "clients: $generator (Maven Central)"
+mvn -B -q -Dstyle.color=never dependency:get -Dartifact="$generator" -Dtransitive=false
+
+php_packages=(php-cli php-curl php-mbstring php-xml composer php-guzzlehttp-guzzle php-guzzlehttp-psr7)
+installed=$(dpkg-query -W -f='${db:Status-Abbrev}\n' "${php_packages[@]}" 2>/dev/null | grep -c '^ii' || true)
+if [[ $installed -ne ${#php_packages[@]} ]]; then
+  echo "clients: apt-get install ${php_packages[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${php_packages[@]}" >/dev/null
+fi
+php --version | head -1
+composer --version 2>/dev/null
+
+echo "clients: Python venv clients/python/.venv (PyPI)"
+[[ -x clients/python/.venv/bin/python ]] || python3 -m venv clients/python/.venv
+clients/python/.venv/bin/python -m pip install --quiet --disable-pip-version-check setuptools wheel
+clients/python/.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation ./clients/python
+
+echo "clients: Go modules of clients/go (Go module proxy)"
+(cd clients/go && go mod download all)

@@ -1,0 +1,344 @@
+/**
+ * Generates the typed clients under clients/ from the committed API description
+ * (openapi/<current version>.json) with OpenAPI Generator (`npm run clients`).
+ *
+ * The generator jar comes from Maven Central into ~/.m2 (`mvn dependency:get`) the first time; nothing is
+ * downloaded while the platform runs. Each client is generated into a fresh directory, the hand-written
+ * files (README, scenario, …: the `handWritten` list, also written to `.openapi-generator-ignore`) are
+ * copied beside it, and the result replaces the generated files of clients/<language>: files the
+ * generator no longer writes (a removed operation's) are deleted, untracked build output is left alone.
+ * The staleness test (test/e2e/clients.test.ts) generates the same way into a temporary directory and
+ * compares.
+ */
+import { execFile } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import { API_VERSION } from '../contracts/api/index';
+import { releasedDocumentsDir } from './api-descriptions';
+
+const run = promisify(execFile);
+
+export const GENERATOR_VERSION = '7.25.0';
+export const CLIENTS_DIR = join(__dirname, '..', 'clients');
+const GENERATOR_ARTIFACT = `org.openapitools:openapi-generator-cli:${GENERATOR_VERSION}`;
+/** Where the clients send requests unless told otherwise: a platform started locally on its default port. */
+const DEFAULT_SERVER = 'http://localhost:3000/api';
+
+export type ClientLanguage = 'typescript' | 'python' | 'php' | 'go';
+
+interface ClientRecipe {
+  readonly language: ClientLanguage;
+  readonly generator: string;
+  /** Arguments after `generate -i <document> -g <generator> -o <dir>` (integrator-and-ecosystem notes §2). */
+  readonly options: readonly string[];
+  /** Kept across generations: written by hand, never by the generator. */
+  readonly handWritten: readonly string[];
+  /** Generator output the clients do not want (CI files of other hosts, git helper scripts). */
+  readonly unwanted: readonly string[];
+}
+
+const GIT = ['--git-host', 'github.com', '--git-user-id', 'records-platform'];
+
+export const CLIENTS: readonly ClientRecipe[] = [
+  {
+    language: 'typescript',
+    generator: 'typescript-fetch',
+    options: [
+      ...GIT,
+      '--git-repo-id',
+      'records-platform',
+      `--additional-properties=npmName=@records-platform/client,npmVersion=${API_VERSION}`,
+    ],
+    // tsconfig.json: the generated one compiles every .ts under the folder, the scenario included.
+    handWritten: ['README.md', 'tsconfig.json', 'scenario/scenario.ts', 'scenario/tsconfig.json'],
+    unwanted: ['git_push.sh', '.travis.yml'],
+  },
+  {
+    language: 'python',
+    generator: 'python',
+    options: [
+      ...GIT,
+      '--git-repo-id',
+      'records-platform',
+      `--additional-properties=packageName=records_client,projectName=records-client,packageVersion=${API_VERSION}`,
+    ],
+    handWritten: ['README.md', 'scenario.py'],
+    unwanted: ['git_push.sh', '.travis.yml', '.gitlab-ci.yml', '.github/workflows/python.yml'],
+  },
+  {
+    language: 'php',
+    generator: 'php-nextgen',
+    options: [
+      ...GIT,
+      '--git-repo-id',
+      'records-platform',
+      '--additional-properties=invokerPackage=Records\\Client,composerPackageName=records-platform/client,' +
+        `artifactVersion=${API_VERSION}`,
+    ],
+    handWritten: ['README.md', 'scenario.php', 'bootstrap.php'],
+    unwanted: ['git_push.sh', '.travis.yml'],
+  },
+  {
+    language: 'go',
+    generator: 'go',
+    options: [
+      ...GIT,
+      // The module path: the clients/go folder of the platform's repository.
+      '--git-repo-id',
+      'records-platform/clients/go',
+      '--additional-properties=packageName=records,useOneOfDiscriminatorLookup=true,enumClassPrefix=true',
+      '--type-mappings=number=float64',
+    ],
+    handWritten: ['README.md', 'scenario/main.go'],
+    unwanted: ['git_push.sh', '.travis.yml'],
+  },
+];
+
+/** The generator jar in the local Maven repository, fetched from Maven Central when it is not there yet. */
+export async function generatorJar(): Promise<string> {
+  const repository = process.env.MAVEN_REPOSITORY ?? join(homedir(), '.m2', 'repository');
+  const jar = join(
+    repository,
+    'org/openapitools/openapi-generator-cli',
+    GENERATOR_VERSION,
+    `openapi-generator-cli-${GENERATOR_VERSION}.jar`,
+  );
+  if (!existsSync(jar)) {
+    await run('mvn', [
+      '-B',
+      '-q',
+      'dependency:get',
+      `-Dartifact=${GENERATOR_ARTIFACT}`,
+      '-Dtransitive=false',
+    ]);
+    if (!existsSync(jar)) throw new Error(`mvn dependency:get did not put ${GENERATOR_ARTIFACT} at ${jar}`);
+  }
+  return jar;
+}
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+const FORMATS_WITHOUT_PATTERN = new Set(['date-time', 'email', 'uuid', 'date', 'time']);
+
+function isObject(value: Json | undefined): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function withoutPatternsBesideFormats(value: Json): Json {
+  if (Array.isArray(value)) return value.map(withoutPatternsBesideFormats);
+  if (!isObject(value)) return value;
+  const dropPattern = typeof value.format === 'string' && FORMATS_WITHOUT_PATTERN.has(value.format);
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => !(dropPattern && key === 'pattern'))
+      .map(([key, inner]) => [key, withoutPatternsBesideFormats(inner)]),
+  );
+}
+
+/**
+ * The copy of the description the generators get (notes §2.2):
+ * - no `webhooks`: with them every generator 7.25.0 replaces the untagged API by the webhook
+ *   (OpenAPITools/openapi-generator#20346);
+ * - no `pattern` beside a `format`: zod's long regexes for date-time and email end up as struct-tag
+ *   validators the Go client cannot apply to a `time.Time`;
+ * - no path item with its own `servers` (health, metrics, docs, `/.well-known`): they are served at the
+ *   host's root, while a client has one base URL, the API's;
+ * - an absolute server URL, so a client works against a local platform without configuration.
+ */
+export function documentForGenerators(document: JsonObject): JsonObject {
+  const { webhooks: _webhooks, ...rest } = document;
+  const paths = isObject(rest.paths) ? rest.paths : {};
+  const apiPaths = Object.fromEntries(
+    Object.entries(paths).filter(([, item]) => !(isObject(item) && item.servers !== undefined)),
+  );
+  return withoutPatternsBesideFormats({
+    ...rest,
+    servers: [{ url: DEFAULT_SERVER, description: 'A platform started locally on its default port.' }],
+    paths: apiPaths,
+  }) as JsonObject;
+}
+
+export function currentDocumentFile(): string {
+  return join(releasedDocumentsDir(), `${API_VERSION}.json`);
+}
+
+function ignoreFile(recipe: ClientRecipe): string {
+  return [
+    '# Written by bin/generate-clients.ts (`npm run clients`); edit the lists there.',
+    '# Hand-written, kept across generations:',
+    ...recipe.handWritten,
+    '# Generator output this client does not ship:',
+    ...recipe.unwanted,
+    '',
+  ].join('\n');
+}
+
+/** Every file under `dir`, relative to it, skipping the folders named in `skip`. */
+export function filesUnder(dir: string, skip: ReadonlySet<string> = new Set()): string[] {
+  if (!existsSync(dir)) return [];
+  const found: string[] = [];
+  const walk = (current: string): void => {
+    for (const entry of readdirSync(current, { withFileTypes: true })) {
+      const path = join(current, entry.name);
+      if (entry.isDirectory()) {
+        if (!skip.has(entry.name)) walk(path);
+      } else found.push(relative(dir, path));
+    }
+  };
+  walk(dir);
+  return found.sort();
+}
+
+/** The files the generator wrote last time, as it listed them. */
+function generatedFiles(dir: string): string[] {
+  const list = join(dir, '.openapi-generator', 'FILES');
+  if (!existsSync(list)) return [];
+  const listed = readFileSync(list, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '');
+  return [...listed, '.openapi-generator/FILES', '.openapi-generator/VERSION'];
+}
+
+function copyInto(fromDir: string, toDir: string, file: string): void {
+  mkdirSync(dirname(join(toDir, file)), { recursive: true });
+  copyFileSync(join(fromDir, file), join(toDir, file));
+}
+
+function removeEmptyFolders(dir: string): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (!entry.isDirectory()) continue;
+    const path = join(dir, entry.name);
+    removeEmptyFolders(path);
+    if (readdirSync(path).length === 0) rmdirSync(path);
+  }
+}
+
+async function generateOne(
+  jar: string,
+  documentFile: string,
+  recipe: ClientRecipe,
+  outDir: string,
+  handWrittenFrom: string,
+): Promise<void> {
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, '.openapi-generator-ignore'), ignoreFile(recipe));
+  for (const file of recipe.handWritten) {
+    if (!existsSync(join(handWrittenFrom, file)))
+      throw new Error(`clients/${recipe.language}/${file} is missing (it is written by hand, not generated)`);
+    copyInto(handWrittenFrom, outDir, file);
+  }
+  await run(
+    'java',
+    ['-jar', jar, 'generate', '-i', documentFile, '-g', recipe.generator, '-o', outDir, ...recipe.options],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  // The generated go.mod lists no requirements; `go mod tidy` pins them (from the Go module proxy).
+  if (recipe.language === 'go') await run('go', ['mod', 'tidy'], { cwd: outDir });
+}
+
+/**
+ * Generates every client into `<targetRoot>/<language>` (a fresh folder each), with the hand-written
+ * files taken from `<handWrittenRoot>/<language>`.
+ */
+export async function generateClients(
+  targetRoot: string,
+  handWrittenRoot: string = CLIENTS_DIR,
+  documentFile: string = currentDocumentFile(),
+): Promise<void> {
+  const jar = await generatorJar();
+  const document = JSON.parse(readFileSync(documentFile, 'utf8')) as JsonObject;
+  const work = mkdtempSync(join(tmpdir(), 'records-clients-document-'));
+  try {
+    const prepared = join(work, 'openapi.json');
+    writeFileSync(prepared, `${JSON.stringify(documentForGenerators(document), null, 2)}\n`);
+    await Promise.all(
+      CLIENTS.map((recipe) =>
+        generateOne(
+          jar,
+          prepared,
+          recipe,
+          join(targetRoot, recipe.language),
+          join(handWrittenRoot, recipe.language),
+        ),
+      ),
+    );
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Replaces the generated files of `clients/<language>` by a fresh generation's: the files the generator
+ * listed last time and no longer writes go, build output and other untracked files stay.
+ */
+function replaceGenerated(fresh: string, committed: string): void {
+  const next = new Set(filesUnder(fresh));
+  for (const file of generatedFiles(committed))
+    if (!next.has(file)) rmSync(join(committed, file), { force: true });
+  for (const file of next) copyInto(fresh, committed, file);
+  removeEmptyFolders(committed);
+}
+
+/** What differs between a fresh generation and the committed clients: one line per file. */
+export function staleFiles(freshRoot: string, committedRoot: string = CLIENTS_DIR): string[] {
+  const differences: string[] = [];
+  for (const { language } of CLIENTS) {
+    const fresh = join(freshRoot, language);
+    const committed = join(committedRoot, language);
+    const expected = new Set(filesUnder(fresh));
+    for (const file of expected) {
+      const path = join(committed, file);
+      if (!existsSync(path) || !statSync(path).isFile())
+        differences.push(`missing  clients/${language}/${file}`);
+      else if (!readFileSync(path).equals(readFileSync(join(fresh, file))))
+        differences.push(`differs  clients/${language}/${file}`);
+    }
+    for (const file of generatedFiles(committed))
+      if (!expected.has(file) && existsSync(join(committed, file)))
+        differences.push(`obsolete clients/${language}/${file}`);
+  }
+  return differences;
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const fresh = mkdtempSync(join(tmpdir(), 'records-clients-'));
+  try {
+    await generateClients(fresh);
+    for (const { language } of CLIENTS) {
+      mkdirSync(join(CLIENTS_DIR, language), { recursive: true });
+      replaceGenerated(join(fresh, language), join(CLIENTS_DIR, language));
+    }
+  } finally {
+    rmSync(fresh, { recursive: true, force: true });
+  }
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  process.stdout.write(
+    `clients/{${CLIENTS.map((c) => c.language).join(',')}} generated from openapi/${API_VERSION}.json ` +
+      `with OpenAPI Generator ${GENERATOR_VERSION} in ${seconds} s\n`,
+  );
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    const stderr = (error as { stderr?: string }).stderr;
+    process.stderr.write(
+      `clients: ${error instanceof Error ? error.message : String(error)}\n${stderr ?? ''}`,
+    );
+    process.exit(1);
+  });
+}

@@ -1,0 +1,16 @@
+# flake8: noqa
+
+# import apis into api package
+from records_client.api.api_description_api import ApiDescriptionApi
+from records_client.api.categories_api import CategoriesApi
+from records_client.api.field_groups_api import FieldGroupsApi
+from records_client.api.fields_api import FieldsApi
+from records_client.api.labels_api import LabelsApi
+from records_client.api.menus_api import MenusApi
+from records_client.api.modules_api import ModulesApi
+from records_client.api.platform_api import PlatformApi
+from records_client.api.records_api import RecordsApi
+from records_client.api.segments_api import SegmentsApi
+from records_client.api.spaces_api import SpacesApi
+from records_client.api.teams_api import TeamsApi
+

@@ -1,0 +1,154 @@
+/**
+ * The typed clients under clients/ (issue 17): the committed code is what `npm run clients` generates from
+ * the committed API description, and each client builds with its own toolchain and runs its hand-written
+ * scenario against a running platform. The toolchains (Java + the generator jar, Python venv, PHP with
+ * Debian's Guzzle, Go modules) are installed by .ci/run, which sets CLIENT_TOOLCHAINS=1; without it the
+ * suites are reported as skipped, never passed.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CLIENTS_DIR, generateClients, staleFiles } from '../../bin/generate-clients';
+import { describeContract, type AdapterRun } from '../support/adapter-report';
+import { ADMIN_TOKEN, startPlatform, type TestPlatform } from '../support/platform';
+
+const exec = promisify(execFile);
+const ROOT = join(__dirname, '..', '..');
+const BUILD_TIMEOUT = 600_000;
+
+const availability: AdapterRun = process.env.CLIENT_TOOLCHAINS
+  ? { kind: 'real-server', where: 'the platform started here, toolchains from .ci/run' }
+  : {
+      kind: 'skipped',
+      reason: 'CLIENT_TOOLCHAINS not set (.ci/run installs the client toolchains and sets it)',
+    };
+
+/** Runs a build or scenario step without blocking the platform that serves in this process. */
+async function step(command: string, args: string[], cwd: string, env: Record<string, string> = {}) {
+  try {
+    return await exec(command, args, {
+      cwd,
+      env: { ...process.env, ...env },
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: BUILD_TIMEOUT,
+    });
+  } catch (error) {
+    const failed = error as { stdout?: string; stderr?: string; message: string };
+    throw new Error(
+      `${command} ${args.join(' ')} (in ${cwd}) failed: ${failed.message}\n${failed.stdout ?? ''}\n${failed.stderr ?? ''}`,
+    );
+  }
+}
+
+describeContract('typed clients', 'generated code is current', availability, () => {
+  test(
+    'regenerating from the committed description gives the committed clients',
+    async () => {
+      const fresh = mkdtempSync(join(tmpdir(), 'records-clients-check-'));
+      try {
+        await generateClients(fresh);
+        const stale = staleFiles(fresh);
+        if (stale.length > 0)
+          throw new Error(
+            `clients/ is stale: run \`npm run clients\` and commit the result.\n${stale.slice(0, 40).join('\n')}` +
+              (stale.length > 40 ? `\n… and ${stale.length - 40} more` : ''),
+          );
+      } finally {
+        rmSync(fresh, { recursive: true, force: true });
+      }
+    },
+    BUILD_TIMEOUT,
+  );
+});
+
+/** What every scenario prints: the same story told through each client. */
+const EXPECTED_SCENARIO = (language: string) => ({
+  space: `Scenario ${language}`,
+  module: 'Tickets',
+  filtered: ['Printer', 'Router'],
+  total: 2,
+});
+
+interface ClientUnderTest {
+  language: string;
+  /** Builds the client and its scenario; returns how to run the scenario. */
+  build(): Promise<{ command: string; args: string[]; cwd: string }>;
+}
+
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+
+const CLIENTS_UNDER_TEST: ClientUnderTest[] = [
+  {
+    language: 'typescript',
+    async build() {
+      const dir = join(CLIENTS_DIR, 'typescript');
+      await step(process.execPath, [TSC, '-p', '.'], dir);
+      await step(process.execPath, [TSC, '-p', 'scenario'], dir);
+      return { command: process.execPath, args: ['build/scenario/scenario.js'], cwd: dir };
+    },
+  },
+  {
+    language: 'python',
+    async build() {
+      const dir = join(CLIENTS_DIR, 'python');
+      const python = join(dir, '.venv', 'bin', 'python');
+      if (!existsSync(python)) await step('python3', ['-m', 'venv', '.venv'], dir);
+      // No build isolation: the venv's setuptools builds it, so nothing is fetched when .ci/run prepared the venv.
+      await step(
+        python,
+        ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-build-isolation', '.'],
+        dir,
+      );
+      return { command: python, args: ['scenario.py'], cwd: dir };
+    },
+  },
+  {
+    language: 'php',
+    async build() {
+      const dir = join(CLIENTS_DIR, 'php');
+      await step('composer', ['dump-autoload', '--no-interaction', '--quiet'], dir, {
+        COMPOSER_ALLOW_SUPERUSER: '1',
+      });
+      return { command: 'php', args: ['scenario.php'], cwd: dir };
+    },
+  },
+  {
+    language: 'go',
+    async build() {
+      const dir = join(CLIENTS_DIR, 'go');
+      await step('go', ['vet', './...'], dir);
+      await step('go', ['build', '-o', 'scenario/scenario', './scenario'], dir);
+      return { command: join(dir, 'scenario', 'scenario'), args: [], cwd: dir };
+    },
+  },
+];
+
+for (const client of CLIENTS_UNDER_TEST) {
+  describeContract('typed clients', `${client.language} scenario`, availability, () => {
+    let platform: TestPlatform;
+
+    beforeAll(async () => {
+      platform = await startPlatform();
+    });
+
+    afterAll(async () => {
+      await platform?.stop();
+    });
+
+    test(
+      `the ${client.language} client builds and runs its scenario against the platform`,
+      async () => {
+        const scenario = await client.build();
+        const { stdout } = await step(scenario.command, scenario.args, scenario.cwd, {
+          RECORDS_URL: platform.api,
+          RECORDS_TOKEN: ADMIN_TOKEN,
+        });
+        const lines = stdout.trim().split('\n');
+        expect(JSON.parse(lines[lines.length - 1]!)).toEqual(EXPECTED_SCENARIO(client.language));
+      },
+      BUILD_TIMEOUT,
+    );
+  });
+}
