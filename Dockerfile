@@ -22,6 +22,8 @@ ENV NODE_ENV=production
 COPY --from=runtime-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
+# The released API descriptions, served at /api/<version>.json.
+COPY openapi ./openapi
 # DATA_DIR (./data) belongs to the user the services run as; a named volume mounted there takes its owner.
 RUN mkdir -p data && chown node:node data
 USER node

@@ -11,6 +11,7 @@ const BENCHES = [
   'auth.ts',
   'heavy-readers.ts',
   'like-filter.ts',
+  'api-description.ts',
 ];
 
 let failed = 0;

@@ -3,7 +3,11 @@ import { join } from 'node:path';
 import { buildOpenApiDocument } from '../contracts/api/document';
 import { API_VERSION, OPERATIONS } from '../contracts/api/index';
 import { API_BASE } from '../infra/http/operations';
-import type { ApiDescriptions } from '../query-api/routes/api-description';
+import {
+  servedDocument,
+  type ApiDescriptions,
+  type ServedDocument,
+} from '../query-api/routes/api-description';
 
 /** The committed documents of released versions: `openapi/` beside bin/ (from source) or beside dist/. */
 export function releasedDocumentsDir(): string {
@@ -18,11 +22,11 @@ export function currentDocumentJson(version = API_VERSION): string {
 
 /** What `/latest.json` and `/<version>.json` serve: the current document built now, the others as committed. */
 export function loadApiDescriptions(dir = releasedDocumentsDir()): ApiDescriptions {
-  const released = new Map<string, string>();
+  const released = new Map<string, ServedDocument>();
   const files = existsSync(dir) ? readdirSync(dir).filter((name) => /^\d+\.\d+\.\d+\.json$/.test(name)) : [];
   for (const file of files) {
     const version = file.slice(0, -'.json'.length);
-    if (version !== API_VERSION) released.set(version, readFileSync(join(dir, file), 'utf8'));
+    if (version !== API_VERSION) released.set(version, servedDocument(readFileSync(join(dir, file), 'utf8')));
   }
-  return { current: { version: API_VERSION, json: currentDocumentJson() }, released };
+  return { current: { version: API_VERSION, document: servedDocument(currentDocumentJson()) }, released };
 }

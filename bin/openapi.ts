@@ -11,11 +11,13 @@ import { API_VERSION } from '../contracts/api/index';
 import { describeChanges, diffDocuments, type OpenApiLike } from '../contracts/api/diff';
 import { currentDocumentJson, releasedDocumentsDir } from './api-descriptions';
 
-const ROOT = join(__dirname, '..');
+/** The checkout the command reads and edits (OPENAPI_ROOT: another one, such as a copy in a test). */
+const ROOT = process.env.OPENAPI_ROOT ?? join(__dirname, '..');
 const VERSION = /^(?:0|[1-9]\d*)\.(?:0|[1-9]\d*)\.(?:0|[1-9]\d*)$/;
 
 function documentPath(version: string): string {
-  return join(releasedDocumentsDir(), `${version}.json`);
+  const dir = process.env.OPENAPI_ROOT === undefined ? releasedDocumentsDir() : join(ROOT, 'openapi');
+  return join(dir, `${version}.json`);
 }
 
 function readDocument(version: string): OpenApiLike {

@@ -36,22 +36,24 @@ export const listQuery = z.object({
         'Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. ' +
         'Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).',
       example: 'name~%invoice%;createdAt>=2026-01-01',
+      param: { id: 'ListFilter' },
     }),
   offset: z
     .int()
     .min(0)
     .max(MAX_OFFSET)
     .optional()
-    .meta({ description: 'Zero-based index of the first item.' }),
+    .meta({ description: 'Zero-based index of the first item.', param: { id: 'ListOffset' } }),
   limit: z
     .int()
     .min(1)
     .max(MAX_PAGE_SIZE)
     .optional()
-    .meta({ description: `Most items returned (default ${DEFAULT_PAGE_SIZE}).` }),
+    .meta({ description: `Most items returned (default ${DEFAULT_PAGE_SIZE}).`, param: { id: 'ListLimit' } }),
   order: z.string().optional().meta({
     description: 'Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).',
     example: 'createdAt;DESC',
+    param: { id: 'ListOrder' },
   }),
 });
 

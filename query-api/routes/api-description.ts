@@ -9,41 +9,60 @@ import {
 import { PlatformError } from '../../contracts/errors';
 import { validate } from '../../contracts/validation';
 import { mount } from '../../infra/http/operations';
+import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
 
-/** The OpenAPI documents served, as JSON text: built once at start, never per request. */
-export interface ApiDescriptions {
-  readonly current: { readonly version: string; readonly json: string };
-  /** Earlier releases (the committed `openapi/<version>.json` files), by version. */
-  readonly released: ReadonlyMap<string, string>;
+/** An OpenAPI document as served: compact JSON, and gzipped once for the clients that take it. */
+export interface ServedDocument {
+  readonly json: string;
+  readonly gzip: Buffer;
 }
+
+/** The OpenAPI documents served: built once at start, never per request. */
+export interface ApiDescriptions {
+  readonly current: { readonly version: string; readonly document: ServedDocument };
+  /** Earlier releases (the committed `openapi/<version>.json` files), by version. */
+  readonly released: ReadonlyMap<string, ServedDocument>;
+}
+
+/** The served form of a document given as JSON text. */
+export function servedDocument(json: string): ServedDocument {
+  const compact = JSON.stringify(JSON.parse(json));
+  return { json: compact, gzip: gzipSync(compact, { level: 9 }) };
+}
+
+const GZIP = /\bgzip\b/i;
 
 const versionParams = z.object({ version: versionText });
 
-function sendDocument(res: express.Response, json: string): void {
+function sendDocument(req: express.Request, res: express.Response, document: ServedDocument): void {
   res.statusCode = 200;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Cache-Control', 'public, max-age=300');
-  res.setHeader('Content-Length', Buffer.byteLength(json));
-  res.end(json);
+  res.setHeader('Vary', 'Accept-Encoding');
+  const gzipped = GZIP.test(String(req.headers['accept-encoding'] ?? ''));
+  if (gzipped) res.setHeader('Content-Encoding', 'gzip');
+  const body = gzipped ? document.gzip : document.json;
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
 }
 
 /** `GET /latest.json` and `GET /<version>.json` under the API base (no credential needed). */
 export function addApiDescriptionRoutes(router: Router, descriptions: ApiDescriptions): void {
-  mount(router, getLatestApiDescription, (_req, res) => {
-    sendDocument(res, descriptions.current.json);
+  mount(router, getLatestApiDescription, (req, res) => {
+    sendDocument(req, res, descriptions.current.document);
   });
   mount(router, getApiDescription, (req, res) => {
     const { version } = validate(versionParams, req.params, 'path');
-    const json =
+    const document =
       version === descriptions.current.version
-        ? descriptions.current.json
+        ? descriptions.current.document
         : descriptions.released.get(version);
-    if (json === undefined) {
+    if (document === undefined) {
       const known = [descriptions.current.version, ...descriptions.released.keys()].join(', ');
       throw new PlatformError('not_found', `no API description for version ${version}; published: ${known}`);
     }
-    sendDocument(res, json);
+    sendDocument(req, res, document);
   });
 }
 

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { execFileSync } from 'node:child_process';
+import { request } from 'node:http';
 import { API_VERSION, OPERATIONS } from '../../contracts/api/index';
 import { expressPath } from '../../contracts/api/operation';
 import { REMOVED_ROUTES } from '../../contracts/api/removed';
@@ -76,8 +78,41 @@ describe('serving', () => {
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);
       expect(response.headers.get('x-version')).toBeTruthy();
-      expect(await response.text()).toBe(currentDocumentJson());
+      expect(await response.json()).toEqual(JSON.parse(currentDocumentJson()));
     }
+  });
+
+  test('the document goes gzipped to clients that take it, plain JSON to the others', async () => {
+    const raw = (encoding: string | undefined) =>
+      new Promise<{ encoding: string | undefined; vary: string | undefined; body: Buffer }>(
+        (resolve, reject) => {
+          const call = request(
+            `${platform.api}/latest.json`,
+            { headers: encoding === undefined ? {} : { 'accept-encoding': encoding } },
+            (response) => {
+              const chunks: Buffer[] = [];
+              response.on('data', (chunk: Buffer) => chunks.push(chunk));
+              response.on('end', () =>
+                resolve({
+                  encoding: response.headers['content-encoding'],
+                  vary: response.headers.vary,
+                  body: Buffer.concat(chunks),
+                }),
+              );
+            },
+          );
+          call.on('error', reject);
+          call.end();
+        },
+      );
+    const expected = JSON.parse(currentDocumentJson()) as unknown;
+    const gzipped = await raw('br, gzip');
+    expect(gzipped.encoding).toBe('gzip');
+    expect(gzipped.vary).toBe('Accept-Encoding');
+    expect(JSON.parse(gunzipSync(gzipped.body).toString('utf8'))).toEqual(expected);
+    const plain = await raw(undefined);
+    expect(plain.encoding).toBeUndefined();
+    expect(JSON.parse(plain.body.toString('utf8'))).toEqual(expected);
   });
 
   test('an unknown version is a 404 naming the published ones; a malformed one a 400', async () => {
