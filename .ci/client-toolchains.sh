@@ -26,4 +26,4 @@ clients/python/.venv/bin/python -m pip install --quiet --disable-pip-version-che
 clients/python/.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation ./clients/python
 
 echo "clients: Go modules of clients/go (Go module proxy)"
-(cd clients/go && go mod download all)
+(cd clients/go && go mod download)

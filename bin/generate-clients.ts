@@ -246,8 +246,12 @@ async function generateOne(
     ['-jar', jar, 'generate', '-i', documentFile, '-g', recipe.generator, '-o', outDir, ...recipe.options],
     { maxBuffer: 64 * 1024 * 1024 },
   );
-  // The generated go.mod lists no requirements; `go mod tidy` pins them (from the Go module proxy).
-  if (recipe.language === 'go') await run('go', ['mod', 'tidy'], { cwd: outDir });
+  // The generated go.mod lists no requirements and its go.sum is a template: `go mod tidy` writes both from
+  // the module graph (resolved through the Go module proxy), so they depend on nothing else.
+  if (recipe.language === 'go') {
+    rmSync(join(outDir, 'go.sum'));
+    await run('go', ['mod', 'tidy'], { cwd: outDir });
+  }
 }
 
 /**
