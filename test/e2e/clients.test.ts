@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CLIENTS_DIR, generateClients, staleFiles } from '../../bin/generate-clients';
+import { CLIENTS_DIR, GENERATOR_VERSION, generateClients, staleFiles } from '../../bin/generate-clients';
 import { describeContract, type AdapterRun } from '../support/adapter-report';
 import { ADMIN_TOKEN, startPlatform, type TestPlatform } from '../support/platform';
 
@@ -18,12 +18,12 @@ const exec = promisify(execFile);
 const ROOT = join(__dirname, '..', '..');
 const BUILD_TIMEOUT = 600_000;
 
-const availability: AdapterRun = process.env.CLIENT_TOOLCHAINS
-  ? { kind: 'real-server', where: 'the platform started here, toolchains from .ci/run' }
-  : {
-      kind: 'skipped',
-      reason: 'CLIENT_TOOLCHAINS not set (.ci/run installs the client toolchains and sets it)',
-    };
+const skipped: AdapterRun = {
+  kind: 'skipped',
+  reason: 'CLIENT_TOOLCHAINS not set (.ci/run installs the client toolchains and sets it)',
+};
+const toolchains = (where: string): AdapterRun =>
+  process.env.CLIENT_TOOLCHAINS ? { kind: 'real-server', where } : skipped;
 
 /** Runs a build or scenario step without blocking the platform that serves in this process. */
 async function step(command: string, args: string[], cwd: string, env: Record<string, string> = {}) {
@@ -42,26 +42,31 @@ async function step(command: string, args: string[], cwd: string, env: Record<st
   }
 }
 
-describeContract('typed clients', 'generated code is current', availability, () => {
-  test(
-    'regenerating from the committed description gives the committed clients',
-    async () => {
-      const fresh = mkdtempSync(join(tmpdir(), 'records-clients-check-'));
-      try {
-        await generateClients(fresh);
-        const stale = staleFiles(fresh);
-        if (stale.length > 0)
-          throw new Error(
-            `clients/ is stale: run \`npm run clients\` and commit the result.\n${stale.slice(0, 40).join('\n')}` +
-              (stale.length > 40 ? `\n… and ${stale.length - 40} more` : ''),
-          );
-      } finally {
-        rmSync(fresh, { recursive: true, force: true });
-      }
-    },
-    BUILD_TIMEOUT,
-  );
-});
+describeContract(
+  'typed clients',
+  'generated code is current',
+  toolchains(`OpenAPI Generator ${GENERATOR_VERSION}`),
+  () => {
+    test(
+      'regenerating from the committed description gives the committed clients',
+      async () => {
+        const fresh = mkdtempSync(join(tmpdir(), 'records-clients-check-'));
+        try {
+          await generateClients(fresh);
+          const stale = staleFiles(fresh);
+          if (stale.length > 0)
+            throw new Error(
+              `clients/ is stale: run \`npm run clients\` and commit the result.\n${stale.slice(0, 40).join('\n')}` +
+                (stale.length > 40 ? `\n… and ${stale.length - 40} more` : ''),
+            );
+        } finally {
+          rmSync(fresh, { recursive: true, force: true });
+        }
+      },
+      BUILD_TIMEOUT,
+    );
+  },
+);
 
 /** What every scenario prints: the same story told through each client. */
 const EXPECTED_SCENARIO = (language: string) => ({
@@ -126,29 +131,34 @@ const CLIENTS_UNDER_TEST: ClientUnderTest[] = [
 ];
 
 for (const client of CLIENTS_UNDER_TEST) {
-  describeContract('typed clients', `${client.language} scenario`, availability, () => {
-    let platform: TestPlatform;
+  describeContract(
+    'typed clients',
+    `${client.language} scenario`,
+    toolchains('a platform started here'),
+    () => {
+      let platform: TestPlatform;
 
-    beforeAll(async () => {
-      platform = await startPlatform();
-    });
+      beforeAll(async () => {
+        platform = await startPlatform();
+      });
 
-    afterAll(async () => {
-      await platform?.stop();
-    });
+      afterAll(async () => {
+        await platform?.stop();
+      });
 
-    test(
-      `the ${client.language} client builds and runs its scenario against the platform`,
-      async () => {
-        const scenario = await client.build();
-        const { stdout } = await step(scenario.command, scenario.args, scenario.cwd, {
-          RECORDS_URL: platform.api,
-          RECORDS_TOKEN: ADMIN_TOKEN,
-        });
-        const lines = stdout.trim().split('\n');
-        expect(JSON.parse(lines[lines.length - 1]!)).toEqual(EXPECTED_SCENARIO(client.language));
-      },
-      BUILD_TIMEOUT,
-    );
-  });
+      test(
+        `the ${client.language} client builds and runs its scenario against the platform`,
+        async () => {
+          const scenario = await client.build();
+          const { stdout } = await step(scenario.command, scenario.args, scenario.cwd, {
+            RECORDS_URL: platform.api,
+            RECORDS_TOKEN: ADMIN_TOKEN,
+          });
+          const lines = stdout.trim().split('\n');
+          expect(JSON.parse(lines[lines.length - 1]!)).toEqual(EXPECTED_SCENARIO(client.language));
+        },
+        BUILD_TIMEOUT,
+      );
+    },
+  );
 }
