@@ -99,7 +99,8 @@ export const CLIENTS: readonly ClientRecipe[] = [
       // The module path: the clients/go folder of the platform's repository.
       '--git-repo-id',
       'records-platform/clients/go',
-      '--additional-properties=packageName=records,useOneOfDiscriminatorLookup=true,enumClassPrefix=true',
+      '--additional-properties=packageName=records,useOneOfDiscriminatorLookup=true,enumClassPrefix=true,' +
+        'disallowAdditionalPropertiesIfNotPresent=false',
       '--type-mappings=number=float64',
     ],
     handWritten: ['README.md', 'scenario/main.go'],
@@ -157,6 +158,9 @@ function withoutPatternsBesideFormats(value: Json): Json {
  *   validators the Go client cannot apply to a `time.Time`;
  * - no path item with its own `servers` (health, metrics, docs, `/.well-known`): they are served at the
  *   host's root, while a client has one base URL, the API's;
+ * - no `additionalProperties: false` in the schemas only answers use: the Go client refuses an answer with
+ *   a property its model lacks, so a property a later release adds (a compatible change) would break every
+ *   Go program built before it. Request schemas keep it: they say what the platform accepts;
  * - an absolute server URL, so a client works against a local platform without configuration.
  */
 export function documentForGenerators(document: JsonObject): JsonObject {
@@ -165,11 +169,80 @@ export function documentForGenerators(document: JsonObject): JsonObject {
   const apiPaths = Object.fromEntries(
     Object.entries(paths).filter(([, item]) => !(isObject(item) && item.servers !== undefined)),
   );
-  return withoutPatternsBesideFormats({
+  const prepared = {
     ...rest,
     servers: [{ url: DEFAULT_SERVER, description: 'A platform started locally on its default port.' }],
     paths: apiPaths,
-  }) as JsonObject;
+  };
+  return withoutPatternsBesideFormats(withOpenAnswers(prepared)) as JsonObject;
+}
+
+const SCHEMA_REF = '#/components/schemas/';
+
+/** The component schemas `value` names, directly or through the schemas it names. */
+function schemasReachable(value: Json, schemas: JsonObject): Set<string> {
+  const found = new Set<string>();
+  const visit = (node: Json): void => {
+    if (Array.isArray(node)) node.forEach(visit);
+    else if (isObject(node)) {
+      const ref = node.$ref;
+      if (typeof ref === 'string' && ref.startsWith(SCHEMA_REF)) {
+        const name = ref.slice(SCHEMA_REF.length);
+        if (!found.has(name) && schemas[name] !== undefined) {
+          found.add(name);
+          visit(schemas[name]);
+        }
+      }
+      Object.values(node).forEach(visit);
+    }
+  };
+  visit(value);
+  return found;
+}
+
+function withoutClosedObjects(value: Json): Json {
+  if (Array.isArray(value)) return value.map(withoutClosedObjects);
+  if (!isObject(value)) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key, inner]) => !(key === 'additionalProperties' && inner === false))
+      .map(([key, inner]) => [key, withoutClosedObjects(inner)]),
+  );
+}
+
+function withOpenAnswers(document: JsonObject): JsonObject {
+  const components = isObject(document.components) ? document.components : {};
+  const schemas = isObject(components.schemas) ? components.schemas : {};
+  const operations = Object.values(isObject(document.paths) ? document.paths : {}).flatMap((item) =>
+    isObject(item) ? Object.values(item).filter(isObject) : [],
+  );
+  const answers = operations.map((operation) => operation.responses ?? null);
+  const requests = operations.map(({ responses: _responses, ...request }) => request);
+  const { schemas: _schemas, responses = null, ...requestComponents } = components;
+  const asked = schemasReachable([...requests, requestComponents], schemas);
+  const answered = schemasReachable([...answers, responses], schemas);
+  const openSchemas = Object.fromEntries(
+    Object.entries(schemas).map(([name, schema]) => [
+      name,
+      answered.has(name) && !asked.has(name) ? withoutClosedObjects(schema) : schema,
+    ]),
+  );
+  const openPaths = Object.fromEntries(
+    Object.entries(isObject(document.paths) ? document.paths : {}).map(([path, item]) => [
+      path,
+      isObject(item)
+        ? Object.fromEntries(
+            Object.entries(item).map(([method, operation]) => [
+              method,
+              isObject(operation) && operation.responses !== undefined
+                ? { ...operation, responses: withoutClosedObjects(operation.responses) }
+                : operation,
+            ]),
+          )
+        : item,
+    ]),
+  );
+  return { ...document, paths: openPaths, components: { ...components, schemas: openSchemas } };
 }
 
 export function currentDocumentFile(): string {

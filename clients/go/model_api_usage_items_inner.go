@@ -12,7 +12,6 @@ package records
 
 import (
 	"encoding/json"
-	"bytes"
 	"fmt"
 )
 
@@ -24,6 +23,7 @@ type ApiUsageItemsInner struct {
 	Day string `json:"day"`
 	Credential string `json:"credential"`
 	Calls int32 `json:"calls"`
+	AdditionalProperties map[string]interface{}
 }
 
 type _ApiUsageItemsInner ApiUsageItemsInner
@@ -133,6 +133,11 @@ func (o ApiUsageItemsInner) ToMap() (map[string]interface{}, error) {
 	toSerialize["day"] = o.Day
 	toSerialize["credential"] = o.Credential
 	toSerialize["calls"] = o.Calls
+
+	for key, value := range o.AdditionalProperties {
+		toSerialize[key] = value
+	}
+
 	return toSerialize, nil
 }
 
@@ -162,15 +167,22 @@ func (o *ApiUsageItemsInner) UnmarshalJSON(data []byte) (err error) {
 
 	varApiUsageItemsInner := _ApiUsageItemsInner{}
 
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varApiUsageItemsInner)
+	err = json.Unmarshal(data, &varApiUsageItemsInner)
 
 	if err != nil {
 		return err
 	}
 
 	*o = ApiUsageItemsInner(varApiUsageItemsInner)
+
+	additionalProperties := make(map[string]interface{})
+
+	if err = json.Unmarshal(data, &additionalProperties); err == nil {
+		delete(additionalProperties, "day")
+		delete(additionalProperties, "credential")
+		delete(additionalProperties, "calls")
+		o.AdditionalProperties = additionalProperties
+	}
 
 	return err
 }

@@ -12,7 +12,6 @@ package records
 
 import (
 	"encoding/json"
-	"bytes"
 	"fmt"
 )
 
@@ -33,6 +32,7 @@ type Category struct {
 	CreatedBy NullableString `json:"createdBy"`
 	// The user who changed it last.
 	UpdatedBy NullableString `json:"updatedBy"`
+	AdditionalProperties map[string]interface{}
 }
 
 type _Category Category
@@ -280,6 +280,11 @@ func (o Category) ToMap() (map[string]interface{}, error) {
 	toSerialize["updatedAt"] = o.UpdatedAt
 	toSerialize["createdBy"] = o.CreatedBy.Get()
 	toSerialize["updatedBy"] = o.UpdatedBy.Get()
+
+	for key, value := range o.AdditionalProperties {
+		toSerialize[key] = value
+	}
+
 	return toSerialize, nil
 }
 
@@ -314,15 +319,27 @@ func (o *Category) UnmarshalJSON(data []byte) (err error) {
 
 	varCategory := _Category{}
 
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varCategory)
+	err = json.Unmarshal(data, &varCategory)
 
 	if err != nil {
 		return err
 	}
 
 	*o = Category(varCategory)
+
+	additionalProperties := make(map[string]interface{})
+
+	if err = json.Unmarshal(data, &additionalProperties); err == nil {
+		delete(additionalProperties, "id")
+		delete(additionalProperties, "name")
+		delete(additionalProperties, "description")
+		delete(additionalProperties, "parentId")
+		delete(additionalProperties, "createdAt")
+		delete(additionalProperties, "updatedAt")
+		delete(additionalProperties, "createdBy")
+		delete(additionalProperties, "updatedBy")
+		o.AdditionalProperties = additionalProperties
+	}
 
 	return err
 }

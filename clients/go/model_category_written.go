@@ -12,7 +12,6 @@ package records
 
 import (
 	"encoding/json"
-	"bytes"
 	"fmt"
 )
 
@@ -25,6 +24,7 @@ type CategoryWritten struct {
 	Name string `json:"name"`
 	Description NullableString `json:"description"`
 	ParentId NullableInt32 `json:"parentId"`
+	AdditionalProperties map[string]interface{}
 }
 
 type _CategoryWritten CategoryWritten
@@ -164,6 +164,11 @@ func (o CategoryWritten) ToMap() (map[string]interface{}, error) {
 	toSerialize["name"] = o.Name
 	toSerialize["description"] = o.Description.Get()
 	toSerialize["parentId"] = o.ParentId.Get()
+
+	for key, value := range o.AdditionalProperties {
+		toSerialize[key] = value
+	}
+
 	return toSerialize, nil
 }
 
@@ -194,15 +199,23 @@ func (o *CategoryWritten) UnmarshalJSON(data []byte) (err error) {
 
 	varCategoryWritten := _CategoryWritten{}
 
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varCategoryWritten)
+	err = json.Unmarshal(data, &varCategoryWritten)
 
 	if err != nil {
 		return err
 	}
 
 	*o = CategoryWritten(varCategoryWritten)
+
+	additionalProperties := make(map[string]interface{})
+
+	if err = json.Unmarshal(data, &additionalProperties); err == nil {
+		delete(additionalProperties, "id")
+		delete(additionalProperties, "name")
+		delete(additionalProperties, "description")
+		delete(additionalProperties, "parentId")
+		o.AdditionalProperties = additionalProperties
+	}
 
 	return err
 }

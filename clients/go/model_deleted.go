@@ -12,7 +12,6 @@ package records
 
 import (
 	"encoding/json"
-	"bytes"
 	"fmt"
 )
 
@@ -23,6 +22,7 @@ var _ MappedNullable = &Deleted{}
 type Deleted struct {
 	Id int32 `json:"id"`
 	Deleted bool `json:"deleted"`
+	AdditionalProperties map[string]interface{}
 }
 
 type _Deleted Deleted
@@ -106,6 +106,11 @@ func (o Deleted) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
 	toSerialize["id"] = o.Id
 	toSerialize["deleted"] = o.Deleted
+
+	for key, value := range o.AdditionalProperties {
+		toSerialize[key] = value
+	}
+
 	return toSerialize, nil
 }
 
@@ -134,15 +139,21 @@ func (o *Deleted) UnmarshalJSON(data []byte) (err error) {
 
 	varDeleted := _Deleted{}
 
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varDeleted)
+	err = json.Unmarshal(data, &varDeleted)
 
 	if err != nil {
 		return err
 	}
 
 	*o = Deleted(varDeleted)
+
+	additionalProperties := make(map[string]interface{})
+
+	if err = json.Unmarshal(data, &additionalProperties); err == nil {
+		delete(additionalProperties, "id")
+		delete(additionalProperties, "deleted")
+		o.AdditionalProperties = additionalProperties
+	}
 
 	return err
 }

@@ -12,7 +12,6 @@ package records
 
 import (
 	"encoding/json"
-	"bytes"
 	"fmt"
 )
 
@@ -34,6 +33,7 @@ type FieldGroup struct {
 	CreatedBy NullableString `json:"createdBy"`
 	// The user who changed it last.
 	UpdatedBy NullableString `json:"updatedBy"`
+	AdditionalProperties map[string]interface{}
 }
 
 type _FieldGroup FieldGroup
@@ -303,6 +303,11 @@ func (o FieldGroup) ToMap() (map[string]interface{}, error) {
 	toSerialize["updatedAt"] = o.UpdatedAt
 	toSerialize["createdBy"] = o.CreatedBy.Get()
 	toSerialize["updatedBy"] = o.UpdatedBy.Get()
+
+	for key, value := range o.AdditionalProperties {
+		toSerialize[key] = value
+	}
+
 	return toSerialize, nil
 }
 
@@ -338,15 +343,28 @@ func (o *FieldGroup) UnmarshalJSON(data []byte) (err error) {
 
 	varFieldGroup := _FieldGroup{}
 
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varFieldGroup)
+	err = json.Unmarshal(data, &varFieldGroup)
 
 	if err != nil {
 		return err
 	}
 
 	*o = FieldGroup(varFieldGroup)
+
+	additionalProperties := make(map[string]interface{})
+
+	if err = json.Unmarshal(data, &additionalProperties); err == nil {
+		delete(additionalProperties, "id")
+		delete(additionalProperties, "moduleId")
+		delete(additionalProperties, "name")
+		delete(additionalProperties, "fieldIds")
+		delete(additionalProperties, "position")
+		delete(additionalProperties, "createdAt")
+		delete(additionalProperties, "updatedAt")
+		delete(additionalProperties, "createdBy")
+		delete(additionalProperties, "updatedBy")
+		o.AdditionalProperties = additionalProperties
+	}
 
 	return err
 }

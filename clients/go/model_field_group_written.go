@@ -12,7 +12,6 @@ package records
 
 import (
 	"encoding/json"
-	"bytes"
 	"fmt"
 )
 
@@ -26,6 +25,7 @@ type FieldGroupWritten struct {
 	Name string `json:"name"`
 	FieldIds []int32 `json:"fieldIds"`
 	Position int32 `json:"position"`
+	AdditionalProperties map[string]interface{}
 }
 
 type _FieldGroupWritten FieldGroupWritten
@@ -187,6 +187,11 @@ func (o FieldGroupWritten) ToMap() (map[string]interface{}, error) {
 	toSerialize["name"] = o.Name
 	toSerialize["fieldIds"] = o.FieldIds
 	toSerialize["position"] = o.Position
+
+	for key, value := range o.AdditionalProperties {
+		toSerialize[key] = value
+	}
+
 	return toSerialize, nil
 }
 
@@ -218,15 +223,24 @@ func (o *FieldGroupWritten) UnmarshalJSON(data []byte) (err error) {
 
 	varFieldGroupWritten := _FieldGroupWritten{}
 
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varFieldGroupWritten)
+	err = json.Unmarshal(data, &varFieldGroupWritten)
 
 	if err != nil {
 		return err
 	}
 
 	*o = FieldGroupWritten(varFieldGroupWritten)
+
+	additionalProperties := make(map[string]interface{})
+
+	if err = json.Unmarshal(data, &additionalProperties); err == nil {
+		delete(additionalProperties, "id")
+		delete(additionalProperties, "moduleId")
+		delete(additionalProperties, "name")
+		delete(additionalProperties, "fieldIds")
+		delete(additionalProperties, "position")
+		o.AdditionalProperties = additionalProperties
+	}
 
 	return err
 }

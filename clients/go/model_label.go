@@ -12,7 +12,6 @@ package records
 
 import (
 	"encoding/json"
-	"bytes"
 	"fmt"
 )
 
@@ -32,6 +31,7 @@ type Label struct {
 	CreatedBy NullableString `json:"createdBy"`
 	// The user who changed it last.
 	UpdatedBy NullableString `json:"updatedBy"`
+	AdditionalProperties map[string]interface{}
 }
 
 type _Label Label
@@ -249,6 +249,11 @@ func (o Label) ToMap() (map[string]interface{}, error) {
 	toSerialize["updatedAt"] = o.UpdatedAt
 	toSerialize["createdBy"] = o.CreatedBy.Get()
 	toSerialize["updatedBy"] = o.UpdatedBy.Get()
+
+	for key, value := range o.AdditionalProperties {
+		toSerialize[key] = value
+	}
+
 	return toSerialize, nil
 }
 
@@ -282,15 +287,26 @@ func (o *Label) UnmarshalJSON(data []byte) (err error) {
 
 	varLabel := _Label{}
 
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varLabel)
+	err = json.Unmarshal(data, &varLabel)
 
 	if err != nil {
 		return err
 	}
 
 	*o = Label(varLabel)
+
+	additionalProperties := make(map[string]interface{})
+
+	if err = json.Unmarshal(data, &additionalProperties); err == nil {
+		delete(additionalProperties, "id")
+		delete(additionalProperties, "name")
+		delete(additionalProperties, "color")
+		delete(additionalProperties, "createdAt")
+		delete(additionalProperties, "updatedAt")
+		delete(additionalProperties, "createdBy")
+		delete(additionalProperties, "updatedBy")
+		o.AdditionalProperties = additionalProperties
+	}
 
 	return err
 }

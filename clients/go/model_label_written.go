@@ -12,7 +12,6 @@ package records
 
 import (
 	"encoding/json"
-	"bytes"
 	"fmt"
 )
 
@@ -24,6 +23,7 @@ type LabelWritten struct {
 	Id int32 `json:"id"`
 	Name string `json:"name"`
 	Color string `json:"color"`
+	AdditionalProperties map[string]interface{}
 }
 
 type _LabelWritten LabelWritten
@@ -133,6 +133,11 @@ func (o LabelWritten) ToMap() (map[string]interface{}, error) {
 	toSerialize["id"] = o.Id
 	toSerialize["name"] = o.Name
 	toSerialize["color"] = o.Color
+
+	for key, value := range o.AdditionalProperties {
+		toSerialize[key] = value
+	}
+
 	return toSerialize, nil
 }
 
@@ -162,15 +167,22 @@ func (o *LabelWritten) UnmarshalJSON(data []byte) (err error) {
 
 	varLabelWritten := _LabelWritten{}
 
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varLabelWritten)
+	err = json.Unmarshal(data, &varLabelWritten)
 
 	if err != nil {
 		return err
 	}
 
 	*o = LabelWritten(varLabelWritten)
+
+	additionalProperties := make(map[string]interface{})
+
+	if err = json.Unmarshal(data, &additionalProperties); err == nil {
+		delete(additionalProperties, "id")
+		delete(additionalProperties, "name")
+		delete(additionalProperties, "color")
+		o.AdditionalProperties = additionalProperties
+	}
 
 	return err
 }

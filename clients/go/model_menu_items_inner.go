@@ -12,7 +12,6 @@ package records
 
 import (
 	"encoding/json"
-	"bytes"
 	"fmt"
 )
 
@@ -24,6 +23,7 @@ type MenuItemsInner struct {
 	Label string `json:"label"`
 	ModuleId *int32 `json:"moduleId,omitempty"`
 	Url *string `json:"url,omitempty"`
+	AdditionalProperties map[string]interface{}
 }
 
 type _MenuItemsInner MenuItemsInner
@@ -151,6 +151,11 @@ func (o MenuItemsInner) ToMap() (map[string]interface{}, error) {
 	if !IsNil(o.Url) {
 		toSerialize["url"] = o.Url
 	}
+
+	for key, value := range o.AdditionalProperties {
+		toSerialize[key] = value
+	}
+
 	return toSerialize, nil
 }
 
@@ -178,15 +183,22 @@ func (o *MenuItemsInner) UnmarshalJSON(data []byte) (err error) {
 
 	varMenuItemsInner := _MenuItemsInner{}
 
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varMenuItemsInner)
+	err = json.Unmarshal(data, &varMenuItemsInner)
 
 	if err != nil {
 		return err
 	}
 
 	*o = MenuItemsInner(varMenuItemsInner)
+
+	additionalProperties := make(map[string]interface{})
+
+	if err = json.Unmarshal(data, &additionalProperties); err == nil {
+		delete(additionalProperties, "label")
+		delete(additionalProperties, "moduleId")
+		delete(additionalProperties, "url")
+		o.AdditionalProperties = additionalProperties
+	}
 
 	return err
 }

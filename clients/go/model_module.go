@@ -12,7 +12,6 @@ package records
 
 import (
 	"encoding/json"
-	"bytes"
 	"fmt"
 )
 
@@ -36,6 +35,7 @@ type Module struct {
 	CreatedBy NullableString `json:"createdBy"`
 	// The user who changed it last.
 	UpdatedBy NullableString `json:"updatedBy"`
+	AdditionalProperties map[string]interface{}
 }
 
 type _Module Module
@@ -335,6 +335,11 @@ func (o Module) ToMap() (map[string]interface{}, error) {
 	toSerialize["updatedAt"] = o.UpdatedAt
 	toSerialize["createdBy"] = o.CreatedBy.Get()
 	toSerialize["updatedBy"] = o.UpdatedBy.Get()
+
+	for key, value := range o.AdditionalProperties {
+		toSerialize[key] = value
+	}
+
 	return toSerialize, nil
 }
 
@@ -371,15 +376,29 @@ func (o *Module) UnmarshalJSON(data []byte) (err error) {
 
 	varModule := _Module{}
 
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varModule)
+	err = json.Unmarshal(data, &varModule)
 
 	if err != nil {
 		return err
 	}
 
 	*o = Module(varModule)
+
+	additionalProperties := make(map[string]interface{})
+
+	if err = json.Unmarshal(data, &additionalProperties); err == nil {
+		delete(additionalProperties, "id")
+		delete(additionalProperties, "spaceId")
+		delete(additionalProperties, "name")
+		delete(additionalProperties, "description")
+		delete(additionalProperties, "kind")
+		delete(additionalProperties, "template")
+		delete(additionalProperties, "createdAt")
+		delete(additionalProperties, "updatedAt")
+		delete(additionalProperties, "createdBy")
+		delete(additionalProperties, "updatedBy")
+		o.AdditionalProperties = additionalProperties
+	}
 
 	return err
 }

@@ -12,7 +12,6 @@ package records
 
 import (
 	"encoding/json"
-	"bytes"
 	"fmt"
 )
 
@@ -28,6 +27,7 @@ type ModuleWritten struct {
 	Kind string `json:"kind"`
 	// The built-in template it was installed from (null: custom).
 	Template NullableString `json:"template"`
+	AdditionalProperties map[string]interface{}
 }
 
 type _ModuleWritten ModuleWritten
@@ -219,6 +219,11 @@ func (o ModuleWritten) ToMap() (map[string]interface{}, error) {
 	toSerialize["description"] = o.Description.Get()
 	toSerialize["kind"] = o.Kind
 	toSerialize["template"] = o.Template.Get()
+
+	for key, value := range o.AdditionalProperties {
+		toSerialize[key] = value
+	}
+
 	return toSerialize, nil
 }
 
@@ -251,15 +256,25 @@ func (o *ModuleWritten) UnmarshalJSON(data []byte) (err error) {
 
 	varModuleWritten := _ModuleWritten{}
 
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varModuleWritten)
+	err = json.Unmarshal(data, &varModuleWritten)
 
 	if err != nil {
 		return err
 	}
 
 	*o = ModuleWritten(varModuleWritten)
+
+	additionalProperties := make(map[string]interface{})
+
+	if err = json.Unmarshal(data, &additionalProperties); err == nil {
+		delete(additionalProperties, "id")
+		delete(additionalProperties, "spaceId")
+		delete(additionalProperties, "name")
+		delete(additionalProperties, "description")
+		delete(additionalProperties, "kind")
+		delete(additionalProperties, "template")
+		o.AdditionalProperties = additionalProperties
+	}
 
 	return err
 }

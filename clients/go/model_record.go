@@ -12,7 +12,6 @@ package records
 
 import (
 	"encoding/json"
-	"bytes"
 	"fmt"
 )
 
@@ -39,6 +38,7 @@ type Record struct {
 	CreatedBy NullableString `json:"createdBy"`
 	// The user who changed it last.
 	UpdatedBy NullableString `json:"updatedBy"`
+	AdditionalProperties map[string]interface{}
 }
 
 type _Record Record
@@ -414,6 +414,11 @@ func (o Record) ToMap() (map[string]interface{}, error) {
 	toSerialize["updatedAt"] = o.UpdatedAt
 	toSerialize["createdBy"] = o.CreatedBy.Get()
 	toSerialize["updatedBy"] = o.UpdatedBy.Get()
+
+	for key, value := range o.AdditionalProperties {
+		toSerialize[key] = value
+	}
+
 	return toSerialize, nil
 }
 
@@ -450,15 +455,31 @@ func (o *Record) UnmarshalJSON(data []byte) (err error) {
 
 	varRecord := _Record{}
 
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varRecord)
+	err = json.Unmarshal(data, &varRecord)
 
 	if err != nil {
 		return err
 	}
 
 	*o = Record(varRecord)
+
+	additionalProperties := make(map[string]interface{})
+
+	if err = json.Unmarshal(data, &additionalProperties); err == nil {
+		delete(additionalProperties, "id")
+		delete(additionalProperties, "moduleId")
+		delete(additionalProperties, "spaceId")
+		delete(additionalProperties, "name")
+		delete(additionalProperties, "fields")
+		delete(additionalProperties, "labelIds")
+		delete(additionalProperties, "deletedAt")
+		delete(additionalProperties, "deletedBy")
+		delete(additionalProperties, "createdAt")
+		delete(additionalProperties, "updatedAt")
+		delete(additionalProperties, "createdBy")
+		delete(additionalProperties, "updatedBy")
+		o.AdditionalProperties = additionalProperties
+	}
 
 	return err
 }

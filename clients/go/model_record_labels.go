@@ -12,7 +12,6 @@ package records
 
 import (
 	"encoding/json"
-	"bytes"
 	"fmt"
 )
 
@@ -23,6 +22,7 @@ var _ MappedNullable = &RecordLabels{}
 type RecordLabels struct {
 	RecordId int32 `json:"recordId"`
 	LabelIds []int32 `json:"labelIds"`
+	AdditionalProperties map[string]interface{}
 }
 
 type _RecordLabels RecordLabels
@@ -106,6 +106,11 @@ func (o RecordLabels) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
 	toSerialize["recordId"] = o.RecordId
 	toSerialize["labelIds"] = o.LabelIds
+
+	for key, value := range o.AdditionalProperties {
+		toSerialize[key] = value
+	}
+
 	return toSerialize, nil
 }
 
@@ -134,15 +139,21 @@ func (o *RecordLabels) UnmarshalJSON(data []byte) (err error) {
 
 	varRecordLabels := _RecordLabels{}
 
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varRecordLabels)
+	err = json.Unmarshal(data, &varRecordLabels)
 
 	if err != nil {
 		return err
 	}
 
 	*o = RecordLabels(varRecordLabels)
+
+	additionalProperties := make(map[string]interface{})
+
+	if err = json.Unmarshal(data, &additionalProperties); err == nil {
+		delete(additionalProperties, "recordId")
+		delete(additionalProperties, "labelIds")
+		o.AdditionalProperties = additionalProperties
+	}
 
 	return err
 }

@@ -12,7 +12,6 @@ package records
 
 import (
 	"encoding/json"
-	"bytes"
 	"fmt"
 )
 
@@ -28,6 +27,7 @@ type RecordWritten struct {
 	Fields map[string]FieldValue `json:"fields"`
 	// The labels on the record, ascending.
 	LabelIds []int32 `json:"labelIds"`
+	AdditionalProperties map[string]interface{}
 }
 
 type _RecordWritten RecordWritten
@@ -215,6 +215,11 @@ func (o RecordWritten) ToMap() (map[string]interface{}, error) {
 	toSerialize["name"] = o.Name
 	toSerialize["fields"] = o.Fields
 	toSerialize["labelIds"] = o.LabelIds
+
+	for key, value := range o.AdditionalProperties {
+		toSerialize[key] = value
+	}
+
 	return toSerialize, nil
 }
 
@@ -247,15 +252,25 @@ func (o *RecordWritten) UnmarshalJSON(data []byte) (err error) {
 
 	varRecordWritten := _RecordWritten{}
 
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varRecordWritten)
+	err = json.Unmarshal(data, &varRecordWritten)
 
 	if err != nil {
 		return err
 	}
 
 	*o = RecordWritten(varRecordWritten)
+
+	additionalProperties := make(map[string]interface{})
+
+	if err = json.Unmarshal(data, &additionalProperties); err == nil {
+		delete(additionalProperties, "id")
+		delete(additionalProperties, "moduleId")
+		delete(additionalProperties, "spaceId")
+		delete(additionalProperties, "name")
+		delete(additionalProperties, "fields")
+		delete(additionalProperties, "labelIds")
+		o.AdditionalProperties = additionalProperties
+	}
 
 	return err
 }

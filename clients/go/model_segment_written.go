@@ -12,7 +12,6 @@ package records
 
 import (
 	"encoding/json"
-	"bytes"
 	"fmt"
 )
 
@@ -26,6 +25,7 @@ type SegmentWritten struct {
 	Name string `json:"name"`
 	Filter NullableString `json:"filter"`
 	Order NullableString `json:"order"`
+	AdditionalProperties map[string]interface{}
 }
 
 type _SegmentWritten SegmentWritten
@@ -191,6 +191,11 @@ func (o SegmentWritten) ToMap() (map[string]interface{}, error) {
 	toSerialize["name"] = o.Name
 	toSerialize["filter"] = o.Filter.Get()
 	toSerialize["order"] = o.Order.Get()
+
+	for key, value := range o.AdditionalProperties {
+		toSerialize[key] = value
+	}
+
 	return toSerialize, nil
 }
 
@@ -222,15 +227,24 @@ func (o *SegmentWritten) UnmarshalJSON(data []byte) (err error) {
 
 	varSegmentWritten := _SegmentWritten{}
 
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varSegmentWritten)
+	err = json.Unmarshal(data, &varSegmentWritten)
 
 	if err != nil {
 		return err
 	}
 
 	*o = SegmentWritten(varSegmentWritten)
+
+	additionalProperties := make(map[string]interface{})
+
+	if err = json.Unmarshal(data, &additionalProperties); err == nil {
+		delete(additionalProperties, "id")
+		delete(additionalProperties, "spaceId")
+		delete(additionalProperties, "name")
+		delete(additionalProperties, "filter")
+		delete(additionalProperties, "order")
+		o.AdditionalProperties = additionalProperties
+	}
 
 	return err
 }

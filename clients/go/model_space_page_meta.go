@@ -12,7 +12,6 @@ package records
 
 import (
 	"encoding/json"
-	"bytes"
 	"fmt"
 )
 
@@ -25,6 +24,7 @@ type SpacePageMeta struct {
 	Total int32 `json:"total"`
 	Offset int32 `json:"offset"`
 	Limit int32 `json:"limit"`
+	AdditionalProperties map[string]interface{}
 }
 
 type _SpacePageMeta SpacePageMeta
@@ -134,6 +134,11 @@ func (o SpacePageMeta) ToMap() (map[string]interface{}, error) {
 	toSerialize["total"] = o.Total
 	toSerialize["offset"] = o.Offset
 	toSerialize["limit"] = o.Limit
+
+	for key, value := range o.AdditionalProperties {
+		toSerialize[key] = value
+	}
+
 	return toSerialize, nil
 }
 
@@ -163,15 +168,22 @@ func (o *SpacePageMeta) UnmarshalJSON(data []byte) (err error) {
 
 	varSpacePageMeta := _SpacePageMeta{}
 
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varSpacePageMeta)
+	err = json.Unmarshal(data, &varSpacePageMeta)
 
 	if err != nil {
 		return err
 	}
 
 	*o = SpacePageMeta(varSpacePageMeta)
+
+	additionalProperties := make(map[string]interface{})
+
+	if err = json.Unmarshal(data, &additionalProperties); err == nil {
+		delete(additionalProperties, "total")
+		delete(additionalProperties, "offset")
+		delete(additionalProperties, "limit")
+		o.AdditionalProperties = additionalProperties
+	}
 
 	return err
 }

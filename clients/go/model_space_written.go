@@ -12,7 +12,6 @@ package records
 
 import (
 	"encoding/json"
-	"bytes"
 	"fmt"
 )
 
@@ -24,6 +23,7 @@ type SpaceWritten struct {
 	Id int32 `json:"id"`
 	Name string `json:"name"`
 	Description NullableString `json:"description"`
+	AdditionalProperties map[string]interface{}
 }
 
 type _SpaceWritten SpaceWritten
@@ -135,6 +135,11 @@ func (o SpaceWritten) ToMap() (map[string]interface{}, error) {
 	toSerialize["id"] = o.Id
 	toSerialize["name"] = o.Name
 	toSerialize["description"] = o.Description.Get()
+
+	for key, value := range o.AdditionalProperties {
+		toSerialize[key] = value
+	}
+
 	return toSerialize, nil
 }
 
@@ -164,15 +169,22 @@ func (o *SpaceWritten) UnmarshalJSON(data []byte) (err error) {
 
 	varSpaceWritten := _SpaceWritten{}
 
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varSpaceWritten)
+	err = json.Unmarshal(data, &varSpaceWritten)
 
 	if err != nil {
 		return err
 	}
 
 	*o = SpaceWritten(varSpaceWritten)
+
+	additionalProperties := make(map[string]interface{})
+
+	if err = json.Unmarshal(data, &additionalProperties); err == nil {
+		delete(additionalProperties, "id")
+		delete(additionalProperties, "name")
+		delete(additionalProperties, "description")
+		o.AdditionalProperties = additionalProperties
+	}
 
 	return err
 }

@@ -12,7 +12,6 @@ package records
 
 import (
 	"encoding/json"
-	"bytes"
 	"fmt"
 )
 
@@ -25,6 +24,7 @@ type TeamWritten struct {
 	Name string `json:"name"`
 	Description NullableString `json:"description"`
 	UserIds []int32 `json:"userIds"`
+	AdditionalProperties map[string]interface{}
 }
 
 type _TeamWritten TeamWritten
@@ -162,6 +162,11 @@ func (o TeamWritten) ToMap() (map[string]interface{}, error) {
 	toSerialize["name"] = o.Name
 	toSerialize["description"] = o.Description.Get()
 	toSerialize["userIds"] = o.UserIds
+
+	for key, value := range o.AdditionalProperties {
+		toSerialize[key] = value
+	}
+
 	return toSerialize, nil
 }
 
@@ -192,15 +197,23 @@ func (o *TeamWritten) UnmarshalJSON(data []byte) (err error) {
 
 	varTeamWritten := _TeamWritten{}
 
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varTeamWritten)
+	err = json.Unmarshal(data, &varTeamWritten)
 
 	if err != nil {
 		return err
 	}
 
 	*o = TeamWritten(varTeamWritten)
+
+	additionalProperties := make(map[string]interface{})
+
+	if err = json.Unmarshal(data, &additionalProperties); err == nil {
+		delete(additionalProperties, "id")
+		delete(additionalProperties, "name")
+		delete(additionalProperties, "description")
+		delete(additionalProperties, "userIds")
+		o.AdditionalProperties = additionalProperties
+	}
 
 	return err
 }

@@ -31,7 +31,6 @@ class FieldPage(BaseModel):
     """ # noqa: E501
     items: List[ModelField]
     meta: SpacePageMeta
-    additional_properties: Dict[str, Any] = {}
     __properties: ClassVar[List[str]] = ["items", "meta"]
 
     model_config = ConfigDict(
@@ -64,10 +63,8 @@ class FieldPage(BaseModel):
         * `None` is only added to the output dict for nullable fields that
           were set at model initialization. Other fields with value `None`
           are ignored.
-        * Fields in `self.additional_properties` are added to the output dict.
         """
         excluded_fields: Set[str] = set([
-            "additional_properties",
         ])
 
         _dict = self.model_dump(
@@ -84,11 +81,6 @@ class FieldPage(BaseModel):
         # override the default output from pydantic by calling `to_dict()` of meta
         if self.meta:
             _dict['meta'] = self.meta.to_dict()
-        # puts key-value pairs in additional_properties in the top level
-        if self.additional_properties is not None:
-            for _key, _value in self.additional_properties.items():
-                _dict[_key] = _value
-
         return _dict
 
     @classmethod
@@ -104,11 +96,6 @@ class FieldPage(BaseModel):
             "items": [ModelField.from_dict(_item) for _item in obj["items"]] if obj.get("items") is not None else None,
             "meta": SpacePageMeta.from_dict(obj["meta"]) if obj.get("meta") is not None else None
         })
-        # store additional fields in additional_properties
-        for _key in obj.keys():
-            if _key not in cls.__properties:
-                _obj.additional_properties[_key] = obj.get(_key)
-
         return _obj
 
 

@@ -37,7 +37,6 @@ class Menu(BaseModel):
     updated_at: StrictStr = Field(description="ISO 8601 time of the last change.", alias="updatedAt")
     created_by: Optional[StrictStr] = Field(description="The user who created it (null: the platform itself).", alias="createdBy")
     updated_by: Optional[StrictStr] = Field(description="The user who changed it last.", alias="updatedBy")
-    additional_properties: Dict[str, Any] = {}
     __properties: ClassVar[List[str]] = ["id", "name", "position", "items", "createdAt", "updatedAt", "createdBy", "updatedBy"]
 
     model_config = ConfigDict(
@@ -70,10 +69,8 @@ class Menu(BaseModel):
         * `None` is only added to the output dict for nullable fields that
           were set at model initialization. Other fields with value `None`
           are ignored.
-        * Fields in `self.additional_properties` are added to the output dict.
         """
         excluded_fields: Set[str] = set([
-            "additional_properties",
         ])
 
         _dict = self.model_dump(
@@ -87,11 +84,6 @@ class Menu(BaseModel):
             for _item_items in self.items:
                 _items.append(_item_items.to_dict() if _item_items is not None else None)
             _dict['items'] = _items
-        # puts key-value pairs in additional_properties in the top level
-        if self.additional_properties is not None:
-            for _key, _value in self.additional_properties.items():
-                _dict[_key] = _value
-
         # set to None if created_by (nullable) is None
         # and model_fields_set contains the field
         if self.created_by is None and "created_by" in self.model_fields_set:
@@ -123,11 +115,6 @@ class Menu(BaseModel):
             "createdBy": obj.get("createdBy"),
             "updatedBy": obj.get("updatedBy")
         })
-        # store additional fields in additional_properties
-        for _key in obj.keys():
-            if _key not in cls.__properties:
-                _obj.additional_properties[_key] = obj.get(_key)
-
         return _obj
 
 

@@ -33,7 +33,6 @@ class MenuWritten(BaseModel):
     name: StrictStr
     position: Annotated[int, Field(le=9007199254740991, strict=True, ge=-9007199254740991)]
     items: List[MenuItemsInner]
-    additional_properties: Dict[str, Any] = {}
     __properties: ClassVar[List[str]] = ["id", "name", "position", "items"]
 
     model_config = ConfigDict(
@@ -66,10 +65,8 @@ class MenuWritten(BaseModel):
         * `None` is only added to the output dict for nullable fields that
           were set at model initialization. Other fields with value `None`
           are ignored.
-        * Fields in `self.additional_properties` are added to the output dict.
         """
         excluded_fields: Set[str] = set([
-            "additional_properties",
         ])
 
         _dict = self.model_dump(
@@ -83,11 +80,6 @@ class MenuWritten(BaseModel):
             for _item_items in self.items:
                 _items.append(_item_items.to_dict() if _item_items is not None else None)
             _dict['items'] = _items
-        # puts key-value pairs in additional_properties in the top level
-        if self.additional_properties is not None:
-            for _key, _value in self.additional_properties.items():
-                _dict[_key] = _value
-
         return _dict
 
     @classmethod
@@ -105,11 +97,6 @@ class MenuWritten(BaseModel):
             "position": obj.get("position"),
             "items": [MenuItemsInner.from_dict(_item) for _item in obj["items"]] if obj.get("items") is not None else None
         })
-        # store additional fields in additional_properties
-        for _key in obj.keys():
-            if _key not in cls.__properties:
-                _obj.additional_properties[_key] = obj.get(_key)
-
         return _obj
 
 

@@ -32,7 +32,6 @@ class PressRecordButton200Response(BaseModel):
     field_id: Annotated[int, Field(le=2147483647, strict=True, ge=1)] = Field(alias="fieldId")
     ok: StrictBool
     status: Annotated[int, Field(le=9007199254740991, strict=True, ge=-9007199254740991)]
-    additional_properties: Dict[str, Any] = {}
     __properties: ClassVar[List[str]] = ["recordId", "fieldId", "ok", "status"]
 
     model_config = ConfigDict(
@@ -65,10 +64,8 @@ class PressRecordButton200Response(BaseModel):
         * `None` is only added to the output dict for nullable fields that
           were set at model initialization. Other fields with value `None`
           are ignored.
-        * Fields in `self.additional_properties` are added to the output dict.
         """
         excluded_fields: Set[str] = set([
-            "additional_properties",
         ])
 
         _dict = self.model_dump(
@@ -76,11 +73,6 @@ class PressRecordButton200Response(BaseModel):
             exclude=excluded_fields,
             exclude_none=True,
         )
-        # puts key-value pairs in additional_properties in the top level
-        if self.additional_properties is not None:
-            for _key, _value in self.additional_properties.items():
-                _dict[_key] = _value
-
         return _dict
 
     @classmethod
@@ -98,11 +90,6 @@ class PressRecordButton200Response(BaseModel):
             "ok": obj.get("ok"),
             "status": obj.get("status")
         })
-        # store additional fields in additional_properties
-        for _key in obj.keys():
-            if _key not in cls.__properties:
-                _obj.additional_properties[_key] = obj.get(_key)
-
         return _obj
 
 
