@@ -161,6 +161,8 @@ function withoutPatternsBesideFormats(value: Json): Json {
  * - no `additionalProperties: false` in the schemas only answers use: the Go client refuses an answer with
  *   a property its model lacks, so a property a later release adds (a compatible change) would break every
  *   Go program built before it. Request schemas keep it: they say what the platform accepts;
+ * - a form body alone where an operation takes a form or JSON (`/auth/oauth/token`): given both, the Python
+ *   and Go clients 7.25.0 encode the form but label it `application/json`, which the platform cannot read;
  * - an absolute server URL, so a client works against a local platform without configuration.
  */
 export function documentForGenerators(document: JsonObject): JsonObject {
@@ -172,9 +174,26 @@ export function documentForGenerators(document: JsonObject): JsonObject {
   const prepared = {
     ...rest,
     servers: [{ url: DEFAULT_SERVER, description: 'A platform started locally on its default port.' }],
-    paths: apiPaths,
+    paths: Object.fromEntries(
+      Object.entries(apiPaths).map(([path, item]) => [path, isObject(item) ? withFormsAlone(item) : item]),
+    ),
   };
   return withoutPatternsBesideFormats(withOpenAnswers(prepared)) as JsonObject;
+}
+
+const FORMS = ['application/x-www-form-urlencoded', 'multipart/form-data'];
+
+function withFormsAlone(pathItem: JsonObject): JsonObject {
+  return Object.fromEntries(
+    Object.entries(pathItem).map(([method, operation]) => {
+      if (!isObject(operation) || !isObject(operation.requestBody)) return [method, operation];
+      const content = operation.requestBody.content;
+      if (!isObject(content) || !FORMS.some((type) => type in content) || !('application/json' in content))
+        return [method, operation];
+      const { 'application/json': _json, ...forms } = content;
+      return [method, { ...operation, requestBody: { ...operation.requestBody, content: forms } }];
+    }),
+  );
 }
 
 const SCHEMA_REF = '#/components/schemas/';
