@@ -50,11 +50,14 @@ export const listQuery = z.object({
     .max(MAX_PAGE_SIZE)
     .optional()
     .meta({ description: `Most items returned (default ${DEFAULT_PAGE_SIZE}).`, param: { id: 'ListLimit' } }),
-  order: z.string().optional().meta({
-    description: 'Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).',
-    example: 'createdAt;DESC',
-    param: { id: 'ListOrder' },
-  }),
+  order: z
+    .string()
+    .optional()
+    .meta({
+      description: 'Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).',
+      example: 'createdAt;DESC',
+      param: { id: 'ListOrder' },
+    }),
 });
 
 /** Who changed an entity and when, on every read model. */

@@ -26,11 +26,9 @@ export const updateSpaceBody = z
 export const createModuleBody = z
   .strictObject({
     spaceId: entityIdSchema.meta({ description: 'The space the module belongs to.' }),
-    template: moduleTemplateKeySchema
-      .optional()
-      .meta({
-        description: 'Installs a built-in module (`GET /module/built-in`); without it the module is custom.',
-      }),
+    template: moduleTemplateKeySchema.optional().meta({
+      description: 'Installs a built-in module (`GET /module/built-in`); without it the module is custom.',
+    }),
     name: name
       .optional()
       .meta({ description: "Required for a custom module; a built-in one defaults to its template's." }),
