@@ -319,6 +319,16 @@ function removeEmptyFolders(dir: string): void {
   }
 }
 
+/** What the generator said went wrong, without its stack traces (they run to hundreds of lines). */
+function generatorComplaints(error: unknown): string {
+  const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+  const lines = `${stdout}\n${stderr}`
+    .split('\n')
+    .filter((line) => /ERROR|Exception|Errors:|^\s*-|^\s*\|/.test(line) && !/^\s+at /.test(line));
+  const unique = [...new Set(lines)];
+  return unique.length > 0 ? unique.slice(0, 40).join('\n') : stderr.split('\n').slice(-40).join('\n');
+}
+
 async function generateOne(
   jar: string,
   documentFile: string,
@@ -333,11 +343,15 @@ async function generateOne(
       throw new Error(`clients/${recipe.language}/${file} is missing (it is written by hand, not generated)`);
     copyInto(handWrittenFrom, outDir, file);
   }
-  await run(
-    'java',
-    ['-jar', jar, 'generate', '-i', documentFile, '-g', recipe.generator, '-o', outDir, ...recipe.options],
-    { maxBuffer: 64 * 1024 * 1024 },
-  );
+  try {
+    await run(
+      'java',
+      ['-jar', jar, 'generate', '-i', documentFile, '-g', recipe.generator, '-o', outDir, ...recipe.options],
+      { maxBuffer: 64 * 1024 * 1024 },
+    );
+  } catch (error) {
+    throw new Error(`OpenAPI Generator (${recipe.generator}) failed:\n${generatorComplaints(error)}`);
+  }
   // The generated go.mod lists no requirements and its go.sum is a template: `go mod tidy` writes both from
   // the module graph (resolved through the Go module proxy), so they depend on nothing else.
   if (recipe.language === 'go') {
@@ -431,10 +445,7 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((error: unknown) => {
-    const stderr = (error as { stderr?: string }).stderr;
-    process.stderr.write(
-      `clients: ${error instanceof Error ? error.message : String(error)}\n${stderr ?? ''}`,
-    );
+    process.stderr.write(`clients: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);
   });
 }
