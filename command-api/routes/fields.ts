@@ -1,9 +1,17 @@
 import type { Request, Response, Router } from 'express';
-import { z } from 'zod';
-import { entityIdSchema } from '../../contracts/entity-id';
+import {
+  createField,
+  createFieldBody,
+  deleteField,
+  orderFields,
+  orderFieldsBody,
+  updateField,
+  updateFieldBody,
+  updateFieldById,
+} from '../../contracts/api/fields';
 import { PlatformError } from '../../contracts/errors';
-import { fieldKeySchema } from '../../contracts/events/records';
-import { FIELD_TYPES, MAX_FIELDS_PER_MODULE, type FieldDefinition } from '../../contracts/fields';
+import type { FieldDefinition } from '../../contracts/fields';
+import { mount } from '../../infra/http/operations';
 import { streamName } from '../../contracts/streams';
 import { validate } from '../../contracts/validation';
 import { idParam, optionalId } from '../../infra/http/params';
@@ -12,30 +20,6 @@ import type { CommandDeps } from '../deps';
 import type { CommandResult } from '../kit/handler';
 import { requestHash } from '../kit/idempotency';
 import { authorize, commandContext, idempotencyKey, preconditions, sendResult } from './context';
-
-const id = entityIdSchema;
-const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
-const config = z.record(z.string(), z.unknown());
-
-const createField = z.strictObject({
-  moduleId: id,
-  name,
-  /** The key record values are stored under; derived from the name when omitted. */
-  key: fieldKeySchema.optional(),
-  type: z.enum(FIELD_TYPES),
-  required: z.boolean().optional(),
-  config: config.optional(),
-});
-const updateField = z.strictObject({
-  id: id.optional(),
-  name: name.optional(),
-  required: z.boolean().optional(),
-  config: config.optional(),
-});
-const orderFields = z.strictObject({
-  moduleId: id,
-  fieldIds: z.array(id).min(1).max(MAX_FIELDS_PER_MODULE),
-});
 
 /** The API shape of a field. */
 export function fieldView(field: FieldDefinition, module: ModuleState): Record<string, unknown> {
@@ -78,9 +62,9 @@ export function addFieldRoutes(router: Router, deps: CommandDeps): void {
     sendResult(res, status, result, fieldView(fieldOf(result.state, fieldId), result.state));
   };
 
-  router.post('/field', async (req, res) => {
+  mount(router, createField, async (req, res) => {
     const principal = authorize(req, 'field', 'create');
-    const body = validate(createField, req.body, 'body');
+    const body = validate(createFieldBody, req.body, 'body');
     const module = await deps.handler.load(moduleStream(principal.tenant, body.moduleId), moduleDecider);
     if (module.state.status !== 'active')
       throw new PlatformError('validation_failed', `module ${body.moduleId} does not exist`, [
@@ -125,7 +109,7 @@ export function addFieldRoutes(router: Router, deps: CommandDeps): void {
 
   const update = async (req: Request, res: Response): Promise<void> => {
     const principal = authorize(req, 'field', 'update');
-    const body = validate(updateField, req.body, 'body');
+    const body = validate(updateFieldBody, req.body, 'body');
     const fieldId = optionalId(req, 'fieldId') ?? body.id;
     if (fieldId === undefined)
       throw new PlatformError(
@@ -157,7 +141,7 @@ export function addFieldRoutes(router: Router, deps: CommandDeps): void {
   // `PUT /field/order/` is registered first: `order` is not a field id.
   const order = async (req: Request, res: Response): Promise<void> => {
     const principal = authorize(req, 'field', 'update');
-    const body = validate(orderFields, req.body, 'body');
+    const body = validate(orderFieldsBody, req.body, 'body');
     const result = await deps.handler.handle(
       moduleStream(principal.tenant, body.moduleId),
       moduleDecider,
@@ -170,11 +154,11 @@ export function addFieldRoutes(router: Router, deps: CommandDeps): void {
       items: result.state.fields.map((field) => fieldView(field, result.state)),
     });
   };
-  router.put('/field/order', order);
-  router.put('/field', update);
-  router.put('/field/:fieldId', update);
+  mount(router, orderFields, order);
+  mount(router, updateField, update);
+  mount(router, updateFieldById, update);
 
-  router.delete('/field/:fieldId', async (req, res) => {
+  mount(router, deleteField, async (req, res) => {
     const principal = authorize(req, 'field', 'delete');
     const fieldId = idParam(req, 'fieldId');
     const moduleId = await moduleOfField(principal.tenant, fieldId);

@@ -22,25 +22,9 @@ import { recoveryCodeHash } from './two-factor';
 import { LoginThrottle, SecondFactorAttempts } from '../kit/login-throttle';
 import { hashPassword, verifyPassword } from '../kit/passwords';
 import { commandContext, sendResult } from './context';
+import { completeSignIn, loginBody, secondFactorBody, signIn, signOut } from '../../contracts/api/auth';
+import { mount } from '../../infra/http/operations';
 import { userView } from './users';
-
-const login = z.strictObject({
-  email: z
-    .string()
-    .max(254)
-    .transform((email) => email.trim().toLowerCase()),
-  password: z.string().max(1024),
-});
-
-const secondFactor = z
-  .strictObject({
-    pendingToken: z.string().max(2048),
-    code: z.string().max(16).optional(),
-    recoveryCode: z.string().max(64).optional(),
-  })
-  .refine((body) => (body.code === undefined) !== (body.recoveryCode === undefined), {
-    message: 'send either a code from the authenticator or a recovery code',
-  });
 
 const PENDING_AUDIENCE = 'records-platform:pending-login';
 const PENDING_SECONDS = 300;
@@ -126,9 +110,9 @@ export function addSessionRoutes(router: Router, deps: CommandDeps): void {
   // Checked against when the address is unknown, so both refusals take one scrypt.
   const unknownUserHash = hashPassword('no user has this password, it only spends the time a check takes');
 
-  router.post('/auth', async (req, res) => {
+  mount(router, signIn, async (req, res) => {
     const { tenant } = contextOf(req);
-    const body = validate(login, req.body, 'body');
+    const body = validate(loginBody, req.body, 'body');
     const address = req.ip ?? 'unknown';
     const log = deps.logger.child({ tenant, email: body.email, address });
     // From here the attempt counts as a failure, until it turns out to be none.
@@ -162,9 +146,9 @@ export function addSessionRoutes(router: Router, deps: CommandDeps): void {
     log.info({ event: 'login.succeeded', userId: known.userId }, 'login succeeded');
   });
 
-  router.post('/auth/2fa', async (req, res) => {
+  mount(router, completeSignIn, async (req, res) => {
     const { tenant } = contextOf(req);
-    const body = validate(secondFactor, req.body, 'body');
+    const body = validate(secondFactorBody, req.body, 'body');
     const pending = pendingLoginOf(body.pendingToken, tenant);
     const log = deps.logger.child({ tenant, userId: pending.userId, address: req.ip });
     if (!(await secondFactorAttempts.admit(pending.jti, pending.expiresAt))) {
@@ -203,7 +187,10 @@ export function addSessionRoutes(router: Router, deps: CommandDeps): void {
   }
 
   /** Which device's code (or which recovery code) this is, if any is right. */
-  function secondFactorProof(user: UserState, body: z.infer<typeof secondFactor>): SecondFactorProof | null {
+  function secondFactorProof(
+    user: UserState,
+    body: z.infer<typeof secondFactorBody>,
+  ): SecondFactorProof | null {
     if (body.recoveryCode !== undefined) {
       const codeHash = recoveryCodeHash(body.recoveryCode);
       return user.twoFactor.recoveryCodeHashes.includes(codeHash) ? { kind: 'recovery', codeHash } : null;
@@ -222,7 +209,7 @@ export function addSessionRoutes(router: Router, deps: CommandDeps): void {
     return null;
   }
 
-  router.delete('/auth', async (req, res) => {
+  mount(router, signOut, async (req, res) => {
     const principal = principalOf(req);
     if (principal.credential.kind !== 'session' || principal.credential.sessionHash === undefined)
       throw new PlatformError(

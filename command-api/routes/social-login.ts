@@ -21,6 +21,8 @@ import type { CommandDeps } from '../deps';
 import { emailClaimDecider, emailClaimStream } from '../domain/email-claim';
 import { hasTwoFactor, userDecider } from '../domain/user';
 import { requireSecondFactor, startSession } from './sessions';
+import { SOCIAL_SIGN_IN_OPERATIONS } from '../../contracts/api/auth';
+import { mount } from '../../infra/http/operations';
 
 /** The sign-in routes (`/auth/<provider>` and its callback) write a session: they go to the command API. */
 export const SOCIAL_LOGIN_ROUTES = new RegExp(`^/auth/(${SOCIAL_PROVIDERS.join('|')})(/callback)?/?$`);
@@ -241,7 +243,8 @@ export function addSocialLoginRoutes(
 
   for (const provider of SOCIAL_PROVIDERS) {
     const formPost = PROVIDER_DEFAULTS[provider].responseMode === 'form_post';
-    router.get(`/auth/${provider}`, (req, res) => {
+    const [start, callback, formCallback] = SOCIAL_SIGN_IN_OPERATIONS.get(provider)!;
+    mount(router, start!, (req, res) => {
       const settings = configured(provider);
       if (formPost && !req.secure && !isLoopbackHost(req.hostname))
         throw new PlatformError(
@@ -272,7 +275,7 @@ export function addSocialLoginRoutes(
       res.redirect(302, target.toString());
     });
 
-    router.get(`/auth/${provider}/callback`, async (req, res) => {
+    mount(router, callback!, async (req, res) => {
       configured(provider);
       if (formPost) {
         res.setHeader('Allow', 'POST');
@@ -288,8 +291,8 @@ export function addSocialLoginRoutes(
       });
     });
 
-    if (formPost)
-      router.post(`/auth/${provider}/callback`, async (req, res) => {
+    if (formCallback)
+      mount(router, formCallback, async (req, res) => {
         configured(provider);
         const answer = validate(formPostCallbackSchema, req.body ?? {}, 'form post of the sign-in answer');
         await complete(req, res, provider, answer);

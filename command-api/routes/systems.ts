@@ -1,8 +1,9 @@
 import type { Router } from 'express';
-import { z } from 'zod';
+import { provisionSystem, provisionSystemBody } from '../../contracts/api/auth';
+import { mount } from '../../infra/http/operations';
 import { isAdmin } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
-import { isValidTenant, streamName } from '../../contracts/streams';
+import { streamName } from '../../contracts/streams';
 import { validate } from '../../contracts/validation';
 import { ensureBootstrapAdmin } from '../bootstrap';
 import { OneAtATime } from '../kit/one-at-a-time';
@@ -11,17 +12,6 @@ import { tenantDecider } from '../domain/tenant';
 import { userDecider } from '../domain/user';
 import { authorize, commandContext, sendResult } from './context';
 
-const provisionSystem = z.strictObject({
-  system: z
-    .string()
-    .refine(isValidTenant, 'must be a DNS label: 1-63 lower-case letters, digits or -, not at either end'),
-  adminEmail: z
-    .email()
-    .max(254)
-    .transform((email) => email.toLowerCase()),
-  adminPassword: z.string().min(12, 'must be at least 12 characters').max(1024).optional(),
-});
-
 /**
  * `POST /system`: an administrator of the operator system sets up another system with its first admin,
  * whose API token is in the answer (this once). Users of one system never see another.
@@ -29,11 +19,11 @@ const provisionSystem = z.strictObject({
 export function addSystemRoutes(router: Router, deps: CommandDeps): void {
   // Set-ups of one system in this process run one after the other, so the second finds the first's admin.
   const setUps = new OneAtATime();
-  router.post('/system', async (req, res) => {
+  mount(router, provisionSystem, async (req, res) => {
     const principal = authorize(req, 'system', 'create');
     if (principal.tenant !== deps.operatorTenant || !isAdmin(principal))
       throw new PlatformError('forbidden', 'only administrators of the operator system set up systems');
-    const body = validate(provisionSystem, req.body, 'body');
+    const body = validate(provisionSystemBody, req.body, 'body');
     await setUps.run(body.system, async () => {
       const firstUser = await deps.handler.load(streamName('user', body.system, 1), userDecider);
       const result = await deps.handler.handle(

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
-import { z } from 'zod';
-import { CREDENTIAL_SOURCES } from '../../contracts/auth';
+import { setTokenPriority, tokenPriorityBody } from '../../contracts/api/auth';
+import { mount } from '../../infra/http/operations';
 import { streamName } from '../../contracts/streams';
 import { validate } from '../../contracts/validation';
 import { principalOf } from '../../infra/http/context';
@@ -8,19 +8,9 @@ import type { CommandDeps } from '../deps';
 import { userDecider } from '../domain/user';
 import { authorizeAccount, commandContext, sendResult } from './context';
 
-const priority = z.strictObject({
-  order: z
-    .array(z.enum(CREDENTIAL_SOURCES))
-    .length(CREDENTIAL_SOURCES.length, `name each of ${CREDENTIAL_SOURCES.join(', ')} once`)
-    .refine(
-      (order) => new Set(order).size === order.length,
-      `name each of ${CREDENTIAL_SOURCES.join(', ')} once`,
-    ),
-});
-
 /** `PUT /auth/token-priority`: the calling user's order of credentials, for requests that carry several. */
 export function addTokenPriorityRoute(router: Router, deps: CommandDeps): void {
-  router.put('/auth/token-priority', async (req, res) => {
+  mount(router, setTokenPriority, async (req, res) => {
     const userId = Number(principalOf(req).userId);
     const { principal } = authorizeAccount(
       req,
@@ -29,7 +19,7 @@ export function addTokenPriorityRoute(router: Router, deps: CommandDeps): void {
       'update',
       'only users set their own priority',
     );
-    const body = validate(priority, req.body, 'body');
+    const body = validate(tokenPriorityBody, req.body, 'body');
     const result = await deps.handler.handle(
       streamName('user', principal.tenant, userId),
       userDecider,

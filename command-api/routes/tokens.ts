@@ -1,8 +1,15 @@
 import type { Request, Router } from 'express';
-import { z } from 'zod';
+import {
+  createToken,
+  createTokenBody,
+  revokeToken,
+  tokenParams,
+  updateToken,
+  updateTokenBody,
+} from '../../contracts/api/users';
+import { mount } from '../../infra/http/operations';
 import type { Principal } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
-import { modulePermissionsSchema } from '../../contracts/events/identity';
 import { uuidV5 } from '../../contracts/ids';
 import { hashToken, newApiToken, tokenDisplay } from '../../contracts/secrets';
 import { streamName } from '../../contracts/streams';
@@ -13,25 +20,6 @@ import { userDecider } from '../domain/user';
 import { requestHash } from '../kit/idempotency';
 import { authorizeAccount, commandContext, idempotencyKey, preconditions, sendResult } from './context';
 import { callerOf } from './users';
-
-const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
-const expiresAt = z.iso
-  .datetime({ offset: true })
-  .refine((value) => Date.parse(value) > Date.now(), 'must be in the future')
-  .transform((value) => new Date(value).toISOString());
-
-const createToken = z.strictObject({
-  name,
-  /** Per-module CRUD rights; absent or null: all of its owner's (and never more). */
-  permissions: modulePermissionsSchema.nullable().optional(),
-  expiresAt: expiresAt.nullable().optional(),
-});
-const updateToken = z.strictObject({
-  name: name.optional(),
-  permissions: modulePermissionsSchema.nullable().optional(),
-  expiresAt: expiresAt.nullable().optional(),
-});
-const tokenIdParam = z.object({ tokenId: z.uuid('must be a token id') });
 
 /** A user's tokens are theirs and their administrators' to manage (never another member's). */
 function tokenOwner(
@@ -51,9 +39,9 @@ function tokenOwner(
 
 /** Private API tokens: `/auth/{userId}/token…`. The value is in the creation answer only. */
 export function addTokenRoutes(router: Router, deps: CommandDeps): void {
-  router.post('/auth/:userId/token', async (req, res) => {
+  mount(router, createToken, async (req, res) => {
     const { principal, userId } = tokenOwner(req, 'create');
-    const body = validate(createToken, req.body, 'body');
+    const body = validate(createTokenBody, req.body, 'body');
     const identity = await deps.idempotency.identify(
       principal.tenant,
       principal.credential.id,
@@ -91,10 +79,10 @@ export function addTokenRoutes(router: Router, deps: CommandDeps): void {
     sendResult(res, 201, result, { id, userId, ...shown, token: value });
   });
 
-  router.put('/auth/:userId/token/:tokenId', async (req, res) => {
+  mount(router, updateToken, async (req, res) => {
     const { principal, userId } = tokenOwner(req, 'update');
-    const { tokenId } = validate(tokenIdParam, req.params, 'path');
-    const body = validate(updateToken, req.body, 'body');
+    const { tokenId } = validate(tokenParams, req.params, 'path');
+    const body = validate(updateTokenBody, req.body, 'body');
     const result = await deps.handler.handle(
       streamName('user', principal.tenant, userId),
       userDecider,
@@ -105,9 +93,9 @@ export function addTokenRoutes(router: Router, deps: CommandDeps): void {
     sendResult(res, 200, result, { id: tokenId, userId, ...body });
   });
 
-  router.delete('/auth/:userId/token/:tokenId', async (req, res) => {
+  mount(router, revokeToken, async (req, res) => {
     const { principal, userId } = tokenOwner(req, 'delete');
-    const { tokenId } = validate(tokenIdParam, req.params, 'path');
+    const { tokenId } = validate(tokenParams, req.params, 'path');
     const result = await deps.handler.handle(
       streamName('user', principal.tenant, userId),
       userDecider,

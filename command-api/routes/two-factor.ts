@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Request, Router } from 'express';
 import QRCode from 'qrcode';
-import { z } from 'zod';
 import type { Principal } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 import { uuidV5 } from '../../contracts/ids';
@@ -14,20 +13,22 @@ import { userDecider, type UserState } from '../domain/user';
 import { verifyPassword } from '../kit/passwords';
 import { newTotpSecret, totpUri, verifyTotp } from '../kit/totp';
 import { authorizeAccount, commandContext, sendResult } from './context';
+import {
+  confirmDeviceBody,
+  confirmTwoFactorDevice,
+  deviceParams,
+  enrolDeviceBody,
+  enrolTwoFactorDevice,
+  reauthenticateBody,
+  removeTwoFactorDevice,
+  renewRecoveryCodes,
+} from '../../contracts/api/users';
+import { mount } from '../../infra/http/operations';
 import { keptSession } from './users';
 import { revokeGrantsOf } from './oauth';
 
 const RECOVERY_CODES = 10;
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
-
-const enrol = z.strictObject({
-  name: z.string().trim().min(1).max(100).default('Authenticator'),
-  /** Changing two-factor settings asks for the password again (SE-05). */
-  password: z.string().max(1024),
-});
-const confirm = z.strictObject({ code: z.string().max(16) });
-const reauthenticate = z.strictObject({ password: z.string().max(1024).optional() });
-const deviceIdParam = z.object({ userId: z.string(), deviceId: z.uuid('must be a device id') });
 
 /** `xxxx-xxxx-xxxx-xxxx`: 80 random bits; compared case- and dash-insensitively. */
 function newRecoveryCode(): string {
@@ -78,9 +79,10 @@ async function ownUser(
 
 /** `/user/{userId}/2fa`: enrol an authenticator, confirm it, remove it, renew the recovery codes. */
 export function addTwoFactorRoutes(router: Router, deps: CommandDeps): void {
-  router.post('/user/:userId/2fa', async (req, res) => {
+  mount(router, enrolTwoFactorDevice, async (req, res) => {
     const userId = idParam(req, 'userId');
-    const body = validate(enrol, req.body, 'body');
+    // Changing two-factor settings asks for the password again (SE-05).
+    const body = validate(enrolDeviceBody, req.body, 'body');
     const { principal, user, stream } = await ownUser(req, deps, userId, body.password);
     const secret = newTotpSecret();
     const commandId = deps.newCommandId();
@@ -103,10 +105,10 @@ export function addTwoFactorRoutes(router: Router, deps: CommandDeps): void {
     });
   });
 
-  router.post('/user/:userId/2fa/:deviceId/confirm', async (req, res) => {
+  mount(router, confirmTwoFactorDevice, async (req, res) => {
     const userId = idParam(req, 'userId');
-    const { deviceId } = validate(deviceIdParam, req.params, 'path');
-    const body = validate(confirm, req.body, 'body');
+    const { deviceId } = validate(deviceParams, req.params, 'path');
+    const body = validate(confirmDeviceBody, req.body, 'body');
     const refusal = 'only the user confirms their authenticator';
     const { principal, self } = authorizeAccount(req, userId, 'user', 'update', refusal);
     if (!self) throw new PlatformError('forbidden', refusal);
@@ -149,10 +151,10 @@ export function addTwoFactorRoutes(router: Router, deps: CommandDeps): void {
     });
   });
 
-  router.delete('/user/:userId/2fa/:deviceId', async (req, res) => {
+  mount(router, removeTwoFactorDevice, async (req, res) => {
     const userId = idParam(req, 'userId');
-    const { deviceId } = validate(deviceIdParam, req.params, 'path');
-    const body = validate(reauthenticate, req.body ?? {}, 'body');
+    const { deviceId } = validate(deviceParams, req.params, 'path');
+    const body = validate(reauthenticateBody, req.body ?? {}, 'body');
     const { principal, stream, self } = await ownUser(req, deps, userId, body.password, true);
     const result = await deps.handler.handle(
       stream,
@@ -164,9 +166,9 @@ export function addTwoFactorRoutes(router: Router, deps: CommandDeps): void {
     sendResult(res, 200, result, { id: deviceId, removed: true });
   });
 
-  router.post('/user/:userId/2fa/recovery-codes', async (req, res) => {
+  mount(router, renewRecoveryCodes, async (req, res) => {
     const userId = idParam(req, 'userId');
-    const body = validate(reauthenticate, req.body ?? {}, 'body');
+    const body = validate(reauthenticateBody, req.body ?? {}, 'body');
     const { principal, stream } = await ownUser(req, deps, userId, body.password);
     const recovery = newRecoveryCodes();
     const result = await deps.handler.handle(

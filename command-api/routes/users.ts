@@ -1,8 +1,17 @@
 import type { Request, Router } from 'express';
-import { z } from 'zod';
+import {
+  activateUser,
+  createUser,
+  createUserBody,
+  deactivateUser,
+  setPasswordBody,
+  setUserPassword,
+  updateUser,
+  updateUserBody,
+} from '../../contracts/api/users';
+import { mount } from '../../infra/http/operations';
 import { isAdmin, type Principal } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
-import { modulePermissionsSchema } from '../../contracts/events/identity';
 import { uuidV5 } from '../../contracts/ids';
 import { streamName } from '../../contracts/streams';
 import { validate } from '../../contracts/validation';
@@ -21,35 +30,6 @@ import {
   preconditions,
   sendResult,
 } from './context';
-
-const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
-const password = z
-  .string()
-  .min(12, 'must be at least 12 characters')
-  .max(1024, 'must be at most 1024 characters');
-const role = z.enum(['admin', 'member']);
-
-const createUser = z.strictObject({
-  email: z
-    .email()
-    .max(254)
-    .transform((email) => email.toLowerCase()),
-  name,
-  role: role.default('member'),
-  password: password.optional(),
-  /** A member's rights per module; absent or null: every module. */
-  permissions: modulePermissionsSchema.nullable().optional(),
-});
-const updateUser = z.strictObject({
-  name: name.optional(),
-  role: role.optional(),
-  permissions: modulePermissionsSchema.nullable().optional(),
-});
-const setPassword = z.strictObject({
-  password,
-  /** Required when users change their own password. */
-  currentPassword: z.string().max(1024).optional(),
-});
 
 /** The acting user and the rights of the credential in use, for rules that depend on who asks. */
 export function callerOf(principal: Principal): Caller {
@@ -86,9 +66,9 @@ export function userView(state: UserState): Record<string, unknown> {
 
 /** Users of a tenant: created, changed, deactivated and activated by administrators. */
 export function addUserRoutes(router: Router, deps: CommandDeps): void {
-  router.post('/user', async (req, res) => {
+  mount(router, createUser, async (req, res) => {
     const principal = requireAdmin(req, 'create');
-    const body = validate(createUser, req.body, 'body');
+    const body = validate(createUserBody, req.body, 'body');
     const { tenant } = principal;
     const identity = await deps.idempotency.identify(
       tenant,
@@ -131,9 +111,9 @@ export function addUserRoutes(router: Router, deps: CommandDeps): void {
     sendResult(res, 201, result, userView(result.state));
   });
 
-  router.put('/user/:userId', async (req, res) => {
+  mount(router, updateUser, async (req, res) => {
     const principal = requireAdmin(req, 'update');
-    const body = validate(updateUser, req.body, 'body');
+    const body = validate(updateUserBody, req.body, 'body');
     const result = await deps.handler.handle(
       streamName('user', principal.tenant, idParam(req, 'userId')),
       userDecider,
@@ -145,7 +125,7 @@ export function addUserRoutes(router: Router, deps: CommandDeps): void {
   });
 
   for (const action of ['deactivate', 'activate'] as const)
-    router.post(`/user/:userId/${action}`, async (req, res) => {
+    mount(router, action === 'deactivate' ? deactivateUser : activateUser, async (req, res) => {
       const principal = requireAdmin(req, 'update');
       const result = await deps.handler.handle(
         streamName('user', principal.tenant, idParam(req, 'userId')),
@@ -161,7 +141,7 @@ export function addUserRoutes(router: Router, deps: CommandDeps): void {
     });
 
   /** Administrators set anyone's password; users change their own with the current one. */
-  router.put('/user/:userId/password', async (req, res) => {
+  mount(router, setUserPassword, async (req, res) => {
     const userId = idParam(req, 'userId');
     const { principal, self } = authorizeAccount(
       req,
@@ -170,7 +150,7 @@ export function addUserRoutes(router: Router, deps: CommandDeps): void {
       'update',
       "only administrators set another user's password",
     );
-    const body = validate(setPassword, req.body, 'body');
+    const body = validate(setPasswordBody, req.body, 'body');
     const stream = streamName('user', principal.tenant, userId);
     if (self && !isAdmin(principal)) {
       const user = await deps.handler.load(stream, userDecider);

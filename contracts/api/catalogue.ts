@@ -6,7 +6,9 @@
 import { z } from 'zod';
 import { entityIdSchema } from '../entity-id';
 import { operation } from './operation';
+import { fieldSchema } from './fields';
 import { recordPage } from './records';
+import { teamMember } from './users';
 import {
   auditFields,
   entityId,
@@ -294,6 +296,44 @@ export const FIELD_GROUP_OPERATIONS = entityOperations({
   read: z.object({ ...fieldGroupCore, ...auditFields }).meta({ id: 'FieldGroup' }),
 });
 
+export const listTeamUsers = operation({
+  operationId: 'listTeamUsers',
+  method: 'get',
+  path: '/team/{teamId}/user',
+  tag: 'teams',
+  summary: "List a team's users",
+  params: pathIds({ teamId: 'The team.' }),
+  query: listQuery,
+  responses: {
+    200: { description: 'A page of users.', schema: pageOf(teamMember, 'TeamMemberPage') },
+    ...READ_ERRORS,
+  },
+  security: 'token',
+});
+export const listFieldGroupInputs = operation({
+  operationId: 'listFieldGroupInputs',
+  method: 'get',
+  path: '/field-group/{groupId}/input',
+  tag: 'field groups',
+  summary: "A field group's fields as form inputs, in the group's order",
+  params: pathIds({ groupId: 'The field group.' }),
+  query: listQuery,
+  responses: {
+    200: {
+      description: "The group's fields.",
+      schema: z
+        .object({
+          fieldGroupId: entityId,
+          items: z.array(fieldSchema),
+          meta: z.object({ total: z.number().int(), offset: z.number().int(), limit: z.number().int() }),
+        })
+        .meta({ id: 'FieldGroupInputs' }),
+    },
+    ...READ_ERRORS,
+  },
+  security: 'token',
+});
+
 export const CATALOGUE_OPERATIONS = [
   ...listed(LABEL_OPERATIONS),
   labelRecord,
@@ -304,6 +344,8 @@ export const CATALOGUE_OPERATIONS = [
   listSegmentRecords,
   ...listed(CATEGORY_OPERATIONS),
   ...listed(TEAM_OPERATIONS),
+  listTeamUsers,
   ...listed(MENU_OPERATIONS),
   ...listed(FIELD_GROUP_OPERATIONS),
+  listFieldGroupInputs,
 ];

@@ -1,4 +1,5 @@
 /** Every operation the platform serves, by area. A new route adds its contract to its area's table. */
+import { AUTH_OPERATIONS } from './auth';
 import { CATALOGUE_OPERATIONS } from './catalogue';
 import { API_DESCRIPTION_OPERATIONS } from './description';
 import { FIELD_OPERATIONS } from './fields';
@@ -6,6 +7,7 @@ import type { Operation } from './operation';
 import { PLATFORM_OPERATIONS } from './platform';
 import { RECORD_OPERATIONS } from './records';
 import { STRUCTURE_OPERATIONS } from './structure';
+import { USER_OPERATIONS } from './users';
 
 /** The version of the API description; `npm run release -- <version>` moves it (docs/api.md, "Versions"). */
 export const API_VERSION = '5.8.2';
@@ -17,4 +19,6 @@ export const OPERATIONS: readonly Operation[] = [
   ...RECORD_OPERATIONS,
   ...FIELD_OPERATIONS,
   ...CATALOGUE_OPERATIONS,
+  ...AUTH_OPERATIONS,
+  ...USER_OPERATIONS,
 ];

@@ -3,9 +3,12 @@ import { READ_MODELS } from '../../contracts/read-models';
 import {
   CATEGORY_OPERATIONS,
   FIELD_GROUP_OPERATIONS,
+  listFieldGroupInputs,
+  listTeamUsers,
   MENU_OPERATIONS,
   TEAM_OPERATIONS,
 } from '../../contracts/api/catalogue';
+import { mount } from '../../infra/http/operations';
 import { idParam } from '../../infra/http/params';
 import { sendJson } from '../../infra/http/respond';
 import { attributesView, userView } from '../representations';
@@ -61,7 +64,7 @@ export function addCatalogueReadRoutes(
 ): void {
   addEntityRoutes(router, deps, CATEGORY_OPERATIONS, 'categoryId', CATEGORIES);
 
-  router.get('/team/:teamId/user', async (req, res) => {
+  mount(router, listTeamUsers, async (req, res) => {
     const { body: team } = await readOne(req, deps, TEAMS, idParam(req, 'teamId'));
     const userIds = (team.userIds as number[] | undefined) ?? [];
     sendJson(res, 200, await readPage(req, deps, USERS, { kind: 'in', path: 'userId', values: userIds }));
@@ -70,7 +73,7 @@ export function addCatalogueReadRoutes(
 
   addEntityRoutes(router, deps, MENU_OPERATIONS, 'menuId', MENUS);
 
-  router.get('/field-group/:groupId/input', async (req, res) => {
+  mount(router, listFieldGroupInputs, async (req, res) => {
     const { body: group } = await readOne(req, deps, FIELD_GROUPS, idParam(req, 'groupId'));
     const fieldIds = (group.fieldIds as number[] | undefined) ?? [];
     const page = await readPage(req, deps, fields, { kind: 'in', path: 'fieldId', values: fieldIds });

@@ -1,9 +1,17 @@
 import { equals } from '../../contracts/query/store-query';
 import type { NextFunction, Request, Response, Router } from 'express';
-import { z } from 'zod';
-import { entityIdTextSchema } from '../../contracts/entity-id';
 import { READ_MODELS } from '../../contracts/read-models';
-import { getField, listFields } from '../../contracts/api/fields';
+import {
+  fieldPositionsQuery,
+  getField,
+  listCustomFieldPositions,
+  listCustomFieldsBySpace,
+  listFieldPositions,
+  listFields,
+  listRecordFields,
+  listSpaceFields,
+} from '../../contracts/api/fields';
+import { mount } from '../../infra/http/operations';
 import { validate } from '../../contracts/validation';
 import { idParam } from '../../infra/http/params';
 import { sendJson } from '../../infra/http/respond';
@@ -36,8 +44,6 @@ export const FIELDS: EntityDescription = {
 /** `GET /field/position?moduleId=`: the list route that reads a parameter of its own. */
 const WITH_MODULE_ID: EntityDescription = { ...FIELDS, otherQueryParams: ['moduleId'] };
 
-const positionQuery = z.object({ moduleId: entityIdTextSchema });
-
 /**
  * The old `/custom-field/*` reads: answered like their `/field/*` successors, with `Deprecation` (RFC 9745:
  * the date it became deprecated, as a structured-field date) and a `Link` to the successor, on errors too.
@@ -67,7 +73,7 @@ export function addFieldReadRoutes(
     sendJson(res, 200, await readPage(req, deps, FIELDS, equals('spaceId', spaceId)));
   };
   const positions = async (req: Request, res: Response): Promise<void> => {
-    const { moduleId } = validate(positionQuery, req.query, 'query');
+    const { moduleId } = validate(fieldPositionsQuery, req.query, 'query');
     await readOne(req, deps, modules, moduleId);
     const page = await readPage(req, deps, WITH_MODULE_ID, equals('moduleId', moduleId));
     const items = (page.items as Array<Record<string, unknown>>).map(({ id, key, name, position }) => ({
@@ -79,21 +85,23 @@ export function addFieldReadRoutes(
     sendJson(res, 200, { moduleId, items, meta: page.meta });
   };
 
-  router.get('/field/by-space/:spaceId', bySpace);
-  router.get('/field/position', positions);
-  router.get(
-    '/custom-field/by-space/:spaceId',
+  mount(router, listSpaceFields, bySpace);
+  mount(router, listFieldPositions, positions);
+  mount(
+    router,
+    listCustomFieldsBySpace,
     deprecatedAlias((req) => `/field/by-space/${encodeURIComponent(String(req.params.spaceId))}`),
     bySpace,
   );
-  router.get(
-    '/custom-field/position',
+  mount(
+    router,
+    listCustomFieldPositions,
     deprecatedAlias(() => '/field/position'),
     positions,
   );
 
   /** `GET /field/of/{moduleId}/{recordId}`: the module's fields in order, each with the record's value. */
-  router.get('/field/of/:moduleId/:recordId', async (req, res) => {
+  mount(router, listRecordFields, async (req, res) => {
     const moduleId = idParam(req, 'moduleId');
     const { body: record } = await readRecordOfModule(req, deps, records, moduleId, idParam(req, 'recordId'));
     const values = (record.fields ?? {}) as Record<string, unknown>;

@@ -1,5 +1,4 @@
 import type { Router } from 'express';
-import { z } from 'zod';
 import { PlatformError } from '../../contracts/errors';
 import {
   MODULE_TEMPLATE_KEYS,
@@ -7,25 +6,24 @@ import {
   moduleTemplateKeySchema,
 } from '../../contracts/module-templates';
 import { validate } from '../../contracts/validation';
+import { getModuleTemplate, listModuleTemplates, noQuery } from '../../contracts/api/fields';
+import { mount } from '../../infra/http/operations';
 import { sendJson } from '../../infra/http/respond';
 import { moduleTemplateView } from '../representations';
 import { authorize } from './entities';
-
-/** The catalogue is short and fixed: no filter, order or paging to take. */
-const noQuery = z.strictObject({}, { error: 'GET /module/built-in takes no query parameters' });
 
 /**
  * The built-in module templates a space can install (`POST /module` with `template`): from the contracts,
  * not a read model, since they ship with the release. Registered before every `/module/{moduleId}` route.
  */
 export function addModuleTemplateRoutes(router: Router): void {
-  router.get('/module/built-in', (req, res) => {
+  mount(router, listModuleTemplates, (req, res) => {
     authorize(req, 'module', 'read');
     validate(noQuery, req.query, 'query');
     const items = MODULE_TEMPLATE_KEYS.map((key) => moduleTemplateView(key, MODULE_TEMPLATES[key]));
     sendJson(res, 200, { items, meta: { total: items.length, offset: 0, limit: items.length } });
   });
-  router.get('/module/built-in/:template', (req, res) => {
+  mount(router, getModuleTemplate, (req, res) => {
     authorize(req, 'module', 'read');
     const key = moduleTemplateKeySchema.safeParse(req.params.template);
     if (!key.success)

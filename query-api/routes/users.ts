@@ -1,5 +1,14 @@
 import type { Request, Router } from 'express';
-import { z } from 'zod';
+import {
+  getToken,
+  getTwoFactor,
+  getUser,
+  listTokens,
+  listUsers,
+  tokenParams,
+} from '../../contracts/api/users';
+import { mount } from '../../infra/http/operations';
+import { getTokenPriority } from '../../contracts/api/auth';
 import { DEFAULT_CREDENTIAL_ORDER, isAdmin, mayActOnAccount } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 import { AUDIT_COLUMNS } from '../../contracts/query/record-fields';
@@ -68,8 +77,6 @@ const TOKENS: EntityDescription = {
   defaultOrder: [{ path: 'createdAt', direction: 'desc' }],
 };
 
-const tokenIdParam = z.object({ userId: z.string(), tokenId: z.uuid('must be a token id') });
-
 /**
  * Only the user themselves and administrators see a user's details and tokens. Users reading their own
  * account need only a credential that allows it; administrators need the family's read right.
@@ -95,7 +102,7 @@ export function addUserReadRoutes(router: Router, deps: UserReadDeps): void {
   };
 
   /** The calling user's credential order, and which credential made this very request. */
-  router.get('/auth/token-priority', (req, res) => {
+  mount(router, getTokenPriority, (req, res) => {
     const principal = principalOf(req);
     sendJson(res, 200, {
       order: principal.credentialOrder ?? DEFAULT_CREDENTIAL_ORDER,
@@ -108,19 +115,19 @@ export function addUserReadRoutes(router: Router, deps: UserReadDeps): void {
     });
   });
 
-  router.get('/user', async (req, res) => {
+  mount(router, listUsers, async (req, res) => {
     if (!isAdmin(principalOf(req))) throw new PlatformError('forbidden', 'only administrators list users');
     sendJson(res, 200, await readPage(req, deps, USERS));
   });
 
-  router.get('/user/:userId', async (req, res) => {
+  mount(router, getUser, async (req, res) => {
     const userId = idParam(req, 'userId');
     const { body, etag } = await readOne(req, deps, account(req, userId, USERS), userId);
     sendJson(res, 200, body, { ETag: etag });
   });
 
   /** Two-factor state: the devices (names, confirmed, last use) and how many recovery codes are left. */
-  router.get('/user/:userId/2fa', async (req, res) => {
+  mount(router, getTwoFactor, async (req, res) => {
     const userId = idParam(req, 'userId');
     await readOne(req, deps, account(req, userId, USERS), userId);
     const tenant = principalOf(req).tenant;
@@ -142,7 +149,7 @@ export function addUserReadRoutes(router: Router, deps: UserReadDeps): void {
   });
 
   /** A user's tokens; an unknown user is a 404 like every other unknown id, not an empty list. */
-  router.get('/auth/:userId/token', async (req, res) => {
+  mount(router, listTokens, async (req, res) => {
     const userId = idParam(req, 'userId');
     const tokens = account(req, userId, TOKENS);
     const page = await readPage(req, deps, tokens, equals('userId', userId));
@@ -152,9 +159,9 @@ export function addUserReadRoutes(router: Router, deps: UserReadDeps): void {
     sendJson(res, 200, { ...page, items: await withActivity(req, page.items as Record<string, unknown>[]) });
   });
 
-  router.get('/auth/:userId/token/:tokenId', async (req, res) => {
+  mount(router, getToken, async (req, res) => {
     const userId = idParam(req, 'userId');
-    const { tokenId } = validate(tokenIdParam, req.params, 'path');
+    const { tokenId } = validate(tokenParams, req.params, 'path');
     const page = await readPage(req, deps, account(req, userId, TOKENS), {
       kind: 'and',
       children: [equals('userId', userId), equals('tokenId', tokenId)],

@@ -55,6 +55,7 @@ const OTHER_PARAMETERS: Readonly<Record<string, string>> = {
   template: 'crm',
   remoteId: 'external-1',
   remoteApplication: 'crm',
+  version: '5.8.2',
 };
 
 /** Routes kept only to say a removed feature is gone (410): they read no id and act on nothing. */
