@@ -51,6 +51,8 @@ type APIClient struct {
 
 	ApiDescriptionAPI *ApiDescriptionAPIService
 
+	ApiTokensAPI *ApiTokensAPIService
+
 	CategoriesAPI *CategoriesAPIService
 
 	FieldGroupsAPI *FieldGroupsAPIService
@@ -69,9 +71,19 @@ type APIClient struct {
 
 	SegmentsAPI *SegmentsAPIService
 
+	SessionsAPI *SessionsAPIService
+
+	SocialSignInAPI *SocialSignInAPIService
+
 	SpacesAPI *SpacesAPIService
 
+	SystemsAPI *SystemsAPIService
+
 	TeamsAPI *TeamsAPIService
+
+	TwoFactorAPI *TwoFactorAPIService
+
+	UsersAPI *UsersAPIService
 }
 
 type service struct {
@@ -91,6 +103,7 @@ func NewAPIClient(cfg *Configuration) *APIClient {
 
 	// API Services
 	c.ApiDescriptionAPI = (*ApiDescriptionAPIService)(&c.common)
+	c.ApiTokensAPI = (*ApiTokensAPIService)(&c.common)
 	c.CategoriesAPI = (*CategoriesAPIService)(&c.common)
 	c.FieldGroupsAPI = (*FieldGroupsAPIService)(&c.common)
 	c.FieldsAPI = (*FieldsAPIService)(&c.common)
@@ -100,8 +113,13 @@ func NewAPIClient(cfg *Configuration) *APIClient {
 	c.PlatformAPI = (*PlatformAPIService)(&c.common)
 	c.RecordsAPI = (*RecordsAPIService)(&c.common)
 	c.SegmentsAPI = (*SegmentsAPIService)(&c.common)
+	c.SessionsAPI = (*SessionsAPIService)(&c.common)
+	c.SocialSignInAPI = (*SocialSignInAPIService)(&c.common)
 	c.SpacesAPI = (*SpacesAPIService)(&c.common)
+	c.SystemsAPI = (*SystemsAPIService)(&c.common)
 	c.TeamsAPI = (*TeamsAPIService)(&c.common)
+	c.TwoFactorAPI = (*TwoFactorAPIService)(&c.common)
+	c.UsersAPI = (*UsersAPIService)(&c.common)
 
 	return c
 }

@@ -26,12 +26,12 @@ type Field struct {
 	// The key record values are stored under.
 	Key string `json:"key"`
 	Name string `json:"name"`
-	Type string `json:"type"`
+	Type FieldType `json:"type"`
 	Required bool `json:"required"`
-	// The type's settings (options, scale, …).
+	// The type's settings.
 	Config map[string]*interface{} `json:"config"`
 	Position int32 `json:"position"`
-	// Installed with a built-in module.
+	// Installed with a built-in module: it stays as long as the module.
 	BuiltIn bool `json:"builtIn"`
 	// ISO 8601 time of creation.
 	CreatedAt string `json:"createdAt"`
@@ -50,7 +50,7 @@ type _Field Field
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewField(id int32, moduleId int32, spaceId int32, key string, name string, type_ string, required bool, config map[string]*interface{}, position int32, builtIn bool, createdAt string, updatedAt string, createdBy NullableString, updatedBy NullableString) *Field {
+func NewField(id int32, moduleId int32, spaceId int32, key string, name string, type_ FieldType, required bool, config map[string]*interface{}, position int32, builtIn bool, createdAt string, updatedAt string, createdBy NullableString, updatedBy NullableString) *Field {
 	this := Field{}
 	this.Id = id
 	this.ModuleId = moduleId
@@ -198,9 +198,9 @@ func (o *Field) SetName(v string) {
 }
 
 // GetType returns the Type field value
-func (o *Field) GetType() string {
+func (o *Field) GetType() FieldType {
 	if o == nil {
-		var ret string
+		var ret FieldType
 		return ret
 	}
 
@@ -209,7 +209,7 @@ func (o *Field) GetType() string {
 
 // GetTypeOk returns a tuple with the Type field value
 // and a boolean to check if the value has been set.
-func (o *Field) GetTypeOk() (*string, bool) {
+func (o *Field) GetTypeOk() (*FieldType, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -217,7 +217,7 @@ func (o *Field) GetTypeOk() (*string, bool) {
 }
 
 // SetType sets field value
-func (o *Field) SetType(v string) {
+func (o *Field) SetType(v FieldType) {
 	o.Type = v
 }
 

@@ -9,12 +9,16 @@ declare(strict_types=1);
 
 require __DIR__ . '/bootstrap.php';
 
+use Records\Client\Api\FieldsApi;
 use Records\Client\Api\ModulesApi;
 use Records\Client\Api\RecordsApi;
 use Records\Client\Api\SpacesApi;
 use Records\Client\Configuration;
+use Records\Client\Model\FieldCreate;
+use Records\Client\Model\FieldType;
 use Records\Client\Model\ModuleCreate;
 use Records\Client\Model\RecordCreate;
+use Records\Client\Model\RecordUpdate;
 use Records\Client\Model\SpaceCreate;
 
 function setting(string $name): string
@@ -27,23 +31,34 @@ function setting(string $name): string
     return $value;
 }
 
-$admin = (new Configuration())->setHost(setting('RECORDS_URL'))->setAccessToken(setting('RECORDS_TOKEN'));
+$url = setting('RECORDS_URL');
+$admin = (new Configuration())->setHost($url)->setAccessToken(setting('RECORDS_TOKEN'));
 $http = new GuzzleHttp\Client();
-$spaces = new SpacesApi($http, $admin);
-$modules = new ModulesApi($http, $admin);
 $records = new RecordsApi($http, $admin);
 
-$space = $spaces->createSpace(new SpaceCreate(['name' => 'Scenario php']));
-$module = $modules->createModule(new ModuleCreate(['space_id' => $space->getId(), 'name' => 'Tickets']));
-foreach (['Printer', 'Scanner', 'Router'] as $name) {
-    $records->createRecord(new RecordCreate(['module_id' => $module->getId(), 'name' => $name]));
+$space = (new SpacesApi($http, $admin))->createSpace(new SpaceCreate(['name' => 'Scenario php']));
+$module = (new ModulesApi($http, $admin))->createModule(
+    new ModuleCreate(['space_id' => $space->getId(), 'name' => 'Tickets'])
+);
+$status = (new FieldsApi($http, $admin))->createField(
+    new FieldCreate(['module_id' => $module->getId(), 'name' => 'Status', 'type' => FieldType::TEXT])
+);
+$created = [];
+foreach (['Printer' => 'open', 'Scanner' => 'open', 'Router' => 'closed'] as $name => $value) {
+    $created[$name] = $records->createRecord(new RecordCreate([
+        'module_id' => $module->getId(),
+        'name' => $name,
+        'fields' => ['status' => $value],
+    ]))->getId();
 }
+$records->updateRecordById($created['Printer'], new RecordUpdate(['fields' => ['status' => 'closed']]));
 
-$filtered = $records->listModuleRecords($module->getId(), 'name~%t%', null, null, 'name;ASC');
+$closed = $records->listModuleRecords($module->getId(), filter: 'status=closed', order: 'name;ASC');
 
+$names = fn (array $items) => array_map(fn ($record) => $record->getName(), $items);
 echo json_encode([
     'space' => $space->getName(),
     'module' => $module->getName(),
-    'filtered' => array_map(fn ($record) => $record->getName(), $filtered->getItems()),
-    'total' => $filtered->getMeta()->getTotal(),
+    'field' => $status->getKey(),
+    'closed' => $names($closed->getItems()),
 ]), "\n";

@@ -18,29 +18,35 @@ def setting(name: str) -> str:
 
 
 def main() -> None:
-    admin = rc.Configuration(host=setting("RECORDS_URL"), access_token=setting("RECORDS_TOKEN"))
-    with rc.ApiClient(admin) as client:
-        spaces = rc.SpacesApi(client)
-        modules = rc.ModulesApi(client)
-        records = rc.RecordsApi(client)
-
-        space = spaces.create_space(rc.SpaceCreate(name="Scenario python"))
-        module = modules.create_module(rc.ModuleCreate(space_id=space.id, name="Tickets"))
-        for name in ["Printer", "Scanner", "Router"]:
-            records.create_record(rc.RecordCreate(module_id=module.id, name=name))
-
-        filtered = records.list_module_records(module.id, filter="name~%t%", order="name;ASC")
-
-        print(
-            json.dumps(
-                {
-                    "space": space.name,
-                    "module": module.name,
-                    "filtered": [record.name for record in filtered.items],
-                    "total": filtered.meta.total,
-                }
-            )
+    url, token = setting("RECORDS_URL"), setting("RECORDS_TOKEN")
+    with rc.ApiClient(rc.Configuration(host=url, access_token=token)) as admin:
+        records = rc.RecordsApi(admin)
+        space = rc.SpacesApi(admin).create_space(rc.SpaceCreate(name="Scenario python"))
+        module = rc.ModulesApi(admin).create_module(rc.ModuleCreate(space_id=space.id, name="Tickets"))
+        status = rc.FieldsApi(admin).create_field(
+            rc.FieldCreate(module_id=module.id, name="Status", type=rc.FieldType.TEXT)
         )
+        created = {}
+        for name, value in [("Printer", "open"), ("Scanner", "open"), ("Router", "closed")]:
+            created[name] = records.create_record(
+                rc.RecordCreate(module_id=module.id, name=name, fields={"status": rc.FieldValue(value)})
+            ).id
+        records.update_record_by_id(
+            created["Printer"], rc.RecordUpdate(fields={"status": rc.FieldValue("closed")})
+        )
+
+        closed = records.list_module_records(module.id, filter="status=closed", order="name;ASC")
+
+    print(
+        json.dumps(
+            {
+                "space": space.name,
+                "module": module.name,
+                "field": status.key,
+                "closed": [record.name for record in closed.items],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

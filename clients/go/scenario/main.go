@@ -8,7 +8,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 
 	records "github.com/records-platform/records-platform/clients/go"
@@ -23,45 +25,68 @@ func setting(name string) string {
 }
 
 func fail(err error) {
+	var apiError *records.GenericOpenAPIError
+	if errors.As(err, &apiError) {
+		err = fmt.Errorf("%w: %s", err, apiError.Body())
+	}
 	fmt.Fprintln(os.Stderr, err)
 	os.Exit(1)
 }
 
-func must[T any](value T, _ any, err error) T {
+// must returns an Execute's value, or ends the scenario on its error.
+func must[T any](value T, _ *http.Response, err error) T {
 	if err != nil {
-		if apiError, ok := err.(*records.GenericOpenAPIError); ok {
-			fail(fmt.Errorf("%w: %s", err, apiError.Body()))
-		}
 		fail(err)
 	}
 	return value
 }
 
-func main() {
+func text(value string) records.FieldValue {
+	return records.FieldValue{String: &value}
+}
+
+func client(serverURL string) *records.APIClient {
 	config := records.NewConfiguration()
-	config.Servers = records.ServerConfigurations{{URL: setting("RECORDS_URL")}}
-	client := records.NewAPIClient(config)
+	config.Servers = records.ServerConfigurations{{URL: serverURL}}
+	return records.NewAPIClient(config)
+}
+
+func main() {
+	serverURL := setting("RECORDS_URL")
+	api := client(serverURL)
 	admin := context.WithValue(context.Background(), records.ContextAccessToken, setting("RECORDS_TOKEN"))
 
-	space := must(client.SpacesAPI.CreateSpace(admin).SpaceCreate(*records.NewSpaceCreate("Scenario go")).Execute())
+	space := must(api.SpacesAPI.CreateSpace(admin).SpaceCreate(*records.NewSpaceCreate("Scenario go")).Execute())
 	moduleCreate := records.NewModuleCreate(float64(space.Id))
 	moduleCreate.SetName("Tickets")
-	module := must(client.ModulesAPI.CreateModule(admin).ModuleCreate(*moduleCreate).Execute())
-	for _, name := range []string{"Printer", "Scanner", "Router"} {
-		must(client.RecordsAPI.CreateRecord(admin).RecordCreate(*records.NewRecordCreate(float64(module.Id), name)).Execute())
+	module := must(api.ModulesAPI.CreateModule(admin).ModuleCreate(*moduleCreate).Execute())
+	status := must(api.FieldsAPI.CreateField(admin).
+		FieldCreate(*records.NewFieldCreate(float64(module.Id), "Status", records.FIELDTYPE_TEXT)).Execute())
+	created := map[string]int32{}
+	for _, record := range [][2]string{{"Printer", "open"}, {"Scanner", "open"}, {"Router", "closed"}} {
+		create := records.NewRecordCreate(float64(module.Id), record[0])
+		create.SetFields(map[string]records.FieldValue{"status": text(record[1])})
+		created[record[0]] = must(api.RecordsAPI.CreateRecord(admin).RecordCreate(*create).Execute()).Id
 	}
+	update := records.NewRecordUpdate()
+	update.SetFields(map[string]records.FieldValue{"status": text("closed")})
+	must(api.RecordsAPI.UpdateRecordById(admin, created["Printer"]).RecordUpdate(*update).Execute())
 
-	filtered := must(client.RecordsAPI.ListModuleRecords(admin, module.Id).Filter("name~%t%").Order("name;ASC").Execute())
-	names := []string{}
-	for _, record := range filtered.Items {
-		names = append(names, record.Name)
+	closed := must(api.RecordsAPI.ListModuleRecords(admin, module.Id).
+		Filter("status=closed").Order("name;ASC").Execute())
+
+	names := func(items []records.Record) []string {
+		out := []string{}
+		for _, item := range items {
+			out = append(out, item.Name)
+		}
+		return out
 	}
-
 	out, err := json.Marshal(map[string]any{
-		"space":    space.Name,
-		"module":   module.Name,
-		"filtered": names,
-		"total":    filtered.Meta.Total,
+		"space":  space.Name,
+		"module": module.Name,
+		"field":  status.Key,
+		"closed": names(closed.Items),
 	})
 	if err != nil {
 		fail(err)

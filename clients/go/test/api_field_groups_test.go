@@ -62,6 +62,20 @@ func Test_records_FieldGroupsAPIService(t *testing.T) {
 
 	})
 
+	t.Run("Test FieldGroupsAPIService ListFieldGroupInputs", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var groupId int32
+
+		resp, httpRes, err := apiClient.FieldGroupsAPI.ListFieldGroupInputs(context.Background(), groupId).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
 	t.Run("Test FieldGroupsAPIService ListFieldGroups", func(t *testing.T) {
 
 		t.Skip("skip test")  // remove to run test

@@ -22,6 +22,32 @@ func Test_records_FieldsAPIService(t *testing.T) {
 	configuration := openapiclient.NewConfiguration()
 	apiClient := openapiclient.NewAPIClient(configuration)
 
+	t.Run("Test FieldsAPIService CreateField", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		resp, httpRes, err := apiClient.FieldsAPI.CreateField(context.Background()).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test FieldsAPIService DeleteField", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var fieldId int32
+
+		resp, httpRes, err := apiClient.FieldsAPI.DeleteField(context.Background(), fieldId).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
 	t.Run("Test FieldsAPIService GetField", func(t *testing.T) {
 
 		t.Skip("skip test")  // remove to run test
@@ -36,11 +62,116 @@ func Test_records_FieldsAPIService(t *testing.T) {
 
 	})
 
+	t.Run("Test FieldsAPIService ListCustomFieldPositions", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		resp, httpRes, err := apiClient.FieldsAPI.ListCustomFieldPositions(context.Background()).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test FieldsAPIService ListCustomFieldsBySpace", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var spaceId int32
+
+		resp, httpRes, err := apiClient.FieldsAPI.ListCustomFieldsBySpace(context.Background(), spaceId).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test FieldsAPIService ListFieldPositions", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		resp, httpRes, err := apiClient.FieldsAPI.ListFieldPositions(context.Background()).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
 	t.Run("Test FieldsAPIService ListFields", func(t *testing.T) {
 
 		t.Skip("skip test")  // remove to run test
 
 		resp, httpRes, err := apiClient.FieldsAPI.ListFields(context.Background()).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test FieldsAPIService ListRecordFields", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var moduleId int32
+		var recordId int32
+
+		resp, httpRes, err := apiClient.FieldsAPI.ListRecordFields(context.Background(), moduleId, recordId).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test FieldsAPIService ListSpaceFields", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var spaceId int32
+
+		resp, httpRes, err := apiClient.FieldsAPI.ListSpaceFields(context.Background(), spaceId).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test FieldsAPIService OrderFields", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		resp, httpRes, err := apiClient.FieldsAPI.OrderFields(context.Background()).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test FieldsAPIService UpdateField", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		resp, httpRes, err := apiClient.FieldsAPI.UpdateField(context.Background()).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test FieldsAPIService UpdateFieldById", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var fieldId int32
+
+		resp, httpRes, err := apiClient.FieldsAPI.UpdateFieldById(context.Background(), fieldId).Execute()
 
 		require.Nil(t, err)
 		require.NotNil(t, resp)

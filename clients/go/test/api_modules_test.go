@@ -62,6 +62,32 @@ func Test_records_ModulesAPIService(t *testing.T) {
 
 	})
 
+	t.Run("Test ModulesAPIService GetModuleTemplate", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var template string
+
+		resp, httpRes, err := apiClient.ModulesAPI.GetModuleTemplate(context.Background(), template).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test ModulesAPIService ListModuleTemplates", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		resp, httpRes, err := apiClient.ModulesAPI.ListModuleTemplates(context.Background()).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
 	t.Run("Test ModulesAPIService ListModules", func(t *testing.T) {
 
 		t.Skip("skip test")  // remove to run test

@@ -62,6 +62,20 @@ func Test_records_TeamsAPIService(t *testing.T) {
 
 	})
 
+	t.Run("Test TeamsAPIService ListTeamUsers", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var teamId int32
+
+		resp, httpRes, err := apiClient.TeamsAPI.ListTeamUsers(context.Background(), teamId).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
 	t.Run("Test TeamsAPIService ListTeams", func(t *testing.T) {
 
 		t.Skip("skip test")  // remove to run test

@@ -19,6 +19,7 @@ __version__ = "5.8.2"
 # Define package exports
 __all__ = [
     "ApiDescriptionApi",
+    "ApiTokensApi",
     "CategoriesApi",
     "FieldGroupsApi",
     "FieldsApi",
@@ -28,8 +29,13 @@ __all__ = [
     "PlatformApi",
     "RecordsApi",
     "SegmentsApi",
+    "SessionsApi",
+    "SocialSignInApi",
     "SpacesApi",
+    "SystemsApi",
     "TeamsApi",
+    "TwoFactorApi",
+    "UsersApi",
     "ApiResponse",
     "ApiClient",
     "Configuration",
@@ -49,19 +55,31 @@ __all__ = [
     "DeleteLabelByBodyRequest",
     "Deleted",
     "Error",
+    "FieldCreate",
     "FieldGroup",
     "FieldGroupCreate",
+    "FieldGroupInputs",
     "FieldGroupPage",
     "FieldGroupUpdate",
     "FieldGroupWritten",
+    "FieldOrder",
+    "FieldOrderResult",
     "FieldPage",
+    "FieldPositions",
+    "FieldPositionsItemsInner",
+    "FieldPositionsMeta",
+    "FieldType",
+    "FieldUpdate",
     "FieldValue",
     "FieldValueAnyOfInner",
+    "FieldWithValue",
+    "FieldWritten",
     "Label",
     "LabelCreate",
     "LabelPage",
     "LabelUpdate",
     "LabelWritten",
+    "Login",
     "Menu",
     "MenuCreate",
     "MenuItem",
@@ -73,37 +91,77 @@ __all__ = [
     "Module",
     "ModuleCreate",
     "ModulePage",
+    "ModuleTemplate",
+    "ModuleTemplateFieldsInner",
+    "ModuleTemplatePage",
     "ModuleWritten",
     "OpenApiDocument",
     "OpenApiDocumentInfo",
+    "PasswordChange",
     "PressRecordButton200Response",
     "Readiness",
+    "Reauthenticate",
     "Record",
     "RecordCreate",
+    "RecordFields",
     "RecordLabels",
     "RecordPage",
     "RecordUpdate",
     "RecordWritten",
+    "RecoveryCodes",
+    "RemoveTwoFactorDevice200Response",
+    "RevokeToken200Response",
+    "SecondFactor",
     "Segment",
     "SegmentCreate",
     "SegmentPage",
     "SegmentUpdate",
     "SegmentWritten",
+    "Session",
+    "SessionUser",
+    "SetTokenPriority200Response",
+    "SetUserPassword200Response",
+    "SignOut200Response",
     "Space",
     "SpaceCreate",
     "SpaceOrModuleUpdate",
     "SpacePage",
     "SpacePageMeta",
     "SpaceWritten",
+    "SystemCreate",
+    "SystemProvisioned",
     "Team",
     "TeamCreate",
+    "TeamMember",
+    "TeamMemberPage",
     "TeamPage",
     "TeamUpdate",
     "TeamWritten",
+    "Token",
+    "TokenChanged",
+    "TokenCreate",
+    "TokenIssued",
+    "TokenPage",
+    "TokenPriority",
+    "TokenPriorityState",
+    "TokenPriorityStateCredential",
+    "TokenUpdate",
+    "TwoFactorConfirm",
+    "TwoFactorConfirmed",
+    "TwoFactorEnrol",
+    "TwoFactorEnrolment",
+    "TwoFactorState",
+    "TwoFactorStateDevicesInner",
+    "User",
+    "UserCreate",
+    "UserPage",
+    "UserUpdate",
+    "UserWritten",
 ]
 
 # import apis into sdk package
 from records_client.api.api_description_api import ApiDescriptionApi as ApiDescriptionApi
+from records_client.api.api_tokens_api import ApiTokensApi as ApiTokensApi
 from records_client.api.categories_api import CategoriesApi as CategoriesApi
 from records_client.api.field_groups_api import FieldGroupsApi as FieldGroupsApi
 from records_client.api.fields_api import FieldsApi as FieldsApi
@@ -113,8 +171,13 @@ from records_client.api.modules_api import ModulesApi as ModulesApi
 from records_client.api.platform_api import PlatformApi as PlatformApi
 from records_client.api.records_api import RecordsApi as RecordsApi
 from records_client.api.segments_api import SegmentsApi as SegmentsApi
+from records_client.api.sessions_api import SessionsApi as SessionsApi
+from records_client.api.social_sign_in_api import SocialSignInApi as SocialSignInApi
 from records_client.api.spaces_api import SpacesApi as SpacesApi
+from records_client.api.systems_api import SystemsApi as SystemsApi
 from records_client.api.teams_api import TeamsApi as TeamsApi
+from records_client.api.two_factor_api import TwoFactorApi as TwoFactorApi
+from records_client.api.users_api import UsersApi as UsersApi
 
 # import ApiClient
 from records_client.api_response import ApiResponse as ApiResponse
@@ -138,19 +201,31 @@ from records_client.models.category_written import CategoryWritten as CategoryWr
 from records_client.models.delete_label_by_body_request import DeleteLabelByBodyRequest as DeleteLabelByBodyRequest
 from records_client.models.deleted import Deleted as Deleted
 from records_client.models.error import Error as Error
+from records_client.models.field_create import FieldCreate as FieldCreate
 from records_client.models.field_group import FieldGroup as FieldGroup
 from records_client.models.field_group_create import FieldGroupCreate as FieldGroupCreate
+from records_client.models.field_group_inputs import FieldGroupInputs as FieldGroupInputs
 from records_client.models.field_group_page import FieldGroupPage as FieldGroupPage
 from records_client.models.field_group_update import FieldGroupUpdate as FieldGroupUpdate
 from records_client.models.field_group_written import FieldGroupWritten as FieldGroupWritten
+from records_client.models.field_order import FieldOrder as FieldOrder
+from records_client.models.field_order_result import FieldOrderResult as FieldOrderResult
 from records_client.models.field_page import FieldPage as FieldPage
+from records_client.models.field_positions import FieldPositions as FieldPositions
+from records_client.models.field_positions_items_inner import FieldPositionsItemsInner as FieldPositionsItemsInner
+from records_client.models.field_positions_meta import FieldPositionsMeta as FieldPositionsMeta
+from records_client.models.field_type import FieldType as FieldType
+from records_client.models.field_update import FieldUpdate as FieldUpdate
 from records_client.models.field_value import FieldValue as FieldValue
 from records_client.models.field_value_any_of_inner import FieldValueAnyOfInner as FieldValueAnyOfInner
+from records_client.models.field_with_value import FieldWithValue as FieldWithValue
+from records_client.models.field_written import FieldWritten as FieldWritten
 from records_client.models.label import Label as Label
 from records_client.models.label_create import LabelCreate as LabelCreate
 from records_client.models.label_page import LabelPage as LabelPage
 from records_client.models.label_update import LabelUpdate as LabelUpdate
 from records_client.models.label_written import LabelWritten as LabelWritten
+from records_client.models.login import Login as Login
 from records_client.models.menu import Menu as Menu
 from records_client.models.menu_create import MenuCreate as MenuCreate
 from records_client.models.menu_item import MenuItem as MenuItem
@@ -162,31 +237,70 @@ from records_client.models.model_field import ModelField as ModelField
 from records_client.models.module import Module as Module
 from records_client.models.module_create import ModuleCreate as ModuleCreate
 from records_client.models.module_page import ModulePage as ModulePage
+from records_client.models.module_template import ModuleTemplate as ModuleTemplate
+from records_client.models.module_template_fields_inner import ModuleTemplateFieldsInner as ModuleTemplateFieldsInner
+from records_client.models.module_template_page import ModuleTemplatePage as ModuleTemplatePage
 from records_client.models.module_written import ModuleWritten as ModuleWritten
 from records_client.models.open_api_document import OpenApiDocument as OpenApiDocument
 from records_client.models.open_api_document_info import OpenApiDocumentInfo as OpenApiDocumentInfo
+from records_client.models.password_change import PasswordChange as PasswordChange
 from records_client.models.press_record_button200_response import PressRecordButton200Response as PressRecordButton200Response
 from records_client.models.readiness import Readiness as Readiness
+from records_client.models.reauthenticate import Reauthenticate as Reauthenticate
 from records_client.models.record import Record as Record
 from records_client.models.record_create import RecordCreate as RecordCreate
+from records_client.models.record_fields import RecordFields as RecordFields
 from records_client.models.record_labels import RecordLabels as RecordLabels
 from records_client.models.record_page import RecordPage as RecordPage
 from records_client.models.record_update import RecordUpdate as RecordUpdate
 from records_client.models.record_written import RecordWritten as RecordWritten
+from records_client.models.recovery_codes import RecoveryCodes as RecoveryCodes
+from records_client.models.remove_two_factor_device200_response import RemoveTwoFactorDevice200Response as RemoveTwoFactorDevice200Response
+from records_client.models.revoke_token200_response import RevokeToken200Response as RevokeToken200Response
+from records_client.models.second_factor import SecondFactor as SecondFactor
 from records_client.models.segment import Segment as Segment
 from records_client.models.segment_create import SegmentCreate as SegmentCreate
 from records_client.models.segment_page import SegmentPage as SegmentPage
 from records_client.models.segment_update import SegmentUpdate as SegmentUpdate
 from records_client.models.segment_written import SegmentWritten as SegmentWritten
+from records_client.models.session import Session as Session
+from records_client.models.session_user import SessionUser as SessionUser
+from records_client.models.set_token_priority200_response import SetTokenPriority200Response as SetTokenPriority200Response
+from records_client.models.set_user_password200_response import SetUserPassword200Response as SetUserPassword200Response
+from records_client.models.sign_out200_response import SignOut200Response as SignOut200Response
 from records_client.models.space import Space as Space
 from records_client.models.space_create import SpaceCreate as SpaceCreate
 from records_client.models.space_or_module_update import SpaceOrModuleUpdate as SpaceOrModuleUpdate
 from records_client.models.space_page import SpacePage as SpacePage
 from records_client.models.space_page_meta import SpacePageMeta as SpacePageMeta
 from records_client.models.space_written import SpaceWritten as SpaceWritten
+from records_client.models.system_create import SystemCreate as SystemCreate
+from records_client.models.system_provisioned import SystemProvisioned as SystemProvisioned
 from records_client.models.team import Team as Team
 from records_client.models.team_create import TeamCreate as TeamCreate
+from records_client.models.team_member import TeamMember as TeamMember
+from records_client.models.team_member_page import TeamMemberPage as TeamMemberPage
 from records_client.models.team_page import TeamPage as TeamPage
 from records_client.models.team_update import TeamUpdate as TeamUpdate
 from records_client.models.team_written import TeamWritten as TeamWritten
+from records_client.models.token import Token as Token
+from records_client.models.token_changed import TokenChanged as TokenChanged
+from records_client.models.token_create import TokenCreate as TokenCreate
+from records_client.models.token_issued import TokenIssued as TokenIssued
+from records_client.models.token_page import TokenPage as TokenPage
+from records_client.models.token_priority import TokenPriority as TokenPriority
+from records_client.models.token_priority_state import TokenPriorityState as TokenPriorityState
+from records_client.models.token_priority_state_credential import TokenPriorityStateCredential as TokenPriorityStateCredential
+from records_client.models.token_update import TokenUpdate as TokenUpdate
+from records_client.models.two_factor_confirm import TwoFactorConfirm as TwoFactorConfirm
+from records_client.models.two_factor_confirmed import TwoFactorConfirmed as TwoFactorConfirmed
+from records_client.models.two_factor_enrol import TwoFactorEnrol as TwoFactorEnrol
+from records_client.models.two_factor_enrolment import TwoFactorEnrolment as TwoFactorEnrolment
+from records_client.models.two_factor_state import TwoFactorState as TwoFactorState
+from records_client.models.two_factor_state_devices_inner import TwoFactorStateDevicesInner as TwoFactorStateDevicesInner
+from records_client.models.user import User as User
+from records_client.models.user_create import UserCreate as UserCreate
+from records_client.models.user_page import UserPage as UserPage
+from records_client.models.user_update import UserUpdate as UserUpdate
+from records_client.models.user_written import UserWritten as UserWritten
 

@@ -47,6 +47,13 @@ class TestFieldGroupsApi(unittest.TestCase):
         """
         pass
 
+    def test_list_field_group_inputs(self) -> None:
+        """Test case for list_field_group_inputs
+
+        A field group's fields as form inputs, in the group's order
+        """
+        pass
+
     def test_list_field_groups(self) -> None:
         """Test case for list_field_groups
 

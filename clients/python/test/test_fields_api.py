@@ -26,6 +26,20 @@ class TestFieldsApi(unittest.TestCase):
     def tearDown(self) -> None:
         pass
 
+    def test_create_field(self) -> None:
+        """Test case for create_field
+
+        Add a field to a module
+        """
+        pass
+
+    def test_delete_field(self) -> None:
+        """Test case for delete_field
+
+        Remove a field from its module
+        """
+        pass
+
     def test_get_field(self) -> None:
         """Test case for get_field
 
@@ -33,10 +47,66 @@ class TestFieldsApi(unittest.TestCase):
         """
         pass
 
+    def test_list_custom_field_positions(self) -> None:
+        """Test case for list_custom_field_positions
+
+        A module's fields in order: id, key, name, position
+        """
+        pass
+
+    def test_list_custom_fields_by_space(self) -> None:
+        """Test case for list_custom_fields_by_space
+
+        List the fields of a space's modules
+        """
+        pass
+
+    def test_list_field_positions(self) -> None:
+        """Test case for list_field_positions
+
+        A module's fields in order: id, key, name, position
+        """
+        pass
+
     def test_list_fields(self) -> None:
         """Test case for list_fields
 
         List field definitions (by module, then position)
+        """
+        pass
+
+    def test_list_record_fields(self) -> None:
+        """Test case for list_record_fields
+
+        A module's fields in order, each with one record's value
+        """
+        pass
+
+    def test_list_space_fields(self) -> None:
+        """Test case for list_space_fields
+
+        List the fields of a space's modules
+        """
+        pass
+
+    def test_order_fields(self) -> None:
+        """Test case for order_fields
+
+        Reorder a module's fields
+        """
+        pass
+
+    def test_update_field(self) -> None:
+        """Test case for update_field
+
+        Change the field named by the body's `id`
+        """
+        pass
+
+    def test_update_field_by_id(self) -> None:
+        """Test case for update_field_by_id
+
+        Change a field (name, required, settings)
         """
         pass
 

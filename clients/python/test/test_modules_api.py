@@ -47,6 +47,20 @@ class TestModulesApi(unittest.TestCase):
         """
         pass
 
+    def test_get_module_template(self) -> None:
+        """Test case for get_module_template
+
+        Read a built-in module template
+        """
+        pass
+
+    def test_list_module_templates(self) -> None:
+        """Test case for list_module_templates
+
+        List the built-in module templates
+        """
+        pass
+
     def test_list_modules(self) -> None:
         """Test case for list_modules
 

@@ -47,6 +47,13 @@ class TestTeamsApi(unittest.TestCase):
         """
         pass
 
+    def test_list_team_users(self) -> None:
+        """Test case for list_team_users
+
+        List a team's users
+        """
+        pass
+
     def test_list_teams(self) -> None:
         """Test case for list_teams
 

@@ -3,7 +3,14 @@
  *   RECORDS_URL=http://127.0.0.1:3000/api RECORDS_TOKEN=<API token> node build/scenario/scenario.js
  * Prints one JSON line: what it created, listed and read.
  */
-import { Configuration, ModulesApi, RecordsApi, SpacesApi } from '../src/index';
+import {
+  Configuration,
+  FieldType,
+  FieldsApi,
+  ModulesApi,
+  RecordsApi,
+  SpacesApi,
+} from '../src/index';
 
 declare const process: { env: Record<string, string | undefined>; exitCode?: number };
 
@@ -16,18 +23,32 @@ function setting(name: string): string {
 async function main(): Promise<void> {
   const basePath = setting('RECORDS_URL');
   const admin = new Configuration({ basePath, accessToken: setting('RECORDS_TOKEN') });
-  const spaces = new SpacesApi(admin);
-  const modules = new ModulesApi(admin);
   const records = new RecordsApi(admin);
 
-  const space = await spaces.createSpace({ spaceCreate: { name: 'Scenario typescript' } });
-  const module = await modules.createModule({ moduleCreate: { spaceId: space.id, name: 'Tickets' } });
-  for (const name of ['Printer', 'Scanner', 'Router'])
-    await records.createRecord({ recordCreate: { moduleId: module.id, name } });
+  const space = await new SpacesApi(admin).createSpace({ spaceCreate: { name: 'Scenario typescript' } });
+  const module = await new ModulesApi(admin).createModule({
+    moduleCreate: { spaceId: space.id, name: 'Tickets' },
+  });
+  const status = await new FieldsApi(admin).createField({
+    fieldCreate: { moduleId: module.id, name: 'Status', type: FieldType.Text },
+  });
+  const created: Record<string, number> = {};
+  for (const [name, value] of [
+    ['Printer', 'open'],
+    ['Scanner', 'open'],
+    ['Router', 'closed'],
+  ])
+    created[name] = (
+      await records.createRecord({ recordCreate: { moduleId: module.id, name, fields: { status: value } } })
+    ).id;
+  await records.updateRecordById({
+    recordId: created.Printer!,
+    recordUpdate: { fields: { status: 'closed' } },
+  });
 
-  const filtered = await records.listModuleRecords({
+  const closed = await records.listModuleRecords({
     moduleId: module.id,
-    filter: 'name~%t%',
+    filter: 'status=closed',
     order: 'name;ASC',
   });
 
@@ -35,8 +56,8 @@ async function main(): Promise<void> {
     JSON.stringify({
       space: space.name,
       module: module.name,
-      filtered: filtered.items.map((record) => record.name),
-      total: filtered.meta.total,
+      field: status.key,
+      closed: closed.items.map((record) => record.name),
     }),
   );
 }

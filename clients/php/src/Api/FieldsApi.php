@@ -72,10 +72,40 @@ class FieldsApi
 
     /** @var array<string,string[]> $contentTypes **/
     public const contentTypes = [
+        'createField' => [
+            'application/json',
+        ],
+        'deleteField' => [
+            'application/json',
+        ],
         'getField' => [
             'application/json',
         ],
+        'listCustomFieldPositions' => [
+            'application/json',
+        ],
+        'listCustomFieldsBySpace' => [
+            'application/json',
+        ],
+        'listFieldPositions' => [
+            'application/json',
+        ],
         'listFields' => [
+            'application/json',
+        ],
+        'listRecordFields' => [
+            'application/json',
+        ],
+        'listSpaceFields' => [
+            'application/json',
+        ],
+        'orderFields' => [
+            'application/json',
+        ],
+        'updateField' => [
+            'application/json',
+        ],
+        'updateFieldById' => [
             'application/json',
         ],
     ];
@@ -124,6 +154,820 @@ class FieldsApi
     public function getConfig(): Configuration
     {
         return $this->config;
+    }
+
+    /**
+     * Operation createField
+     *
+     * Add a field to a module
+     *
+     * @param  \Records\Client\Model\FieldCreate $field_create field_create (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['createField'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\FieldWritten|\Records\Client\Model\Error
+     */
+    public function createField(
+        \Records\Client\Model\FieldCreate $field_create,
+        string $contentType = self::contentTypes['createField'][0]
+    ): \Records\Client\Model\FieldWritten|\Records\Client\Model\Error
+    {
+        list($response) = $this->createFieldWithHttpInfo($field_create, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation createFieldWithHttpInfo
+     *
+     * Add a field to a module
+     *
+     * @param  \Records\Client\Model\FieldCreate $field_create (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['createField'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\FieldWritten|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     */
+    public function createFieldWithHttpInfo(
+        \Records\Client\Model\FieldCreate $field_create,
+        string $contentType = self::contentTypes['createField'][0]
+    ): array
+    {
+        $request = $this->createFieldRequest($field_create, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 201:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\FieldWritten',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 409:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 412:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\FieldWritten',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 201:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\FieldWritten',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 409:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 412:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation createFieldAsync
+     *
+     * Add a field to a module
+     *
+     * @param  \Records\Client\Model\FieldCreate $field_create (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['createField'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function createFieldAsync(
+        \Records\Client\Model\FieldCreate $field_create,
+        string $contentType = self::contentTypes['createField'][0]
+    ): PromiseInterface
+    {
+        return $this->createFieldAsyncWithHttpInfo($field_create, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation createFieldAsyncWithHttpInfo
+     *
+     * Add a field to a module
+     *
+     * @param  \Records\Client\Model\FieldCreate $field_create (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['createField'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function createFieldAsyncWithHttpInfo(
+        \Records\Client\Model\FieldCreate $field_create,
+        string $contentType = self::contentTypes['createField'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\FieldWritten';
+        $request = $this->createFieldRequest($field_create, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'createField'
+     *
+     * @param  \Records\Client\Model\FieldCreate $field_create (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['createField'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     */
+    public function createFieldRequest(
+        \Records\Client\Model\FieldCreate $field_create,
+        string $contentType = self::contentTypes['createField'][0]
+    ): Request
+    {
+        // verify the required parameter 'field_create' is set
+        if ($field_create === null || (is_array($field_create) && count($field_create) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $field_create when calling createField'
+            );
+        }
+
+        $resourcePath = '/field';
+        $formParams = [];
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+
+
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+        // for model (json/xml)
+        if (isset($field_create)) {
+            if (stripos($headers['Content-Type'], 'application/json') !== false) {
+                # if Content-Type contains "application/json", json_encode the body
+                try {
+                    $httpBody = json_encode(ObjectSerializer::sanitizeForSerialization($field_create), JSON_THROW_ON_ERROR);
+                } catch (\JsonException $e) {
+                    throw new \InvalidArgumentException('json_encode error: ' . $e->getMessage(), 0, $e);
+                }
+            } else {
+                $httpBody = $field_create;
+            }
+        } elseif (count($formParams) > 0) {
+            if ($multipart) {
+                $multipartContents = [];
+                foreach ($formParams as $formParamName => $formParamValue) {
+                    $formParamValueItems = is_array($formParamValue) ? $formParamValue : [$formParamValue];
+                    foreach ($formParamValueItems as $formParamValueItem) {
+                        $multipartContents[] = [
+                            'name' => $formParamName,
+                            'contents' => $formParamValueItem
+                        ];
+                    }
+                }
+                // for HTTP post (form)
+                $httpBody = new \GuzzleHttp\Psr7\MultipartStream($multipartContents);
+
+            } elseif (stripos($headers['Content-Type'], 'application/json') !== false) {
+                # if Content-Type contains "application/json", json_encode the form parameters
+                try {
+                    $httpBody = json_encode($formParams, JSON_THROW_ON_ERROR);
+                } catch (\JsonException $e) {
+                    throw new \InvalidArgumentException('json_encode error: ' . $e->getMessage(), 0, $e);
+                }
+            } else {
+                // for HTTP post (form)
+                $httpBody = ObjectSerializer::buildQuery($formParams);
+            }
+        }
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'POST',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
+    }
+
+    /**
+     * Operation deleteField
+     *
+     * Remove a field from its module
+     *
+     * @param  int $field_id The field. (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['deleteField'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\Deleted|\Records\Client\Model\Error
+     */
+    public function deleteField(
+        int $field_id,
+        string $contentType = self::contentTypes['deleteField'][0]
+    ): \Records\Client\Model\Deleted|\Records\Client\Model\Error
+    {
+        list($response) = $this->deleteFieldWithHttpInfo($field_id, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation deleteFieldWithHttpInfo
+     *
+     * Remove a field from its module
+     *
+     * @param  int $field_id The field. (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['deleteField'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\Deleted|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     */
+    public function deleteFieldWithHttpInfo(
+        int $field_id,
+        string $contentType = self::contentTypes['deleteField'][0]
+    ): array
+    {
+        $request = $this->deleteFieldRequest($field_id, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 200:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Deleted',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 409:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 412:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\Deleted',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 200:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Deleted',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 409:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 412:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation deleteFieldAsync
+     *
+     * Remove a field from its module
+     *
+     * @param  int $field_id The field. (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['deleteField'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function deleteFieldAsync(
+        int $field_id,
+        string $contentType = self::contentTypes['deleteField'][0]
+    ): PromiseInterface
+    {
+        return $this->deleteFieldAsyncWithHttpInfo($field_id, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation deleteFieldAsyncWithHttpInfo
+     *
+     * Remove a field from its module
+     *
+     * @param  int $field_id The field. (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['deleteField'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function deleteFieldAsyncWithHttpInfo(
+        int $field_id,
+        string $contentType = self::contentTypes['deleteField'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\Deleted';
+        $request = $this->deleteFieldRequest($field_id, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'deleteField'
+     *
+     * @param  int $field_id The field. (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['deleteField'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     */
+    public function deleteFieldRequest(
+        int $field_id,
+        string $contentType = self::contentTypes['deleteField'][0]
+    ): Request
+    {
+        // verify the required parameter 'field_id' is set
+        if ($field_id === null || (is_array($field_id) && count($field_id) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $field_id when calling deleteField'
+            );
+        }
+        if ($field_id > 2147483647) {
+            throw new InvalidArgumentException('invalid value for "$field_id" when calling FieldsApi.deleteField, must be smaller than or equal to 2147483647.');
+        }
+        if ($field_id < 1) {
+            throw new InvalidArgumentException('invalid value for "$field_id" when calling FieldsApi.deleteField, must be bigger than or equal to 1.');
+        }
+
+        $resourcePath = '/field/{fieldId}';
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+
+
+        // path params
+        if ($field_id !== null) {
+            $resourcePath = str_replace(
+                '{fieldId}',
+                ObjectSerializer::toPathValue($field_id),
+                $resourcePath
+            );
+        }
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'DELETE',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
     }
 
     /**
@@ -465,6 +1309,1416 @@ class FieldsApi
                 $resourcePath
             );
         }
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'GET',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
+    }
+
+    /**
+     * Operation listCustomFieldPositions
+     *
+     * A module&#39;s fields in order: id, key, name, position
+     *
+     * @param  int $module_id The module. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listCustomFieldPositions'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\FieldPositions|\Records\Client\Model\Error
+     * @deprecated
+     */
+    public function listCustomFieldPositions(
+        int $module_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listCustomFieldPositions'][0]
+    ): \Records\Client\Model\FieldPositions|\Records\Client\Model\Error
+    {
+        list($response) = $this->listCustomFieldPositionsWithHttpInfo($module_id, $filter, $offset, $limit, $order, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation listCustomFieldPositionsWithHttpInfo
+     *
+     * A module&#39;s fields in order: id, key, name, position
+     *
+     * @param  int $module_id The module. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listCustomFieldPositions'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\FieldPositions|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     * @deprecated
+     */
+    public function listCustomFieldPositionsWithHttpInfo(
+        int $module_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listCustomFieldPositions'][0]
+    ): array
+    {
+        $request = $this->listCustomFieldPositionsRequest($module_id, $filter, $offset, $limit, $order, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 200:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\FieldPositions',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 504:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\FieldPositions',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 200:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\FieldPositions',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 504:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation listCustomFieldPositionsAsync
+     *
+     * A module&#39;s fields in order: id, key, name, position
+     *
+     * @param  int $module_id The module. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listCustomFieldPositions'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     * @deprecated
+     */
+    public function listCustomFieldPositionsAsync(
+        int $module_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listCustomFieldPositions'][0]
+    ): PromiseInterface
+    {
+        return $this->listCustomFieldPositionsAsyncWithHttpInfo($module_id, $filter, $offset, $limit, $order, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation listCustomFieldPositionsAsyncWithHttpInfo
+     *
+     * A module&#39;s fields in order: id, key, name, position
+     *
+     * @param  int $module_id The module. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listCustomFieldPositions'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     * @deprecated
+     */
+    public function listCustomFieldPositionsAsyncWithHttpInfo(
+        int $module_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listCustomFieldPositions'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\FieldPositions';
+        $request = $this->listCustomFieldPositionsRequest($module_id, $filter, $offset, $limit, $order, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'listCustomFieldPositions'
+     *
+     * @param  int $module_id The module. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listCustomFieldPositions'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     * @deprecated
+     */
+    public function listCustomFieldPositionsRequest(
+        int $module_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listCustomFieldPositions'][0]
+    ): Request
+    {
+        // verify the required parameter 'module_id' is set
+        if ($module_id === null || (is_array($module_id) && count($module_id) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $module_id when calling listCustomFieldPositions'
+            );
+        }
+        if ($module_id < 1) {
+            throw new InvalidArgumentException('invalid value for "$module_id" when calling FieldsApi.listCustomFieldPositions, must be bigger than or equal to 1.');
+        }
+        if ($offset !== null && $offset > 10000000) {
+            throw new InvalidArgumentException('invalid value for "$offset" when calling FieldsApi.listCustomFieldPositions, must be smaller than or equal to 10000000.');
+        }
+        if ($offset !== null && $offset < 0) {
+            throw new InvalidArgumentException('invalid value for "$offset" when calling FieldsApi.listCustomFieldPositions, must be bigger than or equal to 0.');
+        }
+        if ($limit !== null && $limit > 1000) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling FieldsApi.listCustomFieldPositions, must be smaller than or equal to 1000.');
+        }
+        if ($limit !== null && $limit < 1) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling FieldsApi.listCustomFieldPositions, must be bigger than or equal to 1.');
+        }
+
+        $resourcePath = '/custom-field/position';
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $filter,
+            'filter', // param base name
+            'string', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $offset,
+            'offset', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $limit,
+            'limit', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $order,
+            'order', // param base name
+            'string', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $module_id,
+            'moduleId', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            true // required
+        ) ?? []);
+
+
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'GET',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
+    }
+
+    /**
+     * Operation listCustomFieldsBySpace
+     *
+     * List the fields of a space&#39;s modules
+     *
+     * @param  int $space_id The space. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listCustomFieldsBySpace'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\FieldPage|\Records\Client\Model\Error
+     * @deprecated
+     */
+    public function listCustomFieldsBySpace(
+        int $space_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listCustomFieldsBySpace'][0]
+    ): \Records\Client\Model\FieldPage|\Records\Client\Model\Error
+    {
+        list($response) = $this->listCustomFieldsBySpaceWithHttpInfo($space_id, $filter, $offset, $limit, $order, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation listCustomFieldsBySpaceWithHttpInfo
+     *
+     * List the fields of a space&#39;s modules
+     *
+     * @param  int $space_id The space. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listCustomFieldsBySpace'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\FieldPage|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     * @deprecated
+     */
+    public function listCustomFieldsBySpaceWithHttpInfo(
+        int $space_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listCustomFieldsBySpace'][0]
+    ): array
+    {
+        $request = $this->listCustomFieldsBySpaceRequest($space_id, $filter, $offset, $limit, $order, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 200:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\FieldPage',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 504:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\FieldPage',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 200:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\FieldPage',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 504:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation listCustomFieldsBySpaceAsync
+     *
+     * List the fields of a space&#39;s modules
+     *
+     * @param  int $space_id The space. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listCustomFieldsBySpace'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     * @deprecated
+     */
+    public function listCustomFieldsBySpaceAsync(
+        int $space_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listCustomFieldsBySpace'][0]
+    ): PromiseInterface
+    {
+        return $this->listCustomFieldsBySpaceAsyncWithHttpInfo($space_id, $filter, $offset, $limit, $order, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation listCustomFieldsBySpaceAsyncWithHttpInfo
+     *
+     * List the fields of a space&#39;s modules
+     *
+     * @param  int $space_id The space. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listCustomFieldsBySpace'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     * @deprecated
+     */
+    public function listCustomFieldsBySpaceAsyncWithHttpInfo(
+        int $space_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listCustomFieldsBySpace'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\FieldPage';
+        $request = $this->listCustomFieldsBySpaceRequest($space_id, $filter, $offset, $limit, $order, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'listCustomFieldsBySpace'
+     *
+     * @param  int $space_id The space. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listCustomFieldsBySpace'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     * @deprecated
+     */
+    public function listCustomFieldsBySpaceRequest(
+        int $space_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listCustomFieldsBySpace'][0]
+    ): Request
+    {
+        // verify the required parameter 'space_id' is set
+        if ($space_id === null || (is_array($space_id) && count($space_id) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $space_id when calling listCustomFieldsBySpace'
+            );
+        }
+        if ($space_id > 2147483647) {
+            throw new InvalidArgumentException('invalid value for "$space_id" when calling FieldsApi.listCustomFieldsBySpace, must be smaller than or equal to 2147483647.');
+        }
+        if ($space_id < 1) {
+            throw new InvalidArgumentException('invalid value for "$space_id" when calling FieldsApi.listCustomFieldsBySpace, must be bigger than or equal to 1.');
+        }
+        if ($offset !== null && $offset > 10000000) {
+            throw new InvalidArgumentException('invalid value for "$offset" when calling FieldsApi.listCustomFieldsBySpace, must be smaller than or equal to 10000000.');
+        }
+        if ($offset !== null && $offset < 0) {
+            throw new InvalidArgumentException('invalid value for "$offset" when calling FieldsApi.listCustomFieldsBySpace, must be bigger than or equal to 0.');
+        }
+        if ($limit !== null && $limit > 1000) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling FieldsApi.listCustomFieldsBySpace, must be smaller than or equal to 1000.');
+        }
+        if ($limit !== null && $limit < 1) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling FieldsApi.listCustomFieldsBySpace, must be bigger than or equal to 1.');
+        }
+
+        $resourcePath = '/custom-field/by-space/{spaceId}';
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $filter,
+            'filter', // param base name
+            'string', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $offset,
+            'offset', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $limit,
+            'limit', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $order,
+            'order', // param base name
+            'string', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+
+
+        // path params
+        if ($space_id !== null) {
+            $resourcePath = str_replace(
+                '{spaceId}',
+                ObjectSerializer::toPathValue($space_id),
+                $resourcePath
+            );
+        }
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'GET',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
+    }
+
+    /**
+     * Operation listFieldPositions
+     *
+     * A module&#39;s fields in order: id, key, name, position
+     *
+     * @param  int $module_id The module. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listFieldPositions'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\FieldPositions|\Records\Client\Model\Error
+     */
+    public function listFieldPositions(
+        int $module_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listFieldPositions'][0]
+    ): \Records\Client\Model\FieldPositions|\Records\Client\Model\Error
+    {
+        list($response) = $this->listFieldPositionsWithHttpInfo($module_id, $filter, $offset, $limit, $order, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation listFieldPositionsWithHttpInfo
+     *
+     * A module&#39;s fields in order: id, key, name, position
+     *
+     * @param  int $module_id The module. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listFieldPositions'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\FieldPositions|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     */
+    public function listFieldPositionsWithHttpInfo(
+        int $module_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listFieldPositions'][0]
+    ): array
+    {
+        $request = $this->listFieldPositionsRequest($module_id, $filter, $offset, $limit, $order, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 200:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\FieldPositions',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 504:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\FieldPositions',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 200:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\FieldPositions',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 504:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation listFieldPositionsAsync
+     *
+     * A module&#39;s fields in order: id, key, name, position
+     *
+     * @param  int $module_id The module. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listFieldPositions'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function listFieldPositionsAsync(
+        int $module_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listFieldPositions'][0]
+    ): PromiseInterface
+    {
+        return $this->listFieldPositionsAsyncWithHttpInfo($module_id, $filter, $offset, $limit, $order, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation listFieldPositionsAsyncWithHttpInfo
+     *
+     * A module&#39;s fields in order: id, key, name, position
+     *
+     * @param  int $module_id The module. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listFieldPositions'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function listFieldPositionsAsyncWithHttpInfo(
+        int $module_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listFieldPositions'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\FieldPositions';
+        $request = $this->listFieldPositionsRequest($module_id, $filter, $offset, $limit, $order, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'listFieldPositions'
+     *
+     * @param  int $module_id The module. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listFieldPositions'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     */
+    public function listFieldPositionsRequest(
+        int $module_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listFieldPositions'][0]
+    ): Request
+    {
+        // verify the required parameter 'module_id' is set
+        if ($module_id === null || (is_array($module_id) && count($module_id) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $module_id when calling listFieldPositions'
+            );
+        }
+        if ($module_id < 1) {
+            throw new InvalidArgumentException('invalid value for "$module_id" when calling FieldsApi.listFieldPositions, must be bigger than or equal to 1.');
+        }
+        if ($offset !== null && $offset > 10000000) {
+            throw new InvalidArgumentException('invalid value for "$offset" when calling FieldsApi.listFieldPositions, must be smaller than or equal to 10000000.');
+        }
+        if ($offset !== null && $offset < 0) {
+            throw new InvalidArgumentException('invalid value for "$offset" when calling FieldsApi.listFieldPositions, must be bigger than or equal to 0.');
+        }
+        if ($limit !== null && $limit > 1000) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling FieldsApi.listFieldPositions, must be smaller than or equal to 1000.');
+        }
+        if ($limit !== null && $limit < 1) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling FieldsApi.listFieldPositions, must be bigger than or equal to 1.');
+        }
+
+        $resourcePath = '/field/position';
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $filter,
+            'filter', // param base name
+            'string', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $offset,
+            'offset', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $limit,
+            'limit', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $order,
+            'order', // param base name
+            'string', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $module_id,
+            'moduleId', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            true // required
+        ) ?? []);
+
+
 
 
         $headers = $this->headerSelector->selectHeaders(
@@ -938,6 +3192,2262 @@ class FieldsApi
         $query = ObjectSerializer::buildQuery($queryParams);
         return new Request(
             'GET',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
+    }
+
+    /**
+     * Operation listRecordFields
+     *
+     * A module&#39;s fields in order, each with one record&#39;s value
+     *
+     * @param  int $module_id The module. (required)
+     * @param  int $record_id The record. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listRecordFields'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\RecordFields|\Records\Client\Model\Error
+     */
+    public function listRecordFields(
+        int $module_id,
+        int $record_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listRecordFields'][0]
+    ): \Records\Client\Model\RecordFields|\Records\Client\Model\Error
+    {
+        list($response) = $this->listRecordFieldsWithHttpInfo($module_id, $record_id, $filter, $offset, $limit, $order, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation listRecordFieldsWithHttpInfo
+     *
+     * A module&#39;s fields in order, each with one record&#39;s value
+     *
+     * @param  int $module_id The module. (required)
+     * @param  int $record_id The record. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listRecordFields'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\RecordFields|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     */
+    public function listRecordFieldsWithHttpInfo(
+        int $module_id,
+        int $record_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listRecordFields'][0]
+    ): array
+    {
+        $request = $this->listRecordFieldsRequest($module_id, $record_id, $filter, $offset, $limit, $order, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 200:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\RecordFields',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 504:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\RecordFields',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 200:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\RecordFields',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 504:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation listRecordFieldsAsync
+     *
+     * A module&#39;s fields in order, each with one record&#39;s value
+     *
+     * @param  int $module_id The module. (required)
+     * @param  int $record_id The record. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listRecordFields'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function listRecordFieldsAsync(
+        int $module_id,
+        int $record_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listRecordFields'][0]
+    ): PromiseInterface
+    {
+        return $this->listRecordFieldsAsyncWithHttpInfo($module_id, $record_id, $filter, $offset, $limit, $order, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation listRecordFieldsAsyncWithHttpInfo
+     *
+     * A module&#39;s fields in order, each with one record&#39;s value
+     *
+     * @param  int $module_id The module. (required)
+     * @param  int $record_id The record. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listRecordFields'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function listRecordFieldsAsyncWithHttpInfo(
+        int $module_id,
+        int $record_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listRecordFields'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\RecordFields';
+        $request = $this->listRecordFieldsRequest($module_id, $record_id, $filter, $offset, $limit, $order, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'listRecordFields'
+     *
+     * @param  int $module_id The module. (required)
+     * @param  int $record_id The record. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listRecordFields'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     */
+    public function listRecordFieldsRequest(
+        int $module_id,
+        int $record_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listRecordFields'][0]
+    ): Request
+    {
+        // verify the required parameter 'module_id' is set
+        if ($module_id === null || (is_array($module_id) && count($module_id) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $module_id when calling listRecordFields'
+            );
+        }
+        if ($module_id > 2147483647) {
+            throw new InvalidArgumentException('invalid value for "$module_id" when calling FieldsApi.listRecordFields, must be smaller than or equal to 2147483647.');
+        }
+        if ($module_id < 1) {
+            throw new InvalidArgumentException('invalid value for "$module_id" when calling FieldsApi.listRecordFields, must be bigger than or equal to 1.');
+        }
+        // verify the required parameter 'record_id' is set
+        if ($record_id === null || (is_array($record_id) && count($record_id) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $record_id when calling listRecordFields'
+            );
+        }
+        if ($record_id > 2147483647) {
+            throw new InvalidArgumentException('invalid value for "$record_id" when calling FieldsApi.listRecordFields, must be smaller than or equal to 2147483647.');
+        }
+        if ($record_id < 1) {
+            throw new InvalidArgumentException('invalid value for "$record_id" when calling FieldsApi.listRecordFields, must be bigger than or equal to 1.');
+        }
+        if ($offset !== null && $offset > 10000000) {
+            throw new InvalidArgumentException('invalid value for "$offset" when calling FieldsApi.listRecordFields, must be smaller than or equal to 10000000.');
+        }
+        if ($offset !== null && $offset < 0) {
+            throw new InvalidArgumentException('invalid value for "$offset" when calling FieldsApi.listRecordFields, must be bigger than or equal to 0.');
+        }
+        if ($limit !== null && $limit > 1000) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling FieldsApi.listRecordFields, must be smaller than or equal to 1000.');
+        }
+        if ($limit !== null && $limit < 1) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling FieldsApi.listRecordFields, must be bigger than or equal to 1.');
+        }
+
+        $resourcePath = '/field/of/{moduleId}/{recordId}';
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $filter,
+            'filter', // param base name
+            'string', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $offset,
+            'offset', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $limit,
+            'limit', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $order,
+            'order', // param base name
+            'string', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+
+
+        // path params
+        if ($module_id !== null) {
+            $resourcePath = str_replace(
+                '{moduleId}',
+                ObjectSerializer::toPathValue($module_id),
+                $resourcePath
+            );
+        }
+        // path params
+        if ($record_id !== null) {
+            $resourcePath = str_replace(
+                '{recordId}',
+                ObjectSerializer::toPathValue($record_id),
+                $resourcePath
+            );
+        }
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'GET',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
+    }
+
+    /**
+     * Operation listSpaceFields
+     *
+     * List the fields of a space&#39;s modules
+     *
+     * @param  int $space_id The space. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listSpaceFields'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\FieldPage|\Records\Client\Model\Error
+     */
+    public function listSpaceFields(
+        int $space_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listSpaceFields'][0]
+    ): \Records\Client\Model\FieldPage|\Records\Client\Model\Error
+    {
+        list($response) = $this->listSpaceFieldsWithHttpInfo($space_id, $filter, $offset, $limit, $order, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation listSpaceFieldsWithHttpInfo
+     *
+     * List the fields of a space&#39;s modules
+     *
+     * @param  int $space_id The space. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listSpaceFields'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\FieldPage|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     */
+    public function listSpaceFieldsWithHttpInfo(
+        int $space_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listSpaceFields'][0]
+    ): array
+    {
+        $request = $this->listSpaceFieldsRequest($space_id, $filter, $offset, $limit, $order, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 200:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\FieldPage',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 504:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\FieldPage',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 200:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\FieldPage',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 504:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation listSpaceFieldsAsync
+     *
+     * List the fields of a space&#39;s modules
+     *
+     * @param  int $space_id The space. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listSpaceFields'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function listSpaceFieldsAsync(
+        int $space_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listSpaceFields'][0]
+    ): PromiseInterface
+    {
+        return $this->listSpaceFieldsAsyncWithHttpInfo($space_id, $filter, $offset, $limit, $order, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation listSpaceFieldsAsyncWithHttpInfo
+     *
+     * List the fields of a space&#39;s modules
+     *
+     * @param  int $space_id The space. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listSpaceFields'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function listSpaceFieldsAsyncWithHttpInfo(
+        int $space_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listSpaceFields'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\FieldPage';
+        $request = $this->listSpaceFieldsRequest($space_id, $filter, $offset, $limit, $order, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'listSpaceFields'
+     *
+     * @param  int $space_id The space. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listSpaceFields'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     */
+    public function listSpaceFieldsRequest(
+        int $space_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listSpaceFields'][0]
+    ): Request
+    {
+        // verify the required parameter 'space_id' is set
+        if ($space_id === null || (is_array($space_id) && count($space_id) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $space_id when calling listSpaceFields'
+            );
+        }
+        if ($space_id > 2147483647) {
+            throw new InvalidArgumentException('invalid value for "$space_id" when calling FieldsApi.listSpaceFields, must be smaller than or equal to 2147483647.');
+        }
+        if ($space_id < 1) {
+            throw new InvalidArgumentException('invalid value for "$space_id" when calling FieldsApi.listSpaceFields, must be bigger than or equal to 1.');
+        }
+        if ($offset !== null && $offset > 10000000) {
+            throw new InvalidArgumentException('invalid value for "$offset" when calling FieldsApi.listSpaceFields, must be smaller than or equal to 10000000.');
+        }
+        if ($offset !== null && $offset < 0) {
+            throw new InvalidArgumentException('invalid value for "$offset" when calling FieldsApi.listSpaceFields, must be bigger than or equal to 0.');
+        }
+        if ($limit !== null && $limit > 1000) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling FieldsApi.listSpaceFields, must be smaller than or equal to 1000.');
+        }
+        if ($limit !== null && $limit < 1) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling FieldsApi.listSpaceFields, must be bigger than or equal to 1.');
+        }
+
+        $resourcePath = '/field/by-space/{spaceId}';
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $filter,
+            'filter', // param base name
+            'string', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $offset,
+            'offset', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $limit,
+            'limit', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $order,
+            'order', // param base name
+            'string', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+
+
+        // path params
+        if ($space_id !== null) {
+            $resourcePath = str_replace(
+                '{spaceId}',
+                ObjectSerializer::toPathValue($space_id),
+                $resourcePath
+            );
+        }
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'GET',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
+    }
+
+    /**
+     * Operation orderFields
+     *
+     * Reorder a module&#39;s fields
+     *
+     * @param  \Records\Client\Model\FieldOrder $field_order field_order (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['orderFields'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\FieldOrderResult|\Records\Client\Model\Error
+     */
+    public function orderFields(
+        \Records\Client\Model\FieldOrder $field_order,
+        string $contentType = self::contentTypes['orderFields'][0]
+    ): \Records\Client\Model\FieldOrderResult|\Records\Client\Model\Error
+    {
+        list($response) = $this->orderFieldsWithHttpInfo($field_order, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation orderFieldsWithHttpInfo
+     *
+     * Reorder a module&#39;s fields
+     *
+     * @param  \Records\Client\Model\FieldOrder $field_order (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['orderFields'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\FieldOrderResult|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     */
+    public function orderFieldsWithHttpInfo(
+        \Records\Client\Model\FieldOrder $field_order,
+        string $contentType = self::contentTypes['orderFields'][0]
+    ): array
+    {
+        $request = $this->orderFieldsRequest($field_order, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 200:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\FieldOrderResult',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 409:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 412:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\FieldOrderResult',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 200:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\FieldOrderResult',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 409:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 412:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation orderFieldsAsync
+     *
+     * Reorder a module&#39;s fields
+     *
+     * @param  \Records\Client\Model\FieldOrder $field_order (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['orderFields'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function orderFieldsAsync(
+        \Records\Client\Model\FieldOrder $field_order,
+        string $contentType = self::contentTypes['orderFields'][0]
+    ): PromiseInterface
+    {
+        return $this->orderFieldsAsyncWithHttpInfo($field_order, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation orderFieldsAsyncWithHttpInfo
+     *
+     * Reorder a module&#39;s fields
+     *
+     * @param  \Records\Client\Model\FieldOrder $field_order (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['orderFields'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function orderFieldsAsyncWithHttpInfo(
+        \Records\Client\Model\FieldOrder $field_order,
+        string $contentType = self::contentTypes['orderFields'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\FieldOrderResult';
+        $request = $this->orderFieldsRequest($field_order, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'orderFields'
+     *
+     * @param  \Records\Client\Model\FieldOrder $field_order (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['orderFields'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     */
+    public function orderFieldsRequest(
+        \Records\Client\Model\FieldOrder $field_order,
+        string $contentType = self::contentTypes['orderFields'][0]
+    ): Request
+    {
+        // verify the required parameter 'field_order' is set
+        if ($field_order === null || (is_array($field_order) && count($field_order) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $field_order when calling orderFields'
+            );
+        }
+
+        $resourcePath = '/field/order';
+        $formParams = [];
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+
+
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+        // for model (json/xml)
+        if (isset($field_order)) {
+            if (stripos($headers['Content-Type'], 'application/json') !== false) {
+                # if Content-Type contains "application/json", json_encode the body
+                try {
+                    $httpBody = json_encode(ObjectSerializer::sanitizeForSerialization($field_order), JSON_THROW_ON_ERROR);
+                } catch (\JsonException $e) {
+                    throw new \InvalidArgumentException('json_encode error: ' . $e->getMessage(), 0, $e);
+                }
+            } else {
+                $httpBody = $field_order;
+            }
+        } elseif (count($formParams) > 0) {
+            if ($multipart) {
+                $multipartContents = [];
+                foreach ($formParams as $formParamName => $formParamValue) {
+                    $formParamValueItems = is_array($formParamValue) ? $formParamValue : [$formParamValue];
+                    foreach ($formParamValueItems as $formParamValueItem) {
+                        $multipartContents[] = [
+                            'name' => $formParamName,
+                            'contents' => $formParamValueItem
+                        ];
+                    }
+                }
+                // for HTTP post (form)
+                $httpBody = new \GuzzleHttp\Psr7\MultipartStream($multipartContents);
+
+            } elseif (stripos($headers['Content-Type'], 'application/json') !== false) {
+                # if Content-Type contains "application/json", json_encode the form parameters
+                try {
+                    $httpBody = json_encode($formParams, JSON_THROW_ON_ERROR);
+                } catch (\JsonException $e) {
+                    throw new \InvalidArgumentException('json_encode error: ' . $e->getMessage(), 0, $e);
+                }
+            } else {
+                // for HTTP post (form)
+                $httpBody = ObjectSerializer::buildQuery($formParams);
+            }
+        }
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'PUT',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
+    }
+
+    /**
+     * Operation updateField
+     *
+     * Change the field named by the body&#39;s &#x60;id&#x60;
+     *
+     * @param  \Records\Client\Model\FieldUpdate $field_update field_update (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['updateField'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\FieldWritten|\Records\Client\Model\Error
+     */
+    public function updateField(
+        \Records\Client\Model\FieldUpdate $field_update,
+        string $contentType = self::contentTypes['updateField'][0]
+    ): \Records\Client\Model\FieldWritten|\Records\Client\Model\Error
+    {
+        list($response) = $this->updateFieldWithHttpInfo($field_update, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation updateFieldWithHttpInfo
+     *
+     * Change the field named by the body&#39;s &#x60;id&#x60;
+     *
+     * @param  \Records\Client\Model\FieldUpdate $field_update (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['updateField'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\FieldWritten|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     */
+    public function updateFieldWithHttpInfo(
+        \Records\Client\Model\FieldUpdate $field_update,
+        string $contentType = self::contentTypes['updateField'][0]
+    ): array
+    {
+        $request = $this->updateFieldRequest($field_update, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 200:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\FieldWritten',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 409:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 412:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\FieldWritten',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 200:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\FieldWritten',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 409:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 412:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation updateFieldAsync
+     *
+     * Change the field named by the body&#39;s &#x60;id&#x60;
+     *
+     * @param  \Records\Client\Model\FieldUpdate $field_update (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['updateField'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function updateFieldAsync(
+        \Records\Client\Model\FieldUpdate $field_update,
+        string $contentType = self::contentTypes['updateField'][0]
+    ): PromiseInterface
+    {
+        return $this->updateFieldAsyncWithHttpInfo($field_update, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation updateFieldAsyncWithHttpInfo
+     *
+     * Change the field named by the body&#39;s &#x60;id&#x60;
+     *
+     * @param  \Records\Client\Model\FieldUpdate $field_update (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['updateField'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function updateFieldAsyncWithHttpInfo(
+        \Records\Client\Model\FieldUpdate $field_update,
+        string $contentType = self::contentTypes['updateField'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\FieldWritten';
+        $request = $this->updateFieldRequest($field_update, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'updateField'
+     *
+     * @param  \Records\Client\Model\FieldUpdate $field_update (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['updateField'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     */
+    public function updateFieldRequest(
+        \Records\Client\Model\FieldUpdate $field_update,
+        string $contentType = self::contentTypes['updateField'][0]
+    ): Request
+    {
+        // verify the required parameter 'field_update' is set
+        if ($field_update === null || (is_array($field_update) && count($field_update) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $field_update when calling updateField'
+            );
+        }
+
+        $resourcePath = '/field';
+        $formParams = [];
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+
+
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+        // for model (json/xml)
+        if (isset($field_update)) {
+            if (stripos($headers['Content-Type'], 'application/json') !== false) {
+                # if Content-Type contains "application/json", json_encode the body
+                try {
+                    $httpBody = json_encode(ObjectSerializer::sanitizeForSerialization($field_update), JSON_THROW_ON_ERROR);
+                } catch (\JsonException $e) {
+                    throw new \InvalidArgumentException('json_encode error: ' . $e->getMessage(), 0, $e);
+                }
+            } else {
+                $httpBody = $field_update;
+            }
+        } elseif (count($formParams) > 0) {
+            if ($multipart) {
+                $multipartContents = [];
+                foreach ($formParams as $formParamName => $formParamValue) {
+                    $formParamValueItems = is_array($formParamValue) ? $formParamValue : [$formParamValue];
+                    foreach ($formParamValueItems as $formParamValueItem) {
+                        $multipartContents[] = [
+                            'name' => $formParamName,
+                            'contents' => $formParamValueItem
+                        ];
+                    }
+                }
+                // for HTTP post (form)
+                $httpBody = new \GuzzleHttp\Psr7\MultipartStream($multipartContents);
+
+            } elseif (stripos($headers['Content-Type'], 'application/json') !== false) {
+                # if Content-Type contains "application/json", json_encode the form parameters
+                try {
+                    $httpBody = json_encode($formParams, JSON_THROW_ON_ERROR);
+                } catch (\JsonException $e) {
+                    throw new \InvalidArgumentException('json_encode error: ' . $e->getMessage(), 0, $e);
+                }
+            } else {
+                // for HTTP post (form)
+                $httpBody = ObjectSerializer::buildQuery($formParams);
+            }
+        }
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'PUT',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
+    }
+
+    /**
+     * Operation updateFieldById
+     *
+     * Change a field (name, required, settings)
+     *
+     * @param  int $field_id The field. (required)
+     * @param  \Records\Client\Model\FieldUpdate $field_update field_update (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['updateFieldById'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\FieldWritten|\Records\Client\Model\Error
+     */
+    public function updateFieldById(
+        int $field_id,
+        \Records\Client\Model\FieldUpdate $field_update,
+        string $contentType = self::contentTypes['updateFieldById'][0]
+    ): \Records\Client\Model\FieldWritten|\Records\Client\Model\Error
+    {
+        list($response) = $this->updateFieldByIdWithHttpInfo($field_id, $field_update, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation updateFieldByIdWithHttpInfo
+     *
+     * Change a field (name, required, settings)
+     *
+     * @param  int $field_id The field. (required)
+     * @param  \Records\Client\Model\FieldUpdate $field_update (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['updateFieldById'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\FieldWritten|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     */
+    public function updateFieldByIdWithHttpInfo(
+        int $field_id,
+        \Records\Client\Model\FieldUpdate $field_update,
+        string $contentType = self::contentTypes['updateFieldById'][0]
+    ): array
+    {
+        $request = $this->updateFieldByIdRequest($field_id, $field_update, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 200:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\FieldWritten',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 409:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 412:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\FieldWritten',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 200:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\FieldWritten',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 409:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 412:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation updateFieldByIdAsync
+     *
+     * Change a field (name, required, settings)
+     *
+     * @param  int $field_id The field. (required)
+     * @param  \Records\Client\Model\FieldUpdate $field_update (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['updateFieldById'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function updateFieldByIdAsync(
+        int $field_id,
+        \Records\Client\Model\FieldUpdate $field_update,
+        string $contentType = self::contentTypes['updateFieldById'][0]
+    ): PromiseInterface
+    {
+        return $this->updateFieldByIdAsyncWithHttpInfo($field_id, $field_update, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation updateFieldByIdAsyncWithHttpInfo
+     *
+     * Change a field (name, required, settings)
+     *
+     * @param  int $field_id The field. (required)
+     * @param  \Records\Client\Model\FieldUpdate $field_update (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['updateFieldById'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function updateFieldByIdAsyncWithHttpInfo(
+        int $field_id,
+        \Records\Client\Model\FieldUpdate $field_update,
+        string $contentType = self::contentTypes['updateFieldById'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\FieldWritten';
+        $request = $this->updateFieldByIdRequest($field_id, $field_update, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'updateFieldById'
+     *
+     * @param  int $field_id The field. (required)
+     * @param  \Records\Client\Model\FieldUpdate $field_update (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['updateFieldById'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     */
+    public function updateFieldByIdRequest(
+        int $field_id,
+        \Records\Client\Model\FieldUpdate $field_update,
+        string $contentType = self::contentTypes['updateFieldById'][0]
+    ): Request
+    {
+        // verify the required parameter 'field_id' is set
+        if ($field_id === null || (is_array($field_id) && count($field_id) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $field_id when calling updateFieldById'
+            );
+        }
+        if ($field_id > 2147483647) {
+            throw new InvalidArgumentException('invalid value for "$field_id" when calling FieldsApi.updateFieldById, must be smaller than or equal to 2147483647.');
+        }
+        if ($field_id < 1) {
+            throw new InvalidArgumentException('invalid value for "$field_id" when calling FieldsApi.updateFieldById, must be bigger than or equal to 1.');
+        }
+        // verify the required parameter 'field_update' is set
+        if ($field_update === null || (is_array($field_update) && count($field_update) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $field_update when calling updateFieldById'
+            );
+        }
+
+        $resourcePath = '/field/{fieldId}';
+        $formParams = [];
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+
+
+        // path params
+        if ($field_id !== null) {
+            $resourcePath = str_replace(
+                '{fieldId}',
+                ObjectSerializer::toPathValue($field_id),
+                $resourcePath
+            );
+        }
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+        // for model (json/xml)
+        if (isset($field_update)) {
+            if (stripos($headers['Content-Type'], 'application/json') !== false) {
+                # if Content-Type contains "application/json", json_encode the body
+                try {
+                    $httpBody = json_encode(ObjectSerializer::sanitizeForSerialization($field_update), JSON_THROW_ON_ERROR);
+                } catch (\JsonException $e) {
+                    throw new \InvalidArgumentException('json_encode error: ' . $e->getMessage(), 0, $e);
+                }
+            } else {
+                $httpBody = $field_update;
+            }
+        } elseif (count($formParams) > 0) {
+            if ($multipart) {
+                $multipartContents = [];
+                foreach ($formParams as $formParamName => $formParamValue) {
+                    $formParamValueItems = is_array($formParamValue) ? $formParamValue : [$formParamValue];
+                    foreach ($formParamValueItems as $formParamValueItem) {
+                        $multipartContents[] = [
+                            'name' => $formParamName,
+                            'contents' => $formParamValueItem
+                        ];
+                    }
+                }
+                // for HTTP post (form)
+                $httpBody = new \GuzzleHttp\Psr7\MultipartStream($multipartContents);
+
+            } elseif (stripos($headers['Content-Type'], 'application/json') !== false) {
+                # if Content-Type contains "application/json", json_encode the form parameters
+                try {
+                    $httpBody = json_encode($formParams, JSON_THROW_ON_ERROR);
+                } catch (\JsonException $e) {
+                    throw new \InvalidArgumentException('json_encode error: ' . $e->getMessage(), 0, $e);
+                }
+            } else {
+                // for HTTP post (form)
+                $httpBody = ObjectSerializer::buildQuery($formParams);
+            }
+        }
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'PUT',
             $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
             $headers,
             $httpBody

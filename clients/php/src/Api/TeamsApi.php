@@ -81,6 +81,9 @@ class TeamsApi
         'getTeam' => [
             'application/json',
         ],
+        'listTeamUsers' => [
+            'application/json',
+        ],
         'listTeams' => [
             'application/json',
         ],
@@ -1281,6 +1284,474 @@ class TeamsApi
         $httpBody = '';
         $multipart = false;
 
+
+
+        // path params
+        if ($team_id !== null) {
+            $resourcePath = str_replace(
+                '{teamId}',
+                ObjectSerializer::toPathValue($team_id),
+                $resourcePath
+            );
+        }
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'GET',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
+    }
+
+    /**
+     * Operation listTeamUsers
+     *
+     * List a team&#39;s users
+     *
+     * @param  int $team_id The team. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listTeamUsers'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\TeamMemberPage|\Records\Client\Model\Error
+     */
+    public function listTeamUsers(
+        int $team_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listTeamUsers'][0]
+    ): \Records\Client\Model\TeamMemberPage|\Records\Client\Model\Error
+    {
+        list($response) = $this->listTeamUsersWithHttpInfo($team_id, $filter, $offset, $limit, $order, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation listTeamUsersWithHttpInfo
+     *
+     * List a team&#39;s users
+     *
+     * @param  int $team_id The team. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listTeamUsers'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\TeamMemberPage|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     */
+    public function listTeamUsersWithHttpInfo(
+        int $team_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listTeamUsers'][0]
+    ): array
+    {
+        $request = $this->listTeamUsersRequest($team_id, $filter, $offset, $limit, $order, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 200:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\TeamMemberPage',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 504:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\TeamMemberPage',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 200:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\TeamMemberPage',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 504:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation listTeamUsersAsync
+     *
+     * List a team&#39;s users
+     *
+     * @param  int $team_id The team. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listTeamUsers'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function listTeamUsersAsync(
+        int $team_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listTeamUsers'][0]
+    ): PromiseInterface
+    {
+        return $this->listTeamUsersAsyncWithHttpInfo($team_id, $filter, $offset, $limit, $order, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation listTeamUsersAsyncWithHttpInfo
+     *
+     * List a team&#39;s users
+     *
+     * @param  int $team_id The team. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listTeamUsers'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function listTeamUsersAsyncWithHttpInfo(
+        int $team_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listTeamUsers'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\TeamMemberPage';
+        $request = $this->listTeamUsersRequest($team_id, $filter, $offset, $limit, $order, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'listTeamUsers'
+     *
+     * @param  int $team_id The team. (required)
+     * @param  string|null $filter Conditions &#x60;field operator value&#x60; joined with &#x60;;&#x60; or &#x60;&amp;&#x60; (AND) or &#x60;|&#x60; (OR), grouped with parentheses. Operators: &#x60;&#x3D;&#x60; &#x60;!&#x3D;&#x60; &#x60;&gt;&#x60; &#x60;&gt;&#x3D;&#x60; &#x60;&lt;&#x60; &#x60;&lt;&#x3D;&#x60; &#x60;~&#x60; (LIKE, &#x60;%&#x60; wildcard) &#x60;!~&#x60; &#x60;...&#x60; (IN, comma-separated). (optional)
+     * @param  int|null $offset Zero-based index of the first item. (optional)
+     * @param  int|null $limit Most items returned (default 50). (optional)
+     * @param  string|null $order Comma-separated &#x60;field;DIRECTION&#x60; pairs, DIRECTION &#x60;ASC&#x60; or &#x60;DESC&#x60; (default &#x60;DESC&#x60;). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['listTeamUsers'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     */
+    public function listTeamUsersRequest(
+        int $team_id,
+        ?string $filter = null,
+        ?int $offset = null,
+        ?int $limit = null,
+        ?string $order = null,
+        string $contentType = self::contentTypes['listTeamUsers'][0]
+    ): Request
+    {
+        // verify the required parameter 'team_id' is set
+        if ($team_id === null || (is_array($team_id) && count($team_id) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $team_id when calling listTeamUsers'
+            );
+        }
+        if ($team_id > 2147483647) {
+            throw new InvalidArgumentException('invalid value for "$team_id" when calling TeamsApi.listTeamUsers, must be smaller than or equal to 2147483647.');
+        }
+        if ($team_id < 1) {
+            throw new InvalidArgumentException('invalid value for "$team_id" when calling TeamsApi.listTeamUsers, must be bigger than or equal to 1.');
+        }
+        if ($offset !== null && $offset > 10000000) {
+            throw new InvalidArgumentException('invalid value for "$offset" when calling TeamsApi.listTeamUsers, must be smaller than or equal to 10000000.');
+        }
+        if ($offset !== null && $offset < 0) {
+            throw new InvalidArgumentException('invalid value for "$offset" when calling TeamsApi.listTeamUsers, must be bigger than or equal to 0.');
+        }
+        if ($limit !== null && $limit > 1000) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling TeamsApi.listTeamUsers, must be smaller than or equal to 1000.');
+        }
+        if ($limit !== null && $limit < 1) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling TeamsApi.listTeamUsers, must be bigger than or equal to 1.');
+        }
+
+        $resourcePath = '/team/{teamId}/user';
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $filter,
+            'filter', // param base name
+            'string', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $offset,
+            'offset', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $limit,
+            'limit', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $order,
+            'order', // param base name
+            'string', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
 
 
         // path params

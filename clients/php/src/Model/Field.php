@@ -63,7 +63,7 @@ class Field implements ModelInterface, ArrayAccess, JsonSerializable
         'space_id' => 'int',
         'key' => 'string',
         'name' => 'string',
-        'type' => 'string',
+        'type' => '\Records\Client\Model\FieldType',
         'required' => 'bool',
         'config' => 'array<string,mixed>',
         'position' => 'int',
@@ -286,49 +286,6 @@ class Field implements ModelInterface, ArrayAccess, JsonSerializable
         return self::$openAPIModelName;
     }
 
-    public const TYPE_TEXT = 'text';
-    public const TYPE_LONG_TEXT = 'long_text';
-    public const TYPE_NUMBER = 'number';
-    public const TYPE_DECIMAL = 'decimal';
-    public const TYPE_DATE = 'date';
-    public const TYPE_DATETIME = 'datetime';
-    public const TYPE_CHECKBOX = 'checkbox';
-    public const TYPE_SELECT = 'select';
-    public const TYPE_MULTI_SELECT = 'multi_select';
-    public const TYPE_EMAIL = 'email';
-    public const TYPE_URL = 'url';
-    public const TYPE_PHONE = 'phone';
-    public const TYPE_USER = 'user';
-    public const TYPE_RELATION = 'relation';
-    public const TYPE_FILE = 'file';
-    public const TYPE_BUTTON = 'button';
-
-    /**
-     * Gets allowable values of the enum
-     *
-     * @return string[]
-     */
-    public static function getTypeAllowableValues()
-    {
-        return [
-            self::TYPE_TEXT,
-            self::TYPE_LONG_TEXT,
-            self::TYPE_NUMBER,
-            self::TYPE_DECIMAL,
-            self::TYPE_DATE,
-            self::TYPE_DATETIME,
-            self::TYPE_CHECKBOX,
-            self::TYPE_SELECT,
-            self::TYPE_MULTI_SELECT,
-            self::TYPE_EMAIL,
-            self::TYPE_URL,
-            self::TYPE_PHONE,
-            self::TYPE_USER,
-            self::TYPE_RELATION,
-            self::TYPE_FILE,
-            self::TYPE_BUTTON,
-        ];
-    }
 
     /**
      * Associative array for storing property values
@@ -427,15 +384,6 @@ class Field implements ModelInterface, ArrayAccess, JsonSerializable
         if ($this->container['type'] === null) {
             $invalidProperties[] = "'type' can't be null";
         }
-        $allowedValues = self::getTypeAllowableValues();
-        if (!is_null($this->container['type']) && !in_array($this->container['type'], $allowedValues, true)) {
-            $invalidProperties[] = sprintf(
-                "invalid value '%s' for 'type', must be one of '%s'",
-                $this->container['type'],
-                implode("', '", $allowedValues)
-            );
-        }
-
         if ($this->container['required'] === null) {
             $invalidProperties[] = "'required' can't be null";
         }
@@ -639,9 +587,9 @@ class Field implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets type
      *
-     * @return string
+     * @return \Records\Client\Model\FieldType
      */
-    public function getType(): string
+    public function getType(): \Records\Client\Model\FieldType
     {
         return $this->container['type'];
     }
@@ -649,24 +597,14 @@ class Field implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets type
      *
-     * @param string $type type
+     * @param \Records\Client\Model\FieldType $type type
      *
      * @return $this
      */
-    public function setType(string $type): static
+    public function setType(\Records\Client\Model\FieldType $type): static
     {
         if (is_null($type)) {
             throw new InvalidArgumentException('non-nullable type cannot be null');
-        }
-        $allowedValues = self::getTypeAllowableValues();
-        if (!in_array($type, $allowedValues, true)) {
-            throw new InvalidArgumentException(
-                sprintf(
-                    "Invalid value '%s' for 'type', must be one of '%s'",
-                    $type,
-                    implode("', '", $allowedValues)
-                )
-            );
         }
         $this->container['type'] = $type;
 
@@ -713,7 +651,7 @@ class Field implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets config
      *
-     * @param array<string,mixed> $config The type's settings (options, scale, …).
+     * @param array<string,mixed> $config The type's settings.
      *
      * @return $this
      */
@@ -774,7 +712,7 @@ class Field implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets built_in
      *
-     * @param bool $built_in Installed with a built-in module.
+     * @param bool $built_in Installed with a built-in module: it stays as long as the module.
      *
      * @return $this
      */

@@ -106,6 +106,30 @@ class ModulesApiTest extends TestCase
     }
 
     /**
+     * Test case for getModuleTemplate
+     *
+     * Read a built-in module template.
+     *
+     */
+    public function testGetModuleTemplate()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
+     * Test case for listModuleTemplates
+     *
+     * List the built-in module templates.
+     *
+     */
+    public function testListModuleTemplates()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
      * Test case for listModules
      *
      * List modules.

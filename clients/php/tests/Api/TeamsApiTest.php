@@ -106,6 +106,18 @@ class TeamsApiTest extends TestCase
     }
 
     /**
+     * Test case for listTeamUsers
+     *
+     * List a team's users.
+     *
+     */
+    public function testListTeamUsers()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
      * Test case for listTeams
      *
      * List teams.

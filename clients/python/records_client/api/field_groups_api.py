@@ -21,6 +21,7 @@ from typing_extensions import Annotated
 from records_client.models.deleted import Deleted
 from records_client.models.field_group import FieldGroup
 from records_client.models.field_group_create import FieldGroupCreate
+from records_client.models.field_group_inputs import FieldGroupInputs
 from records_client.models.field_group_page import FieldGroupPage
 from records_client.models.field_group_update import FieldGroupUpdate
 from records_client.models.field_group_written import FieldGroupWritten
@@ -899,6 +900,357 @@ class FieldGroupsApi:
         return self.api_client.param_serialize(
             method='GET',
             resource_path='/field-group/{fieldGroupId}',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
+
+
+    @validate_call
+    def list_field_group_inputs(
+        self,
+        group_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The field group.")],
+        filter: Annotated[Optional[StrictStr], Field(description="Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).")] = None,
+        offset: Annotated[Optional[Annotated[int, Field(le=10000000, strict=True, ge=0)]], Field(description="Zero-based index of the first item.")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]], Field(description="Most items returned (default 50).")] = None,
+        order: Annotated[Optional[StrictStr], Field(description="Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> FieldGroupInputs:
+        """A field group's fields as form inputs, in the group's order
+
+
+        :param group_id: The field group. (required)
+        :type group_id: int
+        :param filter: Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).
+        :type filter: str
+        :param offset: Zero-based index of the first item.
+        :type offset: int
+        :param limit: Most items returned (default 50).
+        :type limit: int
+        :param order: Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).
+        :type order: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._list_field_group_inputs_serialize(
+            group_id=group_id,
+            filter=filter,
+            offset=offset,
+            limit=limit,
+            order=order,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "FieldGroupInputs",
+            '400': "Error",
+            '401': "Error",
+            '403': "Error",
+            '404': "Error",
+            '422': "Error",
+            '429': "Error",
+            '500': "Error",
+            '504': "Error",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def list_field_group_inputs_with_http_info(
+        self,
+        group_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The field group.")],
+        filter: Annotated[Optional[StrictStr], Field(description="Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).")] = None,
+        offset: Annotated[Optional[Annotated[int, Field(le=10000000, strict=True, ge=0)]], Field(description="Zero-based index of the first item.")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]], Field(description="Most items returned (default 50).")] = None,
+        order: Annotated[Optional[StrictStr], Field(description="Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[FieldGroupInputs]:
+        """A field group's fields as form inputs, in the group's order
+
+
+        :param group_id: The field group. (required)
+        :type group_id: int
+        :param filter: Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).
+        :type filter: str
+        :param offset: Zero-based index of the first item.
+        :type offset: int
+        :param limit: Most items returned (default 50).
+        :type limit: int
+        :param order: Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).
+        :type order: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._list_field_group_inputs_serialize(
+            group_id=group_id,
+            filter=filter,
+            offset=offset,
+            limit=limit,
+            order=order,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "FieldGroupInputs",
+            '400': "Error",
+            '401': "Error",
+            '403': "Error",
+            '404': "Error",
+            '422': "Error",
+            '429': "Error",
+            '500': "Error",
+            '504': "Error",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def list_field_group_inputs_without_preload_content(
+        self,
+        group_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The field group.")],
+        filter: Annotated[Optional[StrictStr], Field(description="Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).")] = None,
+        offset: Annotated[Optional[Annotated[int, Field(le=10000000, strict=True, ge=0)]], Field(description="Zero-based index of the first item.")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]], Field(description="Most items returned (default 50).")] = None,
+        order: Annotated[Optional[StrictStr], Field(description="Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """A field group's fields as form inputs, in the group's order
+
+
+        :param group_id: The field group. (required)
+        :type group_id: int
+        :param filter: Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).
+        :type filter: str
+        :param offset: Zero-based index of the first item.
+        :type offset: int
+        :param limit: Most items returned (default 50).
+        :type limit: int
+        :param order: Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).
+        :type order: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._list_field_group_inputs_serialize(
+            group_id=group_id,
+            filter=filter,
+            offset=offset,
+            limit=limit,
+            order=order,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "FieldGroupInputs",
+            '400': "Error",
+            '401': "Error",
+            '403': "Error",
+            '404': "Error",
+            '422': "Error",
+            '429': "Error",
+            '500': "Error",
+            '504': "Error",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _list_field_group_inputs_serialize(
+        self,
+        group_id,
+        filter,
+        offset,
+        limit,
+        order,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        if group_id is not None:
+            _path_params['groupId'] = group_id
+        # process the query parameters
+        if filter is not None:
+            
+            _query_params.append(('filter', filter))
+            
+        if offset is not None:
+            
+            _query_params.append(('offset', offset))
+            
+        if limit is not None:
+            
+            _query_params.append(('limit', limit))
+            
+        if order is not None:
+            
+            _query_params.append(('order', order))
+            
+        # process the header parameters
+        # process the form parameters
+        # process the body parameter
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/json'
+                ]
+            )
+
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'XAuthorization', 
+            'Token'
+        ]
+
+        return self.api_client.param_serialize(
+            method='GET',
+            resource_path='/field-group/{groupId}/input',
             path_params=_path_params,
             query_params=_query_params,
             header_params=_header_params,

@@ -17,9 +17,10 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
+from records_client.models.field_type import FieldType
 from typing import Optional, Set
 from typing_extensions import Self
 from pydantic_core import to_jsonable_python
@@ -33,23 +34,16 @@ class ModelField(BaseModel):
     space_id: Annotated[int, Field(le=2147483647, strict=True, ge=1)] = Field(alias="spaceId")
     key: StrictStr = Field(description="The key record values are stored under.")
     name: StrictStr
-    type: StrictStr
+    type: FieldType
     required: StrictBool
-    config: Dict[str, Any] = Field(description="The type's settings (options, scale, …).")
+    config: Dict[str, Any] = Field(description="The type's settings.")
     position: Annotated[int, Field(le=9007199254740991, strict=True, ge=-9007199254740991)]
-    built_in: StrictBool = Field(description="Installed with a built-in module.", alias="builtIn")
+    built_in: StrictBool = Field(description="Installed with a built-in module: it stays as long as the module.", alias="builtIn")
     created_at: StrictStr = Field(description="ISO 8601 time of creation.", alias="createdAt")
     updated_at: StrictStr = Field(description="ISO 8601 time of the last change.", alias="updatedAt")
     created_by: Optional[StrictStr] = Field(description="The user who created it (null: the platform itself).", alias="createdBy")
     updated_by: Optional[StrictStr] = Field(description="The user who changed it last.", alias="updatedBy")
     __properties: ClassVar[List[str]] = ["id", "moduleId", "spaceId", "key", "name", "type", "required", "config", "position", "builtIn", "createdAt", "updatedAt", "createdBy", "updatedBy"]
-
-    @field_validator('type')
-    def type_validate_enum(cls, value):
-        """Validates the enum"""
-        if value not in set(['text', 'long_text', 'number', 'decimal', 'date', 'datetime', 'checkbox', 'select', 'multi_select', 'email', 'url', 'phone', 'user', 'relation', 'file', 'button']):
-            raise ValueError("must be one of enum values ('text', 'long_text', 'number', 'decimal', 'date', 'datetime', 'checkbox', 'select', 'multi_select', 'email', 'url', 'phone', 'user', 'relation', 'file', 'button')")
-        return value
 
     model_config = ConfigDict(
         validate_by_name=True,

@@ -29,6 +29,11 @@ import {
     FieldGroupCreateToJSON,
 } from '../models/FieldGroupCreate';
 import {
+    type FieldGroupInputs,
+    FieldGroupInputsFromJSON,
+    FieldGroupInputsToJSON,
+} from '../models/FieldGroupInputs';
+import {
     type FieldGroupPage,
     FieldGroupPageFromJSON,
     FieldGroupPageToJSON,
@@ -63,6 +68,29 @@ export interface GetFieldGroupRequest {
      * The field-group.
      */
     fieldGroupId: number;
+}
+
+export interface ListFieldGroupInputsRequest {
+    /**
+     * The field group.
+     */
+    groupId: number;
+    /**
+     * Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).
+     */
+    filter?: string;
+    /**
+     * Zero-based index of the first item.
+     */
+    offset?: number;
+    /**
+     * Most items returned (default 50).
+     */
+    limit?: number;
+    /**
+     * Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).
+     */
+    order?: string;
 }
 
 export interface ListFieldGroupsRequest {
@@ -279,6 +307,79 @@ export class FieldGroupsApi extends runtime.BaseAPI {
      */
     async getFieldGroup(requestParameters: GetFieldGroupRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<FieldGroup> {
         const response = await this.getFieldGroupRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for listFieldGroupInputs without sending the request
+     */
+    async listFieldGroupInputsRequestOpts(requestParameters: ListFieldGroupInputsRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['groupId'] == null) {
+            throw new runtime.RequiredError(
+                'groupId',
+                'Required parameter "groupId" was null or undefined when calling listFieldGroupInputs().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        if (requestParameters['filter'] != null) {
+            queryParameters['filter'] = requestParameters['filter'];
+        }
+
+        if (requestParameters['offset'] != null) {
+            queryParameters['offset'] = requestParameters['offset'];
+        }
+
+        if (requestParameters['limit'] != null) {
+            queryParameters['limit'] = requestParameters['limit'];
+        }
+
+        if (requestParameters['order'] != null) {
+            queryParameters['order'] = requestParameters['order'];
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/field-group/{groupId}/input`;
+        urlPath = urlPath.replace('{groupId}', encodeURIComponent(String(requestParameters['groupId'])));
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * A field group\'s fields as form inputs, in the group\'s order
+     */
+    async listFieldGroupInputsRaw(requestParameters: ListFieldGroupInputsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<FieldGroupInputs>> {
+        const requestOptions = await this.listFieldGroupInputsRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => FieldGroupInputsFromJSON(jsonValue));
+    }
+
+    /**
+     * A field group\'s fields as form inputs, in the group\'s order
+     */
+    async listFieldGroupInputs(requestParameters: ListFieldGroupInputsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<FieldGroupInputs> {
+        const response = await this.listFieldGroupInputsRaw(requestParameters, initOverrides);
         return await response.value();
     }
 

@@ -14,21 +14,144 @@
 
 import * as runtime from '../runtime';
 import {
+    type Deleted,
+    DeletedFromJSON,
+    DeletedToJSON,
+} from '../models/Deleted';
+import {
     type Field,
     FieldFromJSON,
     FieldToJSON,
 } from '../models/Field';
 import {
+    type FieldCreate,
+    FieldCreateFromJSON,
+    FieldCreateToJSON,
+} from '../models/FieldCreate';
+import {
+    type FieldOrder,
+    FieldOrderFromJSON,
+    FieldOrderToJSON,
+} from '../models/FieldOrder';
+import {
+    type FieldOrderResult,
+    FieldOrderResultFromJSON,
+    FieldOrderResultToJSON,
+} from '../models/FieldOrderResult';
+import {
     type FieldPage,
     FieldPageFromJSON,
     FieldPageToJSON,
 } from '../models/FieldPage';
+import {
+    type FieldPositions,
+    FieldPositionsFromJSON,
+    FieldPositionsToJSON,
+} from '../models/FieldPositions';
+import {
+    type FieldUpdate,
+    FieldUpdateFromJSON,
+    FieldUpdateToJSON,
+} from '../models/FieldUpdate';
+import {
+    type FieldWritten,
+    FieldWrittenFromJSON,
+    FieldWrittenToJSON,
+} from '../models/FieldWritten';
+import {
+    type RecordFields,
+    RecordFieldsFromJSON,
+    RecordFieldsToJSON,
+} from '../models/RecordFields';
+
+export interface CreateFieldRequest {
+    /**
+     * 
+     */
+    fieldCreate: FieldCreate;
+}
+
+export interface DeleteFieldRequest {
+    /**
+     * The field.
+     */
+    fieldId: number;
+}
 
 export interface GetFieldRequest {
     /**
      * The field.
      */
     fieldId: number;
+}
+
+export interface ListCustomFieldPositionsRequest {
+    /**
+     * The module.
+     */
+    moduleId: number;
+    /**
+     * Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).
+     */
+    filter?: string;
+    /**
+     * Zero-based index of the first item.
+     */
+    offset?: number;
+    /**
+     * Most items returned (default 50).
+     */
+    limit?: number;
+    /**
+     * Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).
+     */
+    order?: string;
+}
+
+export interface ListCustomFieldsBySpaceRequest {
+    /**
+     * The space.
+     */
+    spaceId: number;
+    /**
+     * Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).
+     */
+    filter?: string;
+    /**
+     * Zero-based index of the first item.
+     */
+    offset?: number;
+    /**
+     * Most items returned (default 50).
+     */
+    limit?: number;
+    /**
+     * Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).
+     */
+    order?: string;
+}
+
+export interface ListFieldPositionsRequest {
+    /**
+     * The module.
+     */
+    moduleId: number;
+    /**
+     * Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).
+     */
+    filter?: string;
+    /**
+     * Zero-based index of the first item.
+     */
+    offset?: number;
+    /**
+     * Most items returned (default 50).
+     */
+    limit?: number;
+    /**
+     * Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).
+     */
+    order?: string;
 }
 
 export interface ListFieldsRequest {
@@ -50,10 +173,203 @@ export interface ListFieldsRequest {
     order?: string;
 }
 
+export interface ListRecordFieldsRequest {
+    /**
+     * The module.
+     */
+    moduleId: number;
+    /**
+     * The record.
+     */
+    recordId: number;
+    /**
+     * Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).
+     */
+    filter?: string;
+    /**
+     * Zero-based index of the first item.
+     */
+    offset?: number;
+    /**
+     * Most items returned (default 50).
+     */
+    limit?: number;
+    /**
+     * Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).
+     */
+    order?: string;
+}
+
+export interface ListSpaceFieldsRequest {
+    /**
+     * The space.
+     */
+    spaceId: number;
+    /**
+     * Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).
+     */
+    filter?: string;
+    /**
+     * Zero-based index of the first item.
+     */
+    offset?: number;
+    /**
+     * Most items returned (default 50).
+     */
+    limit?: number;
+    /**
+     * Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).
+     */
+    order?: string;
+}
+
+export interface OrderFieldsRequest {
+    /**
+     * 
+     */
+    fieldOrder: FieldOrder;
+}
+
+export interface UpdateFieldRequest {
+    /**
+     * 
+     */
+    fieldUpdate: FieldUpdate;
+}
+
+export interface UpdateFieldByIdRequest {
+    /**
+     * The field.
+     */
+    fieldId: number;
+    /**
+     * 
+     */
+    fieldUpdate: FieldUpdate;
+}
+
 /**
  * 
  */
 export class FieldsApi extends runtime.BaseAPI {
+
+    /**
+     * Creates request options for createField without sending the request
+     */
+    async createFieldRequestOpts(requestParameters: CreateFieldRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['fieldCreate'] == null) {
+            throw new runtime.RequiredError(
+                'fieldCreate',
+                'Required parameter "fieldCreate" was null or undefined when calling createField().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/field`;
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: FieldCreateToJSON(requestParameters['fieldCreate']),
+        };
+    }
+
+    /**
+     * `Idempotency-Key` makes a retry safe.
+     * Add a field to a module
+     */
+    async createFieldRaw(requestParameters: CreateFieldRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<FieldWritten>> {
+        const requestOptions = await this.createFieldRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => FieldWrittenFromJSON(jsonValue));
+    }
+
+    /**
+     * `Idempotency-Key` makes a retry safe.
+     * Add a field to a module
+     */
+    async createField(requestParameters: CreateFieldRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<FieldWritten> {
+        const response = await this.createFieldRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for deleteField without sending the request
+     */
+    async deleteFieldRequestOpts(requestParameters: DeleteFieldRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['fieldId'] == null) {
+            throw new runtime.RequiredError(
+                'fieldId',
+                'Required parameter "fieldId" was null or undefined when calling deleteField().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/field/{fieldId}`;
+        urlPath = urlPath.replace('{fieldId}', encodeURIComponent(String(requestParameters['fieldId'])));
+
+        return {
+            path: urlPath,
+            method: 'DELETE',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Remove a field from its module
+     */
+    async deleteFieldRaw(requestParameters: DeleteFieldRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Deleted>> {
+        const requestOptions = await this.deleteFieldRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => DeletedFromJSON(jsonValue));
+    }
+
+    /**
+     * Remove a field from its module
+     */
+    async deleteField(requestParameters: DeleteFieldRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Deleted> {
+        const response = await this.deleteFieldRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
 
     /**
      * Creates request options for getField without sending the request
@@ -109,6 +425,241 @@ export class FieldsApi extends runtime.BaseAPI {
      */
     async getField(requestParameters: GetFieldRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Field> {
         const response = await this.getFieldRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for listCustomFieldPositions without sending the request
+     * @deprecated
+     */
+    async listCustomFieldPositionsRequestOpts(requestParameters: ListCustomFieldPositionsRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['moduleId'] == null) {
+            throw new runtime.RequiredError(
+                'moduleId',
+                'Required parameter "moduleId" was null or undefined when calling listCustomFieldPositions().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        if (requestParameters['filter'] != null) {
+            queryParameters['filter'] = requestParameters['filter'];
+        }
+
+        if (requestParameters['offset'] != null) {
+            queryParameters['offset'] = requestParameters['offset'];
+        }
+
+        if (requestParameters['limit'] != null) {
+            queryParameters['limit'] = requestParameters['limit'];
+        }
+
+        if (requestParameters['order'] != null) {
+            queryParameters['order'] = requestParameters['order'];
+        }
+
+        if (requestParameters['moduleId'] != null) {
+            queryParameters['moduleId'] = requestParameters['moduleId'];
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/custom-field/position`;
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Deprecated: use `/field/position` instead.
+     * A module\'s fields in order: id, key, name, position
+     * @deprecated
+     */
+    async listCustomFieldPositionsRaw(requestParameters: ListCustomFieldPositionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<FieldPositions>> {
+        const requestOptions = await this.listCustomFieldPositionsRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => FieldPositionsFromJSON(jsonValue));
+    }
+
+    /**
+     * Deprecated: use `/field/position` instead.
+     * A module\'s fields in order: id, key, name, position
+     * @deprecated
+     */
+    async listCustomFieldPositions(requestParameters: ListCustomFieldPositionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<FieldPositions> {
+        const response = await this.listCustomFieldPositionsRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for listCustomFieldsBySpace without sending the request
+     * @deprecated
+     */
+    async listCustomFieldsBySpaceRequestOpts(requestParameters: ListCustomFieldsBySpaceRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['spaceId'] == null) {
+            throw new runtime.RequiredError(
+                'spaceId',
+                'Required parameter "spaceId" was null or undefined when calling listCustomFieldsBySpace().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        if (requestParameters['filter'] != null) {
+            queryParameters['filter'] = requestParameters['filter'];
+        }
+
+        if (requestParameters['offset'] != null) {
+            queryParameters['offset'] = requestParameters['offset'];
+        }
+
+        if (requestParameters['limit'] != null) {
+            queryParameters['limit'] = requestParameters['limit'];
+        }
+
+        if (requestParameters['order'] != null) {
+            queryParameters['order'] = requestParameters['order'];
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/custom-field/by-space/{spaceId}`;
+        urlPath = urlPath.replace('{spaceId}', encodeURIComponent(String(requestParameters['spaceId'])));
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Deprecated: use `/field/by-space/{spaceId}` instead.
+     * List the fields of a space\'s modules
+     * @deprecated
+     */
+    async listCustomFieldsBySpaceRaw(requestParameters: ListCustomFieldsBySpaceRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<FieldPage>> {
+        const requestOptions = await this.listCustomFieldsBySpaceRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => FieldPageFromJSON(jsonValue));
+    }
+
+    /**
+     * Deprecated: use `/field/by-space/{spaceId}` instead.
+     * List the fields of a space\'s modules
+     * @deprecated
+     */
+    async listCustomFieldsBySpace(requestParameters: ListCustomFieldsBySpaceRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<FieldPage> {
+        const response = await this.listCustomFieldsBySpaceRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for listFieldPositions without sending the request
+     */
+    async listFieldPositionsRequestOpts(requestParameters: ListFieldPositionsRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['moduleId'] == null) {
+            throw new runtime.RequiredError(
+                'moduleId',
+                'Required parameter "moduleId" was null or undefined when calling listFieldPositions().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        if (requestParameters['filter'] != null) {
+            queryParameters['filter'] = requestParameters['filter'];
+        }
+
+        if (requestParameters['offset'] != null) {
+            queryParameters['offset'] = requestParameters['offset'];
+        }
+
+        if (requestParameters['limit'] != null) {
+            queryParameters['limit'] = requestParameters['limit'];
+        }
+
+        if (requestParameters['order'] != null) {
+            queryParameters['order'] = requestParameters['order'];
+        }
+
+        if (requestParameters['moduleId'] != null) {
+            queryParameters['moduleId'] = requestParameters['moduleId'];
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/field/position`;
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * A module\'s fields in order: id, key, name, position
+     */
+    async listFieldPositionsRaw(requestParameters: ListFieldPositionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<FieldPositions>> {
+        const requestOptions = await this.listFieldPositionsRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => FieldPositionsFromJSON(jsonValue));
+    }
+
+    /**
+     * A module\'s fields in order: id, key, name, position
+     */
+    async listFieldPositions(requestParameters: ListFieldPositionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<FieldPositions> {
+        const response = await this.listFieldPositionsRaw(requestParameters, initOverrides);
         return await response.value();
     }
 
@@ -174,6 +725,345 @@ export class FieldsApi extends runtime.BaseAPI {
      */
     async listFields(requestParameters: ListFieldsRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<FieldPage> {
         const response = await this.listFieldsRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for listRecordFields without sending the request
+     */
+    async listRecordFieldsRequestOpts(requestParameters: ListRecordFieldsRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['moduleId'] == null) {
+            throw new runtime.RequiredError(
+                'moduleId',
+                'Required parameter "moduleId" was null or undefined when calling listRecordFields().'
+            );
+        }
+
+        if (requestParameters['recordId'] == null) {
+            throw new runtime.RequiredError(
+                'recordId',
+                'Required parameter "recordId" was null or undefined when calling listRecordFields().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        if (requestParameters['filter'] != null) {
+            queryParameters['filter'] = requestParameters['filter'];
+        }
+
+        if (requestParameters['offset'] != null) {
+            queryParameters['offset'] = requestParameters['offset'];
+        }
+
+        if (requestParameters['limit'] != null) {
+            queryParameters['limit'] = requestParameters['limit'];
+        }
+
+        if (requestParameters['order'] != null) {
+            queryParameters['order'] = requestParameters['order'];
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/field/of/{moduleId}/{recordId}`;
+        urlPath = urlPath.replace('{moduleId}', encodeURIComponent(String(requestParameters['moduleId'])));
+        urlPath = urlPath.replace('{recordId}', encodeURIComponent(String(requestParameters['recordId'])));
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * A module\'s fields in order, each with one record\'s value
+     */
+    async listRecordFieldsRaw(requestParameters: ListRecordFieldsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<RecordFields>> {
+        const requestOptions = await this.listRecordFieldsRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => RecordFieldsFromJSON(jsonValue));
+    }
+
+    /**
+     * A module\'s fields in order, each with one record\'s value
+     */
+    async listRecordFields(requestParameters: ListRecordFieldsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<RecordFields> {
+        const response = await this.listRecordFieldsRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for listSpaceFields without sending the request
+     */
+    async listSpaceFieldsRequestOpts(requestParameters: ListSpaceFieldsRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['spaceId'] == null) {
+            throw new runtime.RequiredError(
+                'spaceId',
+                'Required parameter "spaceId" was null or undefined when calling listSpaceFields().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        if (requestParameters['filter'] != null) {
+            queryParameters['filter'] = requestParameters['filter'];
+        }
+
+        if (requestParameters['offset'] != null) {
+            queryParameters['offset'] = requestParameters['offset'];
+        }
+
+        if (requestParameters['limit'] != null) {
+            queryParameters['limit'] = requestParameters['limit'];
+        }
+
+        if (requestParameters['order'] != null) {
+            queryParameters['order'] = requestParameters['order'];
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/field/by-space/{spaceId}`;
+        urlPath = urlPath.replace('{spaceId}', encodeURIComponent(String(requestParameters['spaceId'])));
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * List the fields of a space\'s modules
+     */
+    async listSpaceFieldsRaw(requestParameters: ListSpaceFieldsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<FieldPage>> {
+        const requestOptions = await this.listSpaceFieldsRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => FieldPageFromJSON(jsonValue));
+    }
+
+    /**
+     * List the fields of a space\'s modules
+     */
+    async listSpaceFields(requestParameters: ListSpaceFieldsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<FieldPage> {
+        const response = await this.listSpaceFieldsRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for orderFields without sending the request
+     */
+    async orderFieldsRequestOpts(requestParameters: OrderFieldsRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['fieldOrder'] == null) {
+            throw new runtime.RequiredError(
+                'fieldOrder',
+                'Required parameter "fieldOrder" was null or undefined when calling orderFields().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/field/order`;
+
+        return {
+            path: urlPath,
+            method: 'PUT',
+            headers: headerParameters,
+            query: queryParameters,
+            body: FieldOrderToJSON(requestParameters['fieldOrder']),
+        };
+    }
+
+    /**
+     * Reorder a module\'s fields
+     */
+    async orderFieldsRaw(requestParameters: OrderFieldsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<FieldOrderResult>> {
+        const requestOptions = await this.orderFieldsRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => FieldOrderResultFromJSON(jsonValue));
+    }
+
+    /**
+     * Reorder a module\'s fields
+     */
+    async orderFields(requestParameters: OrderFieldsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<FieldOrderResult> {
+        const response = await this.orderFieldsRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for updateField without sending the request
+     */
+    async updateFieldRequestOpts(requestParameters: UpdateFieldRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['fieldUpdate'] == null) {
+            throw new runtime.RequiredError(
+                'fieldUpdate',
+                'Required parameter "fieldUpdate" was null or undefined when calling updateField().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/field`;
+
+        return {
+            path: urlPath,
+            method: 'PUT',
+            headers: headerParameters,
+            query: queryParameters,
+            body: FieldUpdateToJSON(requestParameters['fieldUpdate']),
+        };
+    }
+
+    /**
+     * Change the field named by the body\'s `id`
+     */
+    async updateFieldRaw(requestParameters: UpdateFieldRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<FieldWritten>> {
+        const requestOptions = await this.updateFieldRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => FieldWrittenFromJSON(jsonValue));
+    }
+
+    /**
+     * Change the field named by the body\'s `id`
+     */
+    async updateField(requestParameters: UpdateFieldRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<FieldWritten> {
+        const response = await this.updateFieldRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for updateFieldById without sending the request
+     */
+    async updateFieldByIdRequestOpts(requestParameters: UpdateFieldByIdRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['fieldId'] == null) {
+            throw new runtime.RequiredError(
+                'fieldId',
+                'Required parameter "fieldId" was null or undefined when calling updateFieldById().'
+            );
+        }
+
+        if (requestParameters['fieldUpdate'] == null) {
+            throw new runtime.RequiredError(
+                'fieldUpdate',
+                'Required parameter "fieldUpdate" was null or undefined when calling updateFieldById().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/field/{fieldId}`;
+        urlPath = urlPath.replace('{fieldId}', encodeURIComponent(String(requestParameters['fieldId'])));
+
+        return {
+            path: urlPath,
+            method: 'PUT',
+            headers: headerParameters,
+            query: queryParameters,
+            body: FieldUpdateToJSON(requestParameters['fieldUpdate']),
+        };
+    }
+
+    /**
+     * Change a field (name, required, settings)
+     */
+    async updateFieldByIdRaw(requestParameters: UpdateFieldByIdRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<FieldWritten>> {
+        const requestOptions = await this.updateFieldByIdRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => FieldWrittenFromJSON(jsonValue));
+    }
+
+    /**
+     * Change a field (name, required, settings)
+     */
+    async updateFieldById(requestParameters: UpdateFieldByIdRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<FieldWritten> {
+        const response = await this.updateFieldByIdRaw(requestParameters, initOverrides);
         return await response.value();
     }
 

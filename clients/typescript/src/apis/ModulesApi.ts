@@ -34,6 +34,16 @@ import {
     ModulePageToJSON,
 } from '../models/ModulePage';
 import {
+    type ModuleTemplate,
+    ModuleTemplateFromJSON,
+    ModuleTemplateToJSON,
+} from '../models/ModuleTemplate';
+import {
+    type ModuleTemplatePage,
+    ModuleTemplatePageFromJSON,
+    ModuleTemplatePageToJSON,
+} from '../models/ModuleTemplatePage';
+import {
     type ModuleWritten,
     ModuleWrittenFromJSON,
     ModuleWrittenToJSON,
@@ -63,6 +73,13 @@ export interface GetModuleRequest {
      * The module.
      */
     moduleId: number;
+}
+
+export interface GetModuleTemplateRequest {
+    /**
+     * The template key.
+     */
+    template: GetModuleTemplateTemplateEnum;
 }
 
 export interface ListModulesRequest {
@@ -283,6 +300,112 @@ export class ModulesApi extends runtime.BaseAPI {
     }
 
     /**
+     * Creates request options for getModuleTemplate without sending the request
+     */
+    async getModuleTemplateRequestOpts(requestParameters: GetModuleTemplateRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['template'] == null) {
+            throw new runtime.RequiredError(
+                'template',
+                'Required parameter "template" was null or undefined when calling getModuleTemplate().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/module/built-in/{template}`;
+        urlPath = urlPath.replace('{template}', encodeURIComponent(String(requestParameters['template'])));
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Read a built-in module template
+     */
+    async getModuleTemplateRaw(requestParameters: GetModuleTemplateRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<ModuleTemplate>> {
+        const requestOptions = await this.getModuleTemplateRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => ModuleTemplateFromJSON(jsonValue));
+    }
+
+    /**
+     * Read a built-in module template
+     */
+    async getModuleTemplate(requestParameters: GetModuleTemplateRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<ModuleTemplate> {
+        const response = await this.getModuleTemplateRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for listModuleTemplates without sending the request
+     */
+    async listModuleTemplatesRequestOpts(): Promise<runtime.RequestOpts> {
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/module/built-in`;
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * List the built-in module templates
+     */
+    async listModuleTemplatesRaw(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<ModuleTemplatePage>> {
+        const requestOptions = await this.listModuleTemplatesRequestOpts();
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => ModuleTemplatePageFromJSON(jsonValue));
+    }
+
+    /**
+     * List the built-in module templates
+     */
+    async listModuleTemplates(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<ModuleTemplatePage> {
+        const response = await this.listModuleTemplatesRaw(initOverrides);
+        return await response.value();
+    }
+
+    /**
      * Creates request options for listModules without sending the request
      */
     async listModulesRequestOpts(requestParameters: ListModulesRequest): Promise<runtime.RequestOpts> {
@@ -476,3 +599,14 @@ export class ModulesApi extends runtime.BaseAPI {
     }
 
 }
+
+/**
+ * @export
+ */
+export const GetModuleTemplateTemplateEnum = {
+    Contacts: 'contacts',
+    Companies: 'companies',
+    Deals: 'deals',
+    Tasks: 'tasks',
+} as const;
+export type GetModuleTemplateTemplateEnum = typeof GetModuleTemplateTemplateEnum[keyof typeof GetModuleTemplateTemplateEnum];

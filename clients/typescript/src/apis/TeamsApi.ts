@@ -29,6 +29,11 @@ import {
     TeamCreateToJSON,
 } from '../models/TeamCreate';
 import {
+    type TeamMemberPage,
+    TeamMemberPageFromJSON,
+    TeamMemberPageToJSON,
+} from '../models/TeamMemberPage';
+import {
     type TeamPage,
     TeamPageFromJSON,
     TeamPageToJSON,
@@ -63,6 +68,29 @@ export interface GetTeamRequest {
      * The team.
      */
     teamId: number;
+}
+
+export interface ListTeamUsersRequest {
+    /**
+     * The team.
+     */
+    teamId: number;
+    /**
+     * Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).
+     */
+    filter?: string;
+    /**
+     * Zero-based index of the first item.
+     */
+    offset?: number;
+    /**
+     * Most items returned (default 50).
+     */
+    limit?: number;
+    /**
+     * Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).
+     */
+    order?: string;
 }
 
 export interface ListTeamsRequest {
@@ -279,6 +307,79 @@ export class TeamsApi extends runtime.BaseAPI {
      */
     async getTeam(requestParameters: GetTeamRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Team> {
         const response = await this.getTeamRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for listTeamUsers without sending the request
+     */
+    async listTeamUsersRequestOpts(requestParameters: ListTeamUsersRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['teamId'] == null) {
+            throw new runtime.RequiredError(
+                'teamId',
+                'Required parameter "teamId" was null or undefined when calling listTeamUsers().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        if (requestParameters['filter'] != null) {
+            queryParameters['filter'] = requestParameters['filter'];
+        }
+
+        if (requestParameters['offset'] != null) {
+            queryParameters['offset'] = requestParameters['offset'];
+        }
+
+        if (requestParameters['limit'] != null) {
+            queryParameters['limit'] = requestParameters['limit'];
+        }
+
+        if (requestParameters['order'] != null) {
+            queryParameters['order'] = requestParameters['order'];
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/team/{teamId}/user`;
+        urlPath = urlPath.replace('{teamId}', encodeURIComponent(String(requestParameters['teamId'])));
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * List a team\'s users
+     */
+    async listTeamUsersRaw(requestParameters: ListTeamUsersRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<TeamMemberPage>> {
+        const requestOptions = await this.listTeamUsersRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => TeamMemberPageFromJSON(jsonValue));
+    }
+
+    /**
+     * List a team\'s users
+     */
+    async listTeamUsers(requestParameters: ListTeamUsersRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<TeamMemberPage> {
+        const response = await this.listTeamUsersRaw(requestParameters, initOverrides);
         return await response.value();
     }
 

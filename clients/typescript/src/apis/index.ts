@@ -1,6 +1,7 @@
 /* tslint:disable */
 /* eslint-disable */
 export * from './ApiDescriptionApi';
+export * from './ApiTokensApi';
 export * from './CategoriesApi';
 export * from './FieldGroupsApi';
 export * from './FieldsApi';
@@ -10,5 +11,10 @@ export * from './ModulesApi';
 export * from './PlatformApi';
 export * from './RecordsApi';
 export * from './SegmentsApi';
+export * from './SessionsApi';
+export * from './SocialSignInApi';
 export * from './SpacesApi';
+export * from './SystemsApi';
 export * from './TeamsApi';
+export * from './TwoFactorApi';
+export * from './UsersApi';

@@ -13,6 +13,14 @@
  */
 
 import { mapValues } from '../runtime';
+import type { FieldType } from './FieldType';
+import {
+    FieldTypeFromJSON,
+    FieldTypeFromJSONTyped,
+    FieldTypeToJSON,
+    FieldTypeToJSONTyped,
+} from './FieldType';
+
 /**
  * 
  * @export
@@ -42,13 +50,13 @@ export interface Field {
     /**
      * 
      */
-    type: FieldTypeEnum;
+    type: FieldType;
     /**
      * 
      */
     required: boolean;
     /**
-     * The type's settings (options, scale, …).
+     * The type's settings.
      */
     config: { [key: string]: any | null; };
     /**
@@ -56,7 +64,7 @@ export interface Field {
      */
     position: number;
     /**
-     * Installed with a built-in module.
+     * Installed with a built-in module: it stays as long as the module.
      */
     builtIn: boolean;
     /**
@@ -77,29 +85,6 @@ export interface Field {
     updatedBy: string | null;
 }
 
-
-/**
- * @export
- */
-export const FieldTypeEnum = {
-    Text: 'text',
-    LongText: 'long_text',
-    Number: 'number',
-    Decimal: 'decimal',
-    Date: 'date',
-    Datetime: 'datetime',
-    Checkbox: 'checkbox',
-    Select: 'select',
-    MultiSelect: 'multi_select',
-    Email: 'email',
-    Url: 'url',
-    Phone: 'phone',
-    User: 'user',
-    Relation: 'relation',
-    File: 'file',
-    Button: 'button',
-} as const;
-export type FieldTypeEnum = typeof FieldTypeEnum[keyof typeof FieldTypeEnum];
 
 
 /**
@@ -138,7 +123,7 @@ export function FieldFromJSONTyped(json: any, ignoreDiscriminator: boolean): Fie
         'spaceId': json['spaceId'],
         'key': json['key'],
         'name': json['name'],
-        'type': json['type'],
+        'type': FieldTypeFromJSON(json['type']),
         'required': json['required'],
         'config': json['config'],
         'position': json['position'],
@@ -166,7 +151,7 @@ export function FieldToJSONTyped(value?: Field | null, ignoreDiscriminator: bool
         'spaceId': value['spaceId'],
         'key': value['key'],
         'name': value['name'],
-        'type': value['type'],
+        'type': FieldTypeToJSON(value['type']),
         'required': value['required'],
         'config': value['config'],
         'position': value['position'],
