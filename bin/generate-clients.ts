@@ -131,7 +131,7 @@ export async function generatorJar(): Promise<string> {
 }
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
 
 const FORMATS_WITHOUT_PATTERN = new Set(['date-time', 'email', 'uuid', 'date', 'time']);
 
