@@ -1,6 +1,12 @@
 import type { Request, Response, Router } from 'express';
-import { z } from 'zod';
-import { entityIdSchema } from '../../contracts/entity-id';
+import {
+  bulkDeleteBody,
+  bulkWriteBody,
+  createRecordsInBulk,
+  deleteRecordsInBulk,
+  updateRecordsInBulk,
+} from '../../contracts/api/files';
+import { mount } from '../../infra/http/operations';
 import { errorBody, PlatformError } from '../../contracts/errors';
 import { childId } from '../../contracts/ids';
 import { streamName } from '../../contracts/streams';
@@ -15,24 +21,11 @@ import { authorize, commandContext, idempotencyKey } from './context';
 import { recordResource } from './records';
 
 /** Items per bulk request. */
-const BULK_MAX_ITEMS = 1000;
 /**
  * Items of an update, delete or repeated create decided at once: their appends share group commits without
  * holding a whole request in flight.
  */
 const CONCURRENT_ITEMS = 100;
-
-const items = z
-  .array(z.unknown())
-  .min(1, 'at least one item')
-  .max(BULK_MAX_ITEMS, `at most ${BULK_MAX_ITEMS} items per request`);
-const bulkWrite = z.strictObject({ items });
-const bulkDelete = z.strictObject({
-  ids: z
-    .array(entityIdSchema)
-    .min(1, 'at least one id')
-    .max(BULK_MAX_ITEMS, `at most ${BULK_MAX_ITEMS} ids per request`),
-});
 
 type ItemResult =
   | { readonly index: number; readonly status: number; readonly id: number }
@@ -93,9 +86,9 @@ export function addBulkRecordRoutes(router: Router, deps: CommandDeps): void {
     sendItemResults(res, results, position);
   }
 
-  router.post('/record/bulk', async (req, res) => {
+  mount(router, createRecordsInBulk, async (req, res) => {
     const principal = authorize(req, 'record', 'create');
-    const body = validate(bulkWrite, req.body, 'body');
+    const body = validate(bulkWriteBody, req.body, 'body');
     const identity = await deps.idempotency.identifyBulk(
       principal.tenant,
       principal.credential.id,
@@ -157,9 +150,9 @@ export function addBulkRecordRoutes(router: Router, deps: CommandDeps): void {
     sendItemResults(res, results, position);
   });
 
-  router.put('/record/bulk', async (req, res) => {
+  mount(router, updateRecordsInBulk, async (req, res) => {
     const principal = authorize(req, 'record', 'update');
-    const body = validate(bulkWrite, req.body, 'body');
+    const body = validate(bulkWriteBody, req.body, 'body');
     await runItems(req, res, body.items.length, async (index) => {
       const item = validate(records.updateBody, body.items[index], `item ${index}`);
       const { id } = item;
@@ -177,9 +170,9 @@ export function addBulkRecordRoutes(router: Router, deps: CommandDeps): void {
     });
   });
 
-  router.delete('/record/bulk', async (req, res) => {
+  mount(router, deleteRecordsInBulk, async (req, res) => {
     const principal = authorize(req, 'record', 'delete');
-    const body = validate(bulkDelete, req.body, 'body');
+    const body = validate(bulkDeleteBody, req.body, 'body');
     await runItems(req, res, body.ids.length, async (index) => {
       const id = body.ids[index]!;
       const result = await deps.handler.handle(

@@ -1,6 +1,4 @@
 import type { Router } from 'express';
-import { z } from 'zod';
-import { entityIdTextSchema } from '../../contracts/entity-id';
 import { PlatformError } from '../../contracts/errors';
 import { contentMatchesType, fileNameSchema, fileWeightsSchema, mediaTypeOf } from '../../contracts/files';
 import { streamName } from '../../contracts/streams';
@@ -12,17 +10,12 @@ import type { CommandDeps } from '../deps';
 import { requestHash } from '../kit/idempotency';
 import { recordDecider, type AttachedFile, type RecordState, type UploadedFile } from '../domain/record';
 import { authorize, commandContext, idempotencyKey, preconditions, sendResult } from './context';
+import { deleteRecordFile, setFileWeights, uploadQuery, uploadRecordFile } from '../../contracts/api/files';
+import { mount } from '../../infra/http/operations';
 import { moduleFields } from './records';
 
 /** `POST /record/{recordId}/file`: the upload route (its body is not JSON; the HTTP kit lets it through). */
 export const FILE_UPLOAD_ROUTE = /^\/record\/[^/]+\/file\/?$/;
-
-const uploadQuery = z.strictObject({
-  /** The file field the file fills; without it the file belongs to the record as a whole. */
-  fieldId: entityIdTextSchema.optional(),
-  /** The file's name when the body is the file itself (a multipart part names its own file). */
-  name: z.string().optional(),
-});
 
 export function fileView(recordId: number, file: AttachedFile): Record<string, unknown> {
   return {
@@ -87,7 +80,7 @@ async function dropBlob(deps: CommandDeps, blobKey: string): Promise<void> {
 
 /** Files of records: upload (`POST /record/{recordId}/file`), remove, and their display order. */
 export function addFileRoutes(router: Router, deps: CommandDeps): void {
-  router.post('/record/:recordId/file', async (req, res) => {
+  mount(router, uploadRecordFile, async (req, res) => {
     const principal = authorize(req, 'record', 'update');
     const recordId = idParam(req, 'recordId');
     const query = validate(uploadQuery, req.query, 'query parameters');
@@ -142,7 +135,7 @@ export function addFileRoutes(router: Router, deps: CommandDeps): void {
     sendResult(res, 201, result, fileView(recordId, attached));
   });
 
-  router.delete('/record/:recordId/file/:fileId', async (req, res) => {
+  mount(router, deleteRecordFile, async (req, res) => {
     const principal = authorize(req, 'record', 'update');
     const recordId = idParam(req, 'recordId');
     const fileId = idParam(req, 'fileId');
@@ -165,7 +158,7 @@ export function addFileRoutes(router: Router, deps: CommandDeps): void {
     sendResult(res, 200, result, { recordId, fileId, deleted: true });
   });
 
-  router.put('/record/:recordId/file-weight', async (req, res) => {
+  mount(router, setFileWeights, async (req, res) => {
     const principal = authorize(req, 'record', 'update');
     const recordId = idParam(req, 'recordId');
     const body = validate(fileWeightsSchema, req.body, 'body');

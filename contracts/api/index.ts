@@ -3,6 +3,7 @@ import { AUTH_OPERATIONS } from './auth';
 import { CATALOGUE_OPERATIONS } from './catalogue';
 import { API_DESCRIPTION_OPERATIONS } from './description';
 import { FIELD_OPERATIONS } from './fields';
+import { FILE_OPERATIONS } from './files';
 import type { Operation } from './operation';
 import { PLATFORM_OPERATIONS } from './platform';
 import { RECORD_OPERATIONS } from './records';
@@ -21,4 +22,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...CATALOGUE_OPERATIONS,
   ...AUTH_OPERATIONS,
   ...USER_OPERATIONS,
+  ...FILE_OPERATIONS,
 ];

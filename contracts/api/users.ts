@@ -338,13 +338,9 @@ export const confirmDeviceBody = z
   .meta({ id: 'TwoFactorConfirm' });
 export const reauthenticateBody = z
   .strictObject({
-    password: z
-      .string()
-      .max(1024)
-      .optional()
-      .meta({
-        description: 'The account password (not needed when an administrator removes a lost device).',
-      }),
+    password: z.string().max(1024).optional().meta({
+      description: 'The account password (not needed when an administrator removes a lost device).',
+    }),
   })
   .meta({ id: 'Reauthenticate' });
 export const deviceParams = z.object({

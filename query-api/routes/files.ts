@@ -9,6 +9,8 @@ import { principalOf } from '../../infra/http/context';
 import type { BlobStore } from '../../infra/blob-store/port';
 import { idParam } from '../../infra/http/params';
 import { sendJson } from '../../infra/http/respond';
+import { downloadRecordFile, getRecordFile, listRecordFiles } from '../../contracts/api/files';
+import { mount } from '../../infra/http/operations';
 import type { Document } from '../../contracts/read-model-changes';
 import type { Logger } from '../../infra/logging';
 import { readOne, readPage, type EntityDescription, type EntityReadDeps } from './entities';
@@ -87,18 +89,18 @@ export function addFileReadRoutes(router: Router, deps: FileReadDeps, records: E
     return { ...file, blobKey: String(doc?.blobKey) };
   };
 
-  router.get('/record/:recordId/file', async (req, res) => {
+  mount(router, listRecordFiles, async (req, res) => {
     const recordId = idParam(req, 'recordId');
     await readOne(req, deps, records, recordId);
     sendJson(res, 200, await readPage(req, deps, FILES, equals('recordId', recordId)));
   });
 
-  router.get('/record/:recordId/file/:fileId', async (req, res) => {
+  mount(router, getRecordFile, async (req, res) => {
     const { body, etag } = await readFileOf(req, idParam(req, 'recordId'), idParam(req, 'fileId'));
     sendJson(res, 200, body, { ETag: etag });
   });
 
-  router.get('/record/:recordId/file/:fileId/content', async (req, res) => {
+  mount(router, downloadRecordFile, async (req, res) => {
     const fileId = idParam(req, 'fileId');
     const { body: file, blobKey } = await readFileOf(req, idParam(req, 'recordId'), fileId);
     // The content never changes under a file id: its hash is a strong validator.

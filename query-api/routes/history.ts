@@ -8,6 +8,8 @@ import { streamName } from '../../contracts/streams';
 import { principalOf } from '../../infra/http/context';
 import { idParam } from '../../infra/http/params';
 import { sendJson } from '../../infra/http/respond';
+import { listAudit, listFieldHistory, listRecordHistory } from '../../contracts/api/files';
+import { mount } from '../../infra/http/operations';
 import { auditView, fieldHistoryView } from '../representations';
 import { AUDIT_FIELDS, FIELD_HISTORY_FIELDS } from './catalogues';
 import { readPage, readRecordOfModule, type EntityDescription, type EntityReadDeps } from './entities';
@@ -45,12 +47,12 @@ function requireAdmin(req: Request): string {
  * what, a record's full history for admins, and the field changes the calling user made to a record.
  */
 export function addHistoryRoutes(router: Router, deps: EntityReadDeps, records: EntityDescription): void {
-  router.get('/audit', async (req, res) => {
+  mount(router, listAudit, async (req, res) => {
     requireAdmin(req);
     sendJson(res, 200, await readPage(req, deps, AUDIT));
   });
 
-  router.get('/record/:recordId/history', async (req, res) => {
+  mount(router, listRecordHistory, async (req, res) => {
     const tenant = requireAdmin(req);
     const recordId = idParam(req, 'recordId');
     // Deleted records have a history too; records that never were have none.
@@ -61,7 +63,7 @@ export function addHistoryRoutes(router: Router, deps: EntityReadDeps, records: 
     sendJson(res, 200, await readPage(req, deps, AUDIT, equals('streamId', stream)));
   });
 
-  router.get('/auth/field-history/:moduleId/:recordId', async (req, res) => {
+  mount(router, listFieldHistory, async (req, res) => {
     const moduleId = idParam(req, 'moduleId');
     const recordId = idParam(req, 'recordId');
     await readRecordOfModule(req, deps, records, moduleId, recordId);

@@ -4,6 +4,8 @@ import { documentId, READ_MODELS } from '../../contracts/read-models';
 import { remoteKey, remoteParams } from '../../contracts/remote-keys';
 import { validate } from '../../contracts/validation';
 import { sendJson } from '../../infra/http/respond';
+import { getRemoteRecord } from '../../contracts/api/files';
+import { mount } from '../../infra/http/operations';
 import { awaitConsistency } from '../consistency';
 import { authorize, readOne, type EntityDescription, type EntityReadDeps } from './entities';
 
@@ -13,7 +15,7 @@ export function addRemoteLinkReadRoutes(
   deps: EntityReadDeps,
   records: EntityDescription,
 ): void {
-  router.get('/record/remote/:remoteId/:remoteApplication', async (req, res) => {
+  mount(router, getRemoteRecord, async (req, res) => {
     const { remoteId, remoteApplication } = validate(remoteParams, req.params, 'path');
     const tenant = authorize(req, records.module, 'read');
     await awaitConsistency(req, deps.consistency, ['remote-links']);
