@@ -59,6 +59,10 @@ type APIClient struct {
 
 	FieldsAPI *FieldsAPIService
 
+	FilesAPI *FilesAPIService
+
+	HistoryAPI *HistoryAPIService
+
 	LabelsAPI *LabelsAPIService
 
 	MenusAPI *MenusAPIService
@@ -107,6 +111,8 @@ func NewAPIClient(cfg *Configuration) *APIClient {
 	c.CategoriesAPI = (*CategoriesAPIService)(&c.common)
 	c.FieldGroupsAPI = (*FieldGroupsAPIService)(&c.common)
 	c.FieldsAPI = (*FieldsAPIService)(&c.common)
+	c.FilesAPI = (*FilesAPIService)(&c.common)
+	c.HistoryAPI = (*HistoryAPIService)(&c.common)
 	c.LabelsAPI = (*LabelsAPIService)(&c.common)
 	c.MenusAPI = (*MenusAPIService)(&c.common)
 	c.ModulesAPI = (*ModulesAPIService)(&c.common)

@@ -10,6 +10,7 @@ declare(strict_types=1);
 require __DIR__ . '/bootstrap.php';
 
 use Records\Client\Api\FieldsApi;
+use Records\Client\Api\HistoryApi;
 use Records\Client\Api\ModulesApi;
 use Records\Client\Api\RecordsApi;
 use Records\Client\Api\SpacesApi;
@@ -54,6 +55,11 @@ foreach (['Printer' => 'open', 'Scanner' => 'open', 'Router' => 'closed'] as $na
 $records->updateRecordById($created['Printer'], new RecordUpdate(['fields' => ['status' => 'closed']]));
 
 $closed = $records->listModuleRecords($module->getId(), filter: 'status=closed', order: 'name;ASC');
+$history = (new HistoryApi($http, $admin))->listFieldHistory(
+    $module->getId(),
+    $created['Printer'],
+    filter: 'field=fields.' . $status->getKey()
+);
 
 $names = fn (array $items) => array_map(fn ($record) => $record->getName(), $items);
 echo json_encode([
@@ -61,4 +67,5 @@ echo json_encode([
     'module' => $module->getName(),
     'field' => $status->getKey(),
     'closed' => $names($closed->getItems()),
+    'history' => array_map(fn ($change) => [$change->getOldValue(), $change->getNewValue()], $history->getItems()),
 ]), "\n";

@@ -36,6 +36,9 @@ def main() -> None:
         )
 
         closed = records.list_module_records(module.id, filter="status=closed", order="name;ASC")
+        history = rc.HistoryApi(admin).list_field_history(
+            module.id, created["Printer"], filter=f"field=fields.{status.key}"
+        )
 
     print(
         json.dumps(
@@ -44,6 +47,7 @@ def main() -> None:
                 "module": module.name,
                 "field": status.key,
                 "closed": [record.name for record in closed.items],
+                "history": [[change.old_value, change.new_value] for change in history.items],
             }
         )
     )

@@ -75,6 +75,11 @@ const EXPECTED_SCENARIO = (language: string) => ({
   field: 'status',
   // Printer was created open and closed afterwards; Router was created closed.
   closed: ['Printer', 'Router'],
+  // The field's changes to Printer, newest first: its creation counts as a change from null.
+  history: [
+    ['open', 'closed'],
+    [null, 'open'],
+  ],
 });
 
 interface ClientUnderTest {

@@ -74,6 +74,8 @@ func main() {
 
 	closed := must(api.RecordsAPI.ListModuleRecords(admin, module.Id).
 		Filter("status=closed").Order("name;ASC").Execute())
+	history := must(api.HistoryAPI.ListFieldHistory(admin, module.Id, created["Printer"]).
+		Filter("field=fields." + status.Key).Execute())
 
 	names := func(items []records.Record) []string {
 		out := []string{}
@@ -82,11 +84,16 @@ func main() {
 		}
 		return out
 	}
+	changes := [][2]any{}
+	for _, change := range history.Items {
+		changes = append(changes, [2]any{change.OldValue, change.NewValue})
+	}
 	out, err := json.Marshal(map[string]any{
-		"space":  space.Name,
-		"module": module.Name,
-		"field":  status.Key,
-		"closed": names(closed.Items),
+		"space":   space.Name,
+		"module":  module.Name,
+		"field":   status.Key,
+		"closed":  names(closed.Items),
+		"history": changes,
 	})
 	if err != nil {
 		fail(err)

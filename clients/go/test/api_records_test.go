@@ -34,6 +34,18 @@ func Test_records_RecordsAPIService(t *testing.T) {
 
 	})
 
+	t.Run("Test RecordsAPIService CreateRecordsInBulk", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		resp, httpRes, err := apiClient.RecordsAPI.CreateRecordsInBulk(context.Background()).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
 	t.Run("Test RecordsAPIService DeleteRecord", func(t *testing.T) {
 
 		t.Skip("skip test")  // remove to run test
@@ -41,6 +53,18 @@ func Test_records_RecordsAPIService(t *testing.T) {
 		var recordId int32
 
 		resp, httpRes, err := apiClient.RecordsAPI.DeleteRecord(context.Background(), recordId).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test RecordsAPIService DeleteRecordsInBulk", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		resp, httpRes, err := apiClient.RecordsAPI.DeleteRecordsInBulk(context.Background()).Execute()
 
 		require.Nil(t, err)
 		require.NotNil(t, resp)
@@ -70,6 +94,36 @@ func Test_records_RecordsAPIService(t *testing.T) {
 		var recordId int32
 
 		resp, httpRes, err := apiClient.RecordsAPI.GetRecord(context.Background(), recordId).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test RecordsAPIService GetRemoteRecord", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var remoteId string
+		var remoteApplication string
+
+		resp, httpRes, err := apiClient.RecordsAPI.GetRemoteRecord(context.Background(), remoteId, remoteApplication).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test RecordsAPIService LinkRemoteRecord", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var remoteId string
+		var remoteApplication string
+
+		resp, httpRes, err := apiClient.RecordsAPI.LinkRemoteRecord(context.Background(), remoteId, remoteApplication).Execute()
 
 		require.Nil(t, err)
 		require.NotNil(t, resp)
@@ -163,6 +217,18 @@ func Test_records_RecordsAPIService(t *testing.T) {
 		var recordId int32
 
 		resp, httpRes, err := apiClient.RecordsAPI.UpdateRecordById(context.Background(), recordId).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test RecordsAPIService UpdateRecordsInBulk", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		resp, httpRes, err := apiClient.RecordsAPI.UpdateRecordsInBulk(context.Background()).Execute()
 
 		require.Nil(t, err)
 		require.NotNil(t, resp)

@@ -23,6 +23,8 @@ __all__ = [
     "CategoriesApi",
     "FieldGroupsApi",
     "FieldsApi",
+    "FilesApi",
+    "HistoryApi",
     "LabelsApi",
     "MenusApi",
     "ModulesApi",
@@ -47,14 +49,25 @@ __all__ = [
     "ApiException",
     "ApiUsage",
     "ApiUsageItemsInner",
+    "AuditEntry",
+    "AuditPage",
+    "BulkDelete",
+    "BulkItemResult",
+    "BulkItemResultError",
+    "BulkResult",
+    "BulkResultMeta",
+    "BulkWrite",
     "Category",
     "CategoryCreate",
     "CategoryPage",
     "CategoryUpdate",
     "CategoryWritten",
     "DeleteLabelByBodyRequest",
+    "DeleteRecordFile200Response",
     "Deleted",
     "Error",
+    "FieldChange",
+    "FieldChangePage",
     "FieldCreate",
     "FieldGroup",
     "FieldGroupCreate",
@@ -74,6 +87,13 @@ __all__ = [
     "FieldValueAnyOfInner",
     "FieldWithValue",
     "FieldWritten",
+    "File",
+    "FilePage",
+    "FileWeights",
+    "FileWeightsFilesInner",
+    "FileWeightsResult",
+    "FileWeightsResultFilesInner",
+    "FileWritten",
     "Label",
     "LabelCreate",
     "LabelPage",
@@ -109,6 +129,10 @@ __all__ = [
     "RecordUpdate",
     "RecordWritten",
     "RecoveryCodes",
+    "RemoteLink",
+    "RemoteLinkResult",
+    "RemoteRecord",
+    "RemoteRecordRemote",
     "RemoveTwoFactorDevice200Response",
     "RevokeToken200Response",
     "SecondFactor",
@@ -165,6 +189,8 @@ from records_client.api.api_tokens_api import ApiTokensApi as ApiTokensApi
 from records_client.api.categories_api import CategoriesApi as CategoriesApi
 from records_client.api.field_groups_api import FieldGroupsApi as FieldGroupsApi
 from records_client.api.fields_api import FieldsApi as FieldsApi
+from records_client.api.files_api import FilesApi as FilesApi
+from records_client.api.history_api import HistoryApi as HistoryApi
 from records_client.api.labels_api import LabelsApi as LabelsApi
 from records_client.api.menus_api import MenusApi as MenusApi
 from records_client.api.modules_api import ModulesApi as ModulesApi
@@ -193,14 +219,25 @@ from records_client.exceptions import ApiException as ApiException
 # import models into sdk package
 from records_client.models.api_usage import ApiUsage as ApiUsage
 from records_client.models.api_usage_items_inner import ApiUsageItemsInner as ApiUsageItemsInner
+from records_client.models.audit_entry import AuditEntry as AuditEntry
+from records_client.models.audit_page import AuditPage as AuditPage
+from records_client.models.bulk_delete import BulkDelete as BulkDelete
+from records_client.models.bulk_item_result import BulkItemResult as BulkItemResult
+from records_client.models.bulk_item_result_error import BulkItemResultError as BulkItemResultError
+from records_client.models.bulk_result import BulkResult as BulkResult
+from records_client.models.bulk_result_meta import BulkResultMeta as BulkResultMeta
+from records_client.models.bulk_write import BulkWrite as BulkWrite
 from records_client.models.category import Category as Category
 from records_client.models.category_create import CategoryCreate as CategoryCreate
 from records_client.models.category_page import CategoryPage as CategoryPage
 from records_client.models.category_update import CategoryUpdate as CategoryUpdate
 from records_client.models.category_written import CategoryWritten as CategoryWritten
 from records_client.models.delete_label_by_body_request import DeleteLabelByBodyRequest as DeleteLabelByBodyRequest
+from records_client.models.delete_record_file200_response import DeleteRecordFile200Response as DeleteRecordFile200Response
 from records_client.models.deleted import Deleted as Deleted
 from records_client.models.error import Error as Error
+from records_client.models.field_change import FieldChange as FieldChange
+from records_client.models.field_change_page import FieldChangePage as FieldChangePage
 from records_client.models.field_create import FieldCreate as FieldCreate
 from records_client.models.field_group import FieldGroup as FieldGroup
 from records_client.models.field_group_create import FieldGroupCreate as FieldGroupCreate
@@ -220,6 +257,13 @@ from records_client.models.field_value import FieldValue as FieldValue
 from records_client.models.field_value_any_of_inner import FieldValueAnyOfInner as FieldValueAnyOfInner
 from records_client.models.field_with_value import FieldWithValue as FieldWithValue
 from records_client.models.field_written import FieldWritten as FieldWritten
+from records_client.models.file import File as File
+from records_client.models.file_page import FilePage as FilePage
+from records_client.models.file_weights import FileWeights as FileWeights
+from records_client.models.file_weights_files_inner import FileWeightsFilesInner as FileWeightsFilesInner
+from records_client.models.file_weights_result import FileWeightsResult as FileWeightsResult
+from records_client.models.file_weights_result_files_inner import FileWeightsResultFilesInner as FileWeightsResultFilesInner
+from records_client.models.file_written import FileWritten as FileWritten
 from records_client.models.label import Label as Label
 from records_client.models.label_create import LabelCreate as LabelCreate
 from records_client.models.label_page import LabelPage as LabelPage
@@ -255,6 +299,10 @@ from records_client.models.record_page import RecordPage as RecordPage
 from records_client.models.record_update import RecordUpdate as RecordUpdate
 from records_client.models.record_written import RecordWritten as RecordWritten
 from records_client.models.recovery_codes import RecoveryCodes as RecoveryCodes
+from records_client.models.remote_link import RemoteLink as RemoteLink
+from records_client.models.remote_link_result import RemoteLinkResult as RemoteLinkResult
+from records_client.models.remote_record import RemoteRecord as RemoteRecord
+from records_client.models.remote_record_remote import RemoteRecordRemote as RemoteRecordRemote
 from records_client.models.remove_two_factor_device200_response import RemoveTwoFactorDevice200Response as RemoveTwoFactorDevice200Response
 from records_client.models.revoke_token200_response import RevokeToken200Response as RevokeToken200Response
 from records_client.models.second_factor import SecondFactor as SecondFactor

@@ -33,10 +33,24 @@ class TestRecordsApi(unittest.TestCase):
         """
         pass
 
+    def test_create_records_in_bulk(self) -> None:
+        """Test case for create_records_in_bulk
+
+        Create many records
+        """
+        pass
+
     def test_delete_record(self) -> None:
         """Test case for delete_record
 
         Delete a record (it can be restored)
+        """
+        pass
+
+    def test_delete_records_in_bulk(self) -> None:
+        """Test case for delete_records_in_bulk
+
+        Delete many records
         """
         pass
 
@@ -51,6 +65,20 @@ class TestRecordsApi(unittest.TestCase):
         """Test case for get_record
 
         Read a record
+        """
+        pass
+
+    def test_get_remote_record(self) -> None:
+        """Test case for get_remote_record
+
+        Read the record another application's id is linked to
+        """
+        pass
+
+    def test_link_remote_record(self) -> None:
+        """Test case for link_remote_record
+
+        Link another application's id to a record (or move it to another record)
         """
         pass
 
@@ -100,6 +128,13 @@ class TestRecordsApi(unittest.TestCase):
         """Test case for update_record_by_id
 
         Update a record
+        """
+        pass
+
+    def test_update_records_in_bulk(self) -> None:
+        """Test case for update_records_in_bulk
+
+        Update many records
         """
         pass
 

@@ -7,6 +7,7 @@ import {
   Configuration,
   FieldType,
   FieldsApi,
+  HistoryApi,
   ModulesApi,
   RecordsApi,
   SpacesApi,
@@ -51,6 +52,11 @@ async function main(): Promise<void> {
     filter: 'status=closed',
     order: 'name;ASC',
   });
+  const history = await new HistoryApi(admin).listFieldHistory({
+    moduleId: module.id,
+    recordId: created.Printer!,
+    filter: `field=fields.${status.key}`,
+  });
 
   console.log(
     JSON.stringify({
@@ -58,6 +64,7 @@ async function main(): Promise<void> {
       module: module.name,
       field: status.key,
       closed: closed.items.map((record) => record.name),
+      history: history.items.map((change) => [change.oldValue, change.newValue]),
     }),
   );
 }

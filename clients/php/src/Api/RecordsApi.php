@@ -75,13 +75,25 @@ class RecordsApi
         'createRecord' => [
             'application/json',
         ],
+        'createRecordsInBulk' => [
+            'application/json',
+        ],
         'deleteRecord' => [
+            'application/json',
+        ],
+        'deleteRecordsInBulk' => [
             'application/json',
         ],
         'getModuleRecord' => [
             'application/json',
         ],
         'getRecord' => [
+            'application/json',
+        ],
+        'getRemoteRecord' => [
+            'application/json',
+        ],
+        'linkRemoteRecord' => [
             'application/json',
         ],
         'listDeletedRecords' => [
@@ -103,6 +115,9 @@ class RecordsApi
             'application/json',
         ],
         'updateRecordById' => [
+            'application/json',
+        ],
+        'updateRecordsInBulk' => [
             'application/json',
         ],
     ];
@@ -574,6 +589,426 @@ class RecordsApi
     }
 
     /**
+     * Operation createRecordsInBulk
+     *
+     * Create many records
+     *
+     * @param  \Records\Client\Model\BulkWrite $bulk_write bulk_write (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['createRecordsInBulk'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\BulkResult|\Records\Client\Model\Error
+     */
+    public function createRecordsInBulk(
+        \Records\Client\Model\BulkWrite $bulk_write,
+        string $contentType = self::contentTypes['createRecordsInBulk'][0]
+    ): \Records\Client\Model\BulkResult|\Records\Client\Model\Error
+    {
+        list($response) = $this->createRecordsInBulkWithHttpInfo($bulk_write, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation createRecordsInBulkWithHttpInfo
+     *
+     * Create many records
+     *
+     * @param  \Records\Client\Model\BulkWrite $bulk_write (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['createRecordsInBulk'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\BulkResult|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     */
+    public function createRecordsInBulkWithHttpInfo(
+        \Records\Client\Model\BulkWrite $bulk_write,
+        string $contentType = self::contentTypes['createRecordsInBulk'][0]
+    ): array
+    {
+        $request = $this->createRecordsInBulkRequest($bulk_write, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 200:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\BulkResult',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 409:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 412:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\BulkResult',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 200:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\BulkResult',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 409:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 412:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation createRecordsInBulkAsync
+     *
+     * Create many records
+     *
+     * @param  \Records\Client\Model\BulkWrite $bulk_write (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['createRecordsInBulk'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function createRecordsInBulkAsync(
+        \Records\Client\Model\BulkWrite $bulk_write,
+        string $contentType = self::contentTypes['createRecordsInBulk'][0]
+    ): PromiseInterface
+    {
+        return $this->createRecordsInBulkAsyncWithHttpInfo($bulk_write, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation createRecordsInBulkAsyncWithHttpInfo
+     *
+     * Create many records
+     *
+     * @param  \Records\Client\Model\BulkWrite $bulk_write (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['createRecordsInBulk'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function createRecordsInBulkAsyncWithHttpInfo(
+        \Records\Client\Model\BulkWrite $bulk_write,
+        string $contentType = self::contentTypes['createRecordsInBulk'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\BulkResult';
+        $request = $this->createRecordsInBulkRequest($bulk_write, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'createRecordsInBulk'
+     *
+     * @param  \Records\Client\Model\BulkWrite $bulk_write (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['createRecordsInBulk'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     */
+    public function createRecordsInBulkRequest(
+        \Records\Client\Model\BulkWrite $bulk_write,
+        string $contentType = self::contentTypes['createRecordsInBulk'][0]
+    ): Request
+    {
+        // verify the required parameter 'bulk_write' is set
+        if ($bulk_write === null || (is_array($bulk_write) && count($bulk_write) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $bulk_write when calling createRecordsInBulk'
+            );
+        }
+
+        $resourcePath = '/record/bulk';
+        $formParams = [];
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+
+
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+        // for model (json/xml)
+        if (isset($bulk_write)) {
+            if (stripos($headers['Content-Type'], 'application/json') !== false) {
+                # if Content-Type contains "application/json", json_encode the body
+                try {
+                    $httpBody = json_encode(ObjectSerializer::sanitizeForSerialization($bulk_write), JSON_THROW_ON_ERROR);
+                } catch (\JsonException $e) {
+                    throw new \InvalidArgumentException('json_encode error: ' . $e->getMessage(), 0, $e);
+                }
+            } else {
+                $httpBody = $bulk_write;
+            }
+        } elseif (count($formParams) > 0) {
+            if ($multipart) {
+                $multipartContents = [];
+                foreach ($formParams as $formParamName => $formParamValue) {
+                    $formParamValueItems = is_array($formParamValue) ? $formParamValue : [$formParamValue];
+                    foreach ($formParamValueItems as $formParamValueItem) {
+                        $multipartContents[] = [
+                            'name' => $formParamName,
+                            'contents' => $formParamValueItem
+                        ];
+                    }
+                }
+                // for HTTP post (form)
+                $httpBody = new \GuzzleHttp\Psr7\MultipartStream($multipartContents);
+
+            } elseif (stripos($headers['Content-Type'], 'application/json') !== false) {
+                # if Content-Type contains "application/json", json_encode the form parameters
+                try {
+                    $httpBody = json_encode($formParams, JSON_THROW_ON_ERROR);
+                } catch (\JsonException $e) {
+                    throw new \InvalidArgumentException('json_encode error: ' . $e->getMessage(), 0, $e);
+                }
+            } else {
+                // for HTTP post (form)
+                $httpBody = ObjectSerializer::buildQuery($formParams);
+            }
+        }
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'POST',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
+    }
+
+    /**
      * Operation deleteRecord
      *
      * Delete a record (it can be restored)
@@ -934,6 +1369,426 @@ class RecordsApi
             $multipart
         );
 
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'DELETE',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
+    }
+
+    /**
+     * Operation deleteRecordsInBulk
+     *
+     * Delete many records
+     *
+     * @param  \Records\Client\Model\BulkDelete $bulk_delete bulk_delete (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['deleteRecordsInBulk'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\BulkResult|\Records\Client\Model\Error
+     */
+    public function deleteRecordsInBulk(
+        \Records\Client\Model\BulkDelete $bulk_delete,
+        string $contentType = self::contentTypes['deleteRecordsInBulk'][0]
+    ): \Records\Client\Model\BulkResult|\Records\Client\Model\Error
+    {
+        list($response) = $this->deleteRecordsInBulkWithHttpInfo($bulk_delete, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation deleteRecordsInBulkWithHttpInfo
+     *
+     * Delete many records
+     *
+     * @param  \Records\Client\Model\BulkDelete $bulk_delete (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['deleteRecordsInBulk'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\BulkResult|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     */
+    public function deleteRecordsInBulkWithHttpInfo(
+        \Records\Client\Model\BulkDelete $bulk_delete,
+        string $contentType = self::contentTypes['deleteRecordsInBulk'][0]
+    ): array
+    {
+        $request = $this->deleteRecordsInBulkRequest($bulk_delete, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 200:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\BulkResult',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 409:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 412:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\BulkResult',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 200:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\BulkResult',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 409:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 412:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation deleteRecordsInBulkAsync
+     *
+     * Delete many records
+     *
+     * @param  \Records\Client\Model\BulkDelete $bulk_delete (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['deleteRecordsInBulk'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function deleteRecordsInBulkAsync(
+        \Records\Client\Model\BulkDelete $bulk_delete,
+        string $contentType = self::contentTypes['deleteRecordsInBulk'][0]
+    ): PromiseInterface
+    {
+        return $this->deleteRecordsInBulkAsyncWithHttpInfo($bulk_delete, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation deleteRecordsInBulkAsyncWithHttpInfo
+     *
+     * Delete many records
+     *
+     * @param  \Records\Client\Model\BulkDelete $bulk_delete (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['deleteRecordsInBulk'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function deleteRecordsInBulkAsyncWithHttpInfo(
+        \Records\Client\Model\BulkDelete $bulk_delete,
+        string $contentType = self::contentTypes['deleteRecordsInBulk'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\BulkResult';
+        $request = $this->deleteRecordsInBulkRequest($bulk_delete, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'deleteRecordsInBulk'
+     *
+     * @param  \Records\Client\Model\BulkDelete $bulk_delete (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['deleteRecordsInBulk'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     */
+    public function deleteRecordsInBulkRequest(
+        \Records\Client\Model\BulkDelete $bulk_delete,
+        string $contentType = self::contentTypes['deleteRecordsInBulk'][0]
+    ): Request
+    {
+        // verify the required parameter 'bulk_delete' is set
+        if ($bulk_delete === null || (is_array($bulk_delete) && count($bulk_delete) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $bulk_delete when calling deleteRecordsInBulk'
+            );
+        }
+
+        $resourcePath = '/record/bulk';
+        $formParams = [];
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+
+
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+        // for model (json/xml)
+        if (isset($bulk_delete)) {
+            if (stripos($headers['Content-Type'], 'application/json') !== false) {
+                # if Content-Type contains "application/json", json_encode the body
+                try {
+                    $httpBody = json_encode(ObjectSerializer::sanitizeForSerialization($bulk_delete), JSON_THROW_ON_ERROR);
+                } catch (\JsonException $e) {
+                    throw new \InvalidArgumentException('json_encode error: ' . $e->getMessage(), 0, $e);
+                }
+            } else {
+                $httpBody = $bulk_delete;
+            }
+        } elseif (count($formParams) > 0) {
+            if ($multipart) {
+                $multipartContents = [];
+                foreach ($formParams as $formParamName => $formParamValue) {
+                    $formParamValueItems = is_array($formParamValue) ? $formParamValue : [$formParamValue];
+                    foreach ($formParamValueItems as $formParamValueItem) {
+                        $multipartContents[] = [
+                            'name' => $formParamName,
+                            'contents' => $formParamValueItem
+                        ];
+                    }
+                }
+                // for HTTP post (form)
+                $httpBody = new \GuzzleHttp\Psr7\MultipartStream($multipartContents);
+
+            } elseif (stripos($headers['Content-Type'], 'application/json') !== false) {
+                # if Content-Type contains "application/json", json_encode the form parameters
+                try {
+                    $httpBody = json_encode($formParams, JSON_THROW_ON_ERROR);
+                } catch (\JsonException $e) {
+                    throw new \InvalidArgumentException('json_encode error: ' . $e->getMessage(), 0, $e);
+                }
+            } else {
+                // for HTTP post (form)
+                $httpBody = ObjectSerializer::buildQuery($formParams);
+            }
+        }
 
         // this endpoint requires API key authentication
         $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
@@ -1751,6 +2606,884 @@ class RecordsApi
         $query = ObjectSerializer::buildQuery($queryParams);
         return new Request(
             'GET',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
+    }
+
+    /**
+     * Operation getRemoteRecord
+     *
+     * Read the record another application&#39;s id is linked to
+     *
+     * @param  string $remote_id The record&#39;s id in the other application. (required)
+     * @param  string $remote_application The other application. (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['getRemoteRecord'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\RemoteRecord|\Records\Client\Model\Error
+     */
+    public function getRemoteRecord(
+        string $remote_id,
+        string $remote_application,
+        string $contentType = self::contentTypes['getRemoteRecord'][0]
+    ): \Records\Client\Model\RemoteRecord|\Records\Client\Model\Error
+    {
+        list($response) = $this->getRemoteRecordWithHttpInfo($remote_id, $remote_application, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation getRemoteRecordWithHttpInfo
+     *
+     * Read the record another application&#39;s id is linked to
+     *
+     * @param  string $remote_id The record&#39;s id in the other application. (required)
+     * @param  string $remote_application The other application. (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['getRemoteRecord'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\RemoteRecord|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     */
+    public function getRemoteRecordWithHttpInfo(
+        string $remote_id,
+        string $remote_application,
+        string $contentType = self::contentTypes['getRemoteRecord'][0]
+    ): array
+    {
+        $request = $this->getRemoteRecordRequest($remote_id, $remote_application, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 200:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\RemoteRecord',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 504:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\RemoteRecord',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 200:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\RemoteRecord',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 504:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation getRemoteRecordAsync
+     *
+     * Read the record another application&#39;s id is linked to
+     *
+     * @param  string $remote_id The record&#39;s id in the other application. (required)
+     * @param  string $remote_application The other application. (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['getRemoteRecord'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function getRemoteRecordAsync(
+        string $remote_id,
+        string $remote_application,
+        string $contentType = self::contentTypes['getRemoteRecord'][0]
+    ): PromiseInterface
+    {
+        return $this->getRemoteRecordAsyncWithHttpInfo($remote_id, $remote_application, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation getRemoteRecordAsyncWithHttpInfo
+     *
+     * Read the record another application&#39;s id is linked to
+     *
+     * @param  string $remote_id The record&#39;s id in the other application. (required)
+     * @param  string $remote_application The other application. (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['getRemoteRecord'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function getRemoteRecordAsyncWithHttpInfo(
+        string $remote_id,
+        string $remote_application,
+        string $contentType = self::contentTypes['getRemoteRecord'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\RemoteRecord';
+        $request = $this->getRemoteRecordRequest($remote_id, $remote_application, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'getRemoteRecord'
+     *
+     * @param  string $remote_id The record&#39;s id in the other application. (required)
+     * @param  string $remote_application The other application. (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['getRemoteRecord'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     */
+    public function getRemoteRecordRequest(
+        string $remote_id,
+        string $remote_application,
+        string $contentType = self::contentTypes['getRemoteRecord'][0]
+    ): Request
+    {
+        // verify the required parameter 'remote_id' is set
+        if ($remote_id === null || (is_array($remote_id) && count($remote_id) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $remote_id when calling getRemoteRecord'
+            );
+        }
+        if (!preg_match("/^[\\x21-\\x7e]{1,200}$/", $remote_id)) {
+            throw new InvalidArgumentException("invalid value for \"remote_id\" when calling RecordsApi.getRemoteRecord, must conform to the pattern /^[\\x21-\\x7e]{1,200}$/.");
+        }
+        // verify the required parameter 'remote_application' is set
+        if ($remote_application === null || (is_array($remote_application) && count($remote_application) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $remote_application when calling getRemoteRecord'
+            );
+        }
+        if (!preg_match("/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/", $remote_application)) {
+            throw new InvalidArgumentException("invalid value for \"remote_application\" when calling RecordsApi.getRemoteRecord, must conform to the pattern /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.");
+        }
+
+        $resourcePath = '/record/remote/{remoteId}/{remoteApplication}';
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+
+
+        // path params
+        if ($remote_id !== null) {
+            $resourcePath = str_replace(
+                '{remoteId}',
+                ObjectSerializer::toPathValue($remote_id),
+                $resourcePath
+            );
+        }
+        // path params
+        if ($remote_application !== null) {
+            $resourcePath = str_replace(
+                '{remoteApplication}',
+                ObjectSerializer::toPathValue($remote_application),
+                $resourcePath
+            );
+        }
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'GET',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
+    }
+
+    /**
+     * Operation linkRemoteRecord
+     *
+     * Link another application&#39;s id to a record (or move it to another record)
+     *
+     * @param  string $remote_id The record&#39;s id in the other application. (required)
+     * @param  string $remote_application The other application. (required)
+     * @param  \Records\Client\Model\RemoteLink $remote_link remote_link (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['linkRemoteRecord'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\RemoteLinkResult|\Records\Client\Model\Error
+     */
+    public function linkRemoteRecord(
+        string $remote_id,
+        string $remote_application,
+        \Records\Client\Model\RemoteLink $remote_link,
+        string $contentType = self::contentTypes['linkRemoteRecord'][0]
+    ): \Records\Client\Model\RemoteLinkResult|\Records\Client\Model\Error
+    {
+        list($response) = $this->linkRemoteRecordWithHttpInfo($remote_id, $remote_application, $remote_link, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation linkRemoteRecordWithHttpInfo
+     *
+     * Link another application&#39;s id to a record (or move it to another record)
+     *
+     * @param  string $remote_id The record&#39;s id in the other application. (required)
+     * @param  string $remote_application The other application. (required)
+     * @param  \Records\Client\Model\RemoteLink $remote_link (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['linkRemoteRecord'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\RemoteLinkResult|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     */
+    public function linkRemoteRecordWithHttpInfo(
+        string $remote_id,
+        string $remote_application,
+        \Records\Client\Model\RemoteLink $remote_link,
+        string $contentType = self::contentTypes['linkRemoteRecord'][0]
+    ): array
+    {
+        $request = $this->linkRemoteRecordRequest($remote_id, $remote_application, $remote_link, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 200:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\RemoteLinkResult',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 409:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 412:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\RemoteLinkResult',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 200:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\RemoteLinkResult',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 409:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 412:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation linkRemoteRecordAsync
+     *
+     * Link another application&#39;s id to a record (or move it to another record)
+     *
+     * @param  string $remote_id The record&#39;s id in the other application. (required)
+     * @param  string $remote_application The other application. (required)
+     * @param  \Records\Client\Model\RemoteLink $remote_link (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['linkRemoteRecord'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function linkRemoteRecordAsync(
+        string $remote_id,
+        string $remote_application,
+        \Records\Client\Model\RemoteLink $remote_link,
+        string $contentType = self::contentTypes['linkRemoteRecord'][0]
+    ): PromiseInterface
+    {
+        return $this->linkRemoteRecordAsyncWithHttpInfo($remote_id, $remote_application, $remote_link, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation linkRemoteRecordAsyncWithHttpInfo
+     *
+     * Link another application&#39;s id to a record (or move it to another record)
+     *
+     * @param  string $remote_id The record&#39;s id in the other application. (required)
+     * @param  string $remote_application The other application. (required)
+     * @param  \Records\Client\Model\RemoteLink $remote_link (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['linkRemoteRecord'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function linkRemoteRecordAsyncWithHttpInfo(
+        string $remote_id,
+        string $remote_application,
+        \Records\Client\Model\RemoteLink $remote_link,
+        string $contentType = self::contentTypes['linkRemoteRecord'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\RemoteLinkResult';
+        $request = $this->linkRemoteRecordRequest($remote_id, $remote_application, $remote_link, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'linkRemoteRecord'
+     *
+     * @param  string $remote_id The record&#39;s id in the other application. (required)
+     * @param  string $remote_application The other application. (required)
+     * @param  \Records\Client\Model\RemoteLink $remote_link (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['linkRemoteRecord'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     */
+    public function linkRemoteRecordRequest(
+        string $remote_id,
+        string $remote_application,
+        \Records\Client\Model\RemoteLink $remote_link,
+        string $contentType = self::contentTypes['linkRemoteRecord'][0]
+    ): Request
+    {
+        // verify the required parameter 'remote_id' is set
+        if ($remote_id === null || (is_array($remote_id) && count($remote_id) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $remote_id when calling linkRemoteRecord'
+            );
+        }
+        if (!preg_match("/^[\\x21-\\x7e]{1,200}$/", $remote_id)) {
+            throw new InvalidArgumentException("invalid value for \"remote_id\" when calling RecordsApi.linkRemoteRecord, must conform to the pattern /^[\\x21-\\x7e]{1,200}$/.");
+        }
+        // verify the required parameter 'remote_application' is set
+        if ($remote_application === null || (is_array($remote_application) && count($remote_application) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $remote_application when calling linkRemoteRecord'
+            );
+        }
+        if (!preg_match("/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/", $remote_application)) {
+            throw new InvalidArgumentException("invalid value for \"remote_application\" when calling RecordsApi.linkRemoteRecord, must conform to the pattern /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.");
+        }
+        // verify the required parameter 'remote_link' is set
+        if ($remote_link === null || (is_array($remote_link) && count($remote_link) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $remote_link when calling linkRemoteRecord'
+            );
+        }
+
+        $resourcePath = '/record/remote/{remoteId}/{remoteApplication}';
+        $formParams = [];
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+
+
+        // path params
+        if ($remote_id !== null) {
+            $resourcePath = str_replace(
+                '{remoteId}',
+                ObjectSerializer::toPathValue($remote_id),
+                $resourcePath
+            );
+        }
+        // path params
+        if ($remote_application !== null) {
+            $resourcePath = str_replace(
+                '{remoteApplication}',
+                ObjectSerializer::toPathValue($remote_application),
+                $resourcePath
+            );
+        }
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+        // for model (json/xml)
+        if (isset($remote_link)) {
+            if (stripos($headers['Content-Type'], 'application/json') !== false) {
+                # if Content-Type contains "application/json", json_encode the body
+                try {
+                    $httpBody = json_encode(ObjectSerializer::sanitizeForSerialization($remote_link), JSON_THROW_ON_ERROR);
+                } catch (\JsonException $e) {
+                    throw new \InvalidArgumentException('json_encode error: ' . $e->getMessage(), 0, $e);
+                }
+            } else {
+                $httpBody = $remote_link;
+            }
+        } elseif (count($formParams) > 0) {
+            if ($multipart) {
+                $multipartContents = [];
+                foreach ($formParams as $formParamName => $formParamValue) {
+                    $formParamValueItems = is_array($formParamValue) ? $formParamValue : [$formParamValue];
+                    foreach ($formParamValueItems as $formParamValueItem) {
+                        $multipartContents[] = [
+                            'name' => $formParamName,
+                            'contents' => $formParamValueItem
+                        ];
+                    }
+                }
+                // for HTTP post (form)
+                $httpBody = new \GuzzleHttp\Psr7\MultipartStream($multipartContents);
+
+            } elseif (stripos($headers['Content-Type'], 'application/json') !== false) {
+                # if Content-Type contains "application/json", json_encode the form parameters
+                try {
+                    $httpBody = json_encode($formParams, JSON_THROW_ON_ERROR);
+                } catch (\JsonException $e) {
+                    throw new \InvalidArgumentException('json_encode error: ' . $e->getMessage(), 0, $e);
+                }
+            } else {
+                // for HTTP post (form)
+                $httpBody = ObjectSerializer::buildQuery($formParams);
+            }
+        }
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'POST',
             $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
             $headers,
             $httpBody
@@ -4742,6 +6475,426 @@ class RecordsApi
                 }
             } else {
                 $httpBody = $record_update;
+            }
+        } elseif (count($formParams) > 0) {
+            if ($multipart) {
+                $multipartContents = [];
+                foreach ($formParams as $formParamName => $formParamValue) {
+                    $formParamValueItems = is_array($formParamValue) ? $formParamValue : [$formParamValue];
+                    foreach ($formParamValueItems as $formParamValueItem) {
+                        $multipartContents[] = [
+                            'name' => $formParamName,
+                            'contents' => $formParamValueItem
+                        ];
+                    }
+                }
+                // for HTTP post (form)
+                $httpBody = new \GuzzleHttp\Psr7\MultipartStream($multipartContents);
+
+            } elseif (stripos($headers['Content-Type'], 'application/json') !== false) {
+                # if Content-Type contains "application/json", json_encode the form parameters
+                try {
+                    $httpBody = json_encode($formParams, JSON_THROW_ON_ERROR);
+                } catch (\JsonException $e) {
+                    throw new \InvalidArgumentException('json_encode error: ' . $e->getMessage(), 0, $e);
+                }
+            } else {
+                // for HTTP post (form)
+                $httpBody = ObjectSerializer::buildQuery($formParams);
+            }
+        }
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'PUT',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
+    }
+
+    /**
+     * Operation updateRecordsInBulk
+     *
+     * Update many records
+     *
+     * @param  \Records\Client\Model\BulkWrite $bulk_write bulk_write (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['updateRecordsInBulk'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\BulkResult|\Records\Client\Model\Error
+     */
+    public function updateRecordsInBulk(
+        \Records\Client\Model\BulkWrite $bulk_write,
+        string $contentType = self::contentTypes['updateRecordsInBulk'][0]
+    ): \Records\Client\Model\BulkResult|\Records\Client\Model\Error
+    {
+        list($response) = $this->updateRecordsInBulkWithHttpInfo($bulk_write, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation updateRecordsInBulkWithHttpInfo
+     *
+     * Update many records
+     *
+     * @param  \Records\Client\Model\BulkWrite $bulk_write (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['updateRecordsInBulk'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\BulkResult|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     */
+    public function updateRecordsInBulkWithHttpInfo(
+        \Records\Client\Model\BulkWrite $bulk_write,
+        string $contentType = self::contentTypes['updateRecordsInBulk'][0]
+    ): array
+    {
+        $request = $this->updateRecordsInBulkRequest($bulk_write, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 200:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\BulkResult',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 409:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 412:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\BulkResult',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 200:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\BulkResult',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 409:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 412:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation updateRecordsInBulkAsync
+     *
+     * Update many records
+     *
+     * @param  \Records\Client\Model\BulkWrite $bulk_write (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['updateRecordsInBulk'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function updateRecordsInBulkAsync(
+        \Records\Client\Model\BulkWrite $bulk_write,
+        string $contentType = self::contentTypes['updateRecordsInBulk'][0]
+    ): PromiseInterface
+    {
+        return $this->updateRecordsInBulkAsyncWithHttpInfo($bulk_write, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation updateRecordsInBulkAsyncWithHttpInfo
+     *
+     * Update many records
+     *
+     * @param  \Records\Client\Model\BulkWrite $bulk_write (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['updateRecordsInBulk'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function updateRecordsInBulkAsyncWithHttpInfo(
+        \Records\Client\Model\BulkWrite $bulk_write,
+        string $contentType = self::contentTypes['updateRecordsInBulk'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\BulkResult';
+        $request = $this->updateRecordsInBulkRequest($bulk_write, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'updateRecordsInBulk'
+     *
+     * @param  \Records\Client\Model\BulkWrite $bulk_write (required)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['updateRecordsInBulk'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     */
+    public function updateRecordsInBulkRequest(
+        \Records\Client\Model\BulkWrite $bulk_write,
+        string $contentType = self::contentTypes['updateRecordsInBulk'][0]
+    ): Request
+    {
+        // verify the required parameter 'bulk_write' is set
+        if ($bulk_write === null || (is_array($bulk_write) && count($bulk_write) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $bulk_write when calling updateRecordsInBulk'
+            );
+        }
+
+        $resourcePath = '/record/bulk';
+        $formParams = [];
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+
+
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+        // for model (json/xml)
+        if (isset($bulk_write)) {
+            if (stripos($headers['Content-Type'], 'application/json') !== false) {
+                # if Content-Type contains "application/json", json_encode the body
+                try {
+                    $httpBody = json_encode(ObjectSerializer::sanitizeForSerialization($bulk_write), JSON_THROW_ON_ERROR);
+                } catch (\JsonException $e) {
+                    throw new \InvalidArgumentException('json_encode error: ' . $e->getMessage(), 0, $e);
+                }
+            } else {
+                $httpBody = $bulk_write;
             }
         } elseif (count($formParams) > 0) {
             if ($multipart) {

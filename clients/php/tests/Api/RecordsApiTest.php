@@ -82,12 +82,36 @@ class RecordsApiTest extends TestCase
     }
 
     /**
+     * Test case for createRecordsInBulk
+     *
+     * Create many records.
+     *
+     */
+    public function testCreateRecordsInBulk()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
      * Test case for deleteRecord
      *
      * Delete a record (it can be restored).
      *
      */
     public function testDeleteRecord()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
+     * Test case for deleteRecordsInBulk
+     *
+     * Delete many records.
+     *
+     */
+    public function testDeleteRecordsInBulk()
     {
         // TODO: implement
         self::markTestIncomplete('Not implemented');
@@ -112,6 +136,30 @@ class RecordsApiTest extends TestCase
      *
      */
     public function testGetRecord()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
+     * Test case for getRemoteRecord
+     *
+     * Read the record another application's id is linked to.
+     *
+     */
+    public function testGetRemoteRecord()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
+     * Test case for linkRemoteRecord
+     *
+     * Link another application's id to a record (or move it to another record).
+     *
+     */
+    public function testLinkRemoteRecord()
     {
         // TODO: implement
         self::markTestIncomplete('Not implemented');
@@ -196,6 +244,18 @@ class RecordsApiTest extends TestCase
      *
      */
     public function testUpdateRecordById()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
+     * Test case for updateRecordsInBulk
+     *
+     * Update many records.
+     *
+     */
+    public function testUpdateRecordsInBulk()
     {
         // TODO: implement
         self::markTestIncomplete('Not implemented');

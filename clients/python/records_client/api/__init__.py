@@ -6,6 +6,8 @@ from records_client.api.api_tokens_api import ApiTokensApi
 from records_client.api.categories_api import CategoriesApi
 from records_client.api.field_groups_api import FieldGroupsApi
 from records_client.api.fields_api import FieldsApi
+from records_client.api.files_api import FilesApi
+from records_client.api.history_api import HistoryApi
 from records_client.api.labels_api import LabelsApi
 from records_client.api.menus_api import MenusApi
 from records_client.api.modules_api import ModulesApi

@@ -14,6 +14,21 @@
 
 import * as runtime from '../runtime';
 import {
+    type BulkDelete,
+    BulkDeleteFromJSON,
+    BulkDeleteToJSON,
+} from '../models/BulkDelete';
+import {
+    type BulkResult,
+    BulkResultFromJSON,
+    BulkResultToJSON,
+} from '../models/BulkResult';
+import {
+    type BulkWrite,
+    BulkWriteFromJSON,
+    BulkWriteToJSON,
+} from '../models/BulkWrite';
+import {
     type Deleted,
     DeletedFromJSON,
     DeletedToJSON,
@@ -48,6 +63,21 @@ import {
     RecordWrittenFromJSON,
     RecordWrittenToJSON,
 } from '../models/RecordWritten';
+import {
+    type RemoteLink,
+    RemoteLinkFromJSON,
+    RemoteLinkToJSON,
+} from '../models/RemoteLink';
+import {
+    type RemoteLinkResult,
+    RemoteLinkResultFromJSON,
+    RemoteLinkResultToJSON,
+} from '../models/RemoteLinkResult';
+import {
+    type RemoteRecord,
+    RemoteRecordFromJSON,
+    RemoteRecordToJSON,
+} from '../models/RemoteRecord';
 
 export interface CreateRecordRequest {
     /**
@@ -56,11 +86,25 @@ export interface CreateRecordRequest {
     recordCreate: RecordCreate;
 }
 
+export interface CreateRecordsInBulkRequest {
+    /**
+     * 
+     */
+    bulkWrite: BulkWrite;
+}
+
 export interface DeleteRecordRequest {
     /**
      * The record.
      */
     recordId: number;
+}
+
+export interface DeleteRecordsInBulkRequest {
+    /**
+     * 
+     */
+    bulkDelete: BulkDelete;
 }
 
 export interface GetModuleRecordRequest {
@@ -79,6 +123,32 @@ export interface GetRecordRequest {
      * The record.
      */
     recordId: number;
+}
+
+export interface GetRemoteRecordRequest {
+    /**
+     * The record's id in the other application.
+     */
+    remoteId: string;
+    /**
+     * The other application.
+     */
+    remoteApplication: string;
+}
+
+export interface LinkRemoteRecordRequest {
+    /**
+     * The record's id in the other application.
+     */
+    remoteId: string;
+    /**
+     * The other application.
+     */
+    remoteApplication: string;
+    /**
+     * 
+     */
+    remoteLink: RemoteLink;
 }
 
 export interface ListDeletedRecordsRequest {
@@ -178,6 +248,13 @@ export interface UpdateRecordByIdRequest {
     recordUpdate: RecordUpdate;
 }
 
+export interface UpdateRecordsInBulkRequest {
+    /**
+     * 
+     */
+    bulkWrite: BulkWrite;
+}
+
 /**
  * 
  */
@@ -245,6 +322,65 @@ export class RecordsApi extends runtime.BaseAPI {
     }
 
     /**
+     * Creates request options for createRecordsInBulk without sending the request
+     */
+    async createRecordsInBulkRequestOpts(requestParameters: CreateRecordsInBulkRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['bulkWrite'] == null) {
+            throw new runtime.RequiredError(
+                'bulkWrite',
+                'Required parameter "bulkWrite" was null or undefined when calling createRecordsInBulk().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/record/bulk`;
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: BulkWriteToJSON(requestParameters['bulkWrite']),
+        };
+    }
+
+    /**
+     * Create many records
+     */
+    async createRecordsInBulkRaw(requestParameters: CreateRecordsInBulkRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<BulkResult>> {
+        const requestOptions = await this.createRecordsInBulkRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => BulkResultFromJSON(jsonValue));
+    }
+
+    /**
+     * Create many records
+     */
+    async createRecordsInBulk(requestParameters: CreateRecordsInBulkRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<BulkResult> {
+        const response = await this.createRecordsInBulkRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
      * Creates request options for deleteRecord without sending the request
      */
     async deleteRecordRequestOpts(requestParameters: DeleteRecordRequest): Promise<runtime.RequestOpts> {
@@ -298,6 +434,65 @@ export class RecordsApi extends runtime.BaseAPI {
      */
     async deleteRecord(requestParameters: DeleteRecordRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Deleted> {
         const response = await this.deleteRecordRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for deleteRecordsInBulk without sending the request
+     */
+    async deleteRecordsInBulkRequestOpts(requestParameters: DeleteRecordsInBulkRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['bulkDelete'] == null) {
+            throw new runtime.RequiredError(
+                'bulkDelete',
+                'Required parameter "bulkDelete" was null or undefined when calling deleteRecordsInBulk().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/record/bulk`;
+
+        return {
+            path: urlPath,
+            method: 'DELETE',
+            headers: headerParameters,
+            query: queryParameters,
+            body: BulkDeleteToJSON(requestParameters['bulkDelete']),
+        };
+    }
+
+    /**
+     * Delete many records
+     */
+    async deleteRecordsInBulkRaw(requestParameters: DeleteRecordsInBulkRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<BulkResult>> {
+        const requestOptions = await this.deleteRecordsInBulkRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => BulkResultFromJSON(jsonValue));
+    }
+
+    /**
+     * Delete many records
+     */
+    async deleteRecordsInBulk(requestParameters: DeleteRecordsInBulkRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<BulkResult> {
+        const response = await this.deleteRecordsInBulkRaw(requestParameters, initOverrides);
         return await response.value();
     }
 
@@ -420,6 +615,146 @@ export class RecordsApi extends runtime.BaseAPI {
      */
     async getRecord(requestParameters: GetRecordRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<ModelRecord> {
         const response = await this.getRecordRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for getRemoteRecord without sending the request
+     */
+    async getRemoteRecordRequestOpts(requestParameters: GetRemoteRecordRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['remoteId'] == null) {
+            throw new runtime.RequiredError(
+                'remoteId',
+                'Required parameter "remoteId" was null or undefined when calling getRemoteRecord().'
+            );
+        }
+
+        if (requestParameters['remoteApplication'] == null) {
+            throw new runtime.RequiredError(
+                'remoteApplication',
+                'Required parameter "remoteApplication" was null or undefined when calling getRemoteRecord().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/record/remote/{remoteId}/{remoteApplication}`;
+        urlPath = urlPath.replace('{remoteId}', encodeURIComponent(String(requestParameters['remoteId'])));
+        urlPath = urlPath.replace('{remoteApplication}', encodeURIComponent(String(requestParameters['remoteApplication'])));
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Read the record another application\'s id is linked to
+     */
+    async getRemoteRecordRaw(requestParameters: GetRemoteRecordRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<RemoteRecord>> {
+        const requestOptions = await this.getRemoteRecordRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => RemoteRecordFromJSON(jsonValue));
+    }
+
+    /**
+     * Read the record another application\'s id is linked to
+     */
+    async getRemoteRecord(requestParameters: GetRemoteRecordRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<RemoteRecord> {
+        const response = await this.getRemoteRecordRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for linkRemoteRecord without sending the request
+     */
+    async linkRemoteRecordRequestOpts(requestParameters: LinkRemoteRecordRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['remoteId'] == null) {
+            throw new runtime.RequiredError(
+                'remoteId',
+                'Required parameter "remoteId" was null or undefined when calling linkRemoteRecord().'
+            );
+        }
+
+        if (requestParameters['remoteApplication'] == null) {
+            throw new runtime.RequiredError(
+                'remoteApplication',
+                'Required parameter "remoteApplication" was null or undefined when calling linkRemoteRecord().'
+            );
+        }
+
+        if (requestParameters['remoteLink'] == null) {
+            throw new runtime.RequiredError(
+                'remoteLink',
+                'Required parameter "remoteLink" was null or undefined when calling linkRemoteRecord().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/record/remote/{remoteId}/{remoteApplication}`;
+        urlPath = urlPath.replace('{remoteId}', encodeURIComponent(String(requestParameters['remoteId'])));
+        urlPath = urlPath.replace('{remoteApplication}', encodeURIComponent(String(requestParameters['remoteApplication'])));
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: RemoteLinkToJSON(requestParameters['remoteLink']),
+        };
+    }
+
+    /**
+     * Link another application\'s id to a record (or move it to another record)
+     */
+    async linkRemoteRecordRaw(requestParameters: LinkRemoteRecordRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<RemoteLinkResult>> {
+        const requestOptions = await this.linkRemoteRecordRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => RemoteLinkResultFromJSON(jsonValue));
+    }
+
+    /**
+     * Link another application\'s id to a record (or move it to another record)
+     */
+    async linkRemoteRecord(requestParameters: LinkRemoteRecordRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<RemoteLinkResult> {
+        const response = await this.linkRemoteRecordRaw(requestParameters, initOverrides);
         return await response.value();
     }
 
@@ -879,6 +1214,65 @@ export class RecordsApi extends runtime.BaseAPI {
      */
     async updateRecordById(requestParameters: UpdateRecordByIdRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<RecordWritten> {
         const response = await this.updateRecordByIdRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for updateRecordsInBulk without sending the request
+     */
+    async updateRecordsInBulkRequestOpts(requestParameters: UpdateRecordsInBulkRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['bulkWrite'] == null) {
+            throw new runtime.RequiredError(
+                'bulkWrite',
+                'Required parameter "bulkWrite" was null or undefined when calling updateRecordsInBulk().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/record/bulk`;
+
+        return {
+            path: urlPath,
+            method: 'PUT',
+            headers: headerParameters,
+            query: queryParameters,
+            body: BulkWriteToJSON(requestParameters['bulkWrite']),
+        };
+    }
+
+    /**
+     * Update many records
+     */
+    async updateRecordsInBulkRaw(requestParameters: UpdateRecordsInBulkRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<BulkResult>> {
+        const requestOptions = await this.updateRecordsInBulkRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => BulkResultFromJSON(jsonValue));
+    }
+
+    /**
+     * Update many records
+     */
+    async updateRecordsInBulk(requestParameters: UpdateRecordsInBulkRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<BulkResult> {
+        const response = await this.updateRecordsInBulkRaw(requestParameters, initOverrides);
         return await response.value();
     }
 

@@ -5,6 +5,8 @@ export * from './ApiTokensApi';
 export * from './CategoriesApi';
 export * from './FieldGroupsApi';
 export * from './FieldsApi';
+export * from './FilesApi';
+export * from './HistoryApi';
 export * from './LabelsApi';
 export * from './MenusApi';
 export * from './ModulesApi';
