@@ -27,12 +27,6 @@ const claimsSchema = z.object({
   req: z.partialRecord(z.enum(AUTHORIZE_PARAMETERS), z.string()),
 });
 
-/** What an Allow / Deny form posts: its page's ticket and the button pressed. */
-export const consentAnswerSchema = z.strictObject({
-  ticket: z.string().max(16_384),
-  decision: z.enum(['allow', 'deny']),
-});
-
 export interface ConsentTicket {
   readonly ticketId: string;
   readonly expiresAt: string;

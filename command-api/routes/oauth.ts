@@ -1,6 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
-import { z } from 'zod';
 import {
   CODE_LIFETIME_SECONDS,
   GRANT_LIFETIME_DAYS,
@@ -24,13 +23,20 @@ import { oauthConsentDecider } from '../domain/oauth-consent';
 import { oauthGrantDecider } from '../domain/oauth-grant';
 import { ClientAuthThrottle } from '../kit/login-throttle';
 import { commandContext, sendResult } from './context';
-import { sendConsentPage, sendConsentRefusal } from './oauth-consent-page';
 import {
-  AUTHORIZE_PARAMETERS,
-  consentAnswerSchema,
-  consentTickets,
-  type ConsentTicket,
-} from './oauth-consent';
+  answerConsent,
+  authorize,
+  consentBody,
+  exchangeToken,
+  grantIdParams,
+  introspectToken,
+  renewToken,
+  revokeOAuthGrant,
+  revokeOAuthToken,
+} from '../../contracts/api/oauth';
+import { mount } from '../../infra/http/operations';
+import { sendConsentPage, sendConsentRefusal } from './oauth-consent-page';
+import { AUTHORIZE_PARAMETERS, consentTickets, type ConsentTicket } from './oauth-consent';
 
 /** The OAuth endpoints that take form bodies and authenticate clients themselves (see the HTTP kit). */
 export const OAUTH_CLIENT_ROUTES = [/^\/auth\/oauth\/(token|renew|revoke|introspect)\/?$/];
@@ -299,7 +305,7 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
    * The token holder consents by calling (Bearer / X-Authorization: the spec's programmatic shape): the code
    * comes at once. A browser, signed in by the session cookie, gets the consent page first (OA-08).
    */
-  router.get('/auth/oauth/authorize', async (req, res) => {
+  mount(router, authorize, async (req, res) => {
     // OA-09: never framed, never leaking the code in a Referer.
     res.setHeader('Content-Security-Policy', "frame-ancestors 'none'");
     res.setHeader('Referrer-Policy', 'no-referrer');
@@ -327,10 +333,10 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
    * The consent page's Allow / Deny (a form post, signed in by the session cookie: the kit lets it through
    * without X-CSRF-Token, and the ticket, bound to this session and answerable once, stands in for it).
    */
-  router.post('/auth/oauth/authorize', async (req, res) => {
+  mount(router, answerConsent, async (req, res) => {
     const context = contextOf(req);
     const principal = context.principal;
-    const answer = consentAnswerSchema.safeParse(req.body);
+    const answer = consentBody.safeParse(req.body);
     if (!answer.success) return sendConsentRefusal(res, 'The consent form is malformed.');
     // The page posts to its own host; the scheme is left aside (a TLS proxy may hide it from req.protocol).
     const origin = req.headers.origin;
@@ -463,10 +469,11 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
       scope: grant.scope,
     });
   });
-  router.post('/auth/oauth/token', exchange);
+  mount(router, exchangeToken, exchange);
   // The spec's renew is the refresh_token grant by another name (OA-23).
-  router.post(
-    '/auth/oauth/renew',
+  mount(
+    router,
+    renewToken,
     async (req, _res, next) => {
       req.body = { grant_type: 'refresh_token', ...(req.body as Record<string, unknown>) };
       next();
@@ -482,8 +489,9 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
     return deps.accessTokens.verify(token)?.grantId ?? null;
   };
 
-  router.post(
-    '/auth/oauth/revoke',
+  mount(
+    router,
+    revokeOAuthToken,
     oauthEndpoint(async (req, res) => {
       const client = await authenticateClient(req);
       const tenant = contextOf(req).tenant;
@@ -505,8 +513,9 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
     }),
   );
 
-  router.post(
-    '/auth/oauth/introspect',
+  mount(
+    router,
+    introspectToken,
     oauthEndpoint(async (req, res) => {
       const caller = await authenticateClient(req);
       const tenant = contextOf(req).tenant;
@@ -556,20 +565,16 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
   );
 }
 
-const grantIdParam = z.object({
-  grantId: z.string().regex(/^[0-9a-f]{32}$/, 'must be a grant id (32 hexadecimal digits)'),
-});
-
 /**
  * `DELETE /auth/oauth/grant/{grantId}` (OA-33): users revoke a grant they gave (see `GET /auth/oauth/grant`);
  * its refresh and access tokens stop working on the next request. Another user's grant is a 404.
  */
 export function addOAuthGrantRoutes(router: Router, deps: CommandDeps): void {
-  router.delete('/auth/oauth/grant/:grantId', async (req, res) => {
+  mount(router, revokeOAuthGrant, async (req, res) => {
     const principal = principalOf(req);
     if (!mayManageOwnGrants(principal, 'delete'))
       throw new PlatformError('forbidden', 'this credential may not revoke the OAuth grants of its user');
-    const { grantId } = validate(grantIdParam, req.params, 'path');
+    const { grantId } = validate(grantIdParams, req.params, 'path');
     const stream = streamName('oauthGrant', principal.tenant, grantId);
     const grant = await deps.handler.load(stream, oauthGrantDecider);
     if (grant.state.code?.userId !== Number(principal.userId))

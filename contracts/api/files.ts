@@ -25,12 +25,9 @@ export const uploadQuery = z.strictObject({
     description: 'The file field the file fills; without it the file belongs to the record as a whole.',
     override: { type: 'integer', format: 'int32', minimum: 1 },
   }),
-  name: z
-    .string()
-    .optional()
-    .meta({
-      description: "The file's name when the body is the file itself (a multipart part names its own).",
-    }),
+  name: z.string().optional().meta({
+    description: "The file's name when the body is the file itself (a multipart part names its own).",
+  }),
 });
 const fileCore = {
   id: entityId,

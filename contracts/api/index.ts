@@ -4,6 +4,7 @@ import { CATALOGUE_OPERATIONS } from './catalogue';
 import { API_DESCRIPTION_OPERATIONS } from './description';
 import { FIELD_OPERATIONS } from './fields';
 import { FILE_OPERATIONS } from './files';
+import { OAUTH_OPERATIONS } from './oauth';
 import type { Operation } from './operation';
 import { PLATFORM_OPERATIONS } from './platform';
 import { RECORD_OPERATIONS } from './records';
@@ -23,4 +24,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...AUTH_OPERATIONS,
   ...USER_OPERATIONS,
   ...FILE_OPERATIONS,
+  ...OAUTH_OPERATIONS,
 ];

@@ -76,7 +76,7 @@ export interface HttpKitOptions {
   readonly formPostCallbacks?: readonly RegExp[];
   /** Mounted at the root, for pages such as `/docs`. */
   readonly pages?: Router;
-  /** Mounted at the root, for `/.well-known/…` documents. */
+  /** Mounted at the root, for the `/.well-known/…` documents (its routes carry the full path). */
   readonly wellKnown?: Router;
   /** Routers mounted under `/api`. GET and HEAD go to `query`, everything else to `command`. */
   readonly command?: Router;
@@ -198,7 +198,7 @@ export function createHttpApp(options: HttpKitOptions): Express {
     res.type(contentType).send(body);
   });
 
-  if (options.wellKnown) app.use('/.well-known', options.wellKnown);
+  if (options.wellKnown) app.use(options.wellKnown);
   if (options.pages) app.use(options.pages);
 
   const uploadRoutes = options.uploadRoutes ?? [];

@@ -1,11 +1,12 @@
 import type { Router } from 'express';
-import { z } from 'zod';
 import { PlatformError } from '../../contracts/errors';
 import { AUDIT_COLUMNS } from '../../contracts/query/record-fields';
 import { catalogue } from '../../contracts/query/resolve';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import { validate } from '../../contracts/validation';
 import { sendJson } from '../../infra/http/respond';
+import { clientIdParams, getOAuthClient, listOAuthClients } from '../../contracts/api/oauth';
+import { mount } from '../../infra/http/operations';
 import type { Document } from '../../contracts/read-model-changes';
 import { etagOf } from '../../infra/http/conditional';
 import { awaitConsistency } from '../consistency';
@@ -33,17 +34,15 @@ const OAUTH_CLIENTS: EntityDescription = {
   defaultOrder: [{ path: 'createdAt', direction: 'asc' }],
 };
 
-const clientIdParam = z.object({ clientId: z.string().max(100) });
-
 /** `GET /auth/oauth/client` (a list page) and `GET /auth/oauth/client/{clientId}`; never a secret. */
 export function addOAuthClientReadRoutes(router: Router, deps: EntityReadDeps): void {
-  router.get('/auth/oauth/client', async (req, res) => {
+  mount(router, listOAuthClients, async (req, res) => {
     sendJson(res, 200, await readPage(req, deps, OAUTH_CLIENTS));
   });
 
-  router.get('/auth/oauth/client/:clientId', async (req, res) => {
+  mount(router, getOAuthClient, async (req, res) => {
     const tenant = authorize(req, OAUTH_CLIENTS.module, 'read');
-    const { clientId } = validate(clientIdParam, req.params, 'path');
+    const { clientId } = validate(clientIdParams, req.params, 'path');
     await awaitConsistency(req, deps.consistency, [OAUTH_CLIENTS.projection]);
     const doc = await deps.readModels.get(tenant, OAUTH_CLIENTS.collection, documentId(tenant, clientId));
     if (!doc) throw new PlatformError('not_found', `OAuth client ${clientId} not found`);

@@ -5,6 +5,8 @@ import { equals } from '../../contracts/query/store-query';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import { principalOf } from '../../infra/http/context';
 import { sendJson } from '../../infra/http/respond';
+import { listOAuthGrants } from '../../contracts/api/oauth';
+import { mount } from '../../infra/http/operations';
 import { awaitConsistency } from '../consistency';
 import type { EntityReadDeps } from './entities';
 
@@ -16,7 +18,7 @@ const MAX_GRANTS = 1000;
  * client, what scope, since and until when. Never a hash of a code or token.
  */
 export function addOAuthGrantReadRoutes(router: Router, deps: EntityReadDeps): void {
-  router.get('/auth/oauth/grant', async (req, res) => {
+  mount(router, listOAuthGrants, async (req, res) => {
     const principal = principalOf(req);
     if (!mayManageOwnGrants(principal, 'read'))
       throw new PlatformError('forbidden', 'this credential may not read the OAuth grants of its user');

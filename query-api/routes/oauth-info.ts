@@ -1,4 +1,6 @@
 import { Router } from 'express';
+import { getAuthorizationServerMetadata, getTokenInfo, getUserinfo } from '../../contracts/api/oauth';
+import { mount } from '../../infra/http/operations';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import { scopeTokens } from '../../contracts/oauth';
 import { PlatformError } from '../../contracts/errors';
@@ -14,7 +16,7 @@ export interface OAuthInfoDeps extends EntityReadDeps {
 
 /** `GET /auth/oauth/token-info?token=`: the spec's token check, `{client_id, scope: [...], exp}`. */
 export function addOAuthInfoRoutes(router: Router, deps: OAuthInfoDeps): void {
-  router.get('/auth/oauth/token-info', async (req, res) => {
+  mount(router, getTokenInfo, async (req, res) => {
     const { tenant } = contextOf(req);
     const token = typeof req.query.token === 'string' ? req.query.token : undefined;
     const claims = token === undefined ? null : deps.accessTokens.verify(token);
@@ -43,7 +45,7 @@ export function addOAuthInfoRoutes(router: Router, deps: OAuthInfoDeps): void {
  * who the access token's user is. Users' addresses are set by administrators, so they count as verified.
  */
 export function addUserinfoRoute(router: Router, deps: OAuthInfoDeps): void {
-  router.get('/auth/oauth/userinfo', async (req, res) => {
+  mount(router, getUserinfo, async (req, res) => {
     const principal = principalOf(req);
     if (principal.credential.kind !== 'oauth-access-token')
       throw new PlatformError('unauthorized', 'userinfo answers to an OAuth access token');
@@ -62,7 +64,7 @@ export function addUserinfoRoute(router: Router, deps: OAuthInfoDeps): void {
 /** `/.well-known/oauth-authorization-server` (RFC 8414), for clients that discover the endpoints. */
 export function oauthMetadataRouter(): Router {
   const router = Router();
-  router.get('/oauth-authorization-server', (req, res) => {
+  mount(router, getAuthorizationServerMetadata, (req, res) => {
     const issuer = issuerOf(req);
     res.json({
       issuer,
