@@ -139,14 +139,16 @@ function isObject(value: Json | undefined): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function withoutPatternsBesideFormats(value: Json): Json {
-  if (Array.isArray(value)) return value.map(withoutPatternsBesideFormats);
+/** Schema keywords the generators mishandle: a `pattern` beside a `format`, an array's `default`. */
+function withoutMisreadKeywords(value: Json): Json {
+  if (Array.isArray(value)) return value.map(withoutMisreadKeywords);
   if (!isObject(value)) return value;
   const dropPattern = typeof value.format === 'string' && FORMATS_WITHOUT_PATTERN.has(value.format);
+  const dropDefault = value.type === 'array' && Array.isArray(value.default);
   return Object.fromEntries(
     Object.entries(value)
-      .filter(([key]) => !(dropPattern && key === 'pattern'))
-      .map(([key, inner]) => [key, withoutPatternsBesideFormats(inner)]),
+      .filter(([key]) => !(dropPattern && key === 'pattern') && !(dropDefault && key === 'default'))
+      .map(([key, inner]) => [key, withoutMisreadKeywords(inner)]),
   );
 }
 
@@ -156,6 +158,8 @@ function withoutPatternsBesideFormats(value: Json): Json {
  *   (OpenAPITools/openapi-generator#20346);
  * - no `pattern` beside a `format`: zod's long regexes for date-time and email end up as struct-tag
  *   validators the Go client cannot apply to a `time.Time`;
+ * - no `default` on an array: php-nextgen 7.25.0 writes `["a", "b"]` as `[a, b]` (undefined constants, a
+ *   fatal error when the model is built). Left out, the platform applies the default itself;
  * - no path item with its own `servers` (health, metrics, docs, `/.well-known`): they are served at the
  *   host's root, while a client has one base URL, the API's;
  * - no `additionalProperties: false` in the schemas only answers use: the Go client refuses an answer with
@@ -178,7 +182,7 @@ export function documentForGenerators(document: JsonObject): JsonObject {
       Object.entries(apiPaths).map(([path, item]) => [path, isObject(item) ? withFormsAlone(item) : item]),
     ),
   };
-  return withoutPatternsBesideFormats(withOpenAnswers(prepared)) as JsonObject;
+  return withoutMisreadKeywords(withOpenAnswers(prepared)) as JsonObject;
 }
 
 const FORMS = ['application/x-www-form-urlencoded', 'multipart/form-data'];

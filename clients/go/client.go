@@ -69,6 +69,8 @@ type APIClient struct {
 
 	ModulesAPI *ModulesAPIService
 
+	OauthAPI *OauthAPIService
+
 	PlatformAPI *PlatformAPIService
 
 	RecordsAPI *RecordsAPIService
@@ -116,6 +118,7 @@ func NewAPIClient(cfg *Configuration) *APIClient {
 	c.LabelsAPI = (*LabelsAPIService)(&c.common)
 	c.MenusAPI = (*MenusAPIService)(&c.common)
 	c.ModulesAPI = (*ModulesAPIService)(&c.common)
+	c.OauthAPI = (*OauthAPIService)(&c.common)
 	c.PlatformAPI = (*PlatformAPIService)(&c.common)
 	c.RecordsAPI = (*RecordsAPIService)(&c.common)
 	c.SegmentsAPI = (*SegmentsAPIService)(&c.common)

@@ -2,12 +2,15 @@
 
     RECORDS_URL=http://127.0.0.1:3000/api RECORDS_TOKEN=<API token> python scenario.py
 
-Prints one JSON line: what it created, listed and read.
+Prints one JSON line: what it created, listed and read, and what an OAuth access token could read.
 """
 import json
 import os
+from urllib.parse import parse_qs, urlsplit
 
 import records_client as rc
+
+REDIRECT_URI = "http://127.0.0.1/callback"
 
 
 def setting(name: str) -> str:
@@ -15,6 +18,22 @@ def setting(name: str) -> str:
     if not value:
         raise SystemExit(f"{name} is not set")
     return value
+
+
+def authorization_code(url: str, token: str, client_id: str, state: str) -> str:
+    """The code from the 302 the authorize endpoint answers a bearer-token caller with."""
+    # retries=False: urllib3 hands the redirect back instead of following it to the client's redirect URI.
+    config = rc.Configuration(host=url, access_token=token, retries=False)
+    with rc.ApiClient(config) as client:
+        response = rc.OauthApi(client).authorize_without_preload_content(
+            response_type="code", client_id=client_id, redirect_uri=REDIRECT_URI, state=state
+        )
+        if response.status != 302:
+            raise SystemExit(f"authorize answered {response.status}, not a redirect")
+        query = parse_qs(urlsplit(response.headers["Location"]).query)
+        if query["state"] != [state]:
+            raise SystemExit(f"state not returned: {response.headers['Location']}")
+        return query["code"][0]
 
 
 def main() -> None:
@@ -39,6 +58,22 @@ def main() -> None:
         history = rc.HistoryApi(admin).list_field_history(
             module.id, created["Printer"], filter=f"field=fields.{status.key}"
         )
+        client = rc.OauthApi(admin).create_o_auth_client(
+            rc.OAuthClientCreate(client_name="Scenario python", redirect_uris=[REDIRECT_URI], scope="record:read")
+        )
+
+    code = authorization_code(url, token, client.client_id, "scenario")
+    with rc.ApiClient(rc.Configuration(host=url)) as anonymous:
+        # The client authenticates in the body (client_id, client_secret), the token endpoint's other way beside Basic.
+        issued = rc.OauthApi(anonymous).exchange_token(
+            grant_type="authorization_code",
+            code=code,
+            redirect_uri=REDIRECT_URI,
+            client_id=client.client_id,
+            client_secret=client.client_secret,
+        )
+    with rc.ApiClient(rc.Configuration(host=url, access_token=issued.access_token)) as app:
+        seen = rc.RecordsApi(app).list_records(filter=f"moduleId={module.id}", order="name;ASC")
 
     print(
         json.dumps(
@@ -48,6 +83,11 @@ def main() -> None:
                 "field": status.key,
                 "closed": [record.name for record in closed.items],
                 "history": [[change.old_value, change.new_value] for change in history.items],
+                "oauth": {
+                    "tokenType": issued.token_type,
+                    "scope": issued.scope,
+                    "records": [record.name for record in seen.items],
+                },
             }
         )
     )

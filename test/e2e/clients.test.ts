@@ -80,6 +80,8 @@ const EXPECTED_SCENARIO = (language: string) => ({
     ['open', 'closed'],
     [null, 'open'],
   ],
+  // What an access token from the authorization-code exchange (scope record:read) lists in the module.
+  oauth: { tokenType: 'Bearer', scope: 'record:read', records: ['Printer', 'Router', 'Scanner'] },
 });
 
 interface ClientUnderTest {

@@ -44,7 +44,11 @@ const document = {
   },
   components: {
     schemas: {
-      RecordCreate: closed({ name: { type: 'string' }, labels: { type: 'array', items: ref('Label') } }),
+      RecordCreate: closed({
+        name: { type: 'string', default: 'Untitled' },
+        labels: { type: 'array', items: ref('Label') },
+        kinds: { type: 'array', items: { type: 'string', enum: ['a', 'b'] }, default: ['a', 'b'] },
+      }),
       Record: closed({
         at: { type: 'string', format: 'date-time', pattern: '^\\d{4}-.*$' },
         code: { type: 'string', pattern: '^[A-Z]+$' },
@@ -76,6 +80,12 @@ describe('the copy of the API description the client generators get', () => {
     const record = prepared.components.schemas.Record.properties;
     expect(record.at).toEqual({ type: 'string', format: 'date-time' });
     expect(record.code).toEqual({ type: 'string', pattern: '^[A-Z]+$' });
+  });
+
+  test("drops an array's default and keeps the others", () => {
+    const create = prepared.components.schemas.RecordCreate.properties;
+    expect(create.kinds).toEqual({ type: 'array', items: { type: 'string', enum: ['a', 'b'] } });
+    expect(create.name).toEqual({ type: 'string', default: 'Untitled' });
   });
 
   test('offers the form alone where an operation takes a form or JSON', () => {

@@ -2,7 +2,7 @@
 //
 //	RECORDS_URL=http://127.0.0.1:3000/api RECORDS_TOKEN=<API token> go run ./scenario
 //
-// Prints one JSON line: what it created, listed and read.
+// Prints one JSON line: what it created, listed and read, and what an OAuth access token could read.
 package main
 
 import (
@@ -11,10 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 
 	records "github.com/records-platform/records-platform/clients/go"
 )
+
+const redirectURI = "http://127.0.0.1/callback"
 
 func setting(name string) string {
 	value := os.Getenv(name)
@@ -51,6 +54,29 @@ func client(serverURL string) *records.APIClient {
 	return records.NewAPIClient(config)
 }
 
+// authorizationCode reads the code from the 302 the authorize endpoint answers a bearer-token caller with.
+func authorizationCode(serverURL string, admin context.Context, clientID, state string) string {
+	config := records.NewConfiguration()
+	config.Servers = records.ServerConfigurations{{URL: serverURL}}
+	// Not following the redirect (to the client's redirect URI): the 302 itself is the answer.
+	config.HTTPClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+	_, response, err := records.NewAPIClient(config).OauthAPI.Authorize(admin).
+		ResponseType("code").ClientId(clientID).RedirectUri(redirectURI).State(state).Execute()
+	if response == nil || response.StatusCode != http.StatusFound {
+		fail(fmt.Errorf("authorize did not redirect: %v", err))
+	}
+	location, err := url.Parse(response.Header.Get("Location"))
+	if err != nil {
+		fail(err)
+	}
+	if location.Query().Get("state") != state {
+		fail(fmt.Errorf("state not returned: %s", location))
+	}
+	return location.Query().Get("code")
+}
+
 func main() {
 	serverURL := setting("RECORDS_URL")
 	api := client(serverURL)
@@ -77,6 +103,18 @@ func main() {
 	history := must(api.HistoryAPI.ListFieldHistory(admin, module.Id, created["Printer"]).
 		Filter("field=fields." + status.Key).Execute())
 
+	clientCreate := records.NewOAuthClientCreate("Scenario go", []string{redirectURI})
+	clientCreate.SetScope("record:read")
+	registered := must(api.OauthAPI.CreateOAuthClient(admin).OAuthClientCreate(*clientCreate).Execute())
+	code := authorizationCode(serverURL, admin, registered.ClientId, "scenario")
+	// The client authenticates in the body (client_id, client_secret), the token endpoint's other way beside Basic.
+	issued := must(api.OauthAPI.ExchangeToken(context.Background()).
+		GrantType("authorization_code").Code(code).RedirectUri(redirectURI).
+		ClientId(registered.ClientId).ClientSecret(registered.ClientSecret).Execute())
+	asApp := context.WithValue(context.Background(), records.ContextAccessToken, issued.AccessToken)
+	seen := must(api.RecordsAPI.ListRecords(asApp).
+		Filter(fmt.Sprintf("moduleId=%d", module.Id)).Order("name;ASC").Execute())
+
 	names := func(items []records.Record) []string {
 		out := []string{}
 		for _, item := range items {
@@ -94,6 +132,11 @@ func main() {
 		"field":   status.Key,
 		"closed":  names(closed.Items),
 		"history": changes,
+		"oauth": map[string]any{
+			"tokenType": issued.TokenType,
+			"scope":     issued.Scope,
+			"records":   names(seen.Items),
+		},
 	})
 	if err != nil {
 		fail(err)

@@ -28,6 +28,7 @@ __all__ = [
     "LabelsApi",
     "MenusApi",
     "ModulesApi",
+    "OauthApi",
     "PlatformApi",
     "RecordsApi",
     "SegmentsApi",
@@ -51,6 +52,7 @@ __all__ = [
     "ApiUsageItemsInner",
     "AuditEntry",
     "AuditPage",
+    "AuthorizationServerMetadata",
     "BulkDelete",
     "BulkItemResult",
     "BulkItemResultError",
@@ -63,6 +65,7 @@ __all__ = [
     "CategoryUpdate",
     "CategoryWritten",
     "DeleteLabelByBodyRequest",
+    "DeleteOAuthClient200Response",
     "DeleteRecordFile200Response",
     "Deleted",
     "Error",
@@ -94,6 +97,7 @@ __all__ = [
     "FileWeightsResult",
     "FileWeightsResultFilesInner",
     "FileWritten",
+    "Introspection",
     "Label",
     "LabelCreate",
     "LabelPage",
@@ -115,6 +119,15 @@ __all__ = [
     "ModuleTemplateFieldsInner",
     "ModuleTemplatePage",
     "ModuleWritten",
+    "OAuthClient",
+    "OAuthClientChanged",
+    "OAuthClientCreate",
+    "OAuthClientPage",
+    "OAuthClientRegistered",
+    "OAuthClientUpdate",
+    "OAuthError",
+    "OAuthGrants",
+    "OAuthGrantsItemsInner",
     "OpenApiDocument",
     "OpenApiDocumentInfo",
     "PasswordChange",
@@ -134,6 +147,8 @@ __all__ = [
     "RemoteRecord",
     "RemoteRecordRemote",
     "RemoveTwoFactorDevice200Response",
+    "RevokeOAuthGrant200Response",
+    "RevokeOAuthToken200Response",
     "RevokeToken200Response",
     "SecondFactor",
     "Segment",
@@ -162,8 +177,10 @@ __all__ = [
     "TeamUpdate",
     "TeamWritten",
     "Token",
+    "TokenAnswer",
     "TokenChanged",
     "TokenCreate",
+    "TokenInfo",
     "TokenIssued",
     "TokenPage",
     "TokenPriority",
@@ -181,6 +198,7 @@ __all__ = [
     "UserPage",
     "UserUpdate",
     "UserWritten",
+    "Userinfo",
 ]
 
 # import apis into sdk package
@@ -194,6 +212,7 @@ from records_client.api.history_api import HistoryApi as HistoryApi
 from records_client.api.labels_api import LabelsApi as LabelsApi
 from records_client.api.menus_api import MenusApi as MenusApi
 from records_client.api.modules_api import ModulesApi as ModulesApi
+from records_client.api.oauth_api import OauthApi as OauthApi
 from records_client.api.platform_api import PlatformApi as PlatformApi
 from records_client.api.records_api import RecordsApi as RecordsApi
 from records_client.api.segments_api import SegmentsApi as SegmentsApi
@@ -221,6 +240,7 @@ from records_client.models.api_usage import ApiUsage as ApiUsage
 from records_client.models.api_usage_items_inner import ApiUsageItemsInner as ApiUsageItemsInner
 from records_client.models.audit_entry import AuditEntry as AuditEntry
 from records_client.models.audit_page import AuditPage as AuditPage
+from records_client.models.authorization_server_metadata import AuthorizationServerMetadata as AuthorizationServerMetadata
 from records_client.models.bulk_delete import BulkDelete as BulkDelete
 from records_client.models.bulk_item_result import BulkItemResult as BulkItemResult
 from records_client.models.bulk_item_result_error import BulkItemResultError as BulkItemResultError
@@ -233,6 +253,7 @@ from records_client.models.category_page import CategoryPage as CategoryPage
 from records_client.models.category_update import CategoryUpdate as CategoryUpdate
 from records_client.models.category_written import CategoryWritten as CategoryWritten
 from records_client.models.delete_label_by_body_request import DeleteLabelByBodyRequest as DeleteLabelByBodyRequest
+from records_client.models.delete_o_auth_client200_response import DeleteOAuthClient200Response as DeleteOAuthClient200Response
 from records_client.models.delete_record_file200_response import DeleteRecordFile200Response as DeleteRecordFile200Response
 from records_client.models.deleted import Deleted as Deleted
 from records_client.models.error import Error as Error
@@ -264,6 +285,7 @@ from records_client.models.file_weights_files_inner import FileWeightsFilesInner
 from records_client.models.file_weights_result import FileWeightsResult as FileWeightsResult
 from records_client.models.file_weights_result_files_inner import FileWeightsResultFilesInner as FileWeightsResultFilesInner
 from records_client.models.file_written import FileWritten as FileWritten
+from records_client.models.introspection import Introspection as Introspection
 from records_client.models.label import Label as Label
 from records_client.models.label_create import LabelCreate as LabelCreate
 from records_client.models.label_page import LabelPage as LabelPage
@@ -285,6 +307,15 @@ from records_client.models.module_template import ModuleTemplate as ModuleTempla
 from records_client.models.module_template_fields_inner import ModuleTemplateFieldsInner as ModuleTemplateFieldsInner
 from records_client.models.module_template_page import ModuleTemplatePage as ModuleTemplatePage
 from records_client.models.module_written import ModuleWritten as ModuleWritten
+from records_client.models.o_auth_client import OAuthClient as OAuthClient
+from records_client.models.o_auth_client_changed import OAuthClientChanged as OAuthClientChanged
+from records_client.models.o_auth_client_create import OAuthClientCreate as OAuthClientCreate
+from records_client.models.o_auth_client_page import OAuthClientPage as OAuthClientPage
+from records_client.models.o_auth_client_registered import OAuthClientRegistered as OAuthClientRegistered
+from records_client.models.o_auth_client_update import OAuthClientUpdate as OAuthClientUpdate
+from records_client.models.o_auth_error import OAuthError as OAuthError
+from records_client.models.o_auth_grants import OAuthGrants as OAuthGrants
+from records_client.models.o_auth_grants_items_inner import OAuthGrantsItemsInner as OAuthGrantsItemsInner
 from records_client.models.open_api_document import OpenApiDocument as OpenApiDocument
 from records_client.models.open_api_document_info import OpenApiDocumentInfo as OpenApiDocumentInfo
 from records_client.models.password_change import PasswordChange as PasswordChange
@@ -304,6 +335,8 @@ from records_client.models.remote_link_result import RemoteLinkResult as RemoteL
 from records_client.models.remote_record import RemoteRecord as RemoteRecord
 from records_client.models.remote_record_remote import RemoteRecordRemote as RemoteRecordRemote
 from records_client.models.remove_two_factor_device200_response import RemoveTwoFactorDevice200Response as RemoveTwoFactorDevice200Response
+from records_client.models.revoke_o_auth_grant200_response import RevokeOAuthGrant200Response as RevokeOAuthGrant200Response
+from records_client.models.revoke_o_auth_token200_response import RevokeOAuthToken200Response as RevokeOAuthToken200Response
 from records_client.models.revoke_token200_response import RevokeToken200Response as RevokeToken200Response
 from records_client.models.second_factor import SecondFactor as SecondFactor
 from records_client.models.segment import Segment as Segment
@@ -332,8 +365,10 @@ from records_client.models.team_page import TeamPage as TeamPage
 from records_client.models.team_update import TeamUpdate as TeamUpdate
 from records_client.models.team_written import TeamWritten as TeamWritten
 from records_client.models.token import Token as Token
+from records_client.models.token_answer import TokenAnswer as TokenAnswer
 from records_client.models.token_changed import TokenChanged as TokenChanged
 from records_client.models.token_create import TokenCreate as TokenCreate
+from records_client.models.token_info import TokenInfo as TokenInfo
 from records_client.models.token_issued import TokenIssued as TokenIssued
 from records_client.models.token_page import TokenPage as TokenPage
 from records_client.models.token_priority import TokenPriority as TokenPriority
@@ -351,4 +386,5 @@ from records_client.models.user_create import UserCreate as UserCreate
 from records_client.models.user_page import UserPage as UserPage
 from records_client.models.user_update import UserUpdate as UserUpdate
 from records_client.models.user_written import UserWritten as UserWritten
+from records_client.models.userinfo import Userinfo as Userinfo
 

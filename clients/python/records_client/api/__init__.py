@@ -11,6 +11,7 @@ from records_client.api.history_api import HistoryApi
 from records_client.api.labels_api import LabelsApi
 from records_client.api.menus_api import MenusApi
 from records_client.api.modules_api import ModulesApi
+from records_client.api.oauth_api import OauthApi
 from records_client.api.platform_api import PlatformApi
 from records_client.api.records_api import RecordsApi
 from records_client.api.segments_api import SegmentsApi

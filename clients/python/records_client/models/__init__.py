@@ -17,6 +17,7 @@ from records_client.models.api_usage import ApiUsage
 from records_client.models.api_usage_items_inner import ApiUsageItemsInner
 from records_client.models.audit_entry import AuditEntry
 from records_client.models.audit_page import AuditPage
+from records_client.models.authorization_server_metadata import AuthorizationServerMetadata
 from records_client.models.bulk_delete import BulkDelete
 from records_client.models.bulk_item_result import BulkItemResult
 from records_client.models.bulk_item_result_error import BulkItemResultError
@@ -29,6 +30,7 @@ from records_client.models.category_page import CategoryPage
 from records_client.models.category_update import CategoryUpdate
 from records_client.models.category_written import CategoryWritten
 from records_client.models.delete_label_by_body_request import DeleteLabelByBodyRequest
+from records_client.models.delete_o_auth_client200_response import DeleteOAuthClient200Response
 from records_client.models.delete_record_file200_response import DeleteRecordFile200Response
 from records_client.models.deleted import Deleted
 from records_client.models.error import Error
@@ -60,6 +62,7 @@ from records_client.models.file_weights_files_inner import FileWeightsFilesInner
 from records_client.models.file_weights_result import FileWeightsResult
 from records_client.models.file_weights_result_files_inner import FileWeightsResultFilesInner
 from records_client.models.file_written import FileWritten
+from records_client.models.introspection import Introspection
 from records_client.models.label import Label
 from records_client.models.label_create import LabelCreate
 from records_client.models.label_page import LabelPage
@@ -81,6 +84,15 @@ from records_client.models.module_template import ModuleTemplate
 from records_client.models.module_template_fields_inner import ModuleTemplateFieldsInner
 from records_client.models.module_template_page import ModuleTemplatePage
 from records_client.models.module_written import ModuleWritten
+from records_client.models.o_auth_client import OAuthClient
+from records_client.models.o_auth_client_changed import OAuthClientChanged
+from records_client.models.o_auth_client_create import OAuthClientCreate
+from records_client.models.o_auth_client_page import OAuthClientPage
+from records_client.models.o_auth_client_registered import OAuthClientRegistered
+from records_client.models.o_auth_client_update import OAuthClientUpdate
+from records_client.models.o_auth_error import OAuthError
+from records_client.models.o_auth_grants import OAuthGrants
+from records_client.models.o_auth_grants_items_inner import OAuthGrantsItemsInner
 from records_client.models.open_api_document import OpenApiDocument
 from records_client.models.open_api_document_info import OpenApiDocumentInfo
 from records_client.models.password_change import PasswordChange
@@ -100,6 +112,8 @@ from records_client.models.remote_link_result import RemoteLinkResult
 from records_client.models.remote_record import RemoteRecord
 from records_client.models.remote_record_remote import RemoteRecordRemote
 from records_client.models.remove_two_factor_device200_response import RemoveTwoFactorDevice200Response
+from records_client.models.revoke_o_auth_grant200_response import RevokeOAuthGrant200Response
+from records_client.models.revoke_o_auth_token200_response import RevokeOAuthToken200Response
 from records_client.models.revoke_token200_response import RevokeToken200Response
 from records_client.models.second_factor import SecondFactor
 from records_client.models.segment import Segment
@@ -128,8 +142,10 @@ from records_client.models.team_page import TeamPage
 from records_client.models.team_update import TeamUpdate
 from records_client.models.team_written import TeamWritten
 from records_client.models.token import Token
+from records_client.models.token_answer import TokenAnswer
 from records_client.models.token_changed import TokenChanged
 from records_client.models.token_create import TokenCreate
+from records_client.models.token_info import TokenInfo
 from records_client.models.token_issued import TokenIssued
 from records_client.models.token_page import TokenPage
 from records_client.models.token_priority import TokenPriority
@@ -147,4 +163,5 @@ from records_client.models.user_create import UserCreate
 from records_client.models.user_page import UserPage
 from records_client.models.user_update import UserUpdate
 from records_client.models.user_written import UserWritten
+from records_client.models.userinfo import Userinfo
 

@@ -10,6 +10,7 @@ export * from './HistoryApi';
 export * from './LabelsApi';
 export * from './MenusApi';
 export * from './ModulesApi';
+export * from './OauthApi';
 export * from './PlatformApi';
 export * from './RecordsApi';
 export * from './SegmentsApi';
