@@ -8,7 +8,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 generator=org.openapitools:openapi-generator-cli:$(sed -n "s/^export const GENERATOR_VERSION = '\(.*\)';/\1/p" bin/generate-clients.ts)
 echo "clients: $generator (Maven Central)"
-mvn -B -q -Dstyle.color=never dependency:get -Dartifact="$generator" -Dtransitive=false
+mvn_log=$(mktemp)
+if ! mvn -B -q dependency:get -Dartifact="$generator" -Dtransitive=false >"$mvn_log" 2>&1; then
+  cat "$mvn_log" >&2
+  exit 1
+fi
+rm -f "$mvn_log"
 
 php_packages=(php-cli php-curl php-mbstring php-xml composer php-guzzlehttp-guzzle php-guzzlehttp-psr7)
 installed=$(dpkg-query -W -f='${db:Status-Abbrev}\n' "${php_packages[@]}" 2>/dev/null | grep -c '^ii' || true)
