@@ -12,6 +12,7 @@ const BENCHES = [
   'heavy-readers.ts',
   'like-filter.ts',
   'api-description.ts',
+  'mcp-overhead.ts',
 ];
 
 let failed = 0;

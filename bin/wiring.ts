@@ -57,6 +57,7 @@ import { oauthMetadataRouter } from '../query-api/routes/oauth-info';
 import { apiDocsRouter } from '../query-api/routes/api-description';
 import { API_BASE } from '../infra/http/operations';
 import { loadApiDescriptions } from './api-descriptions';
+import { OPERATIONS } from '../contracts/api/index';
 import {
   awaitCredentialHeads,
   awaitPosition,
@@ -323,7 +324,16 @@ export async function buildServices(
   const sessionIdleMs = config.SESSION_IDLE_MINUTES * 60_000;
   const sealer = createSealer(loadMasterKey(config.SECRETS_KEY, resolve(config.DATA_DIR)));
   const accessTokens = createAccessTokens(sealer.derivedKey('oauth-access-tokens'));
+  // The MCP tools call both APIs: served where both run, or where MCP_API_URL names the API to call.
+  const servesMcp = (selection.command && selection.query) || config.MCP_API_URL !== undefined;
   const app = createHttpApp({
+    ...(servesMcp && {
+      mcp: {
+        operations: OPERATIONS,
+        ...(config.MCP_API_URL !== undefined && { apiUrl: config.MCP_API_URL }),
+        timeoutMs: config.OUTBOUND_TIMEOUT_MS,
+      },
+    }),
     version: appVersion(),
     baseHost: config.BASE_HOST,
     defaultTenant: config.DEFAULT_TENANT,

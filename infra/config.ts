@@ -72,6 +72,11 @@ export const configSchema = z.object({
   READ_QUEUE_PER_SYSTEM: z.coerce.number().int().min(1).max(1000).default(8),
   /** Bearer token `/metrics` requires; unset: `/metrics` answers only direct connections from this host. */
   METRICS_TOKEN: z.string().min(24).optional(),
+  /**
+   * Where the MCP tool server sends its tool calls when this process does not serve both APIs (the command-api
+   * service behind the compose gateway): the API's base URL, such as `http://gateway:8080`.
+   */
+  MCP_API_URL: z.url({ protocol: /^https?$/ }).optional(),
   OAUTH_INTROSPECTIONS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(300),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   PROJECTIONS_THREAD: booleanFlag.default(true),

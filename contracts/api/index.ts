@@ -4,6 +4,7 @@ import { CATALOGUE_OPERATIONS } from './catalogue';
 import { API_DESCRIPTION_OPERATIONS } from './description';
 import { FIELD_OPERATIONS } from './fields';
 import { FILE_OPERATIONS } from './files';
+import { MCP_OPERATIONS } from './mcp';
 import { OAUTH_OPERATIONS } from './oauth';
 import type { Operation } from './operation';
 import { PLATFORM_OPERATIONS } from './platform';
@@ -25,4 +26,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...USER_OPERATIONS,
   ...FILE_OPERATIONS,
   ...OAUTH_OPERATIONS,
+  ...MCP_OPERATIONS,
 ];

@@ -20,6 +20,8 @@ import { validate } from '../../contracts/validation';
 import { sendJson } from './respond';
 import { indexedByFirstSegment } from './segment-index';
 import { API_BASE, mount } from './operations';
+import type { Operation } from '../../contracts/api/operation';
+import { mcpRouter } from '../mcp/server';
 import { getApiUsage, getHealth, getMetrics, getReadiness, usageQuery } from '../../contracts/api/platform';
 
 export interface ReadinessReport {
@@ -74,6 +76,15 @@ export interface HttpKitOptions {
    * check does not apply, and any credential the request carries is ignored (it neither helps nor blocks).
    */
   readonly formPostCallbacks?: readonly RegExp[];
+  /**
+   * The MCP tool server (`/v2/{system}/…`) over these operations. Its tool calls go into this app, or to
+   * `apiUrl` when this process does not serve both APIs.
+   */
+  readonly mcp?: {
+    readonly operations: readonly Operation[];
+    readonly apiUrl?: string;
+    readonly timeoutMs: number;
+  };
   /** Mounted at the root, for pages such as `/docs`. */
   readonly pages?: Router;
   /** Mounted at the root, for the `/.well-known/…` documents (its routes carry the full path). */
@@ -200,6 +211,19 @@ export function createHttpApp(options: HttpKitOptions): Express {
 
   if (options.wellKnown) app.use(options.wellKnown);
   if (options.pages) app.use(options.pages);
+  if (options.mcp) {
+    const { operations, apiUrl, timeoutMs } = options.mcp;
+    app.use(
+      mcpRouter({
+        version: options.version,
+        baseHost: options.baseHost,
+        operations,
+        authenticate: (tenant, token) => options.authenticate(tenant, token),
+        ...(apiUrl !== undefined && { apiUrl }),
+        timeoutMs,
+      }),
+    );
+  }
 
   const uploadRoutes = options.uploadRoutes ?? [];
   const oauthRoutes = options.oauthRoutes ?? [];
@@ -411,7 +435,8 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
       res.end();
       return;
     }
-    if (platformError.status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="records-platform"');
+    if (platformError.status === 401 && !res.hasHeader('WWW-Authenticate'))
+      res.setHeader('WWW-Authenticate', 'Bearer realm="records-platform"');
     // A refusal for load says when to come back, unless its source already did (the quota's reset).
     if ((platformError.status === 429 || platformError.status === 503) && !res.hasHeader('Retry-After'))
       res.setHeader('Retry-After', '1');

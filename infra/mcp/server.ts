@@ -1,0 +1,327 @@
+/**
+ * The MCP tool server: `/v2/{system}/sse` with its message endpoint (HTTP+SSE, the spec's transport) and
+ * `/v2/{system}/mcp` (Streamable HTTP), on the official SDK. Every request carries a bearer credential of
+ * `{system}` (an API token, an OAuth access token or a session); a session belongs to the credential that
+ * opened it. A tool call is the REST request of its operation, dispatched into the platform's own HTTP app
+ * in-process with the caller's credential: rights, limits, validation and answers are exactly REST's.
+ */
+import { randomUUID } from 'node:crypto';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { callApi } from './dispatch';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Principal } from '../../contracts/auth';
+import {
+  closeMcpSession,
+  getMcpResourceMetadata,
+  mcpParams,
+  openMcpSseStream,
+  openMcpStream,
+  postMcpMessage,
+  postMcpSseMessage,
+  sseMessageQuery,
+} from '../../contracts/api/mcp';
+import type { Operation } from '../../contracts/api/operation';
+import { PlatformError } from '../../contracts/errors';
+import { validate } from '../../contracts/validation';
+import { API_BASE, mount } from '../http/operations';
+import { sendJson } from '../http/respond';
+import { toolsOf, type ToolDefinition } from './tools';
+
+export interface McpOptions {
+  readonly version: string;
+  readonly baseHost: string;
+  readonly operations: readonly Operation[];
+  /** The principal of a bearer credential of `tenant`, or null. */
+  readonly authenticate: (tenant: string, token: string) => Promise<Principal | null>;
+  /**
+   * Where tool calls go when this process does not serve both APIs (`MCP_API_URL`); by default the platform
+   * itself, at the address the MCP request came in on.
+   */
+  readonly apiUrl?: string;
+  readonly timeoutMs: number;
+  readonly maxSessionsPerCredential?: number;
+  readonly maxSessions?: number;
+  readonly idleSessionMs?: number;
+}
+
+interface Session {
+  readonly owner: string;
+  readonly close: () => Promise<void>;
+  lastUsed: number;
+}
+
+interface Caller {
+  readonly system: string;
+  readonly token: string;
+  readonly principal: Principal;
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+const callers = new WeakMap<Request, Caller>();
+
+function bearerOf(req: Request): string | undefined {
+  for (const header of ['authorization', 'x-authorization'] as const) {
+    const match = BEARER.exec(String(req.headers[header] ?? ''));
+    if (match) return match[1];
+  }
+  return undefined;
+}
+
+function ownerOf(caller: Caller): string {
+  return `${caller.system}\u0000${caller.principal.userId}\u0000${caller.principal.credential.id}`;
+}
+
+/** What the REST API answered, as a tool result: the JSON body, and `isError` for a refusal. */
+function toolResult(status: number, text: string): CallToolResult {
+  let json: unknown;
+  try {
+    json = text === '' ? null : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  if (status >= 400) {
+    const error = json as { code?: string; message?: string } | undefined;
+    const summary =
+      error?.message === undefined ? `HTTP ${status}` : `${status} ${error.code ?? ''}: ${error.message}`;
+    return { isError: true, content: [{ type: 'text', text: `${summary}\n${text}` }] };
+  }
+  const structured = json !== null && typeof json === 'object' && !Array.isArray(json);
+  return {
+    content: [{ type: 'text', text }],
+    ...(structured && { structuredContent: json as Record<string, unknown> }),
+  };
+}
+
+export function mcpRouter(options: McpOptions): Router {
+  const tools = toolsOf(options.operations);
+  const maxPerCredential = options.maxSessionsPerCredential ?? 16;
+  const maxSessions = options.maxSessions ?? 2000;
+  const idleMs = options.idleSessionMs ?? 30 * 60_000;
+  const sessions = new Map<string, Session>();
+
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, session] of sessions)
+        if (now - session.lastUsed > idleMs) {
+          sessions.delete(id);
+          void session.close();
+        }
+    },
+    Math.min(idleMs, 60_000),
+  );
+  sweep.unref();
+
+  const call = async (tool: ToolDefinition, args: Record<string, unknown>, auth: AuthInfo | undefined) => {
+    const system = auth?.extra?.system;
+    const origin = auth?.extra?.origin;
+    if (auth === undefined || typeof system !== 'string' || !(origin instanceof URL))
+      throw new PlatformError('unauthorized', 'a tool call needs the credential of its session');
+    const request = tool.request(args);
+    const answer = await callApi(
+      origin,
+      {
+        method: request.method,
+        url: `${API_BASE}${request.url}`,
+        headers: {
+          authorization: `Bearer ${auth.token}`,
+          host: `${system}.${options.baseHost}`,
+          ...(request.body !== undefined && { 'content-type': 'application/json' }),
+        },
+        ...(request.body !== undefined && { body: JSON.stringify(request.body) }),
+      },
+      options.timeoutMs,
+    );
+    return toolResult(answer.status, answer.body);
+  };
+
+  const newServer = (): McpServer => {
+    const server = new McpServer(
+      { name: 'records-platform', version: options.version },
+      {
+        instructions:
+          'Tools of the Records Platform API: records, their fields, labels, spaces, modules and history.',
+      },
+    );
+    for (const tool of tools)
+      server.registerTool(
+        tool.name,
+        {
+          title: tool.title,
+          description: tool.description,
+          inputSchema: tool.inputSchema,
+          annotations: {
+            readOnlyHint: tool.readOnly,
+            destructiveHint: tool.destructive,
+            openWorldHint: false,
+          },
+        },
+        (args: Record<string, unknown>, extra: { authInfo?: AuthInfo }) => call(tool, args, extra.authInfo),
+      );
+    return server;
+  };
+
+  const configuredOrigin = options.apiUrl === undefined ? undefined : new URL(options.apiUrl);
+  /** The platform itself: the local address and port this request came in on (IPv6 in brackets). */
+  const apiOrigin = (req: Request): URL => {
+    if (configuredOrigin !== undefined) return configuredOrigin;
+    const address = req.socket.localAddress ?? '127.0.0.1';
+    const unmapped = address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+    const host = unmapped.includes(':') ? `[${unmapped}]` : unmapped;
+    return new URL(`http://${host}:${req.socket.localPort}`);
+  };
+
+  const resourceMetadataUrl = (req: Request, system: string, transport: 'sse' | 'mcp') =>
+    `${req.protocol}://${req.get('host') ?? 'localhost'}/.well-known/oauth-protected-resource/v2/${system}/${transport}`;
+
+  /** Authenticates the bearer credential against `{system}`; a 401 points at the resource metadata. */
+  const authenticated =
+    (transport: 'sse' | 'mcp'): RequestHandler =>
+    async (req, res, next) => {
+      const { system } = validate(mcpParams, req.params, 'path');
+      const token = bearerOf(req);
+      const principal = token === undefined ? null : await options.authenticate(system, token);
+      if (token === undefined || principal === null) {
+        const error = token === undefined ? '' : ', error="invalid_token"';
+        res.setHeader(
+          'WWW-Authenticate',
+          `Bearer resource_metadata="${resourceMetadataUrl(req, system, transport)}"${error}`,
+        );
+        throw new PlatformError(
+          'unauthorized',
+          token === undefined
+            ? `the MCP server of ${system} needs a bearer token of that system`
+            : `invalid, expired or revoked credential for the system ${system}`,
+        );
+      }
+      const caller = { system, token, principal };
+      callers.set(req, caller);
+      // The SDK hands this to tool handlers as `extra.authInfo`.
+      (req as Request & { auth?: AuthInfo }).auth = {
+        token,
+        clientId: principal.credential.id,
+        scopes: [],
+        extra: { system, origin: apiOrigin(req) },
+      };
+      next();
+    };
+
+  const callerOf = (req: Request): Caller => callers.get(req)!;
+
+  /** The session `id` of this caller: a 404 when unknown, a 403 when another credential opened it. */
+  const ownSession = (req: Request, id: string | undefined): Session => {
+    const session = id === undefined ? undefined : sessions.get(id);
+    if (session === undefined)
+      throw new PlatformError('not_found', 'no such MCP session (it may have ended)');
+    if (session.owner !== ownerOf(callerOf(req)))
+      throw new PlatformError('forbidden', 'this MCP session belongs to another credential');
+    session.lastUsed = Date.now();
+    return session;
+  };
+
+  /** Room for one more session of this caller (the oldest of theirs is not closed: they asked for too many). */
+  const admitSession = (req: Request): string => {
+    const owner = ownerOf(callerOf(req));
+    const own = [...sessions.values()].filter((session) => session.owner === owner).length;
+    if (own >= maxPerCredential || sessions.size >= maxSessions)
+      throw new PlatformError(
+        'rate_limited',
+        `too many open MCP sessions (at most ${maxPerCredential} per credential): close one first`,
+      );
+    return owner;
+  };
+
+  const router = Router();
+  const sseTransports = new Map<string, SSEServerTransport>();
+
+  mount(router, openMcpSseStream, authenticated('sse'), async (req: Request, res: Response) => {
+    const owner = admitSession(req);
+    const { system } = validate(mcpParams, req.params, 'path');
+    const transport = new SSEServerTransport(`/v2/${system}/message`, res);
+    const server = newServer();
+    const session: Session = { owner, lastUsed: Date.now(), close: () => server.close() };
+    sessions.set(transport.sessionId, session);
+    sseTransports.set(transport.sessionId, transport);
+    const forget = () => {
+      sessions.delete(transport.sessionId);
+      sseTransports.delete(transport.sessionId);
+    };
+    transport.onclose = forget;
+    res.on('close', () => {
+      forget();
+      void server.close();
+    });
+    await server.connect(transport);
+  });
+
+  mount(router, postMcpSseMessage, authenticated('sse'), async (req: Request, res: Response) => {
+    const { sessionId } = validate(sseMessageQuery, req.query, 'query');
+    ownSession(req, sessionId);
+    const transport = sseTransports.get(sessionId);
+    if (transport === undefined)
+      throw new PlatformError('not_found', 'no such MCP session (it may have ended)');
+    await transport.handlePostMessage(req, res);
+  });
+
+  const streamable = new Map<string, StreamableHTTPServerTransport>();
+  const sessionHeader = (req: Request): string | undefined => {
+    const value = req.headers['mcp-session-id'];
+    return typeof value === 'string' ? value : undefined;
+  };
+  const existing = (req: Request): StreamableHTTPServerTransport => {
+    const id = sessionHeader(req);
+    ownSession(req, id);
+    return streamable.get(id!)!;
+  };
+
+  mount(router, postMcpMessage, authenticated('mcp'), async (req: Request, res: Response) => {
+    if (sessionHeader(req) !== undefined) return existing(req).handleRequest(req, res);
+    const owner = admitSession(req);
+    const server = newServer();
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      onsessioninitialized: (id) => {
+        streamable.set(id, transport);
+        sessions.set(id, { owner, lastUsed: Date.now(), close: () => transport.close() });
+      },
+      onsessionclosed: (id) => {
+        streamable.delete(id);
+        sessions.delete(id);
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId === undefined) return;
+      streamable.delete(transport.sessionId);
+      sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+    // A first message that was no `initialize` opened no session: nothing stays behind.
+    if (transport.sessionId === undefined) await server.close();
+  });
+  mount(router, openMcpStream, authenticated('mcp'), async (req: Request, res: Response) => {
+    await existing(req).handleRequest(req, res);
+  });
+  mount(router, closeMcpSession, authenticated('mcp'), async (req: Request, res: Response) => {
+    await existing(req).handleRequest(req, res);
+  });
+
+  mount(router, getMcpResourceMetadata, (req, res) => {
+    const { system } = validate(mcpParams, req.params, 'path');
+    const transport = req.params.transport === 'sse' ? 'sse' : 'mcp';
+    const origin = `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+    sendJson(res, 200, {
+      resource: `${origin}/v2/${system}/${transport}`,
+      authorization_servers: [`${origin}${API_BASE}`],
+      bearer_methods_supported: ['header'],
+      scopes_supported: ['record:read', 'record:create', 'record:update', 'record:delete'],
+      resource_name: `Records Platform MCP tools of ${system}`,
+    });
+  });
+
+  return router;
+}

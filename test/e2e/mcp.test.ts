@@ -1,0 +1,285 @@
+/**
+ * The MCP tool server, driven by the SDK's own client over both transports (HTTP+SSE at /v2/{system}/sse and
+ * Streamable HTTP at /v2/{system}/mcp): tools come from the operation table, a call runs with the caller's
+ * credential exactly as REST would, and bad input of every kind is a clear error, never a crash.
+ */
+import { randomBytes, createHash } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { OPERATIONS } from '../../contracts/api/index';
+import { ADMIN_TOKEN, json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
+import { registerClient, tokenRequest } from '../support/oauth';
+
+let platform: TestPlatform;
+let moduleId: number;
+const SYSTEM = 'test';
+
+beforeAll(async () => {
+  platform = await startPlatform();
+  const space = await json<Entity>(await platform.call('POST', '/space', { body: { name: 'Support' } }));
+  const module = await json<Entity>(
+    await platform.call('POST', '/module', { body: { spaceId: space.id, name: 'Tickets' } }),
+  );
+  moduleId = module.id;
+  for (const name of ['Printer jam', 'Router down', 'Coffee machine'])
+    expect((await platform.call('POST', '/record', { body: { moduleId, name } })).status).toBe(201);
+});
+afterAll(() => platform.stop());
+
+type Kind = 'sse' | 'streamable';
+const KINDS: Kind[] = ['sse', 'streamable'];
+
+function transportFor(kind: Kind, token: string | undefined, system = SYSTEM): Transport {
+  const headers: Record<string, string> = token === undefined ? {} : { Authorization: `Bearer ${token}` };
+  return kind === 'sse'
+    ? new SSEClientTransport(new URL(`${platform.url}/v2/${system}/sse`), {
+        requestInit: { headers },
+        eventSourceInit: {
+          fetch: (url, init) => fetch(url, { ...init, headers: { ...init?.headers, ...headers } }),
+        },
+      })
+    : new StreamableHTTPClientTransport(new URL(`${platform.url}/v2/${system}/mcp`), {
+        requestInit: { headers },
+      });
+}
+
+async function connected(kind: Kind, token: string = ADMIN_TOKEN): Promise<Client> {
+  const client = new Client({ name: 'records-test', version: '1.0.0' });
+  await client.connect(transportFor(kind, token));
+  return client;
+}
+
+function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
+  const [first] = result.content as Array<{ type: string; text: string }>;
+  return first!.text;
+}
+
+async function tokenWith(permissions: Record<string, string[]>): Promise<string> {
+  const created = await platform.call('POST', '/auth/1/token', { body: { name: 'narrow', permissions } });
+  expect(created.status).toBe(201);
+  return (await json<{ token: string }>(created)).token;
+}
+
+describe.each(KINDS)('over %s', (kind) => {
+  test('lists the tools of the operation table, with input schemas and descriptions', async () => {
+    const client = await connected(kind);
+    try {
+      const { tools } = await client.listTools();
+      const expected = OPERATIONS.filter((op) => op.tool).map((op) => op.operationId);
+      expect(tools.map((tool) => tool.name).sort()).toEqual([...expected].sort());
+      const list = tools.find((tool) => tool.name === 'listRecords')!;
+      expect(list.description).toContain('GET /api/record');
+      expect(Object.keys(list.inputSchema.properties ?? {})).toEqual(
+        expect.arrayContaining(['filter', 'order', 'limit', 'offset']),
+      );
+      const create = tools.find((tool) => tool.name === 'createRecord')!;
+      expect(create.inputSchema.required).toEqual(expect.arrayContaining(['moduleId', 'name']));
+      expect(list.annotations?.readOnlyHint).toBe(true);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('a tool call is the REST call: list with a filter, create, read back', async () => {
+    const client = await connected(kind);
+    try {
+      const listed = await client.callTool({
+        name: 'listRecords',
+        arguments: {
+          filter: `moduleId=${moduleId};name...Printer jam,Router down`,
+          order: 'name;ASC',
+          limit: 10,
+        },
+      });
+      expect(listed.isError).toBeFalsy();
+      const page = listed.structuredContent as { items: Array<{ name: string }>; meta: { total: number } };
+      expect(page.items.map((item) => item.name)).toEqual(['Printer jam', 'Router down']);
+      const created = await client.callTool({
+        name: 'createRecord',
+        arguments: { moduleId, name: `Created over ${kind}` },
+      });
+      expect(created.isError).toBeFalsy();
+      const { id } = created.structuredContent as { id: number };
+      const read = await client.callTool({ name: 'getRecord', arguments: { recordId: id } });
+      expect((read.structuredContent as { name: string }).name).toBe(`Created over ${kind}`);
+      const rest = await json<{ name: string }>(await platform.call('GET', `/record/${id}`));
+      expect(rest.name).toBe(`Created over ${kind}`);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('a token without record:read cannot list records through MCP either', async () => {
+    const narrow = await tokenWith({ space: ['read'] });
+    const rest = await fetch(`${platform.api}/record`, { headers: { Authorization: `Bearer ${narrow}` } });
+    expect(rest.status).toBe(403);
+    const client = await connected(kind, narrow);
+    try {
+      const refused = await client.callTool({ name: 'listRecords', arguments: {} });
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toMatch(/^403 E4030: this credential may not read record/);
+      const allowed = await client.callTool({ name: 'listSpaces', arguments: {} });
+      expect(allowed.isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('bad arguments, unknown tools and REST refusals are tool errors, not crashes', async () => {
+    const client = await connected(kind);
+    try {
+      const badSchema = await client.callTool({ name: 'createRecord', arguments: { moduleId: 'seven' } });
+      expect(badSchema.isError).toBe(true);
+      const badId = await client.callTool({ name: 'getRecord', arguments: { recordId: '007' } });
+      expect(badId.isError).toBe(true);
+      expect(textOf(badId)).toContain('400 E4001');
+      const missing = await client.callTool({ name: 'getRecord', arguments: { recordId: 999999 } });
+      expect(textOf(missing)).toContain('404 E4040');
+      const unknown = await client.callTool({ name: 'dropDatabase', arguments: {} });
+      expect(unknown.isError).toBe(true);
+      expect(textOf(unknown)).toContain('Tool dropDatabase not found');
+      expect((await fetch(`${platform.url}/healthz`)).status).toBe(200);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('no token, a wrong token or a token of another system: 401 pointing at the resource metadata', async () => {
+    for (const token of [undefined, 'rpt_not-a-real-token-0123456789abcdef']) {
+      const client = new Client({ name: 'records-test', version: '1.0.0' });
+      await expect(client.connect(transportFor(kind, token))).rejects.toThrow();
+    }
+    const path = kind === 'sse' ? 'sse' : 'mcp';
+    const answer = await fetch(`${platform.url}/v2/${SYSTEM}/${path}`, {
+      method: kind === 'sse' ? 'GET' : 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: kind === 'sse' ? undefined : '{}',
+    });
+    expect(answer.status).toBe(401);
+    const challenge = answer.headers.get('www-authenticate') ?? '';
+    expect(challenge).toContain(
+      `resource_metadata="${platform.url}/.well-known/oauth-protected-resource/v2/${SYSTEM}/${path}"`,
+    );
+    const metadata = await json<{ resource: string; authorization_servers: string[] }>(
+      await fetch(`${platform.url}/.well-known/oauth-protected-resource/v2/${SYSTEM}/${path}`),
+    );
+    expect(metadata.resource).toBe(`${platform.url}/v2/${SYSTEM}/${path}`);
+    expect(metadata.authorization_servers).toEqual([`${platform.url}/api`]);
+    // The admin token belongs to the system `test`; another system does not know it.
+    const foreign = await fetch(`${platform.url}/v2/acme/${path}`, {
+      method: kind === 'sse' ? 'GET' : 'POST',
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+      body: kind === 'sse' ? undefined : '{}',
+    });
+    expect(foreign.status).toBe(401);
+  });
+});
+
+test('an OAuth access token works as the REST call would, with its scope', async () => {
+  const redirectUri = 'https://app.example/callback';
+  const client = await registerClient(platform, { redirectUris: [redirectUri], scope: 'record:read' });
+  const verifier = randomBytes(32).toString('base64url');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  const authorize = await fetch(
+    `${platform.api}/auth/oauth/authorize?${new URLSearchParams({
+      response_type: 'code',
+      client_id: client.clientId,
+      redirect_uri: redirectUri,
+      scope: 'record:read',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    }).toString()}`,
+    { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` }, redirect: 'manual' },
+  );
+  const code = new URL(authorize.headers.get('location')!).searchParams.get('code')!;
+  const exchanged = await tokenRequest(
+    platform,
+    '/auth/oauth/token',
+    client,
+    { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier },
+    client.clientSecret,
+  );
+  const { access_token: accessToken } = await json<{ access_token: string }>(exchanged);
+  const mcp = await connected('streamable', accessToken);
+  try {
+    const listed = await mcp.callTool({ name: 'listRecords', arguments: { limit: 1 } });
+    expect(listed.isError).toBeFalsy();
+    const refused = await mcp.callTool({
+      name: 'createRecord',
+      arguments: { moduleId, name: 'Not allowed' },
+    });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toContain('403');
+  } finally {
+    await mcp.close();
+  }
+});
+
+test('a session belongs to the credential that opened it: another one cannot use it', async () => {
+  const owner = await connected('streamable');
+  const other = await tokenWith({ record: ['read'] });
+  try {
+    const sessionId = (owner.transport as StreamableHTTPClientTransport).sessionId!;
+    const hijack = await fetch(`${platform.url}/v2/${SYSTEM}/mcp`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${other}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Mcp-Session-Id': sessionId,
+        'Mcp-Protocol-Version': '2025-06-18',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(hijack.status).toBe(403);
+    const unknown = await fetch(`${platform.url}/v2/${SYSTEM}/mcp`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${ADMIN_TOKEN}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Mcp-Session-Id': 'no-such-session',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(unknown.status).toBe(404);
+    expect((await owner.listTools()).tools.length).toBeGreaterThan(5);
+  } finally {
+    await owner.close();
+  }
+});
+
+test('malformed messages get JSON-RPC or HTTP errors, and the platform keeps answering', async () => {
+  const headers = {
+    Authorization: `Bearer ${ADMIN_TOKEN}`,
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+  };
+  for (const body of [
+    '{',
+    'null',
+    '[]',
+    '{"jsonrpc":"2.0"}',
+    '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+    'x'.repeat(10_000),
+  ]) {
+    const answer = await fetch(`${platform.url}/v2/${SYSTEM}/mcp`, { method: 'POST', headers, body });
+    expect(answer.status).toBeGreaterThanOrEqual(400);
+    expect(answer.status).toBeLessThan(500);
+  }
+  const sse = await fetch(`${platform.url}/v2/${SYSTEM}/message?sessionId=nope`, {
+    method: 'POST',
+    headers,
+    body: '{}',
+  });
+  expect(sse.status).toBe(404);
+  const invalidSystem = await fetch(`${platform.url}/v2/NOT_A_SYSTEM/mcp`, {
+    method: 'POST',
+    headers,
+    body: '{}',
+  });
+  expect(invalidSystem.status).toBe(400);
+  expect((await fetch(`${platform.url}/healthz`)).status).toBe(200);
+});
