@@ -160,8 +160,8 @@ function withoutMisreadKeywords(value: Json): Json {
  *   validators the Go client cannot apply to a `time.Time`;
  * - no `default` on an array: php-nextgen 7.25.0 writes `["a", "b"]` as `[a, b]` (undefined constants, a
  *   fatal error when the model is built). Left out, the platform applies the default itself;
- * - no path item with its own `servers` (health, metrics, docs, `/.well-known`): they are served at the
- *   host's root, while a client has one base URL, the API's;
+ * - no path item with its own `servers` (health, metrics, docs, MCP, `/.well-known`): they are served at
+ *   the host's root, while a client has one base URL, the API's; nor the schemas only they used;
  * - no `additionalProperties: false` in the schemas only answers use: the Go client refuses an answer with
  *   a property its model lacks, so a property a later release adds (a compatible change) would break every
  *   Go program built before it. Request schemas keep it: they say what the platform accepts;
@@ -182,7 +182,22 @@ export function documentForGenerators(document: JsonObject): JsonObject {
       Object.entries(apiPaths).map(([path, item]) => [path, isObject(item) ? withFormsAlone(item) : item]),
     ),
   };
-  return withoutMisreadKeywords(withOpenAnswers(prepared)) as JsonObject;
+  return withoutMisreadKeywords(withOpenAnswers(withoutOrphanSchemas(prepared))) as JsonObject;
+}
+
+/** Only the component schemas the remaining operations use: the generators write a model for every one. */
+function withoutOrphanSchemas(document: JsonObject): JsonObject {
+  const components = isObject(document.components) ? document.components : {};
+  const { schemas = {}, ...others } = components;
+  if (!isObject(schemas)) return document;
+  const used = schemasReachable([document.paths ?? null, others], schemas);
+  return {
+    ...document,
+    components: {
+      ...components,
+      schemas: Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name))),
+    },
+  };
 }
 
 const FORMS = ['application/x-www-form-urlencoded', 'multipart/form-data'];

@@ -17,7 +17,7 @@ const document = {
   paths: {
     '/healthz': {
       servers: [{ url: '/' }],
-      get: { operationId: 'getHealth', responses: { 200: { description: 'ok' } } },
+      get: { operationId: 'getHealth', responses: { 200: { description: 'ok', ...json(ref('Health')) } } },
     },
     '/record': {
       post: {
@@ -58,6 +58,7 @@ const document = {
       Label: closed({ name: { type: 'string' } }),
       TokenRequest: closed({ grant_type: { type: 'string' } }),
       Token: closed({ access_token: { type: 'string' } }),
+      Health: closed({ status: { type: 'string' } }),
     },
   },
 };
@@ -67,9 +68,16 @@ describe('the copy of the API description the client generators get', () => {
     structuredClone(document) as unknown as JsonObject,
   ) as unknown as typeof document;
 
-  test('has no webhooks and no operation served at the host root', () => {
+  test('has no webhooks, no operation served at the host root, no schema only those used', () => {
     expect(prepared.webhooks).toBeUndefined();
     expect(Object.keys(prepared.paths)).toEqual(['/record', '/auth/oauth/token']);
+    expect(Object.keys(prepared.components.schemas)).toEqual([
+      'RecordCreate',
+      'Record',
+      'Label',
+      'TokenRequest',
+      'Token',
+    ]);
   });
 
   test('points at a local platform by an absolute URL', () => {

@@ -52,7 +52,6 @@ __all__ = [
     "ApiUsageItemsInner",
     "AuditEntry",
     "AuditPage",
-    "AuthorizationServerMetadata",
     "BulkDelete",
     "BulkItemResult",
     "BulkItemResultError",
@@ -132,7 +131,6 @@ __all__ = [
     "OpenApiDocumentInfo",
     "PasswordChange",
     "PressRecordButton200Response",
-    "Readiness",
     "Reauthenticate",
     "Record",
     "RecordCreate",
@@ -240,7 +238,6 @@ from records_client.models.api_usage import ApiUsage as ApiUsage
 from records_client.models.api_usage_items_inner import ApiUsageItemsInner as ApiUsageItemsInner
 from records_client.models.audit_entry import AuditEntry as AuditEntry
 from records_client.models.audit_page import AuditPage as AuditPage
-from records_client.models.authorization_server_metadata import AuthorizationServerMetadata as AuthorizationServerMetadata
 from records_client.models.bulk_delete import BulkDelete as BulkDelete
 from records_client.models.bulk_item_result import BulkItemResult as BulkItemResult
 from records_client.models.bulk_item_result_error import BulkItemResultError as BulkItemResultError
@@ -320,7 +317,6 @@ from records_client.models.open_api_document import OpenApiDocument as OpenApiDo
 from records_client.models.open_api_document_info import OpenApiDocumentInfo as OpenApiDocumentInfo
 from records_client.models.password_change import PasswordChange as PasswordChange
 from records_client.models.press_record_button200_response import PressRecordButton200Response as PressRecordButton200Response
-from records_client.models.readiness import Readiness as Readiness
 from records_client.models.reauthenticate import Reauthenticate as Reauthenticate
 from records_client.models.record import Record as Record
 from records_client.models.record_create import RecordCreate as RecordCreate

@@ -17,7 +17,6 @@ from records_client.models.api_usage import ApiUsage
 from records_client.models.api_usage_items_inner import ApiUsageItemsInner
 from records_client.models.audit_entry import AuditEntry
 from records_client.models.audit_page import AuditPage
-from records_client.models.authorization_server_metadata import AuthorizationServerMetadata
 from records_client.models.bulk_delete import BulkDelete
 from records_client.models.bulk_item_result import BulkItemResult
 from records_client.models.bulk_item_result_error import BulkItemResultError
@@ -97,7 +96,6 @@ from records_client.models.open_api_document import OpenApiDocument
 from records_client.models.open_api_document_info import OpenApiDocumentInfo
 from records_client.models.password_change import PasswordChange
 from records_client.models.press_record_button200_response import PressRecordButton200Response
-from records_client.models.readiness import Readiness
 from records_client.models.reauthenticate import Reauthenticate
 from records_client.models.record import Record
 from records_client.models.record_create import RecordCreate
