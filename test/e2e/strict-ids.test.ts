@@ -56,6 +56,8 @@ const OTHER_PARAMETERS: Readonly<Record<string, string>> = {
   remoteId: 'external-1',
   remoteApplication: 'crm',
   version: '5.8.2',
+  system: 'test',
+  transport: 'mcp',
 };
 
 /** Routes kept only to say a removed feature is gone (410): they read no id and act on nothing. */
