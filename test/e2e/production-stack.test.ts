@@ -9,6 +9,9 @@ import type { Stream } from '../../infra/stream/port';
 import { describeContract, mongoAvailability, type AdapterRun } from '../support/adapter-report';
 import { exited, freePort, output, spawnBin, waitUntilReady } from '../support/child-platform';
 import { nginxBinary, startGateway, type Gateway } from '../support/gateway';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Collector } from '../support/stream-collector';
 
 /**
@@ -49,7 +52,10 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
   const headers = { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' };
 
   /** One service as compose starts it (`bin/service.ts <name>` with the stack's environment). */
-  async function startService(name: string): Promise<{ url: string; port: number }> {
+  async function startService(
+    name: string,
+    env: Record<string, string> = {},
+  ): Promise<{ url: string; port: number }> {
     const port = await freePort();
     const child = spawnBin('service.ts', [name], {
       PORT: String(port),
@@ -63,6 +69,7 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
       KAFKA_BROKERS: brokers!,
       EVENTS_TOPIC: topic,
       TRUST_PROXY_HOPS: '1',
+      ...env,
     });
     children.push(child);
     const logs = output(child);
@@ -95,14 +102,21 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
     dataDir = mkdtempSync(join(tmpdir(), 'records-stack-'));
     stream = createKafkaStream({ brokers: brokers!.split(','), clientId: 'stack-test' });
     await collector.start(stream, topic);
-    const commandApi = await startService('command-api');
+    // As compose does: the command API serves MCP and sends its tool calls back through the gateway.
+    const gatewayPort = await freePort();
+    const commandApi = await startService('command-api', { MCP_API_URL: `http://127.0.0.1:${gatewayPort}` });
     await startService('projections');
     const replicas = [await startService('query-api'), await startService('query-api')];
     queryApiUrl = replicas[0]!.url;
-    gateway = await startGateway(nginx!, join(dataDir, 'gateway'), {
-      query_api: replicas.map((replica) => replica.port),
-      command_api: [commandApi.port],
-    });
+    gateway = await startGateway(
+      nginx!,
+      join(dataDir, 'gateway'),
+      {
+        query_api: replicas.map((replica) => replica.port),
+        command_api: [commandApi.port],
+      },
+      gatewayPort,
+    );
   });
 
   afterAll(async () => {
@@ -139,6 +153,38 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
     await collector.until((messages) => messages.some((message) => message.key === key), 60_000);
     const relayed = collector.messages.find((message) => message.key === key);
     expect(relayed?.headers).toMatchObject({ type: 'SpaceCreated', tenant: 'test' });
+  });
+
+  test('MCP through the gateway: sessions live in the command API, tool calls go back through the gateway', async () => {
+    const created = await fetch(`${gateway.url}/api/space`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'Reached by MCP' }),
+    });
+    const { id } = (await created.json()) as { id: number };
+    await readThroughGateway(`/space/${id}`, created.headers.get('x-position')!);
+    const auth = { Authorization: `Bearer ${TOKEN}` };
+    for (const transport of [
+      new StreamableHTTPClientTransport(new URL(`${gateway.url}/v2/test/mcp`), {
+        requestInit: { headers: auth },
+      }),
+      new SSEClientTransport(new URL(`${gateway.url}/v2/test/sse`), {
+        requestInit: { headers: auth },
+        eventSourceInit: {
+          fetch: (url, init) => fetch(url, { ...init, headers: { ...init?.headers, ...auth } }),
+        },
+      }),
+    ]) {
+      const client = new Client({ name: 'stack-test', version: '1.0.0' });
+      await client.connect(transport);
+      try {
+        const read = await client.callTool({ name: 'getSpace', arguments: { spaceId: id } });
+        expect(read.isError).toBeFalsy();
+        expect(read.structuredContent).toMatchObject({ id, name: 'Reached by MCP' });
+      } finally {
+        await client.close();
+      }
+    }
   });
 
   test('the GET that writes (OAuth authorize) reaches the command API, which the query API does not serve', async () => {

@@ -42,8 +42,9 @@ export async function startGateway(
   nginx: string,
   dir: string,
   upstreams: Record<string, readonly number[]>,
+  port?: number,
 ): Promise<Gateway> {
-  const port = await freePort();
+  port ??= await freePort();
   mkdirSync(join(dir, 'temp'), { recursive: true });
   writeFileSync(join(dir, 'gateway.conf'), gatewayConfigFor(upstreams, port));
   const temp = (name: string) => `${name}_temp_path ${join(dir, 'temp', name)};`;
