@@ -72,4 +72,6 @@ export const entityIdSchema = z
           ? `must be ${ENTITY_ID_JSON_FORM}, not a string (found ${echoed(issue.input)})`
           : `must be ${ENTITY_ID_JSON_FORM}`,
   })
-  .refine(isEntityId, `must be ${ENTITY_ID_JSON_FORM}`);
+  .refine(isEntityId, `must be ${ENTITY_ID_JSON_FORM}`)
+  // The refinement makes it an integer in range; the API description says so (clients then hold an int32).
+  .meta({ override: { type: 'integer', format: 'int32', minimum: 1, maximum: MAX_ENTITY_ID } });

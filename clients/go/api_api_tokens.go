@@ -722,7 +722,7 @@ type ApiRevokeTokenRequest struct {
 	tokenId string
 }
 
-func (r ApiRevokeTokenRequest) Execute() (*RevokeToken200Response, *http.Response, error) {
+func (r ApiRevokeTokenRequest) Execute() (*TokenRevoked, *http.Response, error) {
 	return r.ApiService.RevokeTokenExecute(r)
 }
 
@@ -744,13 +744,13 @@ func (a *ApiTokensAPIService) RevokeToken(ctx context.Context, userId int32, tok
 }
 
 // Execute executes the request
-//  @return RevokeToken200Response
-func (a *ApiTokensAPIService) RevokeTokenExecute(r ApiRevokeTokenRequest) (*RevokeToken200Response, *http.Response, error) {
+//  @return TokenRevoked
+func (a *ApiTokensAPIService) RevokeTokenExecute(r ApiRevokeTokenRequest) (*TokenRevoked, *http.Response, error) {
 	var (
 		localVarHTTPMethod   = http.MethodDelete
 		localVarPostBody     interface{}
 		formFiles            []formFile
-		localVarReturnValue  *RevokeToken200Response
+		localVarReturnValue  *TokenRevoked
 	)
 
 	localBasePath, err := a.client.cfg.ServerURLWithContext(r.ctx, "ApiTokensAPIService.RevokeToken")

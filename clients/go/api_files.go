@@ -31,7 +31,7 @@ type ApiDeleteRecordFileRequest struct {
 	fileId int32
 }
 
-func (r ApiDeleteRecordFileRequest) Execute() (*DeleteRecordFile200Response, *http.Response, error) {
+func (r ApiDeleteRecordFileRequest) Execute() (*RecordFileDeleted, *http.Response, error) {
 	return r.ApiService.DeleteRecordFileExecute(r)
 }
 
@@ -53,13 +53,13 @@ func (a *FilesAPIService) DeleteRecordFile(ctx context.Context, recordId int32, 
 }
 
 // Execute executes the request
-//  @return DeleteRecordFile200Response
-func (a *FilesAPIService) DeleteRecordFileExecute(r ApiDeleteRecordFileRequest) (*DeleteRecordFile200Response, *http.Response, error) {
+//  @return RecordFileDeleted
+func (a *FilesAPIService) DeleteRecordFileExecute(r ApiDeleteRecordFileRequest) (*RecordFileDeleted, *http.Response, error) {
 	var (
 		localVarHTTPMethod   = http.MethodDelete
 		localVarPostBody     interface{}
 		formFiles            []formFile
-		localVarReturnValue  *DeleteRecordFile200Response
+		localVarReturnValue  *RecordFileDeleted
 	)
 
 	localBasePath, err := a.client.cfg.ServerURLWithContext(r.ctx, "FilesAPIService.DeleteRecordFile")

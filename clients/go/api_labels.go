@@ -467,11 +467,11 @@ func (a *LabelsAPIService) DeleteLabelExecute(r ApiDeleteLabelRequest) (*Deleted
 type ApiDeleteLabelByBodyRequest struct {
 	ctx context.Context
 	ApiService *LabelsAPIService
-	deleteLabelByBodyRequest *DeleteLabelByBodyRequest
+	labelReference *LabelReference
 }
 
-func (r ApiDeleteLabelByBodyRequest) DeleteLabelByBodyRequest(deleteLabelByBodyRequest DeleteLabelByBodyRequest) ApiDeleteLabelByBodyRequest {
-	r.deleteLabelByBodyRequest = &deleteLabelByBodyRequest
+func (r ApiDeleteLabelByBodyRequest) LabelReference(labelReference LabelReference) ApiDeleteLabelByBodyRequest {
+	r.labelReference = &labelReference
 	return r
 }
 
@@ -512,8 +512,8 @@ func (a *LabelsAPIService) DeleteLabelByBodyExecute(r ApiDeleteLabelByBodyReques
 	localVarHeaderParams := make(map[string]string)
 	localVarQueryParams := url.Values{}
 	localVarFormParams := url.Values{}
-	if r.deleteLabelByBodyRequest == nil {
-		return localVarReturnValue, nil, reportError("deleteLabelByBodyRequest is required and must be specified")
+	if r.labelReference == nil {
+		return localVarReturnValue, nil, reportError("labelReference is required and must be specified")
 	}
 
 	// to determine the Content-Type header
@@ -534,7 +534,7 @@ func (a *LabelsAPIService) DeleteLabelByBodyExecute(r ApiDeleteLabelByBodyReques
 		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
 	}
 	// body params
-	localVarPostBody = r.deleteLabelByBodyRequest
+	localVarPostBody = r.labelReference
 	if r.ctx != nil {
 		// API Key Authentication
 		if auth, ok := r.ctx.Value(ContextAPIKeys).(map[string]APIKey); ok {

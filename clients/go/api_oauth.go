@@ -665,7 +665,7 @@ type ApiDeleteOAuthClientRequest struct {
 	clientId string
 }
 
-func (r ApiDeleteOAuthClientRequest) Execute() (*DeleteOAuthClient200Response, *http.Response, error) {
+func (r ApiDeleteOAuthClientRequest) Execute() (*OAuthClientDeleted, *http.Response, error) {
 	return r.ApiService.DeleteOAuthClientExecute(r)
 }
 
@@ -685,13 +685,13 @@ func (a *OauthAPIService) DeleteOAuthClient(ctx context.Context, clientId string
 }
 
 // Execute executes the request
-//  @return DeleteOAuthClient200Response
-func (a *OauthAPIService) DeleteOAuthClientExecute(r ApiDeleteOAuthClientRequest) (*DeleteOAuthClient200Response, *http.Response, error) {
+//  @return OAuthClientDeleted
+func (a *OauthAPIService) DeleteOAuthClientExecute(r ApiDeleteOAuthClientRequest) (*OAuthClientDeleted, *http.Response, error) {
 	var (
 		localVarHTTPMethod   = http.MethodDelete
 		localVarPostBody     interface{}
 		formFiles            []formFile
-		localVarReturnValue  *DeleteOAuthClient200Response
+		localVarReturnValue  *OAuthClientDeleted
 	)
 
 	localBasePath, err := a.client.cfg.ServerURLWithContext(r.ctx, "OauthAPIService.DeleteOAuthClient")
@@ -2521,7 +2521,7 @@ type ApiRevokeOAuthGrantRequest struct {
 	grantId string
 }
 
-func (r ApiRevokeOAuthGrantRequest) Execute() (*RevokeOAuthGrant200Response, *http.Response, error) {
+func (r ApiRevokeOAuthGrantRequest) Execute() (*OAuthGrantRevoked, *http.Response, error) {
 	return r.ApiService.RevokeOAuthGrantExecute(r)
 }
 
@@ -2541,13 +2541,13 @@ func (a *OauthAPIService) RevokeOAuthGrant(ctx context.Context, grantId string) 
 }
 
 // Execute executes the request
-//  @return RevokeOAuthGrant200Response
-func (a *OauthAPIService) RevokeOAuthGrantExecute(r ApiRevokeOAuthGrantRequest) (*RevokeOAuthGrant200Response, *http.Response, error) {
+//  @return OAuthGrantRevoked
+func (a *OauthAPIService) RevokeOAuthGrantExecute(r ApiRevokeOAuthGrantRequest) (*OAuthGrantRevoked, *http.Response, error) {
 	var (
 		localVarHTTPMethod   = http.MethodDelete
 		localVarPostBody     interface{}
 		formFiles            []formFile
-		localVarReturnValue  *RevokeOAuthGrant200Response
+		localVarReturnValue  *OAuthGrantRevoked
 	)
 
 	localBasePath, err := a.client.cfg.ServerURLWithContext(r.ctx, "OauthAPIService.RevokeOAuthGrant")
@@ -2752,7 +2752,7 @@ func (r ApiRevokeOAuthTokenRequest) ClientSecret(clientSecret string) ApiRevokeO
 	return r
 }
 
-func (r ApiRevokeOAuthTokenRequest) Execute() (*RevokeOAuthToken200Response, *http.Response, error) {
+func (r ApiRevokeOAuthTokenRequest) Execute() (*OAuthTokenRevoked, *http.Response, error) {
 	return r.ApiService.RevokeOAuthTokenExecute(r)
 }
 
@@ -2772,13 +2772,13 @@ func (a *OauthAPIService) RevokeOAuthToken(ctx context.Context) ApiRevokeOAuthTo
 }
 
 // Execute executes the request
-//  @return RevokeOAuthToken200Response
-func (a *OauthAPIService) RevokeOAuthTokenExecute(r ApiRevokeOAuthTokenRequest) (*RevokeOAuthToken200Response, *http.Response, error) {
+//  @return OAuthTokenRevoked
+func (a *OauthAPIService) RevokeOAuthTokenExecute(r ApiRevokeOAuthTokenRequest) (*OAuthTokenRevoked, *http.Response, error) {
 	var (
 		localVarHTTPMethod   = http.MethodPost
 		localVarPostBody     interface{}
 		formFiles            []formFile
-		localVarReturnValue  *RevokeOAuthToken200Response
+		localVarReturnValue  *OAuthTokenRevoked
 	)
 
 	localBasePath, err := a.client.cfg.ServerURLWithContext(r.ctx, "OauthAPIService.RevokeOAuthToken")

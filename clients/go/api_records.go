@@ -2497,7 +2497,7 @@ type ApiPressRecordButtonRequest struct {
 	fieldId int32
 }
 
-func (r ApiPressRecordButtonRequest) Execute() (*PressRecordButton200Response, *http.Response, error) {
+func (r ApiPressRecordButtonRequest) Execute() (*ButtonPressed, *http.Response, error) {
 	return r.ApiService.PressRecordButtonExecute(r)
 }
 
@@ -2521,13 +2521,13 @@ func (a *RecordsAPIService) PressRecordButton(ctx context.Context, recordId int3
 }
 
 // Execute executes the request
-//  @return PressRecordButton200Response
-func (a *RecordsAPIService) PressRecordButtonExecute(r ApiPressRecordButtonRequest) (*PressRecordButton200Response, *http.Response, error) {
+//  @return ButtonPressed
+func (a *RecordsAPIService) PressRecordButtonExecute(r ApiPressRecordButtonRequest) (*ButtonPressed, *http.Response, error) {
 	var (
 		localVarHTTPMethod   = http.MethodPost
 		localVarPostBody     interface{}
 		formFiles            []formFile
-		localVarReturnValue  *PressRecordButton200Response
+		localVarReturnValue  *ButtonPressed
 	)
 
 	localBasePath, err := a.client.cfg.ServerURLWithContext(r.ctx, "RecordsAPIService.PressRecordButton")

@@ -371,7 +371,7 @@ func (r ApiSetTokenPriorityRequest) TokenPriority(tokenPriority TokenPriority) A
 	return r
 }
 
-func (r ApiSetTokenPriorityRequest) Execute() (*SetTokenPriority200Response, *http.Response, error) {
+func (r ApiSetTokenPriorityRequest) Execute() (*TokenPriorityOrder, *http.Response, error) {
 	return r.ApiService.SetTokenPriorityExecute(r)
 }
 
@@ -389,13 +389,13 @@ func (a *SessionsAPIService) SetTokenPriority(ctx context.Context) ApiSetTokenPr
 }
 
 // Execute executes the request
-//  @return SetTokenPriority200Response
-func (a *SessionsAPIService) SetTokenPriorityExecute(r ApiSetTokenPriorityRequest) (*SetTokenPriority200Response, *http.Response, error) {
+//  @return TokenPriorityOrder
+func (a *SessionsAPIService) SetTokenPriorityExecute(r ApiSetTokenPriorityRequest) (*TokenPriorityOrder, *http.Response, error) {
 	var (
 		localVarHTTPMethod   = http.MethodPut
 		localVarPostBody     interface{}
 		formFiles            []formFile
-		localVarReturnValue  *SetTokenPriority200Response
+		localVarReturnValue  *TokenPriorityOrder
 	)
 
 	localBasePath, err := a.client.cfg.ServerURLWithContext(r.ctx, "SessionsAPIService.SetTokenPriority")
@@ -716,7 +716,7 @@ type ApiSignOutRequest struct {
 	ApiService *SessionsAPIService
 }
 
-func (r ApiSignOutRequest) Execute() (*SignOut200Response, *http.Response, error) {
+func (r ApiSignOutRequest) Execute() (*SignedOut, *http.Response, error) {
 	return r.ApiService.SignOutExecute(r)
 }
 
@@ -734,13 +734,13 @@ func (a *SessionsAPIService) SignOut(ctx context.Context) ApiSignOutRequest {
 }
 
 // Execute executes the request
-//  @return SignOut200Response
-func (a *SessionsAPIService) SignOutExecute(r ApiSignOutRequest) (*SignOut200Response, *http.Response, error) {
+//  @return SignedOut
+func (a *SessionsAPIService) SignOutExecute(r ApiSignOutRequest) (*SignedOut, *http.Response, error) {
 	var (
 		localVarHTTPMethod   = http.MethodDelete
 		localVarPostBody     interface{}
 		formFiles            []formFile
-		localVarReturnValue  *SignOut200Response
+		localVarReturnValue  *SignedOut
 	)
 
 	localBasePath, err := a.client.cfg.ServerURLWithContext(r.ctx, "SessionsAPIService.SignOut")

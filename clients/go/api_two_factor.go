@@ -708,7 +708,7 @@ func (r ApiRemoveTwoFactorDeviceRequest) Reauthenticate(reauthenticate Reauthent
 	return r
 }
 
-func (r ApiRemoveTwoFactorDeviceRequest) Execute() (*RemoveTwoFactorDevice200Response, *http.Response, error) {
+func (r ApiRemoveTwoFactorDeviceRequest) Execute() (*TwoFactorDeviceRemoved, *http.Response, error) {
 	return r.ApiService.RemoveTwoFactorDeviceExecute(r)
 }
 
@@ -730,13 +730,13 @@ func (a *TwoFactorAPIService) RemoveTwoFactorDevice(ctx context.Context, userId 
 }
 
 // Execute executes the request
-//  @return RemoveTwoFactorDevice200Response
-func (a *TwoFactorAPIService) RemoveTwoFactorDeviceExecute(r ApiRemoveTwoFactorDeviceRequest) (*RemoveTwoFactorDevice200Response, *http.Response, error) {
+//  @return TwoFactorDeviceRemoved
+func (a *TwoFactorAPIService) RemoveTwoFactorDeviceExecute(r ApiRemoveTwoFactorDeviceRequest) (*TwoFactorDeviceRemoved, *http.Response, error) {
 	var (
 		localVarHTTPMethod   = http.MethodDelete
 		localVarPostBody     interface{}
 		formFiles            []formFile
-		localVarReturnValue  *RemoveTwoFactorDevice200Response
+		localVarReturnValue  *TwoFactorDeviceRemoved
 	)
 
 	localBasePath, err := a.client.cfg.ServerURLWithContext(r.ctx, "TwoFactorAPIService.RemoveTwoFactorDevice")

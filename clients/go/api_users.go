@@ -1139,7 +1139,7 @@ func (r ApiSetUserPasswordRequest) PasswordChange(passwordChange PasswordChange)
 	return r
 }
 
-func (r ApiSetUserPasswordRequest) Execute() (*SetUserPassword200Response, *http.Response, error) {
+func (r ApiSetUserPasswordRequest) Execute() (*PasswordChanged, *http.Response, error) {
 	return r.ApiService.SetUserPasswordExecute(r)
 }
 
@@ -1161,13 +1161,13 @@ func (a *UsersAPIService) SetUserPassword(ctx context.Context, userId int32) Api
 }
 
 // Execute executes the request
-//  @return SetUserPassword200Response
-func (a *UsersAPIService) SetUserPasswordExecute(r ApiSetUserPasswordRequest) (*SetUserPassword200Response, *http.Response, error) {
+//  @return PasswordChanged
+func (a *UsersAPIService) SetUserPasswordExecute(r ApiSetUserPasswordRequest) (*PasswordChanged, *http.Response, error) {
 	var (
 		localVarHTTPMethod   = http.MethodPut
 		localVarPostBody     interface{}
 		formFiles            []formFile
-		localVarReturnValue  *SetUserPassword200Response
+		localVarReturnValue  *PasswordChanged
 	)
 
 	localBasePath, err := a.client.cfg.ServerURLWithContext(r.ctx, "UsersAPIService.SetUserPassword")

@@ -21,7 +21,7 @@ var _ MappedNullable = &BulkDelete{}
 
 // BulkDelete struct for BulkDelete
 type BulkDelete struct {
-	Ids []float64 `json:"ids"`
+	Ids []int32 `json:"ids"`
 }
 
 type _BulkDelete BulkDelete
@@ -30,7 +30,7 @@ type _BulkDelete BulkDelete
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewBulkDelete(ids []float64) *BulkDelete {
+func NewBulkDelete(ids []int32) *BulkDelete {
 	this := BulkDelete{}
 	this.Ids = ids
 	return &this
@@ -45,9 +45,9 @@ func NewBulkDeleteWithDefaults() *BulkDelete {
 }
 
 // GetIds returns the Ids field value
-func (o *BulkDelete) GetIds() []float64 {
+func (o *BulkDelete) GetIds() []int32 {
 	if o == nil {
-		var ret []float64
+		var ret []int32
 		return ret
 	}
 
@@ -56,7 +56,7 @@ func (o *BulkDelete) GetIds() []float64 {
 
 // GetIdsOk returns a tuple with the Ids field value
 // and a boolean to check if the value has been set.
-func (o *BulkDelete) GetIdsOk() ([]float64, bool) {
+func (o *BulkDelete) GetIdsOk() ([]int32, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -64,7 +64,7 @@ func (o *BulkDelete) GetIdsOk() ([]float64, bool) {
 }
 
 // SetIds sets field value
-func (o *BulkDelete) SetIds(v []float64) {
+func (o *BulkDelete) SetIds(v []int32) {
 	o.Ids = v
 }
 

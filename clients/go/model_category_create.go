@@ -23,7 +23,7 @@ var _ MappedNullable = &CategoryCreate{}
 type CategoryCreate struct {
 	Name string `json:"name"`
 	Description NullableString `json:"description,omitempty"`
-	ParentId NullableFloat64 `json:"parentId,omitempty"`
+	ParentId NullableInt32 `json:"parentId,omitempty"`
 }
 
 type _CategoryCreate CategoryCreate
@@ -113,9 +113,9 @@ func (o *CategoryCreate) UnsetDescription() {
 }
 
 // GetParentId returns the ParentId field value if set, zero value otherwise (both if not set or set to explicit null).
-func (o *CategoryCreate) GetParentId() float64 {
+func (o *CategoryCreate) GetParentId() int32 {
 	if o == nil || IsNil(o.ParentId.Get()) {
-		var ret float64
+		var ret int32
 		return ret
 	}
 	return *o.ParentId.Get()
@@ -124,7 +124,7 @@ func (o *CategoryCreate) GetParentId() float64 {
 // GetParentIdOk returns a tuple with the ParentId field value if set, nil otherwise
 // and a boolean to check if the value has been set.
 // NOTE: If the value is an explicit nil, `nil, true` will be returned
-func (o *CategoryCreate) GetParentIdOk() (*float64, bool) {
+func (o *CategoryCreate) GetParentIdOk() (*int32, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -140,8 +140,8 @@ func (o *CategoryCreate) HasParentId() bool {
 	return false
 }
 
-// SetParentId gets a reference to the given NullableFloat64 and assigns it to the ParentId field.
-func (o *CategoryCreate) SetParentId(v float64) {
+// SetParentId gets a reference to the given NullableInt32 and assigns it to the ParentId field.
+func (o *CategoryCreate) SetParentId(v int32) {
 	o.ParentId.Set(&v)
 }
 // SetParentIdNil sets the value for ParentId to be an explicit nil

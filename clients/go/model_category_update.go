@@ -20,10 +20,10 @@ var _ MappedNullable = &CategoryUpdate{}
 // CategoryUpdate struct for CategoryUpdate
 type CategoryUpdate struct {
 	// The entity (when the path does not name it).
-	Id *float64 `json:"id,omitempty"`
+	Id *int32 `json:"id,omitempty"`
 	Name *string `json:"name,omitempty"`
 	Description NullableString `json:"description,omitempty"`
-	ParentId NullableFloat64 `json:"parentId,omitempty"`
+	ParentId NullableInt32 `json:"parentId,omitempty"`
 }
 
 // NewCategoryUpdate instantiates a new CategoryUpdate object
@@ -44,9 +44,9 @@ func NewCategoryUpdateWithDefaults() *CategoryUpdate {
 }
 
 // GetId returns the Id field value if set, zero value otherwise.
-func (o *CategoryUpdate) GetId() float64 {
+func (o *CategoryUpdate) GetId() int32 {
 	if o == nil || IsNil(o.Id) {
-		var ret float64
+		var ret int32
 		return ret
 	}
 	return *o.Id
@@ -54,7 +54,7 @@ func (o *CategoryUpdate) GetId() float64 {
 
 // GetIdOk returns a tuple with the Id field value if set, nil otherwise
 // and a boolean to check if the value has been set.
-func (o *CategoryUpdate) GetIdOk() (*float64, bool) {
+func (o *CategoryUpdate) GetIdOk() (*int32, bool) {
 	if o == nil || IsNil(o.Id) {
 		return nil, false
 	}
@@ -70,8 +70,8 @@ func (o *CategoryUpdate) HasId() bool {
 	return false
 }
 
-// SetId gets a reference to the given float64 and assigns it to the Id field.
-func (o *CategoryUpdate) SetId(v float64) {
+// SetId gets a reference to the given int32 and assigns it to the Id field.
+func (o *CategoryUpdate) SetId(v int32) {
 	o.Id = &v
 }
 
@@ -150,9 +150,9 @@ func (o *CategoryUpdate) UnsetDescription() {
 }
 
 // GetParentId returns the ParentId field value if set, zero value otherwise (both if not set or set to explicit null).
-func (o *CategoryUpdate) GetParentId() float64 {
+func (o *CategoryUpdate) GetParentId() int32 {
 	if o == nil || IsNil(o.ParentId.Get()) {
-		var ret float64
+		var ret int32
 		return ret
 	}
 	return *o.ParentId.Get()
@@ -161,7 +161,7 @@ func (o *CategoryUpdate) GetParentId() float64 {
 // GetParentIdOk returns a tuple with the ParentId field value if set, nil otherwise
 // and a boolean to check if the value has been set.
 // NOTE: If the value is an explicit nil, `nil, true` will be returned
-func (o *CategoryUpdate) GetParentIdOk() (*float64, bool) {
+func (o *CategoryUpdate) GetParentIdOk() (*int32, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -177,8 +177,8 @@ func (o *CategoryUpdate) HasParentId() bool {
 	return false
 }
 
-// SetParentId gets a reference to the given NullableFloat64 and assigns it to the ParentId field.
-func (o *CategoryUpdate) SetParentId(v float64) {
+// SetParentId gets a reference to the given NullableInt32 and assigns it to the ParentId field.
+func (o *CategoryUpdate) SetParentId(v int32) {
 	o.ParentId.Set(&v)
 }
 // SetParentIdNil sets the value for ParentId to be an explicit nil

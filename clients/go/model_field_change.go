@@ -21,8 +21,8 @@ var _ MappedNullable = &FieldChange{}
 // FieldChange struct for FieldChange
 type FieldChange struct {
 	Field string `json:"field"`
-	OldValue interface{} `json:"oldValue"`
-	NewValue interface{} `json:"newValue"`
+	OldValue NullableFieldChangeOldValue `json:"oldValue"`
+	NewValue NullableFieldChangeOldValue `json:"newValue"`
 	ChangedAt string `json:"changedAt"`
 	UserId NullableString `json:"userId"`
 	CredentialId NullableString `json:"credentialId,omitempty"`
@@ -36,7 +36,7 @@ type _FieldChange FieldChange
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewFieldChange(field string, oldValue interface{}, newValue interface{}, changedAt string, userId NullableString) *FieldChange {
+func NewFieldChange(field string, oldValue NullableFieldChangeOldValue, newValue NullableFieldChangeOldValue, changedAt string, userId NullableString) *FieldChange {
 	this := FieldChange{}
 	this.Field = field
 	this.OldValue = oldValue
@@ -79,55 +79,55 @@ func (o *FieldChange) SetField(v string) {
 }
 
 // GetOldValue returns the OldValue field value
-// If the value is explicit nil, the zero value for interface{} will be returned
-func (o *FieldChange) GetOldValue() interface{} {
-	if o == nil {
-		var ret interface{}
+// If the value is explicit nil, the zero value for FieldChangeOldValue will be returned
+func (o *FieldChange) GetOldValue() FieldChangeOldValue {
+	if o == nil || o.OldValue.Get() == nil {
+		var ret FieldChangeOldValue
 		return ret
 	}
 
-	return o.OldValue
+	return *o.OldValue.Get()
 }
 
 // GetOldValueOk returns a tuple with the OldValue field value
 // and a boolean to check if the value has been set.
 // NOTE: If the value is an explicit nil, `nil, true` will be returned
-func (o *FieldChange) GetOldValueOk() (*interface{}, bool) {
-	if o == nil || IsNil(o.OldValue) {
+func (o *FieldChange) GetOldValueOk() (*FieldChangeOldValue, bool) {
+	if o == nil {
 		return nil, false
 	}
-	return &o.OldValue, true
+	return o.OldValue.Get(), o.OldValue.IsSet()
 }
 
 // SetOldValue sets field value
-func (o *FieldChange) SetOldValue(v interface{}) {
-	o.OldValue = v
+func (o *FieldChange) SetOldValue(v FieldChangeOldValue) {
+	o.OldValue.Set(&v)
 }
 
 // GetNewValue returns the NewValue field value
-// If the value is explicit nil, the zero value for interface{} will be returned
-func (o *FieldChange) GetNewValue() interface{} {
-	if o == nil {
-		var ret interface{}
+// If the value is explicit nil, the zero value for FieldChangeOldValue will be returned
+func (o *FieldChange) GetNewValue() FieldChangeOldValue {
+	if o == nil || o.NewValue.Get() == nil {
+		var ret FieldChangeOldValue
 		return ret
 	}
 
-	return o.NewValue
+	return *o.NewValue.Get()
 }
 
 // GetNewValueOk returns a tuple with the NewValue field value
 // and a boolean to check if the value has been set.
 // NOTE: If the value is an explicit nil, `nil, true` will be returned
-func (o *FieldChange) GetNewValueOk() (*interface{}, bool) {
-	if o == nil || IsNil(o.NewValue) {
+func (o *FieldChange) GetNewValueOk() (*FieldChangeOldValue, bool) {
+	if o == nil {
 		return nil, false
 	}
-	return &o.NewValue, true
+	return o.NewValue.Get(), o.NewValue.IsSet()
 }
 
 // SetNewValue sets field value
-func (o *FieldChange) SetNewValue(v interface{}) {
-	o.NewValue = v
+func (o *FieldChange) SetNewValue(v FieldChangeOldValue) {
+	o.NewValue.Set(&v)
 }
 
 // GetChangedAt returns the ChangedAt field value
@@ -275,12 +275,8 @@ func (o FieldChange) MarshalJSON() ([]byte, error) {
 func (o FieldChange) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
 	toSerialize["field"] = o.Field
-	if o.OldValue != nil {
-		toSerialize["oldValue"] = o.OldValue
-	}
-	if o.NewValue != nil {
-		toSerialize["newValue"] = o.NewValue
-	}
+	toSerialize["oldValue"] = o.OldValue.Get()
+	toSerialize["newValue"] = o.NewValue.Get()
 	toSerialize["changedAt"] = o.ChangedAt
 	toSerialize["userId"] = o.UserId.Get()
 	if o.CredentialId.IsSet() {

@@ -22,7 +22,7 @@ var _ MappedNullable = &FieldCreate{}
 // FieldCreate struct for FieldCreate
 type FieldCreate struct {
 	// The module the field belongs to.
-	ModuleId float64 `json:"moduleId"`
+	ModuleId int32 `json:"moduleId"`
 	// The name shown to users.
 	Name string `json:"name"`
 	// The key record values are stored under; derived from the name when omitted.
@@ -40,7 +40,7 @@ type _FieldCreate FieldCreate
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewFieldCreate(moduleId float64, name string, type_ FieldType) *FieldCreate {
+func NewFieldCreate(moduleId int32, name string, type_ FieldType) *FieldCreate {
 	this := FieldCreate{}
 	this.ModuleId = moduleId
 	this.Name = name
@@ -57,9 +57,9 @@ func NewFieldCreateWithDefaults() *FieldCreate {
 }
 
 // GetModuleId returns the ModuleId field value
-func (o *FieldCreate) GetModuleId() float64 {
+func (o *FieldCreate) GetModuleId() int32 {
 	if o == nil {
-		var ret float64
+		var ret int32
 		return ret
 	}
 
@@ -68,7 +68,7 @@ func (o *FieldCreate) GetModuleId() float64 {
 
 // GetModuleIdOk returns a tuple with the ModuleId field value
 // and a boolean to check if the value has been set.
-func (o *FieldCreate) GetModuleIdOk() (*float64, bool) {
+func (o *FieldCreate) GetModuleIdOk() (*int32, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -76,7 +76,7 @@ func (o *FieldCreate) GetModuleIdOk() (*float64, bool) {
 }
 
 // SetModuleId sets field value
-func (o *FieldCreate) SetModuleId(v float64) {
+func (o *FieldCreate) SetModuleId(v int32) {
 	o.ModuleId = v
 }
 

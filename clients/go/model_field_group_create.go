@@ -21,9 +21,9 @@ var _ MappedNullable = &FieldGroupCreate{}
 
 // FieldGroupCreate struct for FieldGroupCreate
 type FieldGroupCreate struct {
-	ModuleId float64 `json:"moduleId"`
+	ModuleId int32 `json:"moduleId"`
 	Name string `json:"name"`
-	FieldIds []float64 `json:"fieldIds,omitempty"`
+	FieldIds []int32 `json:"fieldIds,omitempty"`
 	// Display order, ascending.
 	Position *int32 `json:"position,omitempty"`
 }
@@ -34,7 +34,7 @@ type _FieldGroupCreate FieldGroupCreate
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewFieldGroupCreate(moduleId float64, name string) *FieldGroupCreate {
+func NewFieldGroupCreate(moduleId int32, name string) *FieldGroupCreate {
 	this := FieldGroupCreate{}
 	this.ModuleId = moduleId
 	this.Name = name
@@ -50,9 +50,9 @@ func NewFieldGroupCreateWithDefaults() *FieldGroupCreate {
 }
 
 // GetModuleId returns the ModuleId field value
-func (o *FieldGroupCreate) GetModuleId() float64 {
+func (o *FieldGroupCreate) GetModuleId() int32 {
 	if o == nil {
-		var ret float64
+		var ret int32
 		return ret
 	}
 
@@ -61,7 +61,7 @@ func (o *FieldGroupCreate) GetModuleId() float64 {
 
 // GetModuleIdOk returns a tuple with the ModuleId field value
 // and a boolean to check if the value has been set.
-func (o *FieldGroupCreate) GetModuleIdOk() (*float64, bool) {
+func (o *FieldGroupCreate) GetModuleIdOk() (*int32, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -69,7 +69,7 @@ func (o *FieldGroupCreate) GetModuleIdOk() (*float64, bool) {
 }
 
 // SetModuleId sets field value
-func (o *FieldGroupCreate) SetModuleId(v float64) {
+func (o *FieldGroupCreate) SetModuleId(v int32) {
 	o.ModuleId = v
 }
 
@@ -98,9 +98,9 @@ func (o *FieldGroupCreate) SetName(v string) {
 }
 
 // GetFieldIds returns the FieldIds field value if set, zero value otherwise.
-func (o *FieldGroupCreate) GetFieldIds() []float64 {
+func (o *FieldGroupCreate) GetFieldIds() []int32 {
 	if o == nil || IsNil(o.FieldIds) {
-		var ret []float64
+		var ret []int32
 		return ret
 	}
 	return o.FieldIds
@@ -108,7 +108,7 @@ func (o *FieldGroupCreate) GetFieldIds() []float64 {
 
 // GetFieldIdsOk returns a tuple with the FieldIds field value if set, nil otherwise
 // and a boolean to check if the value has been set.
-func (o *FieldGroupCreate) GetFieldIdsOk() ([]float64, bool) {
+func (o *FieldGroupCreate) GetFieldIdsOk() ([]int32, bool) {
 	if o == nil || IsNil(o.FieldIds) {
 		return nil, false
 	}
@@ -124,8 +124,8 @@ func (o *FieldGroupCreate) HasFieldIds() bool {
 	return false
 }
 
-// SetFieldIds gets a reference to the given []float64 and assigns it to the FieldIds field.
-func (o *FieldGroupCreate) SetFieldIds(v []float64) {
+// SetFieldIds gets a reference to the given []int32 and assigns it to the FieldIds field.
+func (o *FieldGroupCreate) SetFieldIds(v []int32) {
 	o.FieldIds = v
 }
 

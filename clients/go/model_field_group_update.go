@@ -20,9 +20,9 @@ var _ MappedNullable = &FieldGroupUpdate{}
 // FieldGroupUpdate struct for FieldGroupUpdate
 type FieldGroupUpdate struct {
 	// The entity (when the path does not name it).
-	Id *float64 `json:"id,omitempty"`
+	Id *int32 `json:"id,omitempty"`
 	Name *string `json:"name,omitempty"`
-	FieldIds []float64 `json:"fieldIds,omitempty"`
+	FieldIds []int32 `json:"fieldIds,omitempty"`
 	// Display order, ascending.
 	Position *int32 `json:"position,omitempty"`
 }
@@ -45,9 +45,9 @@ func NewFieldGroupUpdateWithDefaults() *FieldGroupUpdate {
 }
 
 // GetId returns the Id field value if set, zero value otherwise.
-func (o *FieldGroupUpdate) GetId() float64 {
+func (o *FieldGroupUpdate) GetId() int32 {
 	if o == nil || IsNil(o.Id) {
-		var ret float64
+		var ret int32
 		return ret
 	}
 	return *o.Id
@@ -55,7 +55,7 @@ func (o *FieldGroupUpdate) GetId() float64 {
 
 // GetIdOk returns a tuple with the Id field value if set, nil otherwise
 // and a boolean to check if the value has been set.
-func (o *FieldGroupUpdate) GetIdOk() (*float64, bool) {
+func (o *FieldGroupUpdate) GetIdOk() (*int32, bool) {
 	if o == nil || IsNil(o.Id) {
 		return nil, false
 	}
@@ -71,8 +71,8 @@ func (o *FieldGroupUpdate) HasId() bool {
 	return false
 }
 
-// SetId gets a reference to the given float64 and assigns it to the Id field.
-func (o *FieldGroupUpdate) SetId(v float64) {
+// SetId gets a reference to the given int32 and assigns it to the Id field.
+func (o *FieldGroupUpdate) SetId(v int32) {
 	o.Id = &v
 }
 
@@ -109,9 +109,9 @@ func (o *FieldGroupUpdate) SetName(v string) {
 }
 
 // GetFieldIds returns the FieldIds field value if set, zero value otherwise.
-func (o *FieldGroupUpdate) GetFieldIds() []float64 {
+func (o *FieldGroupUpdate) GetFieldIds() []int32 {
 	if o == nil || IsNil(o.FieldIds) {
-		var ret []float64
+		var ret []int32
 		return ret
 	}
 	return o.FieldIds
@@ -119,7 +119,7 @@ func (o *FieldGroupUpdate) GetFieldIds() []float64 {
 
 // GetFieldIdsOk returns a tuple with the FieldIds field value if set, nil otherwise
 // and a boolean to check if the value has been set.
-func (o *FieldGroupUpdate) GetFieldIdsOk() ([]float64, bool) {
+func (o *FieldGroupUpdate) GetFieldIdsOk() ([]int32, bool) {
 	if o == nil || IsNil(o.FieldIds) {
 		return nil, false
 	}
@@ -135,8 +135,8 @@ func (o *FieldGroupUpdate) HasFieldIds() bool {
 	return false
 }
 
-// SetFieldIds gets a reference to the given []float64 and assigns it to the FieldIds field.
-func (o *FieldGroupUpdate) SetFieldIds(v []float64) {
+// SetFieldIds gets a reference to the given []int32 and assigns it to the FieldIds field.
+func (o *FieldGroupUpdate) SetFieldIds(v []int32) {
 	o.FieldIds = v
 }
 

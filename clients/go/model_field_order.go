@@ -21,9 +21,9 @@ var _ MappedNullable = &FieldOrder{}
 
 // FieldOrder struct for FieldOrder
 type FieldOrder struct {
-	ModuleId float64 `json:"moduleId"`
+	ModuleId int32 `json:"moduleId"`
 	// Every field of the module, in the new order; positions become 1..n.
-	FieldIds []float64 `json:"fieldIds"`
+	FieldIds []int32 `json:"fieldIds"`
 }
 
 type _FieldOrder FieldOrder
@@ -32,7 +32,7 @@ type _FieldOrder FieldOrder
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewFieldOrder(moduleId float64, fieldIds []float64) *FieldOrder {
+func NewFieldOrder(moduleId int32, fieldIds []int32) *FieldOrder {
 	this := FieldOrder{}
 	this.ModuleId = moduleId
 	this.FieldIds = fieldIds
@@ -48,9 +48,9 @@ func NewFieldOrderWithDefaults() *FieldOrder {
 }
 
 // GetModuleId returns the ModuleId field value
-func (o *FieldOrder) GetModuleId() float64 {
+func (o *FieldOrder) GetModuleId() int32 {
 	if o == nil {
-		var ret float64
+		var ret int32
 		return ret
 	}
 
@@ -59,7 +59,7 @@ func (o *FieldOrder) GetModuleId() float64 {
 
 // GetModuleIdOk returns a tuple with the ModuleId field value
 // and a boolean to check if the value has been set.
-func (o *FieldOrder) GetModuleIdOk() (*float64, bool) {
+func (o *FieldOrder) GetModuleIdOk() (*int32, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -67,14 +67,14 @@ func (o *FieldOrder) GetModuleIdOk() (*float64, bool) {
 }
 
 // SetModuleId sets field value
-func (o *FieldOrder) SetModuleId(v float64) {
+func (o *FieldOrder) SetModuleId(v int32) {
 	o.ModuleId = v
 }
 
 // GetFieldIds returns the FieldIds field value
-func (o *FieldOrder) GetFieldIds() []float64 {
+func (o *FieldOrder) GetFieldIds() []int32 {
 	if o == nil {
-		var ret []float64
+		var ret []int32
 		return ret
 	}
 
@@ -83,7 +83,7 @@ func (o *FieldOrder) GetFieldIds() []float64 {
 
 // GetFieldIdsOk returns a tuple with the FieldIds field value
 // and a boolean to check if the value has been set.
-func (o *FieldOrder) GetFieldIdsOk() ([]float64, bool) {
+func (o *FieldOrder) GetFieldIdsOk() ([]int32, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -91,7 +91,7 @@ func (o *FieldOrder) GetFieldIdsOk() ([]float64, bool) {
 }
 
 // SetFieldIds sets field value
-func (o *FieldOrder) SetFieldIds(v []float64) {
+func (o *FieldOrder) SetFieldIds(v []int32) {
 	o.FieldIds = v
 }
 

@@ -20,7 +20,7 @@ var _ MappedNullable = &FieldUpdate{}
 // FieldUpdate The type and key of a field never change.
 type FieldUpdate struct {
 	// The field (when the path does not name it).
-	Id *float64 `json:"id,omitempty"`
+	Id *int32 `json:"id,omitempty"`
 	// The name shown to users.
 	Name *string `json:"name,omitempty"`
 	Required *bool `json:"required,omitempty"`
@@ -46,9 +46,9 @@ func NewFieldUpdateWithDefaults() *FieldUpdate {
 }
 
 // GetId returns the Id field value if set, zero value otherwise.
-func (o *FieldUpdate) GetId() float64 {
+func (o *FieldUpdate) GetId() int32 {
 	if o == nil || IsNil(o.Id) {
-		var ret float64
+		var ret int32
 		return ret
 	}
 	return *o.Id
@@ -56,7 +56,7 @@ func (o *FieldUpdate) GetId() float64 {
 
 // GetIdOk returns a tuple with the Id field value if set, nil otherwise
 // and a boolean to check if the value has been set.
-func (o *FieldUpdate) GetIdOk() (*float64, bool) {
+func (o *FieldUpdate) GetIdOk() (*int32, bool) {
 	if o == nil || IsNil(o.Id) {
 		return nil, false
 	}
@@ -72,8 +72,8 @@ func (o *FieldUpdate) HasId() bool {
 	return false
 }
 
-// SetId gets a reference to the given float64 and assigns it to the Id field.
-func (o *FieldUpdate) SetId(v float64) {
+// SetId gets a reference to the given int32 and assigns it to the Id field.
+func (o *FieldUpdate) SetId(v int32) {
 	o.Id = &v
 }
 

@@ -21,7 +21,7 @@ var _ MappedNullable = &FileWeightsFilesInner{}
 
 // FileWeightsFilesInner struct for FileWeightsFilesInner
 type FileWeightsFilesInner struct {
-	FileId float64 `json:"fileId"`
+	FileId int32 `json:"fileId"`
 	Weight int32 `json:"weight"`
 }
 
@@ -31,7 +31,7 @@ type _FileWeightsFilesInner FileWeightsFilesInner
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewFileWeightsFilesInner(fileId float64, weight int32) *FileWeightsFilesInner {
+func NewFileWeightsFilesInner(fileId int32, weight int32) *FileWeightsFilesInner {
 	this := FileWeightsFilesInner{}
 	this.FileId = fileId
 	this.Weight = weight
@@ -47,9 +47,9 @@ func NewFileWeightsFilesInnerWithDefaults() *FileWeightsFilesInner {
 }
 
 // GetFileId returns the FileId field value
-func (o *FileWeightsFilesInner) GetFileId() float64 {
+func (o *FileWeightsFilesInner) GetFileId() int32 {
 	if o == nil {
-		var ret float64
+		var ret int32
 		return ret
 	}
 
@@ -58,7 +58,7 @@ func (o *FileWeightsFilesInner) GetFileId() float64 {
 
 // GetFileIdOk returns a tuple with the FileId field value
 // and a boolean to check if the value has been set.
-func (o *FileWeightsFilesInner) GetFileIdOk() (*float64, bool) {
+func (o *FileWeightsFilesInner) GetFileIdOk() (*int32, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -66,7 +66,7 @@ func (o *FileWeightsFilesInner) GetFileIdOk() (*float64, bool) {
 }
 
 // SetFileId sets field value
-func (o *FileWeightsFilesInner) SetFileId(v float64) {
+func (o *FileWeightsFilesInner) SetFileId(v int32) {
 	o.FileId = v
 }
 

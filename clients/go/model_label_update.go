@@ -20,7 +20,7 @@ var _ MappedNullable = &LabelUpdate{}
 // LabelUpdate struct for LabelUpdate
 type LabelUpdate struct {
 	// The entity (when the path does not name it).
-	Id *float64 `json:"id,omitempty"`
+	Id *int32 `json:"id,omitempty"`
 	Name *string `json:"name,omitempty"`
 	// Display colour `#rrggbb` (stored in lower case).
 	Color *string `json:"color,omitempty" validate:"regexp=^#[0-9a-fA-F]{6}$"`
@@ -44,9 +44,9 @@ func NewLabelUpdateWithDefaults() *LabelUpdate {
 }
 
 // GetId returns the Id field value if set, zero value otherwise.
-func (o *LabelUpdate) GetId() float64 {
+func (o *LabelUpdate) GetId() int32 {
 	if o == nil || IsNil(o.Id) {
-		var ret float64
+		var ret int32
 		return ret
 	}
 	return *o.Id
@@ -54,7 +54,7 @@ func (o *LabelUpdate) GetId() float64 {
 
 // GetIdOk returns a tuple with the Id field value if set, nil otherwise
 // and a boolean to check if the value has been set.
-func (o *LabelUpdate) GetIdOk() (*float64, bool) {
+func (o *LabelUpdate) GetIdOk() (*int32, bool) {
 	if o == nil || IsNil(o.Id) {
 		return nil, false
 	}
@@ -70,8 +70,8 @@ func (o *LabelUpdate) HasId() bool {
 	return false
 }
 
-// SetId gets a reference to the given float64 and assigns it to the Id field.
-func (o *LabelUpdate) SetId(v float64) {
+// SetId gets a reference to the given int32 and assigns it to the Id field.
+func (o *LabelUpdate) SetId(v int32) {
 	o.Id = &v
 }
 

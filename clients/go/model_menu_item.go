@@ -22,7 +22,7 @@ var _ MappedNullable = &MenuItem{}
 // MenuItem An entry that opens a module or a URL.
 type MenuItem struct {
 	Label string `json:"label"`
-	ModuleId *float64 `json:"moduleId,omitempty"`
+	ModuleId *int32 `json:"moduleId,omitempty"`
 	Url *string `json:"url,omitempty"`
 }
 
@@ -71,9 +71,9 @@ func (o *MenuItem) SetLabel(v string) {
 }
 
 // GetModuleId returns the ModuleId field value if set, zero value otherwise.
-func (o *MenuItem) GetModuleId() float64 {
+func (o *MenuItem) GetModuleId() int32 {
 	if o == nil || IsNil(o.ModuleId) {
-		var ret float64
+		var ret int32
 		return ret
 	}
 	return *o.ModuleId
@@ -81,7 +81,7 @@ func (o *MenuItem) GetModuleId() float64 {
 
 // GetModuleIdOk returns a tuple with the ModuleId field value if set, nil otherwise
 // and a boolean to check if the value has been set.
-func (o *MenuItem) GetModuleIdOk() (*float64, bool) {
+func (o *MenuItem) GetModuleIdOk() (*int32, bool) {
 	if o == nil || IsNil(o.ModuleId) {
 		return nil, false
 	}
@@ -97,8 +97,8 @@ func (o *MenuItem) HasModuleId() bool {
 	return false
 }
 
-// SetModuleId gets a reference to the given float64 and assigns it to the ModuleId field.
-func (o *MenuItem) SetModuleId(v float64) {
+// SetModuleId gets a reference to the given int32 and assigns it to the ModuleId field.
+func (o *MenuItem) SetModuleId(v int32) {
 	o.ModuleId = &v
 }
 

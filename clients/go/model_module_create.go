@@ -22,7 +22,7 @@ var _ MappedNullable = &ModuleCreate{}
 // ModuleCreate struct for ModuleCreate
 type ModuleCreate struct {
 	// The space the module belongs to.
-	SpaceId float64 `json:"spaceId"`
+	SpaceId int32 `json:"spaceId"`
 	// Installs a built-in module (`GET /module/built-in`); without it the module is custom.
 	Template *string `json:"template,omitempty"`
 	// Required for a custom module; a built-in one defaults to its template's.
@@ -36,7 +36,7 @@ type _ModuleCreate ModuleCreate
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewModuleCreate(spaceId float64) *ModuleCreate {
+func NewModuleCreate(spaceId int32) *ModuleCreate {
 	this := ModuleCreate{}
 	this.SpaceId = spaceId
 	return &this
@@ -51,9 +51,9 @@ func NewModuleCreateWithDefaults() *ModuleCreate {
 }
 
 // GetSpaceId returns the SpaceId field value
-func (o *ModuleCreate) GetSpaceId() float64 {
+func (o *ModuleCreate) GetSpaceId() int32 {
 	if o == nil {
-		var ret float64
+		var ret int32
 		return ret
 	}
 
@@ -62,7 +62,7 @@ func (o *ModuleCreate) GetSpaceId() float64 {
 
 // GetSpaceIdOk returns a tuple with the SpaceId field value
 // and a boolean to check if the value has been set.
-func (o *ModuleCreate) GetSpaceIdOk() (*float64, bool) {
+func (o *ModuleCreate) GetSpaceIdOk() (*int32, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -70,7 +70,7 @@ func (o *ModuleCreate) GetSpaceIdOk() (*float64, bool) {
 }
 
 // SetSpaceId sets field value
-func (o *ModuleCreate) SetSpaceId(v float64) {
+func (o *ModuleCreate) SetSpaceId(v int32) {
 	o.SpaceId = v
 }
 

@@ -22,7 +22,7 @@ var _ MappedNullable = &RecordCreate{}
 // RecordCreate struct for RecordCreate
 type RecordCreate struct {
 	// The module the record belongs to.
-	ModuleId float64 `json:"moduleId"`
+	ModuleId int32 `json:"moduleId"`
 	// The record name.
 	Name string `json:"name"`
 	// Values by field key.
@@ -35,7 +35,7 @@ type _RecordCreate RecordCreate
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewRecordCreate(moduleId float64, name string) *RecordCreate {
+func NewRecordCreate(moduleId int32, name string) *RecordCreate {
 	this := RecordCreate{}
 	this.ModuleId = moduleId
 	this.Name = name
@@ -51,9 +51,9 @@ func NewRecordCreateWithDefaults() *RecordCreate {
 }
 
 // GetModuleId returns the ModuleId field value
-func (o *RecordCreate) GetModuleId() float64 {
+func (o *RecordCreate) GetModuleId() int32 {
 	if o == nil {
-		var ret float64
+		var ret int32
 		return ret
 	}
 
@@ -62,7 +62,7 @@ func (o *RecordCreate) GetModuleId() float64 {
 
 // GetModuleIdOk returns a tuple with the ModuleId field value
 // and a boolean to check if the value has been set.
-func (o *RecordCreate) GetModuleIdOk() (*float64, bool) {
+func (o *RecordCreate) GetModuleIdOk() (*int32, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -70,7 +70,7 @@ func (o *RecordCreate) GetModuleIdOk() (*float64, bool) {
 }
 
 // SetModuleId sets field value
-func (o *RecordCreate) SetModuleId(v float64) {
+func (o *RecordCreate) SetModuleId(v int32) {
 	o.ModuleId = v
 }
 

@@ -20,7 +20,7 @@ var _ MappedNullable = &RecordUpdate{}
 // RecordUpdate struct for RecordUpdate
 type RecordUpdate struct {
 	// The record (when the path does not name it).
-	Id *float64 `json:"id,omitempty"`
+	Id *int32 `json:"id,omitempty"`
 	// The record name.
 	Name *string `json:"name,omitempty"`
 	// Values to change, by field key; others stay.
@@ -45,9 +45,9 @@ func NewRecordUpdateWithDefaults() *RecordUpdate {
 }
 
 // GetId returns the Id field value if set, zero value otherwise.
-func (o *RecordUpdate) GetId() float64 {
+func (o *RecordUpdate) GetId() int32 {
 	if o == nil || IsNil(o.Id) {
-		var ret float64
+		var ret int32
 		return ret
 	}
 	return *o.Id
@@ -55,7 +55,7 @@ func (o *RecordUpdate) GetId() float64 {
 
 // GetIdOk returns a tuple with the Id field value if set, nil otherwise
 // and a boolean to check if the value has been set.
-func (o *RecordUpdate) GetIdOk() (*float64, bool) {
+func (o *RecordUpdate) GetIdOk() (*int32, bool) {
 	if o == nil || IsNil(o.Id) {
 		return nil, false
 	}
@@ -71,8 +71,8 @@ func (o *RecordUpdate) HasId() bool {
 	return false
 }
 
-// SetId gets a reference to the given float64 and assigns it to the Id field.
-func (o *RecordUpdate) SetId(v float64) {
+// SetId gets a reference to the given int32 and assigns it to the Id field.
+func (o *RecordUpdate) SetId(v int32) {
 	o.Id = &v
 }
 

@@ -22,7 +22,7 @@ var _ MappedNullable = &RemoteLink{}
 // RemoteLink struct for RemoteLink
 type RemoteLink struct {
 	// The record the key names.
-	RecordId float64 `json:"recordId"`
+	RecordId int32 `json:"recordId"`
 }
 
 type _RemoteLink RemoteLink
@@ -31,7 +31,7 @@ type _RemoteLink RemoteLink
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewRemoteLink(recordId float64) *RemoteLink {
+func NewRemoteLink(recordId int32) *RemoteLink {
 	this := RemoteLink{}
 	this.RecordId = recordId
 	return &this
@@ -46,9 +46,9 @@ func NewRemoteLinkWithDefaults() *RemoteLink {
 }
 
 // GetRecordId returns the RecordId field value
-func (o *RemoteLink) GetRecordId() float64 {
+func (o *RemoteLink) GetRecordId() int32 {
 	if o == nil {
-		var ret float64
+		var ret int32
 		return ret
 	}
 
@@ -57,7 +57,7 @@ func (o *RemoteLink) GetRecordId() float64 {
 
 // GetRecordIdOk returns a tuple with the RecordId field value
 // and a boolean to check if the value has been set.
-func (o *RemoteLink) GetRecordIdOk() (*float64, bool) {
+func (o *RemoteLink) GetRecordIdOk() (*int32, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -65,7 +65,7 @@ func (o *RemoteLink) GetRecordIdOk() (*float64, bool) {
 }
 
 // SetRecordId sets field value
-func (o *RemoteLink) SetRecordId(v float64) {
+func (o *RemoteLink) SetRecordId(v int32) {
 	o.RecordId = v
 }
 

@@ -22,7 +22,7 @@ var _ MappedNullable = &SegmentCreate{}
 // SegmentCreate struct for SegmentCreate
 type SegmentCreate struct {
 	// The space whose records the segment selects.
-	SpaceId float64 `json:"spaceId"`
+	SpaceId int32 `json:"spaceId"`
 	Name string `json:"name"`
 	// A list filter, checked as a record list of the space would.
 	Filter NullableString `json:"filter,omitempty"`
@@ -36,7 +36,7 @@ type _SegmentCreate SegmentCreate
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewSegmentCreate(spaceId float64, name string) *SegmentCreate {
+func NewSegmentCreate(spaceId int32, name string) *SegmentCreate {
 	this := SegmentCreate{}
 	this.SpaceId = spaceId
 	this.Name = name
@@ -52,9 +52,9 @@ func NewSegmentCreateWithDefaults() *SegmentCreate {
 }
 
 // GetSpaceId returns the SpaceId field value
-func (o *SegmentCreate) GetSpaceId() float64 {
+func (o *SegmentCreate) GetSpaceId() int32 {
 	if o == nil {
-		var ret float64
+		var ret int32
 		return ret
 	}
 
@@ -63,7 +63,7 @@ func (o *SegmentCreate) GetSpaceId() float64 {
 
 // GetSpaceIdOk returns a tuple with the SpaceId field value
 // and a boolean to check if the value has been set.
-func (o *SegmentCreate) GetSpaceIdOk() (*float64, bool) {
+func (o *SegmentCreate) GetSpaceIdOk() (*int32, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -71,7 +71,7 @@ func (o *SegmentCreate) GetSpaceIdOk() (*float64, bool) {
 }
 
 // SetSpaceId sets field value
-func (o *SegmentCreate) SetSpaceId(v float64) {
+func (o *SegmentCreate) SetSpaceId(v int32) {
 	o.SpaceId = v
 }
 

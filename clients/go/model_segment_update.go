@@ -20,7 +20,7 @@ var _ MappedNullable = &SegmentUpdate{}
 // SegmentUpdate struct for SegmentUpdate
 type SegmentUpdate struct {
 	// The entity (when the path does not name it).
-	Id *float64 `json:"id,omitempty"`
+	Id *int32 `json:"id,omitempty"`
 	Name *string `json:"name,omitempty"`
 	Filter NullableString `json:"filter,omitempty"`
 	Order NullableString `json:"order,omitempty"`
@@ -44,9 +44,9 @@ func NewSegmentUpdateWithDefaults() *SegmentUpdate {
 }
 
 // GetId returns the Id field value if set, zero value otherwise.
-func (o *SegmentUpdate) GetId() float64 {
+func (o *SegmentUpdate) GetId() int32 {
 	if o == nil || IsNil(o.Id) {
-		var ret float64
+		var ret int32
 		return ret
 	}
 	return *o.Id
@@ -54,7 +54,7 @@ func (o *SegmentUpdate) GetId() float64 {
 
 // GetIdOk returns a tuple with the Id field value if set, nil otherwise
 // and a boolean to check if the value has been set.
-func (o *SegmentUpdate) GetIdOk() (*float64, bool) {
+func (o *SegmentUpdate) GetIdOk() (*int32, bool) {
 	if o == nil || IsNil(o.Id) {
 		return nil, false
 	}
@@ -70,8 +70,8 @@ func (o *SegmentUpdate) HasId() bool {
 	return false
 }
 
-// SetId gets a reference to the given float64 and assigns it to the Id field.
-func (o *SegmentUpdate) SetId(v float64) {
+// SetId gets a reference to the given int32 and assigns it to the Id field.
+func (o *SegmentUpdate) SetId(v int32) {
 	o.Id = &v
 }
 

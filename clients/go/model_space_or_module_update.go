@@ -20,7 +20,7 @@ var _ MappedNullable = &SpaceOrModuleUpdate{}
 // SpaceOrModuleUpdate struct for SpaceOrModuleUpdate
 type SpaceOrModuleUpdate struct {
 	// The entity (when the path does not name it).
-	Id *float64 `json:"id,omitempty"`
+	Id *int32 `json:"id,omitempty"`
 	// The name shown to users.
 	Name *string `json:"name,omitempty"`
 	Description NullableString `json:"description,omitempty"`
@@ -44,9 +44,9 @@ func NewSpaceOrModuleUpdateWithDefaults() *SpaceOrModuleUpdate {
 }
 
 // GetId returns the Id field value if set, zero value otherwise.
-func (o *SpaceOrModuleUpdate) GetId() float64 {
+func (o *SpaceOrModuleUpdate) GetId() int32 {
 	if o == nil || IsNil(o.Id) {
-		var ret float64
+		var ret int32
 		return ret
 	}
 	return *o.Id
@@ -54,7 +54,7 @@ func (o *SpaceOrModuleUpdate) GetId() float64 {
 
 // GetIdOk returns a tuple with the Id field value if set, nil otherwise
 // and a boolean to check if the value has been set.
-func (o *SpaceOrModuleUpdate) GetIdOk() (*float64, bool) {
+func (o *SpaceOrModuleUpdate) GetIdOk() (*int32, bool) {
 	if o == nil || IsNil(o.Id) {
 		return nil, false
 	}
@@ -70,8 +70,8 @@ func (o *SpaceOrModuleUpdate) HasId() bool {
 	return false
 }
 
-// SetId gets a reference to the given float64 and assigns it to the Id field.
-func (o *SpaceOrModuleUpdate) SetId(v float64) {
+// SetId gets a reference to the given int32 and assigns it to the Id field.
+func (o *SpaceOrModuleUpdate) SetId(v int32) {
 	o.Id = &v
 }
 

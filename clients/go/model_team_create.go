@@ -23,7 +23,7 @@ var _ MappedNullable = &TeamCreate{}
 type TeamCreate struct {
 	Name string `json:"name"`
 	Description NullableString `json:"description,omitempty"`
-	UserIds []float64 `json:"userIds,omitempty"`
+	UserIds []int32 `json:"userIds,omitempty"`
 }
 
 type _TeamCreate TeamCreate
@@ -113,9 +113,9 @@ func (o *TeamCreate) UnsetDescription() {
 }
 
 // GetUserIds returns the UserIds field value if set, zero value otherwise.
-func (o *TeamCreate) GetUserIds() []float64 {
+func (o *TeamCreate) GetUserIds() []int32 {
 	if o == nil || IsNil(o.UserIds) {
-		var ret []float64
+		var ret []int32
 		return ret
 	}
 	return o.UserIds
@@ -123,7 +123,7 @@ func (o *TeamCreate) GetUserIds() []float64 {
 
 // GetUserIdsOk returns a tuple with the UserIds field value if set, nil otherwise
 // and a boolean to check if the value has been set.
-func (o *TeamCreate) GetUserIdsOk() ([]float64, bool) {
+func (o *TeamCreate) GetUserIdsOk() ([]int32, bool) {
 	if o == nil || IsNil(o.UserIds) {
 		return nil, false
 	}
@@ -139,8 +139,8 @@ func (o *TeamCreate) HasUserIds() bool {
 	return false
 }
 
-// SetUserIds gets a reference to the given []float64 and assigns it to the UserIds field.
-func (o *TeamCreate) SetUserIds(v []float64) {
+// SetUserIds gets a reference to the given []int32 and assigns it to the UserIds field.
+func (o *TeamCreate) SetUserIds(v []int32) {
 	o.UserIds = v
 }
 

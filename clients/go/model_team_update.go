@@ -20,10 +20,10 @@ var _ MappedNullable = &TeamUpdate{}
 // TeamUpdate struct for TeamUpdate
 type TeamUpdate struct {
 	// The entity (when the path does not name it).
-	Id *float64 `json:"id,omitempty"`
+	Id *int32 `json:"id,omitempty"`
 	Name *string `json:"name,omitempty"`
 	Description NullableString `json:"description,omitempty"`
-	UserIds []float64 `json:"userIds,omitempty"`
+	UserIds []int32 `json:"userIds,omitempty"`
 }
 
 // NewTeamUpdate instantiates a new TeamUpdate object
@@ -44,9 +44,9 @@ func NewTeamUpdateWithDefaults() *TeamUpdate {
 }
 
 // GetId returns the Id field value if set, zero value otherwise.
-func (o *TeamUpdate) GetId() float64 {
+func (o *TeamUpdate) GetId() int32 {
 	if o == nil || IsNil(o.Id) {
-		var ret float64
+		var ret int32
 		return ret
 	}
 	return *o.Id
@@ -54,7 +54,7 @@ func (o *TeamUpdate) GetId() float64 {
 
 // GetIdOk returns a tuple with the Id field value if set, nil otherwise
 // and a boolean to check if the value has been set.
-func (o *TeamUpdate) GetIdOk() (*float64, bool) {
+func (o *TeamUpdate) GetIdOk() (*int32, bool) {
 	if o == nil || IsNil(o.Id) {
 		return nil, false
 	}
@@ -70,8 +70,8 @@ func (o *TeamUpdate) HasId() bool {
 	return false
 }
 
-// SetId gets a reference to the given float64 and assigns it to the Id field.
-func (o *TeamUpdate) SetId(v float64) {
+// SetId gets a reference to the given int32 and assigns it to the Id field.
+func (o *TeamUpdate) SetId(v int32) {
 	o.Id = &v
 }
 
@@ -150,9 +150,9 @@ func (o *TeamUpdate) UnsetDescription() {
 }
 
 // GetUserIds returns the UserIds field value if set, zero value otherwise.
-func (o *TeamUpdate) GetUserIds() []float64 {
+func (o *TeamUpdate) GetUserIds() []int32 {
 	if o == nil || IsNil(o.UserIds) {
-		var ret []float64
+		var ret []int32
 		return ret
 	}
 	return o.UserIds
@@ -160,7 +160,7 @@ func (o *TeamUpdate) GetUserIds() []float64 {
 
 // GetUserIdsOk returns a tuple with the UserIds field value if set, nil otherwise
 // and a boolean to check if the value has been set.
-func (o *TeamUpdate) GetUserIdsOk() ([]float64, bool) {
+func (o *TeamUpdate) GetUserIdsOk() ([]int32, bool) {
 	if o == nil || IsNil(o.UserIds) {
 		return nil, false
 	}
@@ -176,8 +176,8 @@ func (o *TeamUpdate) HasUserIds() bool {
 	return false
 }
 
-// SetUserIds gets a reference to the given []float64 and assigns it to the UserIds field.
-func (o *TeamUpdate) SetUserIds(v []float64) {
+// SetUserIds gets a reference to the given []int32 and assigns it to the UserIds field.
+func (o *TeamUpdate) SetUserIds(v []int32) {
 	o.UserIds = v
 }
 

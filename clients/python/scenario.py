@@ -36,6 +36,11 @@ def authorization_code(url: str, token: str, client_id: str, state: str) -> str:
         return query["code"][0]
 
 
+def plain(value):
+    """A field value as JSON holds it: the union wrapper's instance, or None."""
+    return None if value is None else value.actual_instance
+
+
 def main() -> None:
     url, token = setting("RECORDS_URL"), setting("RECORDS_TOKEN")
     with rc.ApiClient(rc.Configuration(host=url, access_token=token)) as admin:
@@ -82,7 +87,7 @@ def main() -> None:
                 "module": module.name,
                 "field": status.key,
                 "closed": [record.name for record in closed.items],
-                "history": [[change.old_value, change.new_value] for change in history.items],
+                "history": [[plain(change.old_value), plain(change.new_value)] for change in history.items],
                 "oauth": {
                     "tokenType": issued.token_type,
                     "scope": issued.scope,

@@ -97,7 +97,7 @@ export const signOut = operation({
   responses: {
     200: {
       description: 'Signed out.',
-      schema: z.object({ signedOut: z.literal(true) }),
+      schema: z.object({ signedOut: z.literal(true) }).meta({ id: 'SignedOut' }),
       headers: etagHeader,
     },
   },
@@ -147,7 +147,7 @@ export const setTokenPriority = operation({
   responses: {
     200: {
       description: 'The order.',
-      schema: z.object({ order: z.array(z.enum(CREDENTIAL_SOURCES)) }),
+      schema: z.object({ order: z.array(z.enum(CREDENTIAL_SOURCES)) }).meta({ id: 'TokenPriorityOrder' }),
       headers: etagHeader,
     },
   },

@@ -127,9 +127,19 @@ function operationObject(op: Operation): ZodOpenApiOperationObject {
       },
     }),
     responses: responsesOf(op),
-    security: op.security === 'token' ? [{ Token: [] }, { XAuthorization: [] }] : [],
+    security: SECURITY[op.security],
   };
 }
+
+/**
+ * Who may call: a bearer credential in either header; an OAuth client by HTTP Basic or by `client_id` and
+ * `client_secret` in the body (the empty requirement); or anyone.
+ */
+const SECURITY: Readonly<Record<Operation['security'], Array<Record<string, string[]>>>> = {
+  token: [{ Token: [] }, { XAuthorization: [] }],
+  client: [{ ClientBasic: [] }, {}],
+  none: [],
+};
 
 export interface DocumentInfo {
   readonly version: string;

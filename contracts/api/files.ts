@@ -1,6 +1,7 @@
 /** What hangs off a record: its files, its remote keys, its history; and records in bulk. */
 import { z } from 'zod';
 import { entityIdSchema, entityIdTextSchema } from '../entity-id';
+import { fieldValueSchema } from '../events/records';
 import { fileWeightsSchema } from '../files';
 import { remoteParams } from '../remote-keys';
 import { operation } from './operation';
@@ -85,7 +86,9 @@ export const deleteRecordFile = operation({
   responses: {
     200: {
       description: 'The file was removed.',
-      schema: z.object({ recordId: entityId, fileId: entityId, deleted: z.literal(true) }),
+      schema: z
+        .object({ recordId: entityId, fileId: entityId, deleted: z.literal(true) })
+        .meta({ id: 'RecordFileDeleted' }),
       headers: etagHeader,
     },
     ...WRITE_ERRORS,
@@ -356,8 +359,8 @@ export const listFieldHistory = operation({
         z
           .object({
             field: z.string(),
-            oldValue: z.unknown(),
-            newValue: z.unknown(),
+            oldValue: fieldValueSchema.nullable(),
+            newValue: fieldValueSchema.nullable(),
             changedAt: z.string(),
             userId: z.string().nullable(),
             credentialId: z.string().nullable().optional(),

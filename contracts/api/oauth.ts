@@ -179,7 +179,7 @@ export const deleteOAuthClient = operation({
   responses: {
     200: {
       description: 'The client was deleted.',
-      schema: z.object({ clientId: z.string(), deleted: z.literal(true) }),
+      schema: z.object({ clientId: z.string(), deleted: z.literal(true) }).meta({ id: 'OAuthClientDeleted' }),
       headers: etagHeader,
     },
     ...WRITE_ERRORS,
@@ -327,7 +327,10 @@ export const revokeOAuthToken = operation({
   description: `Answers the same whether or not the token existed. ${clientAuthentication}`,
   body: { schema: tokenBody, contentTypes: FORM_OR_JSON },
   responses: {
-    200: { description: 'Done.', schema: z.object({ revoked: z.literal(true) }) },
+    200: {
+      description: 'Done.',
+      schema: z.object({ revoked: z.literal(true) }).meta({ id: 'OAuthTokenRevoked' }),
+    },
     ...oauthRefusals,
   },
   security: 'client',
@@ -442,7 +445,7 @@ export const revokeOAuthGrant = operation({
   responses: {
     200: {
       description: 'The grant was revoked.',
-      schema: z.object({ grantId: z.string(), revoked: z.literal(true) }),
+      schema: z.object({ grantId: z.string(), revoked: z.literal(true) }).meta({ id: 'OAuthGrantRevoked' }),
       headers: etagHeader,
     },
     ...WRITE_ERRORS,

@@ -167,7 +167,9 @@ export const pressRecordButton = operation({
   responses: {
     200: {
       description: 'What the webhook answered.',
-      schema: z.object({ recordId: entityId, fieldId: entityId, ok: z.boolean(), status: z.number().int() }),
+      schema: z
+        .object({ recordId: entityId, fieldId: entityId, ok: z.boolean(), status: z.number().int() })
+        .meta({ id: 'ButtonPressed' }),
     },
     ...WRITE_ERRORS,
     502: { description: "The button's webhook did not answer." },

@@ -244,7 +244,7 @@ export function entityOperations(entity: EntityContract) {
         path: base,
         tag,
         summary: `Delete the ${noun} named by the body's \`id\``,
-        body: { schema: z.strictObject({ id: entityId }) },
+        body: { schema: z.strictObject({ id: entityId }).meta({ id: `${name}Reference` }) },
         responses: {
           200: { description: `The ${noun} was deleted.`, schema: deletedSchema },
           ...WRITE_ERRORS,

@@ -163,7 +163,7 @@ export const setUserPassword = operation({
   responses: {
     200: {
       description: 'The password was changed.',
-      schema: z.object({ id: entityId, passwordChanged: z.literal(true) }),
+      schema: z.object({ id: entityId, passwordChanged: z.literal(true) }).meta({ id: 'PasswordChanged' }),
       headers: etagHeader,
     },
     ...WRITE_ERRORS,
@@ -311,7 +311,9 @@ export const revokeToken = operation({
   responses: {
     200: {
       description: 'The token was revoked.',
-      schema: z.object({ id: z.string(), userId: entityId, revoked: z.literal(true) }),
+      schema: z
+        .object({ id: z.string(), userId: entityId, revoked: z.literal(true) })
+        .meta({ id: 'TokenRevoked' }),
       headers: etagHeader,
     },
     ...WRITE_ERRORS,
@@ -439,7 +441,7 @@ export const removeTwoFactorDevice = operation({
   responses: {
     200: {
       description: 'The device was removed.',
-      schema: z.object({ id: z.string(), removed: z.literal(true) }),
+      schema: z.object({ id: z.string(), removed: z.literal(true) }).meta({ id: 'TwoFactorDeviceRemoved' }),
       headers: etagHeader,
     },
     ...WRITE_ERRORS,

@@ -83,14 +83,14 @@ func main() {
 	admin := context.WithValue(context.Background(), records.ContextAccessToken, setting("RECORDS_TOKEN"))
 
 	space := must(api.SpacesAPI.CreateSpace(admin).SpaceCreate(*records.NewSpaceCreate("Scenario go")).Execute())
-	moduleCreate := records.NewModuleCreate(float64(space.Id))
+	moduleCreate := records.NewModuleCreate(space.Id)
 	moduleCreate.SetName("Tickets")
 	module := must(api.ModulesAPI.CreateModule(admin).ModuleCreate(*moduleCreate).Execute())
 	status := must(api.FieldsAPI.CreateField(admin).
-		FieldCreate(*records.NewFieldCreate(float64(module.Id), "Status", records.FIELDTYPE_TEXT)).Execute())
+		FieldCreate(*records.NewFieldCreate(module.Id, "Status", records.FIELDTYPE_TEXT)).Execute())
 	created := map[string]int32{}
 	for _, record := range [][2]string{{"Printer", "open"}, {"Scanner", "open"}, {"Router", "closed"}} {
-		create := records.NewRecordCreate(float64(module.Id), record[0])
+		create := records.NewRecordCreate(module.Id, record[0])
 		create.SetFields(map[string]records.FieldValue{"status": text(record[1])})
 		created[record[0]] = must(api.RecordsAPI.CreateRecord(admin).RecordCreate(*create).Execute()).Id
 	}

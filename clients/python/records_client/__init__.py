@@ -58,17 +58,16 @@ __all__ = [
     "BulkResult",
     "BulkResultMeta",
     "BulkWrite",
+    "ButtonPressed",
     "Category",
     "CategoryCreate",
     "CategoryPage",
     "CategoryUpdate",
     "CategoryWritten",
-    "DeleteLabelByBodyRequest",
-    "DeleteOAuthClient200Response",
-    "DeleteRecordFile200Response",
     "Deleted",
     "Error",
     "FieldChange",
+    "FieldChangeOldValue",
     "FieldChangePage",
     "FieldCreate",
     "FieldGroup",
@@ -100,6 +99,7 @@ __all__ = [
     "Label",
     "LabelCreate",
     "LabelPage",
+    "LabelReference",
     "LabelUpdate",
     "LabelWritten",
     "Login",
@@ -121,20 +121,24 @@ __all__ = [
     "OAuthClient",
     "OAuthClientChanged",
     "OAuthClientCreate",
+    "OAuthClientDeleted",
     "OAuthClientPage",
     "OAuthClientRegistered",
     "OAuthClientUpdate",
     "OAuthError",
+    "OAuthGrantRevoked",
     "OAuthGrants",
     "OAuthGrantsItemsInner",
+    "OAuthTokenRevoked",
     "OpenApiDocument",
     "OpenApiDocumentInfo",
     "PasswordChange",
-    "PressRecordButton200Response",
+    "PasswordChanged",
     "Reauthenticate",
     "Record",
     "RecordCreate",
     "RecordFields",
+    "RecordFileDeleted",
     "RecordLabels",
     "RecordPage",
     "RecordUpdate",
@@ -144,10 +148,6 @@ __all__ = [
     "RemoteLinkResult",
     "RemoteRecord",
     "RemoteRecordRemote",
-    "RemoveTwoFactorDevice200Response",
-    "RevokeOAuthGrant200Response",
-    "RevokeOAuthToken200Response",
-    "RevokeToken200Response",
     "SecondFactor",
     "Segment",
     "SegmentCreate",
@@ -156,9 +156,7 @@ __all__ = [
     "SegmentWritten",
     "Session",
     "SessionUser",
-    "SetTokenPriority200Response",
-    "SetUserPassword200Response",
-    "SignOut200Response",
+    "SignedOut",
     "Space",
     "SpaceCreate",
     "SpaceOrModuleUpdate",
@@ -182,11 +180,14 @@ __all__ = [
     "TokenIssued",
     "TokenPage",
     "TokenPriority",
+    "TokenPriorityOrder",
     "TokenPriorityState",
     "TokenPriorityStateCredential",
+    "TokenRevoked",
     "TokenUpdate",
     "TwoFactorConfirm",
     "TwoFactorConfirmed",
+    "TwoFactorDeviceRemoved",
     "TwoFactorEnrol",
     "TwoFactorEnrolment",
     "TwoFactorState",
@@ -244,17 +245,16 @@ from records_client.models.bulk_item_result_error import BulkItemResultError as 
 from records_client.models.bulk_result import BulkResult as BulkResult
 from records_client.models.bulk_result_meta import BulkResultMeta as BulkResultMeta
 from records_client.models.bulk_write import BulkWrite as BulkWrite
+from records_client.models.button_pressed import ButtonPressed as ButtonPressed
 from records_client.models.category import Category as Category
 from records_client.models.category_create import CategoryCreate as CategoryCreate
 from records_client.models.category_page import CategoryPage as CategoryPage
 from records_client.models.category_update import CategoryUpdate as CategoryUpdate
 from records_client.models.category_written import CategoryWritten as CategoryWritten
-from records_client.models.delete_label_by_body_request import DeleteLabelByBodyRequest as DeleteLabelByBodyRequest
-from records_client.models.delete_o_auth_client200_response import DeleteOAuthClient200Response as DeleteOAuthClient200Response
-from records_client.models.delete_record_file200_response import DeleteRecordFile200Response as DeleteRecordFile200Response
 from records_client.models.deleted import Deleted as Deleted
 from records_client.models.error import Error as Error
 from records_client.models.field_change import FieldChange as FieldChange
+from records_client.models.field_change_old_value import FieldChangeOldValue as FieldChangeOldValue
 from records_client.models.field_change_page import FieldChangePage as FieldChangePage
 from records_client.models.field_create import FieldCreate as FieldCreate
 from records_client.models.field_group import FieldGroup as FieldGroup
@@ -286,6 +286,7 @@ from records_client.models.introspection import Introspection as Introspection
 from records_client.models.label import Label as Label
 from records_client.models.label_create import LabelCreate as LabelCreate
 from records_client.models.label_page import LabelPage as LabelPage
+from records_client.models.label_reference import LabelReference as LabelReference
 from records_client.models.label_update import LabelUpdate as LabelUpdate
 from records_client.models.label_written import LabelWritten as LabelWritten
 from records_client.models.login import Login as Login
@@ -307,20 +308,24 @@ from records_client.models.module_written import ModuleWritten as ModuleWritten
 from records_client.models.o_auth_client import OAuthClient as OAuthClient
 from records_client.models.o_auth_client_changed import OAuthClientChanged as OAuthClientChanged
 from records_client.models.o_auth_client_create import OAuthClientCreate as OAuthClientCreate
+from records_client.models.o_auth_client_deleted import OAuthClientDeleted as OAuthClientDeleted
 from records_client.models.o_auth_client_page import OAuthClientPage as OAuthClientPage
 from records_client.models.o_auth_client_registered import OAuthClientRegistered as OAuthClientRegistered
 from records_client.models.o_auth_client_update import OAuthClientUpdate as OAuthClientUpdate
 from records_client.models.o_auth_error import OAuthError as OAuthError
+from records_client.models.o_auth_grant_revoked import OAuthGrantRevoked as OAuthGrantRevoked
 from records_client.models.o_auth_grants import OAuthGrants as OAuthGrants
 from records_client.models.o_auth_grants_items_inner import OAuthGrantsItemsInner as OAuthGrantsItemsInner
+from records_client.models.o_auth_token_revoked import OAuthTokenRevoked as OAuthTokenRevoked
 from records_client.models.open_api_document import OpenApiDocument as OpenApiDocument
 from records_client.models.open_api_document_info import OpenApiDocumentInfo as OpenApiDocumentInfo
 from records_client.models.password_change import PasswordChange as PasswordChange
-from records_client.models.press_record_button200_response import PressRecordButton200Response as PressRecordButton200Response
+from records_client.models.password_changed import PasswordChanged as PasswordChanged
 from records_client.models.reauthenticate import Reauthenticate as Reauthenticate
 from records_client.models.record import Record as Record
 from records_client.models.record_create import RecordCreate as RecordCreate
 from records_client.models.record_fields import RecordFields as RecordFields
+from records_client.models.record_file_deleted import RecordFileDeleted as RecordFileDeleted
 from records_client.models.record_labels import RecordLabels as RecordLabels
 from records_client.models.record_page import RecordPage as RecordPage
 from records_client.models.record_update import RecordUpdate as RecordUpdate
@@ -330,10 +335,6 @@ from records_client.models.remote_link import RemoteLink as RemoteLink
 from records_client.models.remote_link_result import RemoteLinkResult as RemoteLinkResult
 from records_client.models.remote_record import RemoteRecord as RemoteRecord
 from records_client.models.remote_record_remote import RemoteRecordRemote as RemoteRecordRemote
-from records_client.models.remove_two_factor_device200_response import RemoveTwoFactorDevice200Response as RemoveTwoFactorDevice200Response
-from records_client.models.revoke_o_auth_grant200_response import RevokeOAuthGrant200Response as RevokeOAuthGrant200Response
-from records_client.models.revoke_o_auth_token200_response import RevokeOAuthToken200Response as RevokeOAuthToken200Response
-from records_client.models.revoke_token200_response import RevokeToken200Response as RevokeToken200Response
 from records_client.models.second_factor import SecondFactor as SecondFactor
 from records_client.models.segment import Segment as Segment
 from records_client.models.segment_create import SegmentCreate as SegmentCreate
@@ -342,9 +343,7 @@ from records_client.models.segment_update import SegmentUpdate as SegmentUpdate
 from records_client.models.segment_written import SegmentWritten as SegmentWritten
 from records_client.models.session import Session as Session
 from records_client.models.session_user import SessionUser as SessionUser
-from records_client.models.set_token_priority200_response import SetTokenPriority200Response as SetTokenPriority200Response
-from records_client.models.set_user_password200_response import SetUserPassword200Response as SetUserPassword200Response
-from records_client.models.sign_out200_response import SignOut200Response as SignOut200Response
+from records_client.models.signed_out import SignedOut as SignedOut
 from records_client.models.space import Space as Space
 from records_client.models.space_create import SpaceCreate as SpaceCreate
 from records_client.models.space_or_module_update import SpaceOrModuleUpdate as SpaceOrModuleUpdate
@@ -368,11 +367,14 @@ from records_client.models.token_info import TokenInfo as TokenInfo
 from records_client.models.token_issued import TokenIssued as TokenIssued
 from records_client.models.token_page import TokenPage as TokenPage
 from records_client.models.token_priority import TokenPriority as TokenPriority
+from records_client.models.token_priority_order import TokenPriorityOrder as TokenPriorityOrder
 from records_client.models.token_priority_state import TokenPriorityState as TokenPriorityState
 from records_client.models.token_priority_state_credential import TokenPriorityStateCredential as TokenPriorityStateCredential
+from records_client.models.token_revoked import TokenRevoked as TokenRevoked
 from records_client.models.token_update import TokenUpdate as TokenUpdate
 from records_client.models.two_factor_confirm import TwoFactorConfirm as TwoFactorConfirm
 from records_client.models.two_factor_confirmed import TwoFactorConfirmed as TwoFactorConfirmed
+from records_client.models.two_factor_device_removed import TwoFactorDeviceRemoved as TwoFactorDeviceRemoved
 from records_client.models.two_factor_enrol import TwoFactorEnrol as TwoFactorEnrol
 from records_client.models.two_factor_enrolment import TwoFactorEnrolment as TwoFactorEnrolment
 from records_client.models.two_factor_state import TwoFactorState as TwoFactorState

@@ -36,13 +36,13 @@ class TestBulkDelete(unittest.TestCase):
         if include_optional:
             return BulkDelete(
                 ids = [
-                    1.337
+                    1
                     ]
             )
         else:
             return BulkDelete(
                 ids = [
-                    1.337
+                    1
                     ],
         )
         """

@@ -37,7 +37,7 @@ class TestCategoryCreate(unittest.TestCase):
             return CategoryCreate(
                 name = '0',
                 description = '',
-                parent_id = 1.337
+                parent_id = 1
             )
         else:
             return CategoryCreate(

@@ -35,10 +35,10 @@ class TestCategoryUpdate(unittest.TestCase):
         model = CategoryUpdate()
         if include_optional:
             return CategoryUpdate(
-                id = 1.337,
+                id = 1,
                 name = '0',
                 description = '',
-                parent_id = 1.337
+                parent_id = 1
             )
         else:
             return CategoryUpdate(

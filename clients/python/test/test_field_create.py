@@ -35,7 +35,7 @@ class TestFieldCreate(unittest.TestCase):
         model = FieldCreate()
         if include_optional:
             return FieldCreate(
-                module_id = 1.337,
+                module_id = 1,
                 name = '0',
                 key = 'HqXzyCBw3_uufVPIPFhB9JcGRYnua_cdyyvLY8IzLpul91G',
                 type = 'text',
@@ -44,7 +44,7 @@ class TestFieldCreate(unittest.TestCase):
             )
         else:
             return FieldCreate(
-                module_id = 1.337,
+                module_id = 1,
                 name = '0',
                 type = 'text',
         )

@@ -35,16 +35,16 @@ class TestFieldGroupCreate(unittest.TestCase):
         model = FieldGroupCreate()
         if include_optional:
             return FieldGroupCreate(
-                module_id = 1.337,
+                module_id = 1,
                 name = '0',
                 field_ids = [
-                    1.337
+                    1
                     ],
                 position = 0
             )
         else:
             return FieldGroupCreate(
-                module_id = 1.337,
+                module_id = 1,
                 name = '0',
         )
         """

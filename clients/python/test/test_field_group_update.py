@@ -35,10 +35,10 @@ class TestFieldGroupUpdate(unittest.TestCase):
         model = FieldGroupUpdate()
         if include_optional:
             return FieldGroupUpdate(
-                id = 1.337,
+                id = 1,
                 name = '0',
                 field_ids = [
-                    1.337
+                    1
                     ],
                 position = 0
             )

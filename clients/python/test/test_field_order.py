@@ -35,16 +35,16 @@ class TestFieldOrder(unittest.TestCase):
         model = FieldOrder()
         if include_optional:
             return FieldOrder(
-                module_id = 1.337,
+                module_id = 1,
                 field_ids = [
-                    1.337
+                    1
                     ]
             )
         else:
             return FieldOrder(
-                module_id = 1.337,
+                module_id = 1,
                 field_ids = [
-                    1.337
+                    1
                     ],
         )
         """

@@ -35,7 +35,7 @@ class TestFieldUpdate(unittest.TestCase):
         model = FieldUpdate()
         if include_optional:
             return FieldUpdate(
-                id = 1.337,
+                id = 1,
                 name = '0',
                 required = True,
                 config = {options=[new, won, lost]}

@@ -37,7 +37,7 @@ class TestFileWeights(unittest.TestCase):
             return FileWeights(
                 files = [
                     records_client.models.file_weights_files_inner.FileWeights_files_inner(
-                        file_id = 1.337, 
+                        file_id = 1, 
                         weight = 0, )
                     ]
             )
@@ -45,7 +45,7 @@ class TestFileWeights(unittest.TestCase):
             return FileWeights(
                 files = [
                     records_client.models.file_weights_files_inner.FileWeights_files_inner(
-                        file_id = 1.337, 
+                        file_id = 1, 
                         weight = 0, )
                     ],
         )

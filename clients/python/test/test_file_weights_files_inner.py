@@ -35,12 +35,12 @@ class TestFileWeightsFilesInner(unittest.TestCase):
         model = FileWeightsFilesInner()
         if include_optional:
             return FileWeightsFilesInner(
-                file_id = 1.337,
+                file_id = 1,
                 weight = 0
             )
         else:
             return FileWeightsFilesInner(
-                file_id = 1.337,
+                file_id = 1,
                 weight = 0,
         )
         """

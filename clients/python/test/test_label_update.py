@@ -35,7 +35,7 @@ class TestLabelUpdate(unittest.TestCase):
         model = LabelUpdate()
         if include_optional:
             return LabelUpdate(
-                id = 1.337,
+                id = 1,
                 name = '0',
                 color = '#ff8800'
             )

@@ -40,7 +40,7 @@ class TestMenuCreate(unittest.TestCase):
                 items = [
                     records_client.models.menu_item.MenuItem(
                         label = '0', 
-                        module_id = 1.337, 
+                        module_id = 1, 
                         url = '', )
                     ]
             )

@@ -36,7 +36,7 @@ class TestMenuItem(unittest.TestCase):
         if include_optional:
             return MenuItem(
                 label = '0',
-                module_id = 1.337,
+                module_id = 1,
                 url = ''
             )
         else:

@@ -35,13 +35,13 @@ class TestMenuUpdate(unittest.TestCase):
         model = MenuUpdate()
         if include_optional:
             return MenuUpdate(
-                id = 1.337,
+                id = 1,
                 name = '0',
                 position = 0,
                 items = [
                     records_client.models.menu_item.MenuItem(
                         label = '0', 
-                        module_id = 1.337, 
+                        module_id = 1, 
                         url = '', )
                     ]
             )

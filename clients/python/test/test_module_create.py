@@ -35,14 +35,14 @@ class TestModuleCreate(unittest.TestCase):
         model = ModuleCreate()
         if include_optional:
             return ModuleCreate(
-                space_id = 1.337,
+                space_id = 1,
                 template = 'contacts',
                 name = '0',
                 description = ''
             )
         else:
             return ModuleCreate(
-                space_id = 1.337,
+                space_id = 1,
         )
         """
 

@@ -35,13 +35,13 @@ class TestRecordCreate(unittest.TestCase):
         model = RecordCreate()
         if include_optional:
             return RecordCreate(
-                module_id = 1.337,
+                module_id = 1,
                 name = 'ACME Corp.',
                 fields = {email=hello@acme.test, employees=42}
             )
         else:
             return RecordCreate(
-                module_id = 1.337,
+                module_id = 1,
                 name = 'ACME Corp.',
         )
         """

@@ -35,7 +35,7 @@ class TestRecordUpdate(unittest.TestCase):
         model = RecordUpdate()
         if include_optional:
             return RecordUpdate(
-                id = 1.337,
+                id = 1,
                 name = 'ACME Corp.',
                 fields = {email=hello@acme.test, employees=42}
             )

@@ -35,11 +35,11 @@ class TestRemoteLink(unittest.TestCase):
         model = RemoteLink()
         if include_optional:
             return RemoteLink(
-                record_id = 1.337
+                record_id = 1
             )
         else:
             return RemoteLink(
-                record_id = 1.337,
+                record_id = 1,
         )
         """
 

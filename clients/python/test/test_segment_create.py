@@ -35,14 +35,14 @@ class TestSegmentCreate(unittest.TestCase):
         model = SegmentCreate()
         if include_optional:
             return SegmentCreate(
-                space_id = 1.337,
+                space_id = 1,
                 name = '0',
                 filter = '',
                 order = ''
             )
         else:
             return SegmentCreate(
-                space_id = 1.337,
+                space_id = 1,
                 name = '0',
         )
         """

@@ -35,7 +35,7 @@ class TestSegmentUpdate(unittest.TestCase):
         model = SegmentUpdate()
         if include_optional:
             return SegmentUpdate(
-                id = 1.337,
+                id = 1,
                 name = '0',
                 filter = '',
                 order = ''

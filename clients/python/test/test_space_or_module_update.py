@@ -35,7 +35,7 @@ class TestSpaceOrModuleUpdate(unittest.TestCase):
         model = SpaceOrModuleUpdate()
         if include_optional:
             return SpaceOrModuleUpdate(
-                id = 1.337,
+                id = 1,
                 name = '0',
                 description = ''
             )

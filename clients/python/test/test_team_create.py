@@ -38,7 +38,7 @@ class TestTeamCreate(unittest.TestCase):
                 name = '0',
                 description = '',
                 user_ids = [
-                    1.337
+                    1
                     ]
             )
         else:

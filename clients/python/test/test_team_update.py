@@ -35,11 +35,11 @@ class TestTeamUpdate(unittest.TestCase):
         model = TeamUpdate()
         if include_optional:
             return TeamUpdate(
-                id = 1.337,
+                id = 1,
                 name = '0',
                 description = '',
                 user_ids = [
-                    1.337
+                    1
                     ]
             )
         else:

@@ -1468,13 +1468,13 @@ class ApiTokensApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return \Records\Client\Model\RevokeToken200Response|\Records\Client\Model\Error
+     * @return \Records\Client\Model\TokenRevoked|\Records\Client\Model\Error
      */
     public function revokeToken(
         int $user_id,
         string $token_id,
         string $contentType = self::contentTypes['revokeToken'][0]
-    ): \Records\Client\Model\RevokeToken200Response|\Records\Client\Model\Error
+    ): \Records\Client\Model\TokenRevoked|\Records\Client\Model\Error
     {
         list($response) = $this->revokeTokenWithHttpInfo($user_id, $token_id, $contentType);
         return $response;
@@ -1491,7 +1491,7 @@ class ApiTokensApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return array{0: \Records\Client\Model\RevokeToken200Response|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     * @return array{0: \Records\Client\Model\TokenRevoked|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
      */
     public function revokeTokenWithHttpInfo(
         int $user_id,
@@ -1526,7 +1526,7 @@ class ApiTokensApi
             switch($statusCode) {
                 case 200:
                     return $this->handleResponseWithDataType(
-                        '\Records\Client\Model\RevokeToken200Response',
+                        '\Records\Client\Model\TokenRevoked',
                         $request,
                         $response,
                     );
@@ -1600,7 +1600,7 @@ class ApiTokensApi
             }
 
             return $this->handleResponseWithDataType(
-                '\Records\Client\Model\RevokeToken200Response',
+                '\Records\Client\Model\TokenRevoked',
                 $request,
                 $response,
             );
@@ -1609,7 +1609,7 @@ class ApiTokensApi
                 case 200:
                     $data = ObjectSerializer::deserialize(
                         $e->getResponseBody(),
-                        '\Records\Client\Model\RevokeToken200Response',
+                        '\Records\Client\Model\TokenRevoked',
                         $e->getResponseHeaders()
                     );
                     $e->setResponseObject($data);
@@ -1736,7 +1736,7 @@ class ApiTokensApi
         string $contentType = self::contentTypes['revokeToken'][0]
     ): PromiseInterface
     {
-        $returnType = '\Records\Client\Model\RevokeToken200Response';
+        $returnType = '\Records\Client\Model\TokenRevoked';
         $request = $this->revokeTokenRequest($user_id, $token_id, $contentType);
 
         return $this->client

@@ -149,13 +149,13 @@ class FilesApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return \Records\Client\Model\DeleteRecordFile200Response|\Records\Client\Model\Error
+     * @return \Records\Client\Model\RecordFileDeleted|\Records\Client\Model\Error
      */
     public function deleteRecordFile(
         int $record_id,
         int $file_id,
         string $contentType = self::contentTypes['deleteRecordFile'][0]
-    ): \Records\Client\Model\DeleteRecordFile200Response|\Records\Client\Model\Error
+    ): \Records\Client\Model\RecordFileDeleted|\Records\Client\Model\Error
     {
         list($response) = $this->deleteRecordFileWithHttpInfo($record_id, $file_id, $contentType);
         return $response;
@@ -172,7 +172,7 @@ class FilesApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return array{0: \Records\Client\Model\DeleteRecordFile200Response|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     * @return array{0: \Records\Client\Model\RecordFileDeleted|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
      */
     public function deleteRecordFileWithHttpInfo(
         int $record_id,
@@ -207,7 +207,7 @@ class FilesApi
             switch($statusCode) {
                 case 200:
                     return $this->handleResponseWithDataType(
-                        '\Records\Client\Model\DeleteRecordFile200Response',
+                        '\Records\Client\Model\RecordFileDeleted',
                         $request,
                         $response,
                     );
@@ -281,7 +281,7 @@ class FilesApi
             }
 
             return $this->handleResponseWithDataType(
-                '\Records\Client\Model\DeleteRecordFile200Response',
+                '\Records\Client\Model\RecordFileDeleted',
                 $request,
                 $response,
             );
@@ -290,7 +290,7 @@ class FilesApi
                 case 200:
                     $data = ObjectSerializer::deserialize(
                         $e->getResponseBody(),
-                        '\Records\Client\Model\DeleteRecordFile200Response',
+                        '\Records\Client\Model\RecordFileDeleted',
                         $e->getResponseHeaders()
                     );
                     $e->setResponseObject($data);
@@ -417,7 +417,7 @@ class FilesApi
         string $contentType = self::contentTypes['deleteRecordFile'][0]
     ): PromiseInterface
     {
-        $returnType = '\Records\Client\Model\DeleteRecordFile200Response';
+        $returnType = '\Records\Client\Model\RecordFileDeleted';
         $request = $this->deleteRecordFileRequest($record_id, $file_id, $contentType);
 
         return $this->client

@@ -972,7 +972,7 @@ class LabelsApi
      *
      * Delete the label named by the body&#39;s &#x60;id&#x60;
      *
-     * @param  \Records\Client\Model\DeleteLabelByBodyRequest $delete_label_by_body_request delete_label_by_body_request (required)
+     * @param  \Records\Client\Model\LabelReference $label_reference label_reference (required)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['deleteLabelByBody'] to see the possible values for this operation
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
@@ -980,11 +980,11 @@ class LabelsApi
      * @return \Records\Client\Model\Deleted|\Records\Client\Model\Error
      */
     public function deleteLabelByBody(
-        \Records\Client\Model\DeleteLabelByBodyRequest $delete_label_by_body_request,
+        \Records\Client\Model\LabelReference $label_reference,
         string $contentType = self::contentTypes['deleteLabelByBody'][0]
     ): \Records\Client\Model\Deleted|\Records\Client\Model\Error
     {
-        list($response) = $this->deleteLabelByBodyWithHttpInfo($delete_label_by_body_request, $contentType);
+        list($response) = $this->deleteLabelByBodyWithHttpInfo($label_reference, $contentType);
         return $response;
     }
 
@@ -993,7 +993,7 @@ class LabelsApi
      *
      * Delete the label named by the body&#39;s &#x60;id&#x60;
      *
-     * @param  \Records\Client\Model\DeleteLabelByBodyRequest $delete_label_by_body_request (required)
+     * @param  \Records\Client\Model\LabelReference $label_reference (required)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['deleteLabelByBody'] to see the possible values for this operation
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
@@ -1001,11 +1001,11 @@ class LabelsApi
      * @return array{0: \Records\Client\Model\Deleted|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
      */
     public function deleteLabelByBodyWithHttpInfo(
-        \Records\Client\Model\DeleteLabelByBodyRequest $delete_label_by_body_request,
+        \Records\Client\Model\LabelReference $label_reference,
         string $contentType = self::contentTypes['deleteLabelByBody'][0]
     ): array
     {
-        $request = $this->deleteLabelByBodyRequest($delete_label_by_body_request, $contentType);
+        $request = $this->deleteLabelByBodyRequest($label_reference, $contentType);
 
         try {
             $options = $this->createHttpClientOption();
@@ -1203,18 +1203,18 @@ class LabelsApi
      *
      * Delete the label named by the body&#39;s &#x60;id&#x60;
      *
-     * @param  \Records\Client\Model\DeleteLabelByBodyRequest $delete_label_by_body_request (required)
+     * @param  \Records\Client\Model\LabelReference $label_reference (required)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['deleteLabelByBody'] to see the possible values for this operation
      *
      * @throws InvalidArgumentException
      * @return PromiseInterface
      */
     public function deleteLabelByBodyAsync(
-        \Records\Client\Model\DeleteLabelByBodyRequest $delete_label_by_body_request,
+        \Records\Client\Model\LabelReference $label_reference,
         string $contentType = self::contentTypes['deleteLabelByBody'][0]
     ): PromiseInterface
     {
-        return $this->deleteLabelByBodyAsyncWithHttpInfo($delete_label_by_body_request, $contentType)
+        return $this->deleteLabelByBodyAsyncWithHttpInfo($label_reference, $contentType)
             ->then(
                 function ($response) {
                     return $response[0];
@@ -1227,19 +1227,19 @@ class LabelsApi
      *
      * Delete the label named by the body&#39;s &#x60;id&#x60;
      *
-     * @param  \Records\Client\Model\DeleteLabelByBodyRequest $delete_label_by_body_request (required)
+     * @param  \Records\Client\Model\LabelReference $label_reference (required)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['deleteLabelByBody'] to see the possible values for this operation
      *
      * @throws InvalidArgumentException
      * @return PromiseInterface
      */
     public function deleteLabelByBodyAsyncWithHttpInfo(
-        \Records\Client\Model\DeleteLabelByBodyRequest $delete_label_by_body_request,
+        \Records\Client\Model\LabelReference $label_reference,
         string $contentType = self::contentTypes['deleteLabelByBody'][0]
     ): PromiseInterface
     {
         $returnType = '\Records\Client\Model\Deleted';
-        $request = $this->deleteLabelByBodyRequest($delete_label_by_body_request, $contentType);
+        $request = $this->deleteLabelByBodyRequest($label_reference, $contentType);
 
         return $this->client
             ->sendAsync($request, $this->createHttpClientOption())
@@ -1280,21 +1280,21 @@ class LabelsApi
     /**
      * Create request for operation 'deleteLabelByBody'
      *
-     * @param  \Records\Client\Model\DeleteLabelByBodyRequest $delete_label_by_body_request (required)
+     * @param  \Records\Client\Model\LabelReference $label_reference (required)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['deleteLabelByBody'] to see the possible values for this operation
      *
      * @throws InvalidArgumentException
      * @return \GuzzleHttp\Psr7\Request
      */
     public function deleteLabelByBodyRequest(
-        \Records\Client\Model\DeleteLabelByBodyRequest $delete_label_by_body_request,
+        \Records\Client\Model\LabelReference $label_reference,
         string $contentType = self::contentTypes['deleteLabelByBody'][0]
     ): Request
     {
-        // verify the required parameter 'delete_label_by_body_request' is set
-        if ($delete_label_by_body_request === null || (is_array($delete_label_by_body_request) && count($delete_label_by_body_request) === 0)) {
+        // verify the required parameter 'label_reference' is set
+        if ($label_reference === null || (is_array($label_reference) && count($label_reference) === 0)) {
             throw new InvalidArgumentException(
-                'Missing the required parameter $delete_label_by_body_request when calling deleteLabelByBody'
+                'Missing the required parameter $label_reference when calling deleteLabelByBody'
             );
         }
 
@@ -1316,16 +1316,16 @@ class LabelsApi
         );
 
         // for model (json/xml)
-        if (isset($delete_label_by_body_request)) {
+        if (isset($label_reference)) {
             if (stripos($headers['Content-Type'], 'application/json') !== false) {
                 # if Content-Type contains "application/json", json_encode the body
                 try {
-                    $httpBody = json_encode(ObjectSerializer::sanitizeForSerialization($delete_label_by_body_request), JSON_THROW_ON_ERROR);
+                    $httpBody = json_encode(ObjectSerializer::sanitizeForSerialization($label_reference), JSON_THROW_ON_ERROR);
                 } catch (\JsonException $e) {
                     throw new \InvalidArgumentException('json_encode error: ' . $e->getMessage(), 0, $e);
                 }
             } else {
-                $httpBody = $delete_label_by_body_request;
+                $httpBody = $label_reference;
             }
         } elseif (count($formParams) > 0) {
             if ($multipart) {

@@ -1360,12 +1360,12 @@ class OauthApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return \Records\Client\Model\DeleteOAuthClient200Response|\Records\Client\Model\Error
+     * @return \Records\Client\Model\OAuthClientDeleted|\Records\Client\Model\Error
      */
     public function deleteOAuthClient(
         string $client_id,
         string $contentType = self::contentTypes['deleteOAuthClient'][0]
-    ): \Records\Client\Model\DeleteOAuthClient200Response|\Records\Client\Model\Error
+    ): \Records\Client\Model\OAuthClientDeleted|\Records\Client\Model\Error
     {
         list($response) = $this->deleteOAuthClientWithHttpInfo($client_id, $contentType);
         return $response;
@@ -1381,7 +1381,7 @@ class OauthApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return array{0: \Records\Client\Model\DeleteOAuthClient200Response|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     * @return array{0: \Records\Client\Model\OAuthClientDeleted|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
      */
     public function deleteOAuthClientWithHttpInfo(
         string $client_id,
@@ -1415,7 +1415,7 @@ class OauthApi
             switch($statusCode) {
                 case 200:
                     return $this->handleResponseWithDataType(
-                        '\Records\Client\Model\DeleteOAuthClient200Response',
+                        '\Records\Client\Model\OAuthClientDeleted',
                         $request,
                         $response,
                     );
@@ -1489,7 +1489,7 @@ class OauthApi
             }
 
             return $this->handleResponseWithDataType(
-                '\Records\Client\Model\DeleteOAuthClient200Response',
+                '\Records\Client\Model\OAuthClientDeleted',
                 $request,
                 $response,
             );
@@ -1498,7 +1498,7 @@ class OauthApi
                 case 200:
                     $data = ObjectSerializer::deserialize(
                         $e->getResponseBody(),
-                        '\Records\Client\Model\DeleteOAuthClient200Response',
+                        '\Records\Client\Model\OAuthClientDeleted',
                         $e->getResponseHeaders()
                     );
                     $e->setResponseObject($data);
@@ -1621,7 +1621,7 @@ class OauthApi
         string $contentType = self::contentTypes['deleteOAuthClient'][0]
     ): PromiseInterface
     {
-        $returnType = '\Records\Client\Model\DeleteOAuthClient200Response';
+        $returnType = '\Records\Client\Model\OAuthClientDeleted';
         $request = $this->deleteOAuthClientRequest($client_id, $contentType);
 
         return $this->client
@@ -4811,12 +4811,12 @@ class OauthApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return \Records\Client\Model\RevokeOAuthGrant200Response|\Records\Client\Model\Error
+     * @return \Records\Client\Model\OAuthGrantRevoked|\Records\Client\Model\Error
      */
     public function revokeOAuthGrant(
         string $grant_id,
         string $contentType = self::contentTypes['revokeOAuthGrant'][0]
-    ): \Records\Client\Model\RevokeOAuthGrant200Response|\Records\Client\Model\Error
+    ): \Records\Client\Model\OAuthGrantRevoked|\Records\Client\Model\Error
     {
         list($response) = $this->revokeOAuthGrantWithHttpInfo($grant_id, $contentType);
         return $response;
@@ -4832,7 +4832,7 @@ class OauthApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return array{0: \Records\Client\Model\RevokeOAuthGrant200Response|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     * @return array{0: \Records\Client\Model\OAuthGrantRevoked|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
      */
     public function revokeOAuthGrantWithHttpInfo(
         string $grant_id,
@@ -4866,7 +4866,7 @@ class OauthApi
             switch($statusCode) {
                 case 200:
                     return $this->handleResponseWithDataType(
-                        '\Records\Client\Model\RevokeOAuthGrant200Response',
+                        '\Records\Client\Model\OAuthGrantRevoked',
                         $request,
                         $response,
                     );
@@ -4940,7 +4940,7 @@ class OauthApi
             }
 
             return $this->handleResponseWithDataType(
-                '\Records\Client\Model\RevokeOAuthGrant200Response',
+                '\Records\Client\Model\OAuthGrantRevoked',
                 $request,
                 $response,
             );
@@ -4949,7 +4949,7 @@ class OauthApi
                 case 200:
                     $data = ObjectSerializer::deserialize(
                         $e->getResponseBody(),
-                        '\Records\Client\Model\RevokeOAuthGrant200Response',
+                        '\Records\Client\Model\OAuthGrantRevoked',
                         $e->getResponseHeaders()
                     );
                     $e->setResponseObject($data);
@@ -5072,7 +5072,7 @@ class OauthApi
         string $contentType = self::contentTypes['revokeOAuthGrant'][0]
     ): PromiseInterface
     {
-        $returnType = '\Records\Client\Model\RevokeOAuthGrant200Response';
+        $returnType = '\Records\Client\Model\OAuthGrantRevoked';
         $request = $this->revokeOAuthGrantRequest($grant_id, $contentType);
 
         return $this->client
@@ -5204,14 +5204,14 @@ class OauthApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return \Records\Client\Model\RevokeOAuthToken200Response|\Records\Client\Model\OAuthError|\Records\Client\Model\Error
+     * @return \Records\Client\Model\OAuthTokenRevoked|\Records\Client\Model\OAuthError|\Records\Client\Model\Error
      */
     public function revokeOAuthToken(
         string $token,
         ?string $client_id = null,
         ?string $client_secret = null,
         string $contentType = self::contentTypes['revokeOAuthToken'][0]
-    ): \Records\Client\Model\RevokeOAuthToken200Response|\Records\Client\Model\OAuthError|\Records\Client\Model\Error
+    ): \Records\Client\Model\OAuthTokenRevoked|\Records\Client\Model\OAuthError|\Records\Client\Model\Error
     {
         list($response) = $this->revokeOAuthTokenWithHttpInfo($token, $client_id, $client_secret, $contentType);
         return $response;
@@ -5229,7 +5229,7 @@ class OauthApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return array{0: \Records\Client\Model\RevokeOAuthToken200Response|\Records\Client\Model\OAuthError|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     * @return array{0: \Records\Client\Model\OAuthTokenRevoked|\Records\Client\Model\OAuthError|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
      */
     public function revokeOAuthTokenWithHttpInfo(
         string $token,
@@ -5265,7 +5265,7 @@ class OauthApi
             switch($statusCode) {
                 case 200:
                     return $this->handleResponseWithDataType(
-                        '\Records\Client\Model\RevokeOAuthToken200Response',
+                        '\Records\Client\Model\OAuthTokenRevoked',
                         $request,
                         $response,
                     );
@@ -5321,7 +5321,7 @@ class OauthApi
             }
 
             return $this->handleResponseWithDataType(
-                '\Records\Client\Model\RevokeOAuthToken200Response',
+                '\Records\Client\Model\OAuthTokenRevoked',
                 $request,
                 $response,
             );
@@ -5330,7 +5330,7 @@ class OauthApi
                 case 200:
                     $data = ObjectSerializer::deserialize(
                         $e->getResponseBody(),
-                        '\Records\Client\Model\RevokeOAuthToken200Response',
+                        '\Records\Client\Model\OAuthTokenRevoked',
                         $e->getResponseHeaders()
                     );
                     $e->setResponseObject($data);
@@ -5437,7 +5437,7 @@ class OauthApi
         string $contentType = self::contentTypes['revokeOAuthToken'][0]
     ): PromiseInterface
     {
-        $returnType = '\Records\Client\Model\RevokeOAuthToken200Response';
+        $returnType = '\Records\Client\Model\OAuthTokenRevoked';
         $request = $this->revokeOAuthTokenRequest($token, $client_id, $client_secret, $contentType);
 
         return $this->client

@@ -4845,13 +4845,13 @@ class RecordsApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return \Records\Client\Model\PressRecordButton200Response|\Records\Client\Model\Error
+     * @return \Records\Client\Model\ButtonPressed|\Records\Client\Model\Error
      */
     public function pressRecordButton(
         int $record_id,
         int $field_id,
         string $contentType = self::contentTypes['pressRecordButton'][0]
-    ): \Records\Client\Model\PressRecordButton200Response|\Records\Client\Model\Error
+    ): \Records\Client\Model\ButtonPressed|\Records\Client\Model\Error
     {
         list($response) = $this->pressRecordButtonWithHttpInfo($record_id, $field_id, $contentType);
         return $response;
@@ -4868,7 +4868,7 @@ class RecordsApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return array{0: \Records\Client\Model\PressRecordButton200Response|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     * @return array{0: \Records\Client\Model\ButtonPressed|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
      */
     public function pressRecordButtonWithHttpInfo(
         int $record_id,
@@ -4903,7 +4903,7 @@ class RecordsApi
             switch($statusCode) {
                 case 200:
                     return $this->handleResponseWithDataType(
-                        '\Records\Client\Model\PressRecordButton200Response',
+                        '\Records\Client\Model\ButtonPressed',
                         $request,
                         $response,
                     );
@@ -4983,7 +4983,7 @@ class RecordsApi
             }
 
             return $this->handleResponseWithDataType(
-                '\Records\Client\Model\PressRecordButton200Response',
+                '\Records\Client\Model\ButtonPressed',
                 $request,
                 $response,
             );
@@ -4992,7 +4992,7 @@ class RecordsApi
                 case 200:
                     $data = ObjectSerializer::deserialize(
                         $e->getResponseBody(),
-                        '\Records\Client\Model\PressRecordButton200Response',
+                        '\Records\Client\Model\ButtonPressed',
                         $e->getResponseHeaders()
                     );
                     $e->setResponseObject($data);
@@ -5127,7 +5127,7 @@ class RecordsApi
         string $contentType = self::contentTypes['pressRecordButton'][0]
     ): PromiseInterface
     {
-        $returnType = '\Records\Client\Model\PressRecordButton200Response';
+        $returnType = '\Records\Client\Model\ButtonPressed';
         $request = $this->pressRecordButtonRequest($record_id, $field_id, $contentType);
 
         return $this->client

@@ -820,12 +820,12 @@ class SessionsApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return \Records\Client\Model\SetTokenPriority200Response|\Records\Client\Model\Error
+     * @return \Records\Client\Model\TokenPriorityOrder|\Records\Client\Model\Error
      */
     public function setTokenPriority(
         \Records\Client\Model\TokenPriority $token_priority,
         string $contentType = self::contentTypes['setTokenPriority'][0]
-    ): \Records\Client\Model\SetTokenPriority200Response|\Records\Client\Model\Error
+    ): \Records\Client\Model\TokenPriorityOrder|\Records\Client\Model\Error
     {
         list($response) = $this->setTokenPriorityWithHttpInfo($token_priority, $contentType);
         return $response;
@@ -841,7 +841,7 @@ class SessionsApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return array{0: \Records\Client\Model\SetTokenPriority200Response|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     * @return array{0: \Records\Client\Model\TokenPriorityOrder|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
      */
     public function setTokenPriorityWithHttpInfo(
         \Records\Client\Model\TokenPriority $token_priority,
@@ -875,7 +875,7 @@ class SessionsApi
             switch($statusCode) {
                 case 200:
                     return $this->handleResponseWithDataType(
-                        '\Records\Client\Model\SetTokenPriority200Response',
+                        '\Records\Client\Model\TokenPriorityOrder',
                         $request,
                         $response,
                     );
@@ -925,7 +925,7 @@ class SessionsApi
             }
 
             return $this->handleResponseWithDataType(
-                '\Records\Client\Model\SetTokenPriority200Response',
+                '\Records\Client\Model\TokenPriorityOrder',
                 $request,
                 $response,
             );
@@ -934,7 +934,7 @@ class SessionsApi
                 case 200:
                     $data = ObjectSerializer::deserialize(
                         $e->getResponseBody(),
-                        '\Records\Client\Model\SetTokenPriority200Response',
+                        '\Records\Client\Model\TokenPriorityOrder',
                         $e->getResponseHeaders()
                     );
                     $e->setResponseObject($data);
@@ -1025,7 +1025,7 @@ class SessionsApi
         string $contentType = self::contentTypes['setTokenPriority'][0]
     ): PromiseInterface
     {
-        $returnType = '\Records\Client\Model\SetTokenPriority200Response';
+        $returnType = '\Records\Client\Model\TokenPriorityOrder';
         $request = $this->setTokenPriorityRequest($token_priority, $contentType);
 
         return $this->client
@@ -1550,11 +1550,11 @@ class SessionsApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return \Records\Client\Model\SignOut200Response|\Records\Client\Model\Error
+     * @return \Records\Client\Model\SignedOut|\Records\Client\Model\Error
      */
     public function signOut(
         string $contentType = self::contentTypes['signOut'][0]
-    ): \Records\Client\Model\SignOut200Response|\Records\Client\Model\Error
+    ): \Records\Client\Model\SignedOut|\Records\Client\Model\Error
     {
         list($response) = $this->signOutWithHttpInfo($contentType);
         return $response;
@@ -1569,7 +1569,7 @@ class SessionsApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return array{0: \Records\Client\Model\SignOut200Response|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     * @return array{0: \Records\Client\Model\SignedOut|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
      */
     public function signOutWithHttpInfo(
         string $contentType = self::contentTypes['signOut'][0]
@@ -1602,7 +1602,7 @@ class SessionsApi
             switch($statusCode) {
                 case 200:
                     return $this->handleResponseWithDataType(
-                        '\Records\Client\Model\SignOut200Response',
+                        '\Records\Client\Model\SignedOut',
                         $request,
                         $response,
                     );
@@ -1652,7 +1652,7 @@ class SessionsApi
             }
 
             return $this->handleResponseWithDataType(
-                '\Records\Client\Model\SignOut200Response',
+                '\Records\Client\Model\SignedOut',
                 $request,
                 $response,
             );
@@ -1661,7 +1661,7 @@ class SessionsApi
                 case 200:
                     $data = ObjectSerializer::deserialize(
                         $e->getResponseBody(),
-                        '\Records\Client\Model\SignOut200Response',
+                        '\Records\Client\Model\SignedOut',
                         $e->getResponseHeaders()
                     );
                     $e->setResponseObject($data);
@@ -1748,7 +1748,7 @@ class SessionsApi
         string $contentType = self::contentTypes['signOut'][0]
     ): PromiseInterface
     {
-        $returnType = '\Records\Client\Model\SignOut200Response';
+        $returnType = '\Records\Client\Model\SignedOut';
         $request = $this->signOutRequest($contentType);
 
         return $this->client

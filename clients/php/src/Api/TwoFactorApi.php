@@ -1451,14 +1451,14 @@ class TwoFactorApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return \Records\Client\Model\RemoveTwoFactorDevice200Response|\Records\Client\Model\Error
+     * @return \Records\Client\Model\TwoFactorDeviceRemoved|\Records\Client\Model\Error
      */
     public function removeTwoFactorDevice(
         int $user_id,
         string $device_id,
         ?\Records\Client\Model\Reauthenticate $reauthenticate = null,
         string $contentType = self::contentTypes['removeTwoFactorDevice'][0]
-    ): \Records\Client\Model\RemoveTwoFactorDevice200Response|\Records\Client\Model\Error
+    ): \Records\Client\Model\TwoFactorDeviceRemoved|\Records\Client\Model\Error
     {
         list($response) = $this->removeTwoFactorDeviceWithHttpInfo($user_id, $device_id, $reauthenticate, $contentType);
         return $response;
@@ -1476,7 +1476,7 @@ class TwoFactorApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return array{0: \Records\Client\Model\RemoveTwoFactorDevice200Response|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     * @return array{0: \Records\Client\Model\TwoFactorDeviceRemoved|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
      */
     public function removeTwoFactorDeviceWithHttpInfo(
         int $user_id,
@@ -1512,7 +1512,7 @@ class TwoFactorApi
             switch($statusCode) {
                 case 200:
                     return $this->handleResponseWithDataType(
-                        '\Records\Client\Model\RemoveTwoFactorDevice200Response',
+                        '\Records\Client\Model\TwoFactorDeviceRemoved',
                         $request,
                         $response,
                     );
@@ -1586,7 +1586,7 @@ class TwoFactorApi
             }
 
             return $this->handleResponseWithDataType(
-                '\Records\Client\Model\RemoveTwoFactorDevice200Response',
+                '\Records\Client\Model\TwoFactorDeviceRemoved',
                 $request,
                 $response,
             );
@@ -1595,7 +1595,7 @@ class TwoFactorApi
                 case 200:
                     $data = ObjectSerializer::deserialize(
                         $e->getResponseBody(),
-                        '\Records\Client\Model\RemoveTwoFactorDevice200Response',
+                        '\Records\Client\Model\TwoFactorDeviceRemoved',
                         $e->getResponseHeaders()
                     );
                     $e->setResponseObject($data);
@@ -1726,7 +1726,7 @@ class TwoFactorApi
         string $contentType = self::contentTypes['removeTwoFactorDevice'][0]
     ): PromiseInterface
     {
-        $returnType = '\Records\Client\Model\RemoveTwoFactorDevice200Response';
+        $returnType = '\Records\Client\Model\TwoFactorDeviceRemoved';
         $request = $this->removeTwoFactorDeviceRequest($user_id, $device_id, $reauthenticate, $contentType);
 
         return $this->client

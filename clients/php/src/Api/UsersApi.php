@@ -2178,13 +2178,13 @@ class UsersApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return \Records\Client\Model\SetUserPassword200Response|\Records\Client\Model\Error
+     * @return \Records\Client\Model\PasswordChanged|\Records\Client\Model\Error
      */
     public function setUserPassword(
         int $user_id,
         \Records\Client\Model\PasswordChange $password_change,
         string $contentType = self::contentTypes['setUserPassword'][0]
-    ): \Records\Client\Model\SetUserPassword200Response|\Records\Client\Model\Error
+    ): \Records\Client\Model\PasswordChanged|\Records\Client\Model\Error
     {
         list($response) = $this->setUserPasswordWithHttpInfo($user_id, $password_change, $contentType);
         return $response;
@@ -2201,7 +2201,7 @@ class UsersApi
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
      * @throws InvalidArgumentException
-     * @return array{0: \Records\Client\Model\SetUserPassword200Response|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     * @return array{0: \Records\Client\Model\PasswordChanged|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
      */
     public function setUserPasswordWithHttpInfo(
         int $user_id,
@@ -2236,7 +2236,7 @@ class UsersApi
             switch($statusCode) {
                 case 200:
                     return $this->handleResponseWithDataType(
-                        '\Records\Client\Model\SetUserPassword200Response',
+                        '\Records\Client\Model\PasswordChanged',
                         $request,
                         $response,
                     );
@@ -2310,7 +2310,7 @@ class UsersApi
             }
 
             return $this->handleResponseWithDataType(
-                '\Records\Client\Model\SetUserPassword200Response',
+                '\Records\Client\Model\PasswordChanged',
                 $request,
                 $response,
             );
@@ -2319,7 +2319,7 @@ class UsersApi
                 case 200:
                     $data = ObjectSerializer::deserialize(
                         $e->getResponseBody(),
-                        '\Records\Client\Model\SetUserPassword200Response',
+                        '\Records\Client\Model\PasswordChanged',
                         $e->getResponseHeaders()
                     );
                     $e->setResponseObject($data);
@@ -2446,7 +2446,7 @@ class UsersApi
         string $contentType = self::contentTypes['setUserPassword'][0]
     ): PromiseInterface
     {
-        $returnType = '\Records\Client\Model\SetUserPassword200Response';
+        $returnType = '\Records\Client\Model\PasswordChanged';
         $request = $this->setUserPasswordRequest($user_id, $password_change, $contentType);
 
         return $this->client

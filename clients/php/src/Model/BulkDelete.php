@@ -58,7 +58,7 @@ class BulkDelete implements ModelInterface, ArrayAccess, JsonSerializable
      * @var array<string, string>
      */
     protected static array $openAPITypes = [
-        'ids' => 'float[]'
+        'ids' => 'int[]'
     ];
 
     /**
@@ -67,7 +67,7 @@ class BulkDelete implements ModelInterface, ArrayAccess, JsonSerializable
      * @var array<string, string|null>
      */
     protected static array $openAPIFormats = [
-        'ids' => null
+        'ids' => 'int32'
     ];
 
     /**
@@ -277,7 +277,7 @@ class BulkDelete implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets ids
      *
-     * @return float[]
+     * @return int[]
      */
     public function getIds(): array
     {
@@ -287,7 +287,7 @@ class BulkDelete implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets ids
      *
-     * @param float[] $ids ids
+     * @param int[] $ids ids
      *
      * @return $this
      */

@@ -60,7 +60,7 @@ class CategoryCreate implements ModelInterface, ArrayAccess, JsonSerializable
     protected static array $openAPITypes = [
         'name' => 'string',
         'description' => 'string',
-        'parent_id' => 'float'
+        'parent_id' => 'int'
     ];
 
     /**
@@ -71,7 +71,7 @@ class CategoryCreate implements ModelInterface, ArrayAccess, JsonSerializable
     protected static array $openAPIFormats = [
         'name' => null,
         'description' => null,
-        'parent_id' => null
+        'parent_id' => 'int32'
     ];
 
     /**
@@ -280,6 +280,14 @@ class CategoryCreate implements ModelInterface, ArrayAccess, JsonSerializable
             $invalidProperties[] = "invalid value for 'description', the character length must be smaller than or equal to 5000.";
         }
 
+        if (!is_null($this->container['parent_id']) && ($this->container['parent_id'] > 2147483647)) {
+            $invalidProperties[] = "invalid value for 'parent_id', must be smaller than or equal to 2147483647.";
+        }
+
+        if (!is_null($this->container['parent_id']) && ($this->container['parent_id'] < 1)) {
+            $invalidProperties[] = "invalid value for 'parent_id', must be bigger than or equal to 1.";
+        }
+
         return $invalidProperties;
     }
 
@@ -367,9 +375,9 @@ class CategoryCreate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets parent_id
      *
-     * @return float|null
+     * @return int|null
      */
-    public function getParentId(): ?float
+    public function getParentId(): ?int
     {
         return $this->container['parent_id'];
     }
@@ -377,11 +385,11 @@ class CategoryCreate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets parent_id
      *
-     * @param float|null $parent_id parent_id
+     * @param int|null $parent_id parent_id
      *
      * @return $this
      */
-    public function setParentId(?float $parent_id): static
+    public function setParentId(?int $parent_id): static
     {
         if (is_null($parent_id)) {
             array_push($this->openAPINullablesSetToNull, 'parent_id');
@@ -393,6 +401,13 @@ class CategoryCreate implements ModelInterface, ArrayAccess, JsonSerializable
                 $this->setOpenAPINullablesSetToNull($nullablesSetToNull);
             }
         }
+        if (!is_null($parent_id) && ($parent_id > 2147483647)) {
+            throw new InvalidArgumentException('invalid value for $parent_id when calling CategoryCreate., must be smaller than or equal to 2147483647.');
+        }
+        if (!is_null($parent_id) && ($parent_id < 1)) {
+            throw new InvalidArgumentException('invalid value for $parent_id when calling CategoryCreate., must be bigger than or equal to 1.');
+        }
+
         $this->container['parent_id'] = $parent_id;
 
         return $this;

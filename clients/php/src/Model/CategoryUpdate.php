@@ -58,10 +58,10 @@ class CategoryUpdate implements ModelInterface, ArrayAccess, JsonSerializable
      * @var array<string, string>
      */
     protected static array $openAPITypes = [
-        'id' => 'float',
+        'id' => 'int',
         'name' => 'string',
         'description' => 'string',
-        'parent_id' => 'float'
+        'parent_id' => 'int'
     ];
 
     /**
@@ -70,10 +70,10 @@ class CategoryUpdate implements ModelInterface, ArrayAccess, JsonSerializable
      * @var array<string, string|null>
      */
     protected static array $openAPIFormats = [
-        'id' => null,
+        'id' => 'int32',
         'name' => null,
         'description' => null,
-        'parent_id' => null
+        'parent_id' => 'int32'
     ];
 
     /**
@@ -272,6 +272,14 @@ class CategoryUpdate implements ModelInterface, ArrayAccess, JsonSerializable
     {
         $invalidProperties = [];
 
+        if (!is_null($this->container['id']) && ($this->container['id'] > 2147483647)) {
+            $invalidProperties[] = "invalid value for 'id', must be smaller than or equal to 2147483647.";
+        }
+
+        if (!is_null($this->container['id']) && ($this->container['id'] < 1)) {
+            $invalidProperties[] = "invalid value for 'id', must be bigger than or equal to 1.";
+        }
+
         if (!is_null($this->container['name']) && (mb_strlen($this->container['name']) > 200)) {
             $invalidProperties[] = "invalid value for 'name', the character length must be smaller than or equal to 200.";
         }
@@ -282,6 +290,14 @@ class CategoryUpdate implements ModelInterface, ArrayAccess, JsonSerializable
 
         if (!is_null($this->container['description']) && (mb_strlen($this->container['description']) > 5000)) {
             $invalidProperties[] = "invalid value for 'description', the character length must be smaller than or equal to 5000.";
+        }
+
+        if (!is_null($this->container['parent_id']) && ($this->container['parent_id'] > 2147483647)) {
+            $invalidProperties[] = "invalid value for 'parent_id', must be smaller than or equal to 2147483647.";
+        }
+
+        if (!is_null($this->container['parent_id']) && ($this->container['parent_id'] < 1)) {
+            $invalidProperties[] = "invalid value for 'parent_id', must be bigger than or equal to 1.";
         }
 
         return $invalidProperties;
@@ -299,9 +315,9 @@ class CategoryUpdate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets id
      *
-     * @return float|null
+     * @return int|null
      */
-    public function getId(): ?float
+    public function getId(): ?int
     {
         return $this->container['id'];
     }
@@ -309,15 +325,22 @@ class CategoryUpdate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets id
      *
-     * @param float|null $id The entity (when the path does not name it).
+     * @param int|null $id The entity (when the path does not name it).
      *
      * @return $this
      */
-    public function setId(?float $id): static
+    public function setId(?int $id): static
     {
         if (is_null($id)) {
             throw new InvalidArgumentException('non-nullable id cannot be null');
         }
+        if (($id > 2147483647)) {
+            throw new InvalidArgumentException('invalid value for $id when calling CategoryUpdate., must be smaller than or equal to 2147483647.');
+        }
+        if (($id < 1)) {
+            throw new InvalidArgumentException('invalid value for $id when calling CategoryUpdate., must be bigger than or equal to 1.');
+        }
+
         $this->container['id'] = $id;
 
         return $this;
@@ -398,9 +421,9 @@ class CategoryUpdate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets parent_id
      *
-     * @return float|null
+     * @return int|null
      */
-    public function getParentId(): ?float
+    public function getParentId(): ?int
     {
         return $this->container['parent_id'];
     }
@@ -408,11 +431,11 @@ class CategoryUpdate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets parent_id
      *
-     * @param float|null $parent_id parent_id
+     * @param int|null $parent_id parent_id
      *
      * @return $this
      */
-    public function setParentId(?float $parent_id): static
+    public function setParentId(?int $parent_id): static
     {
         if (is_null($parent_id)) {
             array_push($this->openAPINullablesSetToNull, 'parent_id');
@@ -424,6 +447,13 @@ class CategoryUpdate implements ModelInterface, ArrayAccess, JsonSerializable
                 $this->setOpenAPINullablesSetToNull($nullablesSetToNull);
             }
         }
+        if (!is_null($parent_id) && ($parent_id > 2147483647)) {
+            throw new InvalidArgumentException('invalid value for $parent_id when calling CategoryUpdate., must be smaller than or equal to 2147483647.');
+        }
+        if (!is_null($parent_id) && ($parent_id < 1)) {
+            throw new InvalidArgumentException('invalid value for $parent_id when calling CategoryUpdate., must be bigger than or equal to 1.');
+        }
+
         $this->container['parent_id'] = $parent_id;
 
         return $this;

@@ -59,8 +59,8 @@ class FieldChange implements ModelInterface, ArrayAccess, JsonSerializable
      */
     protected static array $openAPITypes = [
         'field' => 'string',
-        'old_value' => 'mixed',
-        'new_value' => 'mixed',
+        'old_value' => '\Records\Client\Model\FieldChangeOldValue',
+        'new_value' => '\Records\Client\Model\FieldChangeOldValue',
         'changed_at' => 'string',
         'user_id' => 'string',
         'credential_id' => 'string',
@@ -350,9 +350,9 @@ class FieldChange implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets old_value
      *
-     * @return mixed|null
+     * @return string|float|bool|array|null
      */
-    public function getOldValue(): mixed
+    public function getOldValue(): string|float|bool|array|null
     {
         return $this->container['old_value'];
     }
@@ -360,11 +360,11 @@ class FieldChange implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets old_value
      *
-     * @param mixed|null $old_value old_value
+     * @param string|float|bool|array|null $old_value old_value
      *
      * @return $this
      */
-    public function setOldValue(mixed $old_value): static
+    public function setOldValue(string|float|bool|array|null $old_value): static
     {
         if (is_null($old_value)) {
             array_push($this->openAPINullablesSetToNull, 'old_value');
@@ -384,9 +384,9 @@ class FieldChange implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets new_value
      *
-     * @return mixed|null
+     * @return string|float|bool|array|null
      */
-    public function getNewValue(): mixed
+    public function getNewValue(): string|float|bool|array|null
     {
         return $this->container['new_value'];
     }
@@ -394,11 +394,11 @@ class FieldChange implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets new_value
      *
-     * @param mixed|null $new_value new_value
+     * @param string|float|bool|array|null $new_value new_value
      *
      * @return $this
      */
-    public function setNewValue(mixed $new_value): static
+    public function setNewValue(string|float|bool|array|null $new_value): static
     {
         if (is_null($new_value)) {
             array_push($this->openAPINullablesSetToNull, 'new_value');

@@ -58,9 +58,9 @@ class FieldGroupCreate implements ModelInterface, ArrayAccess, JsonSerializable
      * @var array<string, string>
      */
     protected static array $openAPITypes = [
-        'module_id' => 'float',
+        'module_id' => 'int',
         'name' => 'string',
-        'field_ids' => 'float[]',
+        'field_ids' => 'int[]',
         'position' => 'int'
     ];
 
@@ -70,9 +70,9 @@ class FieldGroupCreate implements ModelInterface, ArrayAccess, JsonSerializable
      * @var array<string, string|null>
      */
     protected static array $openAPIFormats = [
-        'module_id' => null,
+        'module_id' => 'int32',
         'name' => null,
-        'field_ids' => null,
+        'field_ids' => 'int32',
         'position' => null
     ];
 
@@ -275,6 +275,14 @@ class FieldGroupCreate implements ModelInterface, ArrayAccess, JsonSerializable
         if ($this->container['module_id'] === null) {
             $invalidProperties[] = "'module_id' can't be null";
         }
+        if (($this->container['module_id'] > 2147483647)) {
+            $invalidProperties[] = "invalid value for 'module_id', must be smaller than or equal to 2147483647.";
+        }
+
+        if (($this->container['module_id'] < 1)) {
+            $invalidProperties[] = "invalid value for 'module_id', must be bigger than or equal to 1.";
+        }
+
         if ($this->container['name'] === null) {
             $invalidProperties[] = "'name' can't be null";
         }
@@ -313,9 +321,9 @@ class FieldGroupCreate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets module_id
      *
-     * @return float
+     * @return int
      */
-    public function getModuleId(): float
+    public function getModuleId(): int
     {
         return $this->container['module_id'];
     }
@@ -323,15 +331,22 @@ class FieldGroupCreate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets module_id
      *
-     * @param float $module_id module_id
+     * @param int $module_id module_id
      *
      * @return $this
      */
-    public function setModuleId(float $module_id): static
+    public function setModuleId(int $module_id): static
     {
         if (is_null($module_id)) {
             throw new InvalidArgumentException('non-nullable module_id cannot be null');
         }
+        if (($module_id > 2147483647)) {
+            throw new InvalidArgumentException('invalid value for $module_id when calling FieldGroupCreate., must be smaller than or equal to 2147483647.');
+        }
+        if (($module_id < 1)) {
+            throw new InvalidArgumentException('invalid value for $module_id when calling FieldGroupCreate., must be bigger than or equal to 1.');
+        }
+
         $this->container['module_id'] = $module_id;
 
         return $this;
@@ -374,7 +389,7 @@ class FieldGroupCreate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets field_ids
      *
-     * @return float[]|null
+     * @return int[]|null
      */
     public function getFieldIds(): ?array
     {
@@ -384,7 +399,7 @@ class FieldGroupCreate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets field_ids
      *
-     * @param float[]|null $field_ids field_ids
+     * @param int[]|null $field_ids field_ids
      *
      * @return $this
      */

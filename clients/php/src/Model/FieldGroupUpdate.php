@@ -58,9 +58,9 @@ class FieldGroupUpdate implements ModelInterface, ArrayAccess, JsonSerializable
      * @var array<string, string>
      */
     protected static array $openAPITypes = [
-        'id' => 'float',
+        'id' => 'int',
         'name' => 'string',
-        'field_ids' => 'float[]',
+        'field_ids' => 'int[]',
         'position' => 'int'
     ];
 
@@ -70,9 +70,9 @@ class FieldGroupUpdate implements ModelInterface, ArrayAccess, JsonSerializable
      * @var array<string, string|null>
      */
     protected static array $openAPIFormats = [
-        'id' => null,
+        'id' => 'int32',
         'name' => null,
-        'field_ids' => null,
+        'field_ids' => 'int32',
         'position' => null
     ];
 
@@ -272,6 +272,14 @@ class FieldGroupUpdate implements ModelInterface, ArrayAccess, JsonSerializable
     {
         $invalidProperties = [];
 
+        if (!is_null($this->container['id']) && ($this->container['id'] > 2147483647)) {
+            $invalidProperties[] = "invalid value for 'id', must be smaller than or equal to 2147483647.";
+        }
+
+        if (!is_null($this->container['id']) && ($this->container['id'] < 1)) {
+            $invalidProperties[] = "invalid value for 'id', must be bigger than or equal to 1.";
+        }
+
         if (!is_null($this->container['name']) && (mb_strlen($this->container['name']) > 200)) {
             $invalidProperties[] = "invalid value for 'name', the character length must be smaller than or equal to 200.";
         }
@@ -307,9 +315,9 @@ class FieldGroupUpdate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets id
      *
-     * @return float|null
+     * @return int|null
      */
-    public function getId(): ?float
+    public function getId(): ?int
     {
         return $this->container['id'];
     }
@@ -317,15 +325,22 @@ class FieldGroupUpdate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets id
      *
-     * @param float|null $id The entity (when the path does not name it).
+     * @param int|null $id The entity (when the path does not name it).
      *
      * @return $this
      */
-    public function setId(?float $id): static
+    public function setId(?int $id): static
     {
         if (is_null($id)) {
             throw new InvalidArgumentException('non-nullable id cannot be null');
         }
+        if (($id > 2147483647)) {
+            throw new InvalidArgumentException('invalid value for $id when calling FieldGroupUpdate., must be smaller than or equal to 2147483647.');
+        }
+        if (($id < 1)) {
+            throw new InvalidArgumentException('invalid value for $id when calling FieldGroupUpdate., must be bigger than or equal to 1.');
+        }
+
         $this->container['id'] = $id;
 
         return $this;
@@ -368,7 +383,7 @@ class FieldGroupUpdate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets field_ids
      *
-     * @return float[]|null
+     * @return int[]|null
      */
     public function getFieldIds(): ?array
     {
@@ -378,7 +393,7 @@ class FieldGroupUpdate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets field_ids
      *
-     * @param float[]|null $field_ids field_ids
+     * @param int[]|null $field_ids field_ids
      *
      * @return $this
      */

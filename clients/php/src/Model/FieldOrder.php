@@ -58,8 +58,8 @@ class FieldOrder implements ModelInterface, ArrayAccess, JsonSerializable
      * @var array<string, string>
      */
     protected static array $openAPITypes = [
-        'module_id' => 'float',
-        'field_ids' => 'float[]'
+        'module_id' => 'int',
+        'field_ids' => 'int[]'
     ];
 
     /**
@@ -68,8 +68,8 @@ class FieldOrder implements ModelInterface, ArrayAccess, JsonSerializable
      * @var array<string, string|null>
      */
     protected static array $openAPIFormats = [
-        'module_id' => null,
-        'field_ids' => null
+        'module_id' => 'int32',
+        'field_ids' => 'int32'
     ];
 
     /**
@@ -261,6 +261,14 @@ class FieldOrder implements ModelInterface, ArrayAccess, JsonSerializable
         if ($this->container['module_id'] === null) {
             $invalidProperties[] = "'module_id' can't be null";
         }
+        if (($this->container['module_id'] > 2147483647)) {
+            $invalidProperties[] = "invalid value for 'module_id', must be smaller than or equal to 2147483647.";
+        }
+
+        if (($this->container['module_id'] < 1)) {
+            $invalidProperties[] = "invalid value for 'module_id', must be bigger than or equal to 1.";
+        }
+
         if ($this->container['field_ids'] === null) {
             $invalidProperties[] = "'field_ids' can't be null";
         }
@@ -287,9 +295,9 @@ class FieldOrder implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets module_id
      *
-     * @return float
+     * @return int
      */
-    public function getModuleId(): float
+    public function getModuleId(): int
     {
         return $this->container['module_id'];
     }
@@ -297,15 +305,22 @@ class FieldOrder implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets module_id
      *
-     * @param float $module_id module_id
+     * @param int $module_id module_id
      *
      * @return $this
      */
-    public function setModuleId(float $module_id): static
+    public function setModuleId(int $module_id): static
     {
         if (is_null($module_id)) {
             throw new InvalidArgumentException('non-nullable module_id cannot be null');
         }
+        if (($module_id > 2147483647)) {
+            throw new InvalidArgumentException('invalid value for $module_id when calling FieldOrder., must be smaller than or equal to 2147483647.');
+        }
+        if (($module_id < 1)) {
+            throw new InvalidArgumentException('invalid value for $module_id when calling FieldOrder., must be bigger than or equal to 1.');
+        }
+
         $this->container['module_id'] = $module_id;
 
         return $this;
@@ -314,7 +329,7 @@ class FieldOrder implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets field_ids
      *
-     * @return float[]
+     * @return int[]
      */
     public function getFieldIds(): array
     {
@@ -324,7 +339,7 @@ class FieldOrder implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets field_ids
      *
-     * @param float[] $field_ids Every field of the module, in the new order; positions become 1..n.
+     * @param int[] $field_ids Every field of the module, in the new order; positions become 1..n.
      *
      * @return $this
      */

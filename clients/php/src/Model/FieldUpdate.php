@@ -59,7 +59,7 @@ class FieldUpdate implements ModelInterface, ArrayAccess, JsonSerializable
      * @var array<string, string>
      */
     protected static array $openAPITypes = [
-        'id' => 'float',
+        'id' => 'int',
         'name' => 'string',
         'required' => 'bool',
         'config' => 'array<string,mixed>'
@@ -71,7 +71,7 @@ class FieldUpdate implements ModelInterface, ArrayAccess, JsonSerializable
      * @var array<string, string|null>
      */
     protected static array $openAPIFormats = [
-        'id' => null,
+        'id' => 'int32',
         'name' => null,
         'required' => null,
         'config' => null
@@ -273,6 +273,14 @@ class FieldUpdate implements ModelInterface, ArrayAccess, JsonSerializable
     {
         $invalidProperties = [];
 
+        if (!is_null($this->container['id']) && ($this->container['id'] > 2147483647)) {
+            $invalidProperties[] = "invalid value for 'id', must be smaller than or equal to 2147483647.";
+        }
+
+        if (!is_null($this->container['id']) && ($this->container['id'] < 1)) {
+            $invalidProperties[] = "invalid value for 'id', must be bigger than or equal to 1.";
+        }
+
         if (!is_null($this->container['name']) && (mb_strlen($this->container['name']) > 200)) {
             $invalidProperties[] = "invalid value for 'name', the character length must be smaller than or equal to 200.";
         }
@@ -296,9 +304,9 @@ class FieldUpdate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets id
      *
-     * @return float|null
+     * @return int|null
      */
-    public function getId(): ?float
+    public function getId(): ?int
     {
         return $this->container['id'];
     }
@@ -306,15 +314,22 @@ class FieldUpdate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets id
      *
-     * @param float|null $id The field (when the path does not name it).
+     * @param int|null $id The field (when the path does not name it).
      *
      * @return $this
      */
-    public function setId(?float $id): static
+    public function setId(?int $id): static
     {
         if (is_null($id)) {
             throw new InvalidArgumentException('non-nullable id cannot be null');
         }
+        if (($id > 2147483647)) {
+            throw new InvalidArgumentException('invalid value for $id when calling FieldUpdate., must be smaller than or equal to 2147483647.');
+        }
+        if (($id < 1)) {
+            throw new InvalidArgumentException('invalid value for $id when calling FieldUpdate., must be bigger than or equal to 1.');
+        }
+
         $this->container['id'] = $id;
 
         return $this;

@@ -58,7 +58,7 @@ class FileWeightsFilesInner implements ModelInterface, ArrayAccess, JsonSerializ
      * @var array<string, string>
      */
     protected static array $openAPITypes = [
-        'file_id' => 'float',
+        'file_id' => 'int',
         'weight' => 'int'
     ];
 
@@ -68,7 +68,7 @@ class FileWeightsFilesInner implements ModelInterface, ArrayAccess, JsonSerializ
      * @var array<string, string|null>
      */
     protected static array $openAPIFormats = [
-        'file_id' => null,
+        'file_id' => 'int32',
         'weight' => null
     ];
 
@@ -261,6 +261,14 @@ class FileWeightsFilesInner implements ModelInterface, ArrayAccess, JsonSerializ
         if ($this->container['file_id'] === null) {
             $invalidProperties[] = "'file_id' can't be null";
         }
+        if (($this->container['file_id'] > 2147483647)) {
+            $invalidProperties[] = "invalid value for 'file_id', must be smaller than or equal to 2147483647.";
+        }
+
+        if (($this->container['file_id'] < 1)) {
+            $invalidProperties[] = "invalid value for 'file_id', must be bigger than or equal to 1.";
+        }
+
         if ($this->container['weight'] === null) {
             $invalidProperties[] = "'weight' can't be null";
         }
@@ -287,9 +295,9 @@ class FileWeightsFilesInner implements ModelInterface, ArrayAccess, JsonSerializ
     /**
      * Gets file_id
      *
-     * @return float
+     * @return int
      */
-    public function getFileId(): float
+    public function getFileId(): int
     {
         return $this->container['file_id'];
     }
@@ -297,15 +305,22 @@ class FileWeightsFilesInner implements ModelInterface, ArrayAccess, JsonSerializ
     /**
      * Sets file_id
      *
-     * @param float $file_id file_id
+     * @param int $file_id file_id
      *
      * @return $this
      */
-    public function setFileId(float $file_id): static
+    public function setFileId(int $file_id): static
     {
         if (is_null($file_id)) {
             throw new InvalidArgumentException('non-nullable file_id cannot be null');
         }
+        if (($file_id > 2147483647)) {
+            throw new InvalidArgumentException('invalid value for $file_id when calling FileWeightsFilesInner., must be smaller than or equal to 2147483647.');
+        }
+        if (($file_id < 1)) {
+            throw new InvalidArgumentException('invalid value for $file_id when calling FileWeightsFilesInner., must be bigger than or equal to 1.');
+        }
+
         $this->container['file_id'] = $file_id;
 
         return $this;

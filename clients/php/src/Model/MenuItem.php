@@ -60,7 +60,7 @@ class MenuItem implements ModelInterface, ArrayAccess, JsonSerializable
      */
     protected static array $openAPITypes = [
         'label' => 'string',
-        'module_id' => 'float',
+        'module_id' => 'int',
         'url' => 'string'
     ];
 
@@ -71,7 +71,7 @@ class MenuItem implements ModelInterface, ArrayAccess, JsonSerializable
      */
     protected static array $openAPIFormats = [
         'label' => null,
-        'module_id' => null,
+        'module_id' => 'int32',
         'url' => 'uri'
     ];
 
@@ -277,6 +277,14 @@ class MenuItem implements ModelInterface, ArrayAccess, JsonSerializable
             $invalidProperties[] = "invalid value for 'label', the character length must be bigger than or equal to 1.";
         }
 
+        if (!is_null($this->container['module_id']) && ($this->container['module_id'] > 2147483647)) {
+            $invalidProperties[] = "invalid value for 'module_id', must be smaller than or equal to 2147483647.";
+        }
+
+        if (!is_null($this->container['module_id']) && ($this->container['module_id'] < 1)) {
+            $invalidProperties[] = "invalid value for 'module_id', must be bigger than or equal to 1.";
+        }
+
         if (!is_null($this->container['url']) && (mb_strlen($this->container['url']) > 2048)) {
             $invalidProperties[] = "invalid value for 'url', the character length must be smaller than or equal to 2048.";
         }
@@ -330,9 +338,9 @@ class MenuItem implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets module_id
      *
-     * @return float|null
+     * @return int|null
      */
-    public function getModuleId(): ?float
+    public function getModuleId(): ?int
     {
         return $this->container['module_id'];
     }
@@ -340,15 +348,22 @@ class MenuItem implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets module_id
      *
-     * @param float|null $module_id module_id
+     * @param int|null $module_id module_id
      *
      * @return $this
      */
-    public function setModuleId(?float $module_id): static
+    public function setModuleId(?int $module_id): static
     {
         if (is_null($module_id)) {
             throw new InvalidArgumentException('non-nullable module_id cannot be null');
         }
+        if (($module_id > 2147483647)) {
+            throw new InvalidArgumentException('invalid value for $module_id when calling MenuItem., must be smaller than or equal to 2147483647.');
+        }
+        if (($module_id < 1)) {
+            throw new InvalidArgumentException('invalid value for $module_id when calling MenuItem., must be bigger than or equal to 1.');
+        }
+
         $this->container['module_id'] = $module_id;
 
         return $this;

@@ -58,7 +58,7 @@ class ModuleCreate implements ModelInterface, ArrayAccess, JsonSerializable
      * @var array<string, string>
      */
     protected static array $openAPITypes = [
-        'space_id' => 'float',
+        'space_id' => 'int',
         'template' => 'string',
         'name' => 'string',
         'description' => 'string'
@@ -70,7 +70,7 @@ class ModuleCreate implements ModelInterface, ArrayAccess, JsonSerializable
      * @var array<string, string|null>
      */
     protected static array $openAPIFormats = [
-        'space_id' => null,
+        'space_id' => 'int32',
         'template' => null,
         'name' => null,
         'description' => null
@@ -294,6 +294,14 @@ class ModuleCreate implements ModelInterface, ArrayAccess, JsonSerializable
         if ($this->container['space_id'] === null) {
             $invalidProperties[] = "'space_id' can't be null";
         }
+        if (($this->container['space_id'] > 2147483647)) {
+            $invalidProperties[] = "invalid value for 'space_id', must be smaller than or equal to 2147483647.";
+        }
+
+        if (($this->container['space_id'] < 1)) {
+            $invalidProperties[] = "invalid value for 'space_id', must be bigger than or equal to 1.";
+        }
+
         $allowedValues = self::getTemplateAllowableValues();
         if (!is_null($this->container['template']) && !in_array($this->container['template'], $allowedValues, true)) {
             $invalidProperties[] = sprintf(
@@ -330,9 +338,9 @@ class ModuleCreate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets space_id
      *
-     * @return float
+     * @return int
      */
-    public function getSpaceId(): float
+    public function getSpaceId(): int
     {
         return $this->container['space_id'];
     }
@@ -340,15 +348,22 @@ class ModuleCreate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets space_id
      *
-     * @param float $space_id The space the module belongs to.
+     * @param int $space_id The space the module belongs to.
      *
      * @return $this
      */
-    public function setSpaceId(float $space_id): static
+    public function setSpaceId(int $space_id): static
     {
         if (is_null($space_id)) {
             throw new InvalidArgumentException('non-nullable space_id cannot be null');
         }
+        if (($space_id > 2147483647)) {
+            throw new InvalidArgumentException('invalid value for $space_id when calling ModuleCreate., must be smaller than or equal to 2147483647.');
+        }
+        if (($space_id < 1)) {
+            throw new InvalidArgumentException('invalid value for $space_id when calling ModuleCreate., must be bigger than or equal to 1.');
+        }
+
         $this->container['space_id'] = $space_id;
 
         return $this;

@@ -58,7 +58,7 @@ class RecordCreate implements ModelInterface, ArrayAccess, JsonSerializable
      * @var array<string, string>
      */
     protected static array $openAPITypes = [
-        'module_id' => 'float',
+        'module_id' => 'int',
         'name' => 'string',
         'fields' => 'array<string,\Records\Client\Model\FieldValue>'
     ];
@@ -69,7 +69,7 @@ class RecordCreate implements ModelInterface, ArrayAccess, JsonSerializable
      * @var array<string, string|null>
      */
     protected static array $openAPIFormats = [
-        'module_id' => null,
+        'module_id' => 'int32',
         'name' => null,
         'fields' => null
     ];
@@ -268,6 +268,14 @@ class RecordCreate implements ModelInterface, ArrayAccess, JsonSerializable
         if ($this->container['module_id'] === null) {
             $invalidProperties[] = "'module_id' can't be null";
         }
+        if (($this->container['module_id'] > 2147483647)) {
+            $invalidProperties[] = "invalid value for 'module_id', must be smaller than or equal to 2147483647.";
+        }
+
+        if (($this->container['module_id'] < 1)) {
+            $invalidProperties[] = "invalid value for 'module_id', must be bigger than or equal to 1.";
+        }
+
         if ($this->container['name'] === null) {
             $invalidProperties[] = "'name' can't be null";
         }
@@ -294,9 +302,9 @@ class RecordCreate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets module_id
      *
-     * @return float
+     * @return int
      */
-    public function getModuleId(): float
+    public function getModuleId(): int
     {
         return $this->container['module_id'];
     }
@@ -304,15 +312,22 @@ class RecordCreate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets module_id
      *
-     * @param float $module_id The module the record belongs to.
+     * @param int $module_id The module the record belongs to.
      *
      * @return $this
      */
-    public function setModuleId(float $module_id): static
+    public function setModuleId(int $module_id): static
     {
         if (is_null($module_id)) {
             throw new InvalidArgumentException('non-nullable module_id cannot be null');
         }
+        if (($module_id > 2147483647)) {
+            throw new InvalidArgumentException('invalid value for $module_id when calling RecordCreate., must be smaller than or equal to 2147483647.');
+        }
+        if (($module_id < 1)) {
+            throw new InvalidArgumentException('invalid value for $module_id when calling RecordCreate., must be bigger than or equal to 1.');
+        }
+
         $this->container['module_id'] = $module_id;
 
         return $this;

@@ -58,7 +58,7 @@ class RemoteLink implements ModelInterface, ArrayAccess, JsonSerializable
      * @var array<string, string>
      */
     protected static array $openAPITypes = [
-        'record_id' => 'float'
+        'record_id' => 'int'
     ];
 
     /**
@@ -67,7 +67,7 @@ class RemoteLink implements ModelInterface, ArrayAccess, JsonSerializable
      * @var array<string, string|null>
      */
     protected static array $openAPIFormats = [
-        'record_id' => null
+        'record_id' => 'int32'
     ];
 
     /**
@@ -254,6 +254,14 @@ class RemoteLink implements ModelInterface, ArrayAccess, JsonSerializable
         if ($this->container['record_id'] === null) {
             $invalidProperties[] = "'record_id' can't be null";
         }
+        if (($this->container['record_id'] > 2147483647)) {
+            $invalidProperties[] = "invalid value for 'record_id', must be smaller than or equal to 2147483647.";
+        }
+
+        if (($this->container['record_id'] < 1)) {
+            $invalidProperties[] = "invalid value for 'record_id', must be bigger than or equal to 1.";
+        }
+
         return $invalidProperties;
     }
 
@@ -269,9 +277,9 @@ class RemoteLink implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets record_id
      *
-     * @return float
+     * @return int
      */
-    public function getRecordId(): float
+    public function getRecordId(): int
     {
         return $this->container['record_id'];
     }
@@ -279,15 +287,22 @@ class RemoteLink implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets record_id
      *
-     * @param float $record_id The record the key names.
+     * @param int $record_id The record the key names.
      *
      * @return $this
      */
-    public function setRecordId(float $record_id): static
+    public function setRecordId(int $record_id): static
     {
         if (is_null($record_id)) {
             throw new InvalidArgumentException('non-nullable record_id cannot be null');
         }
+        if (($record_id > 2147483647)) {
+            throw new InvalidArgumentException('invalid value for $record_id when calling RemoteLink., must be smaller than or equal to 2147483647.');
+        }
+        if (($record_id < 1)) {
+            throw new InvalidArgumentException('invalid value for $record_id when calling RemoteLink., must be bigger than or equal to 1.');
+        }
+
         $this->container['record_id'] = $record_id;
 
         return $this;

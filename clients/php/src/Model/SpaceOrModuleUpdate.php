@@ -58,7 +58,7 @@ class SpaceOrModuleUpdate implements ModelInterface, ArrayAccess, JsonSerializab
      * @var array<string, string>
      */
     protected static array $openAPITypes = [
-        'id' => 'float',
+        'id' => 'int',
         'name' => 'string',
         'description' => 'string'
     ];
@@ -69,7 +69,7 @@ class SpaceOrModuleUpdate implements ModelInterface, ArrayAccess, JsonSerializab
      * @var array<string, string|null>
      */
     protected static array $openAPIFormats = [
-        'id' => null,
+        'id' => 'int32',
         'name' => null,
         'description' => null
     ];
@@ -265,6 +265,14 @@ class SpaceOrModuleUpdate implements ModelInterface, ArrayAccess, JsonSerializab
     {
         $invalidProperties = [];
 
+        if (!is_null($this->container['id']) && ($this->container['id'] > 2147483647)) {
+            $invalidProperties[] = "invalid value for 'id', must be smaller than or equal to 2147483647.";
+        }
+
+        if (!is_null($this->container['id']) && ($this->container['id'] < 1)) {
+            $invalidProperties[] = "invalid value for 'id', must be bigger than or equal to 1.";
+        }
+
         if (!is_null($this->container['name']) && (mb_strlen($this->container['name']) > 200)) {
             $invalidProperties[] = "invalid value for 'name', the character length must be smaller than or equal to 200.";
         }
@@ -292,9 +300,9 @@ class SpaceOrModuleUpdate implements ModelInterface, ArrayAccess, JsonSerializab
     /**
      * Gets id
      *
-     * @return float|null
+     * @return int|null
      */
-    public function getId(): ?float
+    public function getId(): ?int
     {
         return $this->container['id'];
     }
@@ -302,15 +310,22 @@ class SpaceOrModuleUpdate implements ModelInterface, ArrayAccess, JsonSerializab
     /**
      * Sets id
      *
-     * @param float|null $id The entity (when the path does not name it).
+     * @param int|null $id The entity (when the path does not name it).
      *
      * @return $this
      */
-    public function setId(?float $id): static
+    public function setId(?int $id): static
     {
         if (is_null($id)) {
             throw new InvalidArgumentException('non-nullable id cannot be null');
         }
+        if (($id > 2147483647)) {
+            throw new InvalidArgumentException('invalid value for $id when calling SpaceOrModuleUpdate., must be smaller than or equal to 2147483647.');
+        }
+        if (($id < 1)) {
+            throw new InvalidArgumentException('invalid value for $id when calling SpaceOrModuleUpdate., must be bigger than or equal to 1.');
+        }
+
         $this->container['id'] = $id;
 
         return $this;

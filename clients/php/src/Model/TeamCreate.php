@@ -60,7 +60,7 @@ class TeamCreate implements ModelInterface, ArrayAccess, JsonSerializable
     protected static array $openAPITypes = [
         'name' => 'string',
         'description' => 'string',
-        'user_ids' => 'float[]'
+        'user_ids' => 'int[]'
     ];
 
     /**
@@ -71,7 +71,7 @@ class TeamCreate implements ModelInterface, ArrayAccess, JsonSerializable
     protected static array $openAPIFormats = [
         'name' => null,
         'description' => null,
-        'user_ids' => null
+        'user_ids' => 'int32'
     ];
 
     /**
@@ -371,7 +371,7 @@ class TeamCreate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets user_ids
      *
-     * @return float[]|null
+     * @return int[]|null
      */
     public function getUserIds(): ?array
     {
@@ -381,7 +381,7 @@ class TeamCreate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets user_ids
      *
-     * @param float[]|null $user_ids user_ids
+     * @param int[]|null $user_ids user_ids
      *
      * @return $this
      */

@@ -19,12 +19,12 @@ from pydantic import Field, StrictStr
 from typing import Optional
 from typing_extensions import Annotated
 from uuid import UUID
-from records_client.models.revoke_token200_response import RevokeToken200Response
 from records_client.models.token import Token
 from records_client.models.token_changed import TokenChanged
 from records_client.models.token_create import TokenCreate
 from records_client.models.token_issued import TokenIssued
 from records_client.models.token_page import TokenPage
+from records_client.models.token_revoked import TokenRevoked
 from records_client.models.token_update import TokenUpdate
 
 from records_client.api_client import ApiClient, RequestSerialized
@@ -1028,7 +1028,7 @@ class ApiTokensApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> RevokeToken200Response:
+    ) -> TokenRevoked:
         """Revoke an API token
 
 
@@ -1068,7 +1068,7 @@ class ApiTokensApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "RevokeToken200Response",
+            '200': "TokenRevoked",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -1107,7 +1107,7 @@ class ApiTokensApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> ApiResponse[RevokeToken200Response]:
+    ) -> ApiResponse[TokenRevoked]:
         """Revoke an API token
 
 
@@ -1147,7 +1147,7 @@ class ApiTokensApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "RevokeToken200Response",
+            '200': "TokenRevoked",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -1226,7 +1226,7 @@ class ApiTokensApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "RevokeToken200Response",
+            '200': "TokenRevoked",
             '400': "Error",
             '401': "Error",
             '403': "Error",

@@ -18,12 +18,12 @@ from typing_extensions import Annotated
 from pydantic import Field, StrictBytes, StrictStr
 from typing import Optional, Tuple, Union
 from typing_extensions import Annotated
-from records_client.models.delete_record_file200_response import DeleteRecordFile200Response
 from records_client.models.file import File
 from records_client.models.file_page import FilePage
 from records_client.models.file_weights import FileWeights
 from records_client.models.file_weights_result import FileWeightsResult
 from records_client.models.file_written import FileWritten
+from records_client.models.record_file_deleted import RecordFileDeleted
 
 from records_client.api_client import ApiClient, RequestSerialized
 from records_client.api_response import ApiResponse
@@ -60,7 +60,7 @@ class FilesApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> DeleteRecordFile200Response:
+    ) -> RecordFileDeleted:
         """Remove a file from a record
 
 
@@ -100,7 +100,7 @@ class FilesApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "DeleteRecordFile200Response",
+            '200': "RecordFileDeleted",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -139,7 +139,7 @@ class FilesApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> ApiResponse[DeleteRecordFile200Response]:
+    ) -> ApiResponse[RecordFileDeleted]:
         """Remove a file from a record
 
 
@@ -179,7 +179,7 @@ class FilesApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "DeleteRecordFile200Response",
+            '200': "RecordFileDeleted",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -258,7 +258,7 @@ class FilesApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "DeleteRecordFile200Response",
+            '200': "RecordFileDeleted",
             '400': "Error",
             '401': "Error",
             '403': "Error",

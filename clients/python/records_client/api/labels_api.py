@@ -18,11 +18,11 @@ from typing_extensions import Annotated
 from pydantic import Field, StrictStr
 from typing import Optional
 from typing_extensions import Annotated
-from records_client.models.delete_label_by_body_request import DeleteLabelByBodyRequest
 from records_client.models.deleted import Deleted
 from records_client.models.label import Label
 from records_client.models.label_create import LabelCreate
 from records_client.models.label_page import LabelPage
+from records_client.models.label_reference import LabelReference
 from records_client.models.label_update import LabelUpdate
 from records_client.models.label_written import LabelWritten
 from records_client.models.record_labels import RecordLabels
@@ -636,7 +636,7 @@ class LabelsApi:
     @validate_call
     def delete_label_by_body(
         self,
-        delete_label_by_body_request: DeleteLabelByBodyRequest,
+        label_reference: LabelReference,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -653,8 +653,8 @@ class LabelsApi:
         """Delete the label named by the body's `id`
 
 
-        :param delete_label_by_body_request: (required)
-        :type delete_label_by_body_request: DeleteLabelByBodyRequest
+        :param label_reference: (required)
+        :type label_reference: LabelReference
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -678,7 +678,7 @@ class LabelsApi:
         """ # noqa: E501
 
         _param = self._delete_label_by_body_serialize(
-            delete_label_by_body_request=delete_label_by_body_request,
+            label_reference=label_reference,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -711,7 +711,7 @@ class LabelsApi:
     @validate_call
     def delete_label_by_body_with_http_info(
         self,
-        delete_label_by_body_request: DeleteLabelByBodyRequest,
+        label_reference: LabelReference,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -728,8 +728,8 @@ class LabelsApi:
         """Delete the label named by the body's `id`
 
 
-        :param delete_label_by_body_request: (required)
-        :type delete_label_by_body_request: DeleteLabelByBodyRequest
+        :param label_reference: (required)
+        :type label_reference: LabelReference
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -753,7 +753,7 @@ class LabelsApi:
         """ # noqa: E501
 
         _param = self._delete_label_by_body_serialize(
-            delete_label_by_body_request=delete_label_by_body_request,
+            label_reference=label_reference,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -786,7 +786,7 @@ class LabelsApi:
     @validate_call
     def delete_label_by_body_without_preload_content(
         self,
-        delete_label_by_body_request: DeleteLabelByBodyRequest,
+        label_reference: LabelReference,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -803,8 +803,8 @@ class LabelsApi:
         """Delete the label named by the body's `id`
 
 
-        :param delete_label_by_body_request: (required)
-        :type delete_label_by_body_request: DeleteLabelByBodyRequest
+        :param label_reference: (required)
+        :type label_reference: LabelReference
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -828,7 +828,7 @@ class LabelsApi:
         """ # noqa: E501
 
         _param = self._delete_label_by_body_serialize(
-            delete_label_by_body_request=delete_label_by_body_request,
+            label_reference=label_reference,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -856,7 +856,7 @@ class LabelsApi:
 
     def _delete_label_by_body_serialize(
         self,
-        delete_label_by_body_request,
+        label_reference,
         _request_auth,
         _content_type,
         _headers,
@@ -882,8 +882,8 @@ class LabelsApi:
         # process the header parameters
         # process the form parameters
         # process the body parameter
-        if delete_label_by_body_request is not None:
-            _body_params = delete_label_by_body_request
+        if label_reference is not None:
+            _body_params = label_reference
 
 
         # set the HTTP header `Accept`

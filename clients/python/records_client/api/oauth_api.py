@@ -18,17 +18,17 @@ from typing_extensions import Annotated
 from pydantic import Field, StrictStr, field_validator
 from typing import Optional
 from typing_extensions import Annotated
-from records_client.models.delete_o_auth_client200_response import DeleteOAuthClient200Response
 from records_client.models.introspection import Introspection
 from records_client.models.o_auth_client import OAuthClient
 from records_client.models.o_auth_client_changed import OAuthClientChanged
 from records_client.models.o_auth_client_create import OAuthClientCreate
+from records_client.models.o_auth_client_deleted import OAuthClientDeleted
 from records_client.models.o_auth_client_page import OAuthClientPage
 from records_client.models.o_auth_client_registered import OAuthClientRegistered
 from records_client.models.o_auth_client_update import OAuthClientUpdate
+from records_client.models.o_auth_grant_revoked import OAuthGrantRevoked
 from records_client.models.o_auth_grants import OAuthGrants
-from records_client.models.revoke_o_auth_grant200_response import RevokeOAuthGrant200Response
-from records_client.models.revoke_o_auth_token200_response import RevokeOAuthToken200Response
+from records_client.models.o_auth_token_revoked import OAuthTokenRevoked
 from records_client.models.token_answer import TokenAnswer
 from records_client.models.token_info import TokenInfo
 from records_client.models.userinfo import Userinfo
@@ -1054,7 +1054,7 @@ class OauthApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> DeleteOAuthClient200Response:
+    ) -> OAuthClientDeleted:
         """Delete an OAuth client: its tokens stop working
 
 
@@ -1091,7 +1091,7 @@ class OauthApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "DeleteOAuthClient200Response",
+            '200': "OAuthClientDeleted",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -1129,7 +1129,7 @@ class OauthApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> ApiResponse[DeleteOAuthClient200Response]:
+    ) -> ApiResponse[OAuthClientDeleted]:
         """Delete an OAuth client: its tokens stop working
 
 
@@ -1166,7 +1166,7 @@ class OauthApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "DeleteOAuthClient200Response",
+            '200': "OAuthClientDeleted",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -1241,7 +1241,7 @@ class OauthApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "DeleteOAuthClient200Response",
+            '200': "OAuthClientDeleted",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -3873,7 +3873,7 @@ class OauthApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> RevokeOAuthGrant200Response:
+    ) -> OAuthGrantRevoked:
         """Revoke a grant the calling user gave: its tokens stop working
 
 
@@ -3910,7 +3910,7 @@ class OauthApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "RevokeOAuthGrant200Response",
+            '200': "OAuthGrantRevoked",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -3948,7 +3948,7 @@ class OauthApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> ApiResponse[RevokeOAuthGrant200Response]:
+    ) -> ApiResponse[OAuthGrantRevoked]:
         """Revoke a grant the calling user gave: its tokens stop working
 
 
@@ -3985,7 +3985,7 @@ class OauthApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "RevokeOAuthGrant200Response",
+            '200': "OAuthGrantRevoked",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -4060,7 +4060,7 @@ class OauthApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "RevokeOAuthGrant200Response",
+            '200': "OAuthGrantRevoked",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -4161,7 +4161,7 @@ class OauthApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> RevokeOAuthToken200Response:
+    ) -> OAuthTokenRevoked:
         """Revoke a token and its grant (RFC 7009)
 
         Answers the same whether or not the token existed. The client authenticates with HTTP Basic (`client_id:client_secret`, each form-urlencoded) or with `client_id` and `client_secret` in the body; never in the query string.
@@ -4205,7 +4205,7 @@ class OauthApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "RevokeOAuthToken200Response",
+            '200': "OAuthTokenRevoked",
             '400': "OAuthError",
             '401': "OAuthError",
             '403': "Error",
@@ -4242,7 +4242,7 @@ class OauthApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> ApiResponse[RevokeOAuthToken200Response]:
+    ) -> ApiResponse[OAuthTokenRevoked]:
         """Revoke a token and its grant (RFC 7009)
 
         Answers the same whether or not the token existed. The client authenticates with HTTP Basic (`client_id:client_secret`, each form-urlencoded) or with `client_id` and `client_secret` in the body; never in the query string.
@@ -4286,7 +4286,7 @@ class OauthApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "RevokeOAuthToken200Response",
+            '200': "OAuthTokenRevoked",
             '400': "OAuthError",
             '401': "OAuthError",
             '403': "Error",
@@ -4367,7 +4367,7 @@ class OauthApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "RevokeOAuthToken200Response",
+            '200': "OAuthTokenRevoked",
             '400': "OAuthError",
             '401': "OAuthError",
             '403': "Error",

@@ -21,8 +21,8 @@ from typing_extensions import Annotated
 from records_client.models.bulk_delete import BulkDelete
 from records_client.models.bulk_result import BulkResult
 from records_client.models.bulk_write import BulkWrite
+from records_client.models.button_pressed import ButtonPressed
 from records_client.models.deleted import Deleted
-from records_client.models.press_record_button200_response import PressRecordButton200Response
 from records_client.models.record import Record
 from records_client.models.record_create import RecordCreate
 from records_client.models.record_page import RecordPage
@@ -3487,7 +3487,7 @@ class RecordsApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> PressRecordButton200Response:
+    ) -> ButtonPressed:
         """Press a record's button field
 
         Posts the record to the button's webhook (through the SSRF guard). A 2xx answer is `ok`; another status is still a press (`ok: false`); no answer at all is a 502.
@@ -3528,7 +3528,7 @@ class RecordsApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "PressRecordButton200Response",
+            '200': "ButtonPressed",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -3568,7 +3568,7 @@ class RecordsApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> ApiResponse[PressRecordButton200Response]:
+    ) -> ApiResponse[ButtonPressed]:
         """Press a record's button field
 
         Posts the record to the button's webhook (through the SSRF guard). A 2xx answer is `ok`; another status is still a press (`ok: false`); no answer at all is a 502.
@@ -3609,7 +3609,7 @@ class RecordsApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "PressRecordButton200Response",
+            '200': "ButtonPressed",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -3690,7 +3690,7 @@ class RecordsApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "PressRecordButton200Response",
+            '200': "ButtonPressed",
             '400': "Error",
             '401': "Error",
             '403': "Error",

@@ -18,9 +18,9 @@ from typing_extensions import Annotated
 from records_client.models.login import Login
 from records_client.models.second_factor import SecondFactor
 from records_client.models.session import Session
-from records_client.models.set_token_priority200_response import SetTokenPriority200Response
-from records_client.models.sign_out200_response import SignOut200Response
+from records_client.models.signed_out import SignedOut
 from records_client.models.token_priority import TokenPriority
+from records_client.models.token_priority_order import TokenPriorityOrder
 from records_client.models.token_priority_state import TokenPriorityState
 
 from records_client.api_client import ApiClient, RequestSerialized
@@ -604,7 +604,7 @@ class SessionsApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> SetTokenPriority200Response:
+    ) -> TokenPriorityOrder:
         """Set the calling user's credential order
 
 
@@ -641,7 +641,7 @@ class SessionsApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "SetTokenPriority200Response",
+            '200': "TokenPriorityOrder",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -675,7 +675,7 @@ class SessionsApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> ApiResponse[SetTokenPriority200Response]:
+    ) -> ApiResponse[TokenPriorityOrder]:
         """Set the calling user's credential order
 
 
@@ -712,7 +712,7 @@ class SessionsApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "SetTokenPriority200Response",
+            '200': "TokenPriorityOrder",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -783,7 +783,7 @@ class SessionsApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "SetTokenPriority200Response",
+            '200': "TokenPriorityOrder",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -1181,7 +1181,7 @@ class SessionsApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> SignOut200Response:
+    ) -> SignedOut:
         """Sign out: the session ends
 
 
@@ -1215,7 +1215,7 @@ class SessionsApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "SignOut200Response",
+            '200': "SignedOut",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -1248,7 +1248,7 @@ class SessionsApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> ApiResponse[SignOut200Response]:
+    ) -> ApiResponse[SignedOut]:
         """Sign out: the session ends
 
 
@@ -1282,7 +1282,7 @@ class SessionsApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "SignOut200Response",
+            '200': "SignedOut",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -1349,7 +1349,7 @@ class SessionsApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "SignOut200Response",
+            '200': "SignedOut",
             '400': "Error",
             '401': "Error",
             '403': "Error",

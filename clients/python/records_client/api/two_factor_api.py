@@ -21,9 +21,9 @@ from typing_extensions import Annotated
 from uuid import UUID
 from records_client.models.reauthenticate import Reauthenticate
 from records_client.models.recovery_codes import RecoveryCodes
-from records_client.models.remove_two_factor_device200_response import RemoveTwoFactorDevice200Response
 from records_client.models.two_factor_confirm import TwoFactorConfirm
 from records_client.models.two_factor_confirmed import TwoFactorConfirmed
+from records_client.models.two_factor_device_removed import TwoFactorDeviceRemoved
 from records_client.models.two_factor_enrol import TwoFactorEnrol
 from records_client.models.two_factor_enrolment import TwoFactorEnrolment
 from records_client.models.two_factor_state import TwoFactorState
@@ -990,7 +990,7 @@ class TwoFactorApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> RemoveTwoFactorDevice200Response:
+    ) -> TwoFactorDeviceRemoved:
         """Remove an authenticator
 
 
@@ -1033,7 +1033,7 @@ class TwoFactorApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "RemoveTwoFactorDevice200Response",
+            '200': "TwoFactorDeviceRemoved",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -1073,7 +1073,7 @@ class TwoFactorApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> ApiResponse[RemoveTwoFactorDevice200Response]:
+    ) -> ApiResponse[TwoFactorDeviceRemoved]:
         """Remove an authenticator
 
 
@@ -1116,7 +1116,7 @@ class TwoFactorApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "RemoveTwoFactorDevice200Response",
+            '200': "TwoFactorDeviceRemoved",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -1199,7 +1199,7 @@ class TwoFactorApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "RemoveTwoFactorDevice200Response",
+            '200': "TwoFactorDeviceRemoved",
             '400': "Error",
             '401': "Error",
             '403': "Error",

@@ -19,7 +19,7 @@ from pydantic import Field, StrictStr
 from typing import Optional
 from typing_extensions import Annotated
 from records_client.models.password_change import PasswordChange
-from records_client.models.set_user_password200_response import SetUserPassword200Response
+from records_client.models.password_changed import PasswordChanged
 from records_client.models.user import User
 from records_client.models.user_create import UserCreate
 from records_client.models.user_page import UserPage
@@ -1551,7 +1551,7 @@ class UsersApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> SetUserPassword200Response:
+    ) -> PasswordChanged:
         """Set a password (administrators) or change your own (with the current one)
 
         The account's other sessions end and its OAuth grants are revoked.
@@ -1592,7 +1592,7 @@ class UsersApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "SetUserPassword200Response",
+            '200': "PasswordChanged",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -1631,7 +1631,7 @@ class UsersApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> ApiResponse[SetUserPassword200Response]:
+    ) -> ApiResponse[PasswordChanged]:
         """Set a password (administrators) or change your own (with the current one)
 
         The account's other sessions end and its OAuth grants are revoked.
@@ -1672,7 +1672,7 @@ class UsersApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "SetUserPassword200Response",
+            '200': "PasswordChanged",
             '400': "Error",
             '401': "Error",
             '403': "Error",
@@ -1752,7 +1752,7 @@ class UsersApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "SetUserPassword200Response",
+            '200': "PasswordChanged",
             '400': "Error",
             '401': "Error",
             '403': "Error",

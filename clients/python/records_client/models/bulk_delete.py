@@ -17,8 +17,8 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
-from typing import Any, ClassVar, Dict, List, Union
+from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, ClassVar, Dict, List
 from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
@@ -28,7 +28,7 @@ class BulkDelete(BaseModel):
     """
     BulkDelete
     """ # noqa: E501
-    ids: Annotated[List[Union[StrictFloat, StrictInt]], Field(min_length=1, max_length=1000)]
+    ids: Annotated[List[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(min_length=1, max_length=1000)]
     __properties: ClassVar[List[str]] = ["ids"]
 
     model_config = ConfigDict(

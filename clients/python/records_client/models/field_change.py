@@ -19,6 +19,7 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 from typing import Any, ClassVar, Dict, List, Optional
+from records_client.models.field_change_old_value import FieldChangeOldValue
 from typing import Optional, Set
 from typing_extensions import Self
 from pydantic_core import to_jsonable_python
@@ -28,8 +29,8 @@ class FieldChange(BaseModel):
     FieldChange
     """ # noqa: E501
     var_field: StrictStr = Field(alias="field")
-    old_value: Optional[Any] = Field(alias="oldValue")
-    new_value: Optional[Any] = Field(alias="newValue")
+    old_value: Optional[FieldChangeOldValue] = Field(alias="oldValue")
+    new_value: Optional[FieldChangeOldValue] = Field(alias="newValue")
     changed_at: StrictStr = Field(alias="changedAt")
     user_id: Optional[StrictStr] = Field(alias="userId")
     credential_id: Optional[StrictStr] = Field(default=None, alias="credentialId")
@@ -75,6 +76,12 @@ class FieldChange(BaseModel):
             exclude=excluded_fields,
             exclude_none=True,
         )
+        # override the default output from pydantic by calling `to_dict()` of old_value
+        if self.old_value:
+            _dict['oldValue'] = self.old_value.to_dict()
+        # override the default output from pydantic by calling `to_dict()` of new_value
+        if self.new_value:
+            _dict['newValue'] = self.new_value.to_dict()
         # set to None if old_value (nullable) is None
         # and model_fields_set contains the field
         if self.old_value is None and "old_value" in self.model_fields_set:
@@ -113,8 +120,8 @@ class FieldChange(BaseModel):
 
         _obj = cls.model_validate({
             "field": obj.get("field"),
-            "oldValue": obj.get("oldValue"),
-            "newValue": obj.get("newValue"),
+            "oldValue": FieldChangeOldValue.from_dict(obj["oldValue"]) if obj.get("oldValue") is not None else None,
+            "newValue": FieldChangeOldValue.from_dict(obj["newValue"]) if obj.get("newValue") is not None else None,
             "changedAt": obj.get("changedAt"),
             "userId": obj.get("userId"),
             "credentialId": obj.get("credentialId"),

@@ -17,8 +17,8 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, field_validator
-from typing import Any, ClassVar, Dict, List, Optional, Union
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
+from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from records_client.models.field_type import FieldType
 from typing import Optional, Set
@@ -29,7 +29,7 @@ class FieldCreate(BaseModel):
     """
     FieldCreate
     """ # noqa: E501
-    module_id: Union[StrictFloat, StrictInt] = Field(description="The module the field belongs to.", alias="moduleId")
+    module_id: Annotated[int, Field(le=2147483647, strict=True, ge=1)] = Field(description="The module the field belongs to.", alias="moduleId")
     name: Annotated[str, Field(min_length=1, strict=True, max_length=200)] = Field(description="The name shown to users.")
     key: Optional[Annotated[str, Field(strict=True)]] = Field(default=None, description="The key record values are stored under; derived from the name when omitted.")
     type: FieldType

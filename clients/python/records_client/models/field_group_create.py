@@ -17,8 +17,8 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
-from typing import Any, ClassVar, Dict, List, Optional, Union
+from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
@@ -28,9 +28,9 @@ class FieldGroupCreate(BaseModel):
     """
     FieldGroupCreate
     """ # noqa: E501
-    module_id: Union[StrictFloat, StrictInt] = Field(alias="moduleId")
+    module_id: Annotated[int, Field(le=2147483647, strict=True, ge=1)] = Field(alias="moduleId")
     name: Annotated[str, Field(min_length=1, strict=True, max_length=200)]
-    field_ids: Optional[Annotated[List[Union[StrictFloat, StrictInt]], Field(max_length=1000)]] = Field(default=None, alias="fieldIds")
+    field_ids: Optional[Annotated[List[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(max_length=1000)]] = Field(default=None, alias="fieldIds")
     position: Optional[Annotated[int, Field(le=1000000, strict=True, ge=0)]] = Field(default=None, description="Display order, ascending.")
     __properties: ClassVar[List[str]] = ["moduleId", "name", "fieldIds", "position"]
 

@@ -17,8 +17,8 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
-from typing import Any, ClassVar, Dict, List, Union
+from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, ClassVar, Dict, List
 from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
@@ -28,8 +28,8 @@ class FieldOrder(BaseModel):
     """
     FieldOrder
     """ # noqa: E501
-    module_id: Union[StrictFloat, StrictInt] = Field(alias="moduleId")
-    field_ids: Annotated[List[Union[StrictFloat, StrictInt]], Field(min_length=1, max_length=200)] = Field(description="Every field of the module, in the new order; positions become 1..n.", alias="fieldIds")
+    module_id: Annotated[int, Field(le=2147483647, strict=True, ge=1)] = Field(alias="moduleId")
+    field_ids: Annotated[List[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(min_length=1, max_length=200)] = Field(description="Every field of the module, in the new order; positions become 1..n.", alias="fieldIds")
     __properties: ClassVar[List[str]] = ["moduleId", "fieldIds"]
 
     model_config = ConfigDict(

@@ -17,8 +17,8 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt
-from typing import Any, ClassVar, Dict, List, Optional, Union
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
@@ -28,7 +28,7 @@ class FieldUpdate(BaseModel):
     """
     The type and key of a field never change.
     """ # noqa: E501
-    id: Optional[Union[StrictFloat, StrictInt]] = Field(default=None, description="The field (when the path does not name it).")
+    id: Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]] = Field(default=None, description="The field (when the path does not name it).")
     name: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=200)]] = Field(default=None, description="The name shown to users.")
     required: Optional[StrictBool] = None
     config: Optional[Dict[str, Any]] = Field(default=None, description="The type's settings, checked against the type: `text` {maxLength}; `long_text` {maxLength}; `number` {min, max}; `decimal` {scale, min, max}; `date` {}; `datetime` {}; `checkbox` {}; `select` {options}; `multi_select` {options}; `email` {}; `url` {}; `phone` {}; `user` {}; `relation` {moduleId}; `file` {}; `button` {webhookUrl, label}. `relation.moduleId` names the module whose records it points at; `button.webhookUrl` is https (http only on loopback).", json_schema_extra={"examples": [{"options": ["new", "won", "lost"]}]})

@@ -17,8 +17,8 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
-from typing import Any, ClassVar, Dict, List, Union
+from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, ClassVar, Dict, List
 from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
@@ -28,7 +28,7 @@ class FileWeightsFilesInner(BaseModel):
     """
     FileWeightsFilesInner
     """ # noqa: E501
-    file_id: Union[StrictFloat, StrictInt] = Field(alias="fileId")
+    file_id: Annotated[int, Field(le=2147483647, strict=True, ge=1)] = Field(alias="fileId")
     weight: Annotated[int, Field(le=1000000, strict=True, ge=0)]
     __properties: ClassVar[List[str]] = ["fileId", "weight"]
 

@@ -17,8 +17,8 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, field_validator
-from typing import Any, ClassVar, Dict, List, Optional, Union
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
@@ -28,7 +28,7 @@ class LabelUpdate(BaseModel):
     """
     LabelUpdate
     """ # noqa: E501
-    id: Optional[Union[StrictFloat, StrictInt]] = Field(default=None, description="The entity (when the path does not name it).")
+    id: Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]] = Field(default=None, description="The entity (when the path does not name it).")
     name: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=100)]] = None
     color: Optional[Annotated[str, Field(strict=True)]] = Field(default=None, description="Display colour `#rrggbb` (stored in lower case).", json_schema_extra={"examples": ["#ff8800"]})
     __properties: ClassVar[List[str]] = ["id", "name", "color"]

@@ -17,8 +17,8 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
-from typing import Any, ClassVar, Dict, List, Optional, Union
+from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
@@ -29,7 +29,7 @@ class MenuItem(BaseModel):
     An entry that opens a module or a URL.
     """ # noqa: E501
     label: Annotated[str, Field(min_length=1, strict=True, max_length=200)]
-    module_id: Optional[Union[StrictFloat, StrictInt]] = Field(default=None, alias="moduleId")
+    module_id: Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]] = Field(default=None, alias="moduleId")
     url: Optional[Annotated[str, Field(strict=True, max_length=2048)]] = None
     __properties: ClassVar[List[str]] = ["label", "moduleId", "url"]
 

@@ -17,8 +17,8 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
-from typing import Any, ClassVar, Dict, List, Optional, Union
+from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from records_client.models.menu_item import MenuItem
 from typing import Optional, Set
@@ -29,7 +29,7 @@ class MenuUpdate(BaseModel):
     """
     MenuUpdate
     """ # noqa: E501
-    id: Optional[Union[StrictFloat, StrictInt]] = Field(default=None, description="The entity (when the path does not name it).")
+    id: Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]] = Field(default=None, description="The entity (when the path does not name it).")
     name: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=200)]] = None
     position: Optional[Annotated[int, Field(le=1000000, strict=True, ge=0)]] = Field(default=None, description="Display order, ascending.")
     items: Optional[Annotated[List[MenuItem], Field(max_length=200)]] = None

@@ -17,8 +17,8 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, field_validator
-from typing import Any, ClassVar, Dict, List, Optional, Union
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
+from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
@@ -28,7 +28,7 @@ class ModuleCreate(BaseModel):
     """
     ModuleCreate
     """ # noqa: E501
-    space_id: Union[StrictFloat, StrictInt] = Field(description="The space the module belongs to.", alias="spaceId")
+    space_id: Annotated[int, Field(le=2147483647, strict=True, ge=1)] = Field(description="The space the module belongs to.", alias="spaceId")
     template: Optional[StrictStr] = Field(default=None, description="Installs a built-in module (`GET /module/built-in`); without it the module is custom.")
     name: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=200)]] = Field(default=None, description="Required for a custom module; a built-in one defaults to its template's.")
     description: Optional[Annotated[str, Field(strict=True, max_length=5000)]] = None

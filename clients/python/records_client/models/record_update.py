@@ -17,8 +17,8 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
-from typing import Any, ClassVar, Dict, List, Optional, Union
+from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from records_client.models.field_value import FieldValue
 from typing import Optional, Set
@@ -29,7 +29,7 @@ class RecordUpdate(BaseModel):
     """
     RecordUpdate
     """ # noqa: E501
-    id: Optional[Union[StrictFloat, StrictInt]] = Field(default=None, description="The record (when the path does not name it).")
+    id: Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]] = Field(default=None, description="The record (when the path does not name it).")
     name: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=500)]] = Field(default=None, description="The record name.", json_schema_extra={"examples": ["ACME Corp."]})
     fields: Optional[Dict[str, Optional[FieldValue]]] = Field(default=None, description="Values to change, by field key; others stay.", json_schema_extra={"examples": [{"email": "hello@acme.test", "employees": 42}]})
     __properties: ClassVar[List[str]] = ["id", "name", "fields"]

@@ -17,8 +17,9 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
-from typing import Any, ClassVar, Dict, List, Union
+from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, ClassVar, Dict, List
+from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
 from pydantic_core import to_jsonable_python
@@ -27,7 +28,7 @@ class RemoteLink(BaseModel):
     """
     RemoteLink
     """ # noqa: E501
-    record_id: Union[StrictFloat, StrictInt] = Field(description="The record the key names.", alias="recordId")
+    record_id: Annotated[int, Field(le=2147483647, strict=True, ge=1)] = Field(description="The record the key names.", alias="recordId")
     __properties: ClassVar[List[str]] = ["recordId"]
 
     model_config = ConfigDict(

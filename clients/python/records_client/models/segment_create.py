@@ -17,8 +17,8 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
-from typing import Any, ClassVar, Dict, List, Optional, Union
+from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
@@ -28,7 +28,7 @@ class SegmentCreate(BaseModel):
     """
     SegmentCreate
     """ # noqa: E501
-    space_id: Union[StrictFloat, StrictInt] = Field(description="The space whose records the segment selects.", alias="spaceId")
+    space_id: Annotated[int, Field(le=2147483647, strict=True, ge=1)] = Field(description="The space whose records the segment selects.", alias="spaceId")
     name: Annotated[str, Field(min_length=1, strict=True, max_length=200)]
     filter: Optional[Annotated[str, Field(strict=True, max_length=4000)]] = Field(default=None, description="A list filter, checked as a record list of the space would.")
     order: Optional[Annotated[str, Field(strict=True, max_length=4000)]] = Field(default=None, description="A list order.")

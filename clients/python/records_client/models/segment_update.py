@@ -17,8 +17,8 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
-from typing import Any, ClassVar, Dict, List, Optional, Union
+from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
@@ -28,7 +28,7 @@ class SegmentUpdate(BaseModel):
     """
     SegmentUpdate
     """ # noqa: E501
-    id: Optional[Union[StrictFloat, StrictInt]] = Field(default=None, description="The entity (when the path does not name it).")
+    id: Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]] = Field(default=None, description="The entity (when the path does not name it).")
     name: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=200)]] = None
     filter: Optional[Annotated[str, Field(strict=True, max_length=4000)]] = None
     order: Optional[Annotated[str, Field(strict=True, max_length=4000)]] = None

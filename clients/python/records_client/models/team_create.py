@@ -17,8 +17,8 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
-from typing import Any, ClassVar, Dict, List, Optional, Union
+from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
@@ -30,7 +30,7 @@ class TeamCreate(BaseModel):
     """ # noqa: E501
     name: Annotated[str, Field(min_length=1, strict=True, max_length=200)]
     description: Optional[Annotated[str, Field(strict=True, max_length=5000)]] = None
-    user_ids: Optional[Annotated[List[Union[StrictFloat, StrictInt]], Field(max_length=1000)]] = Field(default=None, alias="userIds")
+    user_ids: Optional[Annotated[List[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(max_length=1000)]] = Field(default=None, alias="userIds")
     __properties: ClassVar[List[str]] = ["name", "description", "userIds"]
 
     model_config = ConfigDict(

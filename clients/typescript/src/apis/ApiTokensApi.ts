@@ -14,11 +14,6 @@
 
 import * as runtime from '../runtime';
 import {
-    type RevokeToken200Response,
-    RevokeToken200ResponseFromJSON,
-    RevokeToken200ResponseToJSON,
-} from '../models/RevokeToken200Response';
-import {
     type Token,
     TokenFromJSON,
     TokenToJSON,
@@ -43,6 +38,11 @@ import {
     TokenPageFromJSON,
     TokenPageToJSON,
 } from '../models/TokenPage';
+import {
+    type TokenRevoked,
+    TokenRevokedFromJSON,
+    TokenRevokedToJSON,
+} from '../models/TokenRevoked';
 import {
     type TokenUpdate,
     TokenUpdateFromJSON,
@@ -382,17 +382,17 @@ export class ApiTokensApi extends runtime.BaseAPI {
     /**
      * Revoke an API token
      */
-    async revokeTokenRaw(requestParameters: RevokeTokenRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<RevokeToken200Response>> {
+    async revokeTokenRaw(requestParameters: RevokeTokenRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<TokenRevoked>> {
         const requestOptions = await this.revokeTokenRequestOpts(requestParameters);
         const response = await this.request(requestOptions, initOverrides);
 
-        return new runtime.JSONApiResponse(response, (jsonValue) => RevokeToken200ResponseFromJSON(jsonValue));
+        return new runtime.JSONApiResponse(response, (jsonValue) => TokenRevokedFromJSON(jsonValue));
     }
 
     /**
      * Revoke an API token
      */
-    async revokeToken(requestParameters: RevokeTokenRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<RevokeToken200Response> {
+    async revokeToken(requestParameters: RevokeTokenRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<TokenRevoked> {
         const response = await this.revokeTokenRaw(requestParameters, initOverrides);
         return await response.value();
     }

@@ -14,11 +14,6 @@
 
 import * as runtime from '../runtime';
 import {
-    type DeleteRecordFile200Response,
-    DeleteRecordFile200ResponseFromJSON,
-    DeleteRecordFile200ResponseToJSON,
-} from '../models/DeleteRecordFile200Response';
-import {
     type FilePage,
     FilePageFromJSON,
     FilePageToJSON,
@@ -38,6 +33,11 @@ import {
     FileWrittenFromJSON,
     FileWrittenToJSON,
 } from '../models/FileWritten';
+import {
+    type RecordFileDeleted,
+    RecordFileDeletedFromJSON,
+    RecordFileDeletedToJSON,
+} from '../models/RecordFileDeleted';
 
 export interface DeleteRecordFileRequest {
     /**
@@ -180,17 +180,17 @@ export class FilesApi extends runtime.BaseAPI {
     /**
      * Remove a file from a record
      */
-    async deleteRecordFileRaw(requestParameters: DeleteRecordFileRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<DeleteRecordFile200Response>> {
+    async deleteRecordFileRaw(requestParameters: DeleteRecordFileRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<RecordFileDeleted>> {
         const requestOptions = await this.deleteRecordFileRequestOpts(requestParameters);
         const response = await this.request(requestOptions, initOverrides);
 
-        return new runtime.JSONApiResponse(response, (jsonValue) => DeleteRecordFile200ResponseFromJSON(jsonValue));
+        return new runtime.JSONApiResponse(response, (jsonValue) => RecordFileDeletedFromJSON(jsonValue));
     }
 
     /**
      * Remove a file from a record
      */
-    async deleteRecordFile(requestParameters: DeleteRecordFileRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<DeleteRecordFile200Response> {
+    async deleteRecordFile(requestParameters: DeleteRecordFileRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<RecordFileDeleted> {
         const response = await this.deleteRecordFileRaw(requestParameters, initOverrides);
         return await response.value();
     }

@@ -14,11 +14,6 @@
 
 import * as runtime from '../runtime';
 import {
-    type DeleteLabelByBodyRequest,
-    DeleteLabelByBodyRequestFromJSON,
-    DeleteLabelByBodyRequestToJSON,
-} from '../models/DeleteLabelByBodyRequest';
-import {
     type Deleted,
     DeletedFromJSON,
     DeletedToJSON,
@@ -38,6 +33,11 @@ import {
     LabelPageFromJSON,
     LabelPageToJSON,
 } from '../models/LabelPage';
+import {
+    type LabelReference,
+    LabelReferenceFromJSON,
+    LabelReferenceToJSON,
+} from '../models/LabelReference';
 import {
     type LabelUpdate,
     LabelUpdateFromJSON,
@@ -68,11 +68,11 @@ export interface DeleteLabelRequest {
     labelId: number;
 }
 
-export interface DeleteLabelByBodyOperationRequest {
+export interface DeleteLabelByBodyRequest {
     /**
      * 
      */
-    deleteLabelByBodyRequest: DeleteLabelByBodyRequest;
+    labelReference: LabelReference;
 }
 
 export interface GetLabelRequest {
@@ -301,11 +301,11 @@ export class LabelsApi extends runtime.BaseAPI {
     /**
      * Creates request options for deleteLabelByBody without sending the request
      */
-    async deleteLabelByBodyRequestOpts(requestParameters: DeleteLabelByBodyOperationRequest): Promise<runtime.RequestOpts> {
-        if (requestParameters['deleteLabelByBodyRequest'] == null) {
+    async deleteLabelByBodyRequestOpts(requestParameters: DeleteLabelByBodyRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['labelReference'] == null) {
             throw new runtime.RequiredError(
-                'deleteLabelByBodyRequest',
-                'Required parameter "deleteLabelByBodyRequest" was null or undefined when calling deleteLabelByBody().'
+                'labelReference',
+                'Required parameter "labelReference" was null or undefined when calling deleteLabelByBody().'
             );
         }
 
@@ -335,14 +335,14 @@ export class LabelsApi extends runtime.BaseAPI {
             method: 'DELETE',
             headers: headerParameters,
             query: queryParameters,
-            body: DeleteLabelByBodyRequestToJSON(requestParameters['deleteLabelByBodyRequest']),
+            body: LabelReferenceToJSON(requestParameters['labelReference']),
         };
     }
 
     /**
      * Delete the label named by the body\'s `id`
      */
-    async deleteLabelByBodyRaw(requestParameters: DeleteLabelByBodyOperationRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Deleted>> {
+    async deleteLabelByBodyRaw(requestParameters: DeleteLabelByBodyRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Deleted>> {
         const requestOptions = await this.deleteLabelByBodyRequestOpts(requestParameters);
         const response = await this.request(requestOptions, initOverrides);
 
@@ -352,7 +352,7 @@ export class LabelsApi extends runtime.BaseAPI {
     /**
      * Delete the label named by the body\'s `id`
      */
-    async deleteLabelByBody(requestParameters: DeleteLabelByBodyOperationRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Deleted> {
+    async deleteLabelByBody(requestParameters: DeleteLabelByBodyRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Deleted> {
         const response = await this.deleteLabelByBodyRaw(requestParameters, initOverrides);
         return await response.value();
     }

@@ -14,11 +14,6 @@
 
 import * as runtime from '../runtime';
 import {
-    type DeleteOAuthClient200Response,
-    DeleteOAuthClient200ResponseFromJSON,
-    DeleteOAuthClient200ResponseToJSON,
-} from '../models/DeleteOAuthClient200Response';
-import {
     type Introspection,
     IntrospectionFromJSON,
     IntrospectionToJSON,
@@ -38,6 +33,11 @@ import {
     OAuthClientCreateFromJSON,
     OAuthClientCreateToJSON,
 } from '../models/OAuthClientCreate';
+import {
+    type OAuthClientDeleted,
+    OAuthClientDeletedFromJSON,
+    OAuthClientDeletedToJSON,
+} from '../models/OAuthClientDeleted';
 import {
     type OAuthClientPage,
     OAuthClientPageFromJSON,
@@ -59,20 +59,20 @@ import {
     OAuthErrorToJSON,
 } from '../models/OAuthError';
 import {
+    type OAuthGrantRevoked,
+    OAuthGrantRevokedFromJSON,
+    OAuthGrantRevokedToJSON,
+} from '../models/OAuthGrantRevoked';
+import {
     type OAuthGrants,
     OAuthGrantsFromJSON,
     OAuthGrantsToJSON,
 } from '../models/OAuthGrants';
 import {
-    type RevokeOAuthGrant200Response,
-    RevokeOAuthGrant200ResponseFromJSON,
-    RevokeOAuthGrant200ResponseToJSON,
-} from '../models/RevokeOAuthGrant200Response';
-import {
-    type RevokeOAuthToken200Response,
-    RevokeOAuthToken200ResponseFromJSON,
-    RevokeOAuthToken200ResponseToJSON,
-} from '../models/RevokeOAuthToken200Response';
+    type OAuthTokenRevoked,
+    OAuthTokenRevokedFromJSON,
+    OAuthTokenRevokedToJSON,
+} from '../models/OAuthTokenRevoked';
 import {
     type TokenAnswer,
     TokenAnswerFromJSON,
@@ -591,17 +591,17 @@ export class OauthApi extends runtime.BaseAPI {
     /**
      * Delete an OAuth client: its tokens stop working
      */
-    async deleteOAuthClientRaw(requestParameters: DeleteOAuthClientRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<DeleteOAuthClient200Response>> {
+    async deleteOAuthClientRaw(requestParameters: DeleteOAuthClientRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<OAuthClientDeleted>> {
         const requestOptions = await this.deleteOAuthClientRequestOpts(requestParameters);
         const response = await this.request(requestOptions, initOverrides);
 
-        return new runtime.JSONApiResponse(response, (jsonValue) => DeleteOAuthClient200ResponseFromJSON(jsonValue));
+        return new runtime.JSONApiResponse(response, (jsonValue) => OAuthClientDeletedFromJSON(jsonValue));
     }
 
     /**
      * Delete an OAuth client: its tokens stop working
      */
-    async deleteOAuthClient(requestParameters: DeleteOAuthClientRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<DeleteOAuthClient200Response> {
+    async deleteOAuthClient(requestParameters: DeleteOAuthClientRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<OAuthClientDeleted> {
         const response = await this.deleteOAuthClientRaw(requestParameters, initOverrides);
         return await response.value();
     }
@@ -1168,17 +1168,17 @@ export class OauthApi extends runtime.BaseAPI {
     /**
      * Revoke a grant the calling user gave: its tokens stop working
      */
-    async revokeOAuthGrantRaw(requestParameters: RevokeOAuthGrantRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<RevokeOAuthGrant200Response>> {
+    async revokeOAuthGrantRaw(requestParameters: RevokeOAuthGrantRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<OAuthGrantRevoked>> {
         const requestOptions = await this.revokeOAuthGrantRequestOpts(requestParameters);
         const response = await this.request(requestOptions, initOverrides);
 
-        return new runtime.JSONApiResponse(response, (jsonValue) => RevokeOAuthGrant200ResponseFromJSON(jsonValue));
+        return new runtime.JSONApiResponse(response, (jsonValue) => OAuthGrantRevokedFromJSON(jsonValue));
     }
 
     /**
      * Revoke a grant the calling user gave: its tokens stop working
      */
-    async revokeOAuthGrant(requestParameters: RevokeOAuthGrantRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<RevokeOAuthGrant200Response> {
+    async revokeOAuthGrant(requestParameters: RevokeOAuthGrantRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<OAuthGrantRevoked> {
         const response = await this.revokeOAuthGrantRaw(requestParameters, initOverrides);
         return await response.value();
     }
@@ -1240,18 +1240,18 @@ export class OauthApi extends runtime.BaseAPI {
      * Answers the same whether or not the token existed. The client authenticates with HTTP Basic (`client_id:client_secret`, each form-urlencoded) or with `client_id` and `client_secret` in the body; never in the query string.
      * Revoke a token and its grant (RFC 7009)
      */
-    async revokeOAuthTokenRaw(requestParameters: RevokeOAuthTokenRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<RevokeOAuthToken200Response>> {
+    async revokeOAuthTokenRaw(requestParameters: RevokeOAuthTokenRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<OAuthTokenRevoked>> {
         const requestOptions = await this.revokeOAuthTokenRequestOpts(requestParameters);
         const response = await this.request(requestOptions, initOverrides);
 
-        return new runtime.JSONApiResponse(response, (jsonValue) => RevokeOAuthToken200ResponseFromJSON(jsonValue));
+        return new runtime.JSONApiResponse(response, (jsonValue) => OAuthTokenRevokedFromJSON(jsonValue));
     }
 
     /**
      * Answers the same whether or not the token existed. The client authenticates with HTTP Basic (`client_id:client_secret`, each form-urlencoded) or with `client_id` and `client_secret` in the body; never in the query string.
      * Revoke a token and its grant (RFC 7009)
      */
-    async revokeOAuthToken(requestParameters: RevokeOAuthTokenRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<RevokeOAuthToken200Response> {
+    async revokeOAuthToken(requestParameters: RevokeOAuthTokenRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<OAuthTokenRevoked> {
         const response = await this.revokeOAuthTokenRaw(requestParameters, initOverrides);
         return await response.value();
     }

@@ -29,6 +29,11 @@ import {
     BulkWriteToJSON,
 } from '../models/BulkWrite';
 import {
+    type ButtonPressed,
+    ButtonPressedFromJSON,
+    ButtonPressedToJSON,
+} from '../models/ButtonPressed';
+import {
     type Deleted,
     DeletedFromJSON,
     DeletedToJSON,
@@ -38,11 +43,6 @@ import {
     ModelRecordFromJSON,
     ModelRecordToJSON,
 } from '../models/ModelRecord';
-import {
-    type PressRecordButton200Response,
-    PressRecordButton200ResponseFromJSON,
-    PressRecordButton200ResponseToJSON,
-} from '../models/PressRecordButton200Response';
 import {
     type RecordCreate,
     RecordCreateFromJSON,
@@ -1014,18 +1014,18 @@ export class RecordsApi extends runtime.BaseAPI {
      * Posts the record to the button\'s webhook (through the SSRF guard). A 2xx answer is `ok`; another status is still a press (`ok: false`); no answer at all is a 502.
      * Press a record\'s button field
      */
-    async pressRecordButtonRaw(requestParameters: PressRecordButtonRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<PressRecordButton200Response>> {
+    async pressRecordButtonRaw(requestParameters: PressRecordButtonRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<ButtonPressed>> {
         const requestOptions = await this.pressRecordButtonRequestOpts(requestParameters);
         const response = await this.request(requestOptions, initOverrides);
 
-        return new runtime.JSONApiResponse(response, (jsonValue) => PressRecordButton200ResponseFromJSON(jsonValue));
+        return new runtime.JSONApiResponse(response, (jsonValue) => ButtonPressedFromJSON(jsonValue));
     }
 
     /**
      * Posts the record to the button\'s webhook (through the SSRF guard). A 2xx answer is `ok`; another status is still a press (`ok: false`); no answer at all is a 502.
      * Press a record\'s button field
      */
-    async pressRecordButton(requestParameters: PressRecordButtonRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<PressRecordButton200Response> {
+    async pressRecordButton(requestParameters: PressRecordButtonRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<ButtonPressed> {
         const response = await this.pressRecordButtonRaw(requestParameters, initOverrides);
         return await response.value();
     }

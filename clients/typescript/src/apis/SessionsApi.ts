@@ -29,20 +29,20 @@ import {
     SessionToJSON,
 } from '../models/Session';
 import {
-    type SetTokenPriority200Response,
-    SetTokenPriority200ResponseFromJSON,
-    SetTokenPriority200ResponseToJSON,
-} from '../models/SetTokenPriority200Response';
-import {
-    type SignOut200Response,
-    SignOut200ResponseFromJSON,
-    SignOut200ResponseToJSON,
-} from '../models/SignOut200Response';
+    type SignedOut,
+    SignedOutFromJSON,
+    SignedOutToJSON,
+} from '../models/SignedOut';
 import {
     type TokenPriority,
     TokenPriorityFromJSON,
     TokenPriorityToJSON,
 } from '../models/TokenPriority';
+import {
+    type TokenPriorityOrder,
+    TokenPriorityOrderFromJSON,
+    TokenPriorityOrderToJSON,
+} from '../models/TokenPriorityOrder';
 import {
     type TokenPriorityState,
     TokenPriorityStateFromJSON,
@@ -215,17 +215,17 @@ export class SessionsApi extends runtime.BaseAPI {
     /**
      * Set the calling user\'s credential order
      */
-    async setTokenPriorityRaw(requestParameters: SetTokenPriorityRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<SetTokenPriority200Response>> {
+    async setTokenPriorityRaw(requestParameters: SetTokenPriorityRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<TokenPriorityOrder>> {
         const requestOptions = await this.setTokenPriorityRequestOpts(requestParameters);
         const response = await this.request(requestOptions, initOverrides);
 
-        return new runtime.JSONApiResponse(response, (jsonValue) => SetTokenPriority200ResponseFromJSON(jsonValue));
+        return new runtime.JSONApiResponse(response, (jsonValue) => TokenPriorityOrderFromJSON(jsonValue));
     }
 
     /**
      * Set the calling user\'s credential order
      */
-    async setTokenPriority(requestParameters: SetTokenPriorityRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<SetTokenPriority200Response> {
+    async setTokenPriority(requestParameters: SetTokenPriorityRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<TokenPriorityOrder> {
         const response = await this.setTokenPriorityRaw(requestParameters, initOverrides);
         return await response.value();
     }
@@ -313,17 +313,17 @@ export class SessionsApi extends runtime.BaseAPI {
     /**
      * Sign out: the session ends
      */
-    async signOutRaw(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<SignOut200Response>> {
+    async signOutRaw(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<SignedOut>> {
         const requestOptions = await this.signOutRequestOpts();
         const response = await this.request(requestOptions, initOverrides);
 
-        return new runtime.JSONApiResponse(response, (jsonValue) => SignOut200ResponseFromJSON(jsonValue));
+        return new runtime.JSONApiResponse(response, (jsonValue) => SignedOutFromJSON(jsonValue));
     }
 
     /**
      * Sign out: the session ends
      */
-    async signOut(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<SignOut200Response> {
+    async signOut(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<SignedOut> {
         const response = await this.signOutRaw(initOverrides);
         return await response.value();
     }

@@ -24,11 +24,6 @@ import {
     RecoveryCodesToJSON,
 } from '../models/RecoveryCodes';
 import {
-    type RemoveTwoFactorDevice200Response,
-    RemoveTwoFactorDevice200ResponseFromJSON,
-    RemoveTwoFactorDevice200ResponseToJSON,
-} from '../models/RemoveTwoFactorDevice200Response';
-import {
     type TwoFactorConfirm,
     TwoFactorConfirmFromJSON,
     TwoFactorConfirmToJSON,
@@ -38,6 +33,11 @@ import {
     TwoFactorConfirmedFromJSON,
     TwoFactorConfirmedToJSON,
 } from '../models/TwoFactorConfirmed';
+import {
+    type TwoFactorDeviceRemoved,
+    TwoFactorDeviceRemovedFromJSON,
+    TwoFactorDeviceRemovedToJSON,
+} from '../models/TwoFactorDeviceRemoved';
 import {
     type TwoFactorEnrol,
     TwoFactorEnrolFromJSON,
@@ -370,17 +370,17 @@ export class TwoFactorApi extends runtime.BaseAPI {
     /**
      * Remove an authenticator
      */
-    async removeTwoFactorDeviceRaw(requestParameters: RemoveTwoFactorDeviceRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<RemoveTwoFactorDevice200Response>> {
+    async removeTwoFactorDeviceRaw(requestParameters: RemoveTwoFactorDeviceRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<TwoFactorDeviceRemoved>> {
         const requestOptions = await this.removeTwoFactorDeviceRequestOpts(requestParameters);
         const response = await this.request(requestOptions, initOverrides);
 
-        return new runtime.JSONApiResponse(response, (jsonValue) => RemoveTwoFactorDevice200ResponseFromJSON(jsonValue));
+        return new runtime.JSONApiResponse(response, (jsonValue) => TwoFactorDeviceRemovedFromJSON(jsonValue));
     }
 
     /**
      * Remove an authenticator
      */
-    async removeTwoFactorDevice(requestParameters: RemoveTwoFactorDeviceRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<RemoveTwoFactorDevice200Response> {
+    async removeTwoFactorDevice(requestParameters: RemoveTwoFactorDeviceRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<TwoFactorDeviceRemoved> {
         const response = await this.removeTwoFactorDeviceRaw(requestParameters, initOverrides);
         return await response.value();
     }

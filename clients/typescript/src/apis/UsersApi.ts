@@ -19,10 +19,10 @@ import {
     PasswordChangeToJSON,
 } from '../models/PasswordChange';
 import {
-    type SetUserPassword200Response,
-    SetUserPassword200ResponseFromJSON,
-    SetUserPassword200ResponseToJSON,
-} from '../models/SetUserPassword200Response';
+    type PasswordChanged,
+    PasswordChangedFromJSON,
+    PasswordChangedToJSON,
+} from '../models/PasswordChanged';
 import {
     type User,
     UserFromJSON,
@@ -471,18 +471,18 @@ export class UsersApi extends runtime.BaseAPI {
      * The account\'s other sessions end and its OAuth grants are revoked.
      * Set a password (administrators) or change your own (with the current one)
      */
-    async setUserPasswordRaw(requestParameters: SetUserPasswordRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<SetUserPassword200Response>> {
+    async setUserPasswordRaw(requestParameters: SetUserPasswordRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<PasswordChanged>> {
         const requestOptions = await this.setUserPasswordRequestOpts(requestParameters);
         const response = await this.request(requestOptions, initOverrides);
 
-        return new runtime.JSONApiResponse(response, (jsonValue) => SetUserPassword200ResponseFromJSON(jsonValue));
+        return new runtime.JSONApiResponse(response, (jsonValue) => PasswordChangedFromJSON(jsonValue));
     }
 
     /**
      * The account\'s other sessions end and its OAuth grants are revoked.
      * Set a password (administrators) or change your own (with the current one)
      */
-    async setUserPassword(requestParameters: SetUserPasswordRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<SetUserPassword200Response> {
+    async setUserPassword(requestParameters: SetUserPasswordRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<PasswordChanged> {
         const response = await this.setUserPasswordRaw(requestParameters, initOverrides);
         return await response.value();
     }

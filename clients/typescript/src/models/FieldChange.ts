@@ -13,6 +13,14 @@
  */
 
 import { mapValues } from '../runtime';
+import type { FieldChangeOldValue } from './FieldChangeOldValue';
+import {
+    FieldChangeOldValueFromJSON,
+    FieldChangeOldValueFromJSONTyped,
+    FieldChangeOldValueToJSON,
+    FieldChangeOldValueToJSONTyped,
+} from './FieldChangeOldValue';
+
 /**
  * 
  * @export
@@ -26,11 +34,11 @@ export interface FieldChange {
     /**
      * 
      */
-    oldValue: any | null;
+    oldValue: FieldChangeOldValue | null;
     /**
      * 
      */
-    newValue: any | null;
+    newValue: FieldChangeOldValue | null;
     /**
      * 
      */
@@ -72,8 +80,8 @@ export function FieldChangeFromJSONTyped(json: any, ignoreDiscriminator: boolean
     return {
         
         'field': json['field'],
-        'oldValue': json['oldValue'],
-        'newValue': json['newValue'],
+        'oldValue': FieldChangeOldValueFromJSON(json['oldValue']),
+        'newValue': FieldChangeOldValueFromJSON(json['newValue']),
         'changedAt': json['changedAt'],
         'userId': json['userId'],
         'credentialId': json['credentialId'] === undefined ? undefined : json['credentialId'] === null ? null : json['credentialId'],
@@ -93,8 +101,8 @@ export function FieldChangeToJSONTyped(value?: FieldChange | null, ignoreDiscrim
     return {
         
         'field': value['field'],
-        'oldValue': value['oldValue'],
-        'newValue': value['newValue'],
+        'oldValue': FieldChangeOldValueToJSON(value['oldValue']),
+        'newValue': FieldChangeOldValueToJSON(value['newValue']),
         'changedAt': value['changedAt'],
         'userId': value['userId'],
         'credentialId': value['credentialId'],
