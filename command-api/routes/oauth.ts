@@ -35,6 +35,7 @@ import {
   revokeOAuthToken,
 } from '../../contracts/api/oauth';
 import { mount } from '../../infra/http/operations';
+import { sendJson } from '../../infra/http/respond';
 import { sendConsentPage, sendConsentRefusal } from './oauth-consent-page';
 import { AUTHORIZE_PARAMETERS, consentTickets, type ConsentTicket } from './oauth-consent';
 
@@ -63,7 +64,7 @@ function sendOAuthError(res: Response, error: OAuthError, basicAuth = false): vo
   if (error.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(error.retryAfterSeconds));
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Pragma', 'no-cache');
-  res.status(error.status).json({ error: error.code, error_description: error.message });
+  sendJson(res, error.status, { error: error.code, error_description: error.message });
 }
 
 /** Where an authorization's answer goes: a registered redirect URI of the client, with the client's state. */
@@ -461,7 +462,7 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
     );
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Pragma', 'no-cache');
-    res.status(200).json({
+    sendJson(res, 200, {
       access_token: accessToken,
       token_type: 'Bearer',
       expires_in: deps.accessTokens.lifetimeSeconds,
@@ -509,7 +510,7 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
           );
       }
       res.setHeader('Cache-Control', 'no-store');
-      res.status(200).json({ revoked: true });
+      sendJson(res, 200, { revoked: true });
     }),
   );
 
@@ -549,7 +550,9 @@ export function addOAuthRoutes(router: Router, deps: CommandDeps): void {
         client !== null &&
         (isRefresh ? hashToken(token!) === grant.refreshHash : claims !== null && claims.tenant === tenant);
       res.setHeader('Cache-Control', 'no-store');
-      res.status(200).json(
+      sendJson(
+        res,
+        200,
         active
           ? {
               active: true,

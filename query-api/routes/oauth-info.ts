@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { getAuthorizationServerMetadata, getTokenInfo, getUserinfo } from '../../contracts/api/oauth';
 import { mount } from '../../infra/http/operations';
+import { sendJson } from '../../infra/http/respond';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import { scopeTokens } from '../../contracts/oauth';
 import { PlatformError } from '../../contracts/errors';
@@ -31,12 +32,13 @@ export function addOAuthInfoRoutes(router: Router, deps: OAuthInfoDeps): void {
       : null;
     res.setHeader('Cache-Control', 'no-store');
     if (!claims || grant?.status !== 'active' || !client) {
-      res
-        .status(400)
-        .json({ error: 'invalid_token', error_description: 'the token is invalid, expired or revoked' });
+      sendJson(res, 400, {
+        error: 'invalid_token',
+        error_description: 'the token is invalid, expired or revoked',
+      });
       return;
     }
-    res.status(200).json({ client_id: claims.clientId, scope: scopeTokens(claims.scope), exp: claims.exp });
+    sendJson(res, 200, { client_id: claims.clientId, scope: scopeTokens(claims.scope), exp: claims.exp });
   });
 }
 
@@ -57,7 +59,7 @@ export function addUserinfoRoute(router: Router, deps: OAuthInfoDeps): void {
     );
     if (!user) throw new PlatformError('not_found', 'user not found');
     res.setHeader('Cache-Control', 'no-store');
-    res.status(200).json({ sub: principal.userId, email: user.email, email_verified: true, name: user.name });
+    sendJson(res, 200, { sub: principal.userId, email: user.email, email_verified: true, name: user.name });
   });
 }
 
@@ -66,7 +68,7 @@ export function oauthMetadataRouter(): Router {
   const router = Router();
   mount(router, getAuthorizationServerMetadata, (req, res) => {
     const issuer = issuerOf(req);
-    res.json({
+    sendJson(res, 200, {
       issuer,
       authorization_endpoint: `${issuer}/auth/oauth/authorize`,
       token_endpoint: `${issuer}/auth/oauth/token`,
