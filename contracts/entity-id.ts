@@ -9,6 +9,14 @@ import { z } from 'zod';
 /** Ids are allocated from 1 and stay within a signed 32-bit integer, the range every client can hold. */
 export const MAX_ENTITY_ID = 2 ** 31 - 1;
 
+/** How the API description shows an id, in a body, a path or a query string alike. */
+export const ENTITY_ID_JSON_SCHEMA = {
+  type: 'integer',
+  format: 'int32',
+  minimum: 1,
+  maximum: MAX_ENTITY_ID,
+} as const;
+
 export const ENTITY_ID_TEXT_FORM = `an id: a whole number from 1 to ${MAX_ENTITY_ID} in plain decimal digits (no sign, spaces, leading zeros, fraction, exponent or other notation)`;
 export const ENTITY_ID_JSON_FORM = `an id: a JSON integer from 1 to ${MAX_ENTITY_ID}`;
 
@@ -74,4 +82,4 @@ export const entityIdSchema = z
   })
   .refine(isEntityId, `must be ${ENTITY_ID_JSON_FORM}`)
   // The refinement makes it an integer in range; the API description says so (clients then hold an int32).
-  .meta({ override: { type: 'integer', format: 'int32', minimum: 1, maximum: MAX_ENTITY_ID } });
+  .meta({ override: ENTITY_ID_JSON_SCHEMA });

@@ -760,6 +760,9 @@ func (a *FieldsAPIService) ListCustomFieldPositionsExecute(r ApiListCustomFieldP
 	if *r.moduleId < 1 {
 		return localVarReturnValue, nil, reportError("moduleId must be greater than 1")
 	}
+	if *r.moduleId > 2147483647 {
+		return localVarReturnValue, nil, reportError("moduleId must be less than 2147483647")
+	}
 
 	if r.filter != nil {
 		parameterAddToHeaderOrQuery(localVarQueryParams, "filter", r.filter, "form", "")
@@ -1264,6 +1267,9 @@ func (a *FieldsAPIService) ListFieldPositionsExecute(r ApiListFieldPositionsRequ
 	}
 	if *r.moduleId < 1 {
 		return localVarReturnValue, nil, reportError("moduleId must be greater than 1")
+	}
+	if *r.moduleId > 2147483647 {
+		return localVarReturnValue, nil, reportError("moduleId must be less than 2147483647")
 	}
 
 	if r.filter != nil {

@@ -1184,7 +1184,6 @@ func (r ApiUploadRecordFileRequest) File(file *os.File) ApiUploadRecordFileReque
 	return r
 }
 
-// The file field the file fills; without it the file belongs to the record as a whole.
 func (r ApiUploadRecordFileRequest) FieldId(fieldId int32) ApiUploadRecordFileRequest {
 	r.fieldId = &fieldId
 	return r

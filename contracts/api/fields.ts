@@ -4,7 +4,7 @@
  * read model.
  */
 import { z } from 'zod';
-import { entityIdSchema, entityIdTextSchema } from '../entity-id';
+import { entityIdSchema } from '../entity-id';
 import { fieldKeySchema } from '../events/records';
 import { FIELD_CONFIG_SCHEMAS, FIELD_TYPES, MAX_FIELDS_PER_MODULE } from '../fields';
 import { moduleTemplateKeySchema } from '../module-templates';
@@ -14,6 +14,7 @@ import {
   deletedSchema,
   entityId,
   etagHeader,
+  idAsText,
   listQuery,
   locationHeader,
   pageOf,
@@ -203,10 +204,7 @@ export const listSpaceFields = operation({
   tool: true,
 });
 export const fieldPositionsQuery = z.object({
-  moduleId: entityIdTextSchema.meta({
-    description: 'The module.',
-    override: { type: 'integer', format: 'int32', minimum: 1 },
-  }),
+  moduleId: idAsText('The module.'),
 });
 const positionsQuery = listQuery.extend(fieldPositionsQuery.shape);
 const fieldPositions = z

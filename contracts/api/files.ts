@@ -1,6 +1,6 @@
 /** What hangs off a record: its files, its remote keys, its history; and records in bulk. */
 import { z } from 'zod';
-import { entityIdSchema, entityIdTextSchema } from '../entity-id';
+import { entityIdSchema } from '../entity-id';
 import { fieldValueSchema } from '../events/records';
 import { fileWeightsSchema } from '../files';
 import { remoteParams } from '../remote-keys';
@@ -9,6 +9,7 @@ import { recordSchema } from './records';
 import {
   entityId,
   etagHeader,
+  idAsText,
   listQuery,
   locationHeader,
   pageOf,
@@ -22,10 +23,9 @@ export const BULK_MAX_ITEMS = 1000;
 // Files
 
 export const uploadQuery = z.strictObject({
-  fieldId: entityIdTextSchema.optional().meta({
-    description: 'The file field the file fills; without it the file belongs to the record as a whole.',
-    override: { type: 'integer', format: 'int32', minimum: 1 },
-  }),
+  fieldId: idAsText(
+    'The file field the file fills; without it the file belongs to the record as a whole.',
+  ).optional(),
   name: z.string().optional().meta({
     description: "The file's name when the body is the file itself (a multipart part names its own).",
   }),

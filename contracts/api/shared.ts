@@ -1,22 +1,19 @@
 /** Pieces most operation contracts share: id parameters, the list parameters, audit fields, pages. */
 import { z } from 'zod';
-import { entityIdTextSchema, MAX_ENTITY_ID } from '../entity-id';
+import { ENTITY_ID_JSON_SCHEMA, entityIdTextSchema, MAX_ENTITY_ID } from '../entity-id';
 import { DEFAULT_PAGE_SIZE, MAX_OFFSET, MAX_PAGE_SIZE } from '../query/list-params';
 import { operation, type Operation, type OperationResponse } from './operation';
 
-/** An id in the path: validated as canonical decimal text, described as the integer it names. */
-export function idInPath(description: string) {
-  return entityIdTextSchema.meta({
-    description,
-    override: { type: 'integer', format: 'int32', minimum: 1, maximum: MAX_ENTITY_ID },
-  });
+/** An id in a path or a query string: validated as canonical decimal text, described as the integer it names. */
+export function idAsText(description: string) {
+  return entityIdTextSchema.meta({ description, override: ENTITY_ID_JSON_SCHEMA });
 }
 
 /** Path parameters that are all entity ids: `pathIds({ recordId: 'The record.' })`. */
 export function pathIds<const Names extends string>(descriptions: Record<Names, string>) {
   const shape = Object.fromEntries(
-    Object.entries<string>(descriptions).map(([name, description]) => [name, idInPath(description)]),
-  ) as Record<Names, ReturnType<typeof idInPath>>;
+    Object.entries<string>(descriptions).map(([name, description]) => [name, idAsText(description)]),
+  ) as Record<Names, ReturnType<typeof idAsText>>;
   return z.object(shape);
 }
 

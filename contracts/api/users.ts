@@ -5,7 +5,7 @@ import { operation } from './operation';
 import {
   entityId,
   etagHeader,
-  idInPath,
+  idAsText,
   listQuery,
   locationHeader,
   pageOf,
@@ -203,7 +203,7 @@ export const updateTokenBody = z
   .meta({ id: 'TokenUpdate' });
 /** A token id in the path (a user's token is named by its UUID). */
 export const tokenParams = z.object({
-  userId: idInPath('The user.'),
+  userId: idAsText('The user.'),
   tokenId: z.uuid('must be a token id').meta({ description: 'The token.' }),
 });
 
@@ -346,7 +346,7 @@ export const reauthenticateBody = z
   })
   .meta({ id: 'Reauthenticate' });
 export const deviceParams = z.object({
-  userId: idInPath('The user.'),
+  userId: idAsText('The user.'),
   deviceId: z.uuid('must be a device id').meta({ description: 'The device.' }),
 });
 const recoveryCodes = z

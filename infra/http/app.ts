@@ -14,7 +14,7 @@ import type { Logger } from '../logging';
 import { contextOf, principalOf, setContext } from './context';
 import type { ApiMeter } from './metering';
 import { tenantFromHost } from './tenant';
-import type { CredentialPresentation } from './authenticate';
+import { BEARER_CREDENTIAL, type CredentialPresentation } from './authenticate';
 import { cookieValue, SESSION_COOKIE } from './cookies';
 import { validate } from '../../contracts/validation';
 import { sendJson } from './respond';
@@ -94,7 +94,6 @@ export interface HttpKitOptions {
   readonly query?: Router;
 }
 
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 const CREDENTIAL_LABELS: Readonly<Record<CredentialSource, string>> = {
@@ -107,7 +106,7 @@ function bearerIn(req: Request, header: 'authorization' | 'x-authorization'): st
   const raw = req.headers[header];
   const value = Array.isArray(raw) ? raw[0] : raw;
   if (value === undefined) return undefined;
-  const match = BEARER.exec(value);
+  const match = BEARER_CREDENTIAL.exec(value);
   if (!match)
     throw new PlatformError(
       'unauthorized',

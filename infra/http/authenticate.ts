@@ -33,6 +33,9 @@ export interface AuthenticatorOptions {
   readonly now?: () => number;
 }
 
+/** `Bearer <token>` in `Authorization` or `X-Authorization`: the token. */
+export const BEARER_CREDENTIAL = /^Bearer\s+(\S+)\s*$/i;
+
 /**
  * How a credential came: `csrfToken` is set (possibly null: missing) when a session cookie authenticates a
  * request that changes something, which then needs the session's CSRF token (SE-04).

@@ -27,6 +27,7 @@ import {
 import type { Operation } from '../../contracts/api/operation';
 import { PlatformError } from '../../contracts/errors';
 import { validate } from '../../contracts/validation';
+import { BEARER_CREDENTIAL } from '../http/authenticate';
 import { API_BASE, mount } from '../http/operations';
 import { sendJson } from '../http/respond';
 import { toolsOf, type ToolDefinition } from './tools';
@@ -48,8 +49,10 @@ export interface McpOptions {
   readonly idleSessionMs?: number;
 }
 
+/** An open MCP session: its transport, and the credential that opened it (the only one that may use it). */
 interface Session {
   readonly owner: string;
+  readonly transport: SSEServerTransport | StreamableHTTPServerTransport;
   readonly close: () => Promise<void>;
   lastUsed: number;
 }
@@ -60,12 +63,11 @@ interface Caller {
   readonly principal: Principal;
 }
 
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const callers = new WeakMap<Request, Caller>();
 
 function bearerOf(req: Request): string | undefined {
   for (const header of ['authorization', 'x-authorization'] as const) {
-    const match = BEARER.exec(String(req.headers[header] ?? ''));
+    const match = BEARER_CREDENTIAL.exec(String(req.headers[header] ?? ''));
     if (match) return match[1];
   }
   return undefined;
@@ -212,15 +214,22 @@ export function mcpRouter(options: McpOptions): Router {
 
   const callerOf = (req: Request): Caller => callers.get(req)!;
 
-  /** The session `id` of this caller: a 404 when unknown, a 403 when another credential opened it. */
-  const ownSession = (req: Request, id: string | undefined): Session => {
+  /**
+   * The transport of this caller's session `id` over `kind`: a 404 when there is none, a 403 when another
+   * credential opened it.
+   */
+  const ownSession = <Kind extends Session['transport']>(
+    req: Request,
+    id: string | undefined,
+    kind: abstract new (...args: never[]) => Kind,
+  ): Kind => {
     const session = id === undefined ? undefined : sessions.get(id);
-    if (session === undefined)
+    if (session === undefined || !(session.transport instanceof kind))
       throw new PlatformError('not_found', 'no such MCP session (it may have ended)');
     if (session.owner !== ownerOf(callerOf(req)))
       throw new PlatformError('forbidden', 'this MCP session belongs to another credential');
     session.lastUsed = Date.now();
-    return session;
+    return session.transport;
   };
 
   /** Room for one more session of this caller (the oldest of theirs is not closed: they asked for too many). */
@@ -236,20 +245,18 @@ export function mcpRouter(options: McpOptions): Router {
   };
 
   const router = Router();
-  const sseTransports = new Map<string, SSEServerTransport>();
 
   mount(router, openMcpSseStream, authenticated('sse'), async (req: Request, res: Response) => {
     const owner = admitSession(req);
-    const { system } = validate(mcpParams, req.params, 'path');
-    const transport = new SSEServerTransport(`/v2/${system}/message`, res);
+    const transport = new SSEServerTransport(`/v2/${callerOf(req).system}/message`, res);
     const server = newServer();
-    const session: Session = { owner, lastUsed: Date.now(), close: () => server.close() };
-    sessions.set(transport.sessionId, session);
-    sseTransports.set(transport.sessionId, transport);
-    const forget = () => {
-      sessions.delete(transport.sessionId);
-      sseTransports.delete(transport.sessionId);
-    };
+    sessions.set(transport.sessionId, {
+      owner,
+      transport,
+      lastUsed: Date.now(),
+      close: () => server.close(),
+    });
+    const forget = () => sessions.delete(transport.sessionId);
     transport.onclose = forget;
     res.on('close', () => {
       forget();
@@ -260,23 +267,14 @@ export function mcpRouter(options: McpOptions): Router {
 
   mount(router, postMcpSseMessage, authenticated('sse'), async (req: Request, res: Response) => {
     const { sessionId } = validate(sseMessageQuery, req.query, 'query');
-    ownSession(req, sessionId);
-    const transport = sseTransports.get(sessionId);
-    if (transport === undefined)
-      throw new PlatformError('not_found', 'no such MCP session (it may have ended)');
-    await transport.handlePostMessage(req, res);
+    await ownSession(req, sessionId, SSEServerTransport).handlePostMessage(req, res);
   });
 
-  const streamable = new Map<string, StreamableHTTPServerTransport>();
   const sessionHeader = (req: Request): string | undefined => {
     const value = req.headers['mcp-session-id'];
     return typeof value === 'string' ? value : undefined;
   };
-  const existing = (req: Request): StreamableHTTPServerTransport => {
-    const id = sessionHeader(req);
-    ownSession(req, id);
-    return streamable.get(id!)!;
-  };
+  const existing = (req: Request) => ownSession(req, sessionHeader(req), StreamableHTTPServerTransport);
 
   mount(router, postMcpMessage, authenticated('mcp'), async (req: Request, res: Response) => {
     if (sessionHeader(req) !== undefined) return existing(req).handleRequest(req, res);
@@ -285,18 +283,14 @@ export function mcpRouter(options: McpOptions): Router {
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {
-        streamable.set(id, transport);
-        sessions.set(id, { owner, lastUsed: Date.now(), close: () => transport.close() });
+        sessions.set(id, { owner, transport, lastUsed: Date.now(), close: () => transport.close() });
       },
       onsessionclosed: (id) => {
-        streamable.delete(id);
         sessions.delete(id);
       },
     });
     transport.onclose = () => {
-      if (transport.sessionId === undefined) return;
-      streamable.delete(transport.sessionId);
-      sessions.delete(transport.sessionId);
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
     };
     await server.connect(transport);
     await transport.handleRequest(req, res);
@@ -311,8 +305,7 @@ export function mcpRouter(options: McpOptions): Router {
   });
 
   mount(router, getMcpResourceMetadata, (req, res) => {
-    const { system } = validate(mcpParams, req.params, 'path');
-    const transport = req.params.transport === 'sse' ? 'sse' : 'mcp';
+    const { system, transport } = validate(getMcpResourceMetadata.params, req.params, 'path');
     const origin = `${req.protocol}://${req.get('host') ?? 'localhost'}`;
     sendJson(res, 200, {
       resource: `${origin}/v2/${system}/${transport}`,

@@ -1711,6 +1711,9 @@ class FieldsApi
                 'Missing the required parameter $module_id when calling listCustomFieldPositions'
             );
         }
+        if ($module_id > 2147483647) {
+            throw new InvalidArgumentException('invalid value for "$module_id" when calling FieldsApi.listCustomFieldPositions, must be smaller than or equal to 2147483647.');
+        }
         if ($module_id < 1) {
             throw new InvalidArgumentException('invalid value for "$module_id" when calling FieldsApi.listCustomFieldPositions, must be bigger than or equal to 1.');
         }
@@ -2649,6 +2652,9 @@ class FieldsApi
             throw new InvalidArgumentException(
                 'Missing the required parameter $module_id when calling listFieldPositions'
             );
+        }
+        if ($module_id > 2147483647) {
+            throw new InvalidArgumentException('invalid value for "$module_id" when calling FieldsApi.listFieldPositions, must be smaller than or equal to 2147483647.');
         }
         if ($module_id < 1) {
             throw new InvalidArgumentException('invalid value for "$module_id" when calling FieldsApi.listFieldPositions, must be bigger than or equal to 1.');

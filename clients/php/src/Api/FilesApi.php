@@ -2307,7 +2307,7 @@ class FilesApi
      *
      * @param  int $record_id The record. (required)
      * @param  \SplFileObject $file The file. (required)
-     * @param  int|null $field_id The file field the file fills; without it the file belongs to the record as a whole. (optional)
+     * @param  int|null $field_id field_id (optional)
      * @param  string|null $name The file&#39;s name when the body is the file itself (a multipart part names its own). (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['uploadRecordFile'] to see the possible values for this operation
      *
@@ -2334,7 +2334,7 @@ class FilesApi
      *
      * @param  int $record_id The record. (required)
      * @param  \SplFileObject $file The file. (required)
-     * @param  int|null $field_id The file field the file fills; without it the file belongs to the record as a whole. (optional)
+     * @param  int|null $field_id (optional)
      * @param  string|null $name The file&#39;s name when the body is the file itself (a multipart part names its own). (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['uploadRecordFile'] to see the possible values for this operation
      *
@@ -2578,7 +2578,7 @@ class FilesApi
      *
      * @param  int $record_id The record. (required)
      * @param  \SplFileObject $file The file. (required)
-     * @param  int|null $field_id The file field the file fills; without it the file belongs to the record as a whole. (optional)
+     * @param  int|null $field_id (optional)
      * @param  string|null $name The file&#39;s name when the body is the file itself (a multipart part names its own). (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['uploadRecordFile'] to see the possible values for this operation
      *
@@ -2608,7 +2608,7 @@ class FilesApi
      *
      * @param  int $record_id The record. (required)
      * @param  \SplFileObject $file The file. (required)
-     * @param  int|null $field_id The file field the file fills; without it the file belongs to the record as a whole. (optional)
+     * @param  int|null $field_id (optional)
      * @param  string|null $name The file&#39;s name when the body is the file itself (a multipart part names its own). (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['uploadRecordFile'] to see the possible values for this operation
      *
@@ -2667,7 +2667,7 @@ class FilesApi
      *
      * @param  int $record_id The record. (required)
      * @param  \SplFileObject $file The file. (required)
-     * @param  int|null $field_id The file field the file fills; without it the file belongs to the record as a whole. (optional)
+     * @param  int|null $field_id (optional)
      * @param  string|null $name The file&#39;s name when the body is the file itself (a multipart part names its own). (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['uploadRecordFile'] to see the possible values for this operation
      *
@@ -2699,6 +2699,9 @@ class FilesApi
             throw new InvalidArgumentException(
                 'Missing the required parameter $file when calling uploadRecordFile'
             );
+        }
+        if ($field_id !== null && $field_id > 2147483647) {
+            throw new InvalidArgumentException('invalid value for "$field_id" when calling FilesApi.uploadRecordFile, must be smaller than or equal to 2147483647.');
         }
         if ($field_id !== null && $field_id < 1) {
             throw new InvalidArgumentException('invalid value for "$field_id" when calling FilesApi.uploadRecordFile, must be bigger than or equal to 1.');

@@ -921,7 +921,7 @@ class FieldsApi:
     @validate_call
     def list_custom_field_positions(
         self,
-        module_id: Annotated[int, Field(strict=True, ge=1, description="The module.")],
+        module_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The module.")],
         filter: Annotated[Optional[StrictStr], Field(description="Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).")] = None,
         offset: Annotated[Optional[Annotated[int, Field(le=10000000, strict=True, ge=0)]], Field(description="Zero-based index of the first item.")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]], Field(description="Most items returned (default 50).")] = None,
@@ -1013,7 +1013,7 @@ class FieldsApi:
     @validate_call
     def list_custom_field_positions_with_http_info(
         self,
-        module_id: Annotated[int, Field(strict=True, ge=1, description="The module.")],
+        module_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The module.")],
         filter: Annotated[Optional[StrictStr], Field(description="Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).")] = None,
         offset: Annotated[Optional[Annotated[int, Field(le=10000000, strict=True, ge=0)]], Field(description="Zero-based index of the first item.")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]], Field(description="Most items returned (default 50).")] = None,
@@ -1105,7 +1105,7 @@ class FieldsApi:
     @validate_call
     def list_custom_field_positions_without_preload_content(
         self,
-        module_id: Annotated[int, Field(strict=True, ge=1, description="The module.")],
+        module_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The module.")],
         filter: Annotated[Optional[StrictStr], Field(description="Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).")] = None,
         offset: Annotated[Optional[Annotated[int, Field(le=10000000, strict=True, ge=0)]], Field(description="Zero-based index of the first item.")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]], Field(description="Most items returned (default 50).")] = None,
@@ -1637,7 +1637,7 @@ class FieldsApi:
     @validate_call
     def list_field_positions(
         self,
-        module_id: Annotated[int, Field(strict=True, ge=1, description="The module.")],
+        module_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The module.")],
         filter: Annotated[Optional[StrictStr], Field(description="Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).")] = None,
         offset: Annotated[Optional[Annotated[int, Field(le=10000000, strict=True, ge=0)]], Field(description="Zero-based index of the first item.")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]], Field(description="Most items returned (default 50).")] = None,
@@ -1727,7 +1727,7 @@ class FieldsApi:
     @validate_call
     def list_field_positions_with_http_info(
         self,
-        module_id: Annotated[int, Field(strict=True, ge=1, description="The module.")],
+        module_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The module.")],
         filter: Annotated[Optional[StrictStr], Field(description="Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).")] = None,
         offset: Annotated[Optional[Annotated[int, Field(le=10000000, strict=True, ge=0)]], Field(description="Zero-based index of the first item.")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]], Field(description="Most items returned (default 50).")] = None,
@@ -1817,7 +1817,7 @@ class FieldsApi:
     @validate_call
     def list_field_positions_without_preload_content(
         self,
-        module_id: Annotated[int, Field(strict=True, ge=1, description="The module.")],
+        module_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The module.")],
         filter: Annotated[Optional[StrictStr], Field(description="Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).")] = None,
         offset: Annotated[Optional[Annotated[int, Field(le=10000000, strict=True, ge=0)]], Field(description="Zero-based index of the first item.")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]], Field(description="Most items returned (default 50).")] = None,

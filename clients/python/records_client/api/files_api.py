@@ -1617,7 +1617,7 @@ class FilesApi:
         self,
         record_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The record.")],
         file: Annotated[Union[StrictBytes, StrictStr, Tuple[StrictStr, StrictBytes]], Field(description="The file.")],
-        field_id: Annotated[Optional[Annotated[int, Field(strict=True, ge=1)]], Field(description="The file field the file fills; without it the file belongs to the record as a whole.")] = None,
+        field_id: Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]] = None,
         name: Annotated[Optional[StrictStr], Field(description="The file's name when the body is the file itself (a multipart part names its own).")] = None,
         _request_timeout: Union[
             None,
@@ -1640,7 +1640,7 @@ class FilesApi:
         :type record_id: int
         :param file: The file. (required)
         :type file: bytes
-        :param field_id: The file field the file fills; without it the file belongs to the record as a whole.
+        :param field_id:
         :type field_id: int
         :param name: The file's name when the body is the file itself (a multipart part names its own).
         :type name: str
@@ -1707,7 +1707,7 @@ class FilesApi:
         self,
         record_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The record.")],
         file: Annotated[Union[StrictBytes, StrictStr, Tuple[StrictStr, StrictBytes]], Field(description="The file.")],
-        field_id: Annotated[Optional[Annotated[int, Field(strict=True, ge=1)]], Field(description="The file field the file fills; without it the file belongs to the record as a whole.")] = None,
+        field_id: Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]] = None,
         name: Annotated[Optional[StrictStr], Field(description="The file's name when the body is the file itself (a multipart part names its own).")] = None,
         _request_timeout: Union[
             None,
@@ -1730,7 +1730,7 @@ class FilesApi:
         :type record_id: int
         :param file: The file. (required)
         :type file: bytes
-        :param field_id: The file field the file fills; without it the file belongs to the record as a whole.
+        :param field_id:
         :type field_id: int
         :param name: The file's name when the body is the file itself (a multipart part names its own).
         :type name: str
@@ -1797,7 +1797,7 @@ class FilesApi:
         self,
         record_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The record.")],
         file: Annotated[Union[StrictBytes, StrictStr, Tuple[StrictStr, StrictBytes]], Field(description="The file.")],
-        field_id: Annotated[Optional[Annotated[int, Field(strict=True, ge=1)]], Field(description="The file field the file fills; without it the file belongs to the record as a whole.")] = None,
+        field_id: Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]] = None,
         name: Annotated[Optional[StrictStr], Field(description="The file's name when the body is the file itself (a multipart part names its own).")] = None,
         _request_timeout: Union[
             None,
@@ -1820,7 +1820,7 @@ class FilesApi:
         :type record_id: int
         :param file: The file. (required)
         :type file: bytes
-        :param field_id: The file field the file fills; without it the file belongs to the record as a whole.
+        :param field_id:
         :type field_id: int
         :param name: The file's name when the body is the file itself (a multipart part names its own).
         :type name: str

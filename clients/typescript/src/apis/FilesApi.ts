@@ -116,7 +116,7 @@ export interface UploadRecordFileRequest {
      */
     file: Blob;
     /**
-     * The file field the file fills; without it the file belongs to the record as a whole.
+     * 
      */
     fieldId?: number;
     /**
