@@ -1,8 +1,9 @@
 import { run } from './run';
+import { EVERYTHING } from './wiring';
 
 /** `npm start`: the whole platform in one process on the configured (by default embedded) adapters. */
 async function main(): Promise<void> {
-  const running = await run({ command: true, query: true, projections: true, relay: true });
+  const running = await run(EVERYTHING);
   const { config, logger, services, url } = running;
   logger.info(
     {

@@ -65,6 +65,11 @@ import {
   type ReadConsistency,
 } from '../query-api/consistency';
 import type { Express } from 'express';
+import { HookResponses } from '../command-api/kit/hook-responses';
+import { hookReceiverRouter } from '../command-api/routes/hook-receiver';
+import { Integrator } from '../integrator/consumer';
+import { ScenarioRunner, type RunnerDeps } from '../integrator/runner';
+import { IntegratorScheduler } from '../integrator/scheduler';
 
 /**
  * Remembers the highest position this process appended, for read-your-writes without a header, tells
@@ -181,6 +186,7 @@ export interface Services {
   readonly app: Express;
   readonly host?: Projections;
   readonly relay?: Relay;
+  readonly integrator?: Integrator;
   readonly meter: ApiMeter;
   readonly generatedToken?: string;
   stop(): Promise<void>;
@@ -191,6 +197,22 @@ export interface ServiceSelection {
   readonly query: boolean;
   readonly projections: boolean;
   readonly relay: boolean;
+  /** Scenario runs from the stream (and the integrator's time-driven rules). */
+  readonly integrator: boolean;
+}
+
+/** Every service: the one-process platform. */
+export const EVERYTHING: ServiceSelection = {
+  command: true,
+  query: true,
+  projections: true,
+  relay: true,
+  integrator: true,
+};
+
+/** Where hook addresses point: HOOK_BASE_URL, or this platform's own receiver. */
+export function hookBaseUrl(config: Config): string {
+  return (config.HOOK_BASE_URL ?? `http://${config.BASE_HOST}:${config.PORT}/hook`).replace(/\/+$/, '');
 }
 
 /**
@@ -251,6 +273,11 @@ export async function buildServices(
 
   const handler = new CommandHandler(events, new AggregateCache());
   const ids = new IdAllocator(events);
+  const idempotency = new IdempotencyKeys(events);
+  const hooks = { baseUrl: hookBaseUrl(config), now: () => new Date() };
+  const integration = selection.integrator
+    ? await startIntegrator(config, adapters, logger, { handler, ids, idempotency }, readModels)
+    : undefined;
   let generatedToken: string | undefined;
   if (selection.command) {
     ({ generatedToken } = await ensureBootstrapAdmin(handler, ids, {
@@ -283,6 +310,8 @@ export async function buildServices(
       ? await openAttemptLog(config)
       : undefined;
   const attempts = selection.command ? sharedLog : undefined;
+  const hookResponses = attempts && new HookResponses(events, logger.child({ component: 'hook-receiver' }));
+  await hookResponses?.start();
   const meter = new ApiMeter({
     store: adapters.readStore,
     ...(sharedLog && { shared: sharedLog }),
@@ -360,6 +389,19 @@ export async function buildServices(
     readiness,
     metrics: () => metrics.render(),
     ...(config.METRICS_TOKEN !== undefined && { metricsToken: config.METRICS_TOKEN }),
+    ...(attempts &&
+      hookResponses && {
+        hooks: hookReceiverRouter({
+          handler,
+          attempts,
+          blobs: adapters.blobs,
+          responses: hookResponses,
+          logger: logger.child({ component: 'hook-receiver' }),
+          operatorTenant: config.DEFAULT_TENANT,
+          trustedProxies: config.HOOK_TRUSTED_PROXIES,
+          now: hooks.now,
+        }),
+      }),
     ...(attempts && {
       uploadRoutes: [FILE_UPLOAD_ROUTE],
       oauthRoutes: OAUTH_CLIENT_ROUTES,
@@ -369,7 +411,8 @@ export async function buildServices(
       command: createCommandRouter({
         handler,
         ids,
-        idempotency: new IdempotencyKeys(events),
+        idempotency,
+        hooks,
         newCommandId: newId,
         outbound: guardedHttp({
           allowNonPublic: config.OUTBOUND_ALLOW_PRIVATE,
@@ -403,6 +446,7 @@ export async function buildServices(
         readModels,
         consistency,
         blobs: adapters.blobs,
+        hookBaseUrl: hooks.baseUrl,
         logger: logger.child({ component: 'query-api' }),
         credentialActivity: (tenant, credentials) => meter.activity(tenant, credentials),
         accessTokens,
@@ -414,12 +458,16 @@ export async function buildServices(
     app,
     ...(host && { host }),
     ...(relay && { relay }),
+    ...(integration && { integrator: integration.integrator }),
     meter,
     ...(generatedToken !== undefined && { generatedToken }),
     async stop() {
       clearInterval(meterTimer);
       clearInterval(sweepTimer);
       await meter.flush().catch(() => undefined);
+      await integration?.scheduler.stop();
+      await integration?.integrator.stop();
+      await hookResponses?.stop();
       await sharedLog?.close();
       await relay?.stop();
       await host?.stop();
@@ -483,6 +531,42 @@ export async function startRebuildDecoders(
     throw failure.reason;
   }
   return decoders;
+}
+
+/** The integrator: scenario runs from the events topic, as a member of its consumer group. */
+async function startIntegrator(
+  config: Config,
+  adapters: Adapters,
+  logger: Logger,
+  commands: Pick<RunnerDeps, 'handler' | 'ids' | 'idempotency'>,
+  readModels: ReadModels,
+): Promise<{ integrator: Integrator; scheduler: IntegratorScheduler }> {
+  const integratorLogger = logger.child({ component: 'integrator' });
+  const integrator = new Integrator({
+    stream: await adapters.stream(),
+    runner: new ScenarioRunner({
+      ...commands,
+      blobs: adapters.blobs,
+      logger: integratorLogger,
+      now: () => new Date(),
+    }),
+    logger: integratorLogger,
+    topic: config.EVENTS_TOPIC,
+    group: config.INTEGRATOR_GROUP,
+    concurrency: config.INTEGRATOR_CONCURRENCY,
+  });
+  await integrator.start();
+  const scheduler = new IntegratorScheduler({
+    handler: commands.handler,
+    events: adapters.events,
+    readModels,
+    logger: integratorLogger,
+    now: () => new Date(),
+    logRetentionMs: config.HOOK_LOG_RETENTION_HOURS * 3_600_000,
+    intervalMs: 60_000,
+  });
+  scheduler.start();
+  return { integrator, scheduler };
 }
 
 export async function startRelay(config: Config, adapters: Adapters, logger: Logger): Promise<Relay> {

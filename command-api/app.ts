@@ -21,6 +21,8 @@ import { segmentResource } from './routes/segments';
 import { addButtonRoute, addRecordRestoreRoute, recordResource } from './routes/records';
 import { addResourceRoutes } from './routes/resource';
 import { moduleResource, spaceResource } from './routes/structure';
+import { addWebhookRoutes } from './routes/webhooks';
+import { addScenarioRoutes } from './routes/scenarios';
 
 /** The command API: every write of the platform. Routes turn requests into commands; deciders rule. */
 export function createCommandRouter(deps: CommandDeps): Router {
@@ -54,5 +56,7 @@ export function createCommandRouter(deps: CommandDeps): Router {
   addResourceRoutes(router, deps, catalogue.menu);
   addResourceRoutes(router, deps, catalogue.fieldGroup);
   addLabelRoutes(router, deps);
+  addWebhookRoutes(router, deps);
+  addScenarioRoutes(router, deps);
   return router;
 }

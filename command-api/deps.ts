@@ -38,6 +38,8 @@ export interface CommandDeps {
   readonly introspectionsPerMinute: number;
   /** Session lifetimes: idle (sliding) and absolute. */
   readonly sessions: { readonly idleMs: number; readonly maxAgeMs: number };
+  /** Webhooks: where their addresses point, and the clock of their time-driven rules. */
+  readonly hooks: { readonly baseUrl: string; readonly now: () => Date };
   /** The system whose administrators set up other systems. */
   readonly operatorTenant: string;
 }

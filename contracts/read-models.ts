@@ -23,6 +23,11 @@ export const READ_MODELS = {
   sessions: 'sessions',
   oauthClients: 'oauth_clients',
   oauthGrants: 'oauth_grants',
+  webhooks: 'webhooks',
+  scenarios: 'scenarios',
+  hookQueue: 'hook_queue',
+  hookLogs: 'hook_logs',
+  scenarioRuns: 'scenario_runs',
 } as const;
 
 /** Which projection writes each read model (its version decides the collection a reader opens). */
@@ -46,6 +51,11 @@ export const PROJECTION_OF_READ_MODEL: Readonly<Record<string, string>> = {
   [READ_MODELS.sessions]: 'identity',
   [READ_MODELS.oauthClients]: 'oauth',
   [READ_MODELS.oauthGrants]: 'oauth',
+  [READ_MODELS.webhooks]: 'webhooks',
+  [READ_MODELS.scenarios]: 'scenarios',
+  [READ_MODELS.hookQueue]: 'hook-queue',
+  [READ_MODELS.hookLogs]: 'hook-logs',
+  [READ_MODELS.scenarioRuns]: 'scenario-runs',
 };
 
 export const PROJECTION_VERSIONS_COLLECTION = 'projection_versions';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { socialLoginSchema } from '../contracts/social';
+import { ipAllowlistText } from '../contracts/ip-allowlist';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -104,6 +105,27 @@ export const configSchema = z.object({
     .min(1)
     .max(24 * 30)
     .default(12),
+  /**
+   * The address hooks are published under (`{hook_url}`): a hook's URL is `<HOOK_BASE_URL>/<hook id>`. Unset:
+   * `http://<BASE_HOST>:<PORT>/hook`, served by this platform.
+   */
+  HOOK_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /**
+   * Proxies whose `X-Forwarded-For` the webhook receiver believes (addresses and CIDR ranges, comma-separated):
+   * the caller's address is the nearest hop not among them. Unset: the connection's address, always.
+   */
+  HOOK_TRUSTED_PROXIES: ipAllowlistText.default(''),
+  /** How long webhook logs are kept (Make keeps them 3 days). */
+  HOOK_LOG_RETENTION_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 365)
+    .default(72),
+  /** Scenario runs one integrator process executes at once. */
+  INTEGRATOR_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
+  /** The consumer group of the integrator on the events topic. */
+  INTEGRATOR_GROUP: z.string().min(1).default('integrator'),
   /** Where file contents go; unset: GridFS when the read store is MongoDB, else files under DATA_DIR/blobs. */
   BLOB_STORE: z.enum(['local', 'gridfs']).optional(),
   FILE_MAX_BYTES: z.coerce

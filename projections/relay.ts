@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../contracts/events/envelope';
-import { categoryOf } from '../contracts/streams';
+import { categoryOf, partitionKeyOf } from '../contracts/streams';
 import type { EventStore, Subscription } from '../infra/event-store/port';
 import type { Logger } from '../infra/logging';
 import type { ReadStore } from '../infra/read-store/port';
@@ -12,13 +12,18 @@ const INTERNAL_CATEGORIES = new Set(['sequence', 'idempotency']);
 
 export function toStreamMessage(event: RecordedEvent): StreamMessage {
   return {
-    key: event.streamId,
+    key: partitionKeyOf(event.streamId),
     value: JSON.stringify({
       ...event,
       revision: event.revision.toString(),
       position: event.position.toString(),
     }),
-    headers: { type: event.type, tenant: event.metadata.tenant, eventId: event.id },
+    headers: {
+      type: event.type,
+      tenant: event.metadata.tenant,
+      eventId: event.id,
+      position: event.position.toString(),
+    },
   };
 }
 

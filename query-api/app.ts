@@ -37,6 +37,7 @@ import { addRemoteLinkReadRoutes } from './routes/remote-links';
 import { addSegmentReadRoutes } from './routes/segments';
 import { recordsListed } from './routes/record-lists';
 import { addApiDescriptionRoutes, type ApiDescriptions } from './routes/api-description';
+import { addIntegratorReadRoutes, type IntegratorReadDeps } from './routes/integrator';
 
 export const SPACES: EntityDescription = {
   module: 'space',
@@ -74,6 +75,7 @@ export const DELETED_RECORDS: EntityDescription = {
 /** The query API: every GET of the platform. It reads read models only and never appends. */
 export type QueryDeps = FileReadDeps &
   UserReadDeps &
+  IntegratorReadDeps &
   OAuthInfoDeps & { readonly descriptions: ApiDescriptions };
 
 export function createQueryRouter(deps: QueryDeps): Router {
@@ -115,6 +117,7 @@ export function createQueryRouter(deps: QueryDeps): Router {
   addHistoryRoutes(router, deps, RECORDS);
   addSegmentReadRoutes(router, deps, RECORDS);
   addCatalogueReadRoutes(router, deps, FIELDS);
+  addIntegratorReadRoutes(router, deps);
   for (const removed of RECORD_COMMENT_ROUTES) if (removed.method === 'get') mountRemoved(router, removed);
   return router;
 }

@@ -4,6 +4,7 @@ import { CATALOGUE_OPERATIONS } from './catalogue';
 import { API_DESCRIPTION_OPERATIONS } from './description';
 import { FIELD_OPERATIONS } from './fields';
 import { FILE_OPERATIONS } from './files';
+import { INTEGRATOR_OPERATIONS } from './integrator';
 import { MCP_OPERATIONS } from './mcp';
 import { OAUTH_OPERATIONS } from './oauth';
 import type { Operation } from './operation';
@@ -13,7 +14,7 @@ import { STRUCTURE_OPERATIONS } from './structure';
 import { USER_OPERATIONS } from './users';
 
 /** The version of the API description; `npm run release -- <version>` moves it (docs/api.md, "Versions"). */
-export const API_VERSION = '5.8.2';
+export const API_VERSION = '5.9.0';
 
 export const OPERATIONS: readonly Operation[] = [
   ...PLATFORM_OPERATIONS,
@@ -27,4 +28,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...FILE_OPERATIONS,
   ...OAUTH_OPERATIONS,
   ...MCP_OPERATIONS,
+  ...INTEGRATOR_OPERATIONS,
 ];

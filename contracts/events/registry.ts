@@ -7,6 +7,7 @@ import { RECORDS_EVENTS } from './records';
 import { SYSTEM_EVENTS } from './system';
 import { TENANT_EVENTS } from './tenants';
 import { OAUTH_EVENTS } from './oauth';
+import { INTEGRATOR_EVENTS } from './integrator';
 
 /**
  * Every event type, its current schema version and data schema, and the upcasters that lift stored older
@@ -22,6 +23,7 @@ for (const definition of [
   ...CATALOGUE_EVENTS,
   ...TENANT_EVENTS,
   ...OAUTH_EVENTS,
+  ...INTEGRATOR_EVENTS,
 ]) {
   if (definitions.has(definition.type)) throw new Error(`event type ${definition.type} defined twice`);
   definitions.set(definition.type, definition);

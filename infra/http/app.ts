@@ -85,6 +85,11 @@ export interface HttpKitOptions {
     readonly apiUrl?: string;
     readonly timeoutMs: number;
   };
+  /**
+   * The webhook receiver, mounted at the root before any body parser: it reads its requests itself, and they
+   * carry no credentials.
+   */
+  readonly hooks?: Router;
   /** Mounted at the root, for pages such as `/docs`. */
   readonly pages?: Router;
   /** Mounted at the root, for the `/.well-known/…` documents (its routes carry the full path). */
@@ -208,6 +213,7 @@ export function createHttpApp(options: HttpKitOptions): Express {
     res.type(contentType).send(body);
   });
 
+  if (options.hooks) app.use(options.hooks);
   if (options.wellKnown) app.use(options.wellKnown);
   if (options.pages) app.use(options.pages);
   if (options.mcp) {

@@ -55,6 +55,20 @@ export class ReadModels {
     );
   }
 
+  /** Documents of every tenant: for the platform's own time-driven jobs, never for a request. */
+  async findInAllTenants(base: string, query: StoreQuery): Promise<FindResult> {
+    return this.store.find(await this.collection(base), query);
+  }
+
+  /**
+   * Removes documents a retention rule expired. The read models stay derived: a rebuild brings them back
+   * until the rule's next sweep. `position` is the event store's head, newer than any change they had.
+   */
+  async expire(base: string, ids: readonly string[], position: bigint): Promise<void> {
+    const collection = await this.collection(base);
+    await this.store.apply(ids.map((id) => ({ op: 'delete' as const, collection, id, position })));
+  }
+
   async count(tenant: string, base: string, filter?: StoreFilter): Promise<number> {
     return this.store.count(
       await this.collection(base),

@@ -25,6 +25,11 @@ export interface ConsumeOptions {
    * consumer from advancing past the message: it is delivered again (after a back-off).
    */
   readonly handle: (message: ConsumedMessage) => Promise<void>;
+  /**
+   * Messages handled at once (default 1: one after another). Messages of one key are still handled one at a
+   * time, in order; a message waiting for an earlier one of its key does not take a handler slot.
+   */
+  readonly concurrency?: number;
 }
 
 export interface Consumer {

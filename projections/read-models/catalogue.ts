@@ -15,6 +15,13 @@ import {
 import { auditProjection, fieldHistoryProjection } from './history';
 import { remoteLinksProjection } from './remote-links';
 import { modulesProjection, spacesProjection } from './spaces-and-modules';
+import {
+  hookLogsProjection,
+  hookQueueProjection,
+  scenarioRunsProjection,
+  scenariosProjection,
+  webhooksProjection,
+} from './integrator';
 
 /** Every read-model projection the platform runs (the relay is not one: it writes no read model). */
 export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
@@ -34,6 +41,11 @@ export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
   fieldHistoryProjection,
   identityProjection,
   oauthProjection,
+  webhooksProjection,
+  scenariosProjection,
+  hookQueueProjection,
+  hookLogsProjection,
+  scenarioRunsProjection,
 ];
 
 export function projectionNamed(name: string): Projection | undefined {

@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run, type Running } from '../../bin/run';
+import { EVERYTHING } from '../../bin/wiring';
 
 /** An entity as the API answers it, and a list page. */
 export interface Entity {
@@ -33,7 +34,7 @@ export interface TestPlatform {
 export async function startPlatform(env: Record<string, string> = {}): Promise<TestPlatform> {
   const dataDir = env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'records-platform-'));
   const running = await run(
-    { command: true, query: true, projections: true, relay: true },
+    EVERYTHING,
     {
       PORT: '0',
       HOST: '127.0.0.1',

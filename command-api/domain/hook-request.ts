@@ -1,0 +1,35 @@
+import type { HookQueueEvent, WebhookRequestReceivedData } from '../../contracts/events/integrator';
+import { orderedStreamName, streamName } from '../../contracts/streams';
+import type { Decider } from '../kit/decider';
+
+/** A request that runs at once has a stream of its own: its one event, appended once. */
+export interface HookRequestState {
+  readonly received: boolean;
+}
+
+export const hookRequestDecider: Decider<
+  HookRequestState,
+  { readonly kind: 'ReceiveRequest'; readonly request: WebhookRequestReceivedData },
+  Extract<HookQueueEvent, { type: 'WebhookRequestReceived' }>
+> = {
+  initialState: { received: false },
+  decide(command, state) {
+    return state.received
+      ? []
+      : [{ type: 'WebhookRequestReceived', data: { ...command.request, queued: false } }];
+  },
+  evolve() {
+    return { received: true };
+  },
+};
+
+/**
+ * The stream of a request that runs at once. A sequential scenario's requests share their hook's ordering
+ * group, so the stream carries them to the integrator in arrival order under one key; the others are
+ * independent and may run side by side.
+ */
+export function hookRequestStream(tenant: string, webhookId: number, requestId: string, sequential: boolean) {
+  return sequential
+    ? orderedStreamName('hookRequest', tenant, String(webhookId), requestId)
+    : streamName('hookRequest', tenant, requestId);
+}

@@ -1,0 +1,139 @@
+import { PlatformError } from '../../contracts/errors';
+import type { ScenarioRunEvent } from '../../contracts/events/integrator';
+import type { HookResponse } from '../../contracts/integrator';
+import type { Decider } from '../kit/decider';
+
+/**
+ * One run of a scenario for one request, keyed by the request's event id: whatever delivers the request
+ * again (a redelivery, a second integrator), the run's stream says what is done already.
+ */
+export interface ScenarioRunState {
+  readonly status: 'none' | 'running' | 'succeeded' | 'failed';
+  /** Outputs of the steps done, by index: a resumed run continues after them with the same variables. */
+  readonly outputs: readonly unknown[];
+  readonly responded: boolean;
+}
+
+export type ScenarioRunCommand =
+  | {
+      readonly kind: 'StartRun';
+      readonly runId: string;
+      readonly scenarioId: number;
+      readonly webhookId: number;
+      readonly requestId: string;
+      readonly trigger: 'instant' | 'scheduled';
+      readonly now: Date;
+    }
+  | {
+      readonly kind: 'CompleteStep';
+      readonly runId: string;
+      readonly index: number;
+      readonly stepKind: string;
+      readonly output: unknown;
+    }
+  | {
+      readonly kind: 'Respond';
+      readonly runId: string;
+      readonly requestId: string;
+      readonly response: HookResponse;
+    }
+  | { readonly kind: 'Succeed'; readonly runId: string; readonly now: Date }
+  | {
+      readonly kind: 'Fail';
+      readonly runId: string;
+      readonly step: number | null;
+      readonly message: string;
+      readonly now: Date;
+    };
+
+type Json = import('zod').z.core.util.JSONType;
+
+export const scenarioRunDecider: Decider<ScenarioRunState, ScenarioRunCommand, ScenarioRunEvent> = {
+  initialState: { status: 'none', outputs: [], responded: false },
+
+  decide(command, state) {
+    if (command.kind === 'StartRun') {
+      if (state.status !== 'none') return [];
+      return [
+        {
+          type: 'ScenarioRunStarted',
+          data: {
+            runId: command.runId,
+            scenarioId: command.scenarioId,
+            webhookId: command.webhookId,
+            requestId: command.requestId,
+            trigger: command.trigger,
+            startedAt: command.now.toISOString(),
+          },
+        },
+      ];
+    }
+    if (state.status === 'none') throw new PlatformError('conflict', `run ${command.runId} has not started`);
+    // A finished run takes nothing more: a late redelivery changes nothing.
+    if (state.status !== 'running') return [];
+    switch (command.kind) {
+      case 'CompleteStep':
+        if (command.index < state.outputs.length) return [];
+        if (command.index !== state.outputs.length)
+          throw new PlatformError('conflict', `run ${command.runId}: step ${command.index} out of order`);
+        return [
+          {
+            type: 'ScenarioStepCompleted',
+            data: {
+              runId: command.runId,
+              index: command.index,
+              kind: command.stepKind,
+              output: (command.output ?? null) as Json,
+            },
+          },
+        ];
+      case 'Respond':
+        return state.responded
+          ? []
+          : [
+              {
+                type: 'WebhookResponseReady',
+                data: { runId: command.runId, requestId: command.requestId, response: command.response },
+              },
+            ];
+      case 'Succeed':
+        return [
+          {
+            type: 'ScenarioRunSucceeded',
+            data: {
+              runId: command.runId,
+              finishedAt: command.now.toISOString(),
+              operations: state.outputs.length,
+            },
+          },
+        ];
+      case 'Fail':
+        return [
+          {
+            type: 'ScenarioRunFailed',
+            data: {
+              runId: command.runId,
+              finishedAt: command.now.toISOString(),
+              step: command.step,
+              message: command.message,
+            },
+          },
+        ];
+    }
+  },
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'ScenarioRunStarted':
+        return { ...state, status: 'running' };
+      case 'ScenarioStepCompleted':
+        return { ...state, outputs: [...state.outputs, event.data.output] };
+      case 'WebhookResponseReady':
+        return { ...state, responded: true };
+      case 'ScenarioRunSucceeded':
+        return { ...state, status: 'succeeded' };
+      case 'ScenarioRunFailed':
+        return { ...state, status: 'failed' };
+    }
+  },
+};

@@ -1,0 +1,322 @@
+import { Router, type Request, type Response } from 'express';
+import { Readable } from 'node:stream';
+import { receiveWebhook, receiveWebhookGet } from '../../contracts/api/integrator';
+import { determineStructure, validatorOf, type DataStructure } from '../../contracts/data-structure';
+import { PlatformError } from '../../contracts/errors';
+import type { WebhookRequestReceivedData } from '../../contracts/events/integrator';
+import { eventIdFor, newId } from '../../contracts/ids';
+import {
+  HOOK_ACCEPTED,
+  HOOK_MAX_BODY_BYTES,
+  HOOK_REQUESTS_PER_SECOND,
+  HOOK_RESPONSE_TIMEOUT_MS,
+  HOOK_SCENARIO_FAILED,
+  hookKeySchema,
+  type HookRequestRecord,
+  type HookResponse,
+  type StoredHookFile,
+} from '../../contracts/integrator';
+import { parseIpAllowlist, type IpAllowlist } from '../../contracts/ip-allowlist';
+import { streamName } from '../../contracts/streams';
+import type { AttemptLog } from '../../infra/attempts/port';
+import type { BlobStore } from '../../infra/blob-store/port';
+import { newBlobKey } from '../../infra/blob-store/port';
+import { bundleOf, readHookRequest, setOwn, type HookRequest } from '../../infra/http/hook-request';
+import { mount } from '../../infra/http/operations';
+import type { Logger } from '../../infra/logging';
+import { hookQueueDecider } from '../domain/hook-queue';
+import { hookRequestDecider, hookRequestStream } from '../domain/hook-request';
+import { hasWebhookResponse, scenarioDecider } from '../domain/scenario';
+import { effectiveStatus, webhookDecider, webhookKeyDecider, type WebhookState } from '../domain/webhook';
+import { bookkeepingContext, type CommandContext, type CommandHandler } from '../kit/handler';
+import type { HookResponses, RunOutcome } from '../kit/hook-responses';
+
+export interface HookReceiverDeps {
+  readonly handler: CommandHandler;
+  /** Request counts per hook, shared by every receiver process (the 30/s limit holds across them). */
+  readonly attempts: AttemptLog;
+  readonly blobs: BlobStore;
+  readonly responses: HookResponses;
+  readonly logger: Logger;
+  /** The tenant whose streams hold the hook addresses (the operator's). */
+  readonly operatorTenant: string;
+  /** Proxies whose `X-Forwarded-For` counts (see HOOK_TRUSTED_PROXIES). */
+  readonly trustedProxies: string;
+  readonly now: () => Date;
+  readonly responseTimeoutMs?: number;
+}
+
+/** Requests and bundles bigger than this go to the blob store; the event keeps their key. */
+const INLINE_PAYLOAD_BYTES = 256 * 1024;
+const LIMITS = { maxBytes: HOOK_MAX_BODY_BYTES, maxFiles: 20, maxFields: 1000 };
+
+/** A refusal of the receiver: the spec's answers are short texts. */
+class HookAnswer extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The address of the caller: the connection's, or — when it comes from a trusted proxy — the nearest hop of
+ * `X-Forwarded-For` that is not a trusted proxy itself (hops are appended on the right).
+ */
+export function callerAddress(req: Pick<Request, 'socket' | 'headers'>, trusted: IpAllowlist): string {
+  let address = req.socket.remoteAddress ?? '';
+  if (trusted.empty) return address;
+  const header = req.headers['x-forwarded-for'];
+  const hops = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+    .split(',')
+    .map((hop) => hop.trim())
+    .filter((hop) => hop.length > 0);
+  while (trusted.allows(address) && hops.length > 0) address = hops.pop()!;
+  return address;
+}
+
+function send(res: Response, status: number, body: string, headers: Readonly<Record<string, string>> = {}) {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.status(status).type('text/plain; charset=utf-8').send(body);
+}
+
+function sendResponse(res: Response, response: HookResponse): void {
+  const hasType = response.headers.some((header) => header.name.toLowerCase() === 'content-type');
+  for (const header of response.headers) res.setHeader(header.name, header.value);
+  if (!hasType) res.type('text/plain; charset=utf-8');
+  res.status(response.status).send(response.body);
+}
+
+/** The receiver of every hook: `{hook_url}/<hook id>`, no credentials. */
+export function hookReceiverRouter(deps: HookReceiverDeps): Router {
+  const router = Router();
+  const trusted = parseIpAllowlist(deps.trustedProxies);
+  const allowlists = new WeakMap<object, IpAllowlist>();
+  const validators = new WeakMap<DataStructure, ReturnType<typeof validatorOf>>();
+  const timeoutMs = deps.responseTimeoutMs ?? HOOK_RESPONSE_TIMEOUT_MS;
+
+  async function hookOf(key: string): Promise<{ tenant: string; state: WebhookState }> {
+    const claim = await deps.handler.load(streamName('hookKey', deps.operatorTenant, key), webhookKeyDecider);
+    if (claim.state.tenant === null) throw new HookAnswer(404, 'No hook has this id.');
+    const tenant = claim.state.tenant;
+    const hook = await deps.handler.load(
+      streamName('webhook', tenant, claim.state.webhookId),
+      webhookDecider,
+    );
+    return { tenant, state: hook.state };
+  }
+
+  function allowlistOf(state: WebhookState): IpAllowlist {
+    let allowlist = allowlists.get(state.settings);
+    if (!allowlist) {
+      allowlist = parseIpAllowlist(state.settings.ipRestrictions);
+      allowlists.set(state.settings, allowlist);
+    }
+    return allowlist;
+  }
+
+  function validate(structure: DataStructure, bundle: unknown): void {
+    let validator = validators.get(structure);
+    if (!validator) {
+      validator = validatorOf(structure);
+      validators.set(structure, validator);
+    }
+    const result = validator(bundle);
+    if (!result.ok)
+      throw new HookAnswer(
+        400,
+        `The data does not match the hook's data structure: ${result.reasons
+          .map((reason) => `${reason.path}: ${reason.message}`)
+          .join('; ')}`,
+      );
+  }
+
+  /** Counts the request against the hook's 30 per second; a refused one does not count. */
+  async function admit(tenant: string, webhookId: number, now: number): Promise<void> {
+    const key = `hook:${tenant}.${webhookId}`;
+    const added = await deps.attempts.add(key, now, now + 1000);
+    if (added.times.length <= HOOK_REQUESTS_PER_SECOND) return;
+    await deps.attempts.remove(key, added.id);
+    const oldest = added.times[added.times.length - 1 - HOOK_REQUESTS_PER_SECOND] ?? now;
+    throw new HookAnswer(429, 'Too many requests: a hook takes 30 requests per second.', {
+      'Retry-After': String(Math.max(1, Math.ceil((oldest + 1000 - now) / 1000))),
+    });
+  }
+
+  async function storeFiles(
+    tenant: string,
+    request: HookRequest,
+    structure: DataStructure | null,
+  ): Promise<{ stored: StoredHookFile[]; byField: Map<string, unknown[]> }> {
+    const stored: StoredHookFile[] = [];
+    const byField = new Map<string, unknown[]>();
+    for (const file of request.files) {
+      const field = structure?.fields.find((candidate) => candidate.name === file.field);
+      if (field?.type !== 'collection' && field?.type !== 'array')
+        throw new HookAnswer(
+          400,
+          `File part "${file.field}" is not in the hook's data structure: add a collection field "${file.field}" with name (text), mime (text) and data (buffer).`,
+        );
+      const blobKey = newBlobKey(tenant);
+      const blob = await deps.blobs.put(blobKey, Readable.from([file.data]), HOOK_MAX_BODY_BYTES);
+      const ref: StoredHookFile = {
+        field: file.field,
+        name: file.name,
+        mime: file.mime,
+        size: blob.size,
+        blobKey,
+      };
+      stored.push(ref);
+      byField.set(file.field, [
+        ...(byField.get(file.field) ?? []),
+        { name: ref.name, mime: ref.mime, data: file.data },
+      ]);
+    }
+    return { stored, byField };
+  }
+
+  async function receive(req: Request, res: Response): Promise<void> {
+    const parsedKey = hookKeySchema.safeParse(req.params.hookKey);
+    if (!parsedKey.success) throw new HookAnswer(404, 'No hook has this id.');
+    const key = parsedKey.data;
+    const now = deps.now();
+    const { tenant, state } = await hookOf(key);
+    const status = effectiveStatus(state, now);
+    if (status === 'none') throw new HookAnswer(404, 'No hook has this id.');
+    if (status === 'deactivated')
+      throw new HookAnswer(410, 'This hook was deactivated: it had no scenario for more than 120 hours.');
+    if (status === 'disabled') throw new HookAnswer(403, 'This hook is disabled.');
+    const ip = callerAddress(req, trusted);
+    if (!allowlistOf(state).allows(ip)) throw new HookAnswer(403, 'This address may not call this hook.');
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > HOOK_MAX_BODY_BYTES)
+      throw new HookAnswer(413, `The body is over the limit of ${HOOK_MAX_BODY_BYTES} bytes.`);
+    await admit(tenant, state.webhookId, now.getTime());
+
+    const request = await readHookRequest(req, LIMITS);
+    const settings = state.settings;
+    const bundle = bundleOf(request, {
+      headers: settings.getRequestHeaders,
+      method: settings.getRequestMethod,
+      jsonPassThrough: settings.jsonPassThrough,
+    });
+    const files = await storeFiles(tenant, request, settings.dataStructure);
+    for (const [field, values] of files.byField)
+      setOwn(bundle, field, values.length === 1 ? values[0] : values);
+    if (settings.dataStructure) validate(settings.dataStructure, bundle);
+    for (const [field, values] of files.byField) {
+      const refs = files.stored.filter((file) => file.field === field).map(({ field: _f, ...ref }) => ref);
+      setOwn(bundle, field, values.length === 1 ? refs[0] : refs);
+    }
+
+    const commandId = newId();
+    const requestId = eventIdFor(commandId, 0);
+    const scenario =
+      state.scenarioId === null
+        ? null
+        : (await deps.handler.load(streamName('scenario', tenant, state.scenarioId), scenarioDecider)).state;
+    const runsNow = scenario?.status === 'active' && scenario.settings.schedule.kind === 'instant';
+    const awaitsResponse = runsNow && hasWebhookResponse(scenario.settings);
+    const record: HookRequestRecord = {
+      method: req.method,
+      url: req.originalUrl,
+      headers: [...request.headers],
+      query: request.query,
+      body: request.rawBody ?? (request.body === undefined ? null : JSON.stringify(request.body)),
+      contentType: request.contentType,
+      bytes: request.bytes,
+      ip,
+      files: files.stored,
+    };
+    const payload = JSON.stringify({ request: record, bundle });
+    const payloadBytes = Buffer.byteLength(payload);
+    const inline = payloadBytes <= INLINE_PAYLOAD_BYTES;
+    const payloadBlobKey = inline ? undefined : newBlobKey(tenant);
+    if (payloadBlobKey)
+      await deps.blobs.put(payloadBlobKey, Readable.from([payload]), Number.MAX_SAFE_INTEGER);
+    const data: WebhookRequestReceivedData = {
+      webhookId: state.webhookId,
+      requestId,
+      scenarioId: scenario && scenario.status !== 'deleted' ? state.scenarioId : null,
+      receivedAt: now.toISOString(),
+      method: req.method,
+      bytes: request.bytes,
+      queued: !runsNow,
+      awaitsResponse,
+      ...(inline
+        ? { request: record, bundle: bundle as WebhookRequestReceivedData['bundle'] }
+        : { payloadBlobKey }),
+      payloadBytes,
+    };
+    const context: CommandContext = bookkeepingContext(tenant, commandId);
+    const waiter = awaitsResponse ? deps.responses.expect(requestId, timeoutMs) : null;
+    try {
+      if (runsNow)
+        await deps.handler.handle(
+          hookRequestStream(tenant, state.webhookId, requestId, scenario.settings.sequential),
+          hookRequestDecider,
+          { kind: 'ReceiveRequest', request: data },
+          context,
+          { newStream: true },
+        );
+      else
+        await deps.handler.handle(
+          streamName('hookQueue', tenant, state.webhookId),
+          hookQueueDecider,
+          { kind: 'Enqueue', request: data, capacity: settings.queueCapacity },
+          context,
+        );
+    } catch (error) {
+      waiter?.cancel();
+      throw error;
+    }
+    if (state.redetermining || (state.determinedStructure === null && settings.dataStructure === null))
+      recordStructure(tenant, state.webhookId, bundle, requestId);
+    if (!waiter) return send(res, 200, HOOK_ACCEPTED);
+    answerOutcome(res, await waiter.wait());
+  }
+
+  function answerOutcome(res: Response, outcome: RunOutcome): void {
+    if (outcome.kind === 'response') return sendResponse(res, outcome.response);
+    if (outcome.kind === 'failed') return send(res, 500, HOOK_SCENARIO_FAILED);
+    send(res, 200, HOOK_ACCEPTED);
+  }
+
+  /** Re-determine: the shape of this request is kept with the hook (after the answer; for mapping only). */
+  function recordStructure(tenant: string, webhookId: number, bundle: unknown, requestId: string): void {
+    deps.handler
+      .handle(
+        streamName('webhook', tenant, webhookId),
+        webhookDecider,
+        { kind: 'RecordStructure', structure: determineStructure(bundle), requestId },
+        bookkeepingContext(tenant, newId()),
+      )
+      .catch((error: unknown) =>
+        deps.logger.warn({ err: error, webhookId }, 'storing the determined data structure failed'),
+      );
+  }
+
+  const handle = async (req: Request, res: Response): Promise<void> => {
+    try {
+      await receive(req, res);
+    } catch (error) {
+      if (res.headersSent) return;
+      if (error instanceof HookAnswer) {
+        // A body left unread would be read into the next request of the connection: close it after the answer.
+        if (!req.complete) res.setHeader('Connection', 'close');
+        return send(res, error.status, error.message, error.headers);
+      }
+      if (error instanceof PlatformError && error.status < 500) {
+        if (!req.complete) res.setHeader('Connection', 'close');
+        return send(res, error.status, error.message);
+      }
+      deps.logger.error({ err: error, url: req.originalUrl }, 'webhook receiver failed');
+      send(res, 500, 'Internal error.');
+    }
+  };
+  mount(router, receiveWebhookGet, handle);
+  mount(router, receiveWebhook, handle);
+  return router;
+}

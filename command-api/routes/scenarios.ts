@@ -1,0 +1,195 @@
+import type { Request, Response, Router } from 'express';
+import {
+  activateScenario,
+  createScenarioBody,
+  deactivateScenario,
+  SCENARIO_OPERATIONS,
+  updateScenarioBody,
+} from '../../contracts/api/integrator';
+import { PlatformError } from '../../contracts/errors';
+import { withDefaults, type ScenarioSettings, type ScenarioStep } from '../../contracts/integrator';
+import { checkMappedValue, MappingError } from '../../contracts/mapping';
+import { streamName } from '../../contracts/streams';
+import { validate } from '../../contracts/validation';
+import { mount } from '../../infra/http/operations';
+import { idParam, optionalId } from '../../infra/http/params';
+import { moduleDecider } from '../domain/module';
+import { scenarioDecider, type ScenarioCommand, type ScenarioState } from '../domain/scenario';
+import { webhookDecider } from '../domain/webhook';
+import type { CommandDeps } from '../deps';
+import type { CommandContext } from '../kit/handler';
+import { requestHash } from '../kit/idempotency';
+import { authorize, commandContext, idempotencyKey, preconditions, sendResult } from './context';
+
+export function scenarioView(state: ScenarioState): Record<string, unknown> {
+  return {
+    id: state.scenarioId,
+    status: state.status === 'active' ? 'active' : 'inactive',
+    deactivatedBecause: state.deactivatedBecause,
+    ...state.settings,
+  };
+}
+
+function invalid(path: string, message: string): PlatformError {
+  return new PlatformError('validation_failed', `invalid body: ${path}: ${message}`, [{ path, message }]);
+}
+
+/** Scenarios: their trigger (a webhook, one scenario each), schedule and steps; activate, deactivate. */
+export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
+  const scenarioStream = (tenant: string, scenarioId: number) => streamName('scenario', tenant, scenarioId);
+  const hookStream = (tenant: string, webhookId: number) => streamName('webhook', tenant, webhookId);
+
+  /** The steps' expressions compile, their modules exist, literal statuses are ones a response may have. */
+  async function checkSteps(tenant: string, steps: readonly ScenarioStep[]): Promise<void> {
+    for (const [index, step] of steps.entries()) {
+      const at = `steps.${index}`;
+      try {
+        if (step.kind === 'setVariable') checkMappedValue(step.value);
+        if (step.kind === 'createRecord') {
+          checkMappedValue(step.name);
+          for (const value of Object.values(step.fields ?? {})) checkMappedValue(value);
+          const module = await deps.handler.load(streamName('module', tenant, step.moduleId), moduleDecider);
+          if (module.state.status !== 'active') throw invalid(`${at}.moduleId`, `no module ${step.moduleId}`);
+        }
+        if (step.kind === 'webhookResponse') {
+          checkMappedValue(step.status);
+          checkMappedValue(step.body);
+          for (const header of step.headers ?? []) checkMappedValue(header.value);
+          if (typeof step.status === 'number' && !(step.status >= 200 && step.status < 500))
+            throw invalid(`${at}.status`, 'a Webhook response status is 2xx, 3xx or 4xx');
+        }
+      } catch (error) {
+        if (error instanceof MappingError) throw invalid(at, error.message);
+        throw error;
+      }
+    }
+  }
+
+  async function bind(tenant: string, webhookId: number, scenarioId: number, context: CommandContext) {
+    const hook = await deps.handler.load(hookStream(tenant, webhookId), webhookDecider);
+    if (hook.state.status === 'none' || hook.state.status === 'deleted')
+      throw invalid('webhookId', `no webhook ${webhookId}`);
+    await deps.handler.handle(
+      hookStream(tenant, webhookId),
+      webhookDecider,
+      { kind: 'BindScenario', scenarioId },
+      { ...context, commandId: `${context.commandId}:bind` },
+    );
+  }
+
+  async function unbind(tenant: string, webhookId: number, scenarioId: number, context: CommandContext) {
+    await deps.handler.handle(
+      hookStream(tenant, webhookId),
+      webhookDecider,
+      { kind: 'UnbindScenario', scenarioId, now: deps.hooks.now() },
+      { ...context, commandId: `${context.commandId}:unbind` },
+    );
+  }
+
+  mount(router, SCENARIO_OPERATIONS.create, async (req, res) => {
+    const principal = authorize(req, 'scenario', 'create');
+    const body = validate(createScenarioBody, req.body, 'body');
+    const { active, ...given } = body;
+    const settings = withDefaults<ScenarioSettings>(
+      {
+        name: given.name,
+        webhookId: null,
+        schedule: { kind: 'instant' },
+        sequential: false,
+        autoCommit: false,
+        steps: [],
+      },
+      given,
+    );
+    await checkSteps(principal.tenant, settings.steps);
+    const identity = await deps.idempotency.identify(
+      principal.tenant,
+      principal.credential.id,
+      idempotencyKey(req),
+      () => requestHash('POST', '/scenario', body),
+      () => deps.ids.next(principal.tenant, 'scenario'),
+    );
+    const scenarioId = identity.entityId!;
+    const context = commandContext(req, principal, identity.commandId);
+    // The hook first: a scenario is only created once its trigger is its own.
+    if (settings.webhookId !== null) await bind(principal.tenant, settings.webhookId, scenarioId, context);
+    const result = await deps.handler.handle(
+      scenarioStream(principal.tenant, scenarioId),
+      scenarioDecider,
+      { kind: 'CreateScenario', scenarioId, active: active ?? true, settings },
+      context,
+      identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
+    );
+    res.setHeader('Location', `${req.baseUrl}/scenario/${scenarioId}`);
+    sendResult(res, 201, result, scenarioView(result.state));
+  });
+
+  const update = async (req: Request, res: Response) => {
+    const principal = authorize(req, 'scenario', 'update');
+    const { id: bodyId, ...settings } = validate(updateScenarioBody, req.body, 'body');
+    const scenarioId = optionalId(req, 'scenarioId') ?? bodyId;
+    if (scenarioId === undefined)
+      throw new PlatformError(
+        'validation_failed',
+        'the scenario id is missing: PUT /scenario/{scenarioId} or a body "id"',
+      );
+    if (bodyId !== undefined && bodyId !== scenarioId)
+      throw new PlatformError(
+        'validation_failed',
+        `the body id ${bodyId} differs from the path id ${scenarioId}`,
+      );
+    if (settings.steps) await checkSteps(principal.tenant, settings.steps);
+    const stream = scenarioStream(principal.tenant, scenarioId);
+    const before = (await deps.handler.load(stream, scenarioDecider)).state;
+    if (before.status === 'none' || before.status === 'deleted')
+      throw new PlatformError('not_found', `scenario ${scenarioId} not found`);
+    const context = commandContext(req, principal, deps.newCommandId());
+    const trigger = settings.webhookId;
+    const retriggered = trigger !== undefined && trigger !== before.settings.webhookId;
+    if (retriggered && trigger !== null) await bind(principal.tenant, trigger, scenarioId, context);
+    const result = await deps.handler.handle(
+      stream,
+      scenarioDecider,
+      { kind: 'UpdateScenario', settings },
+      context,
+      preconditions(req),
+    );
+    if (retriggered && before.settings.webhookId !== null)
+      await unbind(principal.tenant, before.settings.webhookId, scenarioId, context);
+    sendResult(res, 200, result, scenarioView(result.state));
+  };
+  mount(router, SCENARIO_OPERATIONS.update, update);
+  mount(router, SCENARIO_OPERATIONS.updateById, update);
+
+  async function change(req: Request, res: Response, command: ScenarioCommand) {
+    const principal = authorize(req, 'scenario', 'update');
+    const result = await deps.handler.handle(
+      scenarioStream(principal.tenant, idParam(req, 'scenarioId')),
+      scenarioDecider,
+      command,
+      commandContext(req, principal, deps.newCommandId()),
+      preconditions(req),
+    );
+    sendResult(res, 200, result, scenarioView(result.state));
+  }
+  mount(router, activateScenario, (req, res) => change(req, res, { kind: 'ActivateScenario' }));
+  mount(router, deactivateScenario, (req, res) =>
+    change(req, res, { kind: 'DeactivateScenario', reason: 'deactivated by its owner' }),
+  );
+
+  mount(router, SCENARIO_OPERATIONS.delete, async (req, res) => {
+    const principal = authorize(req, 'scenario', 'delete');
+    const scenarioId = idParam(req, 'scenarioId');
+    const context = commandContext(req, principal, deps.newCommandId());
+    const result = await deps.handler.handle(
+      scenarioStream(principal.tenant, scenarioId),
+      scenarioDecider,
+      { kind: 'DeleteScenario' },
+      context,
+      preconditions(req),
+    );
+    const webhookId = result.state.settings.webhookId;
+    if (webhookId !== null) await unbind(principal.tenant, webhookId, scenarioId, context);
+    sendResult(res, 200, result, { id: scenarioId, deleted: true });
+  });
+}

@@ -1,0 +1,140 @@
+import { z } from 'zod';
+import { dataStructureSchema } from '../data-structure';
+import {
+  hookKeySchema,
+  hookRequestSchema,
+  hookResponseSchema,
+  scenarioSettingsShape,
+  webhookSettingsShape,
+} from '../integrator';
+import type { EventDefinition } from './definition';
+
+const id = z.number().int().positive();
+const webhookId = id;
+const scenarioId = id;
+const at = z.iso.datetime();
+
+const webhookCreated = z.object({
+  webhookId,
+  key: hookKeySchema,
+  udid: z.uuid(),
+  ...webhookSettingsShape,
+  /** When it was made: a webhook without a scenario counts its 120 hours from here. */
+  createdAt: at,
+});
+const webhookUpdated = z.object({ webhookId, ...z.object(webhookSettingsShape).partial().shape });
+
+/** An incoming request, once accepted: `queued` ones wait in the hook's queue, the others run at once. */
+const requestReceived = z.object({
+  webhookId,
+  requestId: z.string().min(1),
+  /** The scenario bound when it arrived (null: none, the request only waits in the queue). */
+  scenarioId: scenarioId.nullable(),
+  receivedAt: at,
+  method: z.string(),
+  /** Bytes of the request body. */
+  bytes: z.number().int().nonnegative(),
+  queued: z.boolean(),
+  /** The receiver waits for this request's Webhook response. */
+  awaitsResponse: z.boolean(),
+  /** Inline when small; otherwise `{request, bundle}` as JSON under `payloadBlobKey`. */
+  request: hookRequestSchema.optional(),
+  bundle: z.json().optional(),
+  payloadBlobKey: z.string().optional(),
+  payloadBytes: z.number().int().nonnegative(),
+});
+
+const runRef = { runId: z.string().min(1), scenarioId, webhookId, requestId: z.string().min(1) };
+
+const webhookRef = z.object({ webhookId });
+const webhookEnabled = z.object({ webhookId, at, unboundSince: at.nullable() });
+const webhookBound = z.object({ webhookId, scenarioId });
+const webhookUnbound = z.object({ webhookId, scenarioId, at });
+const webhookDeactivated = z.object({ webhookId, reason: z.string(), unboundSince: at });
+const structureDetermined = z.object({ webhookId, structure: dataStructureSchema, requestId: z.string() });
+const keyAssigned = z.object({ key: hookKeySchema, tenant: z.string(), webhookId });
+const queueItemsRemoved = z.object({
+  webhookId,
+  requestIds: z.array(z.string()),
+  reason: z.enum(['processed', 'deleted', 'cleared']),
+});
+const scenarioCreated = z.object({ scenarioId, active: z.boolean(), ...scenarioSettingsShape });
+const scenarioUpdated = z.object({ scenarioId, ...z.object(scenarioSettingsShape).partial().shape });
+const scenarioRef = z.object({ scenarioId });
+const scenarioDeactivated = z.object({ scenarioId, reason: z.string() });
+const runStarted = z.object({ ...runRef, trigger: z.enum(['instant', 'scheduled']), startedAt: at });
+const stepCompleted = z.object({
+  runId: z.string(),
+  index: z.number().int().nonnegative(),
+  kind: z.string(),
+  output: z.json(),
+});
+const responseReady = z.object({ runId: z.string(), requestId: z.string(), response: hookResponseSchema });
+const runSucceeded = z.object({
+  runId: z.string(),
+  finishedAt: at,
+  operations: z.number().int().nonnegative(),
+});
+const runFailed = z.object({
+  runId: z.string(),
+  finishedAt: at,
+  step: z.number().int().nonnegative().nullable(),
+  message: z.string(),
+});
+
+type Event<Type extends string, Schema extends z.ZodType> = { type: Type; data: z.infer<Schema> };
+
+export type WebhookEvent =
+  | Event<'WebhookCreated', typeof webhookCreated>
+  | Event<'WebhookUpdated', typeof webhookUpdated>
+  | Event<'WebhookEnabled', typeof webhookEnabled>
+  | Event<'WebhookDisabled', typeof webhookRef>
+  | Event<'WebhookBound', typeof webhookBound>
+  | Event<'WebhookUnbound', typeof webhookUnbound>
+  | Event<'WebhookDeactivated', typeof webhookDeactivated>
+  | Event<'WebhookStructureRedetermining', typeof webhookRef>
+  | Event<'WebhookStructureDetermined', typeof structureDetermined>
+  | Event<'WebhookDeleted', typeof webhookRef>;
+export type WebhookKeyEvent = Event<'WebhookKeyAssigned', typeof keyAssigned>;
+export type WebhookRequestReceivedData = z.infer<typeof requestReceived>;
+export type HookQueueEvent =
+  | Event<'WebhookRequestReceived', typeof requestReceived>
+  | Event<'WebhookQueueItemsRemoved', typeof queueItemsRemoved>;
+export type ScenarioEvent =
+  | Event<'ScenarioCreated', typeof scenarioCreated>
+  | Event<'ScenarioUpdated', typeof scenarioUpdated>
+  | Event<'ScenarioActivated', typeof scenarioRef>
+  | Event<'ScenarioDeactivated', typeof scenarioDeactivated>
+  | Event<'ScenarioDeleted', typeof scenarioRef>;
+export type ScenarioRunEvent =
+  | Event<'ScenarioRunStarted', typeof runStarted>
+  | Event<'ScenarioStepCompleted', typeof stepCompleted>
+  | Event<'WebhookResponseReady', typeof responseReady>
+  | Event<'ScenarioRunSucceeded', typeof runSucceeded>
+  | Event<'ScenarioRunFailed', typeof runFailed>;
+
+export const INTEGRATOR_EVENTS: readonly EventDefinition[] = [
+  { type: 'WebhookCreated', version: 1, schema: webhookCreated },
+  { type: 'WebhookUpdated', version: 1, schema: webhookUpdated },
+  { type: 'WebhookEnabled', version: 1, schema: webhookEnabled },
+  { type: 'WebhookDisabled', version: 1, schema: webhookRef },
+  { type: 'WebhookBound', version: 1, schema: webhookBound },
+  { type: 'WebhookUnbound', version: 1, schema: webhookUnbound },
+  { type: 'WebhookDeactivated', version: 1, schema: webhookDeactivated },
+  { type: 'WebhookStructureRedetermining', version: 1, schema: webhookRef },
+  { type: 'WebhookStructureDetermined', version: 1, schema: structureDetermined },
+  { type: 'WebhookDeleted', version: 1, schema: webhookRef },
+  { type: 'WebhookKeyAssigned', version: 1, schema: keyAssigned },
+  { type: 'WebhookRequestReceived', version: 1, schema: requestReceived },
+  { type: 'WebhookQueueItemsRemoved', version: 1, schema: queueItemsRemoved },
+  { type: 'ScenarioCreated', version: 1, schema: scenarioCreated },
+  { type: 'ScenarioUpdated', version: 1, schema: scenarioUpdated },
+  { type: 'ScenarioActivated', version: 1, schema: scenarioRef },
+  { type: 'ScenarioDeactivated', version: 1, schema: scenarioDeactivated },
+  { type: 'ScenarioDeleted', version: 1, schema: scenarioRef },
+  { type: 'ScenarioRunStarted', version: 1, schema: runStarted },
+  { type: 'ScenarioStepCompleted', version: 1, schema: stepCompleted },
+  { type: 'WebhookResponseReady', version: 1, schema: responseReady },
+  { type: 'ScenarioRunSucceeded', version: 1, schema: runSucceeded },
+  { type: 'ScenarioRunFailed', version: 1, schema: runFailed },
+];

@@ -1,0 +1,212 @@
+/**
+ * The integrator's shapes: a webhook's settings, a scenario's trigger, schedule and steps, and the values a
+ * step maps from the incoming bundle. Used by the API contracts, the events and the scenario runner alike.
+ */
+import { z } from 'zod';
+import { entityIdSchema } from './entity-id';
+import { dataStructureSchema } from './data-structure';
+import { ipAllowlistText } from './ip-allowlist';
+
+/** The last part of a hook's address: 32 characters of [A-Za-z0-9]. */
+export const HOOK_KEY_LENGTH = 32;
+export const hookKeySchema = z
+  .string()
+  .length(HOOK_KEY_LENGTH, `a hook id has ${HOOK_KEY_LENGTH} characters`)
+  .regex(/^[A-Za-z0-9]+$/, 'a hook id is letters and digits');
+
+/** Requests a hook takes per second before it answers 429 (the spec's limit). */
+export const HOOK_REQUESTS_PER_SECOND = 30;
+/** The largest request body a hook reads (Content-Length or streamed): 5 MB. */
+export const HOOK_MAX_BODY_BYTES = 5_242_880;
+/** How long a hook may stay without a scenario before it is deactivated: 120 hours. */
+export const HOOK_UNBOUND_LIFETIME_MS = 120 * 3_600_000;
+/** How long the receiver waits for a Webhook response step before it answers `Accepted`. */
+export const HOOK_RESPONSE_TIMEOUT_MS = 40_000;
+export const DEFAULT_MAX_RESULTS = 2;
+export const DEFAULT_QUEUE_CAPACITY = 10_000;
+export const MAX_QUEUE_CAPACITY = 50_000;
+/** Errors in a row that deactivate a scheduled scenario. */
+export const SCHEDULED_ATTEMPTS = 3;
+
+export const HOOK_ACCEPTED = 'Accepted';
+export const HOOK_QUEUE_FULL = 'Queue is full.';
+export const HOOK_SCENARIO_FAILED = 'Scenario failed to complete.';
+
+export const webhookStatusSchema = z.enum(['enabled', 'disabled', 'deactivated']);
+export type WebhookStatus = z.infer<typeof webhookStatusSchema>;
+
+/** What a webhook's owner sets; every key has a default. */
+export const webhookSettingsShape = {
+  name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+  ipRestrictions: ipAllowlistText.meta({
+    description: 'Comma-separated IPv4/IPv6 addresses and CIDR ranges allowed to call; empty: everyone.',
+    example: '203.0.113.0/24, 2001:db8::/32',
+  }),
+  dataStructure: dataStructureSchema.nullable().meta({
+    description: 'Incoming data is validated against it (400 with the reasons); null: no validation.',
+  }),
+  getRequestHeaders: z.boolean().meta({ description: 'Put the request headers in the bundle as `Headers`.' }),
+  getRequestMethod: z.boolean().meta({ description: 'Put the HTTP method in the bundle as `Method`.' }),
+  jsonPassThrough: z
+    .boolean()
+    .meta({ description: 'Pass a JSON body on as one text string (`value`) instead of fields.' }),
+  maxResults: z
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .meta({ description: `Queued requests one scheduled run processes; default ${DEFAULT_MAX_RESULTS}.` }),
+  queueCapacity: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_QUEUE_CAPACITY)
+    .meta({
+      description: `Requests the queue holds before it answers 400 \`${HOOK_QUEUE_FULL}\`; default ${DEFAULT_QUEUE_CAPACITY}, at most ${MAX_QUEUE_CAPACITY}.`,
+    }),
+};
+export const webhookSettingsSchema = z.object(webhookSettingsShape);
+export type WebhookSettings = z.infer<typeof webhookSettingsSchema>;
+
+/** `defaults` with every key `given` sets (keys given as undefined keep their default). */
+export function withDefaults<Full extends object>(
+  defaults: Full,
+  given: { [Key in keyof Full]?: Full[Key] | undefined },
+): Full {
+  const set = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
+  return { ...defaults, ...set };
+}
+
+export const DEFAULT_WEBHOOK_SETTINGS: Omit<WebhookSettings, 'name'> = {
+  ipRestrictions: '',
+  dataStructure: null,
+  getRequestHeaders: false,
+  getRequestMethod: false,
+  jsonPassThrough: false,
+  maxResults: DEFAULT_MAX_RESULTS,
+  queueCapacity: DEFAULT_QUEUE_CAPACITY,
+};
+
+/**
+ * A value a step maps: a literal JSON value, or `{ "expr": "<JSONata>" }` evaluated against the bundle
+ * (variables set by earlier steps are `$vars`, the run's id is `$runId`).
+ */
+export const expressionSchema = z.strictObject({
+  expr: z.string().min(1).max(4000).meta({ description: 'A JSONata expression over the bundle.' }),
+});
+export type Expression = z.infer<typeof expressionSchema>;
+export const mappedValueSchema = z.union([expressionSchema, z.json()]).meta({
+  id: 'MappedValue',
+  description: 'A literal JSON value, or `{"expr": "<JSONata>"}` evaluated against the incoming bundle.',
+});
+export type MappedValue = z.infer<typeof mappedValueSchema>;
+
+export function isExpression(value: MappedValue): value is Expression {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.keys(value).length === 1 &&
+    typeof (value as Record<string, unknown>).expr === 'string'
+  );
+}
+
+const variableName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'a variable name is a letter or _ then letters, digits or _');
+const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, 'must be an HTTP header name');
+
+export const setVariableStep = z
+  .strictObject({ kind: z.literal('setVariable'), name: variableName, value: mappedValueSchema })
+  .meta({ id: 'SetVariableStep', description: 'Sets `$vars.<name>` for the steps after it.' });
+export const createRecordStep = z
+  .strictObject({
+    kind: z.literal('createRecord'),
+    moduleId: entityIdSchema,
+    name: mappedValueSchema.optional().meta({ description: 'The record name (a string).' }),
+    fields: z
+      .record(z.string().regex(/^[1-9][0-9]{0,9}$/, 'field keys are field ids'), mappedValueSchema)
+      .optional()
+      .meta({ description: 'Field values by field id.' }),
+  })
+  .meta({ id: 'CreateRecordStep', description: 'Creates a record in a module, with the scenario as actor.' });
+export const webhookResponseStep = z
+  .strictObject({
+    kind: z.literal('webhookResponse'),
+    status: mappedValueSchema.meta({ description: 'HTTP status: 2xx, 3xx (with a Location header) or 4xx.' }),
+    body: mappedValueSchema.optional().meta({ description: 'Text is sent as it is, anything else as JSON.' }),
+    headers: z
+      .array(z.strictObject({ name: headerName, value: mappedValueSchema }))
+      .max(50)
+      .optional(),
+  })
+  .meta({
+    id: 'WebhookResponseStep',
+    description: "Answers the hook's caller; sent when the run completes, or at once with auto commit.",
+  });
+export const scenarioStepSchema = z
+  .discriminatedUnion('kind', [setVariableStep, createRecordStep, webhookResponseStep])
+  .meta({ id: 'ScenarioStep' });
+export type ScenarioStep = z.infer<typeof scenarioStepSchema>;
+
+export const scheduleSchema = z
+  .discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('instant') }),
+    z.strictObject({
+      kind: z.literal('interval'),
+      minutes: z.number().int().min(1).max(44_640).meta({ description: 'Minutes between runs.' }),
+    }),
+  ])
+  .meta({
+    id: 'ScenarioSchedule',
+    description: 'Instant: each request runs at once. Interval: queued requests run on schedule.',
+  });
+export type Schedule = z.infer<typeof scheduleSchema>;
+
+export const scenarioSettingsShape = {
+  name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+  webhookId: entityIdSchema
+    .nullable()
+    .meta({ description: 'The webhook that triggers it (one scenario each).' }),
+  schedule: scheduleSchema,
+  sequential: z.boolean().meta({ description: 'Run one request at a time, in arrival order.' }),
+  autoCommit: z
+    .boolean()
+    .meta({ description: 'Send a Webhook response when its step runs, not at the end.' }),
+  steps: z.array(scenarioStepSchema).max(100, 'at most 100 steps'),
+};
+export const scenarioSettingsSchema = z.object(scenarioSettingsShape);
+export type ScenarioSettings = z.infer<typeof scenarioSettingsSchema>;
+
+/** A file that came with a request: its bytes are in the blob store. */
+export const hookFileSchema = z.object({
+  field: z.string(),
+  name: z.string(),
+  mime: z.string(),
+  size: z.number().int().nonnegative(),
+  blobKey: z.string(),
+});
+export type StoredHookFile = z.infer<typeof hookFileSchema>;
+
+/** An incoming request as the logs show it. */
+export const hookRequestSchema = z.object({
+  method: z.string(),
+  url: z.string(),
+  headers: z.array(z.object({ name: z.string(), value: z.string() })),
+  query: z.record(z.string(), z.union([z.string(), z.array(z.string())])),
+  /** The body as text (JSON, form or plain text); multipart bodies show their fields instead. */
+  body: z.string().nullable(),
+  contentType: z.string().nullable(),
+  bytes: z.number().int().nonnegative(),
+  ip: z.string(),
+  files: z.array(hookFileSchema),
+});
+export type HookRequestRecord = z.infer<typeof hookRequestSchema>;
+
+export const hookResponseSchema = z.object({
+  status: z.number().int(),
+  headers: z.array(z.object({ name: z.string(), value: z.string() })),
+  /** Text as sent; JSON bodies as their text. */
+  body: z.string(),
+});
+export type HookResponse = z.infer<typeof hookResponseSchema>;

@@ -1,0 +1,79 @@
+import type { WebhookRequestReceivedData } from '../contracts/events/integrator';
+import type { Logger } from '../infra/logging';
+import type { ConsumedMessage, Consumer, Stream } from '../infra/stream/port';
+import type { ScenarioRunner } from './runner';
+
+export interface IntegratorOptions {
+  readonly stream: Stream;
+  readonly runner: ScenarioRunner;
+  readonly logger: Logger;
+  readonly topic: string;
+  readonly group: string;
+  /** Runs at once in this process (requests of a sequential scenario still run one after another). */
+  readonly concurrency: number;
+}
+
+interface RelayedEvent {
+  readonly id: string;
+  readonly streamId: string;
+  readonly data: unknown;
+  readonly metadata: { readonly tenant: string };
+}
+
+/**
+ * The integrator: a consumer group on the events topic. Each request a hook accepted to run at once becomes a
+ * scenario run; the stream keeps a sequential scenario's requests under one key, so they run in arrival order,
+ * and the others run side by side. A run's effects are recorded in its own stream, so a request delivered
+ * again (after a crash, a rebalance, a second integrator) is not run twice.
+ */
+export class Integrator {
+  private consumer: Consumer | undefined;
+  private lastPosition = 0n;
+  private runs = 0;
+
+  constructor(private readonly options: IntegratorOptions) {}
+
+  async start(): Promise<void> {
+    const { stream, topic, group, concurrency } = this.options;
+    this.consumer = await stream.consume({
+      topic,
+      group,
+      concurrency,
+      handle: (message) => this.handle(message),
+    });
+  }
+
+  /** The position of the newest event this integrator has seen (for its lag on `/metrics`). */
+  get position(): bigint {
+    return this.lastPosition;
+  }
+
+  get runsStarted(): number {
+    return this.runs;
+  }
+
+  private async handle(message: ConsumedMessage): Promise<void> {
+    if (message.headers?.type !== 'WebhookRequestReceived') return this.seen(message);
+    const event = JSON.parse(message.value) as RelayedEvent;
+    const data = event.data as WebhookRequestReceivedData;
+    if (!data.queued) {
+      this.runs += 1;
+      const result = await this.options.runner.run(
+        { tenant: event.metadata.tenant, eventId: event.id, data },
+        'instant',
+      );
+      this.options.logger.debug({ runId: event.id, result }, 'scenario run');
+    }
+    this.seen(message);
+  }
+
+  private seen(message: ConsumedMessage): void {
+    const at = message.headers?.position;
+    if (at !== undefined && /^\d{1,20}$/.test(at) && BigInt(at) > this.lastPosition)
+      this.lastPosition = BigInt(at);
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer?.stop();
+  }
+}

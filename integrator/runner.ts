@@ -1,0 +1,260 @@
+import { createRecordBody } from '../contracts/api/records';
+import type { Actor } from '../contracts/events/envelope';
+import type { WebhookRequestReceivedData } from '../contracts/events/integrator';
+import { PlatformError } from '../contracts/errors';
+import type { HookResponse, ScenarioStep } from '../contracts/integrator';
+import { evaluateMapped, MappingError } from '../contracts/mapping';
+import { streamName } from '../contracts/streams';
+import { issuesOf } from '../contracts/validation';
+import { recordDecider } from '../command-api/domain/record';
+import { scenarioDecider, type ScenarioState } from '../command-api/domain/scenario';
+import { scenarioRunDecider, type ScenarioRunCommand } from '../command-api/domain/scenario-run';
+import type { CommandContext, CommandHandler } from '../command-api/kit/handler';
+import type { IdAllocator } from '../command-api/kit/id-allocator';
+import { requestHash, type IdempotencyKeys } from '../command-api/kit/idempotency';
+import { recordResource } from '../command-api/routes/records';
+import type { BlobStore } from '../infra/blob-store/port';
+import type { Logger } from '../infra/logging';
+
+export interface RunnerDeps {
+  readonly handler: CommandHandler;
+  readonly ids: IdAllocator;
+  readonly idempotency: IdempotencyKeys;
+  readonly blobs: BlobStore;
+  readonly logger: Logger;
+  readonly now: () => Date;
+}
+
+/** An accepted request as the integrator gets it from the stream. */
+export interface ReceivedRequest {
+  readonly tenant: string;
+  /** The request event's id: the run's id, so a redelivered request never runs twice. */
+  readonly eventId: string;
+  readonly data: WebhookRequestReceivedData;
+}
+
+export type RunResult = 'succeeded' | 'failed' | 'skipped';
+
+/** A step that cannot go on: the run fails with this message (not retried, unlike infrastructure errors). */
+class StepFailure extends Error {}
+
+/**
+ * Runs a scenario for one request, step by step, recording each step in the run's stream: a run that was
+ * interrupted (a crash, a rebalance) continues after its last recorded step with the same variables, and a
+ * step that changes records does so under a command id of the run and step, so it happens once.
+ */
+export class ScenarioRunner {
+  private readonly records: ReturnType<typeof recordResource>;
+
+  constructor(private readonly deps: RunnerDeps) {
+    this.records = recordResource(deps.handler);
+  }
+
+  async run(request: ReceivedRequest, trigger: 'instant' | 'scheduled'): Promise<RunResult> {
+    const { tenant, data } = request;
+    if (data.scenarioId === null) return 'skipped';
+    const runId = request.eventId;
+    const runStream = streamName('scenarioRun', tenant, runId);
+    const context = (step: string): CommandContext => ({
+      tenant,
+      actor: this.actorOf(data.scenarioId!),
+      commandId: `${runId}:${step}`,
+      correlationId: runId,
+      causationId: runId,
+    });
+    const apply = (command: ScenarioRunCommand, step: string) =>
+      this.deps.handler.handle(runStream, scenarioRunDecider, command, context(step));
+
+    let run = (await this.deps.handler.load(runStream, scenarioRunDecider)).state;
+    if (run.status === 'succeeded' || run.status === 'failed') return 'skipped';
+    const scenario = (
+      await this.deps.handler.load(streamName('scenario', tenant, data.scenarioId), scenarioDecider)
+    ).state;
+    if (run.status === 'none')
+      run = (
+        await apply(
+          {
+            kind: 'StartRun',
+            runId,
+            scenarioId: data.scenarioId,
+            webhookId: data.webhookId,
+            requestId: data.requestId,
+            trigger,
+            now: this.deps.now(),
+          },
+          'start',
+        )
+      ).state;
+    const fail = async (step: number | null, message: string): Promise<RunResult> => {
+      await apply({ kind: 'Fail', runId, step, message, now: this.deps.now() }, 'end');
+      return 'failed';
+    };
+    if (scenario.status === 'none' || scenario.status === 'deleted')
+      return fail(null, `scenario ${data.scenarioId} no longer exists`);
+
+    const bundle = await this.bundleOf(data);
+    const vars: Record<string, unknown> = {};
+    let pending: HookResponse | null = null;
+    const steps = scenario.settings.steps;
+    // Variables and a response held for the end, as the steps already done left them.
+    run.outputs.forEach((output, index) => {
+      const step = steps[index];
+      if (step?.kind === 'setVariable') vars[step.name] = output;
+      if (step?.kind === 'webhookResponse' && !scenario.settings.autoCommit) pending = output as HookResponse;
+    });
+    for (let index = run.outputs.length; index < steps.length; index++) {
+      const step = steps[index]!;
+      let output: unknown;
+      try {
+        output = await this.execute(step, { tenant, runId, index, bundle, vars, scenario });
+      } catch (error) {
+        if (error instanceof StepFailure || error instanceof MappingError)
+          return fail(index, `step ${index + 1} (${step.kind}): ${error.message}`);
+        if (error instanceof PlatformError && error.status < 500)
+          return fail(index, `step ${index + 1} (${step.kind}): ${error.message}`);
+        throw error;
+      }
+      await apply({ kind: 'CompleteStep', runId, index, stepKind: step.kind, output }, `step:${index}`);
+      if (step.kind === 'webhookResponse') {
+        const response = output as HookResponse;
+        if (scenario.settings.autoCommit)
+          await apply({ kind: 'Respond', runId, requestId: data.requestId, response }, 'respond');
+        else pending = response;
+      }
+    }
+    if (pending !== null && !run.responded)
+      await apply({ kind: 'Respond', runId, requestId: data.requestId, response: pending }, 'respond');
+    await apply({ kind: 'Succeed', runId, now: this.deps.now() }, 'end');
+    return 'succeeded';
+  }
+
+  private actorOf(scenarioId: number): Actor {
+    return { userId: null, credentialId: `scenario:${scenarioId}` };
+  }
+
+  /** The bundle, from the event or from the blob a large request was kept in. */
+  private async bundleOf(data: WebhookRequestReceivedData): Promise<unknown> {
+    if (data.payloadBlobKey === undefined) return data.bundle ?? {};
+    const content = await this.deps.blobs.get(data.payloadBlobKey);
+    if (!content) throw new StepFailure('the request payload is no longer stored');
+    const chunks: Buffer[] = [];
+    for await (const chunk of content) chunks.push(chunk as Buffer);
+    return (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { bundle: unknown }).bundle;
+  }
+
+  private async execute(
+    step: ScenarioStep,
+    at: {
+      tenant: string;
+      runId: string;
+      index: number;
+      bundle: unknown;
+      vars: Record<string, unknown>;
+      scenario: ScenarioState;
+    },
+  ): Promise<unknown> {
+    const bindings = { vars: at.vars, runId: at.runId };
+    const evaluate = (value: Parameters<typeof evaluateMapped>[0]) =>
+      evaluateMapped(value, at.bundle, bindings);
+    switch (step.kind) {
+      case 'setVariable': {
+        const value = await evaluate(step.value);
+        at.vars[step.name] = value;
+        return value;
+      }
+      case 'createRecord':
+        return this.createRecord(at.tenant, at.runId, at.index, at.scenario.scenarioId, {
+          moduleId: step.moduleId,
+          ...(step.name !== undefined && { name: await evaluate(step.name) }),
+          ...(step.fields !== undefined && {
+            fields: Object.fromEntries(
+              await Promise.all(
+                Object.entries(step.fields).map(async ([fieldId, value]) => [fieldId, await evaluate(value)]),
+              ),
+            ),
+          }),
+        });
+      case 'webhookResponse':
+        return this.response(
+          await evaluate(step.status),
+          await evaluate(step.body),
+          await Promise.all(
+            (step.headers ?? []).map(async (header) => ({
+              name: header.name,
+              value: await evaluate(header.value),
+            })),
+          ),
+        );
+    }
+  }
+
+  private async createRecord(
+    tenant: string,
+    runId: string,
+    index: number,
+    scenarioId: number,
+    mapped: Record<string, unknown>,
+  ): Promise<{ recordId: number }> {
+    const parsed = createRecordBody.safeParse(mapped);
+    if (!parsed.success)
+      throw new StepFailure(
+        `the mapped record is not valid: ${issuesOf(parsed.error)
+          .map((issue) => `${issue.path}: ${issue.message}`)
+          .join('; ')}`,
+      );
+    const body = parsed.data;
+    const commandFor = await this.records.prepareCreate(body, tenant);
+    const identity = await this.deps.idempotency.identify(
+      tenant,
+      `scenario:${scenarioId}`,
+      `run:${runId}:${index}`,
+      () => requestHash('POST', '/record', body),
+      () => this.deps.ids.next(tenant, 'record'),
+    );
+    const recordId = identity.entityId!;
+    await this.deps.handler.handle(
+      streamName('record', tenant, recordId),
+      recordDecider,
+      commandFor(recordId),
+      {
+        tenant,
+        actor: this.actorOf(scenarioId),
+        commandId: identity.commandId,
+        correlationId: runId,
+        causationId: runId,
+      },
+      identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
+    );
+    return { recordId };
+  }
+
+  private response(
+    status: unknown,
+    body: unknown,
+    headers: Array<{ name: string; value: unknown }>,
+  ): HookResponse {
+    if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 499)
+      throw new StepFailure(`the response status must be 2xx, 3xx or 4xx, got ${JSON.stringify(status)}`);
+    const texts = headers.map((header) => ({
+      name: header.name,
+      value: typeof header.value === 'string' ? header.value : JSON.stringify(header.value),
+    }));
+    if (texts.some((header) => /[\r\n]/.test(header.value)))
+      throw new StepFailure('a response header value must not contain line breaks');
+    if (status >= 300 && status < 400 && !texts.some((header) => header.name.toLowerCase() === 'location'))
+      throw new StepFailure(`a ${status} response needs a Location header`);
+    const isText = typeof body === 'string';
+    if (
+      !isText &&
+      body !== undefined &&
+      body !== null &&
+      !texts.some((h) => h.name.toLowerCase() === 'content-type')
+    )
+      texts.push({ name: 'Content-Type', value: 'application/json; charset=utf-8' });
+    return {
+      status,
+      headers: texts,
+      body: isText ? body : body === undefined || body === null ? '' : JSON.stringify(body),
+    };
+  }
+}

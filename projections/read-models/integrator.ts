@@ -1,0 +1,229 @@
+import type { WebhookRequestReceivedData } from '../../contracts/events/integrator';
+import { HOOK_ACCEPTED } from '../../contracts/integrator';
+import { documentId, READ_MODELS } from '../../contracts/read-models';
+import type { ReadModelChange } from '../../contracts/read-model-changes';
+import type { Projection } from '../projection';
+import { entityProjection, setAllBut } from './entity';
+
+/** Webhooks as their settings and state stand; whether the clock deactivated one the reader works out. */
+export const webhooksProjection = entityProjection({
+  name: 'webhooks',
+  category: 'webhook',
+  collection: READ_MODELS.webhooks,
+  indexes: [{ name: 'tenant_webhookId', paths: ['tenant', 'webhookId'] }],
+  idKey: 'webhookId',
+  created: 'WebhookCreated',
+  initial: { status: 'enabled', scenarioId: null, redetermining: false, determinedStructure: null },
+  derived: (data) => ({ unboundSince: data.createdAt }),
+  omit: ['createdAt'],
+  deleted: 'WebhookDeleted',
+  patches: {
+    WebhookUpdated: setAllBut('webhookId'),
+    WebhookEnabled: (data) => ({ set: { status: 'enabled', unboundSince: data.unboundSince } }),
+    WebhookDisabled: () => ({ set: { status: 'disabled' } }),
+    WebhookBound: (data) => ({ set: { scenarioId: data.scenarioId, unboundSince: null } }),
+    WebhookUnbound: (data) => ({ set: { scenarioId: null, unboundSince: data.at } }),
+    WebhookDeactivated: () => ({ set: { status: 'deactivated' } }),
+    WebhookStructureRedetermining: () => ({ set: { redetermining: true } }),
+    WebhookStructureDetermined: (data) => ({
+      set: { redetermining: false, determinedStructure: data.structure },
+    }),
+  },
+});
+
+export const scenariosProjection = entityProjection({
+  name: 'scenarios',
+  category: 'scenario',
+  collection: READ_MODELS.scenarios,
+  indexes: [
+    { name: 'tenant_scenarioId', paths: ['tenant', 'scenarioId'] },
+    { name: 'tenant_webhookId', paths: ['tenant', 'webhookId'] },
+  ],
+  idKey: 'scenarioId',
+  created: 'ScenarioCreated',
+  initial: { deactivatedBecause: null },
+  derived: (data) => ({ status: data.active === true ? 'active' : 'inactive' }),
+  omit: ['active'],
+  deleted: 'ScenarioDeleted',
+  patches: {
+    ScenarioUpdated: setAllBut('scenarioId'),
+    ScenarioActivated: () => ({ set: { status: 'active', deactivatedBecause: null } }),
+    ScenarioDeactivated: (data) => ({ set: { status: 'inactive', deactivatedBecause: data.reason } }),
+  },
+});
+
+/** The requests waiting in each hook's queue, in arrival order (`arrival`: the event's position). */
+export const hookQueueProjection: Projection = {
+  name: 'hook-queue',
+  categories: ['hookQueue'],
+  collections: {
+    [READ_MODELS.hookQueue]: [{ name: 'tenant_webhook_arrival', paths: ['tenant', 'webhookId', 'arrival'] }],
+  },
+  project(event, collection): ReadModelChange[] {
+    const target = collection(READ_MODELS.hookQueue);
+    const tenant = event.metadata.tenant;
+    const position = event.position;
+    if (event.type === 'WebhookRequestReceived') {
+      const data = event.data as WebhookRequestReceivedData;
+      return [
+        {
+          op: 'upsert',
+          collection: target,
+          position,
+          doc: {
+            id: documentId(tenant, data.requestId),
+            tenant,
+            requestId: data.requestId,
+            webhookId: data.webhookId,
+            receivedAt: data.receivedAt,
+            method: data.method,
+            bytes: data.bytes,
+            arrival: Number(position),
+          },
+        },
+      ];
+    }
+    if (event.type === 'WebhookQueueItemsRemoved') {
+      const { requestIds } = event.data as { requestIds: string[] };
+      return requestIds.map((requestId) => ({
+        op: 'delete',
+        collection: target,
+        position,
+        id: documentId(tenant, requestId),
+      }));
+    }
+    return [];
+  },
+};
+
+type RunEventData = Record<string, unknown> & { runId: string };
+
+/**
+ * One entry per request a hook accepted: what came in, what was answered, how its run went. Runs of queued
+ * requests fill in their entry when they happen.
+ */
+export const hookLogsProjection: Projection = {
+  name: 'hook-logs',
+  categories: ['hookRequest', 'hookQueue', 'scenarioRun'],
+  collections: {
+    [READ_MODELS.hookLogs]: [{ name: 'tenant_webhook_loggedAt', paths: ['tenant', 'webhookId', 'loggedAt'] }],
+  },
+  project(event, collection): ReadModelChange[] {
+    const target = collection(READ_MODELS.hookLogs);
+    const tenant = event.metadata.tenant;
+    const position = event.position;
+    if (event.type === 'WebhookRequestReceived') {
+      const data = event.data as WebhookRequestReceivedData;
+      const answered = !data.awaitsResponse;
+      return [
+        {
+          op: 'upsert',
+          collection: target,
+          position,
+          doc: {
+            id: documentId(tenant, data.requestId),
+            tenant,
+            requestId: data.requestId,
+            webhookId: data.webhookId,
+            status: 'success',
+            loggedAt: data.receivedAt,
+            size: data.bytes,
+            method: data.method,
+            queued: data.queued,
+            awaitsResponse: data.awaitsResponse,
+            runId: data.queued ? null : data.requestId,
+            responseStatus: answered ? 200 : null,
+            response: answered ? { status: 200, headers: [], body: HOOK_ACCEPTED } : null,
+            error: null,
+            ...(data.request !== undefined && { request: data.request }),
+            ...(data.bundle !== undefined && { bundle: data.bundle }),
+            ...(data.payloadBlobKey !== undefined && { payloadBlobKey: data.payloadBlobKey }),
+          },
+        },
+      ];
+    }
+    const data = event.data as RunEventData;
+    const id = documentId(tenant, String(data.requestId ?? data.runId));
+    const patch = (set: Record<string, unknown>): ReadModelChange[] => [
+      { op: 'patch', collection: target, id, set, position },
+    ];
+    switch (event.type) {
+      case 'ScenarioRunStarted':
+        return patch({ runId: data.runId });
+      case 'WebhookResponseReady': {
+        const response = data.response as { status: number };
+        return patch({ response, responseStatus: response.status });
+      }
+      case 'ScenarioRunFailed':
+        return patch({ status: 'error', error: data.message });
+      default:
+        return [];
+    }
+  },
+};
+
+/** Runs of scenarios: their trigger, status, steps (`steps.<index>`) and outcome. */
+export const scenarioRunsProjection: Projection = {
+  name: 'scenario-runs',
+  categories: ['scenarioRun'],
+  collections: {
+    [READ_MODELS.scenarioRuns]: [
+      { name: 'tenant_scenario_startedAt', paths: ['tenant', 'scenarioId', 'startedAt'] },
+    ],
+  },
+  project(event, collection): ReadModelChange[] {
+    const target = collection(READ_MODELS.scenarioRuns);
+    const tenant = event.metadata.tenant;
+    const position = event.position;
+    const data = event.data as RunEventData;
+    const id = documentId(tenant, data.runId);
+    const patch = (set: Record<string, unknown>, inc?: Record<string, number>): ReadModelChange[] => [
+      { op: 'patch', collection: target, id, set, ...(inc && { inc }), position },
+    ];
+    switch (event.type) {
+      case 'ScenarioRunStarted':
+        return [
+          {
+            op: 'upsert',
+            collection: target,
+            position,
+            doc: {
+              id,
+              tenant,
+              runId: data.runId,
+              scenarioId: data.scenarioId,
+              webhookId: data.webhookId,
+              requestId: data.requestId,
+              trigger: data.trigger,
+              status: 'running',
+              startedAt: data.startedAt,
+              finishedAt: null,
+              operations: 0,
+              error: null,
+              failedStep: null,
+              responseStatus: null,
+              steps: {},
+            },
+          },
+        ];
+      case 'ScenarioStepCompleted':
+        return patch(
+          { [`steps.${String(data.index)}`]: { kind: data.kind, output: data.output } },
+          { operations: 1 },
+        );
+      case 'WebhookResponseReady':
+        return patch({ responseStatus: (data.response as { status: number }).status });
+      case 'ScenarioRunSucceeded':
+        return patch({ status: 'succeeded', finishedAt: data.finishedAt });
+      case 'ScenarioRunFailed':
+        return patch({
+          status: 'failed',
+          finishedAt: data.finishedAt,
+          error: data.message,
+          failedStep: data.step,
+        });
+      default:
+        return [];
+    }
+  },
+};

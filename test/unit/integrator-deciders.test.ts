@@ -1,0 +1,327 @@
+import { hookQueueDecider } from '../../command-api/domain/hook-queue';
+import { hookRequestDecider, hookRequestStream } from '../../command-api/domain/hook-request';
+import { scenarioDecider } from '../../command-api/domain/scenario';
+import { scenarioRunDecider } from '../../command-api/domain/scenario-run';
+import { effectiveStatus, webhookDecider, webhookKeyDecider } from '../../command-api/domain/webhook';
+import type {
+  HookQueueEvent,
+  ScenarioEvent,
+  ScenarioRunEvent,
+  WebhookEvent,
+  WebhookRequestReceivedData,
+} from '../../contracts/events/integrator';
+import { DEFAULT_WEBHOOK_SETTINGS, HOOK_QUEUE_FULL, type ScenarioSettings } from '../../contracts/integrator';
+import { partitionKeyOf } from '../../contracts/streams';
+import { deciderSpec } from '../support/given-when-then';
+
+const KEY = 'A'.repeat(16) + 'b'.repeat(16);
+const UDID = '0b7c1f5e-1d2a-4c3b-9e8f-1234567890ab';
+const CREATED_AT = '2026-11-01T00:00:00.000Z';
+const settings = { ...DEFAULT_WEBHOOK_SETTINGS, name: 'Orders' };
+const hours = (n: number) => new Date(Date.parse(CREATED_AT) + n * 3_600_000);
+
+describe('webhook decider', () => {
+  const spec = deciderSpec(webhookDecider);
+  const created: WebhookEvent = {
+    type: 'WebhookCreated',
+    data: { webhookId: 4, key: KEY, udid: UDID, ...settings, createdAt: CREATED_AT },
+  };
+  const bound: WebhookEvent = { type: 'WebhookBound', data: { webhookId: 4, scenarioId: 9 } };
+
+  test('a new hook is enabled and counts its unbound time from its creation', () => {
+    const state = spec
+      .given([])
+      .when({
+        kind: 'CreateWebhook',
+        webhookId: 4,
+        key: KEY,
+        udid: UDID,
+        settings,
+        now: new Date(CREATED_AT),
+      })
+      .then([created]);
+    expect(state).toMatchObject({ status: 'enabled', scenarioId: null, unboundSince: CREATED_AT });
+  });
+
+  test('a hook serves one scenario: binding another is refused, binding the same again changes nothing', () => {
+    spec.given([created, bound]).when({ kind: 'BindScenario', scenarioId: 10 }).thenThrows('conflict');
+    spec.given([created, bound]).when({ kind: 'BindScenario', scenarioId: 9 }).thenNothingHappens();
+    const state = spec.given([created]).when({ kind: 'BindScenario', scenarioId: 9 }).then([bound]);
+    expect(state.unboundSince).toBeNull();
+  });
+
+  test('unbinding starts the 120 hours again; unbinding another scenario changes nothing', () => {
+    const at = hours(10).toISOString();
+    spec
+      .given([created, bound])
+      .when({ kind: 'UnbindScenario', scenarioId: 9, now: hours(10) })
+      .then([{ type: 'WebhookUnbound', data: { webhookId: 4, scenarioId: 9, at } }]);
+    spec
+      .given([created, bound])
+      .when({ kind: 'UnbindScenario', scenarioId: 3, now: hours(10) })
+      .thenNothingHappens();
+  });
+
+  test('deactivated after more than 120 hours without a scenario, not a moment before', () => {
+    spec
+      .given([created])
+      .when({ kind: 'DeactivateIfUnbound', now: hours(120) })
+      .thenNothingHappens();
+    const state = spec
+      .given([created])
+      .when({ kind: 'DeactivateIfUnbound', now: new Date(hours(120).getTime() + 1) })
+      .then([
+        {
+          type: 'WebhookDeactivated',
+          data: { webhookId: 4, reason: 'no scenario for more than 120 hours', unboundSince: CREATED_AT },
+        },
+      ]);
+    expect(state.status).toBe('deactivated');
+    spec
+      .given([created, bound])
+      .when({ kind: 'DeactivateIfUnbound', now: hours(500) })
+      .thenNothingHappens();
+  });
+
+  test('the clock deactivates a hook for the receiver even before the command ran', () => {
+    const state = webhookDecider.evolve(webhookDecider.initialState, created);
+    expect(effectiveStatus(state, hours(119))).toBe('enabled');
+    expect(effectiveStatus(state, hours(121))).toBe('deactivated');
+    const withScenario = webhookDecider.evolve(state, bound);
+    expect(effectiveStatus(withScenario, hours(1000))).toBe('enabled');
+  });
+
+  test('enabling a deactivated hook gives it another 120 hours', () => {
+    const deactivated: WebhookEvent = {
+      type: 'WebhookDeactivated',
+      data: { webhookId: 4, reason: 'no scenario for more than 120 hours', unboundSince: CREATED_AT },
+    };
+    const at = hours(200).toISOString();
+    const state = spec
+      .given([created, deactivated])
+      .when({ kind: 'EnableWebhook', now: hours(200) })
+      .then([{ type: 'WebhookEnabled', data: { webhookId: 4, at, unboundSince: at } }]);
+    expect(effectiveStatus(state, hours(300))).toBe('enabled');
+    spec.given([created, deactivated]).when({ kind: 'DisableWebhook' }).thenThrows('conflict');
+  });
+
+  test('updates only what changed; a deleted or unknown hook is a 404; a bound hook cannot be deleted', () => {
+    spec
+      .given([created])
+      .when({ kind: 'UpdateWebhook', settings: { name: 'Orders', maxResults: 5 } })
+      .then([{ type: 'WebhookUpdated', data: { webhookId: 4, maxResults: 5 } }]);
+    spec
+      .given([created])
+      .when({ kind: 'UpdateWebhook', settings: { name: 'Orders' } })
+      .thenNothingHappens();
+    spec.given([]).when({ kind: 'DisableWebhook' }).thenThrows('not_found');
+    spec.given([created, bound]).when({ kind: 'DeleteWebhook' }).thenThrows('conflict');
+    spec
+      .given([created, { type: 'WebhookDeleted', data: { webhookId: 4 } }])
+      .when({ kind: 'Redetermine' })
+      .thenThrows('not_found');
+  });
+
+  test('re-determine waits for the next request, whose shape is then stored', () => {
+    const structure = { fields: [{ name: 'order', type: 'text' as const }] };
+    const state = spec
+      .given([created, { type: 'WebhookStructureRedetermining', data: { webhookId: 4 } }])
+      .when({ kind: 'RecordStructure', structure, requestId: 'r1' })
+      .then([{ type: 'WebhookStructureDetermined', data: { webhookId: 4, structure, requestId: 'r1' } }]);
+    expect(state).toMatchObject({ redetermining: false, determinedStructure: structure });
+  });
+});
+
+describe('webhook key decider', () => {
+  const spec = deciderSpec(webhookKeyDecider);
+  const assigned = { type: 'WebhookKeyAssigned' as const, data: { key: KEY, tenant: 'acme', webhookId: 4 } };
+  test('an address names one hook of one tenant, for good', () => {
+    spec.given([]).when({ kind: 'AssignKey', key: KEY, tenant: 'acme', webhookId: 4 }).then([assigned]);
+    spec
+      .given([assigned])
+      .when({ kind: 'AssignKey', key: KEY, tenant: 'acme', webhookId: 4 })
+      .thenNothingHappens();
+    spec
+      .given([assigned])
+      .when({ kind: 'AssignKey', key: KEY, tenant: 'other', webhookId: 4 })
+      .thenThrows('conflict');
+  });
+});
+
+function request(requestId: string): WebhookRequestReceivedData {
+  return {
+    webhookId: 4,
+    requestId,
+    scenarioId: 9,
+    receivedAt: CREATED_AT,
+    method: 'POST',
+    bytes: 2,
+    queued: true,
+    awaitsResponse: false,
+    bundle: {},
+    payloadBytes: 12,
+  };
+}
+
+describe('hook queue decider', () => {
+  const spec = deciderSpec(hookQueueDecider);
+  const queued = (requestId: string): HookQueueEvent => ({
+    type: 'WebhookRequestReceived',
+    data: request(requestId),
+  });
+
+  test('a request is queued while there is room; a full queue refuses it and stays as it is', () => {
+    const state = spec
+      .given([queued('a')])
+      .when({ kind: 'Enqueue', request: request('b'), capacity: 2 })
+      .then([queued('b')]);
+    expect(state.requestIds).toEqual(['a', 'b']);
+    const refusal = spec
+      .given([queued('a'), queued('b')])
+      .when({ kind: 'Enqueue', request: request('c'), capacity: 2 })
+      .thenThrows('bad_request');
+    expect(refusal.message).toBe(HOOK_QUEUE_FULL);
+  });
+
+  test('removes the items that are there, in one event; none there changes nothing', () => {
+    const state = spec
+      .given([queued('a'), queued('b'), queued('c')])
+      .when({ kind: 'RemoveItems', webhookId: 4, requestIds: ['b', 'x'], reason: 'deleted' })
+      .then([
+        { type: 'WebhookQueueItemsRemoved', data: { webhookId: 4, requestIds: ['b'], reason: 'deleted' } },
+      ]);
+    expect(state.requestIds).toEqual(['a', 'c']);
+    spec
+      .given([queued('a')])
+      .when({ kind: 'RemoveItems', webhookId: 4, requestIds: ['x'], reason: 'processed' })
+      .thenNothingHappens();
+  });
+});
+
+describe('hook request decider and streams', () => {
+  test('a request that runs at once is appended once', () => {
+    const spec = deciderSpec(hookRequestDecider);
+    const data = { ...request('a'), queued: false };
+    spec
+      .given([])
+      .when({ kind: 'ReceiveRequest', request: data })
+      .then([{ type: 'WebhookRequestReceived', data }]);
+    spec
+      .given([{ type: 'WebhookRequestReceived', data }])
+      .when({ kind: 'ReceiveRequest', request: data })
+      .thenNothingHappens();
+  });
+
+  test("a sequential scenario's requests share one relay key; the others each have their own", () => {
+    const first = hookRequestStream('acme', 4, 'r1', true);
+    const second = hookRequestStream('acme', 4, 'r2', true);
+    expect(first).not.toBe(second);
+    expect(partitionKeyOf(first)).toBe(partitionKeyOf(second));
+    const parallel = [hookRequestStream('acme', 4, 'r1', false), hookRequestStream('acme', 4, 'r2', false)];
+    expect(partitionKeyOf(parallel[0]!)).not.toBe(partitionKeyOf(parallel[1]!));
+    expect(partitionKeyOf(parallel[0]!)).toBe(parallel[0]);
+  });
+});
+
+describe('scenario decider', () => {
+  const spec = deciderSpec(scenarioDecider);
+  const scenarioSettings: ScenarioSettings = {
+    name: 'Orders',
+    webhookId: 4,
+    schedule: { kind: 'instant' },
+    sequential: false,
+    autoCommit: false,
+    steps: [{ kind: 'setVariable', name: 'total', value: { expr: 'amount * 2' } }],
+  };
+  const created: ScenarioEvent = {
+    type: 'ScenarioCreated',
+    data: { scenarioId: 9, active: true, ...scenarioSettings },
+  };
+
+  test('created active or inactive; deactivation keeps its reason until activated', () => {
+    expect(
+      spec
+        .given([])
+        .when({ kind: 'CreateScenario', scenarioId: 9, active: true, settings: scenarioSettings })
+        .then([created]),
+    ).toMatchObject({ status: 'active' });
+    const state = spec
+      .given([created])
+      .when({ kind: 'DeactivateScenario', reason: 'failed 3 times' })
+      .then([{ type: 'ScenarioDeactivated', data: { scenarioId: 9, reason: 'failed 3 times' } }]);
+    expect(state.deactivatedBecause).toBe('failed 3 times');
+    spec.given([created]).when({ kind: 'ActivateScenario' }).thenNothingHappens();
+    spec.given([]).when({ kind: 'ActivateScenario' }).thenThrows('not_found');
+  });
+});
+
+describe('scenario run decider', () => {
+  const spec = deciderSpec(scenarioRunDecider);
+  const now = new Date(CREATED_AT);
+  const started: ScenarioRunEvent = {
+    type: 'ScenarioRunStarted',
+    data: {
+      runId: 'r1',
+      scenarioId: 9,
+      webhookId: 4,
+      requestId: 'r1',
+      trigger: 'instant',
+      startedAt: CREATED_AT,
+    },
+  };
+  const step0: ScenarioRunEvent = {
+    type: 'ScenarioStepCompleted',
+    data: { runId: 'r1', index: 0, kind: 'setVariable', output: 2 },
+  };
+  const succeeded: ScenarioRunEvent = {
+    type: 'ScenarioRunSucceeded',
+    data: { runId: 'r1', finishedAt: CREATED_AT, operations: 1 },
+  };
+  const start = {
+    kind: 'StartRun' as const,
+    runId: 'r1',
+    scenarioId: 9,
+    webhookId: 4,
+    requestId: 'r1',
+    trigger: 'instant' as const,
+    now,
+  };
+
+  test('a run starts once, whatever delivers its request again', () => {
+    spec.given([]).when(start).then([started]);
+    spec.given([started]).when(start).thenNothingHappens();
+  });
+
+  test('steps complete in order, a repeated step changes nothing, a skipped one is refused', () => {
+    spec
+      .given([started])
+      .when({ kind: 'CompleteStep', runId: 'r1', index: 0, stepKind: 'setVariable', output: 2 })
+      .then([step0]);
+    spec
+      .given([started, step0])
+      .when({ kind: 'CompleteStep', runId: 'r1', index: 0, stepKind: 'setVariable', output: 2 })
+      .thenNothingHappens();
+    spec
+      .given([started])
+      .when({ kind: 'CompleteStep', runId: 'r1', index: 1, stepKind: 'setVariable', output: 2 })
+      .thenThrows('conflict');
+  });
+
+  test('one response per run; a finished run takes nothing more', () => {
+    const response = { status: 201, headers: [], body: 'made' };
+    const ready: ScenarioRunEvent = {
+      type: 'WebhookResponseReady',
+      data: { runId: 'r1', requestId: 'r1', response },
+    };
+    spec.given([started]).when({ kind: 'Respond', runId: 'r1', requestId: 'r1', response }).then([ready]);
+    spec
+      .given([started, ready])
+      .when({ kind: 'Respond', runId: 'r1', requestId: 'r1', response })
+      .thenNothingHappens();
+    spec
+      .given([started, step0, succeeded])
+      .when({ kind: 'Fail', runId: 'r1', step: 0, message: 'x', now })
+      .thenNothingHappens();
+    spec.given([started, step0]).when({ kind: 'Succeed', runId: 'r1', now }).then([succeeded]);
+  });
+});
