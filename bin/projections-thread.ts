@@ -39,7 +39,9 @@ async function main(): Promise<void> {
       },
     });
     await host.start();
-    const relay = withRelay ? await startRelay(config, adapters, logger) : undefined;
+    const relay = withRelay
+      ? await startRelay(config, adapters, logger, (topic) => post({ kind: 'published', topic }))
+      : undefined;
     port.on('message', (message: ToProjectionsThread) => {
       if (message.kind === 'appended') adapters.wakeEvents();
       if (message.kind === 'stop') {

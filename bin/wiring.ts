@@ -24,7 +24,7 @@ import { ReadModels } from '../infra/read-store/read-models';
 import { createSqliteReadStore } from '../infra/read-store/sqlite';
 import { pooledReadStore, SqliteReadPool, type ReadThreadData } from '../infra/read-store/sqlite-read-pool';
 import { startTypeScriptWorker } from '../projections/worker';
-import { createInProcessStream } from '../infra/stream/in-process';
+import { createInProcessStream, type InProcessStreamHandle } from '../infra/stream/in-process';
 import type { Stream } from '../infra/stream/port';
 import { ProjectionHost, type Projections } from '../projections/host';
 import { ThreadedProjections } from '../projections/threaded-host';
@@ -108,6 +108,8 @@ export interface Adapters {
   readonly stream: () => Promise<Stream>;
   /** Tells the event store that another thread appended (embedded store only; EventStoreDB pushes). */
   readonly wakeEvents: () => void;
+  /** Tells the stream's consumers that another thread published to `topic` (embedded stream only). */
+  readonly wakeStream: (topic: string) => void;
   close(): Promise<void>;
 }
 
@@ -137,12 +139,14 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
         })
       : createLocalBlobStore(join(dataDir, 'blobs'));
   let stream: Stream | undefined;
+  let embeddedStream: InProcessStreamHandle | undefined;
   const streamLogger = logger.child({ component: 'stream' });
   return {
     events,
     readStore,
     blobs,
     wakeEvents: () => sqliteEvents?.notifyExternalAppend(),
+    wakeStream: (topic) => embeddedStream?.notifyExternalPublish(topic),
     stream: async () =>
       (stream ??=
         config.STREAM === 'kafka'
@@ -151,7 +155,10 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
               clientId: 'records-platform',
               logger: streamLogger,
             })
-          : createInProcessStream({ path: embeddedFile(config, 'stream'), logger: streamLogger })),
+          : (embeddedStream = createInProcessStream({
+              path: embeddedFile(config, 'stream'),
+              logger: streamLogger,
+            }))),
     async close() {
       await stream?.close();
       await blobs.close();
@@ -241,6 +248,7 @@ export async function buildServices(
           PROJECTIONS_THREAD_ENTRY,
           { config, relay: selection.relay && config.RELAY } satisfies ProjectionsThreadData,
           (projection, lagMs) => metrics.observeVisibleLag(projection, lagMs),
+          (topic) => adapters.wakeStream(topic),
         )
       : undefined;
   const host: Projections | undefined =
@@ -569,13 +577,19 @@ async function startIntegrator(
   return { integrator, scheduler };
 }
 
-export async function startRelay(config: Config, adapters: Adapters, logger: Logger): Promise<Relay> {
+export async function startRelay(
+  config: Config,
+  adapters: Adapters,
+  logger: Logger,
+  onPublished?: (topic: string) => void,
+): Promise<Relay> {
   const relay = new Relay(
     {
       events: adapters.events,
       readStore: adapters.readStore,
       stream: await adapters.stream(),
       logger: logger.child({ component: 'relay' }),
+      ...(onPublished && { onPublished }),
     },
     config.EVENTS_TOPIC,
   );

@@ -39,7 +39,14 @@ export class Relay {
   private checkpointWrittenAt = 0;
 
   constructor(
-    private readonly deps: { events: EventStore; readStore: ReadStore; stream: Stream; logger: Logger },
+    private readonly deps: {
+      events: EventStore;
+      readStore: ReadStore;
+      stream: Stream;
+      logger: Logger;
+      /** Told after each publish (a thread of the process wakes the stream's consumers in another). */
+      onPublished?: (topic: string) => void;
+    },
     private readonly topic: string,
   ) {}
 
@@ -90,7 +97,10 @@ export class Relay {
         },
         flush: async (position) => {
           const published = batch.length > 0;
-          if (published) await this.deps.stream.publish(this.topic, batch);
+          if (published) {
+            await this.deps.stream.publish(this.topic, batch);
+            this.deps.onPublished?.(this.topic);
+          }
           batch = [];
           // After a publish the checkpoint is written at once; over internal events only, at most once a second.
           if (published || Date.now() - this.checkpointWrittenAt >= 1000) {

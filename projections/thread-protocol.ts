@@ -14,6 +14,8 @@ export type FromProjectionsThread =
       readonly visible: ReadonlyArray<readonly [string, number]>;
     }
   | { readonly kind: 'failed'; readonly message: string }
+  /** The relay published to `topic` (the embedded stream's consumers of the main thread look at once). */
+  | { readonly kind: 'published'; readonly topic: string }
   | { readonly kind: 'stopped' };
 
 /** Messages between a rebuild and one of its decoder threads (`ThreadedWindowDecoder`). */

@@ -34,6 +34,7 @@ export class ThreadedProjections implements Projections {
     private readonly entry: string,
     private readonly workerData: unknown,
     private readonly onVisible: (projection: string, lagMs: number) => void = () => undefined,
+    private readonly onPublished: (topic: string) => void = () => undefined,
   ) {}
 
   start(): Promise<void> {
@@ -55,6 +56,7 @@ export class ThreadedProjections implements Projections {
         if (message.kind === 'started' || message.kind === 'progress') this.update(message.statuses);
         if (message.kind === 'progress')
           for (const [projection, lagMs] of message.visible) this.onVisible(projection, lagMs);
+        if (message.kind === 'published') this.onPublished(message.topic);
       });
     });
   }

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { openSqliteFile } from '../sqlite-file';
 import { defaultRetryBackoff, retryDelayMs, type RetryBackoff } from './backoff';
 import { silentStreamLogger, type StreamLogger } from './logger';
+import { KeyedWindow } from './keyed-window';
 import type { ConsumedMessage, ConsumeOptions, Consumer, Stream, StreamMessage } from './port';
 
 export interface InProcessStreamOptions {
@@ -65,11 +66,17 @@ interface MessageRow {
  * would get every message past the committed offset (duplicates, never losses, as commits only move
  * forward), so run a group in one process.
  */
-export function createInProcessStream(options: InProcessStreamOptions): Stream {
+export function createInProcessStream(options: InProcessStreamOptions): InProcessStreamHandle {
   return new InProcessStream(options);
 }
 
-class InProcessStream implements Stream {
+/** The embedded stream, which another thread of this process can wake after it published on the same file. */
+export interface InProcessStreamHandle extends Stream {
+  /** Messages were appended to `topic` by another stream on the same file: its consumers look at once. */
+  notifyExternalPublish(topic: string): void;
+}
+
+class InProcessStream implements InProcessStreamHandle {
   private readonly db: Database.Database;
   private readonly consumers = new Map<string, InProcessConsumer>();
   private closing: Promise<void> | undefined;
@@ -138,6 +145,10 @@ class InProcessStream implements Stream {
     }
   }
 
+  notifyExternalPublish(topic: string): void {
+    for (const consumer of this.consumers.values()) if (consumer.topic === topic) consumer.wake();
+  }
+
   async consume(options: ConsumeOptions): Promise<Consumer> {
     this.assertOpen();
     assertTopicName(options.topic);
@@ -158,6 +169,7 @@ class InProcessStream implements Stream {
         topic: options.topic,
         group: options.group,
         handle: options.handle,
+        concurrency: options.concurrency ?? 1,
         readPage: (from) => this.selectPage.all(options.topic, from),
         commit: (nextOffset) => {
           this.upsertCommitted.run(options.topic, options.group, nextOffset);
@@ -195,6 +207,7 @@ interface ConsumerDependencies {
   readonly topic: string;
   readonly group: string;
   readonly handle: ConsumeOptions['handle'];
+  readonly concurrency: number;
   readonly readPage: (fromOffset: number) => MessageRow[];
   readonly commit: (nextOffset: number) => void;
   readonly pollIntervalMs: number;
@@ -222,7 +235,7 @@ class InProcessConsumer implements Consumer {
   }
 
   start(): void {
-    this.running = this.run();
+    this.running = this.deps.concurrency > 1 ? this.runWindowed() : this.run();
   }
 
   /** A message was appended to this consumer's topic. */
@@ -271,6 +284,56 @@ class InProcessConsumer implements Consumer {
         this.nextOffset = row.message_offset + 1;
       }
     }
+  }
+
+  /**
+   * `concurrency` messages at once (see `KeyedWindow`): reads ahead a bounded page of messages, commits the
+   * contiguous prefix of handled ones as it grows.
+   */
+  private async runWindowed(): Promise<void> {
+    const readAhead = Math.max(256, 16 * this.deps.concurrency);
+    const commitHandled = (): void => {
+      const last = window.takeHandled();
+      if (last === undefined) return;
+      try {
+        this.deps.commit(last.message_offset + 1);
+      } catch (error) {
+        this.deps.logger.error(
+          { topic: this.topic, group: this.deps.group, offset: last.message_offset, err: error },
+          'stream: could not commit an offset',
+        );
+      }
+    };
+    const window = new KeyedWindow<MessageRow>(
+      this.deps.concurrency,
+      (row) => this.deliver(row),
+      commitHandled,
+    );
+    let storageFailures = 0;
+    while (!this.stopping) {
+      await window.whenBelow(readAhead);
+      if (this.stopping) break;
+      let page: MessageRow[];
+      try {
+        page = this.deps.readPage(this.nextOffset);
+        storageFailures = 0;
+      } catch (error) {
+        storageFailures += 1;
+        await this.waitAfterStorageError(error, storageFailures);
+        continue;
+      }
+      if (page.length === 0) {
+        await this.sleep(this.deps.pollIntervalMs, true);
+        continue;
+      }
+      for (const row of page) {
+        if (this.stopping || window.size >= readAhead) break;
+        window.add(row, row.message_key);
+        this.nextOffset = row.message_offset + 1;
+      }
+    }
+    await window.idle();
+    commitHandled();
   }
 
   /** Hands the message over until its handler resolves; false when the consumer stopped first. */

@@ -11,6 +11,7 @@ import {
   type Producer,
 } from 'kafkajs';
 import { defaultRetryBackoff, retryDelayMs, type RetryBackoff } from './backoff';
+import { KeyedWindow } from './keyed-window';
 import { silentStreamLogger, type StreamLogger } from './logger';
 import type { ConsumedMessage, ConsumeOptions, Consumer, Stream, StreamMessage } from './port';
 
@@ -304,7 +305,11 @@ class KafkaStreamConsumer implements Consumer {
     await this.consumer.run({
       autoCommit: true,
       eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: this.settings.concurrentPartitions,
+      // With concurrency, a partition's batch waits for its slowest key: the other partitions must not wait too.
+      partitionsConsumedConcurrently: Math.max(
+        this.settings.concurrentPartitions,
+        this.options.concurrency ?? 1,
+      ),
       eachBatch: (payload) => this.handleBatch(payload),
     });
     await positioned;
@@ -323,6 +328,8 @@ class KafkaStreamConsumer implements Consumer {
     pause,
   }: EachBatchPayload): Promise<void> {
     const { topic, partition } = batch;
+    if ((this.options.concurrency ?? 1) > 1)
+      return this.handleBatchWindowed({ batch, resolveOffset, heartbeat, isRunning, isStale });
     for (const message of batch.messages) {
       if (!isRunning() || isStale()) return;
       try {
@@ -335,6 +342,69 @@ class KafkaStreamConsumer implements Consumer {
       resolveOffset(message.offset);
       await heartbeat();
     }
+  }
+
+  /**
+   * A batch handled `concurrency` messages at once (see `KeyedWindow`). A failing message is retried in place
+   * after its back-off (its key's later messages wait, the other keys go on); offsets are resolved through the
+   * contiguous prefix of handled messages. On a rebalance or a stop, no new message starts, the running ones
+   * finish, and the unresolved rest is fetched again by whoever owns the partition next.
+   */
+  private async handleBatchWindowed({
+    batch,
+    resolveOffset,
+    heartbeat,
+    isRunning,
+    isStale,
+  }: Pick<
+    EachBatchPayload,
+    'batch' | 'resolveOffset' | 'heartbeat' | 'isRunning' | 'isStale'
+  >): Promise<void> {
+    const { topic, partition } = batch;
+    const active = (): boolean => isRunning() && !isStale();
+    const deliver = async (message: KafkaMessage): Promise<boolean> => {
+      for (let failures = 1; active(); failures += 1) {
+        try {
+          await this.options.handle(toConsumedMessage(topic, partition, message));
+          return true;
+        } catch (error) {
+          const retryInMs = retryDelayMs(failures, this.settings.retryBackoff);
+          this.settings.logger.warn(
+            {
+              topic,
+              group: this.options.group,
+              partition,
+              offset: message.offset,
+              failures,
+              retryInMs,
+              err: error,
+            },
+            'stream: handler failed; the message will be delivered again',
+          );
+          const until = Date.now() + retryInMs;
+          while (active() && Date.now() < until) {
+            await new Promise((resolve) => setTimeout(resolve, Math.min(1000, until - Date.now())));
+            await heartbeat().catch(() => undefined);
+          }
+        }
+      }
+      return false;
+    };
+    const window = new KeyedWindow<KafkaMessage>(this.options.concurrency ?? 1, deliver, () => {
+      const last = window.takeHandled();
+      if (last !== undefined) resolveOffset(last.offset);
+    });
+    for (const message of batch.messages) {
+      if (!active()) break;
+      window.add(message, message.key?.toString('utf8') ?? '');
+    }
+    const beat = setInterval(() => void heartbeat().catch(() => undefined), 1000);
+    try {
+      await window.idle();
+    } finally {
+      clearInterval(beat);
+    }
+    await heartbeat().catch(() => undefined);
   }
 
   /** The next fetch of the partition starts at the failed message again, once the back-off is over. */
