@@ -9,7 +9,7 @@ import { issuesOf } from '../contracts/validation';
 import { recordDecider } from '../command-api/domain/record';
 import { scenarioDecider, type ScenarioState } from '../command-api/domain/scenario';
 import { scenarioRunDecider, type ScenarioRunCommand } from '../command-api/domain/scenario-run';
-import type { CommandContext, CommandHandler } from '../command-api/kit/handler';
+import type { CommandHandler } from '../command-api/kit/handler';
 import type { IdAllocator } from '../command-api/kit/id-allocator';
 import { requestHash, type IdempotencyKeys } from '../command-api/kit/idempotency';
 import { recordResource } from '../command-api/routes/records';
@@ -55,40 +55,51 @@ export class ScenarioRunner {
     if (data.scenarioId === null) return 'skipped';
     const runId = request.eventId;
     const runStream = streamName('scenarioRun', tenant, runId);
-    const context = (step: string): CommandContext => ({
-      tenant,
-      actor: this.actorOf(data.scenarioId!),
-      commandId: `${runId}:${step}`,
-      correlationId: runId,
-      causationId: runId,
-    });
-    const apply = (command: ScenarioRunCommand, step: string) =>
-      this.deps.handler.handle(runStream, scenarioRunDecider, command, context(step));
-
-    let run = (await this.deps.handler.load(runStream, scenarioRunDecider)).state;
+    const loaded = await this.deps.handler.load(runStream, scenarioRunDecider);
+    const run = loaded.state;
     if (run.status === 'succeeded' || run.status === 'failed') return 'skipped';
+    // What the run did, written at once when it ends (or when a response must go out before the end): fewer
+    // writes per run. Each write is named by the stream position it starts at, so an integrator that does the
+    // same write again (a redelivery racing the first) is recognised as a repeat.
+    let nextRevision = loaded.revision === undefined ? 0n : loaded.revision + 1n;
+    let recorded: ScenarioRunCommand[] = [];
+    const record = (command: ScenarioRunCommand): void => void recorded.push(command);
+    const flush = async (): Promise<void> => {
+      if (recorded.length === 0) return;
+      const commands = recorded;
+      recorded = [];
+      const result = await this.deps.handler.handle(
+        runStream,
+        scenarioRunDecider,
+        { kind: 'Batch', commands },
+        {
+          tenant,
+          actor: this.actorOf(data.scenarioId!),
+          commandId: `${runId}:at:${nextRevision}`,
+          correlationId: runId,
+          causationId: runId,
+        },
+      );
+      if (result.revision !== undefined) nextRevision = result.revision + 1n;
+    };
+    if (run.status === 'none')
+      record({
+        kind: 'StartRun',
+        runId,
+        scenarioId: data.scenarioId,
+        webhookId: data.webhookId,
+        requestId: data.requestId,
+        trigger,
+        now: this.deps.now(),
+      });
+    const fail = async (step: number | null, message: string): Promise<RunResult> => {
+      record({ kind: 'Fail', runId, step, message, now: this.deps.now() });
+      await flush();
+      return 'failed';
+    };
     const scenario = (
       await this.deps.handler.load(streamName('scenario', tenant, data.scenarioId), scenarioDecider)
     ).state;
-    if (run.status === 'none')
-      run = (
-        await apply(
-          {
-            kind: 'StartRun',
-            runId,
-            scenarioId: data.scenarioId,
-            webhookId: data.webhookId,
-            requestId: data.requestId,
-            trigger,
-            now: this.deps.now(),
-          },
-          'start',
-        )
-      ).state;
-    const fail = async (step: number | null, message: string): Promise<RunResult> => {
-      await apply({ kind: 'Fail', runId, step, message, now: this.deps.now() }, 'end');
-      return 'failed';
-    };
     if (scenario.status === 'none' || scenario.status === 'deleted')
       return fail(null, `scenario ${data.scenarioId} no longer exists`);
 
@@ -114,17 +125,19 @@ export class ScenarioRunner {
           return fail(index, `step ${index + 1} (${step.kind}): ${error.message}`);
         throw error;
       }
-      await apply({ kind: 'CompleteStep', runId, index, stepKind: step.kind, output }, `step:${index}`);
+      record({ kind: 'CompleteStep', runId, index, stepKind: step.kind, output });
       if (step.kind === 'webhookResponse') {
         const response = output as HookResponse;
-        if (scenario.settings.autoCommit)
-          await apply({ kind: 'Respond', runId, requestId: data.requestId, response }, 'respond');
-        else pending = response;
+        if (scenario.settings.autoCommit) {
+          record({ kind: 'Respond', runId, requestId: data.requestId, response });
+          await flush();
+        } else pending = response;
       }
     }
     if (pending !== null && !run.responded)
-      await apply({ kind: 'Respond', runId, requestId: data.requestId, response: pending }, 'respond');
-    await apply({ kind: 'Succeed', runId, now: this.deps.now() }, 'end');
+      record({ kind: 'Respond', runId, requestId: data.requestId, response: pending });
+    record({ kind: 'Succeed', runId, now: this.deps.now() });
+    await flush();
     return 'succeeded';
   }
 

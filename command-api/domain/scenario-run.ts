@@ -1,6 +1,7 @@
 import { PlatformError } from '../../contracts/errors';
 import type { ScenarioRunEvent } from '../../contracts/events/integrator';
 import type { HookResponse } from '../../contracts/integrator';
+import type { z } from 'zod';
 import type { Decider } from '../kit/decider';
 
 /**
@@ -44,14 +45,26 @@ export type ScenarioRunCommand =
       readonly step: number | null;
       readonly message: string;
       readonly now: Date;
-    };
+    }
+  /** Several of the above in order, appended at once (a run records what it did in one write). */
+  | { readonly kind: 'Batch'; readonly commands: readonly ScenarioRunCommand[] };
 
-type Json = import('zod').z.core.util.JSONType;
+type Json = z.core.util.JSONType;
 
 export const scenarioRunDecider: Decider<ScenarioRunState, ScenarioRunCommand, ScenarioRunEvent> = {
   initialState: { status: 'none', outputs: [], responded: false },
 
   decide(command, state) {
+    if (command.kind === 'Batch') {
+      const events: ScenarioRunEvent[] = [];
+      let current = state;
+      for (const part of command.commands) {
+        const decided = scenarioRunDecider.decide(part, current);
+        current = decided.reduce(scenarioRunDecider.evolve, current);
+        events.push(...decided);
+      }
+      return events;
+    }
     if (command.kind === 'StartRun') {
       if (state.status !== 'none') return [];
       return [

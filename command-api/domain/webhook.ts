@@ -168,6 +168,8 @@ export const webhookDecider: Decider<WebhookState, WebhookCommand, WebhookEvent>
       case 'Redetermine':
         return state.redetermining ? [] : [{ type: 'WebhookStructureRedetermining', data: { webhookId } }];
       case 'RecordStructure':
+        // Stored once after creation, and once after each Re-determine: not on every request.
+        if (!state.redetermining && state.determinedStructure !== null) return [];
         return [
           {
             type: 'WebhookStructureDetermined',

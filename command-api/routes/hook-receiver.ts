@@ -49,6 +49,7 @@ export interface HookReceiverDeps {
 /** Requests and bundles bigger than this go to the blob store; the event keeps their key. */
 const INLINE_PAYLOAD_BYTES = 256 * 1024;
 const LIMITS = { maxBytes: HOOK_MAX_BODY_BYTES, maxFiles: 20, maxFields: 1000 };
+const MAX_CACHED_ADDRESSES = 100_000;
 
 /** A refusal of the receiver: the spec's answers are short texts. */
 class HookAnswer extends Error {
@@ -96,16 +97,28 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
   const allowlists = new WeakMap<object, IpAllowlist>();
   const validators = new WeakMap<DataStructure, ReturnType<typeof validatorOf>>();
   const timeoutMs = deps.responseTimeoutMs ?? HOOK_RESPONSE_TIMEOUT_MS;
+  /** Hooks whose structure this process is storing: the requests meanwhile leave it to that one. */
+  const determining = new Set<string>();
 
+  /** Addresses never change hands once assigned: each is read from its claim stream once. */
+  const addresses = new Map<string, { tenant: string; webhookId: number }>();
   async function hookOf(key: string): Promise<{ tenant: string; state: WebhookState }> {
-    const claim = await deps.handler.load(streamName('hookKey', deps.operatorTenant, key), webhookKeyDecider);
-    if (claim.state.tenant === null) throw new HookAnswer(404, 'No hook has this id.');
-    const tenant = claim.state.tenant;
+    let address = addresses.get(key);
+    if (!address) {
+      const claim = await deps.handler.load(
+        streamName('hookKey', deps.operatorTenant, key),
+        webhookKeyDecider,
+      );
+      if (claim.state.tenant === null) throw new HookAnswer(404, 'No hook has this id.');
+      address = { tenant: claim.state.tenant, webhookId: claim.state.webhookId };
+      if (addresses.size >= MAX_CACHED_ADDRESSES) addresses.delete(addresses.keys().next().value!);
+      addresses.set(key, address);
+    }
     const hook = await deps.handler.load(
-      streamName('webhook', tenant, claim.state.webhookId),
+      streamName('webhook', address.tenant, address.webhookId),
       webhookDecider,
     );
-    return { tenant, state: hook.state };
+    return { tenant: address.tenant, state: hook.state };
   }
 
   function allowlistOf(state: WebhookState): IpAllowlist {
@@ -286,6 +299,9 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
 
   /** Re-determine: the shape of this request is kept with the hook (after the answer; for mapping only). */
   function recordStructure(tenant: string, webhookId: number, bundle: unknown, requestId: string): void {
+    const hook = `${tenant}.${webhookId}`;
+    if (determining.has(hook)) return;
+    determining.add(hook);
     deps.handler
       .handle(
         streamName('webhook', tenant, webhookId),
@@ -295,7 +311,8 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
       )
       .catch((error: unknown) =>
         deps.logger.warn({ err: error, webhookId }, 'storing the determined data structure failed'),
-      );
+      )
+      .finally(() => determining.delete(hook));
   }
 
   const handle = async (req: Request, res: Response): Promise<void> => {

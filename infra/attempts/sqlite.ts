@@ -1,5 +1,13 @@
 import { openSqliteFile } from '../sqlite-file';
-import { assertAttempt, type AttemptLog } from './port';
+import { assertAttempt, type AddedAttempt, type AttemptLog } from './port';
+
+interface PendingAdd {
+  readonly key: string;
+  readonly at: number;
+  readonly expiresAt: number;
+  resolve(added: AddedAttempt): void;
+  reject(error: unknown): void;
+}
 
 export interface SqliteAttemptLogOptions {
   /** Database file; its folder is created when missing. `:memory:` for a throw-away log. */
@@ -32,16 +40,34 @@ export function createSqliteAttemptLog(options: SqliteAttemptLogOptions): Attemp
   const clear = db.prepare('DELETE FROM attempts WHERE key = ?');
   const remove = db.prepare('DELETE FROM attempts WHERE key = ? AND seq = ?');
   const sweep = db.prepare('DELETE FROM attempts WHERE expires_at <= ?');
-  const add = db.transaction((key: string, at: number, expiresAt: number) => {
+  const addOne = (key: string, at: number, expiresAt: number) => {
     dropExpired.run(key, at);
     const { lastInsertRowid } = insert.run(key, at, expiresAt);
     return { id: String(lastInsertRowid), times: select.all(key, at) };
-  });
+  };
+  const addAll = db.transaction((adds: readonly PendingAdd[]) =>
+    adds.map((pending) => addOne(pending.key, pending.at, pending.expiresAt)),
+  );
+  // Adds of one turn of the event loop share one transaction: a commit per add was most of their cost (a
+  // webhook receiver adds one per request). Each still sees every add before it, in order.
+  let pending: PendingAdd[] = [];
+  const flush = (): void => {
+    const adds = pending;
+    pending = [];
+    try {
+      addAll.immediate(adds).forEach((added, index) => adds[index]!.resolve(added));
+    } catch (error) {
+      for (const add of adds) add.reject(error);
+    }
+  };
 
   return {
     async add(key, at, expiresAt) {
       assertAttempt(key, at, expiresAt);
-      return add.immediate(key, at, expiresAt);
+      return new Promise<AddedAttempt>((resolve, reject) => {
+        pending.push({ key, at, expiresAt, resolve, reject });
+        if (pending.length === 1) setImmediate(flush);
+      });
     },
     async list(key, now) {
       assertAttempt(key, now);

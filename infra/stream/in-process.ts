@@ -216,6 +216,9 @@ interface ConsumerDependencies {
   readonly onStopped: () => void;
 }
 
+/** How long a concurrent consumer lets handled messages gather before it commits them. */
+const COMMIT_EVERY_MS = 20;
+
 /** A pull loop: read a page from the next offset, hand over each message, commit it once handled. */
 class InProcessConsumer implements Consumer {
   readonly topic: string;
@@ -288,10 +291,18 @@ class InProcessConsumer implements Consumer {
 
   /**
    * `concurrency` messages at once (see `KeyedWindow`): reads ahead a bounded page of messages, commits the
-   * contiguous prefix of handled ones as it grows.
+   * contiguous prefix of handled ones as it grows, at most every `COMMIT_EVERY_MS` (a commit is a write, and
+   * most messages are handled in microseconds; a crash redelivers the few handled since, as at-least-once allows).
    */
   private async runWindowed(): Promise<void> {
     const readAhead = Math.max(256, 16 * this.deps.concurrency);
+    let commitTimer: NodeJS.Timeout | undefined;
+    const commitSoon = (): void => {
+      commitTimer ??= setTimeout(() => {
+        commitTimer = undefined;
+        commitHandled();
+      }, COMMIT_EVERY_MS);
+    };
     const commitHandled = (): void => {
       const last = window.takeHandled();
       if (last === undefined) return;
@@ -304,11 +315,7 @@ class InProcessConsumer implements Consumer {
         );
       }
     };
-    const window = new KeyedWindow<MessageRow>(
-      this.deps.concurrency,
-      (row) => this.deliver(row),
-      commitHandled,
-    );
+    const window = new KeyedWindow<MessageRow>(this.deps.concurrency, (row) => this.deliver(row), commitSoon);
     let storageFailures = 0;
     while (!this.stopping) {
       await window.whenBelow(readAhead);
@@ -333,6 +340,7 @@ class InProcessConsumer implements Consumer {
       }
     }
     await window.idle();
+    clearTimeout(commitTimer);
     commitHandled();
   }
 

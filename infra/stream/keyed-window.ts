@@ -1,11 +1,24 @@
+interface Entry<Item> {
+  readonly item: Item;
+  readonly key: string;
+  done: boolean;
+}
+
 /**
  * The messages of one partition in flight at once: up to `concurrency` handlers run; a message waits while an
  * earlier one of its key is unfinished (without taking a slot), so a key keeps its order and a slow key does
  * not hold the others. Offsets are committed only through the contiguous prefix of handled messages, so a
- * crash redelivers every unfinished one (at-least-once).
+ * crash redelivers every unfinished one (at-least-once). Every step is O(1) per message.
  */
 export class KeyedWindow<Item> {
-  private readonly entries: Array<{ item: Item; key: string; started: boolean; done: boolean }> = [];
+  /** Every item not yet taken by `takeHandled`, in arrival order. */
+  private readonly entries: Entry<Item>[] = [];
+  private taken = 0;
+  /** Per key, its unfinished items in order: the first runs or is ready, the others wait for it. */
+  private readonly byKey = new Map<string, Entry<Item>[]>();
+  /** Items whose key has nothing earlier unfinished, in the order they became ready. */
+  private readonly ready: Entry<Item>[] = [];
+  private readyHead = 0;
   private running = 0;
   private readonly waiters: Array<() => void> = [];
 
@@ -22,24 +35,36 @@ export class KeyedWindow<Item> {
 
   /** Items added and not yet taken by `takeHandled`. */
   get size(): number {
-    return this.entries.length;
+    return this.entries.length - this.taken;
   }
 
   add(item: Item, key: string): void {
-    this.entries.push({ item, key, started: false, done: false });
-    this.pump();
+    const entry: Entry<Item> = { item, key, done: false };
+    this.entries.push(entry);
+    const queue = this.byKey.get(key);
+    if (queue) queue.push(entry);
+    else {
+      this.byKey.set(key, [entry]);
+      this.ready.push(entry);
+    }
+    this.startReady();
   }
 
   /** Removes the contiguous prefix of handled items; the last of them (to commit after), if any. */
   takeHandled(): Item | undefined {
     let last: Item | undefined;
-    while (this.entries.length > 0 && this.entries[0]!.done) last = this.entries.shift()!.item;
+    while (this.taken < this.entries.length && this.entries[this.taken]!.done)
+      last = this.entries[this.taken++]!.item;
+    if (this.taken > 1024 && this.taken * 2 > this.entries.length) {
+      this.entries.splice(0, this.taken);
+      this.taken = 0;
+    }
     return last;
   }
 
   /** Resolves when fewer than `limit` items are held, or when nothing runs any more. */
   whenBelow(limit: number): Promise<void> {
-    if (this.entries.length < limit || this.running === 0) return Promise.resolve();
+    if (this.size < limit || this.running === 0) return Promise.resolve();
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
@@ -48,35 +73,31 @@ export class KeyedWindow<Item> {
     while (this.running > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
 
-  private pump(): void {
-    const blocked = new Set<string>();
-    for (const entry of this.entries) {
-      if (this.running >= this.concurrency) return;
-      if (entry.done) continue;
-      if (entry.started || blocked.has(entry.key)) {
-        blocked.add(entry.key);
-        continue;
+  private startReady(): void {
+    while (this.running < this.concurrency && this.readyHead < this.ready.length) {
+      const entry = this.ready[this.readyHead++]!;
+      if (this.readyHead > 1024 && this.readyHead * 2 > this.ready.length) {
+        this.ready.splice(0, this.readyHead);
+        this.readyHead = 0;
       }
-      blocked.add(entry.key);
-      this.start(entry);
+      this.running += 1;
+      this.handle(entry.item).then(
+        (handled) => this.settle(entry, handled),
+        () => this.settle(entry, false),
+      );
     }
   }
 
-  private start(entry: (typeof this.entries)[number]): void {
-    entry.started = true;
-    this.running += 1;
-    this.handle(entry.item).then(
-      (handled) => this.settle(entry, handled),
-      () => this.settle(entry, false),
-    );
-  }
-
-  private settle(entry: (typeof this.entries)[number], handled: boolean): void {
+  private settle(entry: Entry<Item>, handled: boolean): void {
     this.running -= 1;
     if (handled) {
       entry.done = true;
+      const queue = this.byKey.get(entry.key)!;
+      queue.shift();
+      if (queue.length > 0) this.ready.push(queue[0]!);
+      else this.byKey.delete(entry.key);
       this.onProgress();
-      this.pump();
+      this.startReady();
     }
     for (const wake of this.waiters.splice(0)) wake();
   }
