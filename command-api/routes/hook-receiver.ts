@@ -320,15 +320,10 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
       await receive(req, res);
     } catch (error) {
       if (res.headersSent) return;
-      if (error instanceof HookAnswer) {
-        // A body left unread would be read into the next request of the connection: close it after the answer.
-        if (!req.complete) res.setHeader('Connection', 'close');
-        return send(res, error.status, error.message, error.headers);
-      }
-      if (error instanceof PlatformError && error.status < 500) {
-        if (!req.complete) res.setHeader('Connection', 'close');
-        return send(res, error.status, error.message);
-      }
+      // No `Connection: close` on a refusal: a client still sending would see a reset instead of the answer.
+      // Node discards what is left of the body (bounded by the server's request timeout).
+      if (error instanceof HookAnswer) return send(res, error.status, error.message, error.headers);
+      if (error instanceof PlatformError && error.status < 500) return send(res, error.status, error.message);
       deps.logger.error({ err: error, url: req.originalUrl }, 'webhook receiver failed');
       send(res, 500, 'Internal error.');
     }

@@ -1,16 +1,14 @@
 import busboy from 'busboy';
 import type { Request } from 'express';
+import { finished } from 'node:stream';
 import { PlatformError } from '../../contracts/errors';
 
-/**
- * The reader of an incoming webhook request: any method, a body in JSON, a form, multipart or plain text, read
- * with a byte limit counted as it streams (a declared length over the limit is refused before a byte is read).
- * Whatever the client does (a malformed form, a body that ends early, a connection that drops), the promise
- * settles once with the request or a `PlatformError` (400, 413 or 415), and no stream error goes unheard.
- */
 export interface HookRequestLimits {
+  /** Body bytes; 5_242_880 in production. */
   readonly maxBytes: number;
+  /** File parts of a multipart body. */
   readonly maxFiles: number;
+  /** Fields of a urlencoded body, non-file parts of a multipart body. */
   readonly maxFields: number;
 }
 
@@ -23,15 +21,17 @@ export interface HookFile {
 
 export interface HookRequest {
   readonly method: string;
+  /** From the URL query string; a repeated key gives an array. */
   readonly query: Record<string, string | string[]>;
-  /** JSON: any value; forms and multipart fields: their fields; plain text: the text; no body: undefined. */
+  /** JSON: any JSON value; urlencoded and multipart: the fields; text: the text; no body: undefined. */
   readonly body: unknown;
   readonly files: readonly HookFile[];
-  /** The body as text (JSON, forms, plain text), for JSON pass-through and the logs. */
+  /** The text of a JSON, urlencoded or text body; undefined for multipart and for no body. */
   readonly rawBody: string | undefined;
-  /** The media type, lower case, without parameters. */
+  /** The media type without parameters, lower case. */
   readonly contentType: string | null;
   readonly bytes: number;
+  /** From `req.rawHeaders`, names as received, in order. */
   readonly headers: ReadonlyArray<{ name: string; value: string }>;
 }
 
@@ -41,255 +41,350 @@ export interface BundleOptions {
   readonly jsonPassThrough: boolean;
 }
 
-const JSON_TYPES = new Set(['application/json']);
-const TEXT_CHARSETS = new Set(['utf-8', 'utf8', 'us-ascii']);
 const MAX_JSON_DEPTH = 64;
-const ACCEPTED = 'application/json, application/x-www-form-urlencoded, multipart/form-data or text/plain';
+const ACCEPTED =
+  'application/json (or application/*+json), application/x-www-form-urlencoded, multipart/form-data or text/plain';
+const UTF8_NAMES = new Set(['utf-8', 'utf8', 'us-ascii']);
 
-/** Sets an own property, whatever its name (`__proto__` included): never a prototype. */
+type Fields = Record<string, string | string[]>;
+
+interface Received {
+  readonly body: unknown;
+  readonly rawBody: string | undefined;
+  readonly files: readonly HookFile[];
+}
+
+const NO_BODY: Received = { body: undefined, rawBody: undefined, files: [] };
+
+/** How a body's end is reported: once, whichever comes first. */
+interface Settle {
+  done(received: Received): void;
+  fail(error: PlatformError): void;
+}
+
+interface BodySink {
+  write(chunk: Buffer): void;
+  end(): void;
+}
+
+/**
+ * Own data property even for `__proto__`: plain assignment would call the prototype setter instead.
+ * Bundles keep such keys as ordinary own keys (they are data the sender sent), never as prototypes.
+ */
 export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-/** Repeated keys become arrays; keys are own properties of a plain object. */
-function fieldsOf(pairs: Iterable<[string, string]>): Record<string, string | string[]> {
-  const fields: Record<string, string | string[]> = {};
-  for (const [key, value] of pairs) {
-    const earlier = Object.hasOwn(fields, key) ? fields[key] : undefined;
-    setOwn(
-      fields,
-      key,
-      earlier === undefined ? value : Array.isArray(earlier) ? [...earlier, value] : [earlier, value],
-    );
+/** Collects repeated keys into arrays; a Map, so no key can reach a prototype. */
+class FieldCollector {
+  private readonly values = new Map<string, string | string[]>();
+
+  add(key: string, value: string): void {
+    const present = this.values.get(key);
+    if (present === undefined) this.values.set(key, value);
+    else if (Array.isArray(present)) present.push(value);
+    else this.values.set(key, [present, value]);
   }
-  return fields;
+
+  toRecord(): Fields {
+    const record: Fields = {};
+    for (const [key, value] of this.values) setOwn(record, key, value);
+    return record;
+  }
 }
 
-function queryOf(url: string, maxFields: number): Record<string, string | string[]> {
-  const question = url.indexOf('?');
-  if (question < 0) return {};
-  const params = new URLSearchParams(url.slice(question + 1));
-  const pairs = [...params];
-  if (pairs.length > maxFields)
-    throw new PlatformError('bad_request', `the query string has more than ${maxFields} parameters`);
-  return fieldsOf(pairs);
+function fieldsOf(params: URLSearchParams): Fields {
+  const fields = new FieldCollector();
+  for (const [key, value] of params) fields.add(key, value);
+  return fields.toRecord();
 }
 
-function headersOf(raw: readonly string[]): Array<{ name: string; value: string }> {
+function queryOf(req: Request): Fields {
+  const url = req.originalUrl || req.url;
+  const start = url.indexOf('?');
+  return fieldsOf(new URLSearchParams(start < 0 ? '' : url.slice(start + 1)));
+}
+
+function headersOf(req: Request): Array<{ name: string; value: string }> {
   const headers: Array<{ name: string; value: string }> = [];
-  for (let index = 0; index + 1 < raw.length; index += 2)
-    headers.push({ name: raw[index]!.toLowerCase(), value: raw[index + 1]! });
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2)
+    headers.push({ name: req.rawHeaders[i], value: req.rawHeaders[i + 1] });
   return headers;
 }
 
-function mediaType(header: string | undefined): { type: string | null; charset: string | null } {
-  if (header === undefined || header.trim() === '') return { type: null, charset: null };
-  const [type = '', ...parameters] = header.split(';');
-  let charset: string | null = null;
-  for (const parameter of parameters) {
-    const equals = parameter.indexOf('=');
-    if (equals > 0 && parameter.slice(0, equals).trim().toLowerCase() === 'charset')
-      charset = parameter
-        .slice(equals + 1)
-        .trim()
-        .replace(/^"|"$/g, '')
-        .toLowerCase();
+interface ContentType {
+  readonly mediaType: string;
+  readonly charset: string | undefined;
+}
+
+function parseContentType(header: string | undefined): ContentType | null {
+  if (header === undefined || header.trim() === '') return null;
+  const [mediaType, ...params] = header.split(';');
+  let charset: string | undefined;
+  for (const param of params) {
+    const equals = param.indexOf('=');
+    if (equals < 0 || param.slice(0, equals).trim().toLowerCase() !== 'charset') continue;
+    const value = param.slice(equals + 1).trim();
+    charset = (value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value).toLowerCase();
   }
-  return { type: type.trim().toLowerCase(), charset };
+  return { mediaType: mediaType.trim().toLowerCase(), charset };
 }
 
-function tooLarge(maxBytes: number): PlatformError {
-  return new PlatformError('payload_too_large', `the body is over the limit of ${maxBytes} bytes`);
+function isJson(mediaType: string): boolean {
+  return (
+    mediaType === 'application/json' || (mediaType.startsWith('application/') && mediaType.endsWith('+json'))
+  );
 }
 
-function endedEarly(): PlatformError {
-  return new PlatformError('bad_request', 'the request body ended early');
-}
+const tooLarge = (maxBytes: number) =>
+  new PlatformError('payload_too_large', `the request body is larger than the limit of ${maxBytes} bytes`);
 
-/** The whole body, counted as it comes; stops reading at once past the limit. */
-function readBody(req: Request, maxBytes: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    let settled = false;
-    const settle = (error: PlatformError | null) => {
-      if (settled) return;
-      settled = true;
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('close', onClose);
-      if (error) {
-        // Stop taking the rest: the answer closes the connection.
-        req.pause();
-        reject(error);
-      } else resolve(Buffer.concat(chunks));
-    };
-    const onData = (chunk: Buffer) => {
-      bytes += chunk.length;
-      if (bytes > maxBytes) return settle(tooLarge(maxBytes));
-      chunks.push(chunk);
-    };
-    const onEnd = () => settle(null);
-    const onClose = () => settle(req.complete ? null : endedEarly());
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('close', onClose);
-    // An error after the settlement (a reset connection) must still have a listener.
-    req.on('error', () => settle(endedEarly()));
-  });
-}
-
-function depthOf(value: unknown): number {
-  let deepest = 0;
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop()!;
-    if (typeof current !== 'object' || current === null) continue;
-    if (depth > deepest) deepest = depth;
-    if (deepest > MAX_JSON_DEPTH) return deepest;
-    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+function decodeUtf8(bytes: Buffer): string {
+  try {
+    // Fatal: a body that is not UTF-8 is refused rather than silently altered; a leading BOM is dropped.
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new PlatformError('bad_request', 'the request body is not valid UTF-8');
   }
-  return deepest;
+}
+
+/** Counts containers iteratively and stops at the first one past the limit. */
+function deeperThan(value: unknown, limit: number): boolean {
+  const pending: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (typeof next.value !== 'object' || next.value === null) continue;
+    if (next.depth + 1 > limit) return true;
+    for (const child of Object.values(next.value)) pending.push({ value: child, depth: next.depth + 1 });
+  }
+  return false;
 }
 
 function parseJson(text: string): unknown {
-  if (text.trim() === '') return undefined;
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
     throw new PlatformError('malformed_json', `malformed JSON body: ${(error as Error).message}`);
   }
-  if (depthOf(value) > MAX_JSON_DEPTH)
-    throw new PlatformError('bad_request', `the JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  if (deeperThan(value, MAX_JSON_DEPTH))
+    throw new PlatformError('bad_request', `the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`);
   return value;
 }
 
-/** A multipart form: its fields and its files, each file in memory (the whole body is at most `maxBytes`). */
-function readMultipart(
-  req: Request,
-  limits: HookRequestLimits,
-): Promise<{ fields: Record<string, string | string[]>; files: HookFile[]; bytes: number }> {
-  return new Promise((resolve, reject) => {
-    let parser: busboy.Busboy;
-    try {
-      parser = busboy({
-        headers: req.headers,
-        limits: {
-          fileSize: limits.maxBytes,
-          fieldSize: limits.maxBytes,
-          files: limits.maxFiles,
-          fields: limits.maxFields,
-          parts: limits.maxFiles + limits.maxFields,
-        },
-      });
-    } catch (error) {
-      reject(new PlatformError('bad_request', `malformed multipart request: ${(error as Error).message}`));
-      req.resume();
-      return;
-    }
-    const fields: Array<[string, string]> = [];
-    const files: HookFile[] = [];
-    let bytes = 0;
-    let settled = false;
-    const fail = (error: PlatformError) => {
-      if (settled) return;
-      settled = true;
-      req.unpipe(parser);
-      req.pause();
-      reject(error);
+/** URLSearchParams skips empty `&`-separated sequences: so does this count, taken before parsing. */
+function countPairs(text: string): number {
+  let count = 0;
+  let start = 0;
+  while (start <= text.length) {
+    const end = text.indexOf('&', start);
+    const stop = end < 0 ? text.length : end;
+    if (stop > start) count++;
+    start = stop + 1;
+  }
+  return count;
+}
+
+/** JSON, urlencoded and text bodies: kept whole (at most maxBytes), parsed at the end. */
+function textSink(parse: (text: string) => unknown, settle: Settle): BodySink {
+  const chunks: Buffer[] = [];
+  return {
+    write: (chunk) => chunks.push(chunk),
+    end: () => {
+      try {
+        const text = decodeUtf8(Buffer.concat(chunks));
+        settle.done({ body: parse(text), rawBody: text, files: [] });
+      } catch (error) {
+        settle.fail(error as PlatformError);
+      }
+    },
+  };
+}
+
+// Too many fields or files is a 400 (the form breaks a rule of this endpoint), unlike too many bytes (413).
+function multipartSink(req: Request, limits: HookRequestLimits, settle: Settle): BodySink {
+  let parser: busboy.Busboy;
+  try {
+    parser = busboy({
+      headers: req.headers,
+      defParamCharset: 'utf8',
+      limits: {
+        fields: limits.maxFields,
+        files: limits.maxFiles,
+        // busboy's own defaults (1 MB values, 100-byte names) would truncate silently: the body's byte count
+        // bounds fields and files alike.
+        fieldSize: limits.maxBytes,
+        fieldNameSize: limits.maxBytes,
+      },
+    });
+  } catch (error) {
+    throw new PlatformError('bad_request', `malformed multipart request: ${(error as Error).message}`);
+  }
+  const fields = new FieldCollector();
+  const files: Array<{ field: string; name: string; mime: string; chunks: Buffer[] }> = [];
+  parser.on('field', (name, value) => fields.add(name ?? '', value));
+  parser.on('file', (name, stream, info) => {
+    const file = {
+      field: name ?? '',
+      name: info.filename ?? '',
+      mime: info.mimeType,
+      chunks: [] as Buffer[],
     };
-    req.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-      if (bytes > limits.maxBytes) fail(tooLarge(limits.maxBytes));
-    });
-    req.on('close', () => {
-      if (!req.complete) fail(endedEarly());
-    });
-    req.on('error', () => fail(endedEarly()));
-    parser.on('field', (name, value) => fields.push([name, value]));
-    parser.on('file', (field, stream, info) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('limit', () => fail(tooLarge(limits.maxBytes)));
-      stream.on('error', () =>
-        fail(new PlatformError('bad_request', 'the multipart form ended inside a file')),
-      );
-      stream.on('end', () =>
-        files.push({ field, name: info.filename ?? '', mime: info.mimeType, data: Buffer.concat(chunks) }),
-      );
-    });
-    parser.on('filesLimit', () =>
-      fail(new PlatformError('payload_too_large', `a request carries at most ${limits.maxFiles} files`)),
+    files.push(file);
+    // A form that ends inside this part fails the parser too: the parser's error is the one reported.
+    stream.on('error', () => undefined);
+    stream.on('data', (chunk: Buffer) => file.chunks.push(chunk));
+  });
+  parser.on('fieldsLimit', () =>
+    settle.fail(new PlatformError('bad_request', `the form has more than ${limits.maxFields} fields`)),
+  );
+  parser.on('filesLimit', () =>
+    settle.fail(new PlatformError('bad_request', `the form has more than ${limits.maxFiles} files`)),
+  );
+  parser.on('error', (error: Error) =>
+    settle.fail(new PlatformError('bad_request', `malformed multipart request: ${error.message}`)),
+  );
+  // 'finish' comes after every file stream has ended, so every file has all its bytes.
+  parser.on('finish', () =>
+    settle.done({
+      body: fields.toRecord(),
+      rawBody: undefined,
+      files: files.map(({ chunks, ...file }) => ({ ...file, data: Buffer.concat(chunks) })),
+    }),
+  );
+  return { write: (chunk) => parser.write(chunk), end: () => parser.end() };
+}
+
+/**
+ * Picks the reader for the body's type. Called before the first byte is read: when the body is declared
+ * non-empty, or when the first chunk of a chunked body arrives (an empty body is never refused for its type).
+ */
+function sinkFor(
+  req: Request,
+  type: ContentType | null,
+  limits: HookRequestLimits,
+  settle: Settle,
+): BodySink {
+  if (type === null)
+    throw new PlatformError('unsupported_media_type', `a request body needs a Content-Type: ${ACCEPTED}`);
+  if (type.charset !== undefined && !UTF8_NAMES.has(type.charset))
+    throw new PlatformError(
+      'unsupported_media_type',
+      `unsupported charset ${JSON.stringify(type.charset)}: request bodies are read as UTF-8`,
     );
-    parser.on('fieldsLimit', () =>
-      fail(new PlatformError('payload_too_large', `a request carries at most ${limits.maxFields} fields`)),
-    );
-    parser.on('partsLimit', () =>
-      fail(new PlatformError('payload_too_large', 'the multipart form has too many parts')),
-    );
-    parser.on('error', (error: Error) =>
-      fail(new PlatformError('bad_request', `malformed multipart request: ${error.message}`)),
-    );
-    parser.on('close', () => {
+  const { mediaType } = type;
+  if (isJson(mediaType)) return textSink(parseJson, settle);
+  if (mediaType === 'text/plain') return textSink((text) => text, settle);
+  if (mediaType === 'multipart/form-data') return multipartSink(req, limits, settle);
+  if (mediaType === 'application/x-www-form-urlencoded')
+    return textSink((text) => {
+      if (countPairs(text) > limits.maxFields)
+        throw new PlatformError('bad_request', `the form has more than ${limits.maxFields} fields`);
+      return fieldsOf(new URLSearchParams(text));
+    }, settle);
+  throw new PlatformError(
+    'unsupported_media_type',
+    `unsupported content type ${JSON.stringify(mediaType)}: ${ACCEPTED}`,
+  );
+}
+
+/**
+ * Streams the body into the sink `open` gives, counting bytes. Settles once: with the sink's result, or with
+ * the first failure (too many bytes, a sink's refusal, a client that hangs up before the body's end).
+ */
+function readBody(
+  req: Request,
+  maxBytes: number,
+  declared: number,
+  open: (settle: Settle) => BodySink,
+): Promise<{ received: Received; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    let bytes = 0;
+    let sink: BodySink | undefined;
+    // Parsing stops at once; what still arrives is discarded, not left unread: a socket closed with unread
+    // bytes is reset, and a reset can wipe the answer from the client's buffer before the client reads it.
+    const stop = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.resume();
+    };
+    const settle: Settle = {
+      done: (received) => {
+        if (settled) return;
+        settled = true;
+        stop();
+        resolve({ received, bytes });
+      },
+      fail: (error) => {
+        if (settled) return;
+        settled = true;
+        stop();
+        reject(error);
+      },
+    };
+    const onData = (chunk: Buffer) => {
       if (settled) return;
-      settled = true;
-      resolve({ fields: fieldsOf(fields), files, bytes });
+      bytes += chunk.length;
+      if (bytes > maxBytes) return settle.fail(tooLarge(maxBytes));
+      try {
+        sink ??= open(settle);
+      } catch (error) {
+        return settle.fail(error as PlatformError);
+      }
+      sink.write(chunk);
+    };
+    const onEnd = () => {
+      if (sink === undefined) settle.done(NO_BODY);
+      else sink.end();
+    };
+    if (declared > 0) {
+      try {
+        sink = open(settle);
+      } catch (error) {
+        // Refused from its headers: no byte read.
+        return reject(error);
+      }
+    }
+    // The request keeps a listener, so an error after settling (a client that hangs up later) is never unheard.
+    req.on('error', () => undefined);
+    finished(req, (error) => {
+      if (error) settle.fail(new PlatformError('bad_request', 'the request body ended early'));
     });
-    req.pipe(parser);
+    req.on('data', onData);
+    req.on('end', onEnd);
   });
 }
 
-function hasBody(req: Request): boolean {
-  const length = req.headers['content-length'];
-  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
-}
-
-/** Reads one webhook request (see the module comment). */
+/**
+ * Reads an incoming webhook request from a raw express request (no body parser before it).
+ * Refusals are PlatformErrors: 413 for a body over `maxBytes` (declared: before reading any byte; streamed:
+ * as soon as the count passes it), 415 for a missing or unsupported content type or charset of a non-empty
+ * body, 400 for malformed bodies, too many fields or files, and bodies that end early.
+ * After a refusal the rest of the body may still be on its way (`req.complete` is false): it is discarded as it
+ * arrives (Node does the same for a body never read), bounded by the server's request and keep-alive timeouts.
+ * Answer without `Connection: close`: closing makes a client that is still sending see a broken pipe or a
+ * reset instead of the answer.
+ */
 export async function readHookRequest(req: Request, limits: HookRequestLimits): Promise<HookRequest> {
-  const base = {
-    method: req.method,
-    query: queryOf(req.originalUrl, limits.maxFields),
-    headers: headersOf(req.rawHeaders),
-  };
-  const declared = Number(req.headers['content-length'] ?? 0);
+  const lengthHeader = req.headers['content-length'];
+  const declared = lengthHeader === undefined ? 0 : Number(lengthHeader);
   if (declared > limits.maxBytes) throw tooLarge(limits.maxBytes);
-  const { type, charset } = mediaType(req.headers['content-type']);
-  const none = { ...base, body: undefined, files: [], rawBody: undefined, contentType: type, bytes: 0 };
-  if (!hasBody(req)) return none;
-  if (type === null)
-    throw new PlatformError('unsupported_media_type', `a body needs a Content-Type: ${ACCEPTED}`);
-  if (charset !== null && !TEXT_CHARSETS.has(charset))
-    throw new PlatformError(
-      'unsupported_media_type',
-      `the charset ${JSON.stringify(charset)} is not read: send UTF-8`,
-    );
-  if (type === 'multipart/form-data') {
-    const form = await readMultipart(req, limits);
-    return {
-      ...base,
-      body: form.fields,
-      files: form.files,
-      rawBody: undefined,
-      contentType: type,
-      bytes: form.bytes,
-    };
-  }
-  const isJson = JSON_TYPES.has(type) || (type.startsWith('application/') && type.endsWith('+json'));
-  if (!isJson && type !== 'application/x-www-form-urlencoded' && type !== 'text/plain')
-    throw new PlatformError(
-      'unsupported_media_type',
-      `the Content-Type ${JSON.stringify(type)} is not read: send ${ACCEPTED}`,
-    );
-  const raw = await readBody(req, limits.maxBytes);
-  const text = raw.toString('utf8');
-  const read = { ...base, rawBody: text, contentType: type, bytes: raw.length, files: [] };
-  if (isJson) return { ...read, body: parseJson(text) };
-  if (type === 'text/plain') return { ...read, body: text };
-  const pairs = [...new URLSearchParams(text)];
-  if (pairs.length > limits.maxFields)
-    throw new PlatformError('payload_too_large', `a request carries at most ${limits.maxFields} fields`);
-  return { ...read, body: fieldsOf(pairs) };
+  const type = parseContentType(req.headers['content-type']);
+  // Node gives a request without Content-Length or Transfer-Encoding an empty body.
+  const hasBody = declared > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody && (req.destroyed || req.readableEnded))
+    throw new PlatformError('bad_request', 'the request body ended early');
+  const { received, bytes } = hasBody
+    ? await readBody(req, limits.maxBytes, declared, (settle) => sinkFor(req, type, limits, settle))
+    : { received: NO_BODY, bytes: 0 };
+  return {
+    method: req.method,
+    query: queryOf(req),
+    ...received,
+    contentType: type?.mediaType ?? null,
+    bytes,
+    headers: headersOf(req),
+  };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -297,24 +392,26 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Make's bundle: the body's fields (a body that is no object is `value`), the query string on top of them (it
- * wins on duplicate keys), and, when the options say so, `Headers` and `Method`. With JSON pass-through a JSON
- * body stays one text (`value`). Files are left to the caller.
+ * One bundle as Make builds it: the body's fields (an array, scalar or text body goes under `value`; with
+ * `jsonPassThrough` a JSON body goes under `value` as the text received), then the query string on top (the
+ * query wins on duplicate keys), then `Headers` (names lower-cased, in order) and `Method` when asked.
+ * Keys like `__proto__` stay own data keys of the bundle; they never set its prototype. Files are not added.
  */
 export function bundleOf(request: HookRequest, options: BundleOptions): Record<string, unknown> {
   const bundle: Record<string, unknown> = {};
-  const isJson =
-    request.rawBody !== undefined && request.contentType !== null && request.contentType.includes('json');
-  if (options.jsonPassThrough && isJson) setOwn(bundle, 'value', request.rawBody);
-  else if (isRecord(request.body))
-    for (const [key, value] of Object.entries(request.body)) setOwn(bundle, key, value);
-  else if (request.body !== undefined) setOwn(bundle, 'value', request.body);
+  if (options.jsonPassThrough && request.contentType !== null && isJson(request.contentType)) {
+    if (request.rawBody !== undefined) setOwn(bundle, 'value', request.rawBody);
+  } else if (isRecord(request.body)) {
+    for (const key of Object.keys(request.body)) setOwn(bundle, key, request.body[key]);
+  } else if (request.body !== undefined) {
+    setOwn(bundle, 'value', request.body);
+  }
   for (const [key, value] of Object.entries(request.query)) setOwn(bundle, key, value);
   if (options.headers)
     setOwn(
       bundle,
       'Headers',
-      request.headers.map((header) => ({ ...header })),
+      request.headers.map(({ name, value }) => ({ name: name.toLowerCase(), value })),
     );
   if (options.method) setOwn(bundle, 'Method', request.method);
   return bundle;

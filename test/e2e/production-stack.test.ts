@@ -16,7 +16,7 @@ import { Collector } from '../support/stream-collector';
 
 /**
  * The compose stack without Docker: each service in its own process as compose runs them (command API,
- * two query API replicas, projections with the relay), on the production read store (MongoDB wire), the
+ * two query API replicas, projections with the relay, two integrators), on the production read store (MongoDB wire), the
  * production stream (Kafka) and GridFS blobs, behind nginx with the compose gateway's own configuration.
  * The event store is the SQLite file the services share: no EventStoreDB server can run here.
  */
@@ -104,8 +104,15 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
     await collector.start(stream, topic);
     // As compose does: the command API serves MCP and sends its tool calls back through the gateway.
     const gatewayPort = await freePort();
-    const commandApi = await startService('command-api', { MCP_API_URL: `http://127.0.0.1:${gatewayPort}` });
+    const commandApi = await startService('command-api', {
+      MCP_API_URL: `http://127.0.0.1:${gatewayPort}`,
+      HOOK_BASE_URL: `http://127.0.0.1:${gatewayPort}/hook`,
+      HOOK_TRUSTED_PROXIES: '127.0.0.1',
+    });
     await startService('projections');
+    // Two integrators in one consumer group share the topic's partitions, as compose's replicas do.
+    await startService('integrator');
+    await startService('integrator');
     const replicas = [await startService('query-api'), await startService('query-api')];
     queryApiUrl = replicas[0]!.url;
     gateway = await startGateway(
@@ -227,5 +234,35 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
     expect(download.status).toBe(200);
     const digest = (data: Buffer) => createHash('sha256').update(data).digest('hex');
     expect(digest(Buffer.from(await download.arrayBuffer()))).toBe(digest(bytes));
+  });
+
+  test('a webhook through the gateway: the command API receives it, an integrator runs its scenario from Kafka and answers', async () => {
+    const create = async (path: string, body: unknown) => {
+      const response = await fetch(`${gateway.url}/api${path}`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+      });
+      expect(response.status).toBe(201);
+      return (await response.json()) as { id: number; key: string; url: string };
+    };
+    const space = await create('/space', { name: 'Hooks' });
+    const module = await create('/module', { spaceId: space.id, name: 'Orders' });
+    const hook = await create('/webhook', { name: 'Orders' });
+    expect(hook.url).toBe(`${gateway.url}/hook/${hook.key}`);
+    await create('/scenario', {
+      name: 'Order to record',
+      webhookId: hook.id,
+      steps: [
+        { kind: 'createRecord', moduleId: module.id, name: { expr: '"Order " & order' } },
+        { kind: 'webhookResponse', status: 201, body: { expr: '{"order": order}' } },
+      ],
+    });
+    // The receiver answers GET too: the gateway must send it to the command API, not to a query replica.
+    for (const order of ['G-1', 'G-2', 'G-3']) {
+      const answer = await fetch(`${hook.url}?order=${order}`);
+      expect(answer.status).toBe(201);
+      expect(await answer.json()).toEqual({ order });
+    }
   });
 });
