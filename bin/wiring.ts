@@ -70,6 +70,7 @@ import { hookReceiverRouter } from '../command-api/routes/hook-receiver';
 import { Integrator } from '../integrator/consumer';
 import { ScenarioRunner, type RunnerDeps } from '../integrator/runner';
 import { IntegratorScheduler } from '../integrator/scheduler';
+import { QueueWorker } from '../integrator/queue-worker';
 
 /**
  * Remembers the highest position this process appended, for read-your-writes without a header, tells
@@ -194,6 +195,8 @@ export interface Services {
   readonly host?: Projections;
   readonly relay?: Relay;
   readonly integrator?: Integrator;
+  /** The integrator's time-driven rules (tests call them with an instant of their choosing). */
+  readonly integratorScheduler?: IntegratorScheduler;
   readonly meter: ApiMeter;
   readonly generatedToken?: string;
   stop(): Promise<void>;
@@ -466,7 +469,7 @@ export async function buildServices(
     app,
     ...(host && { host }),
     ...(relay && { relay }),
-    ...(integration && { integrator: integration.integrator }),
+    ...(integration && { integrator: integration.integrator, integratorScheduler: integration.scheduler }),
     meter,
     ...(generatedToken !== undefined && { generatedToken }),
     async stop() {
@@ -550,14 +553,19 @@ async function startIntegrator(
   readModels: ReadModels,
 ): Promise<{ integrator: Integrator; scheduler: IntegratorScheduler }> {
   const integratorLogger = logger.child({ component: 'integrator' });
+  const now = () => new Date();
+  const runner = new ScenarioRunner({ ...commands, blobs: adapters.blobs, logger: integratorLogger, now });
+  const queues = new QueueWorker({
+    handler: commands.handler,
+    readModels,
+    runner,
+    logger: integratorLogger,
+    now,
+  });
   const integrator = new Integrator({
     stream: await adapters.stream(),
-    runner: new ScenarioRunner({
-      ...commands,
-      blobs: adapters.blobs,
-      logger: integratorLogger,
-      now: () => new Date(),
-    }),
+    runner,
+    queues,
     logger: integratorLogger,
     topic: config.EVENTS_TOPIC,
     group: config.INTEGRATOR_GROUP,
@@ -569,9 +577,11 @@ async function startIntegrator(
     events: adapters.events,
     readModels,
     logger: integratorLogger,
-    now: () => new Date(),
+    now,
     logRetentionMs: config.HOOK_LOG_RETENTION_HOURS * 3_600_000,
     intervalMs: 60_000,
+    queues,
+    dueCheckMs: 5_000,
   });
   scheduler.start();
   return { integrator, scheduler };

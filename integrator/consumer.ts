@@ -1,11 +1,13 @@
 import type { WebhookRequestReceivedData } from '../contracts/events/integrator';
 import type { Logger } from '../infra/logging';
 import type { ConsumedMessage, Consumer, Stream } from '../infra/stream/port';
+import type { QueueWorker } from './queue-worker';
 import type { ScenarioRunner } from './runner';
 
 export interface IntegratorOptions {
   readonly stream: Stream;
   readonly runner: ScenarioRunner;
+  readonly queues: Pick<QueueWorker, 'drain'>;
   readonly logger: Logger;
   readonly topic: string;
   readonly group: string;
@@ -20,11 +22,15 @@ interface RelayedEvent {
   readonly metadata: { readonly tenant: string };
 }
 
+/** Events after which an instant scenario may have a queue to take: it was made, changed or activated. */
+const MAY_DRAIN = new Set(['ScenarioCreated', 'ScenarioUpdated', 'ScenarioActivated']);
+
 /**
  * The integrator: a consumer group on the events topic. Each request a hook accepted to run at once becomes a
  * scenario run; the stream keeps a sequential scenario's requests under one key, so they run in arrival order,
  * and the others run side by side. A run's effects are recorded in its own stream, so a request delivered
- * again (after a crash, a rebalance, a second integrator) is not run twice.
+ * again (after a crash, a rebalance, a second integrator) is not run twice. A scenario that starts running
+ * instantly takes what its hook queued before.
  */
 export class Integrator {
   private consumer: Consumer | undefined;
@@ -53,13 +59,21 @@ export class Integrator {
   }
 
   private async handle(message: ConsumedMessage): Promise<void> {
-    if (message.headers?.type !== 'WebhookRequestReceived') return this.seen(message);
+    const type = message.headers?.type;
+    if (type !== undefined && MAY_DRAIN.has(type)) {
+      const event = JSON.parse(message.value) as RelayedEvent;
+      const { scenarioId } = event.data as { scenarioId: number };
+      const taken = await this.options.queues.drain(event.metadata.tenant, scenarioId);
+      if (taken > 0) this.options.logger.info({ scenarioId, taken }, 'ran the queued requests');
+      return this.seen(message);
+    }
+    if (type !== 'WebhookRequestReceived') return this.seen(message);
     const event = JSON.parse(message.value) as RelayedEvent;
     const data = event.data as WebhookRequestReceivedData;
     if (!data.queued) {
       this.runs += 1;
       const result = await this.options.runner.run(
-        { tenant: event.metadata.tenant, eventId: event.id, data },
+        { tenant: event.metadata.tenant, runId: event.id, attempt: 1, data },
         'instant',
       );
       this.options.logger.debug({ runId: event.id, result }, 'scenario run');

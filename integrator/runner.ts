@@ -25,15 +25,24 @@ export interface RunnerDeps {
   readonly now: () => Date;
 }
 
-/** An accepted request as the integrator gets it from the stream. */
+/** An accepted request and the run it is for. */
 export interface ReceivedRequest {
   readonly tenant: string;
-  /** The request event's id: the run's id, so a redelivered request never runs twice. */
-  readonly eventId: string;
+  /**
+   * The run's id: the request's (its event's) id, so a redelivered request never runs twice; a queued
+   * request run again after a failed scheduled run gets `<id>~<attempt>` (see `queuedRunId`).
+   */
+  readonly runId: string;
+  readonly attempt: number;
   readonly data: WebhookRequestReceivedData;
 }
 
-export type RunResult = 'succeeded' | 'failed' | 'skipped';
+/** How the run ended (also when it had ended before: a repeat reports the first outcome). */
+export interface RunResult {
+  readonly status: 'succeeded' | 'failed' | 'skipped';
+  /** Why it failed. */
+  readonly error?: string;
+}
 
 /** A step that cannot go on: the run fails with this message (not retried, unlike infrastructure errors). */
 class StepFailure extends Error {}
@@ -52,12 +61,13 @@ export class ScenarioRunner {
 
   async run(request: ReceivedRequest, trigger: 'instant' | 'scheduled'): Promise<RunResult> {
     const { tenant, data } = request;
-    if (data.scenarioId === null) return 'skipped';
-    const runId = request.eventId;
+    if (data.scenarioId === null) return { status: 'skipped' };
+    const { runId } = request;
     const runStream = streamName('scenarioRun', tenant, runId);
     const loaded = await this.deps.handler.load(runStream, scenarioRunDecider);
     const run = loaded.state;
-    if (run.status === 'succeeded' || run.status === 'failed') return 'skipped';
+    if (run.status === 'succeeded') return { status: 'succeeded' };
+    if (run.status === 'failed') return { status: 'failed', error: run.error ?? 'the run failed' };
     // What the run did, written at once when it ends (or when a response must go out before the end): fewer
     // writes per run. Each write is named by the stream position it starts at, so an integrator that does the
     // same write again (a redelivery racing the first) is recognised as a repeat.
@@ -90,12 +100,13 @@ export class ScenarioRunner {
         webhookId: data.webhookId,
         requestId: data.requestId,
         trigger,
+        attempt: request.attempt,
         now: this.deps.now(),
       });
     const fail = async (step: number | null, message: string): Promise<RunResult> => {
-      record({ kind: 'Fail', runId, step, message, now: this.deps.now() });
+      record({ kind: 'Fail', runId, requestId: data.requestId, step, message, now: this.deps.now() });
       await flush();
-      return 'failed';
+      return { status: 'failed', error: message };
     };
     const scenario = (
       await this.deps.handler.load(streamName('scenario', tenant, data.scenarioId), scenarioDecider)
@@ -136,9 +147,9 @@ export class ScenarioRunner {
     }
     if (pending !== null && !run.responded)
       record({ kind: 'Respond', runId, requestId: data.requestId, response: pending });
-    record({ kind: 'Succeed', runId, now: this.deps.now() });
+    record({ kind: 'Succeed', runId, requestId: data.requestId, now: this.deps.now() });
     await flush();
-    return 'succeeded';
+    return { status: 'succeeded' };
   }
 
   private actorOf(scenarioId: number): Actor {

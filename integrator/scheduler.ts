@@ -7,6 +7,7 @@ import { bookkeepingContext, type CommandHandler } from '../command-api/kit/hand
 import type { EventStore } from '../infra/event-store/port';
 import type { Logger } from '../infra/logging';
 import type { ReadModels } from '../infra/read-store/read-models';
+import type { QueueWorker } from './queue-worker';
 
 export interface SchedulerDeps {
   readonly handler: CommandHandler;
@@ -18,44 +19,80 @@ export interface SchedulerDeps {
   readonly logRetentionMs: number;
   /** Time between sweeps. */
   readonly intervalMs: number;
+  /** Runs scheduled scenarios when their slot is due. */
+  readonly queues: Pick<QueueWorker, 'runDue'>;
+  /** Time between looks for due scheduled runs (the smallest interval is a minute). */
+  readonly dueCheckMs: number;
 }
 
 /** Documents one sweep handles per rule: a backlog is worked off over several sweeps. */
 const BATCH = 500;
 
-/**
- * The integrator's time-driven rules, as commands: hooks without a scenario for more than 120 hours are
- * deactivated, and webhook log entries older than the retention are removed. Every integrator process may
- * sweep: a deactivation is a command with an id of its own (a second one appends nothing), a removal of a
- * removed entry changes nothing.
- */
-export class IntegratorScheduler {
+/** A job that runs every so often, never twice at once; its errors are logged, never thrown. */
+class Periodic {
   private timer: NodeJS.Timeout | undefined;
-  private sweeping: Promise<unknown> | undefined;
+  private running: Promise<unknown> | undefined;
 
-  constructor(private readonly deps: SchedulerDeps) {}
+  constructor(
+    private readonly name: string,
+    private readonly job: () => Promise<unknown>,
+    private readonly logger: Logger,
+  ) {}
 
-  start(): void {
+  start(everyMs: number): void {
     this.timer = setInterval(() => {
-      this.sweeping ??= this.sweep()
-        .catch((error: unknown) => this.deps.logger.error({ err: error }, 'integrator sweep failed'))
-        .finally(() => (this.sweeping = undefined));
-    }, this.deps.intervalMs);
+      this.running ??= this.job()
+        .catch((error: unknown) => this.logger.error({ err: error }, `${this.name} failed`))
+        .finally(() => (this.running = undefined));
+    }, everyMs);
     this.timer.unref();
   }
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
-    await this.sweeping;
+    await this.running;
+  }
+}
+
+/**
+ * The integrator's time-driven rules, as commands: scheduled scenarios run when their interval slot is due,
+ * hooks without a scenario for more than 120 hours are deactivated, and webhook log entries older than the
+ * retention are removed. Every integrator process may do all of it: a slot's run is claimed by a command (a
+ * second claim is refused), a deactivation is a command with an id of its own (a second one appends nothing),
+ * a removal of a removed entry changes nothing.
+ */
+export class IntegratorScheduler {
+  private readonly jobs: Array<{ job: Periodic; everyMs: number }>;
+
+  constructor(private readonly deps: SchedulerDeps) {
+    this.jobs = [
+      { job: new Periodic('integrator sweep', () => this.sweep(), deps.logger), everyMs: deps.intervalMs },
+      {
+        job: new Periodic('scheduled runs', () => this.runDue(), deps.logger),
+        everyMs: deps.dueCheckMs,
+      },
+    ];
   }
 
-  /** One sweep of every rule; what it did. */
-  async sweep(): Promise<{ deactivated: number; expiredLogs: number }> {
-    return { deactivated: await this.deactivateUnbound(), expiredLogs: await this.expireLogs() };
+  start(): void {
+    for (const { job, everyMs } of this.jobs) job.start(everyMs);
   }
 
-  private async deactivateUnbound(): Promise<number> {
-    const now = this.deps.now();
+  async stop(): Promise<void> {
+    await Promise.all(this.jobs.map(({ job }) => job.stop()));
+  }
+
+  /** Runs the scheduled scenarios whose slot is due at `now`; how many ran. */
+  runDue(now = this.deps.now()): Promise<number> {
+    return this.deps.queues.runDue(now);
+  }
+
+  /** One sweep of the deactivation and retention rules at `now`; what it did. */
+  async sweep(now = this.deps.now()): Promise<{ deactivated: number; expiredLogs: number }> {
+    return { deactivated: await this.deactivateUnbound(now), expiredLogs: await this.expireLogs(now) };
+  }
+
+  private async deactivateUnbound(now: Date): Promise<number> {
     const before = new Date(now.getTime() - HOOK_UNBOUND_LIFETIME_MS).toISOString();
     const filter: StoreFilter = {
       kind: 'and',
@@ -85,8 +122,8 @@ export class IntegratorScheduler {
     return deactivated;
   }
 
-  private async expireLogs(): Promise<number> {
-    const before = new Date(this.deps.now().getTime() - this.deps.logRetentionMs).toISOString();
+  private async expireLogs(now: Date): Promise<number> {
+    const before = new Date(now.getTime() - this.deps.logRetentionMs).toISOString();
     const { items } = await this.deps.readModels.findInAllTenants(READ_MODELS.hookLogs, {
       filter: { kind: 'compare', path: 'loggedAt', op: 'lt', value: before },
       limit: BATCH,

@@ -13,6 +13,8 @@ export interface ScenarioRunState {
   /** Outputs of the steps done, by index: a resumed run continues after them with the same variables. */
   readonly outputs: readonly unknown[];
   readonly responded: boolean;
+  /** Why it failed (null: it has not). */
+  readonly error: string | null;
 }
 
 export type ScenarioRunCommand =
@@ -23,6 +25,7 @@ export type ScenarioRunCommand =
       readonly webhookId: number;
       readonly requestId: string;
       readonly trigger: 'instant' | 'scheduled';
+      readonly attempt: number;
       readonly now: Date;
     }
   | {
@@ -38,10 +41,11 @@ export type ScenarioRunCommand =
       readonly requestId: string;
       readonly response: HookResponse;
     }
-  | { readonly kind: 'Succeed'; readonly runId: string; readonly now: Date }
+  | { readonly kind: 'Succeed'; readonly runId: string; readonly requestId: string; readonly now: Date }
   | {
       readonly kind: 'Fail';
       readonly runId: string;
+      readonly requestId: string;
       readonly step: number | null;
       readonly message: string;
       readonly now: Date;
@@ -52,7 +56,7 @@ export type ScenarioRunCommand =
 type Json = z.core.util.JSONType;
 
 export const scenarioRunDecider: Decider<ScenarioRunState, ScenarioRunCommand, ScenarioRunEvent> = {
-  initialState: { status: 'none', outputs: [], responded: false },
+  initialState: { status: 'none', outputs: [], responded: false, error: null },
 
   decide(command, state) {
     if (command.kind === 'Batch') {
@@ -77,6 +81,7 @@ export const scenarioRunDecider: Decider<ScenarioRunState, ScenarioRunCommand, S
             requestId: command.requestId,
             trigger: command.trigger,
             startedAt: command.now.toISOString(),
+            attempt: command.attempt,
           },
         },
       ];
@@ -115,6 +120,7 @@ export const scenarioRunDecider: Decider<ScenarioRunState, ScenarioRunCommand, S
             type: 'ScenarioRunSucceeded',
             data: {
               runId: command.runId,
+              requestId: command.requestId,
               finishedAt: command.now.toISOString(),
               operations: state.outputs.length,
             },
@@ -126,6 +132,7 @@ export const scenarioRunDecider: Decider<ScenarioRunState, ScenarioRunCommand, S
             type: 'ScenarioRunFailed',
             data: {
               runId: command.runId,
+              requestId: command.requestId,
               finishedAt: command.now.toISOString(),
               step: command.step,
               message: command.message,
@@ -146,7 +153,7 @@ export const scenarioRunDecider: Decider<ScenarioRunState, ScenarioRunCommand, S
       case 'ScenarioRunSucceeded':
         return { ...state, status: 'succeeded' };
       case 'ScenarioRunFailed':
-        return { ...state, status: 'failed' };
+        return { ...state, status: 'failed', error: event.data.message };
     }
   },
 };

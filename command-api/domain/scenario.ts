@@ -9,6 +9,18 @@ export interface ScenarioState {
   readonly settings: ScenarioSettings;
   /** Why it was last deactivated (null: by its owner, or never). */
   readonly deactivatedBecause: string | null;
+  /** The interval slot of the last scheduled run started (-1: none). */
+  readonly lastSlot: number;
+  /** Scheduled runs that failed in a row since the last one that did not (or since activation). */
+  readonly consecutiveErrors: number;
+}
+
+/** Scheduled runs failing in a row that deactivate a scenario. */
+export const MAX_CONSECUTIVE_ERRORS = 3;
+
+/** The interval slot `at` falls in: scheduled runs are due once per slot. */
+export function slotOf(at: Date, minutes: number): number {
+  return Math.floor(at.getTime() / (minutes * 60_000));
 }
 
 export type ScenarioCommand =
@@ -21,7 +33,15 @@ export type ScenarioCommand =
   | { readonly kind: 'UpdateScenario'; readonly settings: Partial<ScenarioSettings> }
   | { readonly kind: 'ActivateScenario' }
   | { readonly kind: 'DeactivateScenario'; readonly reason: string }
-  | { readonly kind: 'DeleteScenario' };
+  | { readonly kind: 'DeleteScenario' }
+  /** Claims the slot's scheduled run: a second integrator that tries the same slot gets a conflict. */
+  | { readonly kind: 'StartScheduledRun'; readonly slot: number; readonly now: Date }
+  | {
+      readonly kind: 'EndScheduledRun';
+      readonly slot: number;
+      readonly processed: number;
+      readonly failure: { readonly runId: string; readonly message: string } | null;
+    };
 
 export function hasWebhookResponse(settings: Pick<ScenarioSettings, 'steps'>): boolean {
   return settings.steps.some((step) => step.kind === 'webhookResponse');
@@ -44,6 +64,8 @@ export const scenarioDecider: Decider<ScenarioState, ScenarioCommand, ScenarioEv
       steps: [],
     },
     deactivatedBecause: null,
+    lastSlot: -1,
+    consecutiveErrors: 0,
   },
 
   decide(command, state) {
@@ -79,6 +101,36 @@ export const scenarioDecider: Decider<ScenarioState, ScenarioCommand, ScenarioEv
           : [{ type: 'ScenarioDeactivated', data: { scenarioId, reason: command.reason } }];
       case 'DeleteScenario':
         return [{ type: 'ScenarioDeleted', data: { scenarioId } }];
+      case 'StartScheduledRun':
+        if (state.status !== 'active' || state.settings.schedule.kind !== 'interval')
+          throw new PlatformError('conflict', `scenario ${scenarioId} is not an active scheduled scenario`);
+        if (command.slot <= state.lastSlot)
+          throw new PlatformError('conflict', `scenario ${scenarioId} has run in slot ${command.slot}`);
+        return [
+          {
+            type: 'ScenarioScheduledRunStarted',
+            data: { scenarioId, slot: command.slot, startedAt: command.now.toISOString() },
+          },
+        ];
+      case 'EndScheduledRun': {
+        const { failure } = command;
+        const consecutiveErrors = failure === null ? 0 : state.consecutiveErrors + 1;
+        const ended: ScenarioEvent = {
+          type: 'ScenarioScheduledRunEnded',
+          data: {
+            scenarioId,
+            slot: command.slot,
+            processed: command.processed,
+            failedRunId: failure?.runId ?? null,
+            message: failure?.message ?? null,
+            consecutiveErrors,
+          },
+        };
+        if (failure === null || consecutiveErrors < MAX_CONSECUTIVE_ERRORS || state.status !== 'active')
+          return [ended];
+        const reason = `${consecutiveErrors} scheduled runs failed in a row; the last: ${failure.message}`;
+        return [ended, { type: 'ScenarioDeactivated', data: { scenarioId, reason } }];
+      }
     }
   },
 
@@ -86,7 +138,12 @@ export const scenarioDecider: Decider<ScenarioState, ScenarioCommand, ScenarioEv
     switch (event.type) {
       case 'ScenarioCreated': {
         const { scenarioId, active, ...settings } = event.data;
-        return { status: active ? 'active' : 'inactive', scenarioId, settings, deactivatedBecause: null };
+        return {
+          ...scenarioDecider.initialState,
+          status: active ? 'active' : 'inactive',
+          scenarioId,
+          settings,
+        };
       }
       case 'ScenarioUpdated': {
         const { scenarioId: _id, ...settings } = event.data;
@@ -96,11 +153,15 @@ export const scenarioDecider: Decider<ScenarioState, ScenarioCommand, ScenarioEv
         return { ...state, settings: { ...state.settings, ...defined } };
       }
       case 'ScenarioActivated':
-        return { ...state, status: 'active', deactivatedBecause: null };
+        return { ...state, status: 'active', deactivatedBecause: null, consecutiveErrors: 0 };
       case 'ScenarioDeactivated':
         return { ...state, status: 'inactive', deactivatedBecause: event.data.reason };
       case 'ScenarioDeleted':
         return { ...state, status: 'deleted' };
+      case 'ScenarioScheduledRunStarted':
+        return { ...state, lastSlot: event.data.slot };
+      case 'ScenarioScheduledRunEnded':
+        return { ...state, consecutiveErrors: event.data.consecutiveErrors };
     }
   },
 };

@@ -127,6 +127,11 @@ const queueItem = z
     receivedAt: z.string(),
     method: z.string(),
     bytes: z.number().int(),
+    failedRuns: z
+      .number()
+      .int()
+      .meta({ description: 'Scheduled runs of this item that failed (it stays queued).' }),
+    lastError: z.string().nullable().meta({ description: 'Why the last of them failed.' }),
   })
   .meta({ id: 'WebhookQueueItem' });
 export const hookQueuePage = z
@@ -245,7 +250,19 @@ const scenarioCore = {
   ...scenarioSettingsShape,
 };
 export const scenarioWritten = z.object(scenarioCore).meta({ id: 'ScenarioWritten' });
-const scenarioRead = z.object({ ...scenarioCore, ...auditFields }).meta({ id: 'Scenario' });
+const scenarioRead = z
+  .object({
+    ...scenarioCore,
+    lastScheduledRunAt: z
+      .string()
+      .nullable()
+      .meta({ description: 'When its last scheduled run started (interval schedules; null: none yet).' }),
+    consecutiveErrors: z.number().int().meta({
+      description: 'Scheduled runs that failed in a row; the third deactivates the scenario.',
+    }),
+    ...auditFields,
+  })
+  .meta({ id: 'Scenario' });
 
 export const SCENARIO_OPERATIONS = entityOperations({
   noun: 'scenario',
@@ -289,11 +306,17 @@ export const activateScenario = scenarioAction('activateScenario', 'activate', '
 export const deactivateScenario = scenarioAction('deactivateScenario', 'deactivate', 'Deactivate a scenario');
 
 const runCore = {
-  id: z.string().meta({ description: "The run (the request event's id)." }),
+  id: z.string().meta({
+    description: "The run: the request event's id, or `<id>~<attempt>` for a queued request run again.",
+  }),
   scenarioId: entityId,
   webhookId: entityId,
   requestId: z.string(),
   trigger: z.enum(['instant', 'scheduled']),
+  attempt: z
+    .number()
+    .int()
+    .meta({ description: 'The how-manieth run of this request (1 unless a run failed).' }),
   status: z.enum(['running', 'succeeded', 'failed']),
   startedAt: z.string(),
   finishedAt: z.string().nullable(),
@@ -330,7 +353,15 @@ export const getScenarioRun = operation({
   path: '/scenario/{scenarioId}/run/{runId}',
   tag: 'scenarios',
   summary: 'Read one run with its steps',
-  params: scenarioPath.extend({ runId: z.uuid('must be a run id (a UUID)') }),
+  params: scenarioPath.extend({
+    runId: z
+      .string()
+      .regex(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(~[1-9][0-9]{0,5})?$/,
+        'must be a run id (a request id, then ~<attempt> for a run again)',
+      )
+      .meta({ description: 'The run: a request id, or `<request id>~<attempt>`.' }),
+  }),
   responses: { 200: { description: 'The run.', schema: scenarioRunDetail }, ...READ_ERRORS },
   security: 'token',
 });

@@ -62,7 +62,34 @@ const scenarioCreated = z.object({ scenarioId, active: z.boolean(), ...scenarioS
 const scenarioUpdated = z.object({ scenarioId, ...z.object(scenarioSettingsShape).partial().shape });
 const scenarioRef = z.object({ scenarioId });
 const scenarioDeactivated = z.object({ scenarioId, reason: z.string() });
-const runStarted = z.object({ ...runRef, trigger: z.enum(['instant', 'scheduled']), startedAt: at });
+/** Which interval a scheduled run belongs to: `floor(time / interval)`; one run per slot, whoever starts it. */
+const slot = z.number().int().nonnegative();
+const scheduledRunStarted = z.object({ scenarioId, slot, startedAt: at });
+const scheduledRunEnded = z.object({
+  scenarioId,
+  slot,
+  /** Queue items the run processed (removed from the queue). */
+  processed: z.number().int().nonnegative(),
+  /** The run that failed and stopped this one (its item stays queued), or null. */
+  failedRunId: z.string().nullable(),
+  message: z.string().nullable(),
+  /** Scheduled runs that failed in a row, this one included (3 deactivate the scenario). */
+  consecutiveErrors: z.number().int().nonnegative(),
+});
+const queueItemFailed = z.object({
+  webhookId,
+  requestId: z.string().min(1),
+  runId: z.string().min(1),
+  attempt: z.number().int().min(1),
+  message: z.string(),
+});
+const runStarted = z.object({
+  ...runRef,
+  trigger: z.enum(['instant', 'scheduled']),
+  startedAt: at,
+  /** The how-manieth run of this request (a queued request whose scheduled run failed is run again). */
+  attempt: z.number().int().min(1).optional(),
+});
 const stepCompleted = z.object({
   runId: z.string(),
   index: z.number().int().nonnegative(),
@@ -72,11 +99,13 @@ const stepCompleted = z.object({
 const responseReady = z.object({ runId: z.string(), requestId: z.string(), response: hookResponseSchema });
 const runSucceeded = z.object({
   runId: z.string(),
+  requestId: z.string().optional(),
   finishedAt: at,
   operations: z.number().int().nonnegative(),
 });
 const runFailed = z.object({
   runId: z.string(),
+  requestId: z.string().optional(),
   finishedAt: at,
   step: z.number().int().nonnegative().nullable(),
   message: z.string(),
@@ -99,13 +128,16 @@ export type WebhookKeyEvent = Event<'WebhookKeyAssigned', typeof keyAssigned>;
 export type WebhookRequestReceivedData = z.infer<typeof requestReceived>;
 export type HookQueueEvent =
   | Event<'WebhookRequestReceived', typeof requestReceived>
-  | Event<'WebhookQueueItemsRemoved', typeof queueItemsRemoved>;
+  | Event<'WebhookQueueItemsRemoved', typeof queueItemsRemoved>
+  | Event<'WebhookQueueItemFailed', typeof queueItemFailed>;
 export type ScenarioEvent =
   | Event<'ScenarioCreated', typeof scenarioCreated>
   | Event<'ScenarioUpdated', typeof scenarioUpdated>
   | Event<'ScenarioActivated', typeof scenarioRef>
   | Event<'ScenarioDeactivated', typeof scenarioDeactivated>
-  | Event<'ScenarioDeleted', typeof scenarioRef>;
+  | Event<'ScenarioDeleted', typeof scenarioRef>
+  | Event<'ScenarioScheduledRunStarted', typeof scheduledRunStarted>
+  | Event<'ScenarioScheduledRunEnded', typeof scheduledRunEnded>;
 export type ScenarioRunEvent =
   | Event<'ScenarioRunStarted', typeof runStarted>
   | Event<'ScenarioStepCompleted', typeof stepCompleted>
@@ -127,11 +159,14 @@ export const INTEGRATOR_EVENTS: readonly EventDefinition[] = [
   { type: 'WebhookKeyAssigned', version: 1, schema: keyAssigned },
   { type: 'WebhookRequestReceived', version: 1, schema: requestReceived },
   { type: 'WebhookQueueItemsRemoved', version: 1, schema: queueItemsRemoved },
+  { type: 'WebhookQueueItemFailed', version: 1, schema: queueItemFailed },
   { type: 'ScenarioCreated', version: 1, schema: scenarioCreated },
   { type: 'ScenarioUpdated', version: 1, schema: scenarioUpdated },
   { type: 'ScenarioActivated', version: 1, schema: scenarioRef },
   { type: 'ScenarioDeactivated', version: 1, schema: scenarioDeactivated },
   { type: 'ScenarioDeleted', version: 1, schema: scenarioRef },
+  { type: 'ScenarioScheduledRunStarted', version: 1, schema: scheduledRunStarted },
+  { type: 'ScenarioScheduledRunEnded', version: 1, schema: scheduledRunEnded },
   { type: 'ScenarioRunStarted', version: 1, schema: runStarted },
   { type: 'ScenarioStepCompleted', version: 1, schema: stepCompleted },
   { type: 'WebhookResponseReady', version: 1, schema: responseReady },

@@ -41,14 +41,16 @@ export const scenariosProjection = entityProjection({
   ],
   idKey: 'scenarioId',
   created: 'ScenarioCreated',
-  initial: { deactivatedBecause: null },
+  initial: { deactivatedBecause: null, lastScheduledRunAt: null, consecutiveErrors: 0 },
   derived: (data) => ({ status: data.active === true ? 'active' : 'inactive' }),
   omit: ['active'],
   deleted: 'ScenarioDeleted',
   patches: {
     ScenarioUpdated: setAllBut('scenarioId'),
-    ScenarioActivated: () => ({ set: { status: 'active', deactivatedBecause: null } }),
+    ScenarioActivated: () => ({ set: { status: 'active', deactivatedBecause: null, consecutiveErrors: 0 } }),
     ScenarioDeactivated: (data) => ({ set: { status: 'inactive', deactivatedBecause: data.reason } }),
+    ScenarioScheduledRunStarted: (data) => ({ set: { lastScheduledRunAt: data.startedAt } }),
+    ScenarioScheduledRunEnded: (data) => ({ set: { consecutiveErrors: data.consecutiveErrors } }),
   },
 });
 
@@ -79,7 +81,25 @@ export const hookQueueProjection: Projection = {
             method: data.method,
             bytes: data.bytes,
             arrival: Number(position),
+            failedRuns: 0,
+            lastError: null,
+            // What a later run needs: the request as the event holds it (inline, or where its payload is).
+            payload: data,
           },
+        },
+      ];
+    }
+    if (event.type === 'WebhookQueueItemFailed') {
+      const { requestId, message } = event.data as { requestId: string; message: string };
+      const id = documentId(tenant, requestId);
+      return [
+        {
+          op: 'patch',
+          collection: target,
+          id,
+          position,
+          set: { lastError: message },
+          inc: { failedRuns: 1 },
         },
       ];
     }
@@ -156,6 +176,11 @@ export const hookLogsProjection: Projection = {
       }
       case 'ScenarioRunFailed':
         return patch({ status: 'error', error: data.message });
+      // A queued request whose earlier run failed: the entry shows the run that went through.
+      case 'ScenarioRunSucceeded':
+        return typeof data.requestId === 'string' && data.runId !== data.requestId
+          ? patch({ status: 'success', error: null })
+          : [];
       default:
         return [];
     }
@@ -195,6 +220,7 @@ export const scenarioRunsProjection: Projection = {
               webhookId: data.webhookId,
               requestId: data.requestId,
               trigger: data.trigger,
+              attempt: data.attempt ?? 1,
               status: 'running',
               startedAt: data.startedAt,
               finishedAt: null,

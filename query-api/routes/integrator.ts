@@ -76,6 +76,8 @@ function scenarioView(doc: Document): Record<string, unknown> {
     sequential: doc.sequential,
     autoCommit: doc.autoCommit,
     steps: doc.steps,
+    lastScheduledRunAt: doc.lastScheduledRunAt ?? null,
+    consecutiveErrors: doc.consecutiveErrors ?? 0,
     ...auditOf(doc),
   };
 }
@@ -108,6 +110,7 @@ function runView(doc: Document): Record<string, unknown> {
     webhookId: doc.webhookId,
     requestId: doc.requestId,
     trigger: doc.trigger,
+    attempt: doc.attempt ?? 1,
     status: doc.status,
     startedAt: doc.startedAt,
     finishedAt: doc.finishedAt ?? null,
@@ -197,6 +200,8 @@ export function addIntegratorReadRoutes(router: Router, deps: IntegratorReadDeps
       receivedAt: doc.receivedAt,
       method: doc.method,
       bytes: doc.bytes,
+      failedRuns: doc.failedRuns ?? 0,
+      lastError: doc.lastError ?? null,
     }),
     noun: 'queued request',
     defaultOrder: [{ path: 'arrival', direction: 'asc' }],

@@ -262,6 +262,21 @@ async function driveEveryResource(hookUrl: string): Promise<void> {
     ],
   });
   await write('DELETE', '/record/bulk', { ids: [dee] });
+
+  // Webhooks: one whose request waits in its queue, one whose scenario runs and answers.
+  const parked = await create('/webhook', { name: 'Parked', queueCapacity: 5 });
+  await write('PUT', `/webhook/${parked.id}`, { getRequestMethod: true });
+  expect((await fetch(`${platform!.url}/hook/${String(parked.key)}?n=1`)).status).toBe(200);
+  const hook = await create('/webhook', { name: 'Orders' });
+  await create('/scenario', {
+    name: 'Order to record',
+    webhookId: hook.id,
+    steps: [
+      { kind: 'createRecord', moduleId: contacts.id, name: { expr: 'n' } },
+      { kind: 'webhookResponse', status: 201, body: { expr: '{"n": n}' } },
+    ],
+  });
+  expect((await fetch(`${platform!.url}/hook/${String(hook.key)}?n=Hooked`)).status).toBe(201);
 }
 
 test('rebuilding every read model from position 0 gives the documents the live projections wrote', async () => {

@@ -1,3 +1,4 @@
+import { API_VERSION } from '../../contracts/api/index';
 import { request } from 'node:http';
 import {
   ADMIN_TOKEN,
@@ -99,7 +100,7 @@ export function recordsSlice(env: () => Record<string, string>): void {
       });
       expect(response.status).toBe(201);
       expect(response.headers.get('x-position')).toMatch(/^\d+$/);
-      expect(response.headers.get('x-version')).toBe('5.8.2');
+      expect(response.headers.get('x-version')).toBe(API_VERSION);
       expect(response.headers.get('etag')).toBe('W/"0"');
       const created = await json<Entity>(response);
       expect(response.headers.get('location')).toBe(`/api/record/${created.id}`);
@@ -379,7 +380,7 @@ export function recordsSlice(env: () => Record<string, string>): void {
         expect(error.code).toBe(code);
         expect(String(error.message)).toContain(mentions);
         expect(typeof error.requestId).toBe('string');
-        expect(response.headers.get('x-version')).toBe('5.8.2');
+        expect(response.headers.get('x-version')).toBe(API_VERSION);
         expect(await recordCount()).toBe(before);
       },
     );
@@ -439,7 +440,7 @@ export function recordsSlice(env: () => Record<string, string>): void {
     test('health, readiness and metrics', async () => {
       const health = await fetch(`${platform.url}/healthz`);
       expect(health.status).toBe(200);
-      expect(health.headers.get('x-version')).toBe('5.8.2');
+      expect(health.headers.get('x-version')).toBe(API_VERSION);
       const ready = await json(await fetch(`${platform.url}/readyz`));
       expect(ready.status).toBe('ready');
       const metrics = await (await fetch(`${platform.url}/metrics`)).text();

@@ -58,6 +58,9 @@ const OTHER_PARAMETERS: Readonly<Record<string, string>> = {
   version: '5.8.2',
   system: 'test',
   transport: 'mcp',
+  requestId: '00000000-0000-4000-8000-000000000000',
+  runId: '00000000-0000-4000-8000-000000000000',
+  hookKey: 'A'.repeat(32),
 };
 
 /** Routes kept only to say a removed feature is gone (410): they read no id and act on nothing. */
@@ -168,10 +171,12 @@ describe('ids in paths', () => {
       'menuId',
       'moduleId',
       'recordId',
+      'scenarioId',
       'segmentId',
       'spaceId',
       'teamId',
       'userId',
+      'webhookId',
     ]);
     expect(answers.length).toBeGreaterThan(60 * NOT_CANONICAL.length);
   });

@@ -202,4 +202,173 @@ describe('incoming webhooks', () => {
     });
     expect(answer.status).toBe(413);
   });
+
+  describe('queues, schedules and the clock', () => {
+    const HOUR = 3_600_000;
+    const scheduler = () => platform.running.services.integratorScheduler!;
+    const queueOf = async (webhookId: number) =>
+      json<Page<Record<string, unknown>>>(await platform.call('GET', `/webhook/${webhookId}/queue`));
+    const runsOf = async (scenarioId: number) =>
+      json<Page<Record<string, unknown>>>(await platform.call('GET', `/scenario/${scenarioId}/run`));
+    const recordsNamed = async (name: string) =>
+      json<Page>(await platform.call('GET', `/record?filter=${encodeURIComponent(`name=${name}`)}`));
+
+    /** Runs the slot of `at` (once the scenario is in the read model the scheduler looks in) until `runs` exist. */
+    async function runSlot(
+      at: Date,
+      scenarioId: number,
+      runs: number,
+    ): Promise<Page<Record<string, unknown>>> {
+      return eventually(
+        async () => {
+          await scheduler().runDue(at);
+          return runsOf(scenarioId);
+        },
+        (page) => page.meta.total >= runs && page.items.every((run) => run.status !== 'running'),
+      );
+    }
+
+    test('a scheduled scenario takes up to Maximum number of results per slot, in arrival order, and removes them', async () => {
+      const hook = await createHook({ maxResults: 2 });
+      for (const n of [1, 2, 3]) expect((await send(hook.key, { query: `?n=Slot-${n}` })).status).toBe(200);
+      const { id: scenarioId } = await json<Entity>(
+        await platform.call('POST', '/scenario', {
+          body: {
+            name: 'Hourly',
+            webhookId: hook.id,
+            schedule: { kind: 'interval', minutes: 60 },
+            steps: [{ kind: 'createRecord', moduleId, name: { expr: 'n' } }],
+          },
+        }),
+      );
+      const at = new Date();
+      const first = await runSlot(at, scenarioId, 2);
+      expect(first.items.map((run) => run.trigger)).toEqual(['scheduled', 'scheduled']);
+      const left = await eventually(
+        () => queueOf(hook.id),
+        (page) => page.meta.total === 1,
+      );
+      expect(left.items[0]).toMatchObject({ failedRuns: 0, lastError: null });
+      expect((await recordsNamed('Slot-1')).items).toHaveLength(1);
+      expect((await recordsNamed('Slot-2')).items).toHaveLength(1);
+      expect((await recordsNamed('Slot-3')).items).toHaveLength(0);
+      // The same slot again runs nothing; the next one takes the rest.
+      await scheduler().runDue(at);
+      expect((await runsOf(scenarioId)).meta.total).toBe(2);
+      await runSlot(new Date(at.getTime() + HOUR), scenarioId, 3);
+      expect((await recordsNamed('Slot-3')).items).toHaveLength(1);
+      expect(
+        (
+          await eventually(
+            () => queueOf(hook.id),
+            (page) => page.meta.total === 0,
+          )
+        ).meta.total,
+      ).toBe(0);
+      const scenario = await json<Record<string, unknown>>(
+        await platform.call('GET', `/scenario/${scenarioId}`),
+      );
+      expect(scenario).toMatchObject({ status: 'active', consecutiveErrors: 0 });
+      expect(typeof scenario.lastScheduledRunAt).toBe('string');
+    });
+
+    test('three failed scheduled runs in a row deactivate the scenario; the item stays queued with its attempts', async () => {
+      const hook = await createHook();
+      expect((await send(hook.key, { query: '?n=1' })).status).toBe(200);
+      const { id: scenarioId } = await json<Entity>(
+        await platform.call('POST', '/scenario', {
+          body: {
+            name: 'Breaks',
+            webhookId: hook.id,
+            schedule: { kind: 'interval', minutes: 60 },
+            steps: [{ kind: 'createRecord', moduleId, name: { expr: 'missing' } }],
+          },
+        }),
+      );
+      const start = Date.now();
+      for (const attempt of [1, 2, 3])
+        await runSlot(new Date(start + (attempt - 1) * HOUR), scenarioId, attempt);
+      const runs = await runsOf(scenarioId);
+      expect(runs.items.map((run) => [run.attempt, run.status])).toEqual([
+        [3, 'failed'],
+        [2, 'failed'],
+        [1, 'failed'],
+      ]);
+      expect(String(runs.items[0]!.error)).toContain('name');
+      expect(runs.items[0]!.id).toMatch(/~3$/);
+      const third = await platform.call('GET', `/scenario/${scenarioId}/run/${String(runs.items[0]!.id)}`);
+      expect(await json(third)).toMatchObject({ attempt: 3, status: 'failed', trigger: 'scheduled' });
+      const scenario = await eventually(
+        async () => json<Record<string, unknown>>(await platform.call('GET', `/scenario/${scenarioId}`)),
+        (read) => read.status === 'inactive',
+      );
+      expect(scenario).toMatchObject({ status: 'inactive', consecutiveErrors: 3 });
+      expect(String(scenario.deactivatedBecause)).toMatch(
+        /^3 scheduled runs failed in a row; the last: step 1/,
+      );
+      // Deactivated: a later slot runs nothing, and the request is still there with what happened to it.
+      await scheduler().runDue(new Date(start + 3 * HOUR));
+      expect((await runsOf(scenarioId)).meta.total).toBe(3);
+      const queue = await eventually(
+        () => queueOf(hook.id),
+        (page) => page.items[0]?.failedRuns === 3,
+      );
+      expect(queue.meta.total).toBe(1);
+      expect(String(queue.items[0]!.lastError)).toContain('name');
+    });
+
+    test('an instant scenario bound to a hook with a queue runs what was queued, in order, once', async () => {
+      const hook = await createHook();
+      for (const n of [1, 2, 3]) expect((await send(hook.key, { query: `?n=Drain-${n}` })).status).toBe(200);
+      const { id: scenarioId } = await json<Entity>(
+        await platform.call('POST', '/scenario', {
+          body: {
+            name: 'Catch up',
+            webhookId: hook.id,
+            steps: [{ kind: 'createRecord', moduleId, name: { expr: 'n' } }],
+          },
+        }),
+      );
+      await eventually(
+        () => queueOf(hook.id),
+        (page) => page.meta.total === 0,
+      );
+      const runs = await eventually(
+        () => runsOf(scenarioId),
+        (page) => page.meta.total === 3 && page.items.every((run) => run.status === 'succeeded'),
+      );
+      expect(runs.items.map((run) => run.trigger)).toEqual(['instant', 'instant', 'instant']);
+      for (const n of [1, 2, 3]) expect((await recordsNamed(`Drain-${n}`)).items).toHaveLength(1);
+    });
+
+    test('120 hours without a scenario deactivate a hook (at the injected instant), and it then answers 410', async () => {
+      const hook = await createHook();
+      const later = new Date(Date.now() + 121 * HOUR);
+      const read = await eventually(
+        async () => {
+          await scheduler().sweep(later);
+          return json<Record<string, unknown>>(await platform.call('GET', `/webhook/${hook.id}`));
+        },
+        (webhook) => webhook.status === 'deactivated',
+      );
+      expect(read.status).toBe('deactivated');
+      const answer = await send(hook.key);
+      expect(answer.status).toBe(410);
+    });
+
+    test('log entries older than the retention are removed by the sweep', async () => {
+      const hook = await createHook();
+      expect((await send(hook.key)).status).toBe(200);
+      await eventually(
+        async () => json<Page>(await platform.call('GET', `/webhook/${hook.id}/log`)),
+        (page) => page.meta.total === 1,
+      );
+      await scheduler().sweep(new Date(Date.now() + 73 * HOUR));
+      const logs = await eventually(
+        async () => json<Page>(await platform.call('GET', `/webhook/${hook.id}/log`)),
+        (page) => page.meta.total === 0,
+      );
+      expect(logs.meta.total).toBe(0);
+    });
+  });
 });

@@ -1,6 +1,6 @@
-import { hookQueueDecider } from '../../command-api/domain/hook-queue';
+import { hookQueueDecider, queuedRunId } from '../../command-api/domain/hook-queue';
 import { hookRequestDecider, hookRequestStream } from '../../command-api/domain/hook-request';
-import { scenarioDecider } from '../../command-api/domain/scenario';
+import { scenarioDecider, slotOf } from '../../command-api/domain/scenario';
 import { scenarioRunDecider } from '../../command-api/domain/scenario-run';
 import { effectiveStatus, webhookDecider, webhookKeyDecider } from '../../command-api/domain/webhook';
 import type {
@@ -196,6 +196,40 @@ describe('hook queue decider', () => {
       .when({ kind: 'RemoveItems', webhookId: 4, requestIds: ['x'], reason: 'processed' })
       .thenNothingHappens();
   });
+
+  test('a failed run of a queued item counts its attempts and names the next run; removal forgets them', () => {
+    const failed = (runId: string, attempt: number): HookQueueEvent => ({
+      type: 'WebhookQueueItemFailed',
+      data: { webhookId: 4, requestId: 'a', runId, attempt, message: 'boom' },
+    });
+    const fail = (runId: string) =>
+      ({ kind: 'RecordFailure', webhookId: 4, requestId: 'a', runId, message: 'boom' }) as const;
+    expect(
+      queuedRunId([queued('a')].reduce(hookQueueDecider.evolve, hookQueueDecider.initialState), 'a'),
+    ).toEqual({ runId: 'a', attempt: 1 });
+    const after = spec
+      .given([queued('a')])
+      .when(fail('a'))
+      .then([failed('a', 1)]);
+    expect(queuedRunId(after, 'a')).toEqual({ runId: 'a~2', attempt: 2 });
+    spec
+      .given([queued('a'), failed('a', 1)])
+      .when(fail('a~2'))
+      .then([failed('a~2', 2)]);
+    // The same failure reported again (a second integrator, a redelivery) is counted once.
+    spec
+      .given([queued('a'), failed('a', 1)])
+      .when(fail('a'))
+      .thenNothingHappens();
+    spec.given([]).when(fail('a')).thenNothingHappens();
+    const removed = spec
+      .given([queued('a'), failed('a', 1)])
+      .when({ kind: 'RemoveItems', webhookId: 4, requestIds: ['a'], reason: 'processed' })
+      .then([
+        { type: 'WebhookQueueItemsRemoved', data: { webhookId: 4, requestIds: ['a'], reason: 'processed' } },
+      ]);
+    expect(removed.failures).toEqual({});
+  });
 });
 
 describe('hook request decider and streams', () => {
@@ -253,6 +287,74 @@ describe('scenario decider', () => {
     spec.given([created]).when({ kind: 'ActivateScenario' }).thenNothingHappens();
     spec.given([]).when({ kind: 'ActivateScenario' }).thenThrows('not_found');
   });
+
+  describe('scheduled runs', () => {
+    const scheduled: ScenarioEvent = {
+      type: 'ScenarioCreated',
+      data: { scenarioId: 9, active: true, ...scenarioSettings, schedule: { kind: 'interval', minutes: 15 } },
+    };
+    const now = new Date(CREATED_AT);
+    const slot = slotOf(now, 15);
+    const startedIn = (at: number): ScenarioEvent => ({
+      type: 'ScenarioScheduledRunStarted',
+      data: { scenarioId: 9, slot: at, startedAt: CREATED_AT },
+    });
+    const endedWith = (at: number, consecutiveErrors: number): ScenarioEvent => ({
+      type: 'ScenarioScheduledRunEnded',
+      data: {
+        scenarioId: 9,
+        slot: at,
+        processed: 0,
+        failedRunId: consecutiveErrors === 0 ? null : `r${at}`,
+        message: consecutiveErrors === 0 ? null : 'boom',
+        consecutiveErrors,
+      },
+    });
+    const failure = (at: number) => ({ runId: `r${at}`, message: 'boom' });
+
+    test('one run per slot: a second start in the same or an earlier slot is a conflict', () => {
+      expect(slotOf(new Date(15 * 60_000 * 7 + 1), 15)).toBe(7);
+      spec
+        .given([scheduled])
+        .when({ kind: 'StartScheduledRun', slot, now })
+        .then([startedIn(slot)]);
+      spec
+        .given([scheduled, startedIn(slot)])
+        .when({ kind: 'StartScheduledRun', slot, now })
+        .thenThrows('conflict');
+      spec.given([created]).when({ kind: 'StartScheduledRun', slot, now }).thenThrows('conflict');
+      spec
+        .given([scheduled, { type: 'ScenarioDeactivated', data: { scenarioId: 9, reason: 'by its owner' } }])
+        .when({ kind: 'StartScheduledRun', slot, now })
+        .thenThrows('conflict');
+    });
+
+    test('the third failed run in a row deactivates it, with the reason; a success in between resets the count', () => {
+      const history = [scheduled, startedIn(1), endedWith(1, 1), startedIn(2), endedWith(2, 2), startedIn(3)];
+      const state = spec
+        .given(history)
+        .when({ kind: 'EndScheduledRun', slot: 3, processed: 0, failure: failure(3) })
+        .then([
+          endedWith(3, 3),
+          {
+            type: 'ScenarioDeactivated',
+            data: { scenarioId: 9, reason: '3 scheduled runs failed in a row; the last: boom' },
+          },
+        ]);
+      expect(state).toMatchObject({ status: 'inactive', consecutiveErrors: 3 });
+      spec
+        .given([scheduled, startedIn(1), endedWith(1, 1), startedIn(2), endedWith(2, 0), startedIn(3)])
+        .when({ kind: 'EndScheduledRun', slot: 3, processed: 0, failure: failure(3) })
+        .then([endedWith(3, 1)]);
+      // Activating again starts the count afresh.
+      const reactivated = [
+        ...history,
+        endedWith(3, 3),
+        { type: 'ScenarioActivated', data: { scenarioId: 9 } } as ScenarioEvent,
+      ].reduce(scenarioDecider.evolve, scenarioDecider.initialState);
+      expect(reactivated.consecutiveErrors).toBe(0);
+    });
+  });
 });
 
 describe('scenario run decider', () => {
@@ -267,6 +369,7 @@ describe('scenario run decider', () => {
       requestId: 'r1',
       trigger: 'instant',
       startedAt: CREATED_AT,
+      attempt: 1,
     },
   };
   const step0: ScenarioRunEvent = {
@@ -275,7 +378,7 @@ describe('scenario run decider', () => {
   };
   const succeeded: ScenarioRunEvent = {
     type: 'ScenarioRunSucceeded',
-    data: { runId: 'r1', finishedAt: CREATED_AT, operations: 1 },
+    data: { runId: 'r1', requestId: 'r1', finishedAt: CREATED_AT, operations: 1 },
   };
   const start = {
     kind: 'StartRun' as const,
@@ -284,6 +387,7 @@ describe('scenario run decider', () => {
     webhookId: 4,
     requestId: 'r1',
     trigger: 'instant' as const,
+    attempt: 1,
     now,
   };
 
@@ -320,8 +424,11 @@ describe('scenario run decider', () => {
       .thenNothingHappens();
     spec
       .given([started, step0, succeeded])
-      .when({ kind: 'Fail', runId: 'r1', step: 0, message: 'x', now })
+      .when({ kind: 'Fail', runId: 'r1', requestId: 'r1', step: 0, message: 'x', now })
       .thenNothingHappens();
-    spec.given([started, step0]).when({ kind: 'Succeed', runId: 'r1', now }).then([succeeded]);
+    spec
+      .given([started, step0])
+      .when({ kind: 'Succeed', runId: 'r1', requestId: 'r1', now })
+      .then([succeeded]);
   });
 });

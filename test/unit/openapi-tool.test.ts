@@ -4,6 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { API_VERSION } from '../../contracts/api/index';
 
+/** The minor release after the current one (what `release` is asked to make). */
+const NEXT = API_VERSION.replace(
+  /^(\d+)\.(\d+)\.\d+$/,
+  (_all, major: string, minor: string) => `${major}.${Number(minor) + 1}.0`,
+);
+
 const REPO = join(__dirname, '..', '..');
 
 /** Runs bin/openapi.ts as `npm run …` does, on the checkout at `root`. */
@@ -59,25 +65,27 @@ test('diff prints what changed between two versions', () => {
 });
 
 test('release makes a new version current in one command: document, version, changelog', () => {
-  const result = openapi(root, 'release', '5.9.0', '--skip-clients');
+  const result = openapi(root, 'release', NEXT, '--skip-clients');
   expect(result.stderr).toBe('');
   expect(result.status).toBe(0);
   expect(result.stdout).toContain('run `npm run clients` before committing');
-  const released = JSON.parse(readFileSync(join(root, 'openapi', '5.9.0.json'), 'utf8')) as {
+  const released = JSON.parse(readFileSync(join(root, 'openapi', `${NEXT}.json`), 'utf8')) as {
     info: { version: string };
   };
-  expect(released.info.version).toBe('5.9.0');
-  expect(readFileSync(join(root, 'contracts', 'api', 'index.ts'), 'utf8')).toContain("API_VERSION = '5.9.0'");
+  expect(released.info.version).toBe(NEXT);
+  expect(readFileSync(join(root, 'contracts', 'api', 'index.ts'), 'utf8')).toContain(
+    `API_VERSION = '${NEXT}'`,
+  );
   expect((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version).toBe(
-    '5.9.0',
+    NEXT,
   );
   const changelog = readFileSync(join(root, 'CHANGELOG.md'), 'utf8');
-  expect(changelog.indexOf('## 5.9.0')).toBeLessThan(changelog.indexOf(`## ${API_VERSION}`));
-  expect(changelog).toContain('## 5.9.0\n\n- No public surface changes.');
+  expect(changelog.indexOf(`## ${NEXT}`)).toBeLessThan(changelog.indexOf(`## ${API_VERSION}`));
+  expect(changelog).toContain(`## ${NEXT}\n\n- No public surface changes.`);
 });
 
 test('release refuses a malformed or the current version', () => {
-  for (const version of ['5.9', 'v5.9.0', '05.9.0', API_VERSION]) {
+  for (const version of [NEXT.replace(/\.0$/, ''), `v${NEXT}`, `0${NEXT}`, API_VERSION]) {
     const result = openapi(root, 'release', version);
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/usage|already the current/);

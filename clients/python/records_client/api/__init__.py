@@ -14,6 +14,7 @@ from records_client.api.modules_api import ModulesApi
 from records_client.api.oauth_api import OauthApi
 from records_client.api.platform_api import PlatformApi
 from records_client.api.records_api import RecordsApi
+from records_client.api.scenarios_api import ScenariosApi
 from records_client.api.segments_api import SegmentsApi
 from records_client.api.sessions_api import SessionsApi
 from records_client.api.social_sign_in_api import SocialSignInApi
@@ -22,4 +23,5 @@ from records_client.api.systems_api import SystemsApi
 from records_client.api.teams_api import TeamsApi
 from records_client.api.two_factor_api import TwoFactorApi
 from records_client.api.users_api import UsersApi
+from records_client.api.webhooks_api import WebhooksApi
 
