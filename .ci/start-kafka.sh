@@ -5,10 +5,11 @@
 #
 # Prints exactly one line on stdout, `KAFKA_BROKERS=127.0.0.1:<port>`, once the broker accepts clients.
 # Everything else goes to stderr and to <workdir>/kafka.log. The broker's pid is in <workdir>/kafka.pid;
-# stop it with .ci/stop-kafka.sh <workdir>. Each start begins from empty storage.
+# stop it with .ci/stop-kafka.sh <workdir>. Each start begins from empty storage, unless KAFKA_KEEP_DATA=1 and
+# <workdir> holds a broker's storage already (a restart of the same broker, as the broker-restart test does).
 #
 # Environment: KAFKA_PORT (default 19092), KAFKA_CONTROLLER_PORT (default KAFKA_PORT + 1),
-# KAFKA_START_TIMEOUT seconds (default 90).
+# KAFKA_START_TIMEOUT seconds (default 90), KAFKA_KEEP_DATA (default 0).
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -62,8 +63,12 @@ if [ ! -f "$lib/.complete" ]; then
   say "jars ready in $((SECONDS - started)) s"
 fi
 
-rm -rf "$data"
-mkdir -p "$data"
+keep_data=0
+if [ "${KAFKA_KEEP_DATA:-0}" = 1 ] && [ -f "$data/meta.properties" ]; then keep_data=1; fi
+if [ "$keep_data" = 0 ]; then
+  rm -rf "$data"
+  mkdir -p "$data"
+fi
 sed -e "s|@PORT@|$port|g" -e "s|@CONTROLLER_PORT@|$controller_port|g" -e "s|@DATA_DIR@|$data|g" \
   "$here/kafka/server.properties.template" >"$props"
 
@@ -77,11 +82,13 @@ java_opts=(
 
 started=$SECONDS
 : >"$log"
+if [ "$keep_data" = 0 ]; then
 # A cluster id is 16 random bytes in URL-safe base64, as `StorageTool random-uuid` prints (without a JVM).
 cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
 # `--cluster-id=…` in one word: an id may begin with `-`, which the option parser would take for an option.
 java "${java_opts[@]}" kafka.tools.StorageTool format --cluster-id="$cluster_id" -c "$props" >>"$log" 2>&1 ||
   fail "StorageTool format failed (see $log)"
+fi
 
 setsid nohup java "${java_opts[@]}" kafka.Kafka "$props" >>"$log" 2>&1 </dev/null &
 pid=$!

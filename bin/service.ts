@@ -2,8 +2,8 @@ import { run } from './run';
 import { SERVICES } from './services';
 
 /**
- * Starts one service alone (for the production stack): `command-api`, `query-api` or `projections`
- * (read models and the relay to the stream). Adapters come from the environment as for `npm start`.
+ * Starts one service alone (for the production stack): `command-api`, `query-api`, `projections` (read models
+ * and the relay to the stream) or `integrator` (scenario runs from the stream, as a consumer group member). Adapters come from the environment as for `npm start`.
  */
 async function main(): Promise<void> {
   const name = process.argv[2] ?? '';

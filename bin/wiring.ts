@@ -235,6 +235,14 @@ export async function buildServices(
   adapters: Adapters,
   selection: ServiceSelection,
 ): Promise<Services> {
+  // Read at scrape time, once the integrator (made below) runs.
+  const integratorProgress = async () => {
+    if (!integration) return undefined;
+    const { integrator } = integration;
+    const head = await adapters.events.headPosition();
+    const seen = integrator.position;
+    return { lagPositions: seen > head ? 0 : Number(head - seen), runsStarted: integrator.runsStarted };
+  };
   const metrics = new Metrics(async () => {
     if (!host) return [];
     const head = await adapters.events.headPosition();
@@ -244,7 +252,7 @@ export async function buildServices(
       lagPositions: Number(head - status.position),
       caughtUp: status.caughtUp,
     }));
-  });
+  }, integratorProgress);
   const threaded =
     selection.projections && config.PROJECTIONS_THREAD
       ? new ThreadedProjections(

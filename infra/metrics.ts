@@ -8,12 +8,25 @@ export interface ProjectionLag {
   readonly caughtUp: boolean;
 }
 
-/** Prometheus metrics: process defaults, projection lag in positions (read at scrape time) and in time. */
+/** Where this process's integrator stands (read at scrape time). */
+export interface IntegratorProgress {
+  /** Global positions between the event store head and the newest event the integrator has handled. */
+  readonly lagPositions: number;
+  readonly runsStarted: number;
+}
+
+/**
+ * Prometheus metrics: process defaults, projection lag in positions (read at scrape time) and in time, and the
+ * integrator's lag and runs when this process runs it.
+ */
 export class Metrics {
   readonly registry = new Registry();
   private readonly visibleLag: Summary<'projection'>;
 
-  constructor(lag: () => Promise<readonly ProjectionLag[]>) {
+  constructor(
+    lag: () => Promise<readonly ProjectionLag[]>,
+    integrator: () => Promise<IntegratorProgress | undefined> = () => Promise.resolve(undefined),
+  ) {
     collectDefaultMetrics({ register: this.registry });
     this.visibleLag = new Summary({
       name: 'projection_visible_lag_seconds',
@@ -44,6 +57,24 @@ export class Metrics {
         this.reset();
         for (const row of await lag())
           this.set({ projection: row.projection, version: String(row.version) }, row.caughtUp ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'integrator_lag_positions',
+      help: 'Global positions between the event store head and the newest event the integrator has handled',
+      registers: [this.registry],
+      async collect() {
+        const progress = await integrator();
+        if (progress) this.set(progress.lagPositions);
+      },
+    });
+    new Gauge({
+      name: 'integrator_runs_started',
+      help: 'Scenario runs this integrator process has started since it began',
+      registers: [this.registry],
+      async collect() {
+        const progress = await integrator();
+        if (progress) this.set(progress.runsStarted);
       },
     });
   }

@@ -143,6 +143,14 @@ describe('incoming webhooks', () => {
     expect(String(runs.items[0]!.error)).toContain('name');
   });
 
+  test("the integrator's lag and runs are on /metrics", async () => {
+    const scrape = async () => (await fetch(`${platform.url}/metrics`)).text();
+    const value = (text: string, name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
+    const metrics = await eventually(scrape, (text) => value(text, 'integrator_lag_positions') === 0);
+    expect(value(metrics, 'integrator_lag_positions')).toBe(0);
+    expect(value(metrics, 'integrator_runs_started')).toBeGreaterThanOrEqual(2);
+  });
+
   test('the receiver refuses what the rules refuse, each with its status', async () => {
     const hook = await createHook({
       ipRestrictions: '203.0.113.0/24',

@@ -1,0 +1,184 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { exited, freePort, output, spawnBin, waitUntilReady } from '../support/child-platform';
+
+/**
+ * `kill -9` during a webhook flood: every request answered 200 is in its hook's log after the restart, the
+ * instant ones ran exactly once (one record each, one run each), the queued ones are all still queued.
+ */
+const TOKEN = 'rpt_hook-crash-token-0123456789abcdef';
+jest.setTimeout(180_000);
+
+let dataDir: string;
+let child: ChildProcess | undefined;
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'records-hook-crash-'));
+});
+
+afterAll(async () => {
+  if (child && child.exitCode === null) {
+    child.kill('SIGKILL');
+    await exited(child);
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function startServer(port: number): Promise<string> {
+  child = spawnBin('platform.ts', [], {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: TOKEN,
+  });
+  const logs = output(child);
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilReady(url).catch((error: unknown) => {
+    throw new Error(`${String(error)}\n${logs()}`);
+  });
+  return url;
+}
+
+async function api<T>(url: string, method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(`${url}/api${path}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${TOKEN}`,
+      ...(body !== undefined && { 'Content-Type': 'application/json' }),
+    },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+interface Page<T> {
+  items: T[];
+  meta: { total: number };
+}
+
+/** Every item of a list, page by page. */
+async function all<T>(url: string, path: string): Promise<T[]> {
+  const items: T[] = [];
+  for (let offset = 0; ; offset += 500) {
+    const page = await api<Page<T>>(
+      url,
+      'GET',
+      `${path}${path.includes('?') ? '&' : '?'}limit=500&offset=${offset}`,
+    );
+    items.push(...page.items);
+    if (page.items.length < 500) return items;
+  }
+}
+
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+interface Hook {
+  id: number;
+  key: string;
+  instant: boolean;
+  scenarioId?: number;
+}
+
+test('kill -9 during a webhook flood: every accepted request is logged, ran once or is still queued', async () => {
+  const port = await freePort();
+  let url = await startServer(port);
+  const space = await api<{ id: number }>(url, 'POST', '/space', { name: 'Hooks' });
+  const module = await api<{ id: number }>(url, 'POST', '/module', { spaceId: space.id, name: 'Orders' });
+  // Several hooks, as each takes at most 30 requests a second: instant ones with a scenario, queued ones without.
+  const hooks: Hook[] = [];
+  for (let index = 0; index < 10; index++) {
+    const instant = index < 6;
+    const hook = await api<{ id: number; key: string }>(url, 'POST', '/webhook', { name: `Hook ${index}` });
+    const scenario = instant
+      ? await api<{ id: number }>(url, 'POST', '/scenario', {
+          name: `Orders ${index}`,
+          webhookId: hook.id,
+          steps: [{ kind: 'createRecord', moduleId: module.id, name: { expr: 'n' } }],
+        })
+      : undefined;
+    hooks.push({ id: hook.id, key: hook.key, instant, ...(scenario && { scenarioId: scenario.id }) });
+  }
+
+  const accepted = new Map<string, Hook>();
+  let stop = false;
+  const sender = async (worker: number): Promise<void> => {
+    for (let i = 0; !stop; i++) {
+      const hook = hooks[(worker + i) % hooks.length]!;
+      const n = `n-${worker}-${i}`;
+      try {
+        const response = await fetch(`${url}/hook/${hook.key}?n=${n}`, { method: 'POST' });
+        if (response.status === 200 && (await response.text()) === 'Accepted') accepted.set(n, hook);
+        else if (response.status === 429) await new Promise((resolve) => setTimeout(resolve, 20));
+      } catch {
+        return;
+      }
+    }
+  };
+  const senders = Array.from({ length: 8 }, (_, worker) => sender(worker));
+  const deadline = Date.now() + 30_000;
+  while (accepted.size < 200 && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  child!.kill('SIGKILL');
+  await exited(child!);
+  stop = true;
+  await Promise.all(senders);
+  expect(accepted.size).toBeGreaterThanOrEqual(200);
+
+  url = await startServer(port);
+  const instantNames = [...accepted].filter(([, hook]) => hook.instant).map(([n]) => n);
+  // The integrator takes up where it was: every accepted instant request gets its record, exactly one.
+  const records = await eventually(
+    () => all<{ name: string }>(url, `/module/${module.id}/item`),
+    (items) => {
+      const names = new Set(items.map((item) => item.name));
+      return instantNames.every((n) => names.has(n));
+    },
+  );
+  const counts = new Map<string, number>();
+  for (const record of records) counts.set(record.name, (counts.get(record.name) ?? 0) + 1);
+  for (const n of instantNames) expect({ n, records: counts.get(n) }).toEqual({ n, records: 1 });
+  expect([...counts.values()].every((count) => count === 1)).toBe(true);
+
+  for (const hook of hooks) {
+    const mine = [...accepted].filter(([, owner]) => owner === hook).map(([n]) => n);
+    // Every accepted request is in the log (with its bundle), whatever happened to the process after the answer.
+    const logs = await eventually(
+      () => all<{ id: string }>(url, `/webhook/${hook.id}/log`),
+      (entries) => entries.length >= mine.length,
+    );
+    const logged = new Set<string>();
+    for (const entry of logs) {
+      const detail = await api<{ bundle: { n: string } }>(url, 'GET', `/webhook/${hook.id}/log/${entry.id}`);
+      logged.add(detail.bundle.n);
+    }
+    for (const n of mine)
+      expect({ hook: hook.id, n, logged: logged.has(n) }).toEqual({ hook: hook.id, n, logged: true });
+    if (hook.instant) {
+      // One run per logged request, each succeeded.
+      const runs = await eventually(
+        () => all<{ requestId: string; status: string }>(url, `/scenario/${hook.scenarioId!}/run`),
+        (items) => items.length >= logs.length && items.every((run) => run.status === 'succeeded'),
+      );
+      expect(runs.map((run) => run.status).filter((status) => status !== 'succeeded')).toEqual([]);
+      expect(new Set(runs.map((run) => run.requestId)).size).toBe(runs.length);
+      expect(runs.length).toBe(logs.length);
+    } else {
+      // Queued, none lost: the queue holds every logged request.
+      const queue = await eventually(
+        () => all<{ requestId: string }>(url, `/webhook/${hook.id}/queue`),
+        (items) => items.length === logs.length,
+      );
+      expect(new Set(queue.map((item) => item.requestId))).toEqual(new Set(logs.map((entry) => entry.id)));
+    }
+  }
+});
