@@ -68,3 +68,20 @@ test('the configuration table lists exactly the settings the code reads', () => 
   const documented = [...table.matchAll(/^\| `([A-Z_]+)` \|/gm)].map(([, name]) => name!);
   expect([...documented].sort()).toEqual(Object.keys(configSchema.shape).sort());
 });
+
+test('every dependency is in docs/dependencies.md with why it is there (type packages aside)', () => {
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
+  const table = readFileSync(join(ROOT, 'docs', 'dependencies.md'), 'utf8');
+  const named = new Set(
+    [...table.matchAll(/^\| ([^|]+) \|/gm)].flatMap(([, cell]) =>
+      cell!.split(',').map((part) => part.trim().split(' ')[0]!),
+    ),
+  );
+  const packages = [...Object.keys(manifest.dependencies), ...Object.keys(manifest.devDependencies)].filter(
+    (name) => !name.startsWith('@types/'),
+  );
+  expect(packages.filter((name) => !named.has(name))).toEqual([]);
+});
