@@ -1,22 +1,29 @@
-import type { HookQueueEvent, WebhookRequestReceivedData } from '../../contracts/events/integrator';
+import type {
+  HookRequestEvent,
+  WebhookRequestReceivedData,
+  WebhookRequestRefusedData,
+} from '../../contracts/events/integrator';
 import { orderedStreamName, streamName } from '../../contracts/streams';
 import type { Decider } from '../kit/decider';
 
-/** A request that runs at once has a stream of its own: its one event, appended once. */
+/**
+ * A request that runs at once, or one that was refused, has a stream of its own: its one event, appended once.
+ */
 export interface HookRequestState {
   readonly received: boolean;
 }
 
-export const hookRequestDecider: Decider<
-  HookRequestState,
-  { readonly kind: 'ReceiveRequest'; readonly request: WebhookRequestReceivedData },
-  Extract<HookQueueEvent, { type: 'WebhookRequestReceived' }>
-> = {
+export type HookRequestCommand =
+  | { readonly kind: 'ReceiveRequest'; readonly request: WebhookRequestReceivedData }
+  | { readonly kind: 'RefuseRequest'; readonly refusal: WebhookRequestRefusedData };
+
+export const hookRequestDecider: Decider<HookRequestState, HookRequestCommand, HookRequestEvent> = {
   initialState: { received: false },
   decide(command, state) {
-    return state.received
-      ? []
-      : [{ type: 'WebhookRequestReceived', data: { ...command.request, queued: false } }];
+    if (state.received) return [];
+    return command.kind === 'ReceiveRequest'
+      ? [{ type: 'WebhookRequestReceived', data: { ...command.request, queued: false } }]
+      : [{ type: 'WebhookRequestRefused', data: command.refusal }];
   },
   evolve() {
     return { received: true };

@@ -62,6 +62,32 @@ class HookAnswer extends Error {
   }
 }
 
+/** The request as the log shows it; a body that was not read is null. */
+function requestRecord(
+  req: Request,
+  ip: string,
+  request: HookRequest | undefined,
+  files: StoredHookFile[],
+): HookRequestRecord {
+  return {
+    method: req.method,
+    url: req.originalUrl,
+    headers: request
+      ? [...request.headers]
+      : req.rawHeaders.flatMap((name, index) =>
+          index % 2 === 0 ? [{ name, value: req.rawHeaders[index + 1] ?? '' }] : [],
+        ),
+    query: request?.query ?? {},
+    body: request
+      ? (request.rawBody ?? (request.body === undefined ? null : JSON.stringify(request.body)))
+      : null,
+    contentType: request?.contentType ?? null,
+    bytes: request?.bytes ?? 0,
+    ip,
+    files,
+  };
+}
+
 /**
  * The address of the caller: the connection's, or — when it comes from a trusted proxy — the nearest hop of
  * `X-Forwarded-For` that is not a trusted proxy itself (hops are appended on the right).
@@ -158,12 +184,8 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
     });
   }
 
-  async function storeFiles(
-    tenant: string,
-    request: HookRequest,
-    structure: DataStructure | null,
-  ): Promise<{ stored: StoredHookFile[]; byField: Map<string, unknown[]> }> {
-    const stored: StoredHookFile[] = [];
+  /** The files of a request by field, as the data structure validates them (before anything is stored). */
+  function filesByField(request: HookRequest, structure: DataStructure | null): Map<string, unknown[]> {
     const byField = new Map<string, unknown[]>();
     for (const file of request.files) {
       const field = structure?.fields.find((candidate) => candidate.name === file.field);
@@ -172,22 +194,65 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
           400,
           `File part "${file.field}" is not in the hook's data structure: add a collection field "${file.field}" with name (text), mime (text) and data (buffer).`,
         );
-      const blobKey = newBlobKey(tenant);
-      const blob = await deps.blobs.put(blobKey, Readable.from([file.data]), HOOK_MAX_BODY_BYTES);
-      const ref: StoredHookFile = {
-        field: file.field,
-        name: file.name,
-        mime: file.mime,
-        size: blob.size,
-        blobKey,
-      };
-      stored.push(ref);
       byField.set(file.field, [
         ...(byField.get(file.field) ?? []),
-        { name: ref.name, mime: ref.mime, data: file.data },
+        { name: file.name, mime: file.mime, data: file.data },
       ]);
     }
-    return { stored, byField };
+    return byField;
+  }
+
+  /** Puts the request's files into the blob store; `written` collects the keys, to remove on a refusal. */
+  async function storeFiles(
+    tenant: string,
+    request: HookRequest,
+    written: string[],
+  ): Promise<StoredHookFile[]> {
+    const stored: StoredHookFile[] = [];
+    for (const file of request.files) {
+      const blobKey = newBlobKey(tenant);
+      written.push(blobKey);
+      const blob = await deps.blobs.put(blobKey, Readable.from([file.data]), HOOK_MAX_BODY_BYTES);
+      stored.push({ field: file.field, name: file.name, mime: file.mime, size: blob.size, blobKey });
+    }
+    return stored;
+  }
+
+  /**
+   * A request to a live hook that was refused after it counted against the hook's rate (a body or data the
+   * hook does not take, a full queue) is logged as a `warning` entry: the caller sees why, so can the owner.
+   */
+  async function logRefusal(
+    tenant: string,
+    webhookId: number,
+    req: Request,
+    ip: string,
+    receivedAt: Date,
+    refusal: { status: number; message: string },
+    request: HookRequest | undefined,
+  ): Promise<void> {
+    const requestId = newId();
+    const record: HookRequestRecord = requestRecord(req, ip, request, []);
+    await deps.handler.handle(
+      streamName('hookRequest', tenant, requestId),
+      hookRequestDecider,
+      {
+        kind: 'RefuseRequest',
+        refusal: {
+          webhookId,
+          requestId,
+          receivedAt: receivedAt.toISOString(),
+          method: req.method,
+          bytes: request?.bytes ?? 0,
+          status: refusal.status,
+          message: refusal.message,
+          request:
+            Buffer.byteLength(record.body ?? '') <= INLINE_PAYLOAD_BYTES ? record : { ...record, body: null },
+        },
+      },
+      bookkeepingContext(tenant, requestId),
+      { newStream: true },
+    );
   }
 
   async function receive(req: Request, res: Response): Promise<void> {
@@ -207,21 +272,50 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
     if (declared > HOOK_MAX_BODY_BYTES)
       throw new HookAnswer(413, `The body is over the limit of ${HOOK_MAX_BODY_BYTES} bytes.`);
     await admit(tenant, state.webhookId, now.getTime());
+    let request: HookRequest | undefined;
+    const written: string[] = [];
+    try {
+      request = await readHookRequest(req, LIMITS);
+      await accept(req, res, { tenant, state, now, ip, request, written });
+    } catch (error) {
+      const refusal =
+        error instanceof HookAnswer || (error instanceof PlatformError && error.status < 500) ? error : null;
+      await Promise.all(written.map((blobKey) => deps.blobs.delete(blobKey).catch(() => undefined)));
+      if (refusal && !res.headersSent)
+        await logRefusal(tenant, state.webhookId, req, ip, now, refusal, request).catch((failure: unknown) =>
+          deps.logger.warn({ err: failure }, 'logging a refused webhook request failed'),
+        );
+      throw error;
+    }
+  }
 
-    const request = await readHookRequest(req, LIMITS);
+  /** The accepted part: the request is read and counted; it becomes an event, then the answer. */
+  async function accept(
+    req: Request,
+    res: Response,
+    at: {
+      tenant: string;
+      state: WebhookState;
+      now: Date;
+      ip: string;
+      request: HookRequest;
+      written: string[];
+    },
+  ): Promise<void> {
+    const { tenant, state, now, ip, request, written } = at;
     const settings = state.settings;
     const bundle = bundleOf(request, {
       headers: settings.getRequestHeaders,
       method: settings.getRequestMethod,
       jsonPassThrough: settings.jsonPassThrough,
     });
-    const files = await storeFiles(tenant, request, settings.dataStructure);
-    for (const [field, values] of files.byField)
-      setOwn(bundle, field, values.length === 1 ? values[0] : values);
+    const byField = filesByField(request, settings.dataStructure);
+    for (const [field, values] of byField) setOwn(bundle, field, values.length === 1 ? values[0] : values);
     if (settings.dataStructure) validate(settings.dataStructure, bundle);
-    for (const [field, values] of files.byField) {
-      const refs = files.stored.filter((file) => file.field === field).map(({ field: _f, ...ref }) => ref);
-      setOwn(bundle, field, values.length === 1 ? refs[0] : refs);
+    const stored = await storeFiles(tenant, request, written);
+    for (const field of byField.keys()) {
+      const refs = stored.filter((file) => file.field === field).map(({ field: _f, ...ref }) => ref);
+      setOwn(bundle, field, refs.length === 1 ? refs[0] : refs);
     }
 
     const commandId = newId();
@@ -232,23 +326,15 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
         : (await deps.handler.load(streamName('scenario', tenant, state.scenarioId), scenarioDecider)).state;
     const runsNow = scenario?.status === 'active' && scenario.settings.schedule.kind === 'instant';
     const awaitsResponse = runsNow && hasWebhookResponse(scenario.settings);
-    const record: HookRequestRecord = {
-      method: req.method,
-      url: req.originalUrl,
-      headers: [...request.headers],
-      query: request.query,
-      body: request.rawBody ?? (request.body === undefined ? null : JSON.stringify(request.body)),
-      contentType: request.contentType,
-      bytes: request.bytes,
-      ip,
-      files: files.stored,
-    };
+    const record = requestRecord(req, ip, request, stored);
     const payload = JSON.stringify({ request: record, bundle });
     const payloadBytes = Buffer.byteLength(payload);
     const inline = payloadBytes <= INLINE_PAYLOAD_BYTES;
     const payloadBlobKey = inline ? undefined : newBlobKey(tenant);
-    if (payloadBlobKey)
+    if (payloadBlobKey) {
+      written.push(payloadBlobKey);
       await deps.blobs.put(payloadBlobKey, Readable.from([payload]), Number.MAX_SAFE_INTEGER);
+    }
     const data: WebhookRequestReceivedData = {
       webhookId: state.webhookId,
       requestId,
@@ -285,6 +371,8 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
       waiter?.cancel();
       throw error;
     }
+    // Accepted: what was stored is the request's now, whatever happens to this answer.
+    written.length = 0;
     if (state.redetermining || (state.determinedStructure === null && settings.dataStructure === null))
       recordStructure(tenant, state.webhookId, bundle, requestId);
     if (!waiter) return send(res, 200, HOOK_ACCEPTED);

@@ -44,6 +44,19 @@ const requestReceived = z.object({
   payloadBytes: z.number().int().nonnegative(),
 });
 
+/** A request to a live hook refused after it was counted (a body or data the hook does not take, a full queue). */
+const requestRefused = z.object({
+  webhookId,
+  requestId: z.string().min(1),
+  receivedAt: at,
+  method: z.string(),
+  bytes: z.number().int().nonnegative(),
+  /** The status and text the caller was answered. */
+  status: z.number().int().min(400).max(499),
+  message: z.string(),
+  request: hookRequestSchema,
+});
+
 const runRef = { runId: z.string().min(1), scenarioId, webhookId, requestId: z.string().min(1) };
 
 const webhookRef = z.object({ webhookId });
@@ -126,6 +139,10 @@ export type WebhookEvent =
   | Event<'WebhookDeleted', typeof webhookRef>;
 export type WebhookKeyEvent = Event<'WebhookKeyAssigned', typeof keyAssigned>;
 export type WebhookRequestReceivedData = z.infer<typeof requestReceived>;
+export type WebhookRequestRefusedData = z.infer<typeof requestRefused>;
+export type HookRequestEvent =
+  | Event<'WebhookRequestReceived', typeof requestReceived>
+  | Event<'WebhookRequestRefused', typeof requestRefused>;
 export type HookQueueEvent =
   | Event<'WebhookRequestReceived', typeof requestReceived>
   | Event<'WebhookQueueItemsRemoved', typeof queueItemsRemoved>
@@ -158,6 +175,7 @@ export const INTEGRATOR_EVENTS: readonly EventDefinition[] = [
   { type: 'WebhookDeleted', version: 1, schema: webhookRef },
   { type: 'WebhookKeyAssigned', version: 1, schema: keyAssigned },
   { type: 'WebhookRequestReceived', version: 1, schema: requestReceived },
+  { type: 'WebhookRequestRefused', version: 1, schema: requestRefused },
   { type: 'WebhookQueueItemsRemoved', version: 1, schema: queueItemsRemoved },
   { type: 'WebhookQueueItemFailed', version: 1, schema: queueItemFailed },
   { type: 'ScenarioCreated', version: 1, schema: scenarioCreated },

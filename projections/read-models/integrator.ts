@@ -1,4 +1,7 @@
-import type { WebhookRequestReceivedData } from '../../contracts/events/integrator';
+import type {
+  WebhookRequestReceivedData,
+  WebhookRequestRefusedData,
+} from '../../contracts/events/integrator';
 import { HOOK_ACCEPTED } from '../../contracts/integrator';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import type { ReadModelChange } from '../../contracts/read-model-changes';
@@ -158,6 +161,33 @@ export const hookLogsProjection: Projection = {
             ...(data.request !== undefined && { request: data.request }),
             ...(data.bundle !== undefined && { bundle: data.bundle }),
             ...(data.payloadBlobKey !== undefined && { payloadBlobKey: data.payloadBlobKey }),
+          },
+        },
+      ];
+    }
+    if (event.type === 'WebhookRequestRefused') {
+      const data = event.data as WebhookRequestRefusedData;
+      return [
+        {
+          op: 'upsert',
+          collection: target,
+          position,
+          doc: {
+            id: documentId(tenant, data.requestId),
+            tenant,
+            requestId: data.requestId,
+            webhookId: data.webhookId,
+            status: 'warning',
+            loggedAt: data.receivedAt,
+            size: data.bytes,
+            method: data.method,
+            queued: false,
+            awaitsResponse: false,
+            runId: null,
+            responseStatus: data.status,
+            response: { status: data.status, headers: [], body: data.message },
+            error: data.message,
+            request: data.request,
           },
         },
       ];

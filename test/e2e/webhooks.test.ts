@@ -1,3 +1,5 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { json, startPlatform, type Entity, type Page, type TestPlatform } from '../support/platform';
 
 /** Webhooks end to end over HTTP: management API, receiver, scenario runs, queue and logs. */
@@ -166,6 +168,84 @@ describe('incoming webhooks', () => {
     expect((await send('short')).status).toBe(404);
     await platform.call('POST', `/webhook/${hook.id}/disable`);
     expect((await send(hook.key, { query: '?order=X' })).status).toBe(403);
+  });
+
+  test('a refusal after the rate check is logged as a warning with the answer; earlier refusals are not', async () => {
+    const hook = await createHook({
+      queueCapacity: 1,
+      dataStructure: { fields: [{ name: 'order', type: 'text', required: true }] },
+    });
+    const wrongData = await send(hook.key, { query: '?total=3' });
+    expect(wrongData.status).toBe(400);
+    const wrongType = await send(hook.key, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/xml' },
+      body: '<order/>',
+    });
+    expect(wrongType.status).toBe(415);
+    expect((await send(hook.key, { query: '?order=A' })).status).toBe(200);
+    expect((await send(hook.key, { query: '?order=B' })).status).toBe(400);
+    // Refused before it counted: not logged (an unknown hook has no log; a refused address could flood one).
+    await platform.call('PUT', `/webhook/${hook.id}`, { body: { ipRestrictions: '203.0.113.1' } });
+    expect((await send(hook.key, { query: '?order=C' })).status).toBe(403);
+    const logs = await eventually(
+      async () =>
+        json<Page<Record<string, unknown>>>(
+          await platform.call('GET', `/webhook/${hook.id}/log?order=loggedAt;ASC`),
+        ),
+      (page) => page.meta.total === 4,
+    );
+    expect(logs.items.map((entry) => [entry.status, entry.responseStatus])).toEqual([
+      ['warning', 400],
+      ['warning', 415],
+      ['success', 200],
+      ['warning', 400],
+    ]);
+    const detail = await json<Record<string, unknown>>(
+      await platform.call('GET', `/webhook/${hook.id}/log/${String(logs.items[3]!.id)}`),
+    );
+    expect(detail.response).toEqual({ status: 400, headers: [], body: 'Queue is full.' });
+    expect(detail.request).toMatchObject({ method: 'GET', query: { order: 'B' } });
+    const warnings = await json<Page>(
+      await platform.call('GET', `/webhook/${hook.id}/log?filter=status=warning`),
+    );
+    expect(warnings.meta.total).toBe(3);
+  });
+
+  test('files of a refused request are not kept; those of an accepted one are, with the request', async () => {
+    const blobCount = () => {
+      const root = join(platform.dataDir, 'blobs');
+      return existsSync(root)
+        ? readdirSync(root, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length
+        : 0;
+    };
+    const hook = await createHook({
+      dataStructure: {
+        fields: [
+          { name: 'order', type: 'text', required: true },
+          {
+            name: 'doc',
+            type: 'collection',
+            fields: [
+              { name: 'name', type: 'text' },
+              { name: 'mime', type: 'text' },
+              { name: 'data', type: 'buffer' },
+            ],
+          },
+        ],
+      },
+    });
+    const form = (withOrder: boolean) => {
+      const body = new FormData();
+      if (withOrder) body.append('order', 'F-1');
+      body.append('doc', new Blob(['%PDF-1.7 tiny'], { type: 'application/pdf' }), 'order.pdf');
+      return body;
+    };
+    const before = blobCount();
+    expect((await send(hook.key, { method: 'POST', body: form(false) })).status).toBe(400);
+    expect(blobCount()).toBe(before);
+    expect((await send(hook.key, { method: 'POST', body: form(true) })).status).toBe(200);
+    expect(blobCount()).toBe(before + 1);
   });
 
   test('a full queue refuses with 400 "Queue is full." and stays as it is', async () => {

@@ -246,6 +246,38 @@ describe('hook request decider and streams', () => {
       .thenNothingHappens();
   });
 
+  test('a refused request is appended once, as a refusal', () => {
+    const spec = deciderSpec(hookRequestDecider);
+    const refusal = {
+      webhookId: 4,
+      requestId: 'a',
+      receivedAt: CREATED_AT,
+      method: 'GET',
+      bytes: 0,
+      status: 400,
+      message: 'Queue is full.',
+      request: {
+        method: 'GET',
+        url: '/hook/x',
+        headers: [],
+        query: {},
+        body: null,
+        contentType: null,
+        bytes: 0,
+        ip: '127.0.0.1',
+        files: [],
+      },
+    };
+    spec
+      .given([])
+      .when({ kind: 'RefuseRequest', refusal })
+      .then([{ type: 'WebhookRequestRefused', data: refusal }]);
+    spec
+      .given([{ type: 'WebhookRequestRefused', data: refusal }])
+      .when({ kind: 'RefuseRequest', refusal })
+      .thenNothingHappens();
+  });
+
   test("a sequential scenario's requests share one relay key; the others each have their own", () => {
     const first = hookRequestStream('acme', 4, 'r1', true);
     const second = hookRequestStream('acme', 4, 'r2', true);

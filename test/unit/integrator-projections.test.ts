@@ -1,0 +1,219 @@
+import type { WebhookRequestReceivedData } from '../../contracts/events/integrator';
+import { streamName } from '../../contracts/streams';
+import {
+  hookLogsProjection,
+  hookQueueProjection,
+  scenarioRunsProjection,
+} from '../../projections/read-models/integrator';
+import { EventLog, projectionSpec, TEST_TENANT } from '../support/given-when-then';
+
+const RECEIVED_AT = '2026-11-24T10:00:00.000Z';
+
+function request(requestId: string, queued: boolean): WebhookRequestReceivedData {
+  return {
+    webhookId: 4,
+    requestId,
+    scenarioId: queued ? null : 9,
+    receivedAt: RECEIVED_AT,
+    method: 'POST',
+    bytes: 12,
+    queued,
+    awaitsResponse: false,
+    bundle: { order: 'A-1' },
+    payloadBytes: 30,
+  };
+}
+
+describe('hook queue projection', () => {
+  const log = new EventLog();
+  const stream = streamName('hookQueue', TEST_TENANT, 4);
+  const queued = log.record(stream, { type: 'WebhookRequestReceived', data: request('r1', true) });
+  const failed = log.record(stream, {
+    type: 'WebhookQueueItemFailed',
+    data: { webhookId: 4, requestId: 'r1', runId: 'r1', attempt: 1, message: 'step 1: boom' },
+  });
+  const removed = log.record(stream, {
+    type: 'WebhookQueueItemsRemoved',
+    data: { webhookId: 4, requestIds: ['r1'], reason: 'processed' },
+  });
+  const queue = projectionSpec(hookQueueProjection);
+  const item = {
+    id: 'acme.r1',
+    tenant: TEST_TENANT,
+    requestId: 'r1',
+    webhookId: 4,
+    receivedAt: RECEIVED_AT,
+    method: 'POST',
+    bytes: 12,
+    arrival: Number(queued.position),
+    payload: request('r1', true),
+  };
+
+  test('a queued request is an item in arrival order, with what a later run needs', () => {
+    queue
+      .given([])
+      .when(queued)
+      .thenDocuments('hook_queue', [{ ...item, failedRuns: 0, lastError: null }]);
+  });
+
+  test('a failed run of it counts, with its reason; processing removes it', () => {
+    queue
+      .given([queued])
+      .when(failed)
+      .thenDocuments('hook_queue', [{ ...item, failedRuns: 1, lastError: 'step 1: boom' }]);
+    queue.given([queued, failed]).when(removed).thenDocuments('hook_queue', []);
+  });
+});
+
+describe('hook logs projection', () => {
+  const log = new EventLog();
+  const logs = projectionSpec(hookLogsProjection);
+  const received = log.record(streamName('hookRequest', TEST_TENANT, 'r1'), {
+    type: 'WebhookRequestReceived',
+    data: request('r1', false),
+  });
+  const runStream = streamName('scenarioRun', TEST_TENANT, 'r1');
+  const started = log.record(runStream, {
+    type: 'ScenarioRunStarted',
+    data: {
+      runId: 'r1',
+      scenarioId: 9,
+      webhookId: 4,
+      requestId: 'r1',
+      trigger: 'instant',
+      startedAt: RECEIVED_AT,
+      attempt: 1,
+    },
+  });
+  const runFailed = log.record(runStream, {
+    type: 'ScenarioRunFailed',
+    data: { runId: 'r1', requestId: 'r1', finishedAt: RECEIVED_AT, step: 0, message: 'step 1: boom' },
+  });
+  const requestRecord = {
+    method: 'POST',
+    url: '/hook/x',
+    headers: [],
+    query: {},
+    body: '<a/>',
+    contentType: 'application/xml',
+    bytes: 4,
+    ip: '127.0.0.1',
+    files: [],
+  };
+  const refused = log.record(streamName('hookRequest', TEST_TENANT, 'r2'), {
+    type: 'WebhookRequestRefused',
+    data: {
+      webhookId: 4,
+      requestId: 'r2',
+      receivedAt: RECEIVED_AT,
+      method: 'POST',
+      bytes: 4,
+      status: 415,
+      message: 'unsupported content type',
+      request: requestRecord,
+    },
+  });
+  const entry = {
+    id: 'acme.r1',
+    tenant: TEST_TENANT,
+    requestId: 'r1',
+    webhookId: 4,
+    loggedAt: RECEIVED_AT,
+    size: 12,
+    method: 'POST',
+    queued: false,
+    awaitsResponse: false,
+    runId: 'r1',
+    responseStatus: 200,
+    response: { status: 200, headers: [], body: 'Accepted' },
+    bundle: { order: 'A-1' },
+  };
+
+  test('an accepted request is a success entry; its failed run makes it an error with the reason', () => {
+    logs
+      .given([])
+      .when(received)
+      .thenDocuments('hook_logs', [{ ...entry, status: 'success', error: null }]);
+    logs
+      .given([received, started])
+      .when(runFailed)
+      .thenDocuments('hook_logs', [{ ...entry, status: 'error', error: 'step 1: boom' }]);
+  });
+
+  test('a refused request is a warning entry with the answer it got', () => {
+    logs
+      .given([])
+      .when(refused)
+      .thenDocuments('hook_logs', [
+        {
+          id: 'acme.r2',
+          tenant: TEST_TENANT,
+          requestId: 'r2',
+          webhookId: 4,
+          status: 'warning',
+          loggedAt: RECEIVED_AT,
+          size: 4,
+          method: 'POST',
+          queued: false,
+          awaitsResponse: false,
+          runId: null,
+          responseStatus: 415,
+          response: { status: 415, headers: [], body: 'unsupported content type' },
+          error: 'unsupported content type',
+          request: requestRecord,
+        },
+      ]);
+  });
+});
+
+describe('scenario runs projection', () => {
+  const log = new EventLog();
+  const runs = projectionSpec(scenarioRunsProjection);
+  const runStream = streamName('scenarioRun', TEST_TENANT, 'r1~2');
+  const started = log.record(runStream, {
+    type: 'ScenarioRunStarted',
+    data: {
+      runId: 'r1~2',
+      scenarioId: 9,
+      webhookId: 4,
+      requestId: 'r1',
+      trigger: 'scheduled',
+      startedAt: RECEIVED_AT,
+      attempt: 2,
+    },
+  });
+  const step = log.record(runStream, {
+    type: 'ScenarioStepCompleted',
+    data: { runId: 'r1~2', index: 0, kind: 'setVariable', output: 2 },
+  });
+  const succeeded = log.record(runStream, {
+    type: 'ScenarioRunSucceeded',
+    data: { runId: 'r1~2', requestId: 'r1', finishedAt: RECEIVED_AT, operations: 1 },
+  });
+
+  test('a run again of a queued request shows its attempt, steps and outcome', () => {
+    runs
+      .given([started, step])
+      .when(succeeded)
+      .thenDocuments('scenario_runs', [
+        {
+          id: 'acme.r1~2',
+          tenant: TEST_TENANT,
+          runId: 'r1~2',
+          scenarioId: 9,
+          webhookId: 4,
+          requestId: 'r1',
+          trigger: 'scheduled',
+          attempt: 2,
+          status: 'succeeded',
+          startedAt: RECEIVED_AT,
+          finishedAt: RECEIVED_AT,
+          operations: 1,
+          error: null,
+          failedStep: null,
+          responseStatus: null,
+          steps: { '0': { kind: 'setVariable', output: 2 } },
+        },
+      ]);
+  });
+});
