@@ -13,6 +13,7 @@ const BENCHES = [
   'like-filter.ts',
   'api-description.ts',
   'mcp-overhead.ts',
+  'webhooks.ts',
 ];
 
 let failed = 0;

@@ -76,12 +76,15 @@ async function main(): Promise<void> {
       ],
     });
     const ok = accepted['2xx'];
+    // How far the scenario runs (the integrator, in the same process) got meanwhile.
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    const gauge = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1] ?? NaN);
     printFigure(
       'webhooks.accepted_per_s',
       ok / ACCEPT_SECONDS,
       'req/s',
       '≥ 2000',
-      `64 connections over ${HOOKS} hooks, ${accepted.non2xx} not 2xx, p99 ${accepted.latency.p99} ms`,
+      `64 connections over ${HOOKS} hooks, ${accepted.non2xx} not 2xx, p99 ${accepted.latency.p99} ms; runs started meanwhile ${gauge('integrator_runs_started')}, integrator lag ${gauge('integrator_lag_positions')} positions`,
     );
 
     // Round trip with a Webhook response step: 10 hooks take turns, so none passes its 30/s.
