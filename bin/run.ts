@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { loadConfig, type Config } from '../infra/config';
-import { createHttpServer } from '../infra/http/server';
+import { closeGracefully, createHttpServer } from '../infra/http/server';
 import { createLogger, type Logger } from '../infra/logging';
 import { startCheckpointerFor } from './sqlite-checkpointer';
 import { buildServices, openAdapters, type ServiceSelection, type Services } from './wiring';
@@ -13,6 +13,9 @@ export interface Running {
   readonly url: string;
   stop(): Promise<void>;
 }
+
+/** How long a stop lets the requests in progress finish: within the usual 10 s before a SIGKILL follows. */
+const HTTP_DRAIN_MS = 5_000;
 
 /** Opens the adapters, builds the selected services and listens; SIGTERM/SIGINT stop it cleanly. */
 export async function run(
@@ -40,10 +43,7 @@ export async function run(
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      await closeGracefully(server, HTTP_DRAIN_MS);
       await services.stop();
       await adapters.close();
       await checkpointer?.stop();

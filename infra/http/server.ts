@@ -30,7 +30,7 @@ export function createHttpServer(app: Express, limits: HttpServerLimits): Server
   AppResponse.prototype = app.response;
   // A slow or silent client must not hold a connection (and an upload's half-written blob) for ever: past
   // the headers or request timeout Node answers 408 and closes; a connection silent both ways is closed.
-  const server = createServer(
+  const server: Server = createServer(
     {
       IncomingMessage: AppRequest as unknown as typeof IncomingMessage,
       ServerResponse: AppResponse as unknown as typeof ServerResponse,
@@ -39,9 +39,33 @@ export function createHttpServer(app: Express, limits: HttpServerLimits): Server
       // Node checks those two timeouts on this period (30 s by default, which would stretch a 20 s limit).
       connectionsCheckingInterval: Math.min(1000, Math.ceil(limits.headersTimeoutMs / 4)),
     },
-    app,
+    (request, response) => {
+      // A closing server answers what it has, then closes the connection: keep-alive clients would else hold
+      // it open (and the process up) for as long as they keep sending.
+      if (draining.has(server)) response.setHeader('Connection', 'close');
+      app(request, response);
+    },
   );
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.setTimeout(limits.idleTimeoutMs);
   return server;
+}
+
+const draining = new WeakSet<Server>();
+
+/**
+ * Stops taking connections and lets the requests in progress finish: each connection closes after its answer,
+ * an idle one at once. Whatever still runs after `graceMs` (a slow upload, a webhook waiting for its run) is
+ * cut off, so a stop never waits on a client.
+ */
+export function closeGracefully(server: Server, graceMs: number): Promise<void> {
+  draining.add(server);
+  return new Promise<void>((resolve) => {
+    const cutOff = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearTimeout(cutOff);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
 }

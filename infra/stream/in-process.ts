@@ -286,6 +286,7 @@ class InProcessConsumer implements Consumer {
         }
         this.nextOffset = row.message_offset + 1;
       }
+      await yieldToEventLoop();
     }
   }
 
@@ -318,6 +319,8 @@ class InProcessConsumer implements Consumer {
     const window = new KeyedWindow<MessageRow>(this.deps.concurrency, (row) => this.deliver(row), commitSoon);
     let storageFailures = 0;
     while (!this.stopping) {
+      // A full window may be full of handled messages waiting for the commit timer: commit them now.
+      if (window.size >= readAhead) commitHandled();
       await window.whenBelow(readAhead);
       if (this.stopping) break;
       let page: MessageRow[];
@@ -338,6 +341,7 @@ class InProcessConsumer implements Consumer {
         window.add(row, row.message_key);
         this.nextOffset = row.message_offset + 1;
       }
+      await yieldToEventLoop();
     }
     await window.idle();
     clearTimeout(commitTimer);
@@ -400,6 +404,14 @@ class InProcessConsumer implements Consumer {
       this.waitingForMessages = wakeOnPublish;
     });
   }
+}
+
+/**
+ * Lets timers, I/O and signals run between pages: handlers that resolve at once would otherwise keep the loop
+ * on microtasks for a whole backlog, and the process would answer nothing until it is through.
+ */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function assertTopicName(topic: string): void {

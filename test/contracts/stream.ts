@@ -465,6 +465,45 @@ export function streamContract(openFixture: StreamFixtureFactory): void {
       TEST_TIMEOUT_MS,
     );
 
+    test.each([1, 4])(
+      'a backlog far larger than a page, handled at once, leaves the process responsive (concurrency %i)',
+      async (concurrency) => {
+        const topic = uniqueName('backlog');
+        const total = 5_000;
+        for (let i = 0; i < total; i += 1_000)
+          await fixture.stream.publish(
+            topic,
+            Array.from({ length: 1_000 }, (_, n) => ({ key: `k${(i + n) % 50}`, value: `${i + n}` })),
+          );
+        // A timer set while the backlog is consumed must fire in time: a consumer that loops on already
+        // resolved promises would starve it (and every request and signal of the process with it).
+        let timerFiredAfter: number | undefined;
+        let handled = 0;
+        const timerSet = { at: 0 };
+        const consumer = await consume(fixture.stream, {
+          topic,
+          group: uniqueName('group'),
+          concurrency,
+          handle: async () => {
+            handled += 1;
+            if (handled === 1) {
+              timerSet.at = performance.now();
+              setTimeout(() => (timerFiredAfter = performance.now() - timerSet.at), 1);
+            }
+          },
+        });
+        await waitUntil(
+          () => handled >= total && timerFiredAfter !== undefined,
+          () => `${total} messages (got ${handled})`,
+        );
+        expect(timerFiredAfter).toBeLessThan(1_000);
+        const stopping = performance.now();
+        await consumer.stop();
+        expect(performance.now() - stopping).toBeLessThan(1_000);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
     test(
       'a stop waits for the running handlers',
       async () => {
