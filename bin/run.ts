@@ -43,7 +43,7 @@ export async function run(
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
-      await closeGracefully(server, HTTP_DRAIN_MS);
+      await Promise.all([closeGracefully(server, HTTP_DRAIN_MS), services.releaseWaiting()]);
       await services.stop();
       await adapters.close();
       await checkpointer?.stop();

@@ -199,6 +199,11 @@ export interface Services {
   readonly integratorScheduler?: IntegratorScheduler;
   readonly meter: ApiMeter;
   readonly generatedToken?: string;
+  /**
+   * The first step of a stop: webhook requests waiting for their run's response are answered `Accepted` (the
+   * run goes on), so that the HTTP server can drain at once.
+   */
+  releaseWaiting(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -480,6 +485,9 @@ export async function buildServices(
     ...(integration && { integrator: integration.integrator, integratorScheduler: integration.scheduler }),
     meter,
     ...(generatedToken !== undefined && { generatedToken }),
+    async releaseWaiting() {
+      await hookResponses?.stop();
+    },
     async stop() {
       clearInterval(meterTimer);
       clearInterval(sweepTimer);

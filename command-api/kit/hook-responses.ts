@@ -23,6 +23,7 @@ export class HookResponses {
   private subscription: Subscription | undefined;
   private loop: Promise<void> | undefined;
   private stopped = false;
+  private stopping: Promise<void> | undefined;
 
   constructor(
     private readonly events: EventStore,
@@ -91,10 +92,14 @@ export class HookResponses {
     };
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    for (const runId of [...this.waiters.keys()]) this.settle(runId, { kind: 'timeout' });
-    await this.subscription?.close();
-    await this.loop;
+  /** Answers every waiting request as timed out (`Accepted`) and stops following; once, however often called. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.stopped = true;
+      for (const runId of [...this.waiters.keys()]) this.settle(runId, { kind: 'timeout' });
+      await this.subscription?.close();
+      await this.loop;
+    })();
+    return this.stopping;
   }
 }

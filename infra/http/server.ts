@@ -52,6 +52,7 @@ export function createHttpServer(app: Express, limits: HttpServerLimits): Server
 }
 
 const draining = new WeakSet<Server>();
+const IDLE_CHECK_MS = 50;
 
 /**
  * Stops taking connections and lets the requests in progress finish: each connection closes after its answer,
@@ -62,8 +63,11 @@ export function closeGracefully(server: Server, graceMs: number): Promise<void> 
   draining.add(server);
   return new Promise<void>((resolve) => {
     const cutOff = setTimeout(() => server.closeAllConnections(), graceMs);
+    // A request that began before the stop keeps its connection alive after its answer: close it once idle.
+    const closeIdle = setInterval(() => server.closeIdleConnections(), IDLE_CHECK_MS);
     server.close(() => {
       clearTimeout(cutOff);
+      clearInterval(closeIdle);
       resolve();
     });
     server.closeIdleConnections();

@@ -5,8 +5,10 @@ import type { ChildProcess } from 'node:child_process';
 import { exited, freePort, output, spawnBin, waitUntilReady } from '../support/child-platform';
 
 /**
- * `kill -9` during a webhook flood: every request answered 200 is in its hook's log after the restart, the
- * instant ones ran exactly once (one record each, one run each), the queued ones are all still queued.
+ * Stopping during webhook traffic. `kill -9` during a flood: every request answered 200 is in its hook's log
+ * after the restart, the instant ones ran exactly once (one record each, one run each), the queued ones are all
+ * still queued. SIGTERM during a flood or while a request waits for its run's response: the process answers,
+ * exits within seconds, and nothing accepted is lost or run twice.
  */
 const TOKEN = 'rpt_hook-crash-token-0123456789abcdef';
 jest.setTimeout(180_000);
@@ -31,8 +33,8 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function startServer(port: number): Promise<string> {
-  child = spawnBin('platform.ts', [], {
+async function startServer(port: number, script = 'platform.ts', args: string[] = []): Promise<string> {
+  child = spawnBin(script, args, {
     PORT: String(port),
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
@@ -253,4 +255,43 @@ test('SIGTERM during a webhook flood: the process exits promptly, and every acce
       runs: logged.length,
     });
   }
+});
+
+test('SIGTERM while a request waits for its run: it is answered Accepted at once, and the process exits promptly', async () => {
+  // The command API and the projections without an integrator: the run of the request never comes.
+  await startServer(await freePort(), 'service.ts', ['projections']);
+  const url = await startServer(await freePort(), 'service.ts', ['command-api']);
+  const commandApi = child!;
+  const hook = await api<{ id: number; key: string }>(url, 'POST', '/webhook', { name: 'Waits' });
+  await api(url, 'POST', '/scenario', {
+    name: 'Answers',
+    webhookId: hook.id,
+    steps: [{ kind: 'webhookResponse', status: 201, body: 'done' }],
+  });
+  const answer = fetch(`${url}/hook/${hook.key}`).then(async (response) => ({
+    status: response.status,
+    body: await response.text(),
+    at: Date.now(),
+  }));
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  const signalled = Date.now();
+  commandApi.kill('SIGTERM');
+  const answered = await answer;
+  const code = await Promise.race([
+    exited(commandApi),
+    new Promise<string>((resolve) => setTimeout(() => resolve('still running after 15 s'), 15_000)),
+  ]);
+  expect({
+    status: answered.status,
+    body: answered.body,
+    answeredWithinASecond: answered.at - signalled < 1_000,
+    code,
+    exitedWithinTwoSeconds: Date.now() - signalled < 2_000,
+  }).toEqual({
+    status: 200,
+    body: 'Accepted',
+    answeredWithinASecond: true,
+    code: 0,
+    exitedWithinTwoSeconds: true,
+  });
 });
