@@ -1,12 +1,19 @@
 import jsonata from 'jsonata';
 import { isExpression, type MappedValue } from './integrator';
+import { compileLinear, LinearRegex } from './linear-regex';
 
 /**
  * Mapping expressions (JSONata, jsonata ≥ 2.2.1 for its prototype-pollution and code-execution fixes), with
- * guards: a time limit, a recursion depth and a sequence length, so one scenario's expression cannot hold
- * the integrator. Compiled expressions are cached by their text.
+ * guards: a time limit, a recursion depth and a sequence length, and regular expressions matched in linear
+ * time (`LinearRegex`), so one scenario's expression cannot hold the integrator. Compiled expressions are
+ * cached by their text.
  */
-const GUARDS = { timeout: 1000, stack: 200, sequence: 100_000 };
+const GUARDS = {
+  timeout: 1000,
+  stack: 200,
+  sequence: 100_000,
+  RegexEngine: LinearRegex as unknown as RegExpConstructor,
+};
 const CACHE_SIZE = 5000;
 const compiled = new Map<string, jsonata.Expression>();
 
@@ -36,9 +43,27 @@ export function compileExpression(text: string): jsonata.Expression {
   } catch (error) {
     throw new MappingError(`invalid expression ${JSON.stringify(text.slice(0, 80))}: ${describe(error)}`);
   }
+  for (const pattern of regexLiterals(expression.ast())) {
+    try {
+      compileLinear(pattern);
+    } catch (error) {
+      throw new MappingError(
+        `invalid expression ${JSON.stringify(text.slice(0, 80))}: the pattern /${pattern.source.slice(0, 80)}/ cannot be matched in linear time (no backreferences or lookarounds): ${describe(error)}`,
+      );
+    }
+  }
   if (compiled.size >= CACHE_SIZE) compiled.delete(compiled.keys().next().value!);
   compiled.set(text, expression);
   return expression;
+}
+
+/** The `/…/` patterns of an expression's syntax tree. */
+function regexLiterals(node: unknown, found: RegExp[] = []): RegExp[] {
+  if (node instanceof RegExp) found.push(node);
+  else if (Array.isArray(node)) for (const child of node) regexLiterals(child, found);
+  else if (typeof node === 'object' && node !== null)
+    for (const child of Object.values(node)) regexLiterals(child, found);
+  return found;
 }
 
 /** Every expression inside a mapped value is compiled (for checking a scenario before it is saved). */

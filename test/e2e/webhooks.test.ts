@@ -145,6 +145,36 @@ describe('incoming webhooks', () => {
     expect(String(runs.items[0]!.error)).toContain('name');
   });
 
+  test('a pattern that would backtrack for ever runs in linear time; one that cannot is refused when saved', async () => {
+    const hook = await createHook();
+    const refused = await platform.call('POST', '/scenario', {
+      body: {
+        name: 'Backreference',
+        webhookId: hook.id,
+        steps: [{ kind: 'setVariable', name: 'twice', value: { expr: '$contains(text, /(a+)\\1/)' } }],
+      },
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('cannot be matched in linear time');
+    await platform.call('POST', '/scenario', {
+      body: {
+        name: 'Nested quantifiers',
+        webhookId: hook.id,
+        steps: [
+          { kind: 'setVariable', name: 'matches', value: { expr: '$contains(text, /^(a+)+$/)' } },
+          { kind: 'webhookResponse', status: 200, body: { expr: '{"matches": $vars.matches}' } },
+        ],
+      },
+    });
+    const started = Date.now();
+    const answer = await send(hook.key, { query: `?text=${'a'.repeat(10_000)}!` });
+    expect({ status: answer.status, body: await answer.json() }).toEqual({
+      status: 200,
+      body: { matches: false },
+    });
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   test("the integrator's lag and runs are on /metrics", async () => {
     const scrape = async () => (await fetch(`${platform.url}/metrics`)).text();
     const value = (text: string, name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
