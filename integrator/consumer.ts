@@ -71,6 +71,10 @@ export class Integrator {
     const event = JSON.parse(message.value) as RelayedEvent;
     const data = event.data as WebhookRequestReceivedData;
     if (!data.queued) {
+      // Arrival order includes what waited in the queue while the scenario was off: that runs first. (The
+      // drain its activation started may be taking the same items: each still runs once, by its run id.)
+      if (data.sequential && data.scenarioId !== null)
+        await this.options.queues.drain(event.metadata.tenant, data.scenarioId);
       this.runs += 1;
       const result = await this.options.runner.run(
         { tenant: event.metadata.tenant, runId: event.id, attempt: 1, data },

@@ -343,6 +343,7 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
       method: req.method,
       bytes: request.bytes,
       queued: !runsNow,
+      ...(runsNow && scenario.settings.sequential && { sequential: true }),
       awaitsResponse,
       ...(inline
         ? { request: record, bundle: bundle as WebhookRequestReceivedData['bundle'] }

@@ -35,6 +35,11 @@ const requestReceived = z.object({
   /** Bytes of the request body. */
   bytes: z.number().int().nonnegative(),
   queued: z.boolean(),
+  /**
+   * It runs at once in a sequential scenario: what the hook queued before runs first (absent in events
+   * recorded before it existed: false).
+   */
+  sequential: z.boolean().optional(),
   /** The receiver waits for this request's Webhook response. */
   awaitsResponse: z.boolean(),
   /** Inline when small; otherwise `{request, bundle}` as JSON under `payloadBlobKey`. */

@@ -459,6 +459,42 @@ describe('incoming webhooks', () => {
       for (const n of [1, 2, 3]) expect((await recordsNamed(`Drain-${n}`)).items).toHaveLength(1);
     });
 
+    test('a sequential scenario switched on runs what was queued before the requests that follow, in arrival order', async () => {
+      const space = await json<Entity>(await platform.call('POST', '/space', { body: { name: 'Sequence' } }));
+      const { id: sequenceModule } = await json<Entity>(
+        await platform.call('POST', '/module', { body: { spaceId: space.id, name: 'Arrivals' } }),
+      );
+      const hook = await createHook();
+      const { id: scenarioId } = await json<Entity>(
+        await platform.call('POST', '/scenario', {
+          body: {
+            name: 'In order',
+            webhookId: hook.id,
+            active: false,
+            sequential: true,
+            steps: [{ kind: 'createRecord', moduleId: sequenceModule, name: { expr: 'n' } }],
+          },
+        }),
+      );
+      const queued = Array.from({ length: 8 }, (_, i) => `Queued-${i}`);
+      for (const n of queued) expect((await send(hook.key, { query: `?n=${n}` })).status).toBe(200);
+      expect(
+        (await platform.call('POST', `/scenario/${scenarioId}/activate`, { body: {} })).status,
+      ).toBeLessThan(300);
+      // Straight after the switch, while the queue is still being worked.
+      const following = Array.from({ length: 8 }, (_, i) => `After-${i}`);
+      for (const n of following) expect((await send(hook.key, { query: `?n=${n}` })).status).toBe(200);
+      const records = await eventually(
+        async () =>
+          json<Page<{ id: number; name: string }>>(
+            await platform.call('GET', `/module/${sequenceModule}/item?limit=100`),
+          ),
+        (page) => page.items.length >= 16,
+      );
+      const inCreationOrder = [...records.items].sort((a, b) => a.id - b.id).map((record) => record.name);
+      expect(inCreationOrder).toEqual([...queued, ...following]);
+    });
+
     test('120 hours without a scenario deactivate a hook (at the injected instant), and it then answers 410', async () => {
       const hook = await createHook();
       const later = new Date(Date.now() + 121 * HOUR);
