@@ -144,10 +144,76 @@ export const webhookResponseStep = z
     id: 'WebhookResponseStep',
     description: "Answers the hook's caller; sent when the run completes, or at once with auto commit.",
   });
+export const setVariablesStep = z
+  .strictObject({
+    kind: z.literal('setVariables'),
+    variables: z
+      .array(z.strictObject({ name: variableName, value: mappedValueSchema }))
+      .min(1, 'at least one variable')
+      .max(50, 'at most 50 variables'),
+  })
+  .meta({
+    id: 'SetVariablesStep',
+    description: 'Sets several `$vars.<name>` at once, each mapped from what was there before the step.',
+  });
+export const filterStep = z
+  .strictObject({
+    kind: z.literal('filter'),
+    label: z.string().trim().min(1).max(200).optional(),
+    condition: mappedValueSchema.meta({
+      description: 'Passes when true (JSONata truthiness: not false, null, 0, "" or empty).',
+    }),
+  })
+  .meta({
+    id: 'FilterStep',
+    description:
+      'Lets the run go on only when its condition holds; otherwise the run ends here, successfully (a Webhook response already set is still sent).',
+  });
+export const jsonParseStep = z
+  .strictObject({
+    kind: z.literal('jsonParse'),
+    name: variableName,
+    text: mappedValueSchema.meta({ description: 'JSON text, at most 5 MB.' }),
+  })
+  .meta({
+    id: 'JsonParseStep',
+    description: 'Parses JSON text into `$vars.<name>`; text that is not JSON fails the run.',
+  });
+export const jsonCreateStep = z
+  .strictObject({ kind: z.literal('jsonCreate'), name: variableName, value: mappedValueSchema })
+  .meta({ id: 'JsonCreateStep', description: 'Writes a value as JSON text into `$vars.<name>`.' });
 export const scenarioStepSchema = z
-  .discriminatedUnion('kind', [setVariableStep, createRecordStep, webhookResponseStep])
+  .discriminatedUnion('kind', [
+    setVariableStep,
+    setVariablesStep,
+    filterStep,
+    jsonParseStep,
+    jsonCreateStep,
+    createRecordStep,
+    webhookResponseStep,
+  ])
   .meta({ id: 'ScenarioStep' });
 export type ScenarioStep = z.infer<typeof scenarioStepSchema>;
+
+/** Every value a step maps (to check its expressions before the scenario is saved). */
+export function mappedValuesOf(step: ScenarioStep): Array<MappedValue | undefined> {
+  switch (step.kind) {
+    case 'setVariable':
+      return [step.value];
+    case 'setVariables':
+      return step.variables.map((variable) => variable.value);
+    case 'filter':
+      return [step.condition];
+    case 'jsonParse':
+      return [step.text];
+    case 'jsonCreate':
+      return [step.value];
+    case 'createRecord':
+      return [step.name, ...Object.values(step.fields ?? {})];
+    case 'webhookResponse':
+      return [step.status, step.body, ...(step.headers ?? []).map((header) => header.value)];
+  }
+}
 
 export const scheduleSchema = z
   .discriminatedUnion('kind', [

@@ -2,12 +2,12 @@ import { createRecordBody } from '../contracts/api/records';
 import type { Actor } from '../contracts/events/envelope';
 import type { WebhookRequestReceivedData } from '../contracts/events/integrator';
 import { PlatformError } from '../contracts/errors';
-import type { HookResponse, ScenarioStep } from '../contracts/integrator';
+import type { HookResponse, MappedValue, ScenarioStep } from '../contracts/integrator';
 import { evaluateMapped, MappingError } from '../contracts/mapping';
 import { streamName } from '../contracts/streams';
 import { issuesOf } from '../contracts/validation';
 import { recordDecider } from '../command-api/domain/record';
-import { scenarioDecider, type ScenarioState } from '../command-api/domain/scenario';
+import { scenarioDecider } from '../command-api/domain/scenario';
 import { scenarioRunDecider, type ScenarioRunCommand } from '../command-api/domain/scenario-run';
 import type { CommandHandler } from '../command-api/kit/handler';
 import type { IdAllocator } from '../command-api/kit/id-allocator';
@@ -15,6 +15,7 @@ import { requestHash, type IdempotencyKeys } from '../command-api/kit/idempotenc
 import { recordResource } from '../command-api/routes/records';
 import type { BlobStore } from '../infra/blob-store/port';
 import type { Logger } from '../infra/logging';
+import { computeStep, isComputeStep, replayStep, StepFailure, type StepResult } from './steps';
 
 export interface RunnerDeps {
   readonly handler: CommandHandler;
@@ -43,9 +44,6 @@ export interface RunResult {
   /** Why it failed. */
   readonly error?: string;
 }
-
-/** A step that cannot go on: the run fails with this message (not retried, unlike infrastructure errors). */
-class StepFailure extends Error {}
 
 /**
  * Runs a scenario for one request, step by step, recording each step in the run's stream: a run that was
@@ -117,18 +115,29 @@ export class ScenarioRunner {
     const bundle = await this.bundleOf(data);
     const vars: Record<string, unknown> = {};
     let pending: HookResponse | null = null;
+    let stopped = false;
     const steps = scenario.settings.steps;
-    // Variables and a response held for the end, as the steps already done left them.
+    const took = (step: ScenarioStep, result: StepResult): void => {
+      Object.assign(vars, result.vars);
+      if (result.stops) stopped = true;
+      if (step.kind === 'webhookResponse' && !scenario.settings.autoCommit)
+        pending = result.output as HookResponse;
+    };
+    // What the steps already done left (variables, a response held for the end, a filter that stopped).
     run.outputs.forEach((output, index) => {
       const step = steps[index];
-      if (step?.kind === 'setVariable') vars[step.name] = output;
-      if (step?.kind === 'webhookResponse' && !scenario.settings.autoCommit) pending = output as HookResponse;
+      if (step) took(step, replayStep(step, output));
     });
-    for (let index = run.outputs.length; index < steps.length; index++) {
+    for (let index = run.outputs.length; index < steps.length && !stopped; index++) {
       const step = steps[index]!;
-      let output: unknown;
+      const started = performance.now();
+      let result: StepResult;
       try {
-        output = await this.execute(step, { tenant, runId, index, bundle, vars, scenario });
+        result = isComputeStep(step)
+          ? await computeStep(step, { bundle, vars, runId })
+          : {
+              output: await this.createRecord(tenant, runId, index, scenario.scenarioId, step, bundle, vars),
+            };
       } catch (error) {
         if (error instanceof StepFailure || error instanceof MappingError)
           return fail(index, `step ${index + 1} (${step.kind}): ${error.message}`);
@@ -136,13 +145,17 @@ export class ScenarioRunner {
           return fail(index, `step ${index + 1} (${step.kind}): ${error.message}`);
         throw error;
       }
-      record({ kind: 'CompleteStep', runId, index, stepKind: step.kind, output });
-      if (step.kind === 'webhookResponse') {
-        const response = output as HookResponse;
-        if (scenario.settings.autoCommit) {
-          record({ kind: 'Respond', runId, requestId: data.requestId, response });
-          await flush();
-        } else pending = response;
+      const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+      record({ kind: 'CompleteStep', runId, index, stepKind: step.kind, output: result.output, durationMs });
+      took(step, result);
+      if (step.kind === 'webhookResponse' && scenario.settings.autoCommit) {
+        record({
+          kind: 'Respond',
+          runId,
+          requestId: data.requestId,
+          response: result.output as HookResponse,
+        });
+        await flush();
       }
     }
     if (pending !== null && !run.responded)
@@ -166,59 +179,27 @@ export class ScenarioRunner {
     return (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { bundle: unknown }).bundle;
   }
 
-  private async execute(
-    step: ScenarioStep,
-    at: {
-      tenant: string;
-      runId: string;
-      index: number;
-      bundle: unknown;
-      vars: Record<string, unknown>;
-      scenario: ScenarioState;
-    },
-  ): Promise<unknown> {
-    const bindings = { vars: at.vars, runId: at.runId };
-    const evaluate = (value: Parameters<typeof evaluateMapped>[0]) =>
-      evaluateMapped(value, at.bundle, bindings);
-    switch (step.kind) {
-      case 'setVariable': {
-        const value = await evaluate(step.value);
-        at.vars[step.name] = value;
-        return value;
-      }
-      case 'createRecord':
-        return this.createRecord(at.tenant, at.runId, at.index, at.scenario.scenarioId, {
-          moduleId: step.moduleId,
-          ...(step.name !== undefined && { name: await evaluate(step.name) }),
-          ...(step.fields !== undefined && {
-            fields: Object.fromEntries(
-              await Promise.all(
-                Object.entries(step.fields).map(async ([fieldId, value]) => [fieldId, await evaluate(value)]),
-              ),
-            ),
-          }),
-        });
-      case 'webhookResponse':
-        return this.response(
-          await evaluate(step.status),
-          await evaluate(step.body),
-          await Promise.all(
-            (step.headers ?? []).map(async (header) => ({
-              name: header.name,
-              value: await evaluate(header.value),
-            })),
-          ),
-        );
-    }
-  }
-
   private async createRecord(
     tenant: string,
     runId: string,
     index: number,
     scenarioId: number,
-    mapped: Record<string, unknown>,
+    step: Extract<ScenarioStep, { kind: 'createRecord' }>,
+    bundle: unknown,
+    vars: Record<string, unknown>,
   ): Promise<{ recordId: number }> {
+    const evaluate = (value: MappedValue | undefined) => evaluateMapped(value, bundle, { vars, runId });
+    const mapped = {
+      moduleId: step.moduleId,
+      ...(step.name !== undefined && { name: await evaluate(step.name) }),
+      ...(step.fields !== undefined && {
+        fields: Object.fromEntries(
+          await Promise.all(
+            Object.entries(step.fields).map(async ([fieldId, value]) => [fieldId, await evaluate(value)]),
+          ),
+        ),
+      }),
+    };
     const parsed = createRecordBody.safeParse(mapped);
     if (!parsed.success)
       throw new StepFailure(
@@ -250,35 +231,5 @@ export class ScenarioRunner {
       identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
     );
     return { recordId };
-  }
-
-  private response(
-    status: unknown,
-    body: unknown,
-    headers: Array<{ name: string; value: unknown }>,
-  ): HookResponse {
-    if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 499)
-      throw new StepFailure(`the response status must be 2xx, 3xx or 4xx, got ${JSON.stringify(status)}`);
-    const texts = headers.map((header) => ({
-      name: header.name,
-      value: typeof header.value === 'string' ? header.value : JSON.stringify(header.value),
-    }));
-    if (texts.some((header) => /[\r\n]/.test(header.value)))
-      throw new StepFailure('a response header value must not contain line breaks');
-    if (status >= 300 && status < 400 && !texts.some((header) => header.name.toLowerCase() === 'location'))
-      throw new StepFailure(`a ${status} response needs a Location header`);
-    const isText = typeof body === 'string';
-    if (
-      !isText &&
-      body !== undefined &&
-      body !== null &&
-      !texts.some((h) => h.name.toLowerCase() === 'content-type')
-    )
-      texts.push({ name: 'Content-Type', value: 'application/json; charset=utf-8' });
-    return {
-      status,
-      headers: texts,
-      body: isText ? body : body === undefined || body === null ? '' : JSON.stringify(body),
-    };
   }
 }

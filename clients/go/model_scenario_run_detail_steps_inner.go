@@ -23,6 +23,8 @@ type ScenarioRunDetailStepsInner struct {
 	Index int32 `json:"index"`
 	Kind string `json:"kind"`
 	Output interface{} `json:"output"`
+	// How long the step took (null in runs recorded before it was kept).
+	DurationMs NullableFloat64 `json:"durationMs"`
 	AdditionalProperties map[string]interface{}
 }
 
@@ -32,11 +34,12 @@ type _ScenarioRunDetailStepsInner ScenarioRunDetailStepsInner
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewScenarioRunDetailStepsInner(index int32, kind string, output interface{}) *ScenarioRunDetailStepsInner {
+func NewScenarioRunDetailStepsInner(index int32, kind string, output interface{}, durationMs NullableFloat64) *ScenarioRunDetailStepsInner {
 	this := ScenarioRunDetailStepsInner{}
 	this.Index = index
 	this.Kind = kind
 	this.Output = output
+	this.DurationMs = durationMs
 	return &this
 }
 
@@ -122,6 +125,32 @@ func (o *ScenarioRunDetailStepsInner) SetOutput(v interface{}) {
 	o.Output = v
 }
 
+// GetDurationMs returns the DurationMs field value
+// If the value is explicit nil, the zero value for float64 will be returned
+func (o *ScenarioRunDetailStepsInner) GetDurationMs() float64 {
+	if o == nil || o.DurationMs.Get() == nil {
+		var ret float64
+		return ret
+	}
+
+	return *o.DurationMs.Get()
+}
+
+// GetDurationMsOk returns a tuple with the DurationMs field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *ScenarioRunDetailStepsInner) GetDurationMsOk() (*float64, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.DurationMs.Get(), o.DurationMs.IsSet()
+}
+
+// SetDurationMs sets field value
+func (o *ScenarioRunDetailStepsInner) SetDurationMs(v float64) {
+	o.DurationMs.Set(&v)
+}
+
 func (o ScenarioRunDetailStepsInner) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
@@ -137,6 +166,7 @@ func (o ScenarioRunDetailStepsInner) ToMap() (map[string]interface{}, error) {
 	if o.Output != nil {
 		toSerialize["output"] = o.Output
 	}
+	toSerialize["durationMs"] = o.DurationMs.Get()
 
 	for key, value := range o.AdditionalProperties {
 		toSerialize[key] = value
@@ -153,6 +183,7 @@ func (o *ScenarioRunDetailStepsInner) UnmarshalJSON(data []byte) (err error) {
 		"index",
 		"kind",
 		"output",
+		"durationMs",
 	}
 
 	allProperties := make(map[string]interface{})
@@ -185,6 +216,7 @@ func (o *ScenarioRunDetailStepsInner) UnmarshalJSON(data []byte) (err error) {
 		delete(additionalProperties, "index")
 		delete(additionalProperties, "kind")
 		delete(additionalProperties, "output")
+		delete(additionalProperties, "durationMs")
 		o.AdditionalProperties = additionalProperties
 	}
 

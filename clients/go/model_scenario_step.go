@@ -18,7 +18,11 @@ import (
 // ScenarioStep - struct for ScenarioStep
 type ScenarioStep struct {
 	CreateRecordStep *CreateRecordStep
+	FilterStep *FilterStep
+	JsonCreateStep *JsonCreateStep
+	JsonParseStep *JsonParseStep
 	SetVariableStep *SetVariableStep
+	SetVariablesStep *SetVariablesStep
 	WebhookResponseStep *WebhookResponseStep
 }
 
@@ -29,10 +33,38 @@ func CreateRecordStepAsScenarioStep(v *CreateRecordStep) ScenarioStep {
 	}
 }
 
+// FilterStepAsScenarioStep is a convenience function that returns FilterStep wrapped in ScenarioStep
+func FilterStepAsScenarioStep(v *FilterStep) ScenarioStep {
+	return ScenarioStep{
+		FilterStep: v,
+	}
+}
+
+// JsonCreateStepAsScenarioStep is a convenience function that returns JsonCreateStep wrapped in ScenarioStep
+func JsonCreateStepAsScenarioStep(v *JsonCreateStep) ScenarioStep {
+	return ScenarioStep{
+		JsonCreateStep: v,
+	}
+}
+
+// JsonParseStepAsScenarioStep is a convenience function that returns JsonParseStep wrapped in ScenarioStep
+func JsonParseStepAsScenarioStep(v *JsonParseStep) ScenarioStep {
+	return ScenarioStep{
+		JsonParseStep: v,
+	}
+}
+
 // SetVariableStepAsScenarioStep is a convenience function that returns SetVariableStep wrapped in ScenarioStep
 func SetVariableStepAsScenarioStep(v *SetVariableStep) ScenarioStep {
 	return ScenarioStep{
 		SetVariableStep: v,
+	}
+}
+
+// SetVariablesStepAsScenarioStep is a convenience function that returns SetVariablesStep wrapped in ScenarioStep
+func SetVariablesStepAsScenarioStep(v *SetVariablesStep) ScenarioStep {
+	return ScenarioStep{
+		SetVariablesStep: v,
 	}
 }
 
@@ -66,6 +98,42 @@ func (dst *ScenarioStep) UnmarshalJSON(data []byte) error {
 		}
 	}
 
+	// check if the discriminator value is 'filter'
+	if jsonDict["kind"] == "filter" {
+		// try to unmarshal JSON data into FilterStep
+		err = json.Unmarshal(data, &dst.FilterStep)
+		if err == nil {
+			return nil // data stored in dst.FilterStep, return on the first match
+		} else {
+			dst.FilterStep = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStep as FilterStep: %s", err.Error())
+		}
+	}
+
+	// check if the discriminator value is 'jsonCreate'
+	if jsonDict["kind"] == "jsonCreate" {
+		// try to unmarshal JSON data into JsonCreateStep
+		err = json.Unmarshal(data, &dst.JsonCreateStep)
+		if err == nil {
+			return nil // data stored in dst.JsonCreateStep, return on the first match
+		} else {
+			dst.JsonCreateStep = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStep as JsonCreateStep: %s", err.Error())
+		}
+	}
+
+	// check if the discriminator value is 'jsonParse'
+	if jsonDict["kind"] == "jsonParse" {
+		// try to unmarshal JSON data into JsonParseStep
+		err = json.Unmarshal(data, &dst.JsonParseStep)
+		if err == nil {
+			return nil // data stored in dst.JsonParseStep, return on the first match
+		} else {
+			dst.JsonParseStep = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStep as JsonParseStep: %s", err.Error())
+		}
+	}
+
 	// check if the discriminator value is 'setVariable'
 	if jsonDict["kind"] == "setVariable" {
 		// try to unmarshal JSON data into SetVariableStep
@@ -75,6 +143,18 @@ func (dst *ScenarioStep) UnmarshalJSON(data []byte) error {
 		} else {
 			dst.SetVariableStep = nil
 			return fmt.Errorf("failed to unmarshal ScenarioStep as SetVariableStep: %s", err.Error())
+		}
+	}
+
+	// check if the discriminator value is 'setVariables'
+	if jsonDict["kind"] == "setVariables" {
+		// try to unmarshal JSON data into SetVariablesStep
+		err = json.Unmarshal(data, &dst.SetVariablesStep)
+		if err == nil {
+			return nil // data stored in dst.SetVariablesStep, return on the first match
+		} else {
+			dst.SetVariablesStep = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStep as SetVariablesStep: %s", err.Error())
 		}
 	}
 
@@ -99,8 +179,24 @@ func (src ScenarioStep) MarshalJSON() ([]byte, error) {
 		return json.Marshal(&src.CreateRecordStep)
 	}
 
+	if src.FilterStep != nil {
+		return json.Marshal(&src.FilterStep)
+	}
+
+	if src.JsonCreateStep != nil {
+		return json.Marshal(&src.JsonCreateStep)
+	}
+
+	if src.JsonParseStep != nil {
+		return json.Marshal(&src.JsonParseStep)
+	}
+
 	if src.SetVariableStep != nil {
 		return json.Marshal(&src.SetVariableStep)
+	}
+
+	if src.SetVariablesStep != nil {
+		return json.Marshal(&src.SetVariablesStep)
 	}
 
 	if src.WebhookResponseStep != nil {
@@ -119,8 +215,24 @@ func (obj *ScenarioStep) GetActualInstance() (interface{}) {
 		return obj.CreateRecordStep
 	}
 
+	if obj.FilterStep != nil {
+		return obj.FilterStep
+	}
+
+	if obj.JsonCreateStep != nil {
+		return obj.JsonCreateStep
+	}
+
+	if obj.JsonParseStep != nil {
+		return obj.JsonParseStep
+	}
+
 	if obj.SetVariableStep != nil {
 		return obj.SetVariableStep
+	}
+
+	if obj.SetVariablesStep != nil {
+		return obj.SetVariablesStep
 	}
 
 	if obj.WebhookResponseStep != nil {
@@ -137,8 +249,24 @@ func (obj ScenarioStep) GetActualInstanceValue() (interface{}) {
 		return *obj.CreateRecordStep
 	}
 
+	if obj.FilterStep != nil {
+		return *obj.FilterStep
+	}
+
+	if obj.JsonCreateStep != nil {
+		return *obj.JsonCreateStep
+	}
+
+	if obj.JsonParseStep != nil {
+		return *obj.JsonParseStep
+	}
+
 	if obj.SetVariableStep != nil {
 		return *obj.SetVariableStep
+	}
+
+	if obj.SetVariablesStep != nil {
+		return *obj.SetVariablesStep
 	}
 
 	if obj.WebhookResponseStep != nil {

@@ -18,7 +18,11 @@ import (
 // ScenarioStepOutput - struct for ScenarioStepOutput
 type ScenarioStepOutput struct {
 	CreateRecordStepOutput *CreateRecordStepOutput
+	FilterStepOutput *FilterStepOutput
+	JsonCreateStepOutput *JsonCreateStepOutput
+	JsonParseStepOutput *JsonParseStepOutput
 	SetVariableStepOutput *SetVariableStepOutput
+	SetVariablesStepOutput *SetVariablesStepOutput
 	WebhookResponseStepOutput *WebhookResponseStepOutput
 }
 
@@ -29,10 +33,38 @@ func CreateRecordStepOutputAsScenarioStepOutput(v *CreateRecordStepOutput) Scena
 	}
 }
 
+// FilterStepOutputAsScenarioStepOutput is a convenience function that returns FilterStepOutput wrapped in ScenarioStepOutput
+func FilterStepOutputAsScenarioStepOutput(v *FilterStepOutput) ScenarioStepOutput {
+	return ScenarioStepOutput{
+		FilterStepOutput: v,
+	}
+}
+
+// JsonCreateStepOutputAsScenarioStepOutput is a convenience function that returns JsonCreateStepOutput wrapped in ScenarioStepOutput
+func JsonCreateStepOutputAsScenarioStepOutput(v *JsonCreateStepOutput) ScenarioStepOutput {
+	return ScenarioStepOutput{
+		JsonCreateStepOutput: v,
+	}
+}
+
+// JsonParseStepOutputAsScenarioStepOutput is a convenience function that returns JsonParseStepOutput wrapped in ScenarioStepOutput
+func JsonParseStepOutputAsScenarioStepOutput(v *JsonParseStepOutput) ScenarioStepOutput {
+	return ScenarioStepOutput{
+		JsonParseStepOutput: v,
+	}
+}
+
 // SetVariableStepOutputAsScenarioStepOutput is a convenience function that returns SetVariableStepOutput wrapped in ScenarioStepOutput
 func SetVariableStepOutputAsScenarioStepOutput(v *SetVariableStepOutput) ScenarioStepOutput {
 	return ScenarioStepOutput{
 		SetVariableStepOutput: v,
+	}
+}
+
+// SetVariablesStepOutputAsScenarioStepOutput is a convenience function that returns SetVariablesStepOutput wrapped in ScenarioStepOutput
+func SetVariablesStepOutputAsScenarioStepOutput(v *SetVariablesStepOutput) ScenarioStepOutput {
+	return ScenarioStepOutput{
+		SetVariablesStepOutput: v,
 	}
 }
 
@@ -66,6 +98,42 @@ func (dst *ScenarioStepOutput) UnmarshalJSON(data []byte) error {
 		}
 	}
 
+	// check if the discriminator value is 'filter'
+	if jsonDict["kind"] == "filter" {
+		// try to unmarshal JSON data into FilterStepOutput
+		err = json.Unmarshal(data, &dst.FilterStepOutput)
+		if err == nil {
+			return nil // data stored in dst.FilterStepOutput, return on the first match
+		} else {
+			dst.FilterStepOutput = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as FilterStepOutput: %s", err.Error())
+		}
+	}
+
+	// check if the discriminator value is 'jsonCreate'
+	if jsonDict["kind"] == "jsonCreate" {
+		// try to unmarshal JSON data into JsonCreateStepOutput
+		err = json.Unmarshal(data, &dst.JsonCreateStepOutput)
+		if err == nil {
+			return nil // data stored in dst.JsonCreateStepOutput, return on the first match
+		} else {
+			dst.JsonCreateStepOutput = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as JsonCreateStepOutput: %s", err.Error())
+		}
+	}
+
+	// check if the discriminator value is 'jsonParse'
+	if jsonDict["kind"] == "jsonParse" {
+		// try to unmarshal JSON data into JsonParseStepOutput
+		err = json.Unmarshal(data, &dst.JsonParseStepOutput)
+		if err == nil {
+			return nil // data stored in dst.JsonParseStepOutput, return on the first match
+		} else {
+			dst.JsonParseStepOutput = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as JsonParseStepOutput: %s", err.Error())
+		}
+	}
+
 	// check if the discriminator value is 'setVariable'
 	if jsonDict["kind"] == "setVariable" {
 		// try to unmarshal JSON data into SetVariableStepOutput
@@ -75,6 +143,18 @@ func (dst *ScenarioStepOutput) UnmarshalJSON(data []byte) error {
 		} else {
 			dst.SetVariableStepOutput = nil
 			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as SetVariableStepOutput: %s", err.Error())
+		}
+	}
+
+	// check if the discriminator value is 'setVariables'
+	if jsonDict["kind"] == "setVariables" {
+		// try to unmarshal JSON data into SetVariablesStepOutput
+		err = json.Unmarshal(data, &dst.SetVariablesStepOutput)
+		if err == nil {
+			return nil // data stored in dst.SetVariablesStepOutput, return on the first match
+		} else {
+			dst.SetVariablesStepOutput = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as SetVariablesStepOutput: %s", err.Error())
 		}
 	}
 
@@ -99,8 +179,24 @@ func (src ScenarioStepOutput) MarshalJSON() ([]byte, error) {
 		return json.Marshal(&src.CreateRecordStepOutput)
 	}
 
+	if src.FilterStepOutput != nil {
+		return json.Marshal(&src.FilterStepOutput)
+	}
+
+	if src.JsonCreateStepOutput != nil {
+		return json.Marshal(&src.JsonCreateStepOutput)
+	}
+
+	if src.JsonParseStepOutput != nil {
+		return json.Marshal(&src.JsonParseStepOutput)
+	}
+
 	if src.SetVariableStepOutput != nil {
 		return json.Marshal(&src.SetVariableStepOutput)
+	}
+
+	if src.SetVariablesStepOutput != nil {
+		return json.Marshal(&src.SetVariablesStepOutput)
 	}
 
 	if src.WebhookResponseStepOutput != nil {
@@ -119,8 +215,24 @@ func (obj *ScenarioStepOutput) GetActualInstance() (interface{}) {
 		return obj.CreateRecordStepOutput
 	}
 
+	if obj.FilterStepOutput != nil {
+		return obj.FilterStepOutput
+	}
+
+	if obj.JsonCreateStepOutput != nil {
+		return obj.JsonCreateStepOutput
+	}
+
+	if obj.JsonParseStepOutput != nil {
+		return obj.JsonParseStepOutput
+	}
+
 	if obj.SetVariableStepOutput != nil {
 		return obj.SetVariableStepOutput
+	}
+
+	if obj.SetVariablesStepOutput != nil {
+		return obj.SetVariablesStepOutput
 	}
 
 	if obj.WebhookResponseStepOutput != nil {
@@ -137,8 +249,24 @@ func (obj ScenarioStepOutput) GetActualInstanceValue() (interface{}) {
 		return *obj.CreateRecordStepOutput
 	}
 
+	if obj.FilterStepOutput != nil {
+		return *obj.FilterStepOutput
+	}
+
+	if obj.JsonCreateStepOutput != nil {
+		return *obj.JsonCreateStepOutput
+	}
+
+	if obj.JsonParseStepOutput != nil {
+		return *obj.JsonParseStepOutput
+	}
+
 	if obj.SetVariableStepOutput != nil {
 		return *obj.SetVariableStepOutput
+	}
+
+	if obj.SetVariablesStepOutput != nil {
+		return *obj.SetVariablesStepOutput
 	}
 
 	if obj.WebhookResponseStepOutput != nil {

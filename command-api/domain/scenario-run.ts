@@ -34,6 +34,8 @@ export type ScenarioRunCommand =
       readonly index: number;
       readonly stepKind: string;
       readonly output: unknown;
+      /** How long the step took. */
+      readonly durationMs?: number;
     }
   | {
       readonly kind: 'Respond';
@@ -102,6 +104,7 @@ export const scenarioRunDecider: Decider<ScenarioRunState, ScenarioRunCommand, S
               index: command.index,
               kind: command.stepKind,
               output: (command.output ?? null) as Json,
+              ...(command.durationMs !== undefined && { durationMs: command.durationMs }),
             },
           },
         ];

@@ -7,7 +7,12 @@ import {
   updateScenarioBody,
 } from '../../contracts/api/integrator';
 import { PlatformError } from '../../contracts/errors';
-import { withDefaults, type ScenarioSettings, type ScenarioStep } from '../../contracts/integrator';
+import {
+  mappedValuesOf,
+  withDefaults,
+  type ScenarioSettings,
+  type ScenarioStep,
+} from '../../contracts/integrator';
 import { checkMappedValue, MappingError } from '../../contracts/mapping';
 import { streamName } from '../../contracts/streams';
 import { validate } from '../../contracts/validation';
@@ -44,17 +49,12 @@ export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
     for (const [index, step] of steps.entries()) {
       const at = `steps.${index}`;
       try {
-        if (step.kind === 'setVariable') checkMappedValue(step.value);
+        for (const value of mappedValuesOf(step)) checkMappedValue(value);
         if (step.kind === 'createRecord') {
-          checkMappedValue(step.name);
-          for (const value of Object.values(step.fields ?? {})) checkMappedValue(value);
           const module = await deps.handler.load(streamName('module', tenant, step.moduleId), moduleDecider);
           if (module.state.status !== 'active') throw invalid(`${at}.moduleId`, `no module ${step.moduleId}`);
         }
         if (step.kind === 'webhookResponse') {
-          checkMappedValue(step.status);
-          checkMappedValue(step.body);
-          for (const header of step.headers ?? []) checkMappedValue(header.value);
           if (typeof step.status === 'number' && !(step.status >= 200 && step.status < 500))
             throw invalid(`${at}.status`, 'a Webhook response status is 2xx, 3xx or 4xx');
         }

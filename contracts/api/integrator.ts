@@ -329,7 +329,17 @@ const scenarioRun = z.object(runCore).meta({ id: 'ScenarioRun' });
 export const scenarioRunDetail = z
   .object({
     ...runCore,
-    steps: z.array(z.object({ index: z.number().int(), kind: z.string(), output: z.unknown() })),
+    steps: z.array(
+      z.object({
+        index: z.number().int(),
+        kind: z.string(),
+        output: z.unknown(),
+        durationMs: z
+          .number()
+          .nullable()
+          .meta({ description: 'How long the step took (null in runs recorded before it was kept).' }),
+      }),
+    ),
   })
   .meta({ id: 'ScenarioRunDetail' });
 export const listScenarioRuns = operation({

@@ -113,6 +113,8 @@ const stepCompleted = z.object({
   index: z.number().int().nonnegative(),
   kind: z.string(),
   output: z.json(),
+  /** Milliseconds the step took (absent in runs recorded before it was kept). */
+  durationMs: z.number().nonnegative().optional(),
 });
 const responseReady = z.object({ runId: z.string(), requestId: z.string(), response: hookResponseSchema });
 const runSucceeded = z.object({

@@ -264,7 +264,13 @@ export const scenarioRunsProjection: Projection = {
         ];
       case 'ScenarioStepCompleted':
         return patch(
-          { [`steps.${String(data.index)}`]: { kind: data.kind, output: data.output } },
+          {
+            [`steps.${String(data.index)}`]: {
+              kind: data.kind,
+              output: data.output,
+              durationMs: data.durationMs ?? null,
+            },
+          },
           { operations: 1 },
         );
       case 'WebhookResponseReady':

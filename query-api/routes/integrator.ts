@@ -242,8 +242,14 @@ export function addIntegratorReadRoutes(router: Router, deps: IntegratorReadDeps
     const doc = await deps.readModels.get(tenant, runs.collection, documentId(tenant, runId));
     if (!doc || doc.scenarioId !== scenarioId)
       throw new PlatformError('not_found', `no run ${runId} of scenario ${scenarioId}`);
-    const steps = Object.entries((doc.steps as Record<string, { kind: string; output: unknown }>) ?? {})
-      .map(([index, step]) => ({ index: Number(index), kind: step.kind, output: step.output }))
+    type StoredStep = { kind: string; output: unknown; durationMs?: number | null };
+    const steps = Object.entries((doc.steps as Record<string, StoredStep>) ?? {})
+      .map(([index, step]) => ({
+        index: Number(index),
+        kind: step.kind,
+        output: step.output,
+        durationMs: step.durationMs ?? null,
+      }))
       .sort((a, b) => a.index - b.index);
     sendJson(res, 200, { ...runView(doc), steps });
   });

@@ -145,6 +145,84 @@ describe('incoming webhooks', () => {
     expect(String(runs.items[0]!.error)).toContain('name');
   });
 
+  test('set variables, JSON parse and create, and a filter: a run that does not pass ends there, successfully', async () => {
+    const hook = await createHook();
+    const { id: scenarioId } = await json<Entity>(
+      await platform.call('POST', '/scenario', {
+        body: {
+          name: 'Large orders',
+          webhookId: hook.id,
+          steps: [
+            { kind: 'jsonParse', name: 'order', text: { expr: 'payload' } },
+            {
+              kind: 'setVariables',
+              variables: [
+                { name: 'total', value: { expr: '$sum($vars.order.lines.amount)' } },
+                { name: 'customer', value: { expr: '$vars.order.customer' } },
+              ],
+            },
+            {
+              kind: 'jsonCreate',
+              name: 'summary',
+              value: { expr: '{"customer": $vars.customer, "total": $vars.total}' },
+            },
+            { kind: 'webhookResponse', status: 200, body: { expr: '$vars.summary' } },
+            { kind: 'filter', label: 'Large', condition: { expr: '$vars.total >= 100' } },
+            { kind: 'createRecord', moduleId, name: { expr: '"Large order of " & $vars.customer' } },
+          ],
+        },
+      }),
+    );
+    const order = (customer: string, amounts: number[]) =>
+      JSON.stringify({ customer, lines: amounts.map((amount) => ({ amount })) });
+    for (const [customer, amounts, total] of [
+      ['Ada', [60, 70], 130],
+      ['Bob', [5, 10], 15],
+    ] as const) {
+      const answer = await send(hook.key, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ payload: order(customer, [...amounts]) }),
+      });
+      expect({ status: answer.status, body: await answer.text() }).toEqual({
+        status: 200,
+        body: JSON.stringify({ customer, total }),
+      });
+    }
+    const runs = await eventually(
+      async () =>
+        json<Page<Record<string, unknown>>>(await platform.call('GET', `/scenario/${scenarioId}/run`)),
+      (page) => page.items.length === 2 && page.items.every((run) => run.status === 'succeeded'),
+    );
+    expect(runs.items.map((run) => run.status)).toEqual(['succeeded', 'succeeded']);
+    const adas = await eventually(
+      async () =>
+        json<Page>(
+          await platform.call('GET', `/record?filter=${encodeURIComponent('name=Large order of Ada')}`),
+        ),
+      (page) => page.items.length > 0,
+    );
+    expect(adas.items).toHaveLength(1);
+    const bobs = await platform.call(
+      'GET',
+      `/record?filter=${encodeURIComponent('name=Large order of Bob')}`,
+    );
+    expect((await json<Page>(bobs)).items).toHaveLength(0);
+    // Bob's run stopped at the filter: five steps, each with its output and how long it took.
+    const bob = runs.items.find((run) => run.operations === 5)!;
+    const detail = await json<{ steps: Array<{ kind: string; output: unknown; durationMs: number }> }>(
+      await platform.call('GET', `/scenario/${scenarioId}/run/${String(bob.id)}`),
+    );
+    expect(detail.steps.map((step) => [step.kind, step.output])).toEqual([
+      ['jsonParse', { customer: 'Bob', lines: [{ amount: 5 }, { amount: 10 }] }],
+      ['setVariables', { total: 15, customer: 'Bob' }],
+      ['jsonCreate', '{"customer":"Bob","total":15}'],
+      ['webhookResponse', expect.objectContaining({ status: 200 })],
+      ['filter', { passed: false }],
+    ]);
+    for (const step of detail.steps) expect(step.durationMs).toBeGreaterThanOrEqual(0);
+  });
+
   test('a pattern that would backtrack for ever runs in linear time; one that cannot is refused when saved', async () => {
     const hook = await createHook();
     const refused = await platform.call('POST', '/scenario', {

@@ -443,6 +443,25 @@ describe('scenario run decider', () => {
       .thenThrows('conflict');
   });
 
+  test('a step keeps how long it took', () => {
+    spec
+      .given([started])
+      .when({
+        kind: 'CompleteStep',
+        runId: 'r1',
+        index: 0,
+        stepKind: 'filter',
+        output: { passed: false },
+        durationMs: 0.25,
+      })
+      .then([
+        {
+          type: 'ScenarioStepCompleted',
+          data: { runId: 'r1', index: 0, kind: 'filter', output: { passed: false }, durationMs: 0.25 },
+        },
+      ]);
+  });
+
   test('one response per run; a finished run takes nothing more', () => {
     const response = { status: 201, headers: [], body: 'made' };
     const ready: ScenarioRunEvent = {

@@ -184,7 +184,7 @@ describe('scenario runs projection', () => {
   });
   const step = log.record(runStream, {
     type: 'ScenarioStepCompleted',
-    data: { runId: 'r1~2', index: 0, kind: 'setVariable', output: 2 },
+    data: { runId: 'r1~2', index: 0, kind: 'setVariable', output: 2, durationMs: 1.5 },
   });
   const succeeded = log.record(runStream, {
     type: 'ScenarioRunSucceeded',
@@ -212,7 +212,7 @@ describe('scenario runs projection', () => {
           error: null,
           failedStep: null,
           responseStatus: null,
-          steps: { '0': { kind: 'setVariable', output: 2 } },
+          steps: { '0': { kind: 'setVariable', output: 2, durationMs: 1.5 } },
         },
       ]);
   });

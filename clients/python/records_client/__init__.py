@@ -101,7 +101,13 @@ __all__ = [
     "FileWeightsResult",
     "FileWeightsResultFilesInner",
     "FileWritten",
+    "FilterStep",
+    "FilterStepOutput",
     "Introspection",
+    "JsonCreateStep",
+    "JsonCreateStepOutput",
+    "JsonParseStep",
+    "JsonParseStepOutput",
     "Label",
     "LabelCreate",
     "LabelPage",
@@ -188,6 +194,10 @@ __all__ = [
     "SessionUser",
     "SetVariableStep",
     "SetVariableStepOutput",
+    "SetVariablesStep",
+    "SetVariablesStepOutput",
+    "SetVariablesStepOutputVariablesInner",
+    "SetVariablesStepVariablesInner",
     "SignedOut",
     "Space",
     "SpaceCreate",
@@ -340,7 +350,13 @@ from records_client.models.file_weights_files_inner import FileWeightsFilesInner
 from records_client.models.file_weights_result import FileWeightsResult as FileWeightsResult
 from records_client.models.file_weights_result_files_inner import FileWeightsResultFilesInner as FileWeightsResultFilesInner
 from records_client.models.file_written import FileWritten as FileWritten
+from records_client.models.filter_step import FilterStep as FilterStep
+from records_client.models.filter_step_output import FilterStepOutput as FilterStepOutput
 from records_client.models.introspection import Introspection as Introspection
+from records_client.models.json_create_step import JsonCreateStep as JsonCreateStep
+from records_client.models.json_create_step_output import JsonCreateStepOutput as JsonCreateStepOutput
+from records_client.models.json_parse_step import JsonParseStep as JsonParseStep
+from records_client.models.json_parse_step_output import JsonParseStepOutput as JsonParseStepOutput
 from records_client.models.label import Label as Label
 from records_client.models.label_create import LabelCreate as LabelCreate
 from records_client.models.label_page import LabelPage as LabelPage
@@ -427,6 +443,10 @@ from records_client.models.session import Session as Session
 from records_client.models.session_user import SessionUser as SessionUser
 from records_client.models.set_variable_step import SetVariableStep as SetVariableStep
 from records_client.models.set_variable_step_output import SetVariableStepOutput as SetVariableStepOutput
+from records_client.models.set_variables_step import SetVariablesStep as SetVariablesStep
+from records_client.models.set_variables_step_output import SetVariablesStepOutput as SetVariablesStepOutput
+from records_client.models.set_variables_step_output_variables_inner import SetVariablesStepOutputVariablesInner as SetVariablesStepOutputVariablesInner
+from records_client.models.set_variables_step_variables_inner import SetVariablesStepVariablesInner as SetVariablesStepVariablesInner
 from records_client.models.signed_out import SignedOut as SignedOut
 from records_client.models.space import Space as Space
 from records_client.models.space_create import SpaceCreate as SpaceCreate

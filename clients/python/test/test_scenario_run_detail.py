@@ -52,7 +52,8 @@ class TestScenarioRunDetail(unittest.TestCase):
                     records_client.models.scenario_run_detail_steps_inner.ScenarioRunDetail_steps_inner(
                         index = -9007199254740991, 
                         kind = '', 
-                        output = null, )
+                        output = null, 
+                        duration_ms = 1.337, )
                     ]
             )
         else:
@@ -74,7 +75,8 @@ class TestScenarioRunDetail(unittest.TestCase):
                     records_client.models.scenario_run_detail_steps_inner.ScenarioRunDetail_steps_inner(
                         index = -9007199254740991, 
                         kind = '', 
-                        output = null, )
+                        output = null, 
+                        duration_ms = 1.337, )
                     ],
         )
         """

@@ -37,13 +37,15 @@ class TestScenarioRunDetailStepsInner(unittest.TestCase):
             return ScenarioRunDetailStepsInner(
                 index = -9007199254740991,
                 kind = '',
-                output = None
+                output = None,
+                duration_ms = 1.337
             )
         else:
             return ScenarioRunDetailStepsInner(
                 index = -9007199254740991,
                 kind = '',
                 output = None,
+                duration_ms = 1.337,
         )
         """
 

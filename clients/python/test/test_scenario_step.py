@@ -38,6 +38,14 @@ class TestScenarioStep(unittest.TestCase):
                 kind = 'webhookResponse',
                 name = None,
                 value = None,
+                variables = [
+                    records_client.models.set_variables_step_variables_inner.SetVariablesStep_variables_inner(
+                        name = 'MqXzyCBw3_uufVPIPFhB9JcGRYnua_cdyyvLY8IzLpul91GcWjTkp6JIZDm7w0v1', 
+                        value = null, )
+                    ],
+                label = '0',
+                condition = None,
+                text = None,
                 module_id = 1,
                 fields = {
                     'key' : null
@@ -55,6 +63,13 @@ class TestScenarioStep(unittest.TestCase):
                 kind = 'webhookResponse',
                 name = None,
                 value = None,
+                variables = [
+                    records_client.models.set_variables_step_variables_inner.SetVariablesStep_variables_inner(
+                        name = 'MqXzyCBw3_uufVPIPFhB9JcGRYnua_cdyyvLY8IzLpul91GcWjTkp6JIZDm7w0v1', 
+                        value = null, )
+                    ],
+                condition = None,
+                text = None,
                 module_id = 1,
                 status = None,
         )

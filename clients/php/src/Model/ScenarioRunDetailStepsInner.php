@@ -60,7 +60,8 @@ class ScenarioRunDetailStepsInner implements ModelInterface, ArrayAccess, JsonSe
     protected static array $openAPITypes = [
         'index' => 'int',
         'kind' => 'string',
-        'output' => 'mixed'
+        'output' => 'mixed',
+        'duration_ms' => 'float'
     ];
 
     /**
@@ -71,7 +72,8 @@ class ScenarioRunDetailStepsInner implements ModelInterface, ArrayAccess, JsonSe
     protected static array $openAPIFormats = [
         'index' => null,
         'kind' => null,
-        'output' => null
+        'output' => null,
+        'duration_ms' => null
     ];
 
     /**
@@ -82,7 +84,8 @@ class ScenarioRunDetailStepsInner implements ModelInterface, ArrayAccess, JsonSe
     protected static array $openAPINullables = [
         'index' => false,
         'kind' => false,
-        'output' => true
+        'output' => true,
+        'duration_ms' => true
     ];
 
     /**
@@ -163,7 +166,8 @@ class ScenarioRunDetailStepsInner implements ModelInterface, ArrayAccess, JsonSe
     protected static array $attributeMap = [
         'index' => 'index',
         'kind' => 'kind',
-        'output' => 'output'
+        'output' => 'output',
+        'duration_ms' => 'durationMs'
     ];
 
     /**
@@ -174,7 +178,8 @@ class ScenarioRunDetailStepsInner implements ModelInterface, ArrayAccess, JsonSe
     protected static array $setters = [
         'index' => 'setIndex',
         'kind' => 'setKind',
-        'output' => 'setOutput'
+        'output' => 'setOutput',
+        'duration_ms' => 'setDurationMs'
     ];
 
     /**
@@ -185,7 +190,8 @@ class ScenarioRunDetailStepsInner implements ModelInterface, ArrayAccess, JsonSe
     protected static array $getters = [
         'index' => 'getIndex',
         'kind' => 'getKind',
-        'output' => 'getOutput'
+        'output' => 'getOutput',
+        'duration_ms' => 'getDurationMs'
     ];
 
     /**
@@ -238,6 +244,7 @@ class ScenarioRunDetailStepsInner implements ModelInterface, ArrayAccess, JsonSe
         $this->setIfExists('index', $data ?? [], null);
         $this->setIfExists('kind', $data ?? [], null);
         $this->setIfExists('output', $data ?? [], null);
+        $this->setIfExists('duration_ms', $data ?? [], null);
     }
 
     /**
@@ -281,6 +288,9 @@ class ScenarioRunDetailStepsInner implements ModelInterface, ArrayAccess, JsonSe
         }
         if ($this->container['output'] === null && !$this->isNullableSetToNull('output')) {
             $invalidProperties[] = "'output' is required";
+        }
+        if ($this->container['duration_ms'] === null && !$this->isNullableSetToNull('duration_ms')) {
+            $invalidProperties[] = "'duration_ms' is required";
         }
         return $invalidProperties;
     }
@@ -385,6 +395,40 @@ class ScenarioRunDetailStepsInner implements ModelInterface, ArrayAccess, JsonSe
             }
         }
         $this->container['output'] = $output;
+
+        return $this;
+    }
+
+    /**
+     * Gets duration_ms
+     *
+     * @return float|null
+     */
+    public function getDurationMs(): ?float
+    {
+        return $this->container['duration_ms'];
+    }
+
+    /**
+     * Sets duration_ms
+     *
+     * @param float|null $duration_ms How long the step took (null in runs recorded before it was kept).
+     *
+     * @return $this
+     */
+    public function setDurationMs(?float $duration_ms): static
+    {
+        if (is_null($duration_ms)) {
+            array_push($this->openAPINullablesSetToNull, 'duration_ms');
+        } else {
+            $nullablesSetToNull = $this->getOpenAPINullablesSetToNull();
+            $index = array_search('duration_ms', $nullablesSetToNull);
+            if ($index !== FALSE) {
+                unset($nullablesSetToNull[$index]);
+                $this->setOpenAPINullablesSetToNull($nullablesSetToNull);
+            }
+        }
+        $this->container['duration_ms'] = $duration_ms;
 
         return $this;
     }

@@ -57,6 +57,10 @@ class ScenarioStep implements OneOfInterface
     {
         return [
             '\Records\Client\Model\SetVariableStep',
+            '\Records\Client\Model\SetVariablesStep',
+            '\Records\Client\Model\FilterStep',
+            '\Records\Client\Model\JsonParseStep',
+            '\Records\Client\Model\JsonCreateStep',
             '\Records\Client\Model\CreateRecordStep',
             '\Records\Client\Model\WebhookResponseStep'
         ];
@@ -77,7 +81,11 @@ class ScenarioStep implements OneOfInterface
     {
         return [
             'createRecord' => '\Records\Client\Model\CreateRecordStep',
+            'filter' => '\Records\Client\Model\FilterStep',
+            'jsonCreate' => '\Records\Client\Model\JsonCreateStep',
+            'jsonParse' => '\Records\Client\Model\JsonParseStep',
             'setVariable' => '\Records\Client\Model\SetVariableStep',
+            'setVariables' => '\Records\Client\Model\SetVariablesStep',
             'webhookResponse' => '\Records\Client\Model\WebhookResponseStep'
         ];
     }

@@ -57,6 +57,10 @@ class ScenarioStepOutput implements OneOfInterface
     {
         return [
             '\Records\Client\Model\SetVariableStepOutput',
+            '\Records\Client\Model\SetVariablesStepOutput',
+            '\Records\Client\Model\FilterStepOutput',
+            '\Records\Client\Model\JsonParseStepOutput',
+            '\Records\Client\Model\JsonCreateStepOutput',
             '\Records\Client\Model\CreateRecordStepOutput',
             '\Records\Client\Model\WebhookResponseStepOutput'
         ];
@@ -77,7 +81,11 @@ class ScenarioStepOutput implements OneOfInterface
     {
         return [
             'createRecord' => '\Records\Client\Model\CreateRecordStepOutput',
+            'filter' => '\Records\Client\Model\FilterStepOutput',
+            'jsonCreate' => '\Records\Client\Model\JsonCreateStepOutput',
+            'jsonParse' => '\Records\Client\Model\JsonParseStepOutput',
             'setVariable' => '\Records\Client\Model\SetVariableStepOutput',
+            'setVariables' => '\Records\Client\Model\SetVariablesStepOutput',
             'webhookResponse' => '\Records\Client\Model\WebhookResponseStepOutput'
         ];
     }

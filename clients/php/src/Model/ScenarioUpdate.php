@@ -526,7 +526,7 @@ class ScenarioUpdate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets steps
      *
-     * @return (\Records\Client\Model\SetVariableStep|\Records\Client\Model\CreateRecordStep|\Records\Client\Model\WebhookResponseStep)[]|null
+     * @return (\Records\Client\Model\SetVariableStep|\Records\Client\Model\SetVariablesStep|\Records\Client\Model\FilterStep|\Records\Client\Model\JsonParseStep|\Records\Client\Model\JsonCreateStep|\Records\Client\Model\CreateRecordStep|\Records\Client\Model\WebhookResponseStep)[]|null
      */
     public function getSteps(): ?array
     {
@@ -536,7 +536,7 @@ class ScenarioUpdate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets steps
      *
-     * @param (\Records\Client\Model\SetVariableStep|\Records\Client\Model\CreateRecordStep|\Records\Client\Model\WebhookResponseStep)[]|null $steps steps
+     * @param (\Records\Client\Model\SetVariableStep|\Records\Client\Model\SetVariablesStep|\Records\Client\Model\FilterStep|\Records\Client\Model\JsonParseStep|\Records\Client\Model\JsonCreateStep|\Records\Client\Model\CreateRecordStep|\Records\Client\Model\WebhookResponseStep)[]|null $steps steps
      *
      * @return $this
      */

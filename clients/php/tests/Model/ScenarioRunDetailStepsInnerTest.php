@@ -103,4 +103,13 @@ class ScenarioRunDetailStepsInnerTest extends TestCase
         // TODO: implement
         self::markTestIncomplete('Not implemented');
     }
+
+    /**
+     * Test attribute "duration_ms"
+     */
+    public function testPropertyDurationMs()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
 }

@@ -64,7 +64,13 @@ from records_client.models.file_weights_files_inner import FileWeightsFilesInner
 from records_client.models.file_weights_result import FileWeightsResult
 from records_client.models.file_weights_result_files_inner import FileWeightsResultFilesInner
 from records_client.models.file_written import FileWritten
+from records_client.models.filter_step import FilterStep
+from records_client.models.filter_step_output import FilterStepOutput
 from records_client.models.introspection import Introspection
+from records_client.models.json_create_step import JsonCreateStep
+from records_client.models.json_create_step_output import JsonCreateStepOutput
+from records_client.models.json_parse_step import JsonParseStep
+from records_client.models.json_parse_step_output import JsonParseStepOutput
 from records_client.models.label import Label
 from records_client.models.label_create import LabelCreate
 from records_client.models.label_page import LabelPage
@@ -151,6 +157,10 @@ from records_client.models.session import Session
 from records_client.models.session_user import SessionUser
 from records_client.models.set_variable_step import SetVariableStep
 from records_client.models.set_variable_step_output import SetVariableStepOutput
+from records_client.models.set_variables_step import SetVariablesStep
+from records_client.models.set_variables_step_output import SetVariablesStepOutput
+from records_client.models.set_variables_step_output_variables_inner import SetVariablesStepOutputVariablesInner
+from records_client.models.set_variables_step_variables_inner import SetVariablesStepVariablesInner
 from records_client.models.signed_out import SignedOut
 from records_client.models.space import Space
 from records_client.models.space_create import SpaceCreate

@@ -17,8 +17,8 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
-from typing import Any, ClassVar, Dict, List, Optional
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
+from typing import Any, ClassVar, Dict, List, Optional, Union
 from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
@@ -31,7 +31,8 @@ class ScenarioRunDetailStepsInner(BaseModel):
     index: Annotated[int, Field(le=9007199254740991, strict=True, ge=-9007199254740991)]
     kind: StrictStr
     output: Optional[Any]
-    __properties: ClassVar[List[str]] = ["index", "kind", "output"]
+    duration_ms: Optional[Union[StrictFloat, StrictInt]] = Field(description="How long the step took (null in runs recorded before it was kept).", alias="durationMs")
+    __properties: ClassVar[List[str]] = ["index", "kind", "output", "durationMs"]
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -77,6 +78,11 @@ class ScenarioRunDetailStepsInner(BaseModel):
         if self.output is None and "output" in self.model_fields_set:
             _dict['output'] = None
 
+        # set to None if duration_ms (nullable) is None
+        # and model_fields_set contains the field
+        if self.duration_ms is None and "duration_ms" in self.model_fields_set:
+            _dict['durationMs'] = None
+
         return _dict
 
     @classmethod
@@ -91,7 +97,8 @@ class ScenarioRunDetailStepsInner(BaseModel):
         _obj = cls.model_validate({
             "index": obj.get("index"),
             "kind": obj.get("kind"),
-            "output": obj.get("output")
+            "output": obj.get("output"),
+            "durationMs": obj.get("durationMs")
         })
         return _obj
 

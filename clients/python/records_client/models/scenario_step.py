@@ -18,13 +18,17 @@ import pprint
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
 from typing import Any, List, Optional
 from records_client.models.create_record_step import CreateRecordStep
+from records_client.models.filter_step import FilterStep
+from records_client.models.json_create_step import JsonCreateStep
+from records_client.models.json_parse_step import JsonParseStep
 from records_client.models.set_variable_step import SetVariableStep
+from records_client.models.set_variables_step import SetVariablesStep
 from records_client.models.webhook_response_step import WebhookResponseStep
 from pydantic import StrictStr, Field
 from typing import Union, List, Set, Optional, Dict
 from typing_extensions import Literal, Self
 
-SCENARIOSTEP_ONE_OF_SCHEMAS = ["CreateRecordStep", "SetVariableStep", "WebhookResponseStep"]
+SCENARIOSTEP_ONE_OF_SCHEMAS = ["CreateRecordStep", "FilterStep", "JsonCreateStep", "JsonParseStep", "SetVariableStep", "SetVariablesStep", "WebhookResponseStep"]
 
 class ScenarioStep(BaseModel):
     """
@@ -32,12 +36,20 @@ class ScenarioStep(BaseModel):
     """
     # data type: SetVariableStep
     oneof_schema_1_validator: Optional[SetVariableStep] = None
+    # data type: SetVariablesStep
+    oneof_schema_2_validator: Optional[SetVariablesStep] = None
+    # data type: FilterStep
+    oneof_schema_3_validator: Optional[FilterStep] = None
+    # data type: JsonParseStep
+    oneof_schema_4_validator: Optional[JsonParseStep] = None
+    # data type: JsonCreateStep
+    oneof_schema_5_validator: Optional[JsonCreateStep] = None
     # data type: CreateRecordStep
-    oneof_schema_2_validator: Optional[CreateRecordStep] = None
+    oneof_schema_6_validator: Optional[CreateRecordStep] = None
     # data type: WebhookResponseStep
-    oneof_schema_3_validator: Optional[WebhookResponseStep] = None
-    actual_instance: Optional[Union[CreateRecordStep, SetVariableStep, WebhookResponseStep]] = None
-    one_of_schemas: Set[str] = { "CreateRecordStep", "SetVariableStep", "WebhookResponseStep" }
+    oneof_schema_7_validator: Optional[WebhookResponseStep] = None
+    actual_instance: Optional[Union[CreateRecordStep, FilterStep, JsonCreateStep, JsonParseStep, SetVariableStep, SetVariablesStep, WebhookResponseStep]] = None
+    one_of_schemas: Set[str] = { "CreateRecordStep", "FilterStep", "JsonCreateStep", "JsonParseStep", "SetVariableStep", "SetVariablesStep", "WebhookResponseStep" }
 
     model_config = ConfigDict(
         validate_assignment=True,
@@ -68,6 +80,26 @@ class ScenarioStep(BaseModel):
             error_messages.append(f"Error! Input type `{type(v)}` is not `SetVariableStep`")
         else:
             match += 1
+        # validate data type: SetVariablesStep
+        if not isinstance(v, SetVariablesStep):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `SetVariablesStep`")
+        else:
+            match += 1
+        # validate data type: FilterStep
+        if not isinstance(v, FilterStep):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `FilterStep`")
+        else:
+            match += 1
+        # validate data type: JsonParseStep
+        if not isinstance(v, JsonParseStep):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `JsonParseStep`")
+        else:
+            match += 1
+        # validate data type: JsonCreateStep
+        if not isinstance(v, JsonCreateStep):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `JsonCreateStep`")
+        else:
+            match += 1
         # validate data type: CreateRecordStep
         if not isinstance(v, CreateRecordStep):
             error_messages.append(f"Error! Input type `{type(v)}` is not `CreateRecordStep`")
@@ -80,10 +112,10 @@ class ScenarioStep(BaseModel):
             match += 1
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStep with oneOf schemas: CreateRecordStep, SetVariableStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStep with oneOf schemas: CreateRecordStep, FilterStep, JsonCreateStep, JsonParseStep, SetVariableStep, SetVariablesStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when setting `actual_instance` in ScenarioStep with oneOf schemas: CreateRecordStep, SetVariableStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when setting `actual_instance` in ScenarioStep with oneOf schemas: CreateRecordStep, FilterStep, JsonCreateStep, JsonParseStep, SetVariableStep, SetVariablesStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         else:
             return v
 
@@ -104,6 +136,30 @@ class ScenarioStep(BaseModel):
             match += 1
         except (ValidationError, ValueError) as e:
             error_messages.append(str(e))
+        # deserialize data into SetVariablesStep
+        try:
+            instance.actual_instance = SetVariablesStep.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
+        # deserialize data into FilterStep
+        try:
+            instance.actual_instance = FilterStep.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
+        # deserialize data into JsonParseStep
+        try:
+            instance.actual_instance = JsonParseStep.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
+        # deserialize data into JsonCreateStep
+        try:
+            instance.actual_instance = JsonCreateStep.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
         # deserialize data into CreateRecordStep
         try:
             instance.actual_instance = CreateRecordStep.from_json(json_str)
@@ -119,10 +175,10 @@ class ScenarioStep(BaseModel):
 
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStep with oneOf schemas: CreateRecordStep, SetVariableStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStep with oneOf schemas: CreateRecordStep, FilterStep, JsonCreateStep, JsonParseStep, SetVariableStep, SetVariablesStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when deserializing the JSON string into ScenarioStep with oneOf schemas: CreateRecordStep, SetVariableStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when deserializing the JSON string into ScenarioStep with oneOf schemas: CreateRecordStep, FilterStep, JsonCreateStep, JsonParseStep, SetVariableStep, SetVariablesStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         else:
             return instance
 
@@ -136,7 +192,7 @@ class ScenarioStep(BaseModel):
         else:
             return json.dumps(self.actual_instance)
 
-    def to_dict(self) -> Optional[Union[Dict[str, Any], CreateRecordStep, SetVariableStep, WebhookResponseStep]]:
+    def to_dict(self) -> Optional[Union[Dict[str, Any], CreateRecordStep, FilterStep, JsonCreateStep, JsonParseStep, SetVariableStep, SetVariablesStep, WebhookResponseStep]]:
         """Returns the dict representation of the actual instance"""
         if self.actual_instance is None:
             return None

@@ -18,13 +18,17 @@ import pprint
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
 from typing import Any, List, Optional
 from records_client.models.create_record_step_output import CreateRecordStepOutput
+from records_client.models.filter_step_output import FilterStepOutput
+from records_client.models.json_create_step_output import JsonCreateStepOutput
+from records_client.models.json_parse_step_output import JsonParseStepOutput
 from records_client.models.set_variable_step_output import SetVariableStepOutput
+from records_client.models.set_variables_step_output import SetVariablesStepOutput
 from records_client.models.webhook_response_step_output import WebhookResponseStepOutput
 from pydantic import StrictStr, Field
 from typing import Union, List, Set, Optional, Dict
 from typing_extensions import Literal, Self
 
-SCENARIOSTEPOUTPUT_ONE_OF_SCHEMAS = ["CreateRecordStepOutput", "SetVariableStepOutput", "WebhookResponseStepOutput"]
+SCENARIOSTEPOUTPUT_ONE_OF_SCHEMAS = ["CreateRecordStepOutput", "FilterStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "WebhookResponseStepOutput"]
 
 class ScenarioStepOutput(BaseModel):
     """
@@ -32,12 +36,20 @@ class ScenarioStepOutput(BaseModel):
     """
     # data type: SetVariableStepOutput
     oneof_schema_1_validator: Optional[SetVariableStepOutput] = None
+    # data type: SetVariablesStepOutput
+    oneof_schema_2_validator: Optional[SetVariablesStepOutput] = None
+    # data type: FilterStepOutput
+    oneof_schema_3_validator: Optional[FilterStepOutput] = None
+    # data type: JsonParseStepOutput
+    oneof_schema_4_validator: Optional[JsonParseStepOutput] = None
+    # data type: JsonCreateStepOutput
+    oneof_schema_5_validator: Optional[JsonCreateStepOutput] = None
     # data type: CreateRecordStepOutput
-    oneof_schema_2_validator: Optional[CreateRecordStepOutput] = None
+    oneof_schema_6_validator: Optional[CreateRecordStepOutput] = None
     # data type: WebhookResponseStepOutput
-    oneof_schema_3_validator: Optional[WebhookResponseStepOutput] = None
-    actual_instance: Optional[Union[CreateRecordStepOutput, SetVariableStepOutput, WebhookResponseStepOutput]] = None
-    one_of_schemas: Set[str] = { "CreateRecordStepOutput", "SetVariableStepOutput", "WebhookResponseStepOutput" }
+    oneof_schema_7_validator: Optional[WebhookResponseStepOutput] = None
+    actual_instance: Optional[Union[CreateRecordStepOutput, FilterStepOutput, JsonCreateStepOutput, JsonParseStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput]] = None
+    one_of_schemas: Set[str] = { "CreateRecordStepOutput", "FilterStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "WebhookResponseStepOutput" }
 
     model_config = ConfigDict(
         validate_assignment=True,
@@ -68,6 +80,26 @@ class ScenarioStepOutput(BaseModel):
             error_messages.append(f"Error! Input type `{type(v)}` is not `SetVariableStepOutput`")
         else:
             match += 1
+        # validate data type: SetVariablesStepOutput
+        if not isinstance(v, SetVariablesStepOutput):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `SetVariablesStepOutput`")
+        else:
+            match += 1
+        # validate data type: FilterStepOutput
+        if not isinstance(v, FilterStepOutput):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `FilterStepOutput`")
+        else:
+            match += 1
+        # validate data type: JsonParseStepOutput
+        if not isinstance(v, JsonParseStepOutput):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `JsonParseStepOutput`")
+        else:
+            match += 1
+        # validate data type: JsonCreateStepOutput
+        if not isinstance(v, JsonCreateStepOutput):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `JsonCreateStepOutput`")
+        else:
+            match += 1
         # validate data type: CreateRecordStepOutput
         if not isinstance(v, CreateRecordStepOutput):
             error_messages.append(f"Error! Input type `{type(v)}` is not `CreateRecordStepOutput`")
@@ -80,10 +112,10 @@ class ScenarioStepOutput(BaseModel):
             match += 1
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: CreateRecordStepOutput, SetVariableStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: CreateRecordStepOutput, FilterStepOutput, JsonCreateStepOutput, JsonParseStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: CreateRecordStepOutput, SetVariableStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: CreateRecordStepOutput, FilterStepOutput, JsonCreateStepOutput, JsonParseStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         else:
             return v
 
@@ -104,6 +136,30 @@ class ScenarioStepOutput(BaseModel):
             match += 1
         except (ValidationError, ValueError) as e:
             error_messages.append(str(e))
+        # deserialize data into SetVariablesStepOutput
+        try:
+            instance.actual_instance = SetVariablesStepOutput.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
+        # deserialize data into FilterStepOutput
+        try:
+            instance.actual_instance = FilterStepOutput.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
+        # deserialize data into JsonParseStepOutput
+        try:
+            instance.actual_instance = JsonParseStepOutput.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
+        # deserialize data into JsonCreateStepOutput
+        try:
+            instance.actual_instance = JsonCreateStepOutput.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
         # deserialize data into CreateRecordStepOutput
         try:
             instance.actual_instance = CreateRecordStepOutput.from_json(json_str)
@@ -119,10 +175,10 @@ class ScenarioStepOutput(BaseModel):
 
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: CreateRecordStepOutput, SetVariableStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: CreateRecordStepOutput, FilterStepOutput, JsonCreateStepOutput, JsonParseStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: CreateRecordStepOutput, SetVariableStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: CreateRecordStepOutput, FilterStepOutput, JsonCreateStepOutput, JsonParseStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         else:
             return instance
 
@@ -136,7 +192,7 @@ class ScenarioStepOutput(BaseModel):
         else:
             return json.dumps(self.actual_instance)
 
-    def to_dict(self) -> Optional[Union[Dict[str, Any], CreateRecordStepOutput, SetVariableStepOutput, WebhookResponseStepOutput]]:
+    def to_dict(self) -> Optional[Union[Dict[str, Any], CreateRecordStepOutput, FilterStepOutput, JsonCreateStepOutput, JsonParseStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput]]:
         """Returns the dict representation of the actual instance"""
         if self.actual_instance is None:
             return None

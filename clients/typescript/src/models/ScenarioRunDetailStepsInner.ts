@@ -31,6 +31,10 @@ export interface ScenarioRunDetailStepsInner {
      * 
      */
     output: any | null;
+    /**
+     * How long the step took (null in runs recorded before it was kept).
+     */
+    durationMs: number | null;
 }
 
 /**
@@ -40,6 +44,7 @@ export function instanceOfScenarioRunDetailStepsInner(value: object): value is S
     if (!('index' in value) || value['index'] === undefined) return false;
     if (!('kind' in value) || value['kind'] === undefined) return false;
     if (!('output' in value) || value['output'] === undefined) return false;
+    if (!('durationMs' in value) || value['durationMs'] === undefined) return false;
     return true;
 }
 
@@ -56,6 +61,7 @@ export function ScenarioRunDetailStepsInnerFromJSONTyped(json: any, ignoreDiscri
         'index': json['index'],
         'kind': json['kind'],
         'output': json['output'],
+        'durationMs': json['durationMs'],
     };
 }
 
@@ -73,6 +79,7 @@ export function ScenarioRunDetailStepsInnerToJSONTyped(value?: ScenarioRunDetail
         'index': value['index'],
         'kind': value['kind'],
         'output': value['output'],
+        'durationMs': value['durationMs'],
     };
 }
 

@@ -20,6 +20,27 @@ import {
     CreateRecordStepFromJSONTyped,
     CreateRecordStepToJSON,
 } from './CreateRecordStep';
+import type { FilterStep } from './FilterStep';
+import {
+    instanceOfFilterStep,
+    FilterStepFromJSON,
+    FilterStepFromJSONTyped,
+    FilterStepToJSON,
+} from './FilterStep';
+import type { JsonCreateStep } from './JsonCreateStep';
+import {
+    instanceOfJsonCreateStep,
+    JsonCreateStepFromJSON,
+    JsonCreateStepFromJSONTyped,
+    JsonCreateStepToJSON,
+} from './JsonCreateStep';
+import type { JsonParseStep } from './JsonParseStep';
+import {
+    instanceOfJsonParseStep,
+    JsonParseStepFromJSON,
+    JsonParseStepFromJSONTyped,
+    JsonParseStepToJSON,
+} from './JsonParseStep';
 import type { SetVariableStep } from './SetVariableStep';
 import {
     instanceOfSetVariableStep,
@@ -27,6 +48,13 @@ import {
     SetVariableStepFromJSONTyped,
     SetVariableStepToJSON,
 } from './SetVariableStep';
+import type { SetVariablesStep } from './SetVariablesStep';
+import {
+    instanceOfSetVariablesStep,
+    SetVariablesStepFromJSON,
+    SetVariablesStepFromJSONTyped,
+    SetVariablesStepToJSON,
+} from './SetVariablesStep';
 import type { WebhookResponseStep } from './WebhookResponseStep';
 import {
     instanceOfWebhookResponseStep,
@@ -40,7 +68,7 @@ import {
  * 
  * @export
  */
-export type ScenarioStep = { kind: 'createRecord' } & CreateRecordStep | { kind: 'setVariable' } & SetVariableStep | { kind: 'webhookResponse' } & WebhookResponseStep;
+export type ScenarioStep = { kind: 'createRecord' } & CreateRecordStep | { kind: 'filter' } & FilterStep | { kind: 'jsonCreate' } & JsonCreateStep | { kind: 'jsonParse' } & JsonParseStep | { kind: 'setVariable' } & SetVariableStep | { kind: 'setVariables' } & SetVariablesStep | { kind: 'webhookResponse' } & WebhookResponseStep;
 
 export function ScenarioStepFromJSON(json: any): ScenarioStep {
     return ScenarioStepFromJSONTyped(json, false);
@@ -53,8 +81,16 @@ export function ScenarioStepFromJSONTyped(json: any, ignoreDiscriminator: boolea
     switch (json['kind']) {
         case 'createRecord':
             return Object.assign({}, CreateRecordStepFromJSONTyped(json, true), { kind: 'createRecord' } as const);
+        case 'filter':
+            return Object.assign({}, FilterStepFromJSONTyped(json, true), { kind: 'filter' } as const);
+        case 'jsonCreate':
+            return Object.assign({}, JsonCreateStepFromJSONTyped(json, true), { kind: 'jsonCreate' } as const);
+        case 'jsonParse':
+            return Object.assign({}, JsonParseStepFromJSONTyped(json, true), { kind: 'jsonParse' } as const);
         case 'setVariable':
             return Object.assign({}, SetVariableStepFromJSONTyped(json, true), { kind: 'setVariable' } as const);
+        case 'setVariables':
+            return Object.assign({}, SetVariablesStepFromJSONTyped(json, true), { kind: 'setVariables' } as const);
         case 'webhookResponse':
             return Object.assign({}, WebhookResponseStepFromJSONTyped(json, true), { kind: 'webhookResponse' } as const);
         default:
@@ -73,8 +109,16 @@ export function ScenarioStepToJSONTyped(value?: ScenarioStep | null, ignoreDiscr
     switch (value['kind']) {
         case 'createRecord':
             return Object.assign({}, CreateRecordStepToJSON(value), { 'kind': 'createRecord' } as const);
+        case 'filter':
+            return Object.assign({}, FilterStepToJSON(value), { 'kind': 'filter' } as const);
+        case 'jsonCreate':
+            return Object.assign({}, JsonCreateStepToJSON(value), { 'kind': 'jsonCreate' } as const);
+        case 'jsonParse':
+            return Object.assign({}, JsonParseStepToJSON(value), { 'kind': 'jsonParse' } as const);
         case 'setVariable':
             return Object.assign({}, SetVariableStepToJSON(value), { 'kind': 'setVariable' } as const);
+        case 'setVariables':
+            return Object.assign({}, SetVariablesStepToJSON(value), { 'kind': 'setVariables' } as const);
         case 'webhookResponse':
             return Object.assign({}, WebhookResponseStepToJSON(value), { 'kind': 'webhookResponse' } as const);
         default:

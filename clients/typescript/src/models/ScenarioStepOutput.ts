@@ -20,6 +20,27 @@ import {
     CreateRecordStepOutputFromJSONTyped,
     CreateRecordStepOutputToJSON,
 } from './CreateRecordStepOutput';
+import type { FilterStepOutput } from './FilterStepOutput';
+import {
+    instanceOfFilterStepOutput,
+    FilterStepOutputFromJSON,
+    FilterStepOutputFromJSONTyped,
+    FilterStepOutputToJSON,
+} from './FilterStepOutput';
+import type { JsonCreateStepOutput } from './JsonCreateStepOutput';
+import {
+    instanceOfJsonCreateStepOutput,
+    JsonCreateStepOutputFromJSON,
+    JsonCreateStepOutputFromJSONTyped,
+    JsonCreateStepOutputToJSON,
+} from './JsonCreateStepOutput';
+import type { JsonParseStepOutput } from './JsonParseStepOutput';
+import {
+    instanceOfJsonParseStepOutput,
+    JsonParseStepOutputFromJSON,
+    JsonParseStepOutputFromJSONTyped,
+    JsonParseStepOutputToJSON,
+} from './JsonParseStepOutput';
 import type { SetVariableStepOutput } from './SetVariableStepOutput';
 import {
     instanceOfSetVariableStepOutput,
@@ -27,6 +48,13 @@ import {
     SetVariableStepOutputFromJSONTyped,
     SetVariableStepOutputToJSON,
 } from './SetVariableStepOutput';
+import type { SetVariablesStepOutput } from './SetVariablesStepOutput';
+import {
+    instanceOfSetVariablesStepOutput,
+    SetVariablesStepOutputFromJSON,
+    SetVariablesStepOutputFromJSONTyped,
+    SetVariablesStepOutputToJSON,
+} from './SetVariablesStepOutput';
 import type { WebhookResponseStepOutput } from './WebhookResponseStepOutput';
 import {
     instanceOfWebhookResponseStepOutput,
@@ -40,7 +68,7 @@ import {
  * 
  * @export
  */
-export type ScenarioStepOutput = { kind: 'createRecord' } & CreateRecordStepOutput | { kind: 'setVariable' } & SetVariableStepOutput | { kind: 'webhookResponse' } & WebhookResponseStepOutput;
+export type ScenarioStepOutput = { kind: 'createRecord' } & CreateRecordStepOutput | { kind: 'filter' } & FilterStepOutput | { kind: 'jsonCreate' } & JsonCreateStepOutput | { kind: 'jsonParse' } & JsonParseStepOutput | { kind: 'setVariable' } & SetVariableStepOutput | { kind: 'setVariables' } & SetVariablesStepOutput | { kind: 'webhookResponse' } & WebhookResponseStepOutput;
 
 export function ScenarioStepOutputFromJSON(json: any): ScenarioStepOutput {
     return ScenarioStepOutputFromJSONTyped(json, false);
@@ -53,8 +81,16 @@ export function ScenarioStepOutputFromJSONTyped(json: any, ignoreDiscriminator: 
     switch (json['kind']) {
         case 'createRecord':
             return Object.assign({}, CreateRecordStepOutputFromJSONTyped(json, true), { kind: 'createRecord' } as const);
+        case 'filter':
+            return Object.assign({}, FilterStepOutputFromJSONTyped(json, true), { kind: 'filter' } as const);
+        case 'jsonCreate':
+            return Object.assign({}, JsonCreateStepOutputFromJSONTyped(json, true), { kind: 'jsonCreate' } as const);
+        case 'jsonParse':
+            return Object.assign({}, JsonParseStepOutputFromJSONTyped(json, true), { kind: 'jsonParse' } as const);
         case 'setVariable':
             return Object.assign({}, SetVariableStepOutputFromJSONTyped(json, true), { kind: 'setVariable' } as const);
+        case 'setVariables':
+            return Object.assign({}, SetVariablesStepOutputFromJSONTyped(json, true), { kind: 'setVariables' } as const);
         case 'webhookResponse':
             return Object.assign({}, WebhookResponseStepOutputFromJSONTyped(json, true), { kind: 'webhookResponse' } as const);
         default:
@@ -73,8 +109,16 @@ export function ScenarioStepOutputToJSONTyped(value?: ScenarioStepOutput | null,
     switch (value['kind']) {
         case 'createRecord':
             return Object.assign({}, CreateRecordStepOutputToJSON(value), { 'kind': 'createRecord' } as const);
+        case 'filter':
+            return Object.assign({}, FilterStepOutputToJSON(value), { 'kind': 'filter' } as const);
+        case 'jsonCreate':
+            return Object.assign({}, JsonCreateStepOutputToJSON(value), { 'kind': 'jsonCreate' } as const);
+        case 'jsonParse':
+            return Object.assign({}, JsonParseStepOutputToJSON(value), { 'kind': 'jsonParse' } as const);
         case 'setVariable':
             return Object.assign({}, SetVariableStepOutputToJSON(value), { 'kind': 'setVariable' } as const);
+        case 'setVariables':
+            return Object.assign({}, SetVariablesStepOutputToJSON(value), { 'kind': 'setVariables' } as const);
         case 'webhookResponse':
             return Object.assign({}, WebhookResponseStepOutputToJSON(value), { 'kind': 'webhookResponse' } as const);
         default:

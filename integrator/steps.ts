@@ -1,0 +1,140 @@
+import type { HookResponse, MappedValue, ScenarioStep } from '../contracts/integrator';
+import { evaluateMapped } from '../contracts/mapping';
+
+/** A step that cannot go on: the run fails with this message (not retried, unlike infrastructure errors). */
+export class StepFailure extends Error {}
+
+/** What a step sees: the request's bundle, the variables set so far and the run. */
+export interface StepScope {
+  readonly bundle: unknown;
+  readonly vars: Readonly<Record<string, unknown>>;
+  readonly runId: string;
+}
+
+/** What a step did: its output (kept in the run), the variables it set, whether the run goes on. */
+export interface StepResult {
+  readonly output: unknown;
+  readonly vars?: Readonly<Record<string, unknown>>;
+  /** A filter that did not pass: the steps after it do not run. */
+  readonly stops?: boolean;
+}
+
+/** The steps that only compute (no records, no I/O): each a function of its configuration and scope. */
+export type ComputeStep = Exclude<ScenarioStep, { kind: 'createRecord' }>;
+
+/** JSON text a `jsonParse` step takes, as large as a request's body may be. */
+const MAX_JSON_TEXT = 5_242_880;
+
+export function isComputeStep(step: ScenarioStep): step is ComputeStep {
+  return step.kind !== 'createRecord';
+}
+
+export async function computeStep(step: ComputeStep, scope: StepScope): Promise<StepResult> {
+  const evaluate = (value: MappedValue | undefined) =>
+    evaluateMapped(value, scope.bundle, { vars: scope.vars, runId: scope.runId });
+  switch (step.kind) {
+    case 'setVariable': {
+      const value = await evaluate(step.value);
+      return { output: value, vars: { [step.name]: value } };
+    }
+    case 'setVariables': {
+      const values: Record<string, unknown> = {};
+      for (const variable of step.variables) values[variable.name] = await evaluate(variable.value);
+      return { output: values, vars: values };
+    }
+    case 'filter': {
+      const passed = truthy(await evaluate(step.condition));
+      return { output: { passed }, stops: !passed };
+    }
+    case 'jsonParse': {
+      const text = await evaluate(step.text);
+      if (typeof text !== 'string')
+        throw new StepFailure(`the JSON text must be a string, got ${describeType(text)}`);
+      if (text.length > MAX_JSON_TEXT)
+        throw new StepFailure(`the JSON text is ${text.length} characters, more than ${MAX_JSON_TEXT}`);
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (error) {
+        throw new StepFailure(
+          `the text is not JSON: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      }
+      return { output: value, vars: { [step.name]: value } };
+    }
+    case 'jsonCreate': {
+      const text = JSON.stringify(await evaluate(step.value)) ?? 'null';
+      return { output: text, vars: { [step.name]: text } };
+    }
+    case 'webhookResponse': {
+      const headers = await Promise.all(
+        (step.headers ?? []).map(async (header) => ({
+          name: header.name,
+          value: await evaluate(header.value),
+        })),
+      );
+      return { output: responseOf(await evaluate(step.status), await evaluate(step.body), headers) };
+    }
+  }
+}
+
+/** What a step done before (its recorded output) left in the variables: a resumed run goes on with them. */
+export function replayStep(step: ScenarioStep, output: unknown): StepResult {
+  switch (step.kind) {
+    case 'setVariable':
+      return { output, vars: { [step.name]: output } };
+    case 'setVariables':
+      return { output, vars: (output ?? {}) as Record<string, unknown> };
+    case 'filter':
+      return { output, stops: (output as { passed?: unknown } | null)?.passed === false };
+    case 'jsonParse':
+    case 'jsonCreate':
+      return { output, vars: { [step.name]: output } };
+    case 'createRecord':
+    case 'webhookResponse':
+      return { output };
+  }
+}
+
+/** JSONata's boolean rule: false, null, 0, "", an empty array or object (and nothing) do not pass. */
+function truthy(value: unknown): boolean {
+  if (value === null || value === undefined || value === false || value === 0 || value === '') return false;
+  if (Array.isArray(value)) return value.some(truthy);
+  if (typeof value === 'object') return Object.keys(value).length > 0;
+  return true;
+}
+
+function describeType(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+}
+
+/** The Webhook response a step's mapped status, body and headers make, or why they cannot make one. */
+function responseOf(
+  status: unknown,
+  body: unknown,
+  headers: Array<{ name: string; value: unknown }>,
+): HookResponse {
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 499)
+    throw new StepFailure(`the response status must be 2xx, 3xx or 4xx, got ${JSON.stringify(status)}`);
+  const texts = headers.map((header) => ({
+    name: header.name,
+    value: typeof header.value === 'string' ? header.value : JSON.stringify(header.value),
+  }));
+  if (texts.some((header) => /[\r\n]/.test(header.value)))
+    throw new StepFailure('a response header value must not contain line breaks');
+  if (status >= 300 && status < 400 && !texts.some((header) => header.name.toLowerCase() === 'location'))
+    throw new StepFailure(`a ${status} response needs a Location header`);
+  const isText = typeof body === 'string';
+  if (
+    !isText &&
+    body !== undefined &&
+    body !== null &&
+    !texts.some((h) => h.name.toLowerCase() === 'content-type')
+  )
+    texts.push({ name: 'Content-Type', value: 'application/json; charset=utf-8' });
+  return {
+    status,
+    headers: texts,
+    body: isText ? body : body === undefined || body === null ? '' : JSON.stringify(body),
+  };
+}
