@@ -182,6 +182,48 @@ export const jsonParseStep = z
 export const jsonCreateStep = z
   .strictObject({ kind: z.literal('jsonCreate'), name: variableName, value: mappedValueSchema })
   .meta({ id: 'JsonCreateStep', description: 'Writes a value as JSON text into `$vars.<name>`.' });
+const routeSchema = z
+  .strictObject({
+    label: z.string().trim().min(1).max(200).optional(),
+    filter: mappedValueSchema
+      .optional()
+      .meta({ description: 'The route is taken when this holds (no filter: always).' }),
+    get steps(): z.ZodArray<typeof scenarioStepSchema> {
+      return z.array(scenarioStepSchema).max(100, 'at most 100 steps');
+    },
+  })
+  .meta({ id: 'ScenarioRoute' });
+export const routerStep = z
+  .strictObject({
+    kind: z.literal('router'),
+    routes: z.array(routeSchema).min(1, 'at least one route').max(10, 'at most 10 routes'),
+  })
+  .meta({
+    id: 'RouterStep',
+    description:
+      'Runs each route whose filter holds, one after the other, with the bundle and the variables so far; the steps after the router run once all routes are done.',
+  });
+export const iteratorStep = z
+  .strictObject({
+    kind: z.literal('iterator'),
+    array: mappedValueSchema.meta({ description: 'The array to split (at most 10,000 items).' }),
+  })
+  .meta({
+    id: 'IteratorStep',
+    description:
+      'Runs the steps after it once per item (`$item`, `$index`), up to the matching aggregator or the end of its list; each item starts from the variables before the iterator.',
+  });
+export const aggregatorStep = z
+  .strictObject({
+    kind: z.literal('aggregator'),
+    name: variableName,
+    value: mappedValueSchema.meta({ description: "Evaluated at the end of each item's steps." }),
+  })
+  .meta({
+    id: 'AggregatorStep',
+    description:
+      'Ends the iteration of the iterator before it: `$vars.<name>` is the array of `value` for each item that got through (a filter may have stopped some); the steps after it run once.',
+  });
 export const scenarioStepSchema = z
   .discriminatedUnion('kind', [
     setVariableStep,
@@ -191,9 +233,28 @@ export const scenarioStepSchema = z
     jsonCreateStep,
     createRecordStep,
     webhookResponseStep,
+    routerStep,
+    iteratorStep,
+    aggregatorStep,
   ])
   .meta({ id: 'ScenarioStep' });
 export type ScenarioStep = z.infer<typeof scenarioStepSchema>;
+export type ScenarioRoute = z.infer<typeof routeSchema>;
+
+/** Every step of a list and of its routes, with where it is (`3`, `3.routes.1.steps.0`). */
+export function everyStep(
+  steps: readonly ScenarioStep[],
+  prefix = '',
+): Array<{ readonly step: ScenarioStep; readonly path: string }> {
+  return steps.flatMap((step, index) => [
+    { step, path: `${prefix}${index}` },
+    ...(step.kind === 'router'
+      ? step.routes.flatMap((route, routeIndex) =>
+          everyStep(route.steps, `${prefix}${index}.routes.${routeIndex}.steps.`),
+        )
+      : []),
+  ]);
+}
 
 /** Every value a step maps (to check its expressions before the scenario is saved). */
 export function mappedValuesOf(step: ScenarioStep): Array<MappedValue | undefined> {
@@ -212,7 +273,66 @@ export function mappedValuesOf(step: ScenarioStep): Array<MappedValue | undefine
       return [step.name, ...Object.values(step.fields ?? {})];
     case 'webhookResponse':
       return [step.status, step.body, ...(step.headers ?? []).map((header) => header.value)];
+    case 'router':
+      return step.routes.map((route) => route.filter);
+    case 'iterator':
+      return [step.array];
+    case 'aggregator':
+      return [step.value];
   }
+}
+
+/** The aggregator that closes the iterator at `iterator` (iterators nest), if any before `to`. */
+export function matchingAggregator(
+  steps: readonly ScenarioStep[],
+  iterator: number,
+  to = steps.length,
+): number | undefined {
+  let open = 0;
+  for (let index = iterator + 1; index < to; index++) {
+    const kind = steps[index]!.kind;
+    if (kind === 'iterator') open += 1;
+    else if (kind === 'aggregator') {
+      if (open === 0) return index;
+      open -= 1;
+    }
+  }
+  return undefined;
+}
+
+/** What is wrong with the shape of a list of steps (an aggregator with no iterator, nesting too deep, too many). */
+export function stepStructureIssues(
+  steps: readonly ScenarioStep[],
+  limits = { depth: 5, total: 500 },
+): Array<{ readonly path: string; readonly message: string }> {
+  const issues: Array<{ path: string; message: string }> = [];
+  let total = 0;
+  const check = (list: readonly ScenarioStep[], path: string, depth: number): void => {
+    let open = 0;
+    for (const [index, step] of list.entries()) {
+      total += 1;
+      if (step.kind === 'iterator') open += 1;
+      if (step.kind === 'aggregator') {
+        if (open === 0)
+          issues.push({
+            path: `${path}${index}`,
+            message: 'an aggregator needs an iterator before it in its list',
+          });
+        else open -= 1;
+      }
+      if (step.kind === 'router') {
+        if (depth > limits.depth)
+          issues.push({ path: `${path}${index}`, message: `routers nest at most ${limits.depth} deep` });
+        else
+          for (const [route, { steps: routeSteps }] of step.routes.entries())
+            check(routeSteps, `${path}${index}.routes.${route}.steps.`, depth + 1);
+      }
+    }
+  };
+  check(steps, '', 1);
+  if (total > limits.total)
+    issues.push({ path: '', message: `at most ${limits.total} steps in all, routes included` });
+  return issues;
 }
 
 export const scheduleSchema = z
@@ -239,7 +359,20 @@ export const scenarioSettingsShape = {
   autoCommit: z
     .boolean()
     .meta({ description: 'Send a Webhook response when its step runs, not at the end.' }),
-  steps: z.array(scenarioStepSchema).max(100, 'at most 100 steps'),
+  steps: z
+    .array(scenarioStepSchema)
+    .max(100, 'at most 100 steps')
+    .superRefine((steps, context) => {
+      for (const issue of stepStructureIssues(steps))
+        context.addIssue({
+          code: 'custom',
+          message: issue.message,
+          path: issue.path
+            .split('.')
+            .filter(Boolean)
+            .map((part) => (/^\d+$/.test(part) ? Number(part) : part)),
+        });
+    }),
 };
 export const scenarioSettingsSchema = z.object(scenarioSettingsShape);
 export type ScenarioSettings = z.infer<typeof scenarioSettingsSchema>;

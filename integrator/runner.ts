@@ -15,7 +15,16 @@ import { requestHash, type IdempotencyKeys } from '../command-api/kit/idempotenc
 import { recordResource } from '../command-api/routes/records';
 import type { BlobStore } from '../infra/blob-store/port';
 import type { Logger } from '../infra/logging';
-import { computeStep, isComputeStep, replayStep, StepFailure, type StepResult } from './steps';
+import {
+  bindingsOf,
+  computeStep,
+  isComputeStep,
+  replayStep,
+  StepFailure,
+  type StepResult,
+  type StepScope,
+} from './steps';
+import { walkSteps, type Perform } from './walk';
 
 export interface RunnerDeps {
   readonly handler: CommandHandler;
@@ -43,6 +52,22 @@ export interface RunResult {
   readonly status: 'succeeded' | 'failed' | 'skipped';
   /** Why it failed. */
   readonly error?: string;
+}
+
+/** Operations one run may do (each step once per item and route it runs for). */
+const MAX_OPERATIONS = 10_000;
+/** Operations recorded per write of a long run. */
+const FLUSH_EVERY = 500;
+
+/** A step failed: the run ends there (not retried, unlike infrastructure errors). */
+class RunStopped extends Error {
+  constructor(
+    readonly path: string,
+    readonly kind: string,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -113,50 +138,64 @@ export class ScenarioRunner {
       return fail(null, `scenario ${data.scenarioId} no longer exists`);
 
     const bundle = await this.bundleOf(data);
-    const vars: Record<string, unknown> = {};
     let pending: HookResponse | null = null;
-    let stopped = false;
-    const steps = scenario.settings.steps;
-    const took = (step: ScenarioStep, result: StepResult): void => {
-      Object.assign(vars, result.vars);
-      if (result.stops) stopped = true;
+    let operation = 0;
+    // Each operation in the walk's order: replayed from the run's record when a try before did it, done now
+    // otherwise. A step's failure ends the walk with where it happened.
+    const perform: Perform = async (step, path, scope, iterations) => {
+      const index = operation++;
+      let result: StepResult;
+      if (index < run.outputs.length) result = replayStep(step, run.outputs[index]);
+      else {
+        if (index >= MAX_OPERATIONS)
+          throw new RunStopped(path, step.kind, `the run needs more than ${MAX_OPERATIONS} operations`);
+        const started = performance.now();
+        try {
+          const stepScope = { bundle, runId, ...scope, ...(iterations && { iterations }) };
+          result = isComputeStep(step)
+            ? await computeStep(step, stepScope)
+            : { output: await this.createRecord(tenant, index, scenario.scenarioId, step, stepScope) };
+        } catch (error) {
+          if (
+            error instanceof StepFailure ||
+            error instanceof MappingError ||
+            (error instanceof PlatformError && error.status < 500)
+          )
+            throw new RunStopped(path, step.kind, error.message);
+          throw error;
+        }
+        const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+        record({
+          kind: 'CompleteStep',
+          runId,
+          index,
+          stepKind: step.kind,
+          output: result.output,
+          durationMs,
+          path,
+        });
+        if (step.kind === 'webhookResponse' && scenario.settings.autoCommit) {
+          record({
+            kind: 'Respond',
+            runId,
+            requestId: data.requestId,
+            response: result.output as HookResponse,
+          });
+          await flush();
+        }
+        // A long run keeps what it did as it goes, in bounded writes.
+        if (recorded.length >= FLUSH_EVERY) await flush();
+      }
       if (step.kind === 'webhookResponse' && !scenario.settings.autoCommit)
         pending = result.output as HookResponse;
+      return result;
     };
-    // What the steps already done left (variables, a response held for the end, a filter that stopped).
-    run.outputs.forEach((output, index) => {
-      const step = steps[index];
-      if (step) took(step, replayStep(step, output));
-    });
-    for (let index = run.outputs.length; index < steps.length && !stopped; index++) {
-      const step = steps[index]!;
-      const started = performance.now();
-      let result: StepResult;
-      try {
-        result = isComputeStep(step)
-          ? await computeStep(step, { bundle, vars, runId })
-          : {
-              output: await this.createRecord(tenant, runId, index, scenario.scenarioId, step, bundle, vars),
-            };
-      } catch (error) {
-        if (error instanceof StepFailure || error instanceof MappingError)
-          return fail(index, `step ${index + 1} (${step.kind}): ${error.message}`);
-        if (error instanceof PlatformError && error.status < 500)
-          return fail(index, `step ${index + 1} (${step.kind}): ${error.message}`);
-        throw error;
-      }
-      const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-      record({ kind: 'CompleteStep', runId, index, stepKind: step.kind, output: result.output, durationMs });
-      took(step, result);
-      if (step.kind === 'webhookResponse' && scenario.settings.autoCommit) {
-        record({
-          kind: 'Respond',
-          runId,
-          requestId: data.requestId,
-          response: result.output as HookResponse,
-        });
-        await flush();
-      }
+    try {
+      await walkSteps(scenario.settings.steps, { vars: {} }, perform);
+    } catch (error) {
+      if (error instanceof RunStopped)
+        return fail(Number.parseInt(error.path, 10), `step ${error.path} (${error.kind}): ${error.message}`);
+      throw error;
     }
     if (pending !== null && !run.responded)
       record({ kind: 'Respond', runId, requestId: data.requestId, response: pending });
@@ -181,14 +220,14 @@ export class ScenarioRunner {
 
   private async createRecord(
     tenant: string,
-    runId: string,
     index: number,
     scenarioId: number,
     step: Extract<ScenarioStep, { kind: 'createRecord' }>,
-    bundle: unknown,
-    vars: Record<string, unknown>,
+    scope: StepScope,
   ): Promise<{ recordId: number }> {
-    const evaluate = (value: MappedValue | undefined) => evaluateMapped(value, bundle, { vars, runId });
+    const { runId } = scope;
+    const evaluate = (value: MappedValue | undefined) =>
+      evaluateMapped(value, scope.bundle, bindingsOf(scope));
     const mapped = {
       moduleId: step.moduleId,
       ...(step.name !== undefined && { name: await evaluate(step.name) }),

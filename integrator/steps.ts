@@ -4,11 +4,23 @@ import { evaluateMapped } from '../contracts/mapping';
 /** A step that cannot go on: the run fails with this message (not retried, unlike infrastructure errors). */
 export class StepFailure extends Error {}
 
+/** The item of an iteration a step runs for (`$item`, `$index` in its expressions). */
+export interface IterationItem {
+  readonly value: unknown;
+  readonly index: number;
+}
+
 /** What a step sees: the request's bundle, the variables set so far and the run. */
 export interface StepScope {
   readonly bundle: unknown;
   readonly vars: Readonly<Record<string, unknown>>;
   readonly runId: string;
+  readonly item?: IterationItem;
+  /** For an aggregator: where each item's steps ended (the items a filter stopped are not there). */
+  readonly iterations?: ReadonlyArray<{
+    readonly vars: Readonly<Record<string, unknown>>;
+    readonly item?: IterationItem;
+  }>;
 }
 
 /** What a step did: its output (kept in the run), the variables it set, whether the run goes on. */
@@ -24,14 +36,24 @@ export type ComputeStep = Exclude<ScenarioStep, { kind: 'createRecord' }>;
 
 /** JSON text a `jsonParse` step takes, as large as a request's body may be. */
 const MAX_JSON_TEXT = 5_242_880;
+/** Items one iterator may split an array into. */
+export const MAX_ITERATOR_ITEMS = 10_000;
 
 export function isComputeStep(step: ScenarioStep): step is ComputeStep {
   return step.kind !== 'createRecord';
 }
 
+/** The names an expression reads besides the bundle: `$vars`, `$runId`, and in an iteration `$item`, `$index`. */
+export function bindingsOf(scope: Omit<StepScope, 'bundle'>): Record<string, unknown> {
+  return {
+    vars: scope.vars,
+    runId: scope.runId,
+    ...(scope.item && { item: scope.item.value, index: scope.item.index }),
+  };
+}
+
 export async function computeStep(step: ComputeStep, scope: StepScope): Promise<StepResult> {
-  const evaluate = (value: MappedValue | undefined) =>
-    evaluateMapped(value, scope.bundle, { vars: scope.vars, runId: scope.runId });
+  const evaluate = (value: MappedValue | undefined) => evaluateMapped(value, scope.bundle, bindingsOf(scope));
   switch (step.kind) {
     case 'setVariable': {
       const value = await evaluate(step.value);
@@ -75,6 +97,29 @@ export async function computeStep(step: ComputeStep, scope: StepScope): Promise<
       );
       return { output: responseOf(await evaluate(step.status), await evaluate(step.body), headers) };
     }
+    case 'router': {
+      const taken: number[] = [];
+      for (const [index, route] of step.routes.entries())
+        if (route.filter === undefined || truthy(await evaluate(route.filter))) taken.push(index);
+      return { output: { routes: taken } };
+    }
+    case 'iterator': {
+      const items = await evaluate(step.array);
+      if (items === null) return { output: [] };
+      if (!Array.isArray(items))
+        throw new StepFailure(`the iterator needs an array, got ${describeType(items)}`);
+      if (items.length > MAX_ITERATOR_ITEMS)
+        throw new StepFailure(`the array has ${items.length} items, more than ${MAX_ITERATOR_ITEMS}`);
+      return { output: items };
+    }
+    case 'aggregator': {
+      const values: unknown[] = [];
+      for (const iteration of scope.iterations ?? [])
+        values.push(
+          await evaluateMapped(step.value, scope.bundle, bindingsOf({ ...iteration, runId: scope.runId })),
+        );
+      return { output: values, vars: { [step.name]: values } };
+    }
   }
 }
 
@@ -89,9 +134,12 @@ export function replayStep(step: ScenarioStep, output: unknown): StepResult {
       return { output, stops: (output as { passed?: unknown } | null)?.passed === false };
     case 'jsonParse':
     case 'jsonCreate':
+    case 'aggregator':
       return { output, vars: { [step.name]: output } };
     case 'createRecord':
     case 'webhookResponse':
+    case 'router':
+    case 'iterator':
       return { output };
   }
 }

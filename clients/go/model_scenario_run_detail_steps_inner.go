@@ -23,6 +23,8 @@ type ScenarioRunDetailStepsInner struct {
 	Index int32 `json:"index"`
 	Kind string `json:"kind"`
 	Output interface{} `json:"output"`
+	// Where the step is in the scenario: its index in its list, a route's steps after their router's (`4.1.0`: router 4, route 1, step 0), an iteration's item after the step (`5[3]`: step 5 for item 3).
+	Path string `json:"path"`
 	// How long the step took (null in runs recorded before it was kept).
 	DurationMs NullableFloat64 `json:"durationMs"`
 	AdditionalProperties map[string]interface{}
@@ -34,11 +36,12 @@ type _ScenarioRunDetailStepsInner ScenarioRunDetailStepsInner
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewScenarioRunDetailStepsInner(index int32, kind string, output interface{}, durationMs NullableFloat64) *ScenarioRunDetailStepsInner {
+func NewScenarioRunDetailStepsInner(index int32, kind string, output interface{}, path string, durationMs NullableFloat64) *ScenarioRunDetailStepsInner {
 	this := ScenarioRunDetailStepsInner{}
 	this.Index = index
 	this.Kind = kind
 	this.Output = output
+	this.Path = path
 	this.DurationMs = durationMs
 	return &this
 }
@@ -125,6 +128,30 @@ func (o *ScenarioRunDetailStepsInner) SetOutput(v interface{}) {
 	o.Output = v
 }
 
+// GetPath returns the Path field value
+func (o *ScenarioRunDetailStepsInner) GetPath() string {
+	if o == nil {
+		var ret string
+		return ret
+	}
+
+	return o.Path
+}
+
+// GetPathOk returns a tuple with the Path field value
+// and a boolean to check if the value has been set.
+func (o *ScenarioRunDetailStepsInner) GetPathOk() (*string, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return &o.Path, true
+}
+
+// SetPath sets field value
+func (o *ScenarioRunDetailStepsInner) SetPath(v string) {
+	o.Path = v
+}
+
 // GetDurationMs returns the DurationMs field value
 // If the value is explicit nil, the zero value for float64 will be returned
 func (o *ScenarioRunDetailStepsInner) GetDurationMs() float64 {
@@ -166,6 +193,7 @@ func (o ScenarioRunDetailStepsInner) ToMap() (map[string]interface{}, error) {
 	if o.Output != nil {
 		toSerialize["output"] = o.Output
 	}
+	toSerialize["path"] = o.Path
 	toSerialize["durationMs"] = o.DurationMs.Get()
 
 	for key, value := range o.AdditionalProperties {
@@ -183,6 +211,7 @@ func (o *ScenarioRunDetailStepsInner) UnmarshalJSON(data []byte) (err error) {
 		"index",
 		"kind",
 		"output",
+		"path",
 		"durationMs",
 	}
 
@@ -216,6 +245,7 @@ func (o *ScenarioRunDetailStepsInner) UnmarshalJSON(data []byte) (err error) {
 		delete(additionalProperties, "index")
 		delete(additionalProperties, "kind")
 		delete(additionalProperties, "output")
+		delete(additionalProperties, "path")
 		delete(additionalProperties, "durationMs")
 		o.AdditionalProperties = additionalProperties
 	}

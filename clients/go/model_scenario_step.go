@@ -17,13 +17,23 @@ import (
 
 // ScenarioStep - struct for ScenarioStep
 type ScenarioStep struct {
+	AggregatorStep *AggregatorStep
 	CreateRecordStep *CreateRecordStep
 	FilterStep *FilterStep
+	IteratorStep *IteratorStep
 	JsonCreateStep *JsonCreateStep
 	JsonParseStep *JsonParseStep
+	RouterStep *RouterStep
 	SetVariableStep *SetVariableStep
 	SetVariablesStep *SetVariablesStep
 	WebhookResponseStep *WebhookResponseStep
+}
+
+// AggregatorStepAsScenarioStep is a convenience function that returns AggregatorStep wrapped in ScenarioStep
+func AggregatorStepAsScenarioStep(v *AggregatorStep) ScenarioStep {
+	return ScenarioStep{
+		AggregatorStep: v,
+	}
 }
 
 // CreateRecordStepAsScenarioStep is a convenience function that returns CreateRecordStep wrapped in ScenarioStep
@@ -40,6 +50,13 @@ func FilterStepAsScenarioStep(v *FilterStep) ScenarioStep {
 	}
 }
 
+// IteratorStepAsScenarioStep is a convenience function that returns IteratorStep wrapped in ScenarioStep
+func IteratorStepAsScenarioStep(v *IteratorStep) ScenarioStep {
+	return ScenarioStep{
+		IteratorStep: v,
+	}
+}
+
 // JsonCreateStepAsScenarioStep is a convenience function that returns JsonCreateStep wrapped in ScenarioStep
 func JsonCreateStepAsScenarioStep(v *JsonCreateStep) ScenarioStep {
 	return ScenarioStep{
@@ -51,6 +68,13 @@ func JsonCreateStepAsScenarioStep(v *JsonCreateStep) ScenarioStep {
 func JsonParseStepAsScenarioStep(v *JsonParseStep) ScenarioStep {
 	return ScenarioStep{
 		JsonParseStep: v,
+	}
+}
+
+// RouterStepAsScenarioStep is a convenience function that returns RouterStep wrapped in ScenarioStep
+func RouterStepAsScenarioStep(v *RouterStep) ScenarioStep {
+	return ScenarioStep{
+		RouterStep: v,
 	}
 }
 
@@ -86,6 +110,18 @@ func (dst *ScenarioStep) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("failed to unmarshal JSON into map for the discriminator lookup")
 	}
 
+	// check if the discriminator value is 'aggregator'
+	if jsonDict["kind"] == "aggregator" {
+		// try to unmarshal JSON data into AggregatorStep
+		err = json.Unmarshal(data, &dst.AggregatorStep)
+		if err == nil {
+			return nil // data stored in dst.AggregatorStep, return on the first match
+		} else {
+			dst.AggregatorStep = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStep as AggregatorStep: %s", err.Error())
+		}
+	}
+
 	// check if the discriminator value is 'createRecord'
 	if jsonDict["kind"] == "createRecord" {
 		// try to unmarshal JSON data into CreateRecordStep
@@ -110,6 +146,18 @@ func (dst *ScenarioStep) UnmarshalJSON(data []byte) error {
 		}
 	}
 
+	// check if the discriminator value is 'iterator'
+	if jsonDict["kind"] == "iterator" {
+		// try to unmarshal JSON data into IteratorStep
+		err = json.Unmarshal(data, &dst.IteratorStep)
+		if err == nil {
+			return nil // data stored in dst.IteratorStep, return on the first match
+		} else {
+			dst.IteratorStep = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStep as IteratorStep: %s", err.Error())
+		}
+	}
+
 	// check if the discriminator value is 'jsonCreate'
 	if jsonDict["kind"] == "jsonCreate" {
 		// try to unmarshal JSON data into JsonCreateStep
@@ -131,6 +179,18 @@ func (dst *ScenarioStep) UnmarshalJSON(data []byte) error {
 		} else {
 			dst.JsonParseStep = nil
 			return fmt.Errorf("failed to unmarshal ScenarioStep as JsonParseStep: %s", err.Error())
+		}
+	}
+
+	// check if the discriminator value is 'router'
+	if jsonDict["kind"] == "router" {
+		// try to unmarshal JSON data into RouterStep
+		err = json.Unmarshal(data, &dst.RouterStep)
+		if err == nil {
+			return nil // data stored in dst.RouterStep, return on the first match
+		} else {
+			dst.RouterStep = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStep as RouterStep: %s", err.Error())
 		}
 	}
 
@@ -175,6 +235,10 @@ func (dst *ScenarioStep) UnmarshalJSON(data []byte) error {
 
 // Marshal data from the first non-nil pointers in the struct to JSON
 func (src ScenarioStep) MarshalJSON() ([]byte, error) {
+	if src.AggregatorStep != nil {
+		return json.Marshal(&src.AggregatorStep)
+	}
+
 	if src.CreateRecordStep != nil {
 		return json.Marshal(&src.CreateRecordStep)
 	}
@@ -183,12 +247,20 @@ func (src ScenarioStep) MarshalJSON() ([]byte, error) {
 		return json.Marshal(&src.FilterStep)
 	}
 
+	if src.IteratorStep != nil {
+		return json.Marshal(&src.IteratorStep)
+	}
+
 	if src.JsonCreateStep != nil {
 		return json.Marshal(&src.JsonCreateStep)
 	}
 
 	if src.JsonParseStep != nil {
 		return json.Marshal(&src.JsonParseStep)
+	}
+
+	if src.RouterStep != nil {
+		return json.Marshal(&src.RouterStep)
 	}
 
 	if src.SetVariableStep != nil {
@@ -211,6 +283,10 @@ func (obj *ScenarioStep) GetActualInstance() (interface{}) {
 	if obj == nil {
 		return nil
 	}
+	if obj.AggregatorStep != nil {
+		return obj.AggregatorStep
+	}
+
 	if obj.CreateRecordStep != nil {
 		return obj.CreateRecordStep
 	}
@@ -219,12 +295,20 @@ func (obj *ScenarioStep) GetActualInstance() (interface{}) {
 		return obj.FilterStep
 	}
 
+	if obj.IteratorStep != nil {
+		return obj.IteratorStep
+	}
+
 	if obj.JsonCreateStep != nil {
 		return obj.JsonCreateStep
 	}
 
 	if obj.JsonParseStep != nil {
 		return obj.JsonParseStep
+	}
+
+	if obj.RouterStep != nil {
+		return obj.RouterStep
 	}
 
 	if obj.SetVariableStep != nil {
@@ -245,6 +329,10 @@ func (obj *ScenarioStep) GetActualInstance() (interface{}) {
 
 // Get the actual instance value
 func (obj ScenarioStep) GetActualInstanceValue() (interface{}) {
+	if obj.AggregatorStep != nil {
+		return *obj.AggregatorStep
+	}
+
 	if obj.CreateRecordStep != nil {
 		return *obj.CreateRecordStep
 	}
@@ -253,12 +341,20 @@ func (obj ScenarioStep) GetActualInstanceValue() (interface{}) {
 		return *obj.FilterStep
 	}
 
+	if obj.IteratorStep != nil {
+		return *obj.IteratorStep
+	}
+
 	if obj.JsonCreateStep != nil {
 		return *obj.JsonCreateStep
 	}
 
 	if obj.JsonParseStep != nil {
 		return *obj.JsonParseStep
+	}
+
+	if obj.RouterStep != nil {
+		return *obj.RouterStep
 	}
 
 	if obj.SetVariableStep != nil {

@@ -17,13 +17,23 @@ import (
 
 // ScenarioStepOutput - struct for ScenarioStepOutput
 type ScenarioStepOutput struct {
+	AggregatorStepOutput *AggregatorStepOutput
 	CreateRecordStepOutput *CreateRecordStepOutput
 	FilterStepOutput *FilterStepOutput
+	IteratorStepOutput *IteratorStepOutput
 	JsonCreateStepOutput *JsonCreateStepOutput
 	JsonParseStepOutput *JsonParseStepOutput
+	RouterStepOutput *RouterStepOutput
 	SetVariableStepOutput *SetVariableStepOutput
 	SetVariablesStepOutput *SetVariablesStepOutput
 	WebhookResponseStepOutput *WebhookResponseStepOutput
+}
+
+// AggregatorStepOutputAsScenarioStepOutput is a convenience function that returns AggregatorStepOutput wrapped in ScenarioStepOutput
+func AggregatorStepOutputAsScenarioStepOutput(v *AggregatorStepOutput) ScenarioStepOutput {
+	return ScenarioStepOutput{
+		AggregatorStepOutput: v,
+	}
 }
 
 // CreateRecordStepOutputAsScenarioStepOutput is a convenience function that returns CreateRecordStepOutput wrapped in ScenarioStepOutput
@@ -40,6 +50,13 @@ func FilterStepOutputAsScenarioStepOutput(v *FilterStepOutput) ScenarioStepOutpu
 	}
 }
 
+// IteratorStepOutputAsScenarioStepOutput is a convenience function that returns IteratorStepOutput wrapped in ScenarioStepOutput
+func IteratorStepOutputAsScenarioStepOutput(v *IteratorStepOutput) ScenarioStepOutput {
+	return ScenarioStepOutput{
+		IteratorStepOutput: v,
+	}
+}
+
 // JsonCreateStepOutputAsScenarioStepOutput is a convenience function that returns JsonCreateStepOutput wrapped in ScenarioStepOutput
 func JsonCreateStepOutputAsScenarioStepOutput(v *JsonCreateStepOutput) ScenarioStepOutput {
 	return ScenarioStepOutput{
@@ -51,6 +68,13 @@ func JsonCreateStepOutputAsScenarioStepOutput(v *JsonCreateStepOutput) ScenarioS
 func JsonParseStepOutputAsScenarioStepOutput(v *JsonParseStepOutput) ScenarioStepOutput {
 	return ScenarioStepOutput{
 		JsonParseStepOutput: v,
+	}
+}
+
+// RouterStepOutputAsScenarioStepOutput is a convenience function that returns RouterStepOutput wrapped in ScenarioStepOutput
+func RouterStepOutputAsScenarioStepOutput(v *RouterStepOutput) ScenarioStepOutput {
+	return ScenarioStepOutput{
+		RouterStepOutput: v,
 	}
 }
 
@@ -86,6 +110,18 @@ func (dst *ScenarioStepOutput) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("failed to unmarshal JSON into map for the discriminator lookup")
 	}
 
+	// check if the discriminator value is 'aggregator'
+	if jsonDict["kind"] == "aggregator" {
+		// try to unmarshal JSON data into AggregatorStepOutput
+		err = json.Unmarshal(data, &dst.AggregatorStepOutput)
+		if err == nil {
+			return nil // data stored in dst.AggregatorStepOutput, return on the first match
+		} else {
+			dst.AggregatorStepOutput = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as AggregatorStepOutput: %s", err.Error())
+		}
+	}
+
 	// check if the discriminator value is 'createRecord'
 	if jsonDict["kind"] == "createRecord" {
 		// try to unmarshal JSON data into CreateRecordStepOutput
@@ -110,6 +146,18 @@ func (dst *ScenarioStepOutput) UnmarshalJSON(data []byte) error {
 		}
 	}
 
+	// check if the discriminator value is 'iterator'
+	if jsonDict["kind"] == "iterator" {
+		// try to unmarshal JSON data into IteratorStepOutput
+		err = json.Unmarshal(data, &dst.IteratorStepOutput)
+		if err == nil {
+			return nil // data stored in dst.IteratorStepOutput, return on the first match
+		} else {
+			dst.IteratorStepOutput = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as IteratorStepOutput: %s", err.Error())
+		}
+	}
+
 	// check if the discriminator value is 'jsonCreate'
 	if jsonDict["kind"] == "jsonCreate" {
 		// try to unmarshal JSON data into JsonCreateStepOutput
@@ -131,6 +179,18 @@ func (dst *ScenarioStepOutput) UnmarshalJSON(data []byte) error {
 		} else {
 			dst.JsonParseStepOutput = nil
 			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as JsonParseStepOutput: %s", err.Error())
+		}
+	}
+
+	// check if the discriminator value is 'router'
+	if jsonDict["kind"] == "router" {
+		// try to unmarshal JSON data into RouterStepOutput
+		err = json.Unmarshal(data, &dst.RouterStepOutput)
+		if err == nil {
+			return nil // data stored in dst.RouterStepOutput, return on the first match
+		} else {
+			dst.RouterStepOutput = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as RouterStepOutput: %s", err.Error())
 		}
 	}
 
@@ -175,6 +235,10 @@ func (dst *ScenarioStepOutput) UnmarshalJSON(data []byte) error {
 
 // Marshal data from the first non-nil pointers in the struct to JSON
 func (src ScenarioStepOutput) MarshalJSON() ([]byte, error) {
+	if src.AggregatorStepOutput != nil {
+		return json.Marshal(&src.AggregatorStepOutput)
+	}
+
 	if src.CreateRecordStepOutput != nil {
 		return json.Marshal(&src.CreateRecordStepOutput)
 	}
@@ -183,12 +247,20 @@ func (src ScenarioStepOutput) MarshalJSON() ([]byte, error) {
 		return json.Marshal(&src.FilterStepOutput)
 	}
 
+	if src.IteratorStepOutput != nil {
+		return json.Marshal(&src.IteratorStepOutput)
+	}
+
 	if src.JsonCreateStepOutput != nil {
 		return json.Marshal(&src.JsonCreateStepOutput)
 	}
 
 	if src.JsonParseStepOutput != nil {
 		return json.Marshal(&src.JsonParseStepOutput)
+	}
+
+	if src.RouterStepOutput != nil {
+		return json.Marshal(&src.RouterStepOutput)
 	}
 
 	if src.SetVariableStepOutput != nil {
@@ -211,6 +283,10 @@ func (obj *ScenarioStepOutput) GetActualInstance() (interface{}) {
 	if obj == nil {
 		return nil
 	}
+	if obj.AggregatorStepOutput != nil {
+		return obj.AggregatorStepOutput
+	}
+
 	if obj.CreateRecordStepOutput != nil {
 		return obj.CreateRecordStepOutput
 	}
@@ -219,12 +295,20 @@ func (obj *ScenarioStepOutput) GetActualInstance() (interface{}) {
 		return obj.FilterStepOutput
 	}
 
+	if obj.IteratorStepOutput != nil {
+		return obj.IteratorStepOutput
+	}
+
 	if obj.JsonCreateStepOutput != nil {
 		return obj.JsonCreateStepOutput
 	}
 
 	if obj.JsonParseStepOutput != nil {
 		return obj.JsonParseStepOutput
+	}
+
+	if obj.RouterStepOutput != nil {
+		return obj.RouterStepOutput
 	}
 
 	if obj.SetVariableStepOutput != nil {
@@ -245,6 +329,10 @@ func (obj *ScenarioStepOutput) GetActualInstance() (interface{}) {
 
 // Get the actual instance value
 func (obj ScenarioStepOutput) GetActualInstanceValue() (interface{}) {
+	if obj.AggregatorStepOutput != nil {
+		return *obj.AggregatorStepOutput
+	}
+
 	if obj.CreateRecordStepOutput != nil {
 		return *obj.CreateRecordStepOutput
 	}
@@ -253,12 +341,20 @@ func (obj ScenarioStepOutput) GetActualInstanceValue() (interface{}) {
 		return *obj.FilterStepOutput
 	}
 
+	if obj.IteratorStepOutput != nil {
+		return *obj.IteratorStepOutput
+	}
+
 	if obj.JsonCreateStepOutput != nil {
 		return *obj.JsonCreateStepOutput
 	}
 
 	if obj.JsonParseStepOutput != nil {
 		return *obj.JsonParseStepOutput
+	}
+
+	if obj.RouterStepOutput != nil {
+		return *obj.RouterStepOutput
 	}
 
 	if obj.SetVariableStepOutput != nil {

@@ -10,7 +10,7 @@ import type { Decider } from '../kit/decider';
  */
 export interface ScenarioRunState {
   readonly status: 'none' | 'running' | 'succeeded' | 'failed';
-  /** Outputs of the steps done, by index: a resumed run continues after them with the same variables. */
+  /** Outputs of the operations done, in order: a resumed run replays them and continues after them. */
   readonly outputs: readonly unknown[];
   readonly responded: boolean;
   /** Why it failed (null: it has not). */
@@ -36,6 +36,8 @@ export type ScenarioRunCommand =
       readonly output: unknown;
       /** How long the step took. */
       readonly durationMs?: number;
+      /** Where the step is: its index, in routes (`4.1.0`) and iterations (`5[3]`). */
+      readonly path?: string;
     }
   | {
       readonly kind: 'Respond';
@@ -105,6 +107,7 @@ export const scenarioRunDecider: Decider<ScenarioRunState, ScenarioRunCommand, S
               kind: command.stepKind,
               output: (command.output ?? null) as Json,
               ...(command.durationMs !== undefined && { durationMs: command.durationMs }),
+              ...(command.path !== undefined && { path: command.path }),
             },
           },
         ];

@@ -1,6 +1,6 @@
 import { PlatformError } from '../../contracts/errors';
 import type { ScenarioEvent } from '../../contracts/events/integrator';
-import type { ScenarioSettings } from '../../contracts/integrator';
+import { everyStep, type ScenarioSettings } from '../../contracts/integrator';
 import type { Decider } from '../kit/decider';
 
 export interface ScenarioState {
@@ -44,7 +44,7 @@ export type ScenarioCommand =
     };
 
 export function hasWebhookResponse(settings: Pick<ScenarioSettings, 'steps'>): boolean {
-  return settings.steps.some((step) => step.kind === 'webhookResponse');
+  return everyStep(settings.steps).some(({ step }) => step.kind === 'webhookResponse');
 }
 
 function sameJson(a: unknown, b: unknown): boolean {

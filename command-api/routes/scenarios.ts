@@ -8,6 +8,7 @@ import {
 } from '../../contracts/api/integrator';
 import { PlatformError } from '../../contracts/errors';
 import {
+  everyStep,
   mappedValuesOf,
   withDefaults,
   type ScenarioSettings,
@@ -46,8 +47,8 @@ export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
 
   /** The steps' expressions compile, their modules exist, literal statuses are ones a response may have. */
   async function checkSteps(tenant: string, steps: readonly ScenarioStep[]): Promise<void> {
-    for (const [index, step] of steps.entries()) {
-      const at = `steps.${index}`;
+    for (const { step, path } of everyStep(steps)) {
+      const at = `steps.${path}`;
       try {
         for (const value of mappedValuesOf(step)) checkMappedValue(value);
         if (step.kind === 'createRecord') {

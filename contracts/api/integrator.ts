@@ -334,6 +334,10 @@ export const scenarioRunDetail = z
         index: z.number().int(),
         kind: z.string(),
         output: z.unknown(),
+        path: z.string().meta({
+          description:
+            "Where the step is in the scenario: its index in its list, a route's steps after their router's (`4.1.0`: router 4, route 1, step 0), an iteration's item after the step (`5[3]`: step 5 for item 3).",
+        }),
         durationMs: z
           .number()
           .nullable()

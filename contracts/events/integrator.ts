@@ -115,6 +115,8 @@ const stepCompleted = z.object({
   output: z.json(),
   /** Milliseconds the step took (absent in runs recorded before it was kept). */
   durationMs: z.number().nonnegative().optional(),
+  /** Where the step is (`4.1.0` in a route, `5[3]` for an item); absent: the step of this index. */
+  path: z.string().max(200).optional(),
 });
 const responseReady = z.object({ runId: z.string(), requestId: z.string(), response: hookResponseSchema });
 const runSucceeded = z.object({

@@ -269,6 +269,7 @@ export const scenarioRunsProjection: Projection = {
               kind: data.kind,
               output: data.output,
               durationMs: data.durationMs ?? null,
+              path: data.path ?? String(data.index),
             },
           },
           { operations: 1 },

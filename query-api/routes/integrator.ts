@@ -242,12 +242,13 @@ export function addIntegratorReadRoutes(router: Router, deps: IntegratorReadDeps
     const doc = await deps.readModels.get(tenant, runs.collection, documentId(tenant, runId));
     if (!doc || doc.scenarioId !== scenarioId)
       throw new PlatformError('not_found', `no run ${runId} of scenario ${scenarioId}`);
-    type StoredStep = { kind: string; output: unknown; durationMs?: number | null };
+    type StoredStep = { kind: string; output: unknown; durationMs?: number | null; path?: string };
     const steps = Object.entries((doc.steps as Record<string, StoredStep>) ?? {})
       .map(([index, step]) => ({
         index: Number(index),
         kind: step.kind,
         output: step.output,
+        path: step.path ?? index,
         durationMs: step.durationMs ?? null,
       }))
       .sort((a, b) => a.index - b.index);

@@ -223,6 +223,92 @@ describe('incoming webhooks', () => {
     for (const step of detail.steps) expect(step.durationMs).toBeGreaterThanOrEqual(0);
   });
 
+  test('an iterator makes a record per line, its aggregator gathers them, a router answers by size', async () => {
+    const hook = await createHook();
+    const steps = [
+      { kind: 'iterator', array: { expr: 'lines' } },
+      { kind: 'filter', condition: { expr: '$item.qty > 0' } },
+      { kind: 'createRecord', moduleId, name: { expr: 'order & " line " & $item.sku' } },
+      { kind: 'aggregator', name: 'skus', value: { expr: '$item.sku' } },
+      {
+        kind: 'router',
+        routes: [
+          {
+            label: 'Several',
+            filter: { expr: '$count($vars.skus) > 1' },
+            steps: [{ kind: 'webhookResponse', status: 201, body: { expr: '{"lines": $vars.skus}' } }],
+          },
+          {
+            label: 'One',
+            filter: { expr: '$count($vars.skus) <= 1' },
+            steps: [{ kind: 'webhookResponse', status: 200, body: 'one line' }],
+          },
+        ],
+      },
+    ];
+    const missingModule = await platform.call('POST', '/scenario', {
+      body: {
+        name: 'Lines',
+        webhookId: hook.id,
+        steps: [{ kind: 'router', routes: [{ steps: [{ kind: 'createRecord', moduleId: 999_999 }] }] }],
+      },
+    });
+    expect(missingModule.status).toBe(400);
+    expect(await missingModule.text()).toContain('steps.0.routes.0.steps.0.moduleId');
+    const { id: scenarioId } = await json<Entity>(
+      await platform.call('POST', '/scenario', { body: { name: 'Lines', webhookId: hook.id, steps } }),
+    );
+    const post = (body: unknown) =>
+      send(hook.key, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const several = await post({
+      order: 'L-1',
+      lines: [
+        { sku: 'a', qty: 1 },
+        { sku: 'b', qty: 0 },
+        { sku: 'c', qty: 3 },
+      ],
+    });
+    expect({ status: several.status, body: await several.json() }).toEqual({
+      status: 201,
+      body: { lines: ['a', 'c'] },
+    });
+    const one = await post({ order: 'L-2', lines: [{ sku: 'z', qty: 1 }] });
+    expect({ status: one.status, body: await one.text() }).toEqual({ status: 200, body: 'one line' });
+
+    for (const name of ['L-1 line a', 'L-1 line c', 'L-2 line z']) {
+      const found = await eventually(
+        async () =>
+          json<Page>(await platform.call('GET', `/record?filter=${encodeURIComponent(`name=${name}`)}`)),
+        (page) => page.items.length > 0,
+      );
+      expect({ name, records: found.items.length }).toEqual({ name, records: 1 });
+    }
+    const runs = await eventually(
+      async () =>
+        json<Page<Record<string, unknown>>>(await platform.call('GET', `/scenario/${scenarioId}/run`)),
+      (page) => page.items.length === 2 && page.items.every((run) => run.status === 'succeeded'),
+    );
+    const first = runs.items.find((run) => run.operations === 9)!;
+    const detail = await json<{ steps: Array<{ index: number; path: string; kind: string }> }>(
+      await platform.call('GET', `/scenario/${scenarioId}/run/${String(first.id)}`),
+    );
+    expect(detail.steps.map((step) => `${step.path} ${step.kind}`)).toEqual([
+      '0 iterator',
+      '1[0] filter',
+      '2[0] createRecord',
+      '1[1] filter',
+      '1[2] filter',
+      '2[2] createRecord',
+      '3 aggregator',
+      '4 router',
+      '4.0.0 webhookResponse',
+    ]);
+  });
+
   test('a pattern that would backtrack for ever runs in linear time; one that cannot is refused when saved', async () => {
     const hook = await createHook();
     const refused = await platform.call('POST', '/scenario', {
@@ -500,7 +586,7 @@ describe('incoming webhooks', () => {
       );
       expect(scenario).toMatchObject({ status: 'inactive', consecutiveErrors: 3 });
       expect(String(scenario.deactivatedBecause)).toMatch(
-        /^3 scheduled runs failed in a row; the last: step 1/,
+        /^3 scheduled runs failed in a row; the last: step 0/,
       );
       // Deactivated: a later slot runs nothing, and the request is still there with what happened to it.
       await scheduler().runDue(new Date(start + 3 * HOUR));

@@ -212,7 +212,7 @@ describe('scenario runs projection', () => {
           error: null,
           failedStep: null,
           responseStatus: null,
-          steps: { '0': { kind: 'setVariable', output: 2, durationMs: 1.5 } },
+          steps: { '0': { kind: 'setVariable', output: 2, durationMs: 1.5, path: '0' } },
         },
       ]);
   });

@@ -50,6 +50,8 @@ __all__ = [
     "ApiKeyError",
     "ApiAttributeError",
     "ApiException",
+    "AggregatorStep",
+    "AggregatorStepOutput",
     "ApiUsage",
     "ApiUsageItemsInner",
     "AuditEntry",
@@ -104,6 +106,8 @@ __all__ = [
     "FilterStep",
     "FilterStepOutput",
     "Introspection",
+    "IteratorStep",
+    "IteratorStepOutput",
     "JsonCreateStep",
     "JsonCreateStepOutput",
     "JsonParseStep",
@@ -164,9 +168,13 @@ __all__ = [
     "RemoteLinkResult",
     "RemoteRecord",
     "RemoteRecordRemote",
+    "RouterStep",
+    "RouterStepOutput",
     "Scenario",
     "ScenarioCreate",
     "ScenarioPage",
+    "ScenarioRoute",
+    "ScenarioRouteOutput",
     "ScenarioRun",
     "ScenarioRunDetail",
     "ScenarioRunDetailStepsInner",
@@ -299,6 +307,8 @@ from records_client.exceptions import ApiAttributeError as ApiAttributeError
 from records_client.exceptions import ApiException as ApiException
 
 # import models into sdk package
+from records_client.models.aggregator_step import AggregatorStep as AggregatorStep
+from records_client.models.aggregator_step_output import AggregatorStepOutput as AggregatorStepOutput
 from records_client.models.api_usage import ApiUsage as ApiUsage
 from records_client.models.api_usage_items_inner import ApiUsageItemsInner as ApiUsageItemsInner
 from records_client.models.audit_entry import AuditEntry as AuditEntry
@@ -353,6 +363,8 @@ from records_client.models.file_written import FileWritten as FileWritten
 from records_client.models.filter_step import FilterStep as FilterStep
 from records_client.models.filter_step_output import FilterStepOutput as FilterStepOutput
 from records_client.models.introspection import Introspection as Introspection
+from records_client.models.iterator_step import IteratorStep as IteratorStep
+from records_client.models.iterator_step_output import IteratorStepOutput as IteratorStepOutput
 from records_client.models.json_create_step import JsonCreateStep as JsonCreateStep
 from records_client.models.json_create_step_output import JsonCreateStepOutput as JsonCreateStepOutput
 from records_client.models.json_parse_step import JsonParseStep as JsonParseStep
@@ -413,9 +425,13 @@ from records_client.models.remote_link import RemoteLink as RemoteLink
 from records_client.models.remote_link_result import RemoteLinkResult as RemoteLinkResult
 from records_client.models.remote_record import RemoteRecord as RemoteRecord
 from records_client.models.remote_record_remote import RemoteRecordRemote as RemoteRecordRemote
+from records_client.models.router_step import RouterStep as RouterStep
+from records_client.models.router_step_output import RouterStepOutput as RouterStepOutput
 from records_client.models.scenario import Scenario as Scenario
 from records_client.models.scenario_create import ScenarioCreate as ScenarioCreate
 from records_client.models.scenario_page import ScenarioPage as ScenarioPage
+from records_client.models.scenario_route import ScenarioRoute as ScenarioRoute
+from records_client.models.scenario_route_output import ScenarioRouteOutput as ScenarioRouteOutput
 from records_client.models.scenario_run import ScenarioRun as ScenarioRun
 from records_client.models.scenario_run_detail import ScenarioRunDetail as ScenarioRunDetail
 from records_client.models.scenario_run_detail_steps_inner import ScenarioRunDetailStepsInner as ScenarioRunDetailStepsInner

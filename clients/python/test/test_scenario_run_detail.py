@@ -53,6 +53,7 @@ class TestScenarioRunDetail(unittest.TestCase):
                         index = -9007199254740991, 
                         kind = '', 
                         output = null, 
+                        path = '', 
                         duration_ms = 1.337, )
                     ]
             )
@@ -76,6 +77,7 @@ class TestScenarioRunDetail(unittest.TestCase):
                         index = -9007199254740991, 
                         kind = '', 
                         output = null, 
+                        path = '', 
                         duration_ms = 1.337, )
                     ],
         )

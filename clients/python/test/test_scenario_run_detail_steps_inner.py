@@ -38,6 +38,7 @@ class TestScenarioRunDetailStepsInner(unittest.TestCase):
                 index = -9007199254740991,
                 kind = '',
                 output = None,
+                path = '',
                 duration_ms = 1.337
             )
         else:
@@ -45,6 +46,7 @@ class TestScenarioRunDetailStepsInner(unittest.TestCase):
                 index = -9007199254740991,
                 kind = '',
                 output = None,
+                path = '',
                 duration_ms = 1.337,
         )
         """

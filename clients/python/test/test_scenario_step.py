@@ -35,8 +35,8 @@ class TestScenarioStep(unittest.TestCase):
         model = ScenarioStep()
         if include_optional:
             return ScenarioStep(
-                kind = 'webhookResponse',
-                name = None,
+                kind = 'aggregator',
+                name = 'MqXzyCBw3_uufVPIPFhB9JcGRYnua_cdyyvLY8IzLpul91GcWjTkp6JIZDm7w0v1',
                 value = None,
                 variables = [
                     records_client.models.set_variables_step_variables_inner.SetVariablesStep_variables_inner(
@@ -56,12 +56,21 @@ class TestScenarioStep(unittest.TestCase):
                     records_client.models.webhook_response_step_headers_inner.WebhookResponseStep_headers_inner(
                         name = 'E', 
                         value = null, )
-                    ]
+                    ],
+                routes = [
+                    records_client.models.scenario_route.ScenarioRoute(
+                        label = '0', 
+                        filter = null, 
+                        steps = [
+                            records_client.models.scenario_step.ScenarioStep()
+                            ], )
+                    ],
+                array = None
             )
         else:
             return ScenarioStep(
-                kind = 'webhookResponse',
-                name = None,
+                kind = 'aggregator',
+                name = 'MqXzyCBw3_uufVPIPFhB9JcGRYnua_cdyyvLY8IzLpul91GcWjTkp6JIZDm7w0v1',
                 value = None,
                 variables = [
                     records_client.models.set_variables_step_variables_inner.SetVariablesStep_variables_inner(
@@ -72,6 +81,15 @@ class TestScenarioStep(unittest.TestCase):
                 text = None,
                 module_id = 1,
                 status = None,
+                routes = [
+                    records_client.models.scenario_route.ScenarioRoute(
+                        label = '0', 
+                        filter = null, 
+                        steps = [
+                            records_client.models.scenario_step.ScenarioStep()
+                            ], )
+                    ],
+                array = None,
         )
         """
 

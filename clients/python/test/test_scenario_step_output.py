@@ -35,8 +35,8 @@ class TestScenarioStepOutput(unittest.TestCase):
         model = ScenarioStepOutput()
         if include_optional:
             return ScenarioStepOutput(
-                kind = 'webhookResponse',
-                name = None,
+                kind = 'aggregator',
+                name = 'MqXzyCBw3_uufVPIPFhB9JcGRYnua_cdyyvLY8IzLpul91GcWjTkp6JIZDm7w0v1',
                 value = None,
                 variables = [
                     records_client.models.set_variables_step_output_variables_inner.SetVariablesStepOutput_variables_inner(
@@ -56,12 +56,21 @@ class TestScenarioStepOutput(unittest.TestCase):
                     records_client.models.webhook_response_step_output_headers_inner.WebhookResponseStepOutput_headers_inner(
                         name = 'E', 
                         value = null, )
-                    ]
+                    ],
+                routes = [
+                    records_client.models.scenario_route_output.ScenarioRouteOutput(
+                        label = '0', 
+                        filter = null, 
+                        steps = [
+                            records_client.models.scenario_step_output.ScenarioStepOutput()
+                            ], )
+                    ],
+                array = None
             )
         else:
             return ScenarioStepOutput(
-                kind = 'webhookResponse',
-                name = None,
+                kind = 'aggregator',
+                name = 'MqXzyCBw3_uufVPIPFhB9JcGRYnua_cdyyvLY8IzLpul91GcWjTkp6JIZDm7w0v1',
                 value = None,
                 variables = [
                     records_client.models.set_variables_step_output_variables_inner.SetVariablesStepOutput_variables_inner(
@@ -72,6 +81,15 @@ class TestScenarioStepOutput(unittest.TestCase):
                 text = None,
                 module_id = 1,
                 status = None,
+                routes = [
+                    records_client.models.scenario_route_output.ScenarioRouteOutput(
+                        label = '0', 
+                        filter = null, 
+                        steps = [
+                            records_client.models.scenario_step_output.ScenarioStepOutput()
+                            ], )
+                    ],
+                array = None,
         )
         """
 

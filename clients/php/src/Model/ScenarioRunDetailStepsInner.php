@@ -61,6 +61,7 @@ class ScenarioRunDetailStepsInner implements ModelInterface, ArrayAccess, JsonSe
         'index' => 'int',
         'kind' => 'string',
         'output' => 'mixed',
+        'path' => 'string',
         'duration_ms' => 'float'
     ];
 
@@ -73,6 +74,7 @@ class ScenarioRunDetailStepsInner implements ModelInterface, ArrayAccess, JsonSe
         'index' => null,
         'kind' => null,
         'output' => null,
+        'path' => null,
         'duration_ms' => null
     ];
 
@@ -85,6 +87,7 @@ class ScenarioRunDetailStepsInner implements ModelInterface, ArrayAccess, JsonSe
         'index' => false,
         'kind' => false,
         'output' => true,
+        'path' => false,
         'duration_ms' => true
     ];
 
@@ -167,6 +170,7 @@ class ScenarioRunDetailStepsInner implements ModelInterface, ArrayAccess, JsonSe
         'index' => 'index',
         'kind' => 'kind',
         'output' => 'output',
+        'path' => 'path',
         'duration_ms' => 'durationMs'
     ];
 
@@ -179,6 +183,7 @@ class ScenarioRunDetailStepsInner implements ModelInterface, ArrayAccess, JsonSe
         'index' => 'setIndex',
         'kind' => 'setKind',
         'output' => 'setOutput',
+        'path' => 'setPath',
         'duration_ms' => 'setDurationMs'
     ];
 
@@ -191,6 +196,7 @@ class ScenarioRunDetailStepsInner implements ModelInterface, ArrayAccess, JsonSe
         'index' => 'getIndex',
         'kind' => 'getKind',
         'output' => 'getOutput',
+        'path' => 'getPath',
         'duration_ms' => 'getDurationMs'
     ];
 
@@ -244,6 +250,7 @@ class ScenarioRunDetailStepsInner implements ModelInterface, ArrayAccess, JsonSe
         $this->setIfExists('index', $data ?? [], null);
         $this->setIfExists('kind', $data ?? [], null);
         $this->setIfExists('output', $data ?? [], null);
+        $this->setIfExists('path', $data ?? [], null);
         $this->setIfExists('duration_ms', $data ?? [], null);
     }
 
@@ -288,6 +295,9 @@ class ScenarioRunDetailStepsInner implements ModelInterface, ArrayAccess, JsonSe
         }
         if ($this->container['output'] === null && !$this->isNullableSetToNull('output')) {
             $invalidProperties[] = "'output' is required";
+        }
+        if ($this->container['path'] === null) {
+            $invalidProperties[] = "'path' can't be null";
         }
         if ($this->container['duration_ms'] === null && !$this->isNullableSetToNull('duration_ms')) {
             $invalidProperties[] = "'duration_ms' is required";
@@ -395,6 +405,33 @@ class ScenarioRunDetailStepsInner implements ModelInterface, ArrayAccess, JsonSe
             }
         }
         $this->container['output'] = $output;
+
+        return $this;
+    }
+
+    /**
+     * Gets path
+     *
+     * @return string
+     */
+    public function getPath(): string
+    {
+        return $this->container['path'];
+    }
+
+    /**
+     * Sets path
+     *
+     * @param string $path Where the step is in the scenario: its index in its list, a route's steps after their router's (`4.1.0`: router 4, route 1, step 0), an iteration's item after the step (`5[3]`: step 5 for item 3).
+     *
+     * @return $this
+     */
+    public function setPath(string $path): static
+    {
+        if (is_null($path)) {
+            throw new InvalidArgumentException('non-nullable path cannot be null');
+        }
+        $this->container['path'] = $path;
 
         return $this;
     }

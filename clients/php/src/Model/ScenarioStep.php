@@ -62,7 +62,10 @@ class ScenarioStep implements OneOfInterface
             '\Records\Client\Model\JsonParseStep',
             '\Records\Client\Model\JsonCreateStep',
             '\Records\Client\Model\CreateRecordStep',
-            '\Records\Client\Model\WebhookResponseStep'
+            '\Records\Client\Model\WebhookResponseStep',
+            '\Records\Client\Model\RouterStep',
+            '\Records\Client\Model\IteratorStep',
+            '\Records\Client\Model\AggregatorStep'
         ];
     }
 
@@ -80,10 +83,13 @@ class ScenarioStep implements OneOfInterface
     public static function getOneOfDiscriminatorMappings(): array
     {
         return [
+            'aggregator' => '\Records\Client\Model\AggregatorStep',
             'createRecord' => '\Records\Client\Model\CreateRecordStep',
             'filter' => '\Records\Client\Model\FilterStep',
+            'iterator' => '\Records\Client\Model\IteratorStep',
             'jsonCreate' => '\Records\Client\Model\JsonCreateStep',
             'jsonParse' => '\Records\Client\Model\JsonParseStep',
+            'router' => '\Records\Client\Model\RouterStep',
             'setVariable' => '\Records\Client\Model\SetVariableStep',
             'setVariables' => '\Records\Client\Model\SetVariablesStep',
             'webhookResponse' => '\Records\Client\Model\WebhookResponseStep'

@@ -62,7 +62,10 @@ class ScenarioStepOutput implements OneOfInterface
             '\Records\Client\Model\JsonParseStepOutput',
             '\Records\Client\Model\JsonCreateStepOutput',
             '\Records\Client\Model\CreateRecordStepOutput',
-            '\Records\Client\Model\WebhookResponseStepOutput'
+            '\Records\Client\Model\WebhookResponseStepOutput',
+            '\Records\Client\Model\RouterStepOutput',
+            '\Records\Client\Model\IteratorStepOutput',
+            '\Records\Client\Model\AggregatorStepOutput'
         ];
     }
 
@@ -80,10 +83,13 @@ class ScenarioStepOutput implements OneOfInterface
     public static function getOneOfDiscriminatorMappings(): array
     {
         return [
+            'aggregator' => '\Records\Client\Model\AggregatorStepOutput',
             'createRecord' => '\Records\Client\Model\CreateRecordStepOutput',
             'filter' => '\Records\Client\Model\FilterStepOutput',
+            'iterator' => '\Records\Client\Model\IteratorStepOutput',
             'jsonCreate' => '\Records\Client\Model\JsonCreateStepOutput',
             'jsonParse' => '\Records\Client\Model\JsonParseStepOutput',
+            'router' => '\Records\Client\Model\RouterStepOutput',
             'setVariable' => '\Records\Client\Model\SetVariableStepOutput',
             'setVariables' => '\Records\Client\Model\SetVariablesStepOutput',
             'webhookResponse' => '\Records\Client\Model\WebhookResponseStepOutput'

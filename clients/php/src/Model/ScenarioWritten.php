@@ -662,7 +662,7 @@ class ScenarioWritten implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets steps
      *
-     * @return (\Records\Client\Model\SetVariableStepOutput|\Records\Client\Model\SetVariablesStepOutput|\Records\Client\Model\FilterStepOutput|\Records\Client\Model\JsonParseStepOutput|\Records\Client\Model\JsonCreateStepOutput|\Records\Client\Model\CreateRecordStepOutput|\Records\Client\Model\WebhookResponseStepOutput)[]
+     * @return (\Records\Client\Model\SetVariableStepOutput|\Records\Client\Model\SetVariablesStepOutput|\Records\Client\Model\FilterStepOutput|\Records\Client\Model\JsonParseStepOutput|\Records\Client\Model\JsonCreateStepOutput|\Records\Client\Model\CreateRecordStepOutput|\Records\Client\Model\WebhookResponseStepOutput|\Records\Client\Model\RouterStepOutput|\Records\Client\Model\IteratorStepOutput|\Records\Client\Model\AggregatorStepOutput)[]
      */
     public function getSteps(): array
     {
@@ -672,7 +672,7 @@ class ScenarioWritten implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets steps
      *
-     * @param (\Records\Client\Model\SetVariableStepOutput|\Records\Client\Model\SetVariablesStepOutput|\Records\Client\Model\FilterStepOutput|\Records\Client\Model\JsonParseStepOutput|\Records\Client\Model\JsonCreateStepOutput|\Records\Client\Model\CreateRecordStepOutput|\Records\Client\Model\WebhookResponseStepOutput)[] $steps steps
+     * @param (\Records\Client\Model\SetVariableStepOutput|\Records\Client\Model\SetVariablesStepOutput|\Records\Client\Model\FilterStepOutput|\Records\Client\Model\JsonParseStepOutput|\Records\Client\Model\JsonCreateStepOutput|\Records\Client\Model\CreateRecordStepOutput|\Records\Client\Model\WebhookResponseStepOutput|\Records\Client\Model\RouterStepOutput|\Records\Client\Model\IteratorStepOutput|\Records\Client\Model\AggregatorStepOutput)[] $steps steps
      *
      * @return $this
      */

@@ -13,6 +13,8 @@
 """  # noqa: E501
 
 # import models into model package
+from records_client.models.aggregator_step import AggregatorStep
+from records_client.models.aggregator_step_output import AggregatorStepOutput
 from records_client.models.api_usage import ApiUsage
 from records_client.models.api_usage_items_inner import ApiUsageItemsInner
 from records_client.models.audit_entry import AuditEntry
@@ -67,6 +69,8 @@ from records_client.models.file_written import FileWritten
 from records_client.models.filter_step import FilterStep
 from records_client.models.filter_step_output import FilterStepOutput
 from records_client.models.introspection import Introspection
+from records_client.models.iterator_step import IteratorStep
+from records_client.models.iterator_step_output import IteratorStepOutput
 from records_client.models.json_create_step import JsonCreateStep
 from records_client.models.json_create_step_output import JsonCreateStepOutput
 from records_client.models.json_parse_step import JsonParseStep
@@ -127,9 +131,13 @@ from records_client.models.remote_link import RemoteLink
 from records_client.models.remote_link_result import RemoteLinkResult
 from records_client.models.remote_record import RemoteRecord
 from records_client.models.remote_record_remote import RemoteRecordRemote
+from records_client.models.router_step import RouterStep
+from records_client.models.router_step_output import RouterStepOutput
 from records_client.models.scenario import Scenario
 from records_client.models.scenario_create import ScenarioCreate
 from records_client.models.scenario_page import ScenarioPage
+from records_client.models.scenario_route import ScenarioRoute
+from records_client.models.scenario_route_output import ScenarioRouteOutput
 from records_client.models.scenario_run import ScenarioRun
 from records_client.models.scenario_run_detail import ScenarioRunDetail
 from records_client.models.scenario_run_detail_steps_inner import ScenarioRunDetailStepsInner

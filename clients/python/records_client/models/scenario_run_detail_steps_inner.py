@@ -31,8 +31,9 @@ class ScenarioRunDetailStepsInner(BaseModel):
     index: Annotated[int, Field(le=9007199254740991, strict=True, ge=-9007199254740991)]
     kind: StrictStr
     output: Optional[Any]
+    path: StrictStr = Field(description="Where the step is in the scenario: its index in its list, a route's steps after their router's (`4.1.0`: router 4, route 1, step 0), an iteration's item after the step (`5[3]`: step 5 for item 3).")
     duration_ms: Optional[Union[StrictFloat, StrictInt]] = Field(description="How long the step took (null in runs recorded before it was kept).", alias="durationMs")
-    __properties: ClassVar[List[str]] = ["index", "kind", "output", "durationMs"]
+    __properties: ClassVar[List[str]] = ["index", "kind", "output", "path", "durationMs"]
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -98,6 +99,7 @@ class ScenarioRunDetailStepsInner(BaseModel):
             "index": obj.get("index"),
             "kind": obj.get("kind"),
             "output": obj.get("output"),
+            "path": obj.get("path"),
             "durationMs": obj.get("durationMs")
         })
         return _obj

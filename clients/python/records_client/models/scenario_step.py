@@ -17,8 +17,10 @@ import json
 import pprint
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
 from typing import Any, List, Optional
+from records_client.models.aggregator_step import AggregatorStep
 from records_client.models.create_record_step import CreateRecordStep
 from records_client.models.filter_step import FilterStep
+from records_client.models.iterator_step import IteratorStep
 from records_client.models.json_create_step import JsonCreateStep
 from records_client.models.json_parse_step import JsonParseStep
 from records_client.models.set_variable_step import SetVariableStep
@@ -28,7 +30,7 @@ from pydantic import StrictStr, Field
 from typing import Union, List, Set, Optional, Dict
 from typing_extensions import Literal, Self
 
-SCENARIOSTEP_ONE_OF_SCHEMAS = ["CreateRecordStep", "FilterStep", "JsonCreateStep", "JsonParseStep", "SetVariableStep", "SetVariablesStep", "WebhookResponseStep"]
+SCENARIOSTEP_ONE_OF_SCHEMAS = ["AggregatorStep", "CreateRecordStep", "FilterStep", "IteratorStep", "JsonCreateStep", "JsonParseStep", "RouterStep", "SetVariableStep", "SetVariablesStep", "WebhookResponseStep"]
 
 class ScenarioStep(BaseModel):
     """
@@ -48,8 +50,14 @@ class ScenarioStep(BaseModel):
     oneof_schema_6_validator: Optional[CreateRecordStep] = None
     # data type: WebhookResponseStep
     oneof_schema_7_validator: Optional[WebhookResponseStep] = None
-    actual_instance: Optional[Union[CreateRecordStep, FilterStep, JsonCreateStep, JsonParseStep, SetVariableStep, SetVariablesStep, WebhookResponseStep]] = None
-    one_of_schemas: Set[str] = { "CreateRecordStep", "FilterStep", "JsonCreateStep", "JsonParseStep", "SetVariableStep", "SetVariablesStep", "WebhookResponseStep" }
+    # data type: RouterStep
+    oneof_schema_8_validator: Optional[RouterStep] = None
+    # data type: IteratorStep
+    oneof_schema_9_validator: Optional[IteratorStep] = None
+    # data type: AggregatorStep
+    oneof_schema_10_validator: Optional[AggregatorStep] = None
+    actual_instance: Optional[Union[AggregatorStep, CreateRecordStep, FilterStep, IteratorStep, JsonCreateStep, JsonParseStep, RouterStep, SetVariableStep, SetVariablesStep, WebhookResponseStep]] = None
+    one_of_schemas: Set[str] = { "AggregatorStep", "CreateRecordStep", "FilterStep", "IteratorStep", "JsonCreateStep", "JsonParseStep", "RouterStep", "SetVariableStep", "SetVariablesStep", "WebhookResponseStep" }
 
     model_config = ConfigDict(
         validate_assignment=True,
@@ -110,12 +118,27 @@ class ScenarioStep(BaseModel):
             error_messages.append(f"Error! Input type `{type(v)}` is not `WebhookResponseStep`")
         else:
             match += 1
+        # validate data type: RouterStep
+        if not isinstance(v, RouterStep):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `RouterStep`")
+        else:
+            match += 1
+        # validate data type: IteratorStep
+        if not isinstance(v, IteratorStep):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `IteratorStep`")
+        else:
+            match += 1
+        # validate data type: AggregatorStep
+        if not isinstance(v, AggregatorStep):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `AggregatorStep`")
+        else:
+            match += 1
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStep with oneOf schemas: CreateRecordStep, FilterStep, JsonCreateStep, JsonParseStep, SetVariableStep, SetVariablesStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, FilterStep, IteratorStep, JsonCreateStep, JsonParseStep, RouterStep, SetVariableStep, SetVariablesStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when setting `actual_instance` in ScenarioStep with oneOf schemas: CreateRecordStep, FilterStep, JsonCreateStep, JsonParseStep, SetVariableStep, SetVariablesStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when setting `actual_instance` in ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, FilterStep, IteratorStep, JsonCreateStep, JsonParseStep, RouterStep, SetVariableStep, SetVariablesStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         else:
             return v
 
@@ -172,13 +195,31 @@ class ScenarioStep(BaseModel):
             match += 1
         except (ValidationError, ValueError) as e:
             error_messages.append(str(e))
+        # deserialize data into RouterStep
+        try:
+            instance.actual_instance = RouterStep.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
+        # deserialize data into IteratorStep
+        try:
+            instance.actual_instance = IteratorStep.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
+        # deserialize data into AggregatorStep
+        try:
+            instance.actual_instance = AggregatorStep.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
 
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStep with oneOf schemas: CreateRecordStep, FilterStep, JsonCreateStep, JsonParseStep, SetVariableStep, SetVariablesStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, FilterStep, IteratorStep, JsonCreateStep, JsonParseStep, RouterStep, SetVariableStep, SetVariablesStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when deserializing the JSON string into ScenarioStep with oneOf schemas: CreateRecordStep, FilterStep, JsonCreateStep, JsonParseStep, SetVariableStep, SetVariablesStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when deserializing the JSON string into ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, FilterStep, IteratorStep, JsonCreateStep, JsonParseStep, RouterStep, SetVariableStep, SetVariablesStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         else:
             return instance
 
@@ -192,7 +233,7 @@ class ScenarioStep(BaseModel):
         else:
             return json.dumps(self.actual_instance)
 
-    def to_dict(self) -> Optional[Union[Dict[str, Any], CreateRecordStep, FilterStep, JsonCreateStep, JsonParseStep, SetVariableStep, SetVariablesStep, WebhookResponseStep]]:
+    def to_dict(self) -> Optional[Union[Dict[str, Any], AggregatorStep, CreateRecordStep, FilterStep, IteratorStep, JsonCreateStep, JsonParseStep, RouterStep, SetVariableStep, SetVariablesStep, WebhookResponseStep]]:
         """Returns the dict representation of the actual instance"""
         if self.actual_instance is None:
             return None
@@ -207,4 +248,7 @@ class ScenarioStep(BaseModel):
         """Returns the string representation of the actual instance"""
         return pprint.pformat(self.model_dump())
 
+from records_client.models.router_step import RouterStep
+# TODO: Rewrite to not use raise_errors
+ScenarioStep.model_rebuild(raise_errors=False)
 

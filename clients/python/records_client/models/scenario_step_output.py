@@ -17,8 +17,10 @@ import json
 import pprint
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
 from typing import Any, List, Optional
+from records_client.models.aggregator_step_output import AggregatorStepOutput
 from records_client.models.create_record_step_output import CreateRecordStepOutput
 from records_client.models.filter_step_output import FilterStepOutput
+from records_client.models.iterator_step_output import IteratorStepOutput
 from records_client.models.json_create_step_output import JsonCreateStepOutput
 from records_client.models.json_parse_step_output import JsonParseStepOutput
 from records_client.models.set_variable_step_output import SetVariableStepOutput
@@ -28,7 +30,7 @@ from pydantic import StrictStr, Field
 from typing import Union, List, Set, Optional, Dict
 from typing_extensions import Literal, Self
 
-SCENARIOSTEPOUTPUT_ONE_OF_SCHEMAS = ["CreateRecordStepOutput", "FilterStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "WebhookResponseStepOutput"]
+SCENARIOSTEPOUTPUT_ONE_OF_SCHEMAS = ["AggregatorStepOutput", "CreateRecordStepOutput", "FilterStepOutput", "IteratorStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "RouterStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "WebhookResponseStepOutput"]
 
 class ScenarioStepOutput(BaseModel):
     """
@@ -48,8 +50,14 @@ class ScenarioStepOutput(BaseModel):
     oneof_schema_6_validator: Optional[CreateRecordStepOutput] = None
     # data type: WebhookResponseStepOutput
     oneof_schema_7_validator: Optional[WebhookResponseStepOutput] = None
-    actual_instance: Optional[Union[CreateRecordStepOutput, FilterStepOutput, JsonCreateStepOutput, JsonParseStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput]] = None
-    one_of_schemas: Set[str] = { "CreateRecordStepOutput", "FilterStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "WebhookResponseStepOutput" }
+    # data type: RouterStepOutput
+    oneof_schema_8_validator: Optional[RouterStepOutput] = None
+    # data type: IteratorStepOutput
+    oneof_schema_9_validator: Optional[IteratorStepOutput] = None
+    # data type: AggregatorStepOutput
+    oneof_schema_10_validator: Optional[AggregatorStepOutput] = None
+    actual_instance: Optional[Union[AggregatorStepOutput, CreateRecordStepOutput, FilterStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput]] = None
+    one_of_schemas: Set[str] = { "AggregatorStepOutput", "CreateRecordStepOutput", "FilterStepOutput", "IteratorStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "RouterStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "WebhookResponseStepOutput" }
 
     model_config = ConfigDict(
         validate_assignment=True,
@@ -110,12 +118,27 @@ class ScenarioStepOutput(BaseModel):
             error_messages.append(f"Error! Input type `{type(v)}` is not `WebhookResponseStepOutput`")
         else:
             match += 1
+        # validate data type: RouterStepOutput
+        if not isinstance(v, RouterStepOutput):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `RouterStepOutput`")
+        else:
+            match += 1
+        # validate data type: IteratorStepOutput
+        if not isinstance(v, IteratorStepOutput):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `IteratorStepOutput`")
+        else:
+            match += 1
+        # validate data type: AggregatorStepOutput
+        if not isinstance(v, AggregatorStepOutput):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `AggregatorStepOutput`")
+        else:
+            match += 1
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: CreateRecordStepOutput, FilterStepOutput, JsonCreateStepOutput, JsonParseStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, FilterStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: CreateRecordStepOutput, FilterStepOutput, JsonCreateStepOutput, JsonParseStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, FilterStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         else:
             return v
 
@@ -172,13 +195,31 @@ class ScenarioStepOutput(BaseModel):
             match += 1
         except (ValidationError, ValueError) as e:
             error_messages.append(str(e))
+        # deserialize data into RouterStepOutput
+        try:
+            instance.actual_instance = RouterStepOutput.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
+        # deserialize data into IteratorStepOutput
+        try:
+            instance.actual_instance = IteratorStepOutput.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
+        # deserialize data into AggregatorStepOutput
+        try:
+            instance.actual_instance = AggregatorStepOutput.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
 
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: CreateRecordStepOutput, FilterStepOutput, JsonCreateStepOutput, JsonParseStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, FilterStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: CreateRecordStepOutput, FilterStepOutput, JsonCreateStepOutput, JsonParseStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, FilterStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         else:
             return instance
 
@@ -192,7 +233,7 @@ class ScenarioStepOutput(BaseModel):
         else:
             return json.dumps(self.actual_instance)
 
-    def to_dict(self) -> Optional[Union[Dict[str, Any], CreateRecordStepOutput, FilterStepOutput, JsonCreateStepOutput, JsonParseStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput]]:
+    def to_dict(self) -> Optional[Union[Dict[str, Any], AggregatorStepOutput, CreateRecordStepOutput, FilterStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput]]:
         """Returns the dict representation of the actual instance"""
         if self.actual_instance is None:
             return None
@@ -207,4 +248,7 @@ class ScenarioStepOutput(BaseModel):
         """Returns the string representation of the actual instance"""
         return pprint.pformat(self.model_dump())
 
+from records_client.models.router_step_output import RouterStepOutput
+# TODO: Rewrite to not use raise_errors
+ScenarioStepOutput.model_rebuild(raise_errors=False)
 

@@ -32,6 +32,10 @@ export interface ScenarioRunDetailStepsInner {
      */
     output: any | null;
     /**
+     * Where the step is in the scenario: its index in its list, a route's steps after their router's (`4.1.0`: router 4, route 1, step 0), an iteration's item after the step (`5[3]`: step 5 for item 3).
+     */
+    path: string;
+    /**
      * How long the step took (null in runs recorded before it was kept).
      */
     durationMs: number | null;
@@ -44,6 +48,7 @@ export function instanceOfScenarioRunDetailStepsInner(value: object): value is S
     if (!('index' in value) || value['index'] === undefined) return false;
     if (!('kind' in value) || value['kind'] === undefined) return false;
     if (!('output' in value) || value['output'] === undefined) return false;
+    if (!('path' in value) || value['path'] === undefined) return false;
     if (!('durationMs' in value) || value['durationMs'] === undefined) return false;
     return true;
 }
@@ -61,6 +66,7 @@ export function ScenarioRunDetailStepsInnerFromJSONTyped(json: any, ignoreDiscri
         'index': json['index'],
         'kind': json['kind'],
         'output': json['output'],
+        'path': json['path'],
         'durationMs': json['durationMs'],
     };
 }
@@ -79,6 +85,7 @@ export function ScenarioRunDetailStepsInnerToJSONTyped(value?: ScenarioRunDetail
         'index': value['index'],
         'kind': value['kind'],
         'output': value['output'],
+        'path': value['path'],
         'durationMs': value['durationMs'],
     };
 }

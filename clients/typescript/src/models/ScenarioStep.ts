@@ -13,6 +13,13 @@
  */
 
 import { parseDate, parseDateTime, serializeDate, serializeDateTime } from '../runtime';
+import type { AggregatorStep } from './AggregatorStep';
+import {
+    instanceOfAggregatorStep,
+    AggregatorStepFromJSON,
+    AggregatorStepFromJSONTyped,
+    AggregatorStepToJSON,
+} from './AggregatorStep';
 import type { CreateRecordStep } from './CreateRecordStep';
 import {
     instanceOfCreateRecordStep,
@@ -27,6 +34,13 @@ import {
     FilterStepFromJSONTyped,
     FilterStepToJSON,
 } from './FilterStep';
+import type { IteratorStep } from './IteratorStep';
+import {
+    instanceOfIteratorStep,
+    IteratorStepFromJSON,
+    IteratorStepFromJSONTyped,
+    IteratorStepToJSON,
+} from './IteratorStep';
 import type { JsonCreateStep } from './JsonCreateStep';
 import {
     instanceOfJsonCreateStep,
@@ -41,6 +55,13 @@ import {
     JsonParseStepFromJSONTyped,
     JsonParseStepToJSON,
 } from './JsonParseStep';
+import type { RouterStep } from './RouterStep';
+import {
+    instanceOfRouterStep,
+    RouterStepFromJSON,
+    RouterStepFromJSONTyped,
+    RouterStepToJSON,
+} from './RouterStep';
 import type { SetVariableStep } from './SetVariableStep';
 import {
     instanceOfSetVariableStep,
@@ -68,7 +89,7 @@ import {
  * 
  * @export
  */
-export type ScenarioStep = { kind: 'createRecord' } & CreateRecordStep | { kind: 'filter' } & FilterStep | { kind: 'jsonCreate' } & JsonCreateStep | { kind: 'jsonParse' } & JsonParseStep | { kind: 'setVariable' } & SetVariableStep | { kind: 'setVariables' } & SetVariablesStep | { kind: 'webhookResponse' } & WebhookResponseStep;
+export type ScenarioStep = { kind: 'aggregator' } & AggregatorStep | { kind: 'createRecord' } & CreateRecordStep | { kind: 'filter' } & FilterStep | { kind: 'iterator' } & IteratorStep | { kind: 'jsonCreate' } & JsonCreateStep | { kind: 'jsonParse' } & JsonParseStep | { kind: 'router' } & RouterStep | { kind: 'setVariable' } & SetVariableStep | { kind: 'setVariables' } & SetVariablesStep | { kind: 'webhookResponse' } & WebhookResponseStep;
 
 export function ScenarioStepFromJSON(json: any): ScenarioStep {
     return ScenarioStepFromJSONTyped(json, false);
@@ -79,14 +100,20 @@ export function ScenarioStepFromJSONTyped(json: any, ignoreDiscriminator: boolea
         return json;
     }
     switch (json['kind']) {
+        case 'aggregator':
+            return Object.assign({}, AggregatorStepFromJSONTyped(json, true), { kind: 'aggregator' } as const);
         case 'createRecord':
             return Object.assign({}, CreateRecordStepFromJSONTyped(json, true), { kind: 'createRecord' } as const);
         case 'filter':
             return Object.assign({}, FilterStepFromJSONTyped(json, true), { kind: 'filter' } as const);
+        case 'iterator':
+            return Object.assign({}, IteratorStepFromJSONTyped(json, true), { kind: 'iterator' } as const);
         case 'jsonCreate':
             return Object.assign({}, JsonCreateStepFromJSONTyped(json, true), { kind: 'jsonCreate' } as const);
         case 'jsonParse':
             return Object.assign({}, JsonParseStepFromJSONTyped(json, true), { kind: 'jsonParse' } as const);
+        case 'router':
+            return Object.assign({}, RouterStepFromJSONTyped(json, true), { kind: 'router' } as const);
         case 'setVariable':
             return Object.assign({}, SetVariableStepFromJSONTyped(json, true), { kind: 'setVariable' } as const);
         case 'setVariables':
@@ -107,14 +134,20 @@ export function ScenarioStepToJSONTyped(value?: ScenarioStep | null, ignoreDiscr
         return value;
     }
     switch (value['kind']) {
+        case 'aggregator':
+            return Object.assign({}, AggregatorStepToJSON(value), { 'kind': 'aggregator' } as const);
         case 'createRecord':
             return Object.assign({}, CreateRecordStepToJSON(value), { 'kind': 'createRecord' } as const);
         case 'filter':
             return Object.assign({}, FilterStepToJSON(value), { 'kind': 'filter' } as const);
+        case 'iterator':
+            return Object.assign({}, IteratorStepToJSON(value), { 'kind': 'iterator' } as const);
         case 'jsonCreate':
             return Object.assign({}, JsonCreateStepToJSON(value), { 'kind': 'jsonCreate' } as const);
         case 'jsonParse':
             return Object.assign({}, JsonParseStepToJSON(value), { 'kind': 'jsonParse' } as const);
+        case 'router':
+            return Object.assign({}, RouterStepToJSON(value), { 'kind': 'router' } as const);
         case 'setVariable':
             return Object.assign({}, SetVariableStepToJSON(value), { 'kind': 'setVariable' } as const);
         case 'setVariables':

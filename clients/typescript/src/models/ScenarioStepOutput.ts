@@ -13,6 +13,13 @@
  */
 
 import { parseDate, parseDateTime, serializeDate, serializeDateTime } from '../runtime';
+import type { AggregatorStepOutput } from './AggregatorStepOutput';
+import {
+    instanceOfAggregatorStepOutput,
+    AggregatorStepOutputFromJSON,
+    AggregatorStepOutputFromJSONTyped,
+    AggregatorStepOutputToJSON,
+} from './AggregatorStepOutput';
 import type { CreateRecordStepOutput } from './CreateRecordStepOutput';
 import {
     instanceOfCreateRecordStepOutput,
@@ -27,6 +34,13 @@ import {
     FilterStepOutputFromJSONTyped,
     FilterStepOutputToJSON,
 } from './FilterStepOutput';
+import type { IteratorStepOutput } from './IteratorStepOutput';
+import {
+    instanceOfIteratorStepOutput,
+    IteratorStepOutputFromJSON,
+    IteratorStepOutputFromJSONTyped,
+    IteratorStepOutputToJSON,
+} from './IteratorStepOutput';
 import type { JsonCreateStepOutput } from './JsonCreateStepOutput';
 import {
     instanceOfJsonCreateStepOutput,
@@ -41,6 +55,13 @@ import {
     JsonParseStepOutputFromJSONTyped,
     JsonParseStepOutputToJSON,
 } from './JsonParseStepOutput';
+import type { RouterStepOutput } from './RouterStepOutput';
+import {
+    instanceOfRouterStepOutput,
+    RouterStepOutputFromJSON,
+    RouterStepOutputFromJSONTyped,
+    RouterStepOutputToJSON,
+} from './RouterStepOutput';
 import type { SetVariableStepOutput } from './SetVariableStepOutput';
 import {
     instanceOfSetVariableStepOutput,
@@ -68,7 +89,7 @@ import {
  * 
  * @export
  */
-export type ScenarioStepOutput = { kind: 'createRecord' } & CreateRecordStepOutput | { kind: 'filter' } & FilterStepOutput | { kind: 'jsonCreate' } & JsonCreateStepOutput | { kind: 'jsonParse' } & JsonParseStepOutput | { kind: 'setVariable' } & SetVariableStepOutput | { kind: 'setVariables' } & SetVariablesStepOutput | { kind: 'webhookResponse' } & WebhookResponseStepOutput;
+export type ScenarioStepOutput = { kind: 'aggregator' } & AggregatorStepOutput | { kind: 'createRecord' } & CreateRecordStepOutput | { kind: 'filter' } & FilterStepOutput | { kind: 'iterator' } & IteratorStepOutput | { kind: 'jsonCreate' } & JsonCreateStepOutput | { kind: 'jsonParse' } & JsonParseStepOutput | { kind: 'router' } & RouterStepOutput | { kind: 'setVariable' } & SetVariableStepOutput | { kind: 'setVariables' } & SetVariablesStepOutput | { kind: 'webhookResponse' } & WebhookResponseStepOutput;
 
 export function ScenarioStepOutputFromJSON(json: any): ScenarioStepOutput {
     return ScenarioStepOutputFromJSONTyped(json, false);
@@ -79,14 +100,20 @@ export function ScenarioStepOutputFromJSONTyped(json: any, ignoreDiscriminator: 
         return json;
     }
     switch (json['kind']) {
+        case 'aggregator':
+            return Object.assign({}, AggregatorStepOutputFromJSONTyped(json, true), { kind: 'aggregator' } as const);
         case 'createRecord':
             return Object.assign({}, CreateRecordStepOutputFromJSONTyped(json, true), { kind: 'createRecord' } as const);
         case 'filter':
             return Object.assign({}, FilterStepOutputFromJSONTyped(json, true), { kind: 'filter' } as const);
+        case 'iterator':
+            return Object.assign({}, IteratorStepOutputFromJSONTyped(json, true), { kind: 'iterator' } as const);
         case 'jsonCreate':
             return Object.assign({}, JsonCreateStepOutputFromJSONTyped(json, true), { kind: 'jsonCreate' } as const);
         case 'jsonParse':
             return Object.assign({}, JsonParseStepOutputFromJSONTyped(json, true), { kind: 'jsonParse' } as const);
+        case 'router':
+            return Object.assign({}, RouterStepOutputFromJSONTyped(json, true), { kind: 'router' } as const);
         case 'setVariable':
             return Object.assign({}, SetVariableStepOutputFromJSONTyped(json, true), { kind: 'setVariable' } as const);
         case 'setVariables':
@@ -107,14 +134,20 @@ export function ScenarioStepOutputToJSONTyped(value?: ScenarioStepOutput | null,
         return value;
     }
     switch (value['kind']) {
+        case 'aggregator':
+            return Object.assign({}, AggregatorStepOutputToJSON(value), { 'kind': 'aggregator' } as const);
         case 'createRecord':
             return Object.assign({}, CreateRecordStepOutputToJSON(value), { 'kind': 'createRecord' } as const);
         case 'filter':
             return Object.assign({}, FilterStepOutputToJSON(value), { 'kind': 'filter' } as const);
+        case 'iterator':
+            return Object.assign({}, IteratorStepOutputToJSON(value), { 'kind': 'iterator' } as const);
         case 'jsonCreate':
             return Object.assign({}, JsonCreateStepOutputToJSON(value), { 'kind': 'jsonCreate' } as const);
         case 'jsonParse':
             return Object.assign({}, JsonParseStepOutputToJSON(value), { 'kind': 'jsonParse' } as const);
+        case 'router':
+            return Object.assign({}, RouterStepOutputToJSON(value), { 'kind': 'router' } as const);
         case 'setVariable':
             return Object.assign({}, SetVariableStepOutputToJSON(value), { 'kind': 'setVariable' } as const);
         case 'setVariables':

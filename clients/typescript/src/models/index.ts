@@ -1,5 +1,7 @@
 /* tslint:disable */
 /* eslint-disable */
+export * from './AggregatorStep';
+export * from './AggregatorStepOutput';
 export * from './ApiUsage';
 export * from './ApiUsageItemsInner';
 export * from './AuditEntry';
@@ -53,6 +55,8 @@ export * from './FileWritten';
 export * from './FilterStep';
 export * from './FilterStepOutput';
 export * from './Introspection';
+export * from './IteratorStep';
+export * from './IteratorStepOutput';
 export * from './JsonCreateStep';
 export * from './JsonCreateStepOutput';
 export * from './JsonParseStep';
@@ -114,9 +118,13 @@ export * from './RemoteLink';
 export * from './RemoteLinkResult';
 export * from './RemoteRecord';
 export * from './RemoteRecordRemote';
+export * from './RouterStep';
+export * from './RouterStepOutput';
 export * from './Scenario';
 export * from './ScenarioCreate';
 export * from './ScenarioPage';
+export * from './ScenarioRoute';
+export * from './ScenarioRouteOutput';
 export * from './ScenarioRun';
 export * from './ScenarioRunDetail';
 export * from './ScenarioRunDetailStepsInner';
