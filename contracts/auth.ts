@@ -37,9 +37,20 @@ function grants(permissions: ModulePermissions | undefined, module: string, oper
   return forModule !== undefined && forModule.includes(operation);
 }
 
+/** What a user's role and rights allow, whatever credential they use (undefined rights: every module). */
+export function userMay(
+  user: { readonly role: Role; readonly permissions?: ModulePermissions | undefined },
+  module: string,
+  operation: Operation,
+): boolean {
+  return user.role === 'admin' || grants(user.permissions, module, operation);
+}
+
 export function can(principal: Principal, module: string, operation: Operation): boolean {
-  const userMay = principal.role === 'admin' || grants(principal.userPermissions, module, operation);
-  return userMay && grants(principal.credentialPermissions, module, operation);
+  return (
+    userMay({ role: principal.role, permissions: principal.userPermissions }, module, operation) &&
+    grants(principal.credentialPermissions, module, operation)
+  );
 }
 
 export function isAdmin(principal: Principal): boolean {

@@ -116,6 +116,11 @@ const variableName = z
   .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'a variable name is a letter or _ then letters, digits or _');
 const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, 'must be an HTTP header name');
 
+const recordIdValue = mappedValueSchema.meta({ description: 'The record id (an integer).' });
+const recordFields = z
+  .record(z.string().regex(/^[1-9][0-9]{0,9}$/, 'field keys are field ids'), mappedValueSchema)
+  .optional()
+  .meta({ description: 'Field values by field id.' });
 export const setVariableStep = z
   .strictObject({ kind: z.literal('setVariable'), name: variableName, value: mappedValueSchema })
   .meta({ id: 'SetVariableStep', description: 'Sets `$vars.<name>` for the steps after it.' });
@@ -124,10 +129,7 @@ export const createRecordStep = z
     kind: z.literal('createRecord'),
     moduleId: entityIdSchema,
     name: mappedValueSchema.optional().meta({ description: 'The record name (a string).' }),
-    fields: z
-      .record(z.string().regex(/^[1-9][0-9]{0,9}$/, 'field keys are field ids'), mappedValueSchema)
-      .optional()
-      .meta({ description: 'Field values by field id.' }),
+    fields: recordFields,
   })
   .meta({ id: 'CreateRecordStep', description: 'Creates a record in a module, with the scenario as actor.' });
 export const webhookResponseStep = z
@@ -144,6 +146,37 @@ export const webhookResponseStep = z
     id: 'WebhookResponseStep',
     description: "Answers the hook's caller; sent when the run completes, or at once with auto commit.",
   });
+export const updateRecordStep = z
+  .strictObject({
+    kind: z.literal('updateRecord'),
+    recordId: recordIdValue,
+    name: mappedValueSchema.optional().meta({ description: 'The new record name (a string).' }),
+    fields: recordFields,
+  })
+  .meta({
+    id: 'UpdateRecordStep',
+    description: 'Changes a record (as PUT /record/{id}); outputs the record.',
+  });
+export const getRecordStep = z
+  .strictObject({ kind: z.literal('getRecord'), recordId: recordIdValue })
+  .meta({ id: 'GetRecordStep', description: 'Reads a record; outputs it (a deleted or missing one fails).' });
+export const deleteRecordStep = z
+  .strictObject({ kind: z.literal('deleteRecord'), recordId: recordIdValue })
+  .meta({
+    id: 'DeleteRecordStep',
+    description: 'Deletes a record (it can be restored, as with DELETE /record/{id}).',
+  });
+export const labelRecordStep = z
+  .strictObject({
+    kind: z.enum(['addRecordLabel', 'removeRecordLabel']),
+    recordId: recordIdValue,
+    labelId: mappedValueSchema.meta({ description: 'The label id (an integer).' }),
+  })
+  .meta({
+    id: 'RecordLabelStep',
+    description: 'Adds a label to a record or removes it; outputs its labels.',
+  });
+
 export const setVariablesStep = z
   .strictObject({
     kind: z.literal('setVariables'),
@@ -232,6 +265,10 @@ export const scenarioStepSchema = z
     jsonParseStep,
     jsonCreateStep,
     createRecordStep,
+    updateRecordStep,
+    getRecordStep,
+    deleteRecordStep,
+    labelRecordStep,
     webhookResponseStep,
     routerStep,
     iteratorStep,
@@ -271,6 +308,14 @@ export function mappedValuesOf(step: ScenarioStep): Array<MappedValue | undefine
       return [step.value];
     case 'createRecord':
       return [step.name, ...Object.values(step.fields ?? {})];
+    case 'updateRecord':
+      return [step.recordId, step.name, ...Object.values(step.fields ?? {})];
+    case 'getRecord':
+    case 'deleteRecord':
+      return [step.recordId];
+    case 'addRecordLabel':
+    case 'removeRecordLabel':
+      return [step.recordId, step.labelId];
     case 'webhookResponse':
       return [step.status, step.body, ...(step.headers ?? []).map((header) => header.value)];
     case 'router':

@@ -1,30 +1,18 @@
-import { createRecordBody } from '../contracts/api/records';
-import type { Actor } from '../contracts/events/envelope';
 import type { WebhookRequestReceivedData } from '../contracts/events/integrator';
 import { PlatformError } from '../contracts/errors';
-import type { HookResponse, MappedValue, ScenarioStep } from '../contracts/integrator';
-import { evaluateMapped, MappingError } from '../contracts/mapping';
+import type { HookResponse } from '../contracts/integrator';
+import { MappingError } from '../contracts/mapping';
 import { streamName } from '../contracts/streams';
-import { issuesOf } from '../contracts/validation';
-import { recordDecider } from '../command-api/domain/record';
 import { scenarioDecider } from '../command-api/domain/scenario';
 import { scenarioRunDecider, type ScenarioRunCommand } from '../command-api/domain/scenario-run';
 import type { CommandHandler } from '../command-api/kit/handler';
 import type { IdAllocator } from '../command-api/kit/id-allocator';
-import { requestHash, type IdempotencyKeys } from '../command-api/kit/idempotency';
-import { recordResource } from '../command-api/routes/records';
+import type { IdempotencyKeys } from '../command-api/kit/idempotency';
 import type { BlobStore } from '../infra/blob-store/port';
 import type { Logger } from '../infra/logging';
-import {
-  bindingsOf,
-  computeStep,
-  isComputeStep,
-  replayStep,
-  StepFailure,
-  type StepResult,
-  type StepScope,
-} from './steps';
+import { computeStep, isComputeStep, replayStep, StepFailure, type StepResult } from './steps';
 import { walkSteps, type Perform } from './walk';
+import { RecordSteps, scenarioActor } from './record-steps';
 
 export interface RunnerDeps {
   readonly handler: CommandHandler;
@@ -76,10 +64,10 @@ class RunStopped extends Error {
  * step that changes records does so under a command id of the run and step, so it happens once.
  */
 export class ScenarioRunner {
-  private readonly records: ReturnType<typeof recordResource>;
+  private readonly recordSteps: RecordSteps;
 
   constructor(private readonly deps: RunnerDeps) {
-    this.records = recordResource(deps.handler);
+    this.recordSteps = new RecordSteps(deps);
   }
 
   async run(request: ReceivedRequest, trigger: 'instant' | 'scheduled'): Promise<RunResult> {
@@ -107,7 +95,7 @@ export class ScenarioRunner {
         { kind: 'Batch', commands },
         {
           tenant,
-          actor: this.actorOf(data.scenarioId!),
+          actor: scenarioActor(data.scenarioId!, null),
           commandId: `${runId}:at:${nextRevision}`,
           correlationId: runId,
           causationId: runId,
@@ -154,7 +142,15 @@ export class ScenarioRunner {
           const stepScope = { bundle, runId, ...scope, ...(iterations && { iterations }) };
           result = isComputeStep(step)
             ? await computeStep(step, stepScope)
-            : { output: await this.createRecord(tenant, index, scenario.scenarioId, step, stepScope) };
+            : {
+                output: await this.recordSteps.run(step, {
+                  tenant,
+                  scenarioId: scenario.scenarioId,
+                  ownerId: scenario.ownerId,
+                  operation: index,
+                  scope: stepScope,
+                }),
+              };
         } catch (error) {
           if (
             error instanceof StepFailure ||
@@ -191,7 +187,7 @@ export class ScenarioRunner {
       return result;
     };
     try {
-      await walkSteps(scenario.settings.steps, { vars: {} }, perform);
+      await walkSteps(scenario.settings.steps, { vars: {}, outputs: {} }, perform);
     } catch (error) {
       if (error instanceof RunStopped)
         return fail(Number.parseInt(error.path, 10), `step ${error.path} (${error.kind}): ${error.message}`);
@@ -204,10 +200,6 @@ export class ScenarioRunner {
     return { status: 'succeeded' };
   }
 
-  private actorOf(scenarioId: number): Actor {
-    return { userId: null, credentialId: `scenario:${scenarioId}` };
-  }
-
   /** The bundle, from the event or from the blob a large request was kept in. */
   private async bundleOf(data: WebhookRequestReceivedData): Promise<unknown> {
     if (data.payloadBlobKey === undefined) return data.bundle ?? {};
@@ -216,59 +208,5 @@ export class ScenarioRunner {
     const chunks: Buffer[] = [];
     for await (const chunk of content) chunks.push(chunk as Buffer);
     return (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { bundle: unknown }).bundle;
-  }
-
-  private async createRecord(
-    tenant: string,
-    index: number,
-    scenarioId: number,
-    step: Extract<ScenarioStep, { kind: 'createRecord' }>,
-    scope: StepScope,
-  ): Promise<{ recordId: number }> {
-    const { runId } = scope;
-    const evaluate = (value: MappedValue | undefined) =>
-      evaluateMapped(value, scope.bundle, bindingsOf(scope));
-    const mapped = {
-      moduleId: step.moduleId,
-      ...(step.name !== undefined && { name: await evaluate(step.name) }),
-      ...(step.fields !== undefined && {
-        fields: Object.fromEntries(
-          await Promise.all(
-            Object.entries(step.fields).map(async ([fieldId, value]) => [fieldId, await evaluate(value)]),
-          ),
-        ),
-      }),
-    };
-    const parsed = createRecordBody.safeParse(mapped);
-    if (!parsed.success)
-      throw new StepFailure(
-        `the mapped record is not valid: ${issuesOf(parsed.error)
-          .map((issue) => `${issue.path}: ${issue.message}`)
-          .join('; ')}`,
-      );
-    const body = parsed.data;
-    const commandFor = await this.records.prepareCreate(body, tenant);
-    const identity = await this.deps.idempotency.identify(
-      tenant,
-      `scenario:${scenarioId}`,
-      `run:${runId}:${index}`,
-      () => requestHash('POST', '/record', body),
-      () => this.deps.ids.next(tenant, 'record'),
-    );
-    const recordId = identity.entityId!;
-    await this.deps.handler.handle(
-      streamName('record', tenant, recordId),
-      recordDecider,
-      commandFor(recordId),
-      {
-        tenant,
-        actor: this.actorOf(scenarioId),
-        commandId: identity.commandId,
-        correlationId: runId,
-        causationId: runId,
-      },
-      identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
-    );
-    return { recordId };
   }
 }

@@ -14,11 +14,14 @@ export interface IterationItem {
 export interface StepScope {
   readonly bundle: unknown;
   readonly vars: Readonly<Record<string, unknown>>;
+  /** The outputs of the steps done before on this path, by place (`2`, `4.1.0`). */
+  readonly outputs?: Readonly<Record<string, unknown>>;
   readonly runId: string;
   readonly item?: IterationItem;
   /** For an aggregator: where each item's steps ended (the items a filter stopped are not there). */
   readonly iterations?: ReadonlyArray<{
     readonly vars: Readonly<Record<string, unknown>>;
+    readonly outputs?: Readonly<Record<string, unknown>>;
     readonly item?: IterationItem;
   }>;
 }
@@ -31,8 +34,25 @@ export interface StepResult {
   readonly stops?: boolean;
 }
 
+/** The steps that read or change records, through the command side (`record-steps.ts`). */
+export type RecordStep = Extract<
+  ScenarioStep,
+  {
+    kind:
+      'createRecord' | 'updateRecord' | 'getRecord' | 'deleteRecord' | 'addRecordLabel' | 'removeRecordLabel';
+  }
+>;
+const RECORD_STEP_KINDS: ReadonlySet<string> = new Set<RecordStep['kind']>([
+  'createRecord',
+  'updateRecord',
+  'getRecord',
+  'deleteRecord',
+  'addRecordLabel',
+  'removeRecordLabel',
+]);
+
 /** The steps that only compute (no records, no I/O): each a function of its configuration and scope. */
-export type ComputeStep = Exclude<ScenarioStep, { kind: 'createRecord' }>;
+export type ComputeStep = Exclude<ScenarioStep, RecordStep>;
 
 /** JSON text a `jsonParse` step takes, as large as a request's body may be. */
 const MAX_JSON_TEXT = 5_242_880;
@@ -40,14 +60,22 @@ const MAX_JSON_TEXT = 5_242_880;
 export const MAX_ITERATOR_ITEMS = 10_000;
 
 export function isComputeStep(step: ScenarioStep): step is ComputeStep {
-  return step.kind !== 'createRecord';
+  return !RECORD_STEP_KINDS.has(step.kind);
 }
 
-/** The names an expression reads besides the bundle: `$vars`, `$runId`, and in an iteration `$item`, `$index`. */
+/**
+ * The names an expression reads besides the bundle: `$vars`, `$runId`, `$step(place)` (the output of an
+ * earlier step on this path: `$step(2)`, `$step("4.1.0")`), and in an iteration `$item`, `$index`.
+ */
 export function bindingsOf(scope: Omit<StepScope, 'bundle'>): Record<string, unknown> {
+  const outputs = scope.outputs ?? {};
   return {
     vars: scope.vars,
     runId: scope.runId,
+    step: (place: unknown) => {
+      const key = String(place);
+      return Object.hasOwn(outputs, key) ? outputs[key] : undefined;
+    },
     ...(scope.item && { item: scope.item.value, index: scope.item.index }),
   };
 }
@@ -137,6 +165,11 @@ export function replayStep(step: ScenarioStep, output: unknown): StepResult {
     case 'aggregator':
       return { output, vars: { [step.name]: output } };
     case 'createRecord':
+    case 'updateRecord':
+    case 'getRecord':
+    case 'deleteRecord':
+    case 'addRecordLabel':
+    case 'removeRecordLabel':
     case 'webhookResponse':
     case 'router':
     case 'iterator':

@@ -4,6 +4,8 @@ import type { IterationItem, StepResult } from './steps';
 /** Where a path of steps stands: its variables and, inside an iteration, its item. */
 export interface WalkScope {
   readonly vars: Record<string, unknown>;
+  /** The outputs of the steps done on this path, by the step's place (`2`, `4.1.0`): `$step("2")`. */
+  readonly outputs: Record<string, unknown>;
   readonly item?: IterationItem;
 }
 
@@ -53,9 +55,11 @@ async function walkRange(
 ): Promise<boolean> {
   for (let index = from; index < to; index++) {
     const step = steps[index]!;
-    const path = `${at.prefix}${index}${at.suffix}`;
+    const place = `${at.prefix}${index}`;
+    const path = `${place}${at.suffix}`;
     if (step.kind === 'router') {
       const { output } = await perform(step, path, scope);
+      scope.outputs[place] = output;
       for (const route of (output as { routes: number[] }).routes)
         await walkRange(
           step.routes[route]!.steps,
@@ -69,11 +73,16 @@ async function walkRange(
     }
     if (step.kind === 'iterator') {
       const items = (await perform(step, path, scope)).output as unknown[];
+      scope.outputs[place] = items;
       const aggregator = matchingAggregator(steps, index, to);
       const bodyEnd = aggregator ?? to;
       const ended: WalkScope[] = [];
       for (const [itemIndex, value] of items.entries()) {
-        const itemScope: WalkScope = { vars: { ...scope.vars }, item: { value, index: itemIndex } };
+        const itemScope: WalkScope = {
+          vars: { ...scope.vars },
+          outputs: { ...scope.outputs },
+          item: { value, index: itemIndex },
+        };
         const through = await walkRange(
           steps,
           index + 1,
@@ -92,11 +101,13 @@ async function walkRange(
         ended,
       );
       Object.assign(scope.vars, gathered.vars);
+      scope.outputs[`${at.prefix}${aggregator}`] = gathered.output;
       index = aggregator;
       continue;
     }
     const result = await perform(step, path, scope);
     Object.assign(scope.vars, result.vars);
+    scope.outputs[place] = result.output;
     if (result.stops) return false;
   }
   return true;

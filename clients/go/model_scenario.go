@@ -21,6 +21,8 @@ var _ MappedNullable = &Scenario{}
 // Scenario struct for Scenario
 type Scenario struct {
 	Id int32 `json:"id"`
+	// The user who made it: its record steps act with this user's rights.
+	OwnerId NullableInt32 `json:"ownerId"`
 	Status string `json:"status"`
 	// Why the platform stopped it (3 errors…).
 	DeactivatedBecause NullableString `json:"deactivatedBecause"`
@@ -54,9 +56,10 @@ type _Scenario Scenario
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewScenario(id int32, status string, deactivatedBecause NullableString, name string, webhookId NullableInt32, schedule ScenarioSchedule, sequential bool, autoCommit bool, steps []ScenarioStepOutput, lastScheduledRunAt NullableString, consecutiveErrors int32, createdAt string, updatedAt string, createdBy NullableString, updatedBy NullableString) *Scenario {
+func NewScenario(id int32, ownerId NullableInt32, status string, deactivatedBecause NullableString, name string, webhookId NullableInt32, schedule ScenarioSchedule, sequential bool, autoCommit bool, steps []ScenarioStepOutput, lastScheduledRunAt NullableString, consecutiveErrors int32, createdAt string, updatedAt string, createdBy NullableString, updatedBy NullableString) *Scenario {
 	this := Scenario{}
 	this.Id = id
+	this.OwnerId = ownerId
 	this.Status = status
 	this.DeactivatedBecause = deactivatedBecause
 	this.Name = name
@@ -104,6 +107,32 @@ func (o *Scenario) GetIdOk() (*int32, bool) {
 // SetId sets field value
 func (o *Scenario) SetId(v int32) {
 	o.Id = v
+}
+
+// GetOwnerId returns the OwnerId field value
+// If the value is explicit nil, the zero value for int32 will be returned
+func (o *Scenario) GetOwnerId() int32 {
+	if o == nil || o.OwnerId.Get() == nil {
+		var ret int32
+		return ret
+	}
+
+	return *o.OwnerId.Get()
+}
+
+// GetOwnerIdOk returns a tuple with the OwnerId field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *Scenario) GetOwnerIdOk() (*int32, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.OwnerId.Get(), o.OwnerId.IsSet()
+}
+
+// SetOwnerId sets field value
+func (o *Scenario) SetOwnerId(v int32) {
+	o.OwnerId.Set(&v)
 }
 
 // GetStatus returns the Status field value
@@ -463,6 +492,7 @@ func (o Scenario) MarshalJSON() ([]byte, error) {
 func (o Scenario) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
 	toSerialize["id"] = o.Id
+	toSerialize["ownerId"] = o.OwnerId.Get()
 	toSerialize["status"] = o.Status
 	toSerialize["deactivatedBecause"] = o.DeactivatedBecause.Get()
 	toSerialize["name"] = o.Name
@@ -491,6 +521,7 @@ func (o *Scenario) UnmarshalJSON(data []byte) (err error) {
 	// that every required field exists as a key in the generic map.
 	requiredProperties := []string{
 		"id",
+		"ownerId",
 		"status",
 		"deactivatedBecause",
 		"name",
@@ -535,6 +566,7 @@ func (o *Scenario) UnmarshalJSON(data []byte) (err error) {
 
 	if err = json.Unmarshal(data, &additionalProperties); err == nil {
 		delete(additionalProperties, "id")
+		delete(additionalProperties, "ownerId")
 		delete(additionalProperties, "status")
 		delete(additionalProperties, "deactivatedBecause")
 		delete(additionalProperties, "name")

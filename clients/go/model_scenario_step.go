@@ -19,13 +19,17 @@ import (
 type ScenarioStep struct {
 	AggregatorStep *AggregatorStep
 	CreateRecordStep *CreateRecordStep
+	DeleteRecordStep *DeleteRecordStep
 	FilterStep *FilterStep
+	GetRecordStep *GetRecordStep
 	IteratorStep *IteratorStep
 	JsonCreateStep *JsonCreateStep
 	JsonParseStep *JsonParseStep
+	RecordLabelStep *RecordLabelStep
 	RouterStep *RouterStep
 	SetVariableStep *SetVariableStep
 	SetVariablesStep *SetVariablesStep
+	UpdateRecordStep *UpdateRecordStep
 	WebhookResponseStep *WebhookResponseStep
 }
 
@@ -43,10 +47,24 @@ func CreateRecordStepAsScenarioStep(v *CreateRecordStep) ScenarioStep {
 	}
 }
 
+// DeleteRecordStepAsScenarioStep is a convenience function that returns DeleteRecordStep wrapped in ScenarioStep
+func DeleteRecordStepAsScenarioStep(v *DeleteRecordStep) ScenarioStep {
+	return ScenarioStep{
+		DeleteRecordStep: v,
+	}
+}
+
 // FilterStepAsScenarioStep is a convenience function that returns FilterStep wrapped in ScenarioStep
 func FilterStepAsScenarioStep(v *FilterStep) ScenarioStep {
 	return ScenarioStep{
 		FilterStep: v,
+	}
+}
+
+// GetRecordStepAsScenarioStep is a convenience function that returns GetRecordStep wrapped in ScenarioStep
+func GetRecordStepAsScenarioStep(v *GetRecordStep) ScenarioStep {
+	return ScenarioStep{
+		GetRecordStep: v,
 	}
 }
 
@@ -71,6 +89,13 @@ func JsonParseStepAsScenarioStep(v *JsonParseStep) ScenarioStep {
 	}
 }
 
+// RecordLabelStepAsScenarioStep is a convenience function that returns RecordLabelStep wrapped in ScenarioStep
+func RecordLabelStepAsScenarioStep(v *RecordLabelStep) ScenarioStep {
+	return ScenarioStep{
+		RecordLabelStep: v,
+	}
+}
+
 // RouterStepAsScenarioStep is a convenience function that returns RouterStep wrapped in ScenarioStep
 func RouterStepAsScenarioStep(v *RouterStep) ScenarioStep {
 	return ScenarioStep{
@@ -92,6 +117,13 @@ func SetVariablesStepAsScenarioStep(v *SetVariablesStep) ScenarioStep {
 	}
 }
 
+// UpdateRecordStepAsScenarioStep is a convenience function that returns UpdateRecordStep wrapped in ScenarioStep
+func UpdateRecordStepAsScenarioStep(v *UpdateRecordStep) ScenarioStep {
+	return ScenarioStep{
+		UpdateRecordStep: v,
+	}
+}
+
 // WebhookResponseStepAsScenarioStep is a convenience function that returns WebhookResponseStep wrapped in ScenarioStep
 func WebhookResponseStepAsScenarioStep(v *WebhookResponseStep) ScenarioStep {
 	return ScenarioStep{
@@ -108,6 +140,18 @@ func (dst *ScenarioStep) UnmarshalJSON(data []byte) error {
 	err = newStrictDecoder(data).Decode(&jsonDict)
 	if err != nil {
 		return fmt.Errorf("failed to unmarshal JSON into map for the discriminator lookup")
+	}
+
+	// check if the discriminator value is 'addRecordLabel'
+	if jsonDict["kind"] == "addRecordLabel" {
+		// try to unmarshal JSON data into RecordLabelStep
+		err = json.Unmarshal(data, &dst.RecordLabelStep)
+		if err == nil {
+			return nil // data stored in dst.RecordLabelStep, return on the first match
+		} else {
+			dst.RecordLabelStep = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStep as RecordLabelStep: %s", err.Error())
+		}
 	}
 
 	// check if the discriminator value is 'aggregator'
@@ -134,6 +178,18 @@ func (dst *ScenarioStep) UnmarshalJSON(data []byte) error {
 		}
 	}
 
+	// check if the discriminator value is 'deleteRecord'
+	if jsonDict["kind"] == "deleteRecord" {
+		// try to unmarshal JSON data into DeleteRecordStep
+		err = json.Unmarshal(data, &dst.DeleteRecordStep)
+		if err == nil {
+			return nil // data stored in dst.DeleteRecordStep, return on the first match
+		} else {
+			dst.DeleteRecordStep = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStep as DeleteRecordStep: %s", err.Error())
+		}
+	}
+
 	// check if the discriminator value is 'filter'
 	if jsonDict["kind"] == "filter" {
 		// try to unmarshal JSON data into FilterStep
@@ -143,6 +199,18 @@ func (dst *ScenarioStep) UnmarshalJSON(data []byte) error {
 		} else {
 			dst.FilterStep = nil
 			return fmt.Errorf("failed to unmarshal ScenarioStep as FilterStep: %s", err.Error())
+		}
+	}
+
+	// check if the discriminator value is 'getRecord'
+	if jsonDict["kind"] == "getRecord" {
+		// try to unmarshal JSON data into GetRecordStep
+		err = json.Unmarshal(data, &dst.GetRecordStep)
+		if err == nil {
+			return nil // data stored in dst.GetRecordStep, return on the first match
+		} else {
+			dst.GetRecordStep = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStep as GetRecordStep: %s", err.Error())
 		}
 	}
 
@@ -182,6 +250,18 @@ func (dst *ScenarioStep) UnmarshalJSON(data []byte) error {
 		}
 	}
 
+	// check if the discriminator value is 'removeRecordLabel'
+	if jsonDict["kind"] == "removeRecordLabel" {
+		// try to unmarshal JSON data into RecordLabelStep
+		err = json.Unmarshal(data, &dst.RecordLabelStep)
+		if err == nil {
+			return nil // data stored in dst.RecordLabelStep, return on the first match
+		} else {
+			dst.RecordLabelStep = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStep as RecordLabelStep: %s", err.Error())
+		}
+	}
+
 	// check if the discriminator value is 'router'
 	if jsonDict["kind"] == "router" {
 		// try to unmarshal JSON data into RouterStep
@@ -218,6 +298,18 @@ func (dst *ScenarioStep) UnmarshalJSON(data []byte) error {
 		}
 	}
 
+	// check if the discriminator value is 'updateRecord'
+	if jsonDict["kind"] == "updateRecord" {
+		// try to unmarshal JSON data into UpdateRecordStep
+		err = json.Unmarshal(data, &dst.UpdateRecordStep)
+		if err == nil {
+			return nil // data stored in dst.UpdateRecordStep, return on the first match
+		} else {
+			dst.UpdateRecordStep = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStep as UpdateRecordStep: %s", err.Error())
+		}
+	}
+
 	// check if the discriminator value is 'webhookResponse'
 	if jsonDict["kind"] == "webhookResponse" {
 		// try to unmarshal JSON data into WebhookResponseStep
@@ -243,8 +335,16 @@ func (src ScenarioStep) MarshalJSON() ([]byte, error) {
 		return json.Marshal(&src.CreateRecordStep)
 	}
 
+	if src.DeleteRecordStep != nil {
+		return json.Marshal(&src.DeleteRecordStep)
+	}
+
 	if src.FilterStep != nil {
 		return json.Marshal(&src.FilterStep)
+	}
+
+	if src.GetRecordStep != nil {
+		return json.Marshal(&src.GetRecordStep)
 	}
 
 	if src.IteratorStep != nil {
@@ -259,6 +359,10 @@ func (src ScenarioStep) MarshalJSON() ([]byte, error) {
 		return json.Marshal(&src.JsonParseStep)
 	}
 
+	if src.RecordLabelStep != nil {
+		return json.Marshal(&src.RecordLabelStep)
+	}
+
 	if src.RouterStep != nil {
 		return json.Marshal(&src.RouterStep)
 	}
@@ -269,6 +373,10 @@ func (src ScenarioStep) MarshalJSON() ([]byte, error) {
 
 	if src.SetVariablesStep != nil {
 		return json.Marshal(&src.SetVariablesStep)
+	}
+
+	if src.UpdateRecordStep != nil {
+		return json.Marshal(&src.UpdateRecordStep)
 	}
 
 	if src.WebhookResponseStep != nil {
@@ -291,8 +399,16 @@ func (obj *ScenarioStep) GetActualInstance() (interface{}) {
 		return obj.CreateRecordStep
 	}
 
+	if obj.DeleteRecordStep != nil {
+		return obj.DeleteRecordStep
+	}
+
 	if obj.FilterStep != nil {
 		return obj.FilterStep
+	}
+
+	if obj.GetRecordStep != nil {
+		return obj.GetRecordStep
 	}
 
 	if obj.IteratorStep != nil {
@@ -307,6 +423,10 @@ func (obj *ScenarioStep) GetActualInstance() (interface{}) {
 		return obj.JsonParseStep
 	}
 
+	if obj.RecordLabelStep != nil {
+		return obj.RecordLabelStep
+	}
+
 	if obj.RouterStep != nil {
 		return obj.RouterStep
 	}
@@ -317,6 +437,10 @@ func (obj *ScenarioStep) GetActualInstance() (interface{}) {
 
 	if obj.SetVariablesStep != nil {
 		return obj.SetVariablesStep
+	}
+
+	if obj.UpdateRecordStep != nil {
+		return obj.UpdateRecordStep
 	}
 
 	if obj.WebhookResponseStep != nil {
@@ -337,8 +461,16 @@ func (obj ScenarioStep) GetActualInstanceValue() (interface{}) {
 		return *obj.CreateRecordStep
 	}
 
+	if obj.DeleteRecordStep != nil {
+		return *obj.DeleteRecordStep
+	}
+
 	if obj.FilterStep != nil {
 		return *obj.FilterStep
+	}
+
+	if obj.GetRecordStep != nil {
+		return *obj.GetRecordStep
 	}
 
 	if obj.IteratorStep != nil {
@@ -353,6 +485,10 @@ func (obj ScenarioStep) GetActualInstanceValue() (interface{}) {
 		return *obj.JsonParseStep
 	}
 
+	if obj.RecordLabelStep != nil {
+		return *obj.RecordLabelStep
+	}
+
 	if obj.RouterStep != nil {
 		return *obj.RouterStep
 	}
@@ -363,6 +499,10 @@ func (obj ScenarioStep) GetActualInstanceValue() (interface{}) {
 
 	if obj.SetVariablesStep != nil {
 		return *obj.SetVariablesStep
+	}
+
+	if obj.UpdateRecordStep != nil {
+		return *obj.UpdateRecordStep
 	}
 
 	if obj.WebhookResponseStep != nil {

@@ -19,13 +19,17 @@ import (
 type ScenarioStepOutput struct {
 	AggregatorStepOutput *AggregatorStepOutput
 	CreateRecordStepOutput *CreateRecordStepOutput
+	DeleteRecordStepOutput *DeleteRecordStepOutput
 	FilterStepOutput *FilterStepOutput
+	GetRecordStepOutput *GetRecordStepOutput
 	IteratorStepOutput *IteratorStepOutput
 	JsonCreateStepOutput *JsonCreateStepOutput
 	JsonParseStepOutput *JsonParseStepOutput
+	RecordLabelStepOutput *RecordLabelStepOutput
 	RouterStepOutput *RouterStepOutput
 	SetVariableStepOutput *SetVariableStepOutput
 	SetVariablesStepOutput *SetVariablesStepOutput
+	UpdateRecordStepOutput *UpdateRecordStepOutput
 	WebhookResponseStepOutput *WebhookResponseStepOutput
 }
 
@@ -43,10 +47,24 @@ func CreateRecordStepOutputAsScenarioStepOutput(v *CreateRecordStepOutput) Scena
 	}
 }
 
+// DeleteRecordStepOutputAsScenarioStepOutput is a convenience function that returns DeleteRecordStepOutput wrapped in ScenarioStepOutput
+func DeleteRecordStepOutputAsScenarioStepOutput(v *DeleteRecordStepOutput) ScenarioStepOutput {
+	return ScenarioStepOutput{
+		DeleteRecordStepOutput: v,
+	}
+}
+
 // FilterStepOutputAsScenarioStepOutput is a convenience function that returns FilterStepOutput wrapped in ScenarioStepOutput
 func FilterStepOutputAsScenarioStepOutput(v *FilterStepOutput) ScenarioStepOutput {
 	return ScenarioStepOutput{
 		FilterStepOutput: v,
+	}
+}
+
+// GetRecordStepOutputAsScenarioStepOutput is a convenience function that returns GetRecordStepOutput wrapped in ScenarioStepOutput
+func GetRecordStepOutputAsScenarioStepOutput(v *GetRecordStepOutput) ScenarioStepOutput {
+	return ScenarioStepOutput{
+		GetRecordStepOutput: v,
 	}
 }
 
@@ -71,6 +89,13 @@ func JsonParseStepOutputAsScenarioStepOutput(v *JsonParseStepOutput) ScenarioSte
 	}
 }
 
+// RecordLabelStepOutputAsScenarioStepOutput is a convenience function that returns RecordLabelStepOutput wrapped in ScenarioStepOutput
+func RecordLabelStepOutputAsScenarioStepOutput(v *RecordLabelStepOutput) ScenarioStepOutput {
+	return ScenarioStepOutput{
+		RecordLabelStepOutput: v,
+	}
+}
+
 // RouterStepOutputAsScenarioStepOutput is a convenience function that returns RouterStepOutput wrapped in ScenarioStepOutput
 func RouterStepOutputAsScenarioStepOutput(v *RouterStepOutput) ScenarioStepOutput {
 	return ScenarioStepOutput{
@@ -92,6 +117,13 @@ func SetVariablesStepOutputAsScenarioStepOutput(v *SetVariablesStepOutput) Scena
 	}
 }
 
+// UpdateRecordStepOutputAsScenarioStepOutput is a convenience function that returns UpdateRecordStepOutput wrapped in ScenarioStepOutput
+func UpdateRecordStepOutputAsScenarioStepOutput(v *UpdateRecordStepOutput) ScenarioStepOutput {
+	return ScenarioStepOutput{
+		UpdateRecordStepOutput: v,
+	}
+}
+
 // WebhookResponseStepOutputAsScenarioStepOutput is a convenience function that returns WebhookResponseStepOutput wrapped in ScenarioStepOutput
 func WebhookResponseStepOutputAsScenarioStepOutput(v *WebhookResponseStepOutput) ScenarioStepOutput {
 	return ScenarioStepOutput{
@@ -108,6 +140,18 @@ func (dst *ScenarioStepOutput) UnmarshalJSON(data []byte) error {
 	err = newStrictDecoder(data).Decode(&jsonDict)
 	if err != nil {
 		return fmt.Errorf("failed to unmarshal JSON into map for the discriminator lookup")
+	}
+
+	// check if the discriminator value is 'addRecordLabel'
+	if jsonDict["kind"] == "addRecordLabel" {
+		// try to unmarshal JSON data into RecordLabelStepOutput
+		err = json.Unmarshal(data, &dst.RecordLabelStepOutput)
+		if err == nil {
+			return nil // data stored in dst.RecordLabelStepOutput, return on the first match
+		} else {
+			dst.RecordLabelStepOutput = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as RecordLabelStepOutput: %s", err.Error())
+		}
 	}
 
 	// check if the discriminator value is 'aggregator'
@@ -134,6 +178,18 @@ func (dst *ScenarioStepOutput) UnmarshalJSON(data []byte) error {
 		}
 	}
 
+	// check if the discriminator value is 'deleteRecord'
+	if jsonDict["kind"] == "deleteRecord" {
+		// try to unmarshal JSON data into DeleteRecordStepOutput
+		err = json.Unmarshal(data, &dst.DeleteRecordStepOutput)
+		if err == nil {
+			return nil // data stored in dst.DeleteRecordStepOutput, return on the first match
+		} else {
+			dst.DeleteRecordStepOutput = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as DeleteRecordStepOutput: %s", err.Error())
+		}
+	}
+
 	// check if the discriminator value is 'filter'
 	if jsonDict["kind"] == "filter" {
 		// try to unmarshal JSON data into FilterStepOutput
@@ -143,6 +199,18 @@ func (dst *ScenarioStepOutput) UnmarshalJSON(data []byte) error {
 		} else {
 			dst.FilterStepOutput = nil
 			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as FilterStepOutput: %s", err.Error())
+		}
+	}
+
+	// check if the discriminator value is 'getRecord'
+	if jsonDict["kind"] == "getRecord" {
+		// try to unmarshal JSON data into GetRecordStepOutput
+		err = json.Unmarshal(data, &dst.GetRecordStepOutput)
+		if err == nil {
+			return nil // data stored in dst.GetRecordStepOutput, return on the first match
+		} else {
+			dst.GetRecordStepOutput = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as GetRecordStepOutput: %s", err.Error())
 		}
 	}
 
@@ -182,6 +250,18 @@ func (dst *ScenarioStepOutput) UnmarshalJSON(data []byte) error {
 		}
 	}
 
+	// check if the discriminator value is 'removeRecordLabel'
+	if jsonDict["kind"] == "removeRecordLabel" {
+		// try to unmarshal JSON data into RecordLabelStepOutput
+		err = json.Unmarshal(data, &dst.RecordLabelStepOutput)
+		if err == nil {
+			return nil // data stored in dst.RecordLabelStepOutput, return on the first match
+		} else {
+			dst.RecordLabelStepOutput = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as RecordLabelStepOutput: %s", err.Error())
+		}
+	}
+
 	// check if the discriminator value is 'router'
 	if jsonDict["kind"] == "router" {
 		// try to unmarshal JSON data into RouterStepOutput
@@ -218,6 +298,18 @@ func (dst *ScenarioStepOutput) UnmarshalJSON(data []byte) error {
 		}
 	}
 
+	// check if the discriminator value is 'updateRecord'
+	if jsonDict["kind"] == "updateRecord" {
+		// try to unmarshal JSON data into UpdateRecordStepOutput
+		err = json.Unmarshal(data, &dst.UpdateRecordStepOutput)
+		if err == nil {
+			return nil // data stored in dst.UpdateRecordStepOutput, return on the first match
+		} else {
+			dst.UpdateRecordStepOutput = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as UpdateRecordStepOutput: %s", err.Error())
+		}
+	}
+
 	// check if the discriminator value is 'webhookResponse'
 	if jsonDict["kind"] == "webhookResponse" {
 		// try to unmarshal JSON data into WebhookResponseStepOutput
@@ -243,8 +335,16 @@ func (src ScenarioStepOutput) MarshalJSON() ([]byte, error) {
 		return json.Marshal(&src.CreateRecordStepOutput)
 	}
 
+	if src.DeleteRecordStepOutput != nil {
+		return json.Marshal(&src.DeleteRecordStepOutput)
+	}
+
 	if src.FilterStepOutput != nil {
 		return json.Marshal(&src.FilterStepOutput)
+	}
+
+	if src.GetRecordStepOutput != nil {
+		return json.Marshal(&src.GetRecordStepOutput)
 	}
 
 	if src.IteratorStepOutput != nil {
@@ -259,6 +359,10 @@ func (src ScenarioStepOutput) MarshalJSON() ([]byte, error) {
 		return json.Marshal(&src.JsonParseStepOutput)
 	}
 
+	if src.RecordLabelStepOutput != nil {
+		return json.Marshal(&src.RecordLabelStepOutput)
+	}
+
 	if src.RouterStepOutput != nil {
 		return json.Marshal(&src.RouterStepOutput)
 	}
@@ -269,6 +373,10 @@ func (src ScenarioStepOutput) MarshalJSON() ([]byte, error) {
 
 	if src.SetVariablesStepOutput != nil {
 		return json.Marshal(&src.SetVariablesStepOutput)
+	}
+
+	if src.UpdateRecordStepOutput != nil {
+		return json.Marshal(&src.UpdateRecordStepOutput)
 	}
 
 	if src.WebhookResponseStepOutput != nil {
@@ -291,8 +399,16 @@ func (obj *ScenarioStepOutput) GetActualInstance() (interface{}) {
 		return obj.CreateRecordStepOutput
 	}
 
+	if obj.DeleteRecordStepOutput != nil {
+		return obj.DeleteRecordStepOutput
+	}
+
 	if obj.FilterStepOutput != nil {
 		return obj.FilterStepOutput
+	}
+
+	if obj.GetRecordStepOutput != nil {
+		return obj.GetRecordStepOutput
 	}
 
 	if obj.IteratorStepOutput != nil {
@@ -307,6 +423,10 @@ func (obj *ScenarioStepOutput) GetActualInstance() (interface{}) {
 		return obj.JsonParseStepOutput
 	}
 
+	if obj.RecordLabelStepOutput != nil {
+		return obj.RecordLabelStepOutput
+	}
+
 	if obj.RouterStepOutput != nil {
 		return obj.RouterStepOutput
 	}
@@ -317,6 +437,10 @@ func (obj *ScenarioStepOutput) GetActualInstance() (interface{}) {
 
 	if obj.SetVariablesStepOutput != nil {
 		return obj.SetVariablesStepOutput
+	}
+
+	if obj.UpdateRecordStepOutput != nil {
+		return obj.UpdateRecordStepOutput
 	}
 
 	if obj.WebhookResponseStepOutput != nil {
@@ -337,8 +461,16 @@ func (obj ScenarioStepOutput) GetActualInstanceValue() (interface{}) {
 		return *obj.CreateRecordStepOutput
 	}
 
+	if obj.DeleteRecordStepOutput != nil {
+		return *obj.DeleteRecordStepOutput
+	}
+
 	if obj.FilterStepOutput != nil {
 		return *obj.FilterStepOutput
+	}
+
+	if obj.GetRecordStepOutput != nil {
+		return *obj.GetRecordStepOutput
 	}
 
 	if obj.IteratorStepOutput != nil {
@@ -353,6 +485,10 @@ func (obj ScenarioStepOutput) GetActualInstanceValue() (interface{}) {
 		return *obj.JsonParseStepOutput
 	}
 
+	if obj.RecordLabelStepOutput != nil {
+		return *obj.RecordLabelStepOutput
+	}
+
 	if obj.RouterStepOutput != nil {
 		return *obj.RouterStepOutput
 	}
@@ -363,6 +499,10 @@ func (obj ScenarioStepOutput) GetActualInstanceValue() (interface{}) {
 
 	if obj.SetVariablesStepOutput != nil {
 		return *obj.SetVariablesStepOutput
+	}
+
+	if obj.UpdateRecordStepOutput != nil {
+		return *obj.UpdateRecordStepOutput
 	}
 
 	if obj.WebhookResponseStepOutput != nil {

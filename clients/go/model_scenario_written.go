@@ -21,6 +21,8 @@ var _ MappedNullable = &ScenarioWritten{}
 // ScenarioWritten struct for ScenarioWritten
 type ScenarioWritten struct {
 	Id int32 `json:"id"`
+	// The user who made it: its record steps act with this user's rights.
+	OwnerId NullableInt32 `json:"ownerId"`
 	Status string `json:"status"`
 	// Why the platform stopped it (3 errors…).
 	DeactivatedBecause NullableString `json:"deactivatedBecause"`
@@ -42,9 +44,10 @@ type _ScenarioWritten ScenarioWritten
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewScenarioWritten(id int32, status string, deactivatedBecause NullableString, name string, webhookId NullableInt32, schedule ScenarioSchedule, sequential bool, autoCommit bool, steps []ScenarioStepOutput) *ScenarioWritten {
+func NewScenarioWritten(id int32, ownerId NullableInt32, status string, deactivatedBecause NullableString, name string, webhookId NullableInt32, schedule ScenarioSchedule, sequential bool, autoCommit bool, steps []ScenarioStepOutput) *ScenarioWritten {
 	this := ScenarioWritten{}
 	this.Id = id
+	this.OwnerId = ownerId
 	this.Status = status
 	this.DeactivatedBecause = deactivatedBecause
 	this.Name = name
@@ -86,6 +89,32 @@ func (o *ScenarioWritten) GetIdOk() (*int32, bool) {
 // SetId sets field value
 func (o *ScenarioWritten) SetId(v int32) {
 	o.Id = v
+}
+
+// GetOwnerId returns the OwnerId field value
+// If the value is explicit nil, the zero value for int32 will be returned
+func (o *ScenarioWritten) GetOwnerId() int32 {
+	if o == nil || o.OwnerId.Get() == nil {
+		var ret int32
+		return ret
+	}
+
+	return *o.OwnerId.Get()
+}
+
+// GetOwnerIdOk returns a tuple with the OwnerId field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *ScenarioWritten) GetOwnerIdOk() (*int32, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.OwnerId.Get(), o.OwnerId.IsSet()
+}
+
+// SetOwnerId sets field value
+func (o *ScenarioWritten) SetOwnerId(v int32) {
+	o.OwnerId.Set(&v)
 }
 
 // GetStatus returns the Status field value
@@ -295,6 +324,7 @@ func (o ScenarioWritten) MarshalJSON() ([]byte, error) {
 func (o ScenarioWritten) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
 	toSerialize["id"] = o.Id
+	toSerialize["ownerId"] = o.OwnerId.Get()
 	toSerialize["status"] = o.Status
 	toSerialize["deactivatedBecause"] = o.DeactivatedBecause.Get()
 	toSerialize["name"] = o.Name
@@ -317,6 +347,7 @@ func (o *ScenarioWritten) UnmarshalJSON(data []byte) (err error) {
 	// that every required field exists as a key in the generic map.
 	requiredProperties := []string{
 		"id",
+		"ownerId",
 		"status",
 		"deactivatedBecause",
 		"name",
@@ -355,6 +386,7 @@ func (o *ScenarioWritten) UnmarshalJSON(data []byte) (err error) {
 
 	if err = json.Unmarshal(data, &additionalProperties); err == nil {
 		delete(additionalProperties, "id")
+		delete(additionalProperties, "ownerId")
 		delete(additionalProperties, "status")
 		delete(additionalProperties, "deactivatedBecause")
 		delete(additionalProperties, "name")

@@ -6,6 +6,8 @@ import type { Decider } from '../kit/decider';
 export interface ScenarioState {
   readonly status: 'none' | 'active' | 'inactive' | 'deleted';
   readonly scenarioId: number;
+  /** Who made it: its record steps act with this user's rights (null: made before owners were kept). */
+  readonly ownerId: number | null;
   readonly settings: ScenarioSettings;
   /** Why it was last deactivated (null: by its owner, or never). */
   readonly deactivatedBecause: string | null;
@@ -27,6 +29,7 @@ export type ScenarioCommand =
   | {
       readonly kind: 'CreateScenario';
       readonly scenarioId: number;
+      readonly ownerId: number;
       readonly active: boolean;
       readonly settings: ScenarioSettings;
     }
@@ -55,6 +58,7 @@ export const scenarioDecider: Decider<ScenarioState, ScenarioCommand, ScenarioEv
   initialState: {
     status: 'none',
     scenarioId: 0,
+    ownerId: null,
     settings: {
       name: '',
       webhookId: null,
@@ -74,7 +78,12 @@ export const scenarioDecider: Decider<ScenarioState, ScenarioCommand, ScenarioEv
       return [
         {
           type: 'ScenarioCreated',
-          data: { scenarioId: command.scenarioId, active: command.active, ...command.settings },
+          data: {
+            scenarioId: command.scenarioId,
+            ownerId: command.ownerId,
+            active: command.active,
+            ...command.settings,
+          },
         },
       ];
     }
@@ -137,11 +146,12 @@ export const scenarioDecider: Decider<ScenarioState, ScenarioCommand, ScenarioEv
   evolve(state, event) {
     switch (event.type) {
       case 'ScenarioCreated': {
-        const { scenarioId, active, ...settings } = event.data;
+        const { scenarioId, ownerId, active, ...settings } = event.data;
         return {
           ...scenarioDecider.initialState,
           status: active ? 'active' : 'inactive',
           scenarioId,
+          ownerId: ownerId ?? null,
           settings,
         };
       }

@@ -30,6 +30,7 @@ import { authorize, commandContext, idempotencyKey, preconditions, sendResult } 
 export function scenarioView(state: ScenarioState): Record<string, unknown> {
   return {
     id: state.scenarioId,
+    ownerId: state.ownerId,
     status: state.status === 'active' ? 'active' : 'inactive',
     deactivatedBecause: state.deactivatedBecause,
     ...state.settings,
@@ -117,7 +118,13 @@ export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
     const result = await deps.handler.handle(
       scenarioStream(principal.tenant, scenarioId),
       scenarioDecider,
-      { kind: 'CreateScenario', scenarioId, active: active ?? true, settings },
+      {
+        kind: 'CreateScenario',
+        scenarioId,
+        ownerId: Number(principal.userId),
+        active: active ?? true,
+        settings,
+      },
       context,
       identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
     );

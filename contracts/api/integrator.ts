@@ -245,6 +245,11 @@ export const updateScenarioBody = updateOf(scenarioSettingsShape).meta({ id: 'Sc
 
 const scenarioCore = {
   id: entityId,
+  ownerId: z
+    .number()
+    .int()
+    .nullable()
+    .meta({ description: "The user who made it: its record steps act with this user's rights." }),
   status: z.enum(['active', 'inactive']),
   deactivatedBecause: z.string().nullable().meta({ description: 'Why the platform stopped it (3 errors…).' }),
   ...scenarioSettingsShape,

@@ -76,7 +76,13 @@ const queueItemsRemoved = z.object({
   requestIds: z.array(z.string()),
   reason: z.enum(['processed', 'deleted', 'cleared']),
 });
-const scenarioCreated = z.object({ scenarioId, active: z.boolean(), ...scenarioSettingsShape });
+const scenarioCreated = z.object({
+  scenarioId,
+  /** The user who made it, whose rights its record steps act with (absent in events before owners were kept). */
+  ownerId: z.number().int().positive().optional(),
+  active: z.boolean(),
+  ...scenarioSettingsShape,
+});
 const scenarioUpdated = z.object({ scenarioId, ...z.object(scenarioSettingsShape).partial().shape });
 const scenarioRef = z.object({ scenarioId });
 const scenarioDeactivated = z.object({ scenarioId, reason: z.string() });

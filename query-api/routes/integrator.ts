@@ -68,6 +68,7 @@ function webhookView(baseUrl: string) {
 function scenarioView(doc: Document): Record<string, unknown> {
   return {
     id: doc.scenarioId,
+    ownerId: doc.ownerId ?? null,
     status: doc.status,
     deactivatedBecause: doc.deactivatedBecause ?? null,
     name: doc.name,

@@ -309,6 +309,153 @@ describe('incoming webhooks', () => {
     ]);
   });
 
+  test("record steps act with the scenario owner's rights, as of now; the history names the scenario", async () => {
+    const as = (token: string, method: string, path: string, body?: unknown) =>
+      platform.call(method, path, {
+        headers: { Authorization: `Bearer ${token}` },
+        ...(body !== undefined && { body }),
+      });
+    const owner = await json<Entity>(
+      await platform.call('POST', '/user', {
+        body: {
+          email: 'scenario-owner@example.com',
+          name: 'Owner',
+          permissions: {
+            webhook: ['create', 'read'],
+            scenario: ['create', 'read'],
+            record: ['read'],
+            label: ['read'],
+          },
+        },
+      }),
+    );
+    const token = String(
+      (
+        await json<Record<string, unknown>>(
+          await platform.call('POST', `/auth/${owner.id}/token`, { body: { name: 'hooks' } }),
+        )
+      ).token,
+    );
+    const record = await json<Entity>(
+      await platform.call('POST', '/record', { body: { moduleId, name: 'Before' } }),
+    );
+    const label = await json<Entity>(await platform.call('POST', '/label', { body: { name: 'Touched' } }));
+    const hook = await json<Entity & { key: string }>(await as(token, 'POST', '/webhook', { name: 'Owned' }));
+    const created = await as(token, 'POST', '/scenario', {
+      name: 'Rename',
+      webhookId: hook.id,
+      steps: [
+        { kind: 'getRecord', recordId: { expr: 'id' } },
+        { kind: 'updateRecord', recordId: { expr: 'id' }, name: { expr: '$step(0).name & " → " & to' } },
+        { kind: 'addRecordLabel', recordId: { expr: 'id' }, labelId: label.id },
+        {
+          kind: 'webhookResponse',
+          status: 200,
+          body: { expr: '{"name": $step(1).name, "labels": $step(2).labelIds}' },
+        },
+      ],
+    });
+    expect(created.status).toBe(201);
+    const scenario = await json<Entity>(created);
+    expect(scenario.ownerId).toBe(owner.id);
+    const call = async (to: string) => {
+      const answer = await send(hook.key, { query: `?id=${record.id}&to=${encodeURIComponent(to)}` });
+      return { status: answer.status, body: await answer.text() };
+    };
+
+    // The owner may read records but not change them: the run stops at the update, nothing changed.
+    expect(await call('After')).toEqual({ status: 500, body: 'Scenario failed to complete.' });
+    const failed = await eventually(
+      async () =>
+        json<Page<Record<string, unknown>>>(await platform.call('GET', `/scenario/${scenario.id}/run`)),
+      (page) => page.items[0]?.status === 'failed',
+    );
+    expect(String(failed.items[0]!.error)).toBe(
+      `step 1 (updateRecord): the scenario's owner (user ${owner.id}) may not update record`,
+    );
+
+    // Given the right, the next run may: the rights are read when the step runs.
+    expect(
+      (
+        await platform.call('PUT', `/user/${owner.id}`, {
+          body: {
+            permissions: {
+              webhook: ['create', 'read'],
+              scenario: ['create', 'read'],
+              record: ['read', 'update'],
+              label: ['read'],
+            },
+          },
+        })
+      ).status,
+    ).toBe(200);
+    expect(await call('After')).toEqual({
+      status: 200,
+      body: JSON.stringify({ name: 'Before → After', labels: [label.id] }),
+    });
+    const history = await eventually(
+      async () =>
+        json<Page<{ type: string; userId: string | null; credentialId?: string | null }>>(
+          await platform.call('GET', `/record/${record.id}/history`),
+        ),
+      (page) => page.items.some((entry) => entry.type === 'RecordLabelled'),
+    );
+    const byScenario = history.items.filter((entry) => entry.credentialId === `scenario:${scenario.id}`);
+    expect(byScenario.map((entry) => [entry.type, entry.userId])).toEqual([
+      ['RecordLabelled', String(owner.id)],
+      ['RecordUpdated', String(owner.id)],
+    ]);
+  });
+
+  test('remove a label, delete a record; a record id that is not one, or a deleted record, fails the run with why', async () => {
+    const record = await json<Entity>(
+      await platform.call('POST', '/record', { body: { moduleId, name: 'Doomed' } }),
+    );
+    const label = await json<Entity>(await platform.call('POST', '/label', { body: { name: 'Doomed' } }));
+    expect((await platform.call('POST', `/record/${record.id}/label/${label.id}`)).status).toBe(200);
+    const hook = await createHook();
+    const { id: scenarioId } = await json<Entity>(
+      await platform.call('POST', '/scenario', {
+        body: {
+          name: 'Clean up',
+          webhookId: hook.id,
+          steps: [
+            { kind: 'removeRecordLabel', recordId: { expr: 'id' }, labelId: label.id },
+            { kind: 'deleteRecord', recordId: { expr: 'id' } },
+            { kind: 'webhookResponse', status: 200, body: { expr: '[$step(0), $step(1)]' } },
+          ],
+        },
+      }),
+    );
+    const answer = await send(hook.key, { query: `?id=${record.id}` });
+    expect({ status: answer.status, body: await answer.json() }).toEqual({
+      status: 200,
+      body: [
+        { recordId: record.id, labelIds: [] },
+        { recordId: record.id, deleted: true },
+      ],
+    });
+    expect(
+      (await platform.call('GET', `/record/${record.id}`, { headers: { 'X-Min-Position': '0' } })).status,
+    ).toBe(404);
+    for (const [id, reason] of [
+      ['abc', 'recordId must be a positive integer, got "abc"'],
+      ['0', 'recordId must be a positive integer, got "0"'],
+      // Deleted now: as through the API, it is not found.
+      [String(record.id), 'record not found'],
+    ] as const) {
+      expect((await send(hook.key, { query: `?id=${id}` })).status).toBe(500);
+      const runs = await eventually(
+        async () =>
+          json<Page<Record<string, unknown>>>(await platform.call('GET', `/scenario/${scenarioId}/run`)),
+        (page) => page.items.some((run) => String(run.error).includes(reason)),
+      );
+      expect(runs.items.map((run) => String(run.error))).toContainEqual(
+        `step 0 (removeRecordLabel): ${reason}`,
+      );
+    }
+  });
+
   test('a pattern that would backtrack for ever runs in linear time; one that cannot is refused when saved', async () => {
     const hook = await createHook();
     const refused = await platform.call('POST', '/scenario', {

@@ -301,14 +301,14 @@ describe('scenario decider', () => {
   };
   const created: ScenarioEvent = {
     type: 'ScenarioCreated',
-    data: { scenarioId: 9, active: true, ...scenarioSettings },
+    data: { scenarioId: 9, ownerId: 1, active: true, ...scenarioSettings },
   };
 
   test('created active or inactive; deactivation keeps its reason until activated', () => {
     expect(
       spec
         .given([])
-        .when({ kind: 'CreateScenario', scenarioId: 9, active: true, settings: scenarioSettings })
+        .when({ kind: 'CreateScenario', scenarioId: 9, ownerId: 1, active: true, settings: scenarioSettings })
         .then([created]),
     ).toMatchObject({ status: 'active' });
     const state = spec

@@ -169,9 +169,16 @@ describe('webhookResponse', () => {
   ])('%j fails the run', (config, message) => given({}).when(config).thenFails(StepFailure, message));
 });
 
-test('every step kind is either computed here or run by the runner (createRecord)', () => {
-  const kinds = (scenarioStepSchema.def.options as Array<{ shape: { kind: { value: string } } }>).map(
-    (option) => option.shape.kind.value,
-  );
-  expect(kinds.filter((kind) => !isComputeStep({ kind } as ScenarioStep))).toEqual(['createRecord']);
+test('every step kind is either computed here or a record step run through the command side', () => {
+  const kinds = (
+    scenarioStepSchema.def.options as Array<{ shape: { kind: { value?: string; options?: string[] } } }>
+  ).flatMap(({ shape }) => shape.kind.options ?? [shape.kind.value!]);
+  expect(kinds.filter((kind) => !isComputeStep({ kind } as ScenarioStep))).toEqual([
+    'createRecord',
+    'updateRecord',
+    'getRecord',
+    'deleteRecord',
+    'addRecordLabel',
+    'removeRecordLabel',
+  ]);
 });

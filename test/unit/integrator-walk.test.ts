@@ -30,7 +30,7 @@ async function walk(
     operations.push({ path, kind: step.kind, output: result.output });
     return result;
   };
-  const scope: WalkScope = { vars: {} };
+  const scope: WalkScope = { vars: {}, outputs: {} };
   const through = await walkSteps(steps, scope, perform);
   return { operations, vars: scope.vars, through };
 }
@@ -162,6 +162,29 @@ describe('iterator and aggregator', () => {
     await expect(walk({ lines: Array.from({ length: 10_001 }, () => 1) }, iterate)).rejects.toThrow(
       /more than 10000/,
     );
+  });
+});
+
+describe('outputs of earlier steps', () => {
+  test('$step(place) reads what an earlier step on the path gave; an item sees its own', async () => {
+    const done = await walk({ payload: '{"lines":[{"sku":"a"},{"sku":"b"}]}' }, [
+      { kind: 'jsonParse', name: 'order', text: { expr: 'payload' } },
+      { kind: 'iterator', array: { expr: '$step(0).lines' } },
+      { kind: 'jsonCreate', name: 'line', value: { expr: '$item' } },
+      { kind: 'aggregator', name: 'texts', value: { expr: '$step(2)' } },
+      {
+        kind: 'router',
+        routes: [{ steps: [{ kind: 'setVariable', name: 'first', value: { expr: '$step(3)[0]' } }] }],
+      },
+      { kind: 'setVariable', name: 'fromRoute', value: { expr: '$step("4.0.0")' } },
+      { kind: 'setVariable', name: 'unknown', value: { expr: '$step(99)' } },
+    ]);
+    expect(done.vars).toMatchObject({
+      texts: ['{"sku":"a"}', '{"sku":"b"}'],
+      first: '{"sku":"a"}',
+      fromRoute: '{"sku":"a"}',
+      unknown: null,
+    });
   });
 });
 

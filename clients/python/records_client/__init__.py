@@ -72,6 +72,8 @@ __all__ = [
     "CreateRecordStepOutput",
     "DataStructure",
     "DataStructureOutput",
+    "DeleteRecordStep",
+    "DeleteRecordStepOutput",
     "Deleted",
     "Error",
     "FieldChange",
@@ -105,6 +107,8 @@ __all__ = [
     "FileWritten",
     "FilterStep",
     "FilterStepOutput",
+    "GetRecordStep",
+    "GetRecordStepOutput",
     "Introspection",
     "IteratorStep",
     "IteratorStepOutput",
@@ -159,6 +163,8 @@ __all__ = [
     "RecordCreate",
     "RecordFields",
     "RecordFileDeleted",
+    "RecordLabelStep",
+    "RecordLabelStepOutput",
     "RecordLabels",
     "RecordPage",
     "RecordUpdate",
@@ -242,6 +248,8 @@ __all__ = [
     "TwoFactorEnrolment",
     "TwoFactorState",
     "TwoFactorStateDevicesInner",
+    "UpdateRecordStep",
+    "UpdateRecordStepOutput",
     "User",
     "UserCreate",
     "UserPage",
@@ -329,6 +337,8 @@ from records_client.models.create_record_step import CreateRecordStep as CreateR
 from records_client.models.create_record_step_output import CreateRecordStepOutput as CreateRecordStepOutput
 from records_client.models.data_structure import DataStructure as DataStructure
 from records_client.models.data_structure_output import DataStructureOutput as DataStructureOutput
+from records_client.models.delete_record_step import DeleteRecordStep as DeleteRecordStep
+from records_client.models.delete_record_step_output import DeleteRecordStepOutput as DeleteRecordStepOutput
 from records_client.models.deleted import Deleted as Deleted
 from records_client.models.error import Error as Error
 from records_client.models.field_change import FieldChange as FieldChange
@@ -362,6 +372,8 @@ from records_client.models.file_weights_result_files_inner import FileWeightsRes
 from records_client.models.file_written import FileWritten as FileWritten
 from records_client.models.filter_step import FilterStep as FilterStep
 from records_client.models.filter_step_output import FilterStepOutput as FilterStepOutput
+from records_client.models.get_record_step import GetRecordStep as GetRecordStep
+from records_client.models.get_record_step_output import GetRecordStepOutput as GetRecordStepOutput
 from records_client.models.introspection import Introspection as Introspection
 from records_client.models.iterator_step import IteratorStep as IteratorStep
 from records_client.models.iterator_step_output import IteratorStepOutput as IteratorStepOutput
@@ -416,6 +428,8 @@ from records_client.models.record import Record as Record
 from records_client.models.record_create import RecordCreate as RecordCreate
 from records_client.models.record_fields import RecordFields as RecordFields
 from records_client.models.record_file_deleted import RecordFileDeleted as RecordFileDeleted
+from records_client.models.record_label_step import RecordLabelStep as RecordLabelStep
+from records_client.models.record_label_step_output import RecordLabelStepOutput as RecordLabelStepOutput
 from records_client.models.record_labels import RecordLabels as RecordLabels
 from records_client.models.record_page import RecordPage as RecordPage
 from records_client.models.record_update import RecordUpdate as RecordUpdate
@@ -499,6 +513,8 @@ from records_client.models.two_factor_enrol import TwoFactorEnrol as TwoFactorEn
 from records_client.models.two_factor_enrolment import TwoFactorEnrolment as TwoFactorEnrolment
 from records_client.models.two_factor_state import TwoFactorState as TwoFactorState
 from records_client.models.two_factor_state_devices_inner import TwoFactorStateDevicesInner as TwoFactorStateDevicesInner
+from records_client.models.update_record_step import UpdateRecordStep as UpdateRecordStep
+from records_client.models.update_record_step_output import UpdateRecordStepOutput as UpdateRecordStepOutput
 from records_client.models.user import User as User
 from records_client.models.user_create import UserCreate as UserCreate
 from records_client.models.user_page import UserPage as UserPage

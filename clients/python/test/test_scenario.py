@@ -36,6 +36,7 @@ class TestScenario(unittest.TestCase):
         if include_optional:
             return Scenario(
                 id = 1,
+                owner_id = -9007199254740991,
                 status = 'active',
                 deactivated_because = '',
                 name = '0',
@@ -56,6 +57,7 @@ class TestScenario(unittest.TestCase):
         else:
             return Scenario(
                 id = 1,
+                owner_id = -9007199254740991,
                 status = 'active',
                 deactivated_because = '',
                 name = '0',

@@ -38,6 +38,7 @@ class TestScenarioPage(unittest.TestCase):
                 items = [
                     records_client.models.scenario.Scenario(
                         id = 1, 
+                        owner_id = -9007199254740991, 
                         status = 'active', 
                         deactivated_because = '', 
                         name = '0', 
@@ -65,6 +66,7 @@ class TestScenarioPage(unittest.TestCase):
                 items = [
                     records_client.models.scenario.Scenario(
                         id = 1, 
+                        owner_id = -9007199254740991, 
                         status = 'active', 
                         deactivated_because = '', 
                         name = '0', 

@@ -50,6 +50,8 @@ class TestScenarioStep(unittest.TestCase):
                 fields = {
                     'key' : null
                     },
+                record_id = None,
+                label_id = None,
                 status = None,
                 body = None,
                 headers = [
@@ -80,6 +82,8 @@ class TestScenarioStep(unittest.TestCase):
                 condition = None,
                 text = None,
                 module_id = 1,
+                record_id = None,
+                label_id = None,
                 status = None,
                 routes = [
                     records_client.models.scenario_route.ScenarioRoute(

@@ -36,6 +36,7 @@ class TestScenarioWritten(unittest.TestCase):
         if include_optional:
             return ScenarioWritten(
                 id = 1,
+                owner_id = -9007199254740991,
                 status = 'active',
                 deactivated_because = '',
                 name = '0',
@@ -50,6 +51,7 @@ class TestScenarioWritten(unittest.TestCase):
         else:
             return ScenarioWritten(
                 id = 1,
+                owner_id = -9007199254740991,
                 status = 'active',
                 deactivated_because = '',
                 name = '0',

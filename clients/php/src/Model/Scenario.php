@@ -59,6 +59,7 @@ class Scenario implements ModelInterface, ArrayAccess, JsonSerializable
      */
     protected static array $openAPITypes = [
         'id' => 'int',
+        'owner_id' => 'int',
         'status' => 'string',
         'deactivated_because' => 'string',
         'name' => 'string',
@@ -82,6 +83,7 @@ class Scenario implements ModelInterface, ArrayAccess, JsonSerializable
      */
     protected static array $openAPIFormats = [
         'id' => null,
+        'owner_id' => null,
         'status' => null,
         'deactivated_because' => null,
         'name' => null,
@@ -105,6 +107,7 @@ class Scenario implements ModelInterface, ArrayAccess, JsonSerializable
      */
     protected static array $openAPINullables = [
         'id' => false,
+        'owner_id' => true,
         'status' => false,
         'deactivated_because' => true,
         'name' => false,
@@ -198,6 +201,7 @@ class Scenario implements ModelInterface, ArrayAccess, JsonSerializable
      */
     protected static array $attributeMap = [
         'id' => 'id',
+        'owner_id' => 'ownerId',
         'status' => 'status',
         'deactivated_because' => 'deactivatedBecause',
         'name' => 'name',
@@ -221,6 +225,7 @@ class Scenario implements ModelInterface, ArrayAccess, JsonSerializable
      */
     protected static array $setters = [
         'id' => 'setId',
+        'owner_id' => 'setOwnerId',
         'status' => 'setStatus',
         'deactivated_because' => 'setDeactivatedBecause',
         'name' => 'setName',
@@ -244,6 +249,7 @@ class Scenario implements ModelInterface, ArrayAccess, JsonSerializable
      */
     protected static array $getters = [
         'id' => 'getId',
+        'owner_id' => 'getOwnerId',
         'status' => 'getStatus',
         'deactivated_because' => 'getDeactivatedBecause',
         'name' => 'getName',
@@ -323,6 +329,7 @@ class Scenario implements ModelInterface, ArrayAccess, JsonSerializable
     public function __construct(?array $data = null)
     {
         $this->setIfExists('id', $data ?? [], null);
+        $this->setIfExists('owner_id', $data ?? [], null);
         $this->setIfExists('status', $data ?? [], null);
         $this->setIfExists('deactivated_because', $data ?? [], null);
         $this->setIfExists('name', $data ?? [], null);
@@ -373,6 +380,17 @@ class Scenario implements ModelInterface, ArrayAccess, JsonSerializable
 
         if (($this->container['id'] < 1)) {
             $invalidProperties[] = "invalid value for 'id', must be bigger than or equal to 1.";
+        }
+
+        if ($this->container['owner_id'] === null && !$this->isNullableSetToNull('owner_id')) {
+            $invalidProperties[] = "'owner_id' is required";
+        }
+        if (!is_null($this->container['owner_id']) && ($this->container['owner_id'] > 9007199254740991)) {
+            $invalidProperties[] = "invalid value for 'owner_id', must be smaller than or equal to 9007199254740991.";
+        }
+
+        if (!is_null($this->container['owner_id']) && ($this->container['owner_id'] < -9007199254740991)) {
+            $invalidProperties[] = "invalid value for 'owner_id', must be bigger than or equal to -9007199254740991.";
         }
 
         if ($this->container['status'] === null) {
@@ -496,6 +514,47 @@ class Scenario implements ModelInterface, ArrayAccess, JsonSerializable
         }
 
         $this->container['id'] = $id;
+
+        return $this;
+    }
+
+    /**
+     * Gets owner_id
+     *
+     * @return int|null
+     */
+    public function getOwnerId(): ?int
+    {
+        return $this->container['owner_id'];
+    }
+
+    /**
+     * Sets owner_id
+     *
+     * @param int|null $owner_id The user who made it: its record steps act with this user's rights.
+     *
+     * @return $this
+     */
+    public function setOwnerId(?int $owner_id): static
+    {
+        if (is_null($owner_id)) {
+            array_push($this->openAPINullablesSetToNull, 'owner_id');
+        } else {
+            $nullablesSetToNull = $this->getOpenAPINullablesSetToNull();
+            $index = array_search('owner_id', $nullablesSetToNull);
+            if ($index !== FALSE) {
+                unset($nullablesSetToNull[$index]);
+                $this->setOpenAPINullablesSetToNull($nullablesSetToNull);
+            }
+        }
+        if (!is_null($owner_id) && ($owner_id > 9007199254740991)) {
+            throw new InvalidArgumentException('invalid value for $owner_id when calling Scenario., must be smaller than or equal to 9007199254740991.');
+        }
+        if (!is_null($owner_id) && ($owner_id < -9007199254740991)) {
+            throw new InvalidArgumentException('invalid value for $owner_id when calling Scenario., must be bigger than or equal to -9007199254740991.');
+        }
+
+        $this->container['owner_id'] = $owner_id;
 
         return $this;
     }
@@ -730,7 +789,7 @@ class Scenario implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets steps
      *
-     * @return (\Records\Client\Model\SetVariableStepOutput|\Records\Client\Model\SetVariablesStepOutput|\Records\Client\Model\FilterStepOutput|\Records\Client\Model\JsonParseStepOutput|\Records\Client\Model\JsonCreateStepOutput|\Records\Client\Model\CreateRecordStepOutput|\Records\Client\Model\WebhookResponseStepOutput|\Records\Client\Model\RouterStepOutput|\Records\Client\Model\IteratorStepOutput|\Records\Client\Model\AggregatorStepOutput)[]
+     * @return (\Records\Client\Model\SetVariableStepOutput|\Records\Client\Model\SetVariablesStepOutput|\Records\Client\Model\FilterStepOutput|\Records\Client\Model\JsonParseStepOutput|\Records\Client\Model\JsonCreateStepOutput|\Records\Client\Model\CreateRecordStepOutput|\Records\Client\Model\UpdateRecordStepOutput|\Records\Client\Model\GetRecordStepOutput|\Records\Client\Model\DeleteRecordStepOutput|\Records\Client\Model\RecordLabelStepOutput|\Records\Client\Model\WebhookResponseStepOutput|\Records\Client\Model\RouterStepOutput|\Records\Client\Model\IteratorStepOutput|\Records\Client\Model\AggregatorStepOutput)[]
      */
     public function getSteps(): array
     {
@@ -740,7 +799,7 @@ class Scenario implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets steps
      *
-     * @param (\Records\Client\Model\SetVariableStepOutput|\Records\Client\Model\SetVariablesStepOutput|\Records\Client\Model\FilterStepOutput|\Records\Client\Model\JsonParseStepOutput|\Records\Client\Model\JsonCreateStepOutput|\Records\Client\Model\CreateRecordStepOutput|\Records\Client\Model\WebhookResponseStepOutput|\Records\Client\Model\RouterStepOutput|\Records\Client\Model\IteratorStepOutput|\Records\Client\Model\AggregatorStepOutput)[] $steps steps
+     * @param (\Records\Client\Model\SetVariableStepOutput|\Records\Client\Model\SetVariablesStepOutput|\Records\Client\Model\FilterStepOutput|\Records\Client\Model\JsonParseStepOutput|\Records\Client\Model\JsonCreateStepOutput|\Records\Client\Model\CreateRecordStepOutput|\Records\Client\Model\UpdateRecordStepOutput|\Records\Client\Model\GetRecordStepOutput|\Records\Client\Model\DeleteRecordStepOutput|\Records\Client\Model\RecordLabelStepOutput|\Records\Client\Model\WebhookResponseStepOutput|\Records\Client\Model\RouterStepOutput|\Records\Client\Model\IteratorStepOutput|\Records\Client\Model\AggregatorStepOutput)[] $steps steps
      *
      * @return $this
      */

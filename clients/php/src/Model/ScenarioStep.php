@@ -62,6 +62,10 @@ class ScenarioStep implements OneOfInterface
             '\Records\Client\Model\JsonParseStep',
             '\Records\Client\Model\JsonCreateStep',
             '\Records\Client\Model\CreateRecordStep',
+            '\Records\Client\Model\UpdateRecordStep',
+            '\Records\Client\Model\GetRecordStep',
+            '\Records\Client\Model\DeleteRecordStep',
+            '\Records\Client\Model\RecordLabelStep',
             '\Records\Client\Model\WebhookResponseStep',
             '\Records\Client\Model\RouterStep',
             '\Records\Client\Model\IteratorStep',
@@ -83,15 +87,20 @@ class ScenarioStep implements OneOfInterface
     public static function getOneOfDiscriminatorMappings(): array
     {
         return [
+            'addRecordLabel' => '\Records\Client\Model\RecordLabelStep',
             'aggregator' => '\Records\Client\Model\AggregatorStep',
             'createRecord' => '\Records\Client\Model\CreateRecordStep',
+            'deleteRecord' => '\Records\Client\Model\DeleteRecordStep',
             'filter' => '\Records\Client\Model\FilterStep',
+            'getRecord' => '\Records\Client\Model\GetRecordStep',
             'iterator' => '\Records\Client\Model\IteratorStep',
             'jsonCreate' => '\Records\Client\Model\JsonCreateStep',
             'jsonParse' => '\Records\Client\Model\JsonParseStep',
+            'removeRecordLabel' => '\Records\Client\Model\RecordLabelStep',
             'router' => '\Records\Client\Model\RouterStep',
             'setVariable' => '\Records\Client\Model\SetVariableStep',
             'setVariables' => '\Records\Client\Model\SetVariablesStep',
+            'updateRecord' => '\Records\Client\Model\UpdateRecordStep',
             'webhookResponse' => '\Records\Client\Model\WebhookResponseStep'
         ];
     }

@@ -62,6 +62,10 @@ class ScenarioStepOutput implements OneOfInterface
             '\Records\Client\Model\JsonParseStepOutput',
             '\Records\Client\Model\JsonCreateStepOutput',
             '\Records\Client\Model\CreateRecordStepOutput',
+            '\Records\Client\Model\UpdateRecordStepOutput',
+            '\Records\Client\Model\GetRecordStepOutput',
+            '\Records\Client\Model\DeleteRecordStepOutput',
+            '\Records\Client\Model\RecordLabelStepOutput',
             '\Records\Client\Model\WebhookResponseStepOutput',
             '\Records\Client\Model\RouterStepOutput',
             '\Records\Client\Model\IteratorStepOutput',
@@ -83,15 +87,20 @@ class ScenarioStepOutput implements OneOfInterface
     public static function getOneOfDiscriminatorMappings(): array
     {
         return [
+            'addRecordLabel' => '\Records\Client\Model\RecordLabelStepOutput',
             'aggregator' => '\Records\Client\Model\AggregatorStepOutput',
             'createRecord' => '\Records\Client\Model\CreateRecordStepOutput',
+            'deleteRecord' => '\Records\Client\Model\DeleteRecordStepOutput',
             'filter' => '\Records\Client\Model\FilterStepOutput',
+            'getRecord' => '\Records\Client\Model\GetRecordStepOutput',
             'iterator' => '\Records\Client\Model\IteratorStepOutput',
             'jsonCreate' => '\Records\Client\Model\JsonCreateStepOutput',
             'jsonParse' => '\Records\Client\Model\JsonParseStepOutput',
+            'removeRecordLabel' => '\Records\Client\Model\RecordLabelStepOutput',
             'router' => '\Records\Client\Model\RouterStepOutput',
             'setVariable' => '\Records\Client\Model\SetVariableStepOutput',
             'setVariables' => '\Records\Client\Model\SetVariablesStepOutput',
+            'updateRecord' => '\Records\Client\Model\UpdateRecordStepOutput',
             'webhookResponse' => '\Records\Client\Model\WebhookResponseStepOutput'
         ];
     }

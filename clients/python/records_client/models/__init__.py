@@ -35,6 +35,8 @@ from records_client.models.create_record_step import CreateRecordStep
 from records_client.models.create_record_step_output import CreateRecordStepOutput
 from records_client.models.data_structure import DataStructure
 from records_client.models.data_structure_output import DataStructureOutput
+from records_client.models.delete_record_step import DeleteRecordStep
+from records_client.models.delete_record_step_output import DeleteRecordStepOutput
 from records_client.models.deleted import Deleted
 from records_client.models.error import Error
 from records_client.models.field_change import FieldChange
@@ -68,6 +70,8 @@ from records_client.models.file_weights_result_files_inner import FileWeightsRes
 from records_client.models.file_written import FileWritten
 from records_client.models.filter_step import FilterStep
 from records_client.models.filter_step_output import FilterStepOutput
+from records_client.models.get_record_step import GetRecordStep
+from records_client.models.get_record_step_output import GetRecordStepOutput
 from records_client.models.introspection import Introspection
 from records_client.models.iterator_step import IteratorStep
 from records_client.models.iterator_step_output import IteratorStepOutput
@@ -122,6 +126,8 @@ from records_client.models.record import Record
 from records_client.models.record_create import RecordCreate
 from records_client.models.record_fields import RecordFields
 from records_client.models.record_file_deleted import RecordFileDeleted
+from records_client.models.record_label_step import RecordLabelStep
+from records_client.models.record_label_step_output import RecordLabelStepOutput
 from records_client.models.record_labels import RecordLabels
 from records_client.models.record_page import RecordPage
 from records_client.models.record_update import RecordUpdate
@@ -205,6 +211,8 @@ from records_client.models.two_factor_enrol import TwoFactorEnrol
 from records_client.models.two_factor_enrolment import TwoFactorEnrolment
 from records_client.models.two_factor_state import TwoFactorState
 from records_client.models.two_factor_state_devices_inner import TwoFactorStateDevicesInner
+from records_client.models.update_record_step import UpdateRecordStep
+from records_client.models.update_record_step_output import UpdateRecordStepOutput
 from records_client.models.user import User
 from records_client.models.user_create import UserCreate
 from records_client.models.user_page import UserPage

@@ -31,6 +31,7 @@ class Scenario(BaseModel):
     Scenario
     """ # noqa: E501
     id: Annotated[int, Field(le=2147483647, strict=True, ge=1)]
+    owner_id: Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=-9007199254740991)]] = Field(description="The user who made it: its record steps act with this user's rights.", alias="ownerId")
     status: StrictStr
     deactivated_because: Optional[StrictStr] = Field(description="Why the platform stopped it (3 errors…).", alias="deactivatedBecause")
     name: Annotated[str, Field(min_length=1, strict=True, max_length=200)]
@@ -45,7 +46,7 @@ class Scenario(BaseModel):
     updated_at: StrictStr = Field(description="ISO 8601 time of the last change.", alias="updatedAt")
     created_by: Optional[StrictStr] = Field(description="The user who created it (null: the platform itself).", alias="createdBy")
     updated_by: Optional[StrictStr] = Field(description="The user who changed it last.", alias="updatedBy")
-    __properties: ClassVar[List[str]] = ["id", "status", "deactivatedBecause", "name", "webhookId", "schedule", "sequential", "autoCommit", "steps", "lastScheduledRunAt", "consecutiveErrors", "createdAt", "updatedAt", "createdBy", "updatedBy"]
+    __properties: ClassVar[List[str]] = ["id", "ownerId", "status", "deactivatedBecause", "name", "webhookId", "schedule", "sequential", "autoCommit", "steps", "lastScheduledRunAt", "consecutiveErrors", "createdAt", "updatedAt", "createdBy", "updatedBy"]
 
     @field_validator('status')
     def status_validate_enum(cls, value):
@@ -102,6 +103,11 @@ class Scenario(BaseModel):
             for _item_steps in self.steps:
                 _items.append(_item_steps.to_dict() if _item_steps is not None else None)
             _dict['steps'] = _items
+        # set to None if owner_id (nullable) is None
+        # and model_fields_set contains the field
+        if self.owner_id is None and "owner_id" in self.model_fields_set:
+            _dict['ownerId'] = None
+
         # set to None if deactivated_because (nullable) is None
         # and model_fields_set contains the field
         if self.deactivated_because is None and "deactivated_because" in self.model_fields_set:
@@ -140,6 +146,7 @@ class Scenario(BaseModel):
 
         _obj = cls.model_validate({
             "id": obj.get("id"),
+            "ownerId": obj.get("ownerId"),
             "status": obj.get("status"),
             "deactivatedBecause": obj.get("deactivatedBecause"),
             "name": obj.get("name"),

@@ -19,18 +19,22 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, f
 from typing import Any, List, Optional
 from records_client.models.aggregator_step import AggregatorStep
 from records_client.models.create_record_step import CreateRecordStep
+from records_client.models.delete_record_step import DeleteRecordStep
 from records_client.models.filter_step import FilterStep
+from records_client.models.get_record_step import GetRecordStep
 from records_client.models.iterator_step import IteratorStep
 from records_client.models.json_create_step import JsonCreateStep
 from records_client.models.json_parse_step import JsonParseStep
+from records_client.models.record_label_step import RecordLabelStep
 from records_client.models.set_variable_step import SetVariableStep
 from records_client.models.set_variables_step import SetVariablesStep
+from records_client.models.update_record_step import UpdateRecordStep
 from records_client.models.webhook_response_step import WebhookResponseStep
 from pydantic import StrictStr, Field
 from typing import Union, List, Set, Optional, Dict
 from typing_extensions import Literal, Self
 
-SCENARIOSTEP_ONE_OF_SCHEMAS = ["AggregatorStep", "CreateRecordStep", "FilterStep", "IteratorStep", "JsonCreateStep", "JsonParseStep", "RouterStep", "SetVariableStep", "SetVariablesStep", "WebhookResponseStep"]
+SCENARIOSTEP_ONE_OF_SCHEMAS = ["AggregatorStep", "CreateRecordStep", "DeleteRecordStep", "FilterStep", "GetRecordStep", "IteratorStep", "JsonCreateStep", "JsonParseStep", "RecordLabelStep", "RouterStep", "SetVariableStep", "SetVariablesStep", "UpdateRecordStep", "WebhookResponseStep"]
 
 class ScenarioStep(BaseModel):
     """
@@ -48,16 +52,24 @@ class ScenarioStep(BaseModel):
     oneof_schema_5_validator: Optional[JsonCreateStep] = None
     # data type: CreateRecordStep
     oneof_schema_6_validator: Optional[CreateRecordStep] = None
+    # data type: UpdateRecordStep
+    oneof_schema_7_validator: Optional[UpdateRecordStep] = None
+    # data type: GetRecordStep
+    oneof_schema_8_validator: Optional[GetRecordStep] = None
+    # data type: DeleteRecordStep
+    oneof_schema_9_validator: Optional[DeleteRecordStep] = None
+    # data type: RecordLabelStep
+    oneof_schema_10_validator: Optional[RecordLabelStep] = None
     # data type: WebhookResponseStep
-    oneof_schema_7_validator: Optional[WebhookResponseStep] = None
+    oneof_schema_11_validator: Optional[WebhookResponseStep] = None
     # data type: RouterStep
-    oneof_schema_8_validator: Optional[RouterStep] = None
+    oneof_schema_12_validator: Optional[RouterStep] = None
     # data type: IteratorStep
-    oneof_schema_9_validator: Optional[IteratorStep] = None
+    oneof_schema_13_validator: Optional[IteratorStep] = None
     # data type: AggregatorStep
-    oneof_schema_10_validator: Optional[AggregatorStep] = None
-    actual_instance: Optional[Union[AggregatorStep, CreateRecordStep, FilterStep, IteratorStep, JsonCreateStep, JsonParseStep, RouterStep, SetVariableStep, SetVariablesStep, WebhookResponseStep]] = None
-    one_of_schemas: Set[str] = { "AggregatorStep", "CreateRecordStep", "FilterStep", "IteratorStep", "JsonCreateStep", "JsonParseStep", "RouterStep", "SetVariableStep", "SetVariablesStep", "WebhookResponseStep" }
+    oneof_schema_14_validator: Optional[AggregatorStep] = None
+    actual_instance: Optional[Union[AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep]] = None
+    one_of_schemas: Set[str] = { "AggregatorStep", "CreateRecordStep", "DeleteRecordStep", "FilterStep", "GetRecordStep", "IteratorStep", "JsonCreateStep", "JsonParseStep", "RecordLabelStep", "RouterStep", "SetVariableStep", "SetVariablesStep", "UpdateRecordStep", "WebhookResponseStep" }
 
     model_config = ConfigDict(
         validate_assignment=True,
@@ -113,6 +125,26 @@ class ScenarioStep(BaseModel):
             error_messages.append(f"Error! Input type `{type(v)}` is not `CreateRecordStep`")
         else:
             match += 1
+        # validate data type: UpdateRecordStep
+        if not isinstance(v, UpdateRecordStep):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `UpdateRecordStep`")
+        else:
+            match += 1
+        # validate data type: GetRecordStep
+        if not isinstance(v, GetRecordStep):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `GetRecordStep`")
+        else:
+            match += 1
+        # validate data type: DeleteRecordStep
+        if not isinstance(v, DeleteRecordStep):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `DeleteRecordStep`")
+        else:
+            match += 1
+        # validate data type: RecordLabelStep
+        if not isinstance(v, RecordLabelStep):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `RecordLabelStep`")
+        else:
+            match += 1
         # validate data type: WebhookResponseStep
         if not isinstance(v, WebhookResponseStep):
             error_messages.append(f"Error! Input type `{type(v)}` is not `WebhookResponseStep`")
@@ -135,10 +167,10 @@ class ScenarioStep(BaseModel):
             match += 1
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, FilterStep, IteratorStep, JsonCreateStep, JsonParseStep, RouterStep, SetVariableStep, SetVariablesStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when setting `actual_instance` in ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, FilterStep, IteratorStep, JsonCreateStep, JsonParseStep, RouterStep, SetVariableStep, SetVariablesStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when setting `actual_instance` in ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         else:
             return v
 
@@ -189,6 +221,30 @@ class ScenarioStep(BaseModel):
             match += 1
         except (ValidationError, ValueError) as e:
             error_messages.append(str(e))
+        # deserialize data into UpdateRecordStep
+        try:
+            instance.actual_instance = UpdateRecordStep.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
+        # deserialize data into GetRecordStep
+        try:
+            instance.actual_instance = GetRecordStep.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
+        # deserialize data into DeleteRecordStep
+        try:
+            instance.actual_instance = DeleteRecordStep.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
+        # deserialize data into RecordLabelStep
+        try:
+            instance.actual_instance = RecordLabelStep.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
         # deserialize data into WebhookResponseStep
         try:
             instance.actual_instance = WebhookResponseStep.from_json(json_str)
@@ -216,10 +272,10 @@ class ScenarioStep(BaseModel):
 
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, FilterStep, IteratorStep, JsonCreateStep, JsonParseStep, RouterStep, SetVariableStep, SetVariablesStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when deserializing the JSON string into ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, FilterStep, IteratorStep, JsonCreateStep, JsonParseStep, RouterStep, SetVariableStep, SetVariablesStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when deserializing the JSON string into ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         else:
             return instance
 
@@ -233,7 +289,7 @@ class ScenarioStep(BaseModel):
         else:
             return json.dumps(self.actual_instance)
 
-    def to_dict(self) -> Optional[Union[Dict[str, Any], AggregatorStep, CreateRecordStep, FilterStep, IteratorStep, JsonCreateStep, JsonParseStep, RouterStep, SetVariableStep, SetVariablesStep, WebhookResponseStep]]:
+    def to_dict(self) -> Optional[Union[Dict[str, Any], AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep]]:
         """Returns the dict representation of the actual instance"""
         if self.actual_instance is None:
             return None

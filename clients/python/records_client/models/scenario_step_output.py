@@ -19,18 +19,22 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, f
 from typing import Any, List, Optional
 from records_client.models.aggregator_step_output import AggregatorStepOutput
 from records_client.models.create_record_step_output import CreateRecordStepOutput
+from records_client.models.delete_record_step_output import DeleteRecordStepOutput
 from records_client.models.filter_step_output import FilterStepOutput
+from records_client.models.get_record_step_output import GetRecordStepOutput
 from records_client.models.iterator_step_output import IteratorStepOutput
 from records_client.models.json_create_step_output import JsonCreateStepOutput
 from records_client.models.json_parse_step_output import JsonParseStepOutput
+from records_client.models.record_label_step_output import RecordLabelStepOutput
 from records_client.models.set_variable_step_output import SetVariableStepOutput
 from records_client.models.set_variables_step_output import SetVariablesStepOutput
+from records_client.models.update_record_step_output import UpdateRecordStepOutput
 from records_client.models.webhook_response_step_output import WebhookResponseStepOutput
 from pydantic import StrictStr, Field
 from typing import Union, List, Set, Optional, Dict
 from typing_extensions import Literal, Self
 
-SCENARIOSTEPOUTPUT_ONE_OF_SCHEMAS = ["AggregatorStepOutput", "CreateRecordStepOutput", "FilterStepOutput", "IteratorStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "RouterStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "WebhookResponseStepOutput"]
+SCENARIOSTEPOUTPUT_ONE_OF_SCHEMAS = ["AggregatorStepOutput", "CreateRecordStepOutput", "DeleteRecordStepOutput", "FilterStepOutput", "GetRecordStepOutput", "IteratorStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "RecordLabelStepOutput", "RouterStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "UpdateRecordStepOutput", "WebhookResponseStepOutput"]
 
 class ScenarioStepOutput(BaseModel):
     """
@@ -48,16 +52,24 @@ class ScenarioStepOutput(BaseModel):
     oneof_schema_5_validator: Optional[JsonCreateStepOutput] = None
     # data type: CreateRecordStepOutput
     oneof_schema_6_validator: Optional[CreateRecordStepOutput] = None
+    # data type: UpdateRecordStepOutput
+    oneof_schema_7_validator: Optional[UpdateRecordStepOutput] = None
+    # data type: GetRecordStepOutput
+    oneof_schema_8_validator: Optional[GetRecordStepOutput] = None
+    # data type: DeleteRecordStepOutput
+    oneof_schema_9_validator: Optional[DeleteRecordStepOutput] = None
+    # data type: RecordLabelStepOutput
+    oneof_schema_10_validator: Optional[RecordLabelStepOutput] = None
     # data type: WebhookResponseStepOutput
-    oneof_schema_7_validator: Optional[WebhookResponseStepOutput] = None
+    oneof_schema_11_validator: Optional[WebhookResponseStepOutput] = None
     # data type: RouterStepOutput
-    oneof_schema_8_validator: Optional[RouterStepOutput] = None
+    oneof_schema_12_validator: Optional[RouterStepOutput] = None
     # data type: IteratorStepOutput
-    oneof_schema_9_validator: Optional[IteratorStepOutput] = None
+    oneof_schema_13_validator: Optional[IteratorStepOutput] = None
     # data type: AggregatorStepOutput
-    oneof_schema_10_validator: Optional[AggregatorStepOutput] = None
-    actual_instance: Optional[Union[AggregatorStepOutput, CreateRecordStepOutput, FilterStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput]] = None
-    one_of_schemas: Set[str] = { "AggregatorStepOutput", "CreateRecordStepOutput", "FilterStepOutput", "IteratorStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "RouterStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "WebhookResponseStepOutput" }
+    oneof_schema_14_validator: Optional[AggregatorStepOutput] = None
+    actual_instance: Optional[Union[AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput]] = None
+    one_of_schemas: Set[str] = { "AggregatorStepOutput", "CreateRecordStepOutput", "DeleteRecordStepOutput", "FilterStepOutput", "GetRecordStepOutput", "IteratorStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "RecordLabelStepOutput", "RouterStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "UpdateRecordStepOutput", "WebhookResponseStepOutput" }
 
     model_config = ConfigDict(
         validate_assignment=True,
@@ -113,6 +125,26 @@ class ScenarioStepOutput(BaseModel):
             error_messages.append(f"Error! Input type `{type(v)}` is not `CreateRecordStepOutput`")
         else:
             match += 1
+        # validate data type: UpdateRecordStepOutput
+        if not isinstance(v, UpdateRecordStepOutput):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `UpdateRecordStepOutput`")
+        else:
+            match += 1
+        # validate data type: GetRecordStepOutput
+        if not isinstance(v, GetRecordStepOutput):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `GetRecordStepOutput`")
+        else:
+            match += 1
+        # validate data type: DeleteRecordStepOutput
+        if not isinstance(v, DeleteRecordStepOutput):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `DeleteRecordStepOutput`")
+        else:
+            match += 1
+        # validate data type: RecordLabelStepOutput
+        if not isinstance(v, RecordLabelStepOutput):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `RecordLabelStepOutput`")
+        else:
+            match += 1
         # validate data type: WebhookResponseStepOutput
         if not isinstance(v, WebhookResponseStepOutput):
             error_messages.append(f"Error! Input type `{type(v)}` is not `WebhookResponseStepOutput`")
@@ -135,10 +167,10 @@ class ScenarioStepOutput(BaseModel):
             match += 1
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, FilterStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, FilterStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         else:
             return v
 
@@ -189,6 +221,30 @@ class ScenarioStepOutput(BaseModel):
             match += 1
         except (ValidationError, ValueError) as e:
             error_messages.append(str(e))
+        # deserialize data into UpdateRecordStepOutput
+        try:
+            instance.actual_instance = UpdateRecordStepOutput.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
+        # deserialize data into GetRecordStepOutput
+        try:
+            instance.actual_instance = GetRecordStepOutput.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
+        # deserialize data into DeleteRecordStepOutput
+        try:
+            instance.actual_instance = DeleteRecordStepOutput.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
+        # deserialize data into RecordLabelStepOutput
+        try:
+            instance.actual_instance = RecordLabelStepOutput.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
         # deserialize data into WebhookResponseStepOutput
         try:
             instance.actual_instance = WebhookResponseStepOutput.from_json(json_str)
@@ -216,10 +272,10 @@ class ScenarioStepOutput(BaseModel):
 
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, FilterStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, FilterStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         else:
             return instance
 
@@ -233,7 +289,7 @@ class ScenarioStepOutput(BaseModel):
         else:
             return json.dumps(self.actual_instance)
 
-    def to_dict(self) -> Optional[Union[Dict[str, Any], AggregatorStepOutput, CreateRecordStepOutput, FilterStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, WebhookResponseStepOutput]]:
+    def to_dict(self) -> Optional[Union[Dict[str, Any], AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput]]:
         """Returns the dict representation of the actual instance"""
         if self.actual_instance is None:
             return None

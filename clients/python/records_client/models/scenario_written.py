@@ -31,6 +31,7 @@ class ScenarioWritten(BaseModel):
     ScenarioWritten
     """ # noqa: E501
     id: Annotated[int, Field(le=2147483647, strict=True, ge=1)]
+    owner_id: Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=-9007199254740991)]] = Field(description="The user who made it: its record steps act with this user's rights.", alias="ownerId")
     status: StrictStr
     deactivated_because: Optional[StrictStr] = Field(description="Why the platform stopped it (3 errors…).", alias="deactivatedBecause")
     name: Annotated[str, Field(min_length=1, strict=True, max_length=200)]
@@ -39,7 +40,7 @@ class ScenarioWritten(BaseModel):
     sequential: StrictBool = Field(description="Run one request at a time, in arrival order.")
     auto_commit: StrictBool = Field(description="Send a Webhook response when its step runs, not at the end.", alias="autoCommit")
     steps: Annotated[List[ScenarioStepOutput], Field(max_length=100)]
-    __properties: ClassVar[List[str]] = ["id", "status", "deactivatedBecause", "name", "webhookId", "schedule", "sequential", "autoCommit", "steps"]
+    __properties: ClassVar[List[str]] = ["id", "ownerId", "status", "deactivatedBecause", "name", "webhookId", "schedule", "sequential", "autoCommit", "steps"]
 
     @field_validator('status')
     def status_validate_enum(cls, value):
@@ -96,6 +97,11 @@ class ScenarioWritten(BaseModel):
             for _item_steps in self.steps:
                 _items.append(_item_steps.to_dict() if _item_steps is not None else None)
             _dict['steps'] = _items
+        # set to None if owner_id (nullable) is None
+        # and model_fields_set contains the field
+        if self.owner_id is None and "owner_id" in self.model_fields_set:
+            _dict['ownerId'] = None
+
         # set to None if deactivated_because (nullable) is None
         # and model_fields_set contains the field
         if self.deactivated_because is None and "deactivated_because" in self.model_fields_set:
@@ -119,6 +125,7 @@ class ScenarioWritten(BaseModel):
 
         _obj = cls.model_validate({
             "id": obj.get("id"),
+            "ownerId": obj.get("ownerId"),
             "status": obj.get("status"),
             "deactivatedBecause": obj.get("deactivatedBecause"),
             "name": obj.get("name"),

@@ -39,6 +39,10 @@ export interface Scenario {
      */
     id: number;
     /**
+     * The user who made it: its record steps act with this user's rights.
+     */
+    ownerId: number | null;
+    /**
      * 
      */
     status: ScenarioStatusEnum;
@@ -112,6 +116,7 @@ export type ScenarioStatusEnum = typeof ScenarioStatusEnum[keyof typeof Scenario
  */
 export function instanceOfScenario(value: object): value is Scenario {
     if (!('id' in value) || value['id'] === undefined) return false;
+    if (!('ownerId' in value) || value['ownerId'] === undefined) return false;
     if (!('status' in value) || value['status'] === undefined) return false;
     if (!('deactivatedBecause' in value) || value['deactivatedBecause'] === undefined) return false;
     if (!('name' in value) || value['name'] === undefined) return false;
@@ -140,6 +145,7 @@ export function ScenarioFromJSONTyped(json: any, ignoreDiscriminator: boolean): 
     return {
         
         'id': json['id'],
+        'ownerId': json['ownerId'],
         'status': json['status'],
         'deactivatedBecause': json['deactivatedBecause'],
         'name': json['name'],
@@ -169,6 +175,7 @@ export function ScenarioToJSONTyped(value?: Scenario | null, ignoreDiscriminator
     return {
         
         'id': value['id'],
+        'ownerId': value['ownerId'],
         'status': value['status'],
         'deactivatedBecause': value['deactivatedBecause'],
         'name': value['name'],

@@ -27,6 +27,13 @@ import {
     CreateRecordStepFromJSONTyped,
     CreateRecordStepToJSON,
 } from './CreateRecordStep';
+import type { DeleteRecordStep } from './DeleteRecordStep';
+import {
+    instanceOfDeleteRecordStep,
+    DeleteRecordStepFromJSON,
+    DeleteRecordStepFromJSONTyped,
+    DeleteRecordStepToJSON,
+} from './DeleteRecordStep';
 import type { FilterStep } from './FilterStep';
 import {
     instanceOfFilterStep,
@@ -34,6 +41,13 @@ import {
     FilterStepFromJSONTyped,
     FilterStepToJSON,
 } from './FilterStep';
+import type { GetRecordStep } from './GetRecordStep';
+import {
+    instanceOfGetRecordStep,
+    GetRecordStepFromJSON,
+    GetRecordStepFromJSONTyped,
+    GetRecordStepToJSON,
+} from './GetRecordStep';
 import type { IteratorStep } from './IteratorStep';
 import {
     instanceOfIteratorStep,
@@ -55,6 +69,13 @@ import {
     JsonParseStepFromJSONTyped,
     JsonParseStepToJSON,
 } from './JsonParseStep';
+import type { RecordLabelStep } from './RecordLabelStep';
+import {
+    instanceOfRecordLabelStep,
+    RecordLabelStepFromJSON,
+    RecordLabelStepFromJSONTyped,
+    RecordLabelStepToJSON,
+} from './RecordLabelStep';
 import type { RouterStep } from './RouterStep';
 import {
     instanceOfRouterStep,
@@ -76,6 +97,13 @@ import {
     SetVariablesStepFromJSONTyped,
     SetVariablesStepToJSON,
 } from './SetVariablesStep';
+import type { UpdateRecordStep } from './UpdateRecordStep';
+import {
+    instanceOfUpdateRecordStep,
+    UpdateRecordStepFromJSON,
+    UpdateRecordStepFromJSONTyped,
+    UpdateRecordStepToJSON,
+} from './UpdateRecordStep';
 import type { WebhookResponseStep } from './WebhookResponseStep';
 import {
     instanceOfWebhookResponseStep,
@@ -89,7 +117,7 @@ import {
  * 
  * @export
  */
-export type ScenarioStep = { kind: 'aggregator' } & AggregatorStep | { kind: 'createRecord' } & CreateRecordStep | { kind: 'filter' } & FilterStep | { kind: 'iterator' } & IteratorStep | { kind: 'jsonCreate' } & JsonCreateStep | { kind: 'jsonParse' } & JsonParseStep | { kind: 'router' } & RouterStep | { kind: 'setVariable' } & SetVariableStep | { kind: 'setVariables' } & SetVariablesStep | { kind: 'webhookResponse' } & WebhookResponseStep;
+export type ScenarioStep = { kind: 'addRecordLabel' } & RecordLabelStep | { kind: 'aggregator' } & AggregatorStep | { kind: 'createRecord' } & CreateRecordStep | { kind: 'deleteRecord' } & DeleteRecordStep | { kind: 'filter' } & FilterStep | { kind: 'getRecord' } & GetRecordStep | { kind: 'iterator' } & IteratorStep | { kind: 'jsonCreate' } & JsonCreateStep | { kind: 'jsonParse' } & JsonParseStep | { kind: 'removeRecordLabel' } & RecordLabelStep | { kind: 'router' } & RouterStep | { kind: 'setVariable' } & SetVariableStep | { kind: 'setVariables' } & SetVariablesStep | { kind: 'updateRecord' } & UpdateRecordStep | { kind: 'webhookResponse' } & WebhookResponseStep;
 
 export function ScenarioStepFromJSON(json: any): ScenarioStep {
     return ScenarioStepFromJSONTyped(json, false);
@@ -100,24 +128,34 @@ export function ScenarioStepFromJSONTyped(json: any, ignoreDiscriminator: boolea
         return json;
     }
     switch (json['kind']) {
+        case 'addRecordLabel':
+            return Object.assign({}, RecordLabelStepFromJSONTyped(json, true), { kind: 'addRecordLabel' } as const);
         case 'aggregator':
             return Object.assign({}, AggregatorStepFromJSONTyped(json, true), { kind: 'aggregator' } as const);
         case 'createRecord':
             return Object.assign({}, CreateRecordStepFromJSONTyped(json, true), { kind: 'createRecord' } as const);
+        case 'deleteRecord':
+            return Object.assign({}, DeleteRecordStepFromJSONTyped(json, true), { kind: 'deleteRecord' } as const);
         case 'filter':
             return Object.assign({}, FilterStepFromJSONTyped(json, true), { kind: 'filter' } as const);
+        case 'getRecord':
+            return Object.assign({}, GetRecordStepFromJSONTyped(json, true), { kind: 'getRecord' } as const);
         case 'iterator':
             return Object.assign({}, IteratorStepFromJSONTyped(json, true), { kind: 'iterator' } as const);
         case 'jsonCreate':
             return Object.assign({}, JsonCreateStepFromJSONTyped(json, true), { kind: 'jsonCreate' } as const);
         case 'jsonParse':
             return Object.assign({}, JsonParseStepFromJSONTyped(json, true), { kind: 'jsonParse' } as const);
+        case 'removeRecordLabel':
+            return Object.assign({}, RecordLabelStepFromJSONTyped(json, true), { kind: 'removeRecordLabel' } as const);
         case 'router':
             return Object.assign({}, RouterStepFromJSONTyped(json, true), { kind: 'router' } as const);
         case 'setVariable':
             return Object.assign({}, SetVariableStepFromJSONTyped(json, true), { kind: 'setVariable' } as const);
         case 'setVariables':
             return Object.assign({}, SetVariablesStepFromJSONTyped(json, true), { kind: 'setVariables' } as const);
+        case 'updateRecord':
+            return Object.assign({}, UpdateRecordStepFromJSONTyped(json, true), { kind: 'updateRecord' } as const);
         case 'webhookResponse':
             return Object.assign({}, WebhookResponseStepFromJSONTyped(json, true), { kind: 'webhookResponse' } as const);
         default:
@@ -134,24 +172,34 @@ export function ScenarioStepToJSONTyped(value?: ScenarioStep | null, ignoreDiscr
         return value;
     }
     switch (value['kind']) {
+        case 'addRecordLabel':
+            return Object.assign({}, RecordLabelStepToJSON(value), { 'kind': 'addRecordLabel' } as const);
         case 'aggregator':
             return Object.assign({}, AggregatorStepToJSON(value), { 'kind': 'aggregator' } as const);
         case 'createRecord':
             return Object.assign({}, CreateRecordStepToJSON(value), { 'kind': 'createRecord' } as const);
+        case 'deleteRecord':
+            return Object.assign({}, DeleteRecordStepToJSON(value), { 'kind': 'deleteRecord' } as const);
         case 'filter':
             return Object.assign({}, FilterStepToJSON(value), { 'kind': 'filter' } as const);
+        case 'getRecord':
+            return Object.assign({}, GetRecordStepToJSON(value), { 'kind': 'getRecord' } as const);
         case 'iterator':
             return Object.assign({}, IteratorStepToJSON(value), { 'kind': 'iterator' } as const);
         case 'jsonCreate':
             return Object.assign({}, JsonCreateStepToJSON(value), { 'kind': 'jsonCreate' } as const);
         case 'jsonParse':
             return Object.assign({}, JsonParseStepToJSON(value), { 'kind': 'jsonParse' } as const);
+        case 'removeRecordLabel':
+            return Object.assign({}, RecordLabelStepToJSON(value), { 'kind': 'removeRecordLabel' } as const);
         case 'router':
             return Object.assign({}, RouterStepToJSON(value), { 'kind': 'router' } as const);
         case 'setVariable':
             return Object.assign({}, SetVariableStepToJSON(value), { 'kind': 'setVariable' } as const);
         case 'setVariables':
             return Object.assign({}, SetVariablesStepToJSON(value), { 'kind': 'setVariables' } as const);
+        case 'updateRecord':
+            return Object.assign({}, UpdateRecordStepToJSON(value), { 'kind': 'updateRecord' } as const);
         case 'webhookResponse':
             return Object.assign({}, WebhookResponseStepToJSON(value), { 'kind': 'webhookResponse' } as const);
         default:

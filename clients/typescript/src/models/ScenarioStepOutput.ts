@@ -27,6 +27,13 @@ import {
     CreateRecordStepOutputFromJSONTyped,
     CreateRecordStepOutputToJSON,
 } from './CreateRecordStepOutput';
+import type { DeleteRecordStepOutput } from './DeleteRecordStepOutput';
+import {
+    instanceOfDeleteRecordStepOutput,
+    DeleteRecordStepOutputFromJSON,
+    DeleteRecordStepOutputFromJSONTyped,
+    DeleteRecordStepOutputToJSON,
+} from './DeleteRecordStepOutput';
 import type { FilterStepOutput } from './FilterStepOutput';
 import {
     instanceOfFilterStepOutput,
@@ -34,6 +41,13 @@ import {
     FilterStepOutputFromJSONTyped,
     FilterStepOutputToJSON,
 } from './FilterStepOutput';
+import type { GetRecordStepOutput } from './GetRecordStepOutput';
+import {
+    instanceOfGetRecordStepOutput,
+    GetRecordStepOutputFromJSON,
+    GetRecordStepOutputFromJSONTyped,
+    GetRecordStepOutputToJSON,
+} from './GetRecordStepOutput';
 import type { IteratorStepOutput } from './IteratorStepOutput';
 import {
     instanceOfIteratorStepOutput,
@@ -55,6 +69,13 @@ import {
     JsonParseStepOutputFromJSONTyped,
     JsonParseStepOutputToJSON,
 } from './JsonParseStepOutput';
+import type { RecordLabelStepOutput } from './RecordLabelStepOutput';
+import {
+    instanceOfRecordLabelStepOutput,
+    RecordLabelStepOutputFromJSON,
+    RecordLabelStepOutputFromJSONTyped,
+    RecordLabelStepOutputToJSON,
+} from './RecordLabelStepOutput';
 import type { RouterStepOutput } from './RouterStepOutput';
 import {
     instanceOfRouterStepOutput,
@@ -76,6 +97,13 @@ import {
     SetVariablesStepOutputFromJSONTyped,
     SetVariablesStepOutputToJSON,
 } from './SetVariablesStepOutput';
+import type { UpdateRecordStepOutput } from './UpdateRecordStepOutput';
+import {
+    instanceOfUpdateRecordStepOutput,
+    UpdateRecordStepOutputFromJSON,
+    UpdateRecordStepOutputFromJSONTyped,
+    UpdateRecordStepOutputToJSON,
+} from './UpdateRecordStepOutput';
 import type { WebhookResponseStepOutput } from './WebhookResponseStepOutput';
 import {
     instanceOfWebhookResponseStepOutput,
@@ -89,7 +117,7 @@ import {
  * 
  * @export
  */
-export type ScenarioStepOutput = { kind: 'aggregator' } & AggregatorStepOutput | { kind: 'createRecord' } & CreateRecordStepOutput | { kind: 'filter' } & FilterStepOutput | { kind: 'iterator' } & IteratorStepOutput | { kind: 'jsonCreate' } & JsonCreateStepOutput | { kind: 'jsonParse' } & JsonParseStepOutput | { kind: 'router' } & RouterStepOutput | { kind: 'setVariable' } & SetVariableStepOutput | { kind: 'setVariables' } & SetVariablesStepOutput | { kind: 'webhookResponse' } & WebhookResponseStepOutput;
+export type ScenarioStepOutput = { kind: 'addRecordLabel' } & RecordLabelStepOutput | { kind: 'aggregator' } & AggregatorStepOutput | { kind: 'createRecord' } & CreateRecordStepOutput | { kind: 'deleteRecord' } & DeleteRecordStepOutput | { kind: 'filter' } & FilterStepOutput | { kind: 'getRecord' } & GetRecordStepOutput | { kind: 'iterator' } & IteratorStepOutput | { kind: 'jsonCreate' } & JsonCreateStepOutput | { kind: 'jsonParse' } & JsonParseStepOutput | { kind: 'removeRecordLabel' } & RecordLabelStepOutput | { kind: 'router' } & RouterStepOutput | { kind: 'setVariable' } & SetVariableStepOutput | { kind: 'setVariables' } & SetVariablesStepOutput | { kind: 'updateRecord' } & UpdateRecordStepOutput | { kind: 'webhookResponse' } & WebhookResponseStepOutput;
 
 export function ScenarioStepOutputFromJSON(json: any): ScenarioStepOutput {
     return ScenarioStepOutputFromJSONTyped(json, false);
@@ -100,24 +128,34 @@ export function ScenarioStepOutputFromJSONTyped(json: any, ignoreDiscriminator: 
         return json;
     }
     switch (json['kind']) {
+        case 'addRecordLabel':
+            return Object.assign({}, RecordLabelStepOutputFromJSONTyped(json, true), { kind: 'addRecordLabel' } as const);
         case 'aggregator':
             return Object.assign({}, AggregatorStepOutputFromJSONTyped(json, true), { kind: 'aggregator' } as const);
         case 'createRecord':
             return Object.assign({}, CreateRecordStepOutputFromJSONTyped(json, true), { kind: 'createRecord' } as const);
+        case 'deleteRecord':
+            return Object.assign({}, DeleteRecordStepOutputFromJSONTyped(json, true), { kind: 'deleteRecord' } as const);
         case 'filter':
             return Object.assign({}, FilterStepOutputFromJSONTyped(json, true), { kind: 'filter' } as const);
+        case 'getRecord':
+            return Object.assign({}, GetRecordStepOutputFromJSONTyped(json, true), { kind: 'getRecord' } as const);
         case 'iterator':
             return Object.assign({}, IteratorStepOutputFromJSONTyped(json, true), { kind: 'iterator' } as const);
         case 'jsonCreate':
             return Object.assign({}, JsonCreateStepOutputFromJSONTyped(json, true), { kind: 'jsonCreate' } as const);
         case 'jsonParse':
             return Object.assign({}, JsonParseStepOutputFromJSONTyped(json, true), { kind: 'jsonParse' } as const);
+        case 'removeRecordLabel':
+            return Object.assign({}, RecordLabelStepOutputFromJSONTyped(json, true), { kind: 'removeRecordLabel' } as const);
         case 'router':
             return Object.assign({}, RouterStepOutputFromJSONTyped(json, true), { kind: 'router' } as const);
         case 'setVariable':
             return Object.assign({}, SetVariableStepOutputFromJSONTyped(json, true), { kind: 'setVariable' } as const);
         case 'setVariables':
             return Object.assign({}, SetVariablesStepOutputFromJSONTyped(json, true), { kind: 'setVariables' } as const);
+        case 'updateRecord':
+            return Object.assign({}, UpdateRecordStepOutputFromJSONTyped(json, true), { kind: 'updateRecord' } as const);
         case 'webhookResponse':
             return Object.assign({}, WebhookResponseStepOutputFromJSONTyped(json, true), { kind: 'webhookResponse' } as const);
         default:
@@ -134,24 +172,34 @@ export function ScenarioStepOutputToJSONTyped(value?: ScenarioStepOutput | null,
         return value;
     }
     switch (value['kind']) {
+        case 'addRecordLabel':
+            return Object.assign({}, RecordLabelStepOutputToJSON(value), { 'kind': 'addRecordLabel' } as const);
         case 'aggregator':
             return Object.assign({}, AggregatorStepOutputToJSON(value), { 'kind': 'aggregator' } as const);
         case 'createRecord':
             return Object.assign({}, CreateRecordStepOutputToJSON(value), { 'kind': 'createRecord' } as const);
+        case 'deleteRecord':
+            return Object.assign({}, DeleteRecordStepOutputToJSON(value), { 'kind': 'deleteRecord' } as const);
         case 'filter':
             return Object.assign({}, FilterStepOutputToJSON(value), { 'kind': 'filter' } as const);
+        case 'getRecord':
+            return Object.assign({}, GetRecordStepOutputToJSON(value), { 'kind': 'getRecord' } as const);
         case 'iterator':
             return Object.assign({}, IteratorStepOutputToJSON(value), { 'kind': 'iterator' } as const);
         case 'jsonCreate':
             return Object.assign({}, JsonCreateStepOutputToJSON(value), { 'kind': 'jsonCreate' } as const);
         case 'jsonParse':
             return Object.assign({}, JsonParseStepOutputToJSON(value), { 'kind': 'jsonParse' } as const);
+        case 'removeRecordLabel':
+            return Object.assign({}, RecordLabelStepOutputToJSON(value), { 'kind': 'removeRecordLabel' } as const);
         case 'router':
             return Object.assign({}, RouterStepOutputToJSON(value), { 'kind': 'router' } as const);
         case 'setVariable':
             return Object.assign({}, SetVariableStepOutputToJSON(value), { 'kind': 'setVariable' } as const);
         case 'setVariables':
             return Object.assign({}, SetVariablesStepOutputToJSON(value), { 'kind': 'setVariables' } as const);
+        case 'updateRecord':
+            return Object.assign({}, UpdateRecordStepOutputToJSON(value), { 'kind': 'updateRecord' } as const);
         case 'webhookResponse':
             return Object.assign({}, WebhookResponseStepOutputToJSON(value), { 'kind': 'webhookResponse' } as const);
         default:

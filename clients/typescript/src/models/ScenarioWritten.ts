@@ -39,6 +39,10 @@ export interface ScenarioWritten {
      */
     id: number;
     /**
+     * The user who made it: its record steps act with this user's rights.
+     */
+    ownerId: number | null;
+    /**
      * 
      */
     status: ScenarioWrittenStatusEnum;
@@ -88,6 +92,7 @@ export type ScenarioWrittenStatusEnum = typeof ScenarioWrittenStatusEnum[keyof t
  */
 export function instanceOfScenarioWritten(value: object): value is ScenarioWritten {
     if (!('id' in value) || value['id'] === undefined) return false;
+    if (!('ownerId' in value) || value['ownerId'] === undefined) return false;
     if (!('status' in value) || value['status'] === undefined) return false;
     if (!('deactivatedBecause' in value) || value['deactivatedBecause'] === undefined) return false;
     if (!('name' in value) || value['name'] === undefined) return false;
@@ -110,6 +115,7 @@ export function ScenarioWrittenFromJSONTyped(json: any, ignoreDiscriminator: boo
     return {
         
         'id': json['id'],
+        'ownerId': json['ownerId'],
         'status': json['status'],
         'deactivatedBecause': json['deactivatedBecause'],
         'name': json['name'],
@@ -133,6 +139,7 @@ export function ScenarioWrittenToJSONTyped(value?: ScenarioWritten | null, ignor
     return {
         
         'id': value['id'],
+        'ownerId': value['ownerId'],
         'status': value['status'],
         'deactivatedBecause': value['deactivatedBecause'],
         'name': value['name'],

@@ -1,0 +1,191 @@
+import type { z } from 'zod';
+import { createRecordBody, updateRecordBody } from '../contracts/api/records';
+import { userMay, type Operation } from '../contracts/auth';
+import type { Actor } from '../contracts/events/envelope';
+import type { MappedValue } from '../contracts/integrator';
+import { evaluateMapped } from '../contracts/mapping';
+import { streamName } from '../contracts/streams';
+import { issuesOf } from '../contracts/validation';
+import { attributesDecider, LABEL } from '../command-api/domain/attributes';
+import { recordDecider, type RecordCommand } from '../command-api/domain/record';
+import { userDecider } from '../command-api/domain/user';
+import type { CommandContext, CommandHandler } from '../command-api/kit/handler';
+import type { IdAllocator } from '../command-api/kit/id-allocator';
+import { requestHash, type IdempotencyKeys } from '../command-api/kit/idempotency';
+import { recordResource } from '../command-api/routes/records';
+import { bindingsOf, StepFailure, type RecordStep, type StepScope } from './steps';
+
+export interface RecordStepDeps {
+  readonly handler: CommandHandler;
+  readonly ids: IdAllocator;
+  readonly idempotency: IdempotencyKeys;
+}
+
+/** The operation of a run a record step is: where it acts, for whom, and under which command id. */
+export interface RecordStepAt {
+  readonly tenant: string;
+  readonly scenarioId: number;
+  /** The scenario's owner, whose rights bound the step (null: a scenario made before owners were kept). */
+  readonly ownerId: number | null;
+  /** The operation's number in its run: with the run id, the command's identity, so a replay is a repeat. */
+  readonly operation: number;
+  readonly scope: StepScope;
+}
+
+/**
+ * The record steps: each is a command on the record, as the API would make it (the same validation), with the
+ * scenario as the actor and its owner's rights — a step cannot do what its owner could not. Each command is
+ * named by the run and operation, so a run resumed after a crash does not do it twice.
+ */
+const labelDecider = attributesDecider(LABEL);
+
+export class RecordSteps {
+  private readonly records: ReturnType<typeof recordResource>;
+
+  constructor(private readonly deps: RecordStepDeps) {
+    this.records = recordResource(deps.handler);
+  }
+
+  async run(step: RecordStep, at: RecordStepAt): Promise<unknown> {
+    const evaluate = (value: MappedValue | undefined) =>
+      evaluateMapped(value, at.scope.bundle, bindingsOf(at.scope));
+    switch (step.kind) {
+      case 'createRecord': {
+        await this.ownerMay(at, 'record', 'create');
+        return this.create(at, {
+          moduleId: step.moduleId,
+          ...(step.name !== undefined && { name: await evaluate(step.name) }),
+          ...(step.fields !== undefined && { fields: await this.mapFields(step.fields, evaluate) }),
+        });
+      }
+      case 'updateRecord': {
+        await this.ownerMay(at, 'record', 'update');
+        const recordId = idOf('recordId', await evaluate(step.recordId));
+        const body = parsed(updateRecordBody, {
+          ...(step.name !== undefined && { name: await evaluate(step.name) }),
+          ...(step.fields !== undefined && { fields: await this.mapFields(step.fields, evaluate) }),
+        });
+        const command = await this.records.prepareUpdate(body, at.tenant, recordId);
+        return this.change(at, recordId, command);
+      }
+      case 'getRecord': {
+        await this.ownerMay(at, 'record', 'read');
+        const recordId = idOf('recordId', await evaluate(step.recordId));
+        const record = await this.deps.handler.load(streamName('record', at.tenant, recordId), recordDecider);
+        if (record.state.status !== 'active') throw new StepFailure(`record ${recordId} not found`);
+        return this.records.view(record.state);
+      }
+      case 'deleteRecord': {
+        await this.ownerMay(at, 'record', 'delete');
+        const recordId = idOf('recordId', await evaluate(step.recordId));
+        await this.change(at, recordId, { kind: 'DeleteRecord' });
+        return { recordId, deleted: true };
+      }
+      case 'addRecordLabel':
+      case 'removeRecordLabel': {
+        await this.ownerMay(at, 'record', 'update');
+        const recordId = idOf('recordId', await evaluate(step.recordId));
+        const labelId = idOf('labelId', await evaluate(step.labelId));
+        let command: RecordCommand;
+        if (step.kind === 'addRecordLabel') {
+          // As through the API: attaching a label reads it.
+          await this.ownerMay(at, 'label', 'read');
+          const label = await this.deps.handler.load(streamName('label', at.tenant, labelId), labelDecider);
+          command = { kind: 'LabelRecord', labelId, labelExists: label.state.status === 'active' };
+        } else command = { kind: 'UnlabelRecord', labelId };
+        const view = await this.change(at, recordId, command);
+        return { recordId, labelIds: view.labelIds };
+      }
+    }
+  }
+
+  private async create(at: RecordStepAt, mapped: Record<string, unknown>): Promise<{ recordId: number }> {
+    const body = parsed(createRecordBody, mapped);
+    const commandFor = await this.records.prepareCreate(body, at.tenant);
+    const { runId } = at.scope;
+    const identity = await this.deps.idempotency.identify(
+      at.tenant,
+      `scenario:${at.scenarioId}`,
+      `run:${runId}:${at.operation}`,
+      () => requestHash('POST', '/record', body),
+      () => this.deps.ids.next(at.tenant, 'record'),
+    );
+    const recordId = identity.entityId!;
+    await this.deps.handler.handle(
+      streamName('record', at.tenant, recordId),
+      recordDecider,
+      commandFor(recordId),
+      { ...this.contextOf(at), commandId: identity.commandId },
+      identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
+    );
+    return { recordId };
+  }
+
+  /** A command on an existing record; the record as it is after it. */
+  private async change(
+    at: RecordStepAt,
+    recordId: number,
+    command: RecordCommand,
+  ): Promise<Record<string, unknown>> {
+    const result = await this.deps.handler.handle(
+      streamName('record', at.tenant, recordId),
+      recordDecider,
+      command,
+      { ...this.contextOf(at), commandId: `${at.scope.runId}:operation:${at.operation}` },
+      { mayBeRepeat: true },
+    );
+    return this.records.view(result.state);
+  }
+
+  private contextOf(at: RecordStepAt): Omit<CommandContext, 'commandId'> {
+    return {
+      tenant: at.tenant,
+      actor: scenarioActor(at.scenarioId, at.ownerId),
+      correlationId: at.scope.runId,
+      causationId: at.scope.runId,
+    };
+  }
+
+  private async mapFields(
+    fields: Readonly<Record<string, MappedValue>>,
+    evaluate: (value: MappedValue) => Promise<unknown>,
+  ): Promise<Record<string, unknown>> {
+    const mapped: Record<string, unknown> = {};
+    for (const [fieldId, value] of Object.entries(fields)) mapped[fieldId] = await evaluate(value);
+    return mapped;
+  }
+
+  /** The owner's rights now (from the user's own stream: a right taken away a moment ago counts). */
+  private async ownerMay(at: RecordStepAt, module: string, operation: Operation): Promise<void> {
+    if (at.ownerId === null) return;
+    const owner = (await this.deps.handler.load(streamName('user', at.tenant, at.ownerId), userDecider))
+      .state;
+    if (owner.status !== 'active')
+      throw new StepFailure(`the scenario's owner (user ${at.ownerId}) is no longer active`);
+    if (!userMay({ role: owner.role, permissions: owner.permissions ?? undefined }, module, operation))
+      throw new StepFailure(`the scenario's owner (user ${at.ownerId}) may not ${operation} ${module}`);
+  }
+}
+
+/** Who a scenario's commands are by: the scenario, for its owner. */
+export function scenarioActor(scenarioId: number, ownerId: number | null): Actor {
+  return { userId: ownerId === null ? null : String(ownerId), credentialId: `scenario:${scenarioId}` };
+}
+
+function idOf(name: string, value: unknown): number {
+  const id = typeof value === 'string' && /^[1-9][0-9]{0,9}$/.test(value) ? Number(value) : value;
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1 || id > 2_147_483_647)
+    throw new StepFailure(`${name} must be a positive integer, got ${JSON.stringify(value) ?? 'nothing'}`);
+  return id;
+}
+
+function parsed<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (!result.success)
+    throw new StepFailure(
+      `the mapped record is not valid: ${issuesOf(result.error)
+        .map((issue) => `${issue.path}: ${issue.message}`)
+        .join('; ')}`,
+    );
+  return result.data;
+}
