@@ -570,7 +570,16 @@ async function startIntegrator(
 ): Promise<{ integrator: Integrator; scheduler: IntegratorScheduler }> {
   const integratorLogger = logger.child({ component: 'integrator' });
   const now = () => new Date();
-  const runner = new ScenarioRunner({ ...commands, blobs: adapters.blobs, logger: integratorLogger, now });
+  const runner = new ScenarioRunner({
+    ...commands,
+    blobs: adapters.blobs,
+    logger: integratorLogger,
+    now,
+    outbound: guardedHttp({
+      allowNonPublic: config.OUTBOUND_ALLOW_PRIVATE,
+      timeoutMs: config.OUTBOUND_TIMEOUT_MS,
+    }),
+  });
   const queues = new QueueWorker({
     handler: commands.handler,
     readModels,

@@ -177,6 +177,42 @@ export const labelRecordStep = z
     description: 'Adds a label to a record or removes it; outputs its labels.',
   });
 
+/** What an HTTP request step may read of an answer at most. */
+export const MAX_HTTP_RESPONSE_BYTES = 5_242_880;
+export const httpRequestStep = z
+  .strictObject({
+    kind: z.literal('httpRequest'),
+    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']).default('GET'),
+    url: mappedValueSchema.meta({ description: 'An http(s) address on the public internet.' }),
+    headers: z
+      .array(z.strictObject({ name: headerName, value: mappedValueSchema }))
+      .max(50)
+      .optional(),
+    body: mappedValueSchema
+      .optional()
+      .meta({ description: 'Text is sent as it is; anything else as JSON (with its Content-Type).' }),
+    timeoutMs: z.number().int().min(100).max(40_000).default(10_000),
+    maxResponseBytes: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_HTTP_RESPONSE_BYTES)
+      .default(1_048_576)
+      .meta({ description: 'Bytes of the answer read at most; a longer answer fails the step.' }),
+    parse: z.enum(['auto', 'json', 'text', 'binary']).default('auto').meta({
+      description:
+        'How the answer body is given: auto (JSON for a JSON type, text for a text type, else binary), or as said; binary is `{encoding: "base64", data}`.',
+    }),
+    failOnHttpError: z.boolean().default(true).meta({
+      description: 'An answer of 400 or more fails the run (else it is the output like any other).',
+    }),
+  })
+  .meta({
+    id: 'HttpRequestStep',
+    description:
+      "Calls another service through the platform's SSRF guard (public addresses only, redirects not followed); outputs `{status, headers, body, bytes, durationMs}`.",
+  });
+
 export const setVariablesStep = z
   .strictObject({
     kind: z.literal('setVariables'),
@@ -270,6 +306,7 @@ export const scenarioStepSchema = z
     deleteRecordStep,
     labelRecordStep,
     webhookResponseStep,
+    httpRequestStep,
     routerStep,
     iteratorStep,
     aggregatorStep,
@@ -318,6 +355,8 @@ export function mappedValuesOf(step: ScenarioStep): Array<MappedValue | undefine
       return [step.recordId, step.labelId];
     case 'webhookResponse':
       return [step.status, step.body, ...(step.headers ?? []).map((header) => header.value)];
+    case 'httpRequest':
+      return [step.url, step.body, ...(step.headers ?? []).map((header) => header.value)];
     case 'router':
       return step.routes.map((route) => route.filter);
     case 'iterator':

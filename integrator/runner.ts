@@ -10,7 +10,9 @@ import type { IdAllocator } from '../command-api/kit/id-allocator';
 import type { IdempotencyKeys } from '../command-api/kit/idempotency';
 import type { BlobStore } from '../infra/blob-store/port';
 import type { Logger } from '../infra/logging';
-import { computeStep, isComputeStep, replayStep, StepFailure, type StepResult } from './steps';
+import { computeStep, isComputeStep, isRecordStep, replayStep, StepFailure, type StepResult } from './steps';
+import { runHttpStep } from './http-step';
+import type { OutboundHttp } from '../infra/outbound/port';
 import { walkSteps, type Perform } from './walk';
 import { RecordSteps, scenarioActor } from './record-steps';
 
@@ -21,6 +23,8 @@ export interface RunnerDeps {
   readonly blobs: BlobStore;
   readonly logger: Logger;
   readonly now: () => Date;
+  /** Calls of HTTP request steps, through the SSRF guard. */
+  readonly outbound: OutboundHttp;
 }
 
 /** An accepted request and the run it is for. */
@@ -140,17 +144,18 @@ export class ScenarioRunner {
         const started = performance.now();
         try {
           const stepScope = { bundle, runId, ...scope, ...(iterations && { iterations }) };
-          result = isComputeStep(step)
-            ? await computeStep(step, stepScope)
-            : {
-                output: await this.recordSteps.run(step, {
-                  tenant,
-                  scenarioId: scenario.scenarioId,
-                  ownerId: scenario.ownerId,
-                  operation: index,
-                  scope: stepScope,
-                }),
-              };
+          if (isComputeStep(step)) result = await computeStep(step, stepScope);
+          else if (isRecordStep(step))
+            result = {
+              output: await this.recordSteps.run(step, {
+                tenant,
+                scenarioId: scenario.scenarioId,
+                ownerId: scenario.ownerId,
+                operation: index,
+                scope: stepScope,
+              }),
+            };
+          else result = { output: await runHttpStep(step, stepScope, this.deps.outbound) };
         } catch (error) {
           if (
             error instanceof StepFailure ||

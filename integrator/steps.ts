@@ -51,16 +51,22 @@ const RECORD_STEP_KINDS: ReadonlySet<string> = new Set<RecordStep['kind']>([
   'removeRecordLabel',
 ]);
 
+export type HttpRequestStep = Extract<ScenarioStep, { kind: 'httpRequest' }>;
+
 /** The steps that only compute (no records, no I/O): each a function of its configuration and scope. */
-export type ComputeStep = Exclude<ScenarioStep, RecordStep>;
+export type ComputeStep = Exclude<ScenarioStep, RecordStep | HttpRequestStep>;
 
 /** JSON text a `jsonParse` step takes, as large as a request's body may be. */
 const MAX_JSON_TEXT = 5_242_880;
 /** Items one iterator may split an array into. */
 export const MAX_ITERATOR_ITEMS = 10_000;
 
+export function isRecordStep(step: ScenarioStep): step is RecordStep {
+  return RECORD_STEP_KINDS.has(step.kind);
+}
+
 export function isComputeStep(step: ScenarioStep): step is ComputeStep {
-  return !RECORD_STEP_KINDS.has(step.kind);
+  return !isRecordStep(step) && step.kind !== 'httpRequest';
 }
 
 /**
@@ -171,6 +177,7 @@ export function replayStep(step: ScenarioStep, output: unknown): StepResult {
     case 'addRecordLabel':
     case 'removeRecordLabel':
     case 'webhookResponse':
+    case 'httpRequest':
     case 'router':
     case 'iterator':
       return { output };

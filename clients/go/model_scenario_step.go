@@ -22,6 +22,7 @@ type ScenarioStep struct {
 	DeleteRecordStep *DeleteRecordStep
 	FilterStep *FilterStep
 	GetRecordStep *GetRecordStep
+	HttpRequestStep *HttpRequestStep
 	IteratorStep *IteratorStep
 	JsonCreateStep *JsonCreateStep
 	JsonParseStep *JsonParseStep
@@ -65,6 +66,13 @@ func FilterStepAsScenarioStep(v *FilterStep) ScenarioStep {
 func GetRecordStepAsScenarioStep(v *GetRecordStep) ScenarioStep {
 	return ScenarioStep{
 		GetRecordStep: v,
+	}
+}
+
+// HttpRequestStepAsScenarioStep is a convenience function that returns HttpRequestStep wrapped in ScenarioStep
+func HttpRequestStepAsScenarioStep(v *HttpRequestStep) ScenarioStep {
+	return ScenarioStep{
+		HttpRequestStep: v,
 	}
 }
 
@@ -214,6 +222,18 @@ func (dst *ScenarioStep) UnmarshalJSON(data []byte) error {
 		}
 	}
 
+	// check if the discriminator value is 'httpRequest'
+	if jsonDict["kind"] == "httpRequest" {
+		// try to unmarshal JSON data into HttpRequestStep
+		err = json.Unmarshal(data, &dst.HttpRequestStep)
+		if err == nil {
+			return nil // data stored in dst.HttpRequestStep, return on the first match
+		} else {
+			dst.HttpRequestStep = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStep as HttpRequestStep: %s", err.Error())
+		}
+	}
+
 	// check if the discriminator value is 'iterator'
 	if jsonDict["kind"] == "iterator" {
 		// try to unmarshal JSON data into IteratorStep
@@ -347,6 +367,10 @@ func (src ScenarioStep) MarshalJSON() ([]byte, error) {
 		return json.Marshal(&src.GetRecordStep)
 	}
 
+	if src.HttpRequestStep != nil {
+		return json.Marshal(&src.HttpRequestStep)
+	}
+
 	if src.IteratorStep != nil {
 		return json.Marshal(&src.IteratorStep)
 	}
@@ -411,6 +435,10 @@ func (obj *ScenarioStep) GetActualInstance() (interface{}) {
 		return obj.GetRecordStep
 	}
 
+	if obj.HttpRequestStep != nil {
+		return obj.HttpRequestStep
+	}
+
 	if obj.IteratorStep != nil {
 		return obj.IteratorStep
 	}
@@ -471,6 +499,10 @@ func (obj ScenarioStep) GetActualInstanceValue() (interface{}) {
 
 	if obj.GetRecordStep != nil {
 		return *obj.GetRecordStep
+	}
+
+	if obj.HttpRequestStep != nil {
+		return *obj.HttpRequestStep
 	}
 
 	if obj.IteratorStep != nil {

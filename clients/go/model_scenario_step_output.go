@@ -22,6 +22,7 @@ type ScenarioStepOutput struct {
 	DeleteRecordStepOutput *DeleteRecordStepOutput
 	FilterStepOutput *FilterStepOutput
 	GetRecordStepOutput *GetRecordStepOutput
+	HttpRequestStepOutput *HttpRequestStepOutput
 	IteratorStepOutput *IteratorStepOutput
 	JsonCreateStepOutput *JsonCreateStepOutput
 	JsonParseStepOutput *JsonParseStepOutput
@@ -65,6 +66,13 @@ func FilterStepOutputAsScenarioStepOutput(v *FilterStepOutput) ScenarioStepOutpu
 func GetRecordStepOutputAsScenarioStepOutput(v *GetRecordStepOutput) ScenarioStepOutput {
 	return ScenarioStepOutput{
 		GetRecordStepOutput: v,
+	}
+}
+
+// HttpRequestStepOutputAsScenarioStepOutput is a convenience function that returns HttpRequestStepOutput wrapped in ScenarioStepOutput
+func HttpRequestStepOutputAsScenarioStepOutput(v *HttpRequestStepOutput) ScenarioStepOutput {
+	return ScenarioStepOutput{
+		HttpRequestStepOutput: v,
 	}
 }
 
@@ -214,6 +222,18 @@ func (dst *ScenarioStepOutput) UnmarshalJSON(data []byte) error {
 		}
 	}
 
+	// check if the discriminator value is 'httpRequest'
+	if jsonDict["kind"] == "httpRequest" {
+		// try to unmarshal JSON data into HttpRequestStepOutput
+		err = json.Unmarshal(data, &dst.HttpRequestStepOutput)
+		if err == nil {
+			return nil // data stored in dst.HttpRequestStepOutput, return on the first match
+		} else {
+			dst.HttpRequestStepOutput = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as HttpRequestStepOutput: %s", err.Error())
+		}
+	}
+
 	// check if the discriminator value is 'iterator'
 	if jsonDict["kind"] == "iterator" {
 		// try to unmarshal JSON data into IteratorStepOutput
@@ -347,6 +367,10 @@ func (src ScenarioStepOutput) MarshalJSON() ([]byte, error) {
 		return json.Marshal(&src.GetRecordStepOutput)
 	}
 
+	if src.HttpRequestStepOutput != nil {
+		return json.Marshal(&src.HttpRequestStepOutput)
+	}
+
 	if src.IteratorStepOutput != nil {
 		return json.Marshal(&src.IteratorStepOutput)
 	}
@@ -411,6 +435,10 @@ func (obj *ScenarioStepOutput) GetActualInstance() (interface{}) {
 		return obj.GetRecordStepOutput
 	}
 
+	if obj.HttpRequestStepOutput != nil {
+		return obj.HttpRequestStepOutput
+	}
+
 	if obj.IteratorStepOutput != nil {
 		return obj.IteratorStepOutput
 	}
@@ -471,6 +499,10 @@ func (obj ScenarioStepOutput) GetActualInstanceValue() (interface{}) {
 
 	if obj.GetRecordStepOutput != nil {
 		return *obj.GetRecordStepOutput
+	}
+
+	if obj.HttpRequestStepOutput != nil {
+		return *obj.HttpRequestStepOutput
 	}
 
 	if obj.IteratorStepOutput != nil {

@@ -59,7 +59,14 @@ async function systemResolve(hostname: string): Promise<string[]> {
  */
 export function guardedHttp(options: GuardedHttpOptions): OutboundHttp {
   const resolve = options.resolve ?? systemResolve;
-  const request = async ({ method, url, headers = {}, body }: OutboundRequest): Promise<OutboundResponse> => {
+  const request = async ({
+    method,
+    url,
+    headers = {},
+    body,
+    timeoutMs = options.timeoutMs,
+    maxBytes = MAX_RESPONSE_BYTES,
+  }: OutboundRequest): Promise<OutboundResponse> => {
     const target = new URL(url);
     if (target.protocol !== 'https:' && target.protocol !== 'http:')
       throw new OutboundError('refused-address', `only http(s) addresses are called, not ${target.protocol}`);
@@ -75,6 +82,7 @@ export function guardedHttp(options: GuardedHttpOptions): OutboundHttp {
       throw new OutboundError('refused-address', `${hostname} resolves to a private or reserved address`);
     const pinned = addresses[0]!;
     const payload = body ?? '';
+    const sendsBody = body !== undefined || method === 'POST';
     const started = performance.now();
     return new Promise<OutboundResponse>((resolveCall, reject) => {
       const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -91,7 +99,7 @@ export function guardedHttp(options: GuardedHttpOptions): OutboundHttp {
           method,
           headers: {
             ...headers,
-            ...(method === 'POST' && { 'content-length': String(Buffer.byteLength(payload)) }),
+            ...(sendsBody && { 'content-length': String(Buffer.byteLength(payload)) }),
           },
           // Connect to the address checked above, whatever DNS would answer now.
           lookup: (_host, lookupOptions, callback) => {
@@ -103,16 +111,22 @@ export function guardedHttp(options: GuardedHttpOptions): OutboundHttp {
         (response) => {
           const chunks: Buffer[] = [];
           let size = 0;
-          const answer = () => ({
-            status: response.statusCode ?? 0,
-            body: Buffer.concat(chunks).toString('utf8'),
-            durationMs: performance.now() - started,
-          });
+          const answer = (): OutboundResponse => {
+            const raw = Buffer.concat(chunks);
+            return {
+              status: response.statusCode ?? 0,
+              body: raw.toString('utf8'),
+              raw,
+              truncated: size > maxBytes,
+              headers: headersOf(response.headers),
+              durationMs: performance.now() - started,
+            };
+          };
           response.on('data', (chunk: Buffer) => {
-            chunks.push(chunk.subarray(0, MAX_RESPONSE_BYTES - size));
+            chunks.push(chunk.subarray(0, Math.max(0, maxBytes - size)));
             size += chunk.length;
             // The rest of a long answer is not wanted: stop reading it rather than wait for its end.
-            if (size >= MAX_RESPONSE_BYTES) {
+            if (size > maxBytes) {
               settle(() => resolveCall(answer()));
               call.destroy();
             }
@@ -126,14 +140,12 @@ export function guardedHttp(options: GuardedHttpOptions): OutboundHttp {
       // One deadline for the whole call: a server that answers a byte at a time is never idle, yet too slow.
       const deadline = setTimeout(() => {
         settle(() =>
-          reject(
-            new OutboundError('timeout', `${target.host} did not answer within ${options.timeoutMs} ms`),
-          ),
+          reject(new OutboundError('timeout', `${target.host} did not answer within ${timeoutMs} ms`)),
         );
         call.destroy();
-      }, options.timeoutMs);
+      }, timeoutMs);
       call.on('error', (error) => settle(() => reject(new OutboundError('unreachable', error.message))));
-      call.end(method === 'POST' ? payload : undefined);
+      call.end(sendsBody ? payload : undefined);
     });
   };
   return {
@@ -146,4 +158,11 @@ export function guardedHttp(options: GuardedHttpOptions): OutboundHttp {
         body: JSON.stringify(body),
       }),
   };
+}
+
+function headersOf(headers: Readonly<Record<string, string | string[] | undefined>>): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+  return flat;
 }

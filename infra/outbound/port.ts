@@ -1,4 +1,4 @@
-/** Calls the platform makes to addresses users configure (button fields; later scenario steps and webhooks). */
+/** Calls the platform makes to addresses users configure (button fields, scenarios' HTTP request steps). */
 export interface OutboundHttp {
   /** POSTs `body` as JSON. Redirects are answered as they come, never followed. */
   postJson(url: string, body: unknown): Promise<OutboundResponse>;
@@ -6,17 +6,29 @@ export interface OutboundHttp {
   request(call: OutboundRequest): Promise<OutboundResponse>;
 }
 
+export const OUTBOUND_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
+
 export interface OutboundRequest {
-  readonly method: 'GET' | 'POST';
+  readonly method: (typeof OUTBOUND_METHODS)[number];
   readonly url: string;
   readonly headers?: Readonly<Record<string, string>>;
-  readonly body?: string;
+  readonly body?: string | Buffer;
+  /** The whole call's deadline; the adapter's own when absent. */
+  readonly timeoutMs?: number;
+  /** Bytes of the answer read at most (64 KB when absent); the rest is not read. */
+  readonly maxBytes?: number;
 }
 
 export interface OutboundResponse {
   readonly status: number;
-  /** The start of the answer (at most `MAX_RESPONSE_BYTES`). */
+  /** The start of the answer as text (at most `maxBytes`). */
   readonly body: string;
+  /** The same bytes as they came. */
+  readonly raw: Buffer;
+  /** The answer was longer than `maxBytes`. */
+  readonly truncated: boolean;
+  /** The answer's headers, names in lower case (repeated ones joined with ", "). */
+  readonly headers: Readonly<Record<string, string>>;
   readonly durationMs: number;
 }
 

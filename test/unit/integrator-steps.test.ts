@@ -169,7 +169,7 @@ describe('webhookResponse', () => {
   ])('%j fails the run', (config, message) => given({}).when(config).thenFails(StepFailure, message));
 });
 
-test('every step kind is either computed here or a record step run through the command side', () => {
+test('every step kind is computed here, or is a record step or the HTTP request step (which do I/O)', () => {
   const kinds = (
     scenarioStepSchema.def.options as Array<{ shape: { kind: { value?: string; options?: string[] } } }>
   ).flatMap(({ shape }) => shape.kind.options ?? [shape.kind.value!]);
@@ -180,5 +180,6 @@ test('every step kind is either computed here or a record step run through the c
     'deleteRecord',
     'addRecordLabel',
     'removeRecordLabel',
+    'httpRequest',
   ]);
 });

@@ -109,6 +109,8 @@ __all__ = [
     "FilterStepOutput",
     "GetRecordStep",
     "GetRecordStepOutput",
+    "HttpRequestStep",
+    "HttpRequestStepOutput",
     "Introspection",
     "IteratorStep",
     "IteratorStepOutput",
@@ -374,6 +376,8 @@ from records_client.models.filter_step import FilterStep as FilterStep
 from records_client.models.filter_step_output import FilterStepOutput as FilterStepOutput
 from records_client.models.get_record_step import GetRecordStep as GetRecordStep
 from records_client.models.get_record_step_output import GetRecordStepOutput as GetRecordStepOutput
+from records_client.models.http_request_step import HttpRequestStep as HttpRequestStep
+from records_client.models.http_request_step_output import HttpRequestStepOutput as HttpRequestStepOutput
 from records_client.models.introspection import Introspection as Introspection
 from records_client.models.iterator_step import IteratorStep as IteratorStep
 from records_client.models.iterator_step_output import IteratorStepOutput as IteratorStepOutput

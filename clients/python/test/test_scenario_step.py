@@ -59,6 +59,12 @@ class TestScenarioStep(unittest.TestCase):
                         name = 'E', 
                         value = null, )
                     ],
+                method = 'GET',
+                url = None,
+                timeout_ms = 100,
+                max_response_bytes = 1,
+                parse = 'auto',
+                fail_on_http_error = True,
                 routes = [
                     records_client.models.scenario_route.ScenarioRoute(
                         label = '0', 
@@ -85,6 +91,7 @@ class TestScenarioStep(unittest.TestCase):
                 record_id = None,
                 label_id = None,
                 status = None,
+                url = None,
                 routes = [
                     records_client.models.scenario_route.ScenarioRoute(
                         label = '0', 

@@ -59,6 +59,12 @@ class TestScenarioStepOutput(unittest.TestCase):
                         name = 'E', 
                         value = null, )
                     ],
+                method = 'GET',
+                url = None,
+                timeout_ms = 100,
+                max_response_bytes = 1,
+                parse = 'auto',
+                fail_on_http_error = True,
                 routes = [
                     records_client.models.scenario_route_output.ScenarioRouteOutput(
                         label = '0', 
@@ -85,6 +91,12 @@ class TestScenarioStepOutput(unittest.TestCase):
                 record_id = None,
                 label_id = None,
                 status = None,
+                method = 'GET',
+                url = None,
+                timeout_ms = 100,
+                max_response_bytes = 1,
+                parse = 'auto',
+                fail_on_http_error = True,
                 routes = [
                     records_client.models.scenario_route_output.ScenarioRouteOutput(
                         label = '0', 

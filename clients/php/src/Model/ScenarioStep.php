@@ -67,6 +67,7 @@ class ScenarioStep implements OneOfInterface
             '\Records\Client\Model\DeleteRecordStep',
             '\Records\Client\Model\RecordLabelStep',
             '\Records\Client\Model\WebhookResponseStep',
+            '\Records\Client\Model\HttpRequestStep',
             '\Records\Client\Model\RouterStep',
             '\Records\Client\Model\IteratorStep',
             '\Records\Client\Model\AggregatorStep'
@@ -93,6 +94,7 @@ class ScenarioStep implements OneOfInterface
             'deleteRecord' => '\Records\Client\Model\DeleteRecordStep',
             'filter' => '\Records\Client\Model\FilterStep',
             'getRecord' => '\Records\Client\Model\GetRecordStep',
+            'httpRequest' => '\Records\Client\Model\HttpRequestStep',
             'iterator' => '\Records\Client\Model\IteratorStep',
             'jsonCreate' => '\Records\Client\Model\JsonCreateStep',
             'jsonParse' => '\Records\Client\Model\JsonParseStep',

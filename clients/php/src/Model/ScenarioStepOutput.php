@@ -67,6 +67,7 @@ class ScenarioStepOutput implements OneOfInterface
             '\Records\Client\Model\DeleteRecordStepOutput',
             '\Records\Client\Model\RecordLabelStepOutput',
             '\Records\Client\Model\WebhookResponseStepOutput',
+            '\Records\Client\Model\HttpRequestStepOutput',
             '\Records\Client\Model\RouterStepOutput',
             '\Records\Client\Model\IteratorStepOutput',
             '\Records\Client\Model\AggregatorStepOutput'
@@ -93,6 +94,7 @@ class ScenarioStepOutput implements OneOfInterface
             'deleteRecord' => '\Records\Client\Model\DeleteRecordStepOutput',
             'filter' => '\Records\Client\Model\FilterStepOutput',
             'getRecord' => '\Records\Client\Model\GetRecordStepOutput',
+            'httpRequest' => '\Records\Client\Model\HttpRequestStepOutput',
             'iterator' => '\Records\Client\Model\IteratorStepOutput',
             'jsonCreate' => '\Records\Client\Model\JsonCreateStepOutput',
             'jsonParse' => '\Records\Client\Model\JsonParseStepOutput',

@@ -72,6 +72,8 @@ from records_client.models.filter_step import FilterStep
 from records_client.models.filter_step_output import FilterStepOutput
 from records_client.models.get_record_step import GetRecordStep
 from records_client.models.get_record_step_output import GetRecordStepOutput
+from records_client.models.http_request_step import HttpRequestStep
+from records_client.models.http_request_step_output import HttpRequestStepOutput
 from records_client.models.introspection import Introspection
 from records_client.models.iterator_step import IteratorStep
 from records_client.models.iterator_step_output import IteratorStepOutput

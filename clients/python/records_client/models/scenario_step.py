@@ -22,6 +22,7 @@ from records_client.models.create_record_step import CreateRecordStep
 from records_client.models.delete_record_step import DeleteRecordStep
 from records_client.models.filter_step import FilterStep
 from records_client.models.get_record_step import GetRecordStep
+from records_client.models.http_request_step import HttpRequestStep
 from records_client.models.iterator_step import IteratorStep
 from records_client.models.json_create_step import JsonCreateStep
 from records_client.models.json_parse_step import JsonParseStep
@@ -34,7 +35,7 @@ from pydantic import StrictStr, Field
 from typing import Union, List, Set, Optional, Dict
 from typing_extensions import Literal, Self
 
-SCENARIOSTEP_ONE_OF_SCHEMAS = ["AggregatorStep", "CreateRecordStep", "DeleteRecordStep", "FilterStep", "GetRecordStep", "IteratorStep", "JsonCreateStep", "JsonParseStep", "RecordLabelStep", "RouterStep", "SetVariableStep", "SetVariablesStep", "UpdateRecordStep", "WebhookResponseStep"]
+SCENARIOSTEP_ONE_OF_SCHEMAS = ["AggregatorStep", "CreateRecordStep", "DeleteRecordStep", "FilterStep", "GetRecordStep", "HttpRequestStep", "IteratorStep", "JsonCreateStep", "JsonParseStep", "RecordLabelStep", "RouterStep", "SetVariableStep", "SetVariablesStep", "UpdateRecordStep", "WebhookResponseStep"]
 
 class ScenarioStep(BaseModel):
     """
@@ -62,14 +63,16 @@ class ScenarioStep(BaseModel):
     oneof_schema_10_validator: Optional[RecordLabelStep] = None
     # data type: WebhookResponseStep
     oneof_schema_11_validator: Optional[WebhookResponseStep] = None
+    # data type: HttpRequestStep
+    oneof_schema_12_validator: Optional[HttpRequestStep] = None
     # data type: RouterStep
-    oneof_schema_12_validator: Optional[RouterStep] = None
+    oneof_schema_13_validator: Optional[RouterStep] = None
     # data type: IteratorStep
-    oneof_schema_13_validator: Optional[IteratorStep] = None
+    oneof_schema_14_validator: Optional[IteratorStep] = None
     # data type: AggregatorStep
-    oneof_schema_14_validator: Optional[AggregatorStep] = None
-    actual_instance: Optional[Union[AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep]] = None
-    one_of_schemas: Set[str] = { "AggregatorStep", "CreateRecordStep", "DeleteRecordStep", "FilterStep", "GetRecordStep", "IteratorStep", "JsonCreateStep", "JsonParseStep", "RecordLabelStep", "RouterStep", "SetVariableStep", "SetVariablesStep", "UpdateRecordStep", "WebhookResponseStep" }
+    oneof_schema_15_validator: Optional[AggregatorStep] = None
+    actual_instance: Optional[Union[AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep]] = None
+    one_of_schemas: Set[str] = { "AggregatorStep", "CreateRecordStep", "DeleteRecordStep", "FilterStep", "GetRecordStep", "HttpRequestStep", "IteratorStep", "JsonCreateStep", "JsonParseStep", "RecordLabelStep", "RouterStep", "SetVariableStep", "SetVariablesStep", "UpdateRecordStep", "WebhookResponseStep" }
 
     model_config = ConfigDict(
         validate_assignment=True,
@@ -150,6 +153,11 @@ class ScenarioStep(BaseModel):
             error_messages.append(f"Error! Input type `{type(v)}` is not `WebhookResponseStep`")
         else:
             match += 1
+        # validate data type: HttpRequestStep
+        if not isinstance(v, HttpRequestStep):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `HttpRequestStep`")
+        else:
+            match += 1
         # validate data type: RouterStep
         if not isinstance(v, RouterStep):
             error_messages.append(f"Error! Input type `{type(v)}` is not `RouterStep`")
@@ -167,10 +175,10 @@ class ScenarioStep(BaseModel):
             match += 1
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when setting `actual_instance` in ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when setting `actual_instance` in ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         else:
             return v
 
@@ -251,6 +259,12 @@ class ScenarioStep(BaseModel):
             match += 1
         except (ValidationError, ValueError) as e:
             error_messages.append(str(e))
+        # deserialize data into HttpRequestStep
+        try:
+            instance.actual_instance = HttpRequestStep.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
         # deserialize data into RouterStep
         try:
             instance.actual_instance = RouterStep.from_json(json_str)
@@ -272,10 +286,10 @@ class ScenarioStep(BaseModel):
 
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when deserializing the JSON string into ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when deserializing the JSON string into ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         else:
             return instance
 
@@ -289,7 +303,7 @@ class ScenarioStep(BaseModel):
         else:
             return json.dumps(self.actual_instance)
 
-    def to_dict(self) -> Optional[Union[Dict[str, Any], AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep]]:
+    def to_dict(self) -> Optional[Union[Dict[str, Any], AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep]]:
         """Returns the dict representation of the actual instance"""
         if self.actual_instance is None:
             return None

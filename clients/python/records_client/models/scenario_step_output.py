@@ -22,6 +22,7 @@ from records_client.models.create_record_step_output import CreateRecordStepOutp
 from records_client.models.delete_record_step_output import DeleteRecordStepOutput
 from records_client.models.filter_step_output import FilterStepOutput
 from records_client.models.get_record_step_output import GetRecordStepOutput
+from records_client.models.http_request_step_output import HttpRequestStepOutput
 from records_client.models.iterator_step_output import IteratorStepOutput
 from records_client.models.json_create_step_output import JsonCreateStepOutput
 from records_client.models.json_parse_step_output import JsonParseStepOutput
@@ -34,7 +35,7 @@ from pydantic import StrictStr, Field
 from typing import Union, List, Set, Optional, Dict
 from typing_extensions import Literal, Self
 
-SCENARIOSTEPOUTPUT_ONE_OF_SCHEMAS = ["AggregatorStepOutput", "CreateRecordStepOutput", "DeleteRecordStepOutput", "FilterStepOutput", "GetRecordStepOutput", "IteratorStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "RecordLabelStepOutput", "RouterStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "UpdateRecordStepOutput", "WebhookResponseStepOutput"]
+SCENARIOSTEPOUTPUT_ONE_OF_SCHEMAS = ["AggregatorStepOutput", "CreateRecordStepOutput", "DeleteRecordStepOutput", "FilterStepOutput", "GetRecordStepOutput", "HttpRequestStepOutput", "IteratorStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "RecordLabelStepOutput", "RouterStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "UpdateRecordStepOutput", "WebhookResponseStepOutput"]
 
 class ScenarioStepOutput(BaseModel):
     """
@@ -62,14 +63,16 @@ class ScenarioStepOutput(BaseModel):
     oneof_schema_10_validator: Optional[RecordLabelStepOutput] = None
     # data type: WebhookResponseStepOutput
     oneof_schema_11_validator: Optional[WebhookResponseStepOutput] = None
+    # data type: HttpRequestStepOutput
+    oneof_schema_12_validator: Optional[HttpRequestStepOutput] = None
     # data type: RouterStepOutput
-    oneof_schema_12_validator: Optional[RouterStepOutput] = None
+    oneof_schema_13_validator: Optional[RouterStepOutput] = None
     # data type: IteratorStepOutput
-    oneof_schema_13_validator: Optional[IteratorStepOutput] = None
+    oneof_schema_14_validator: Optional[IteratorStepOutput] = None
     # data type: AggregatorStepOutput
-    oneof_schema_14_validator: Optional[AggregatorStepOutput] = None
-    actual_instance: Optional[Union[AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput]] = None
-    one_of_schemas: Set[str] = { "AggregatorStepOutput", "CreateRecordStepOutput", "DeleteRecordStepOutput", "FilterStepOutput", "GetRecordStepOutput", "IteratorStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "RecordLabelStepOutput", "RouterStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "UpdateRecordStepOutput", "WebhookResponseStepOutput" }
+    oneof_schema_15_validator: Optional[AggregatorStepOutput] = None
+    actual_instance: Optional[Union[AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput]] = None
+    one_of_schemas: Set[str] = { "AggregatorStepOutput", "CreateRecordStepOutput", "DeleteRecordStepOutput", "FilterStepOutput", "GetRecordStepOutput", "HttpRequestStepOutput", "IteratorStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "RecordLabelStepOutput", "RouterStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "UpdateRecordStepOutput", "WebhookResponseStepOutput" }
 
     model_config = ConfigDict(
         validate_assignment=True,
@@ -150,6 +153,11 @@ class ScenarioStepOutput(BaseModel):
             error_messages.append(f"Error! Input type `{type(v)}` is not `WebhookResponseStepOutput`")
         else:
             match += 1
+        # validate data type: HttpRequestStepOutput
+        if not isinstance(v, HttpRequestStepOutput):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `HttpRequestStepOutput`")
+        else:
+            match += 1
         # validate data type: RouterStepOutput
         if not isinstance(v, RouterStepOutput):
             error_messages.append(f"Error! Input type `{type(v)}` is not `RouterStepOutput`")
@@ -167,10 +175,10 @@ class ScenarioStepOutput(BaseModel):
             match += 1
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         else:
             return v
 
@@ -251,6 +259,12 @@ class ScenarioStepOutput(BaseModel):
             match += 1
         except (ValidationError, ValueError) as e:
             error_messages.append(str(e))
+        # deserialize data into HttpRequestStepOutput
+        try:
+            instance.actual_instance = HttpRequestStepOutput.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
         # deserialize data into RouterStepOutput
         try:
             instance.actual_instance = RouterStepOutput.from_json(json_str)
@@ -272,10 +286,10 @@ class ScenarioStepOutput(BaseModel):
 
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         else:
             return instance
 
@@ -289,7 +303,7 @@ class ScenarioStepOutput(BaseModel):
         else:
             return json.dumps(self.actual_instance)
 
-    def to_dict(self) -> Optional[Union[Dict[str, Any], AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput]]:
+    def to_dict(self) -> Optional[Union[Dict[str, Any], AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput]]:
         """Returns the dict representation of the actual instance"""
         if self.actual_instance is None:
             return None

@@ -48,6 +48,13 @@ import {
     GetRecordStepFromJSONTyped,
     GetRecordStepToJSON,
 } from './GetRecordStep';
+import type { HttpRequestStep } from './HttpRequestStep';
+import {
+    instanceOfHttpRequestStep,
+    HttpRequestStepFromJSON,
+    HttpRequestStepFromJSONTyped,
+    HttpRequestStepToJSON,
+} from './HttpRequestStep';
 import type { IteratorStep } from './IteratorStep';
 import {
     instanceOfIteratorStep,
@@ -117,7 +124,7 @@ import {
  * 
  * @export
  */
-export type ScenarioStep = { kind: 'addRecordLabel' } & RecordLabelStep | { kind: 'aggregator' } & AggregatorStep | { kind: 'createRecord' } & CreateRecordStep | { kind: 'deleteRecord' } & DeleteRecordStep | { kind: 'filter' } & FilterStep | { kind: 'getRecord' } & GetRecordStep | { kind: 'iterator' } & IteratorStep | { kind: 'jsonCreate' } & JsonCreateStep | { kind: 'jsonParse' } & JsonParseStep | { kind: 'removeRecordLabel' } & RecordLabelStep | { kind: 'router' } & RouterStep | { kind: 'setVariable' } & SetVariableStep | { kind: 'setVariables' } & SetVariablesStep | { kind: 'updateRecord' } & UpdateRecordStep | { kind: 'webhookResponse' } & WebhookResponseStep;
+export type ScenarioStep = { kind: 'addRecordLabel' } & RecordLabelStep | { kind: 'aggregator' } & AggregatorStep | { kind: 'createRecord' } & CreateRecordStep | { kind: 'deleteRecord' } & DeleteRecordStep | { kind: 'filter' } & FilterStep | { kind: 'getRecord' } & GetRecordStep | { kind: 'httpRequest' } & HttpRequestStep | { kind: 'iterator' } & IteratorStep | { kind: 'jsonCreate' } & JsonCreateStep | { kind: 'jsonParse' } & JsonParseStep | { kind: 'removeRecordLabel' } & RecordLabelStep | { kind: 'router' } & RouterStep | { kind: 'setVariable' } & SetVariableStep | { kind: 'setVariables' } & SetVariablesStep | { kind: 'updateRecord' } & UpdateRecordStep | { kind: 'webhookResponse' } & WebhookResponseStep;
 
 export function ScenarioStepFromJSON(json: any): ScenarioStep {
     return ScenarioStepFromJSONTyped(json, false);
@@ -140,6 +147,8 @@ export function ScenarioStepFromJSONTyped(json: any, ignoreDiscriminator: boolea
             return Object.assign({}, FilterStepFromJSONTyped(json, true), { kind: 'filter' } as const);
         case 'getRecord':
             return Object.assign({}, GetRecordStepFromJSONTyped(json, true), { kind: 'getRecord' } as const);
+        case 'httpRequest':
+            return Object.assign({}, HttpRequestStepFromJSONTyped(json, true), { kind: 'httpRequest' } as const);
         case 'iterator':
             return Object.assign({}, IteratorStepFromJSONTyped(json, true), { kind: 'iterator' } as const);
         case 'jsonCreate':
@@ -184,6 +193,8 @@ export function ScenarioStepToJSONTyped(value?: ScenarioStep | null, ignoreDiscr
             return Object.assign({}, FilterStepToJSON(value), { 'kind': 'filter' } as const);
         case 'getRecord':
             return Object.assign({}, GetRecordStepToJSON(value), { 'kind': 'getRecord' } as const);
+        case 'httpRequest':
+            return Object.assign({}, HttpRequestStepToJSON(value), { 'kind': 'httpRequest' } as const);
         case 'iterator':
             return Object.assign({}, IteratorStepToJSON(value), { 'kind': 'iterator' } as const);
         case 'jsonCreate':

@@ -48,6 +48,13 @@ import {
     GetRecordStepOutputFromJSONTyped,
     GetRecordStepOutputToJSON,
 } from './GetRecordStepOutput';
+import type { HttpRequestStepOutput } from './HttpRequestStepOutput';
+import {
+    instanceOfHttpRequestStepOutput,
+    HttpRequestStepOutputFromJSON,
+    HttpRequestStepOutputFromJSONTyped,
+    HttpRequestStepOutputToJSON,
+} from './HttpRequestStepOutput';
 import type { IteratorStepOutput } from './IteratorStepOutput';
 import {
     instanceOfIteratorStepOutput,
@@ -117,7 +124,7 @@ import {
  * 
  * @export
  */
-export type ScenarioStepOutput = { kind: 'addRecordLabel' } & RecordLabelStepOutput | { kind: 'aggregator' } & AggregatorStepOutput | { kind: 'createRecord' } & CreateRecordStepOutput | { kind: 'deleteRecord' } & DeleteRecordStepOutput | { kind: 'filter' } & FilterStepOutput | { kind: 'getRecord' } & GetRecordStepOutput | { kind: 'iterator' } & IteratorStepOutput | { kind: 'jsonCreate' } & JsonCreateStepOutput | { kind: 'jsonParse' } & JsonParseStepOutput | { kind: 'removeRecordLabel' } & RecordLabelStepOutput | { kind: 'router' } & RouterStepOutput | { kind: 'setVariable' } & SetVariableStepOutput | { kind: 'setVariables' } & SetVariablesStepOutput | { kind: 'updateRecord' } & UpdateRecordStepOutput | { kind: 'webhookResponse' } & WebhookResponseStepOutput;
+export type ScenarioStepOutput = { kind: 'addRecordLabel' } & RecordLabelStepOutput | { kind: 'aggregator' } & AggregatorStepOutput | { kind: 'createRecord' } & CreateRecordStepOutput | { kind: 'deleteRecord' } & DeleteRecordStepOutput | { kind: 'filter' } & FilterStepOutput | { kind: 'getRecord' } & GetRecordStepOutput | { kind: 'httpRequest' } & HttpRequestStepOutput | { kind: 'iterator' } & IteratorStepOutput | { kind: 'jsonCreate' } & JsonCreateStepOutput | { kind: 'jsonParse' } & JsonParseStepOutput | { kind: 'removeRecordLabel' } & RecordLabelStepOutput | { kind: 'router' } & RouterStepOutput | { kind: 'setVariable' } & SetVariableStepOutput | { kind: 'setVariables' } & SetVariablesStepOutput | { kind: 'updateRecord' } & UpdateRecordStepOutput | { kind: 'webhookResponse' } & WebhookResponseStepOutput;
 
 export function ScenarioStepOutputFromJSON(json: any): ScenarioStepOutput {
     return ScenarioStepOutputFromJSONTyped(json, false);
@@ -140,6 +147,8 @@ export function ScenarioStepOutputFromJSONTyped(json: any, ignoreDiscriminator: 
             return Object.assign({}, FilterStepOutputFromJSONTyped(json, true), { kind: 'filter' } as const);
         case 'getRecord':
             return Object.assign({}, GetRecordStepOutputFromJSONTyped(json, true), { kind: 'getRecord' } as const);
+        case 'httpRequest':
+            return Object.assign({}, HttpRequestStepOutputFromJSONTyped(json, true), { kind: 'httpRequest' } as const);
         case 'iterator':
             return Object.assign({}, IteratorStepOutputFromJSONTyped(json, true), { kind: 'iterator' } as const);
         case 'jsonCreate':
@@ -184,6 +193,8 @@ export function ScenarioStepOutputToJSONTyped(value?: ScenarioStepOutput | null,
             return Object.assign({}, FilterStepOutputToJSON(value), { 'kind': 'filter' } as const);
         case 'getRecord':
             return Object.assign({}, GetRecordStepOutputToJSON(value), { 'kind': 'getRecord' } as const);
+        case 'httpRequest':
+            return Object.assign({}, HttpRequestStepOutputToJSON(value), { 'kind': 'httpRequest' } as const);
         case 'iterator':
             return Object.assign({}, IteratorStepOutputToJSON(value), { 'kind': 'iterator' } as const);
         case 'jsonCreate':

@@ -58,6 +58,8 @@ export * from './FilterStep';
 export * from './FilterStepOutput';
 export * from './GetRecordStep';
 export * from './GetRecordStepOutput';
+export * from './HttpRequestStep';
+export * from './HttpRequestStepOutput';
 export * from './Introspection';
 export * from './IteratorStep';
 export * from './IteratorStepOutput';
