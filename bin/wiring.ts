@@ -575,6 +575,7 @@ async function startIntegrator(
     blobs: adapters.blobs,
     logger: integratorLogger,
     now,
+    readModels,
     outbound: guardedHttp({
       allowNonPublic: config.OUTBOUND_ALLOW_PRIVATE,
       timeoutMs: config.OUTBOUND_TIMEOUT_MS,

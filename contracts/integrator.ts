@@ -166,6 +166,19 @@ export const deleteRecordStep = z
     id: 'DeleteRecordStep',
     description: 'Deletes a record (it can be restored, as with DELETE /record/{id}).',
   });
+export const searchRecordsStep = z
+  .strictObject({
+    kind: z.literal('searchRecords'),
+    moduleId: entityIdSchema.optional().meta({ description: 'Only this module (its field keys resolve).' }),
+    filter: mappedValueSchema.optional().meta({ description: 'A filter in the list language (text).' }),
+    order: mappedValueSchema.optional().meta({ description: 'An order in the list language (text).' }),
+    limit: z.number().int().min(1).max(100).default(10),
+  })
+  .meta({
+    id: 'SearchRecordsStep',
+    description:
+      'Finds live records as `GET /record` does (the read models: a record written a moment ago may be missing); outputs `{items, total}`.',
+  });
 export const labelRecordStep = z
   .strictObject({
     kind: z.enum(['addRecordLabel', 'removeRecordLabel']),
@@ -304,6 +317,7 @@ export const scenarioStepSchema = z
     updateRecordStep,
     getRecordStep,
     deleteRecordStep,
+    searchRecordsStep,
     labelRecordStep,
     webhookResponseStep,
     httpRequestStep,
@@ -350,6 +364,8 @@ export function mappedValuesOf(step: ScenarioStep): Array<MappedValue | undefine
     case 'getRecord':
     case 'deleteRecord':
       return [step.recordId];
+    case 'searchRecords':
+      return [step.filter, step.order];
     case 'addRecordLabel':
     case 'removeRecordLabel':
       return [step.recordId, step.labelId];

@@ -13,12 +13,16 @@ import type { CommandContext, CommandHandler } from '../command-api/kit/handler'
 import type { IdAllocator } from '../command-api/kit/id-allocator';
 import { requestHash, type IdempotencyKeys } from '../command-api/kit/idempotency';
 import { recordResource } from '../command-api/routes/records';
+import type { ReadModels } from '../infra/read-store/read-models';
+import { searchRecords } from '../query-api/routes/record-lists';
 import { bindingsOf, StepFailure, type RecordStep, type StepScope } from './steps';
 
 export interface RecordStepDeps {
   readonly handler: CommandHandler;
   readonly ids: IdAllocator;
   readonly idempotency: IdempotencyKeys;
+  /** Where a search step looks, as the query API does. */
+  readonly readModels: ReadModels;
 }
 
 /** The operation of a run a record step is: where it acts, for whom, and under which command id. */
@@ -74,6 +78,25 @@ export class RecordSteps {
         const record = await this.deps.handler.load(streamName('record', at.tenant, recordId), recordDecider);
         if (record.state.status !== 'active') throw new StepFailure(`record ${recordId} not found`);
         return this.records.view(record.state);
+      }
+      case 'searchRecords': {
+        await this.ownerMay(at, 'record', 'read');
+        const filter = await evaluate(step.filter);
+        const order = await evaluate(step.order);
+        for (const [name, value] of [
+          ['filter', filter],
+          ['order', order],
+        ] as const)
+          if (value !== undefined && value !== null && typeof value !== 'string')
+            throw new StepFailure(
+              `the ${name} must be text in the list language, got ${JSON.stringify(value)}`,
+            );
+        return searchRecords({ readModels: this.deps.readModels }, at.tenant, {
+          ...(typeof filter === 'string' && { filter }),
+          ...(typeof order === 'string' && { order }),
+          limit: step.limit,
+          ...(step.moduleId !== undefined && { moduleId: step.moduleId }),
+        });
       }
       case 'deleteRecord': {
         await this.ownerMay(at, 'record', 'delete');

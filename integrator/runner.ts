@@ -13,6 +13,7 @@ import type { Logger } from '../infra/logging';
 import { computeStep, isComputeStep, isRecordStep, replayStep, StepFailure, type StepResult } from './steps';
 import { runHttpStep } from './http-step';
 import type { OutboundHttp } from '../infra/outbound/port';
+import type { ReadModels } from '../infra/read-store/read-models';
 import { walkSteps, type Perform } from './walk';
 import { RecordSteps, scenarioActor } from './record-steps';
 
@@ -25,6 +26,8 @@ export interface RunnerDeps {
   readonly now: () => Date;
   /** Calls of HTTP request steps, through the SSRF guard. */
   readonly outbound: OutboundHttp;
+  /** The read models a search step looks in. */
+  readonly readModels: ReadModels;
 }
 
 /** An accepted request and the run it is for. */

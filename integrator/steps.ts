@@ -39,7 +39,13 @@ export type RecordStep = Extract<
   ScenarioStep,
   {
     kind:
-      'createRecord' | 'updateRecord' | 'getRecord' | 'deleteRecord' | 'addRecordLabel' | 'removeRecordLabel';
+      | 'createRecord'
+      | 'updateRecord'
+      | 'getRecord'
+      | 'deleteRecord'
+      | 'searchRecords'
+      | 'addRecordLabel'
+      | 'removeRecordLabel';
   }
 >;
 const RECORD_STEP_KINDS: ReadonlySet<string> = new Set<RecordStep['kind']>([
@@ -47,6 +53,7 @@ const RECORD_STEP_KINDS: ReadonlySet<string> = new Set<RecordStep['kind']>([
   'updateRecord',
   'getRecord',
   'deleteRecord',
+  'searchRecords',
   'addRecordLabel',
   'removeRecordLabel',
 ]);
@@ -174,6 +181,7 @@ export function replayStep(step: ScenarioStep, output: unknown): StepResult {
     case 'updateRecord':
     case 'getRecord':
     case 'deleteRecord':
+    case 'searchRecords':
     case 'addRecordLabel':
     case 'removeRecordLabel':
     case 'webhookResponse':

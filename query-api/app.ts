@@ -1,8 +1,7 @@
 import { equals } from '../contracts/query/store-query';
 import { Router } from 'express';
 import { READ_MODELS } from '../contracts/read-models';
-import { moduleView, recordView, spaceView } from './representations';
-import { DELETED_RECORD_FIELDS, RECORD_FIELDS } from '../contracts/query/record-fields';
+import { moduleView, spaceView } from './representations';
 import { MODULE_FIELDS, SPACE_FIELDS } from './routes/catalogues';
 import { idParam } from '../infra/http/params';
 import {
@@ -35,7 +34,7 @@ import { addLabelReadRoutes } from './routes/labels';
 import { addModuleTemplateRoutes } from './routes/module-templates';
 import { addRemoteLinkReadRoutes } from './routes/remote-links';
 import { addSegmentReadRoutes } from './routes/segments';
-import { recordsListed } from './routes/record-lists';
+import { DELETED_RECORDS, RECORDS, recordsListed } from './routes/record-lists';
 import { addApiDescriptionRoutes, type ApiDescriptions } from './routes/api-description';
 import { addIntegratorReadRoutes, type IntegratorReadDeps } from './routes/integrator';
 
@@ -54,22 +53,6 @@ export const MODULES: EntityDescription = {
   fields: MODULE_FIELDS,
   view: moduleView,
   noun: 'module',
-};
-export const RECORDS: EntityDescription = {
-  module: 'record',
-  collection: READ_MODELS.records,
-  projection: 'records',
-  fields: RECORD_FIELDS,
-  view: recordView,
-  noun: 'record',
-  softDeleted: 'live',
-};
-/** `GET /record/deleted`: soft-deleted records, newest deletion first. */
-export const DELETED_RECORDS: EntityDescription = {
-  ...RECORDS,
-  fields: DELETED_RECORD_FIELDS,
-  softDeleted: 'deleted',
-  defaultOrder: [{ path: 'deletedAt', direction: 'desc' }],
 };
 
 /** The query API: every GET of the platform. It reads read models only and never appends. */

@@ -28,6 +28,7 @@ type ScenarioStep struct {
 	JsonParseStep *JsonParseStep
 	RecordLabelStep *RecordLabelStep
 	RouterStep *RouterStep
+	SearchRecordsStep *SearchRecordsStep
 	SetVariableStep *SetVariableStep
 	SetVariablesStep *SetVariablesStep
 	UpdateRecordStep *UpdateRecordStep
@@ -108,6 +109,13 @@ func RecordLabelStepAsScenarioStep(v *RecordLabelStep) ScenarioStep {
 func RouterStepAsScenarioStep(v *RouterStep) ScenarioStep {
 	return ScenarioStep{
 		RouterStep: v,
+	}
+}
+
+// SearchRecordsStepAsScenarioStep is a convenience function that returns SearchRecordsStep wrapped in ScenarioStep
+func SearchRecordsStepAsScenarioStep(v *SearchRecordsStep) ScenarioStep {
+	return ScenarioStep{
+		SearchRecordsStep: v,
 	}
 }
 
@@ -294,6 +302,18 @@ func (dst *ScenarioStep) UnmarshalJSON(data []byte) error {
 		}
 	}
 
+	// check if the discriminator value is 'searchRecords'
+	if jsonDict["kind"] == "searchRecords" {
+		// try to unmarshal JSON data into SearchRecordsStep
+		err = json.Unmarshal(data, &dst.SearchRecordsStep)
+		if err == nil {
+			return nil // data stored in dst.SearchRecordsStep, return on the first match
+		} else {
+			dst.SearchRecordsStep = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStep as SearchRecordsStep: %s", err.Error())
+		}
+	}
+
 	// check if the discriminator value is 'setVariable'
 	if jsonDict["kind"] == "setVariable" {
 		// try to unmarshal JSON data into SetVariableStep
@@ -391,6 +411,10 @@ func (src ScenarioStep) MarshalJSON() ([]byte, error) {
 		return json.Marshal(&src.RouterStep)
 	}
 
+	if src.SearchRecordsStep != nil {
+		return json.Marshal(&src.SearchRecordsStep)
+	}
+
 	if src.SetVariableStep != nil {
 		return json.Marshal(&src.SetVariableStep)
 	}
@@ -459,6 +483,10 @@ func (obj *ScenarioStep) GetActualInstance() (interface{}) {
 		return obj.RouterStep
 	}
 
+	if obj.SearchRecordsStep != nil {
+		return obj.SearchRecordsStep
+	}
+
 	if obj.SetVariableStep != nil {
 		return obj.SetVariableStep
 	}
@@ -523,6 +551,10 @@ func (obj ScenarioStep) GetActualInstanceValue() (interface{}) {
 
 	if obj.RouterStep != nil {
 		return *obj.RouterStep
+	}
+
+	if obj.SearchRecordsStep != nil {
+		return *obj.SearchRecordsStep
 	}
 
 	if obj.SetVariableStep != nil {

@@ -28,6 +28,7 @@ type ScenarioStepOutput struct {
 	JsonParseStepOutput *JsonParseStepOutput
 	RecordLabelStepOutput *RecordLabelStepOutput
 	RouterStepOutput *RouterStepOutput
+	SearchRecordsStepOutput *SearchRecordsStepOutput
 	SetVariableStepOutput *SetVariableStepOutput
 	SetVariablesStepOutput *SetVariablesStepOutput
 	UpdateRecordStepOutput *UpdateRecordStepOutput
@@ -108,6 +109,13 @@ func RecordLabelStepOutputAsScenarioStepOutput(v *RecordLabelStepOutput) Scenari
 func RouterStepOutputAsScenarioStepOutput(v *RouterStepOutput) ScenarioStepOutput {
 	return ScenarioStepOutput{
 		RouterStepOutput: v,
+	}
+}
+
+// SearchRecordsStepOutputAsScenarioStepOutput is a convenience function that returns SearchRecordsStepOutput wrapped in ScenarioStepOutput
+func SearchRecordsStepOutputAsScenarioStepOutput(v *SearchRecordsStepOutput) ScenarioStepOutput {
+	return ScenarioStepOutput{
+		SearchRecordsStepOutput: v,
 	}
 }
 
@@ -294,6 +302,18 @@ func (dst *ScenarioStepOutput) UnmarshalJSON(data []byte) error {
 		}
 	}
 
+	// check if the discriminator value is 'searchRecords'
+	if jsonDict["kind"] == "searchRecords" {
+		// try to unmarshal JSON data into SearchRecordsStepOutput
+		err = json.Unmarshal(data, &dst.SearchRecordsStepOutput)
+		if err == nil {
+			return nil // data stored in dst.SearchRecordsStepOutput, return on the first match
+		} else {
+			dst.SearchRecordsStepOutput = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as SearchRecordsStepOutput: %s", err.Error())
+		}
+	}
+
 	// check if the discriminator value is 'setVariable'
 	if jsonDict["kind"] == "setVariable" {
 		// try to unmarshal JSON data into SetVariableStepOutput
@@ -391,6 +411,10 @@ func (src ScenarioStepOutput) MarshalJSON() ([]byte, error) {
 		return json.Marshal(&src.RouterStepOutput)
 	}
 
+	if src.SearchRecordsStepOutput != nil {
+		return json.Marshal(&src.SearchRecordsStepOutput)
+	}
+
 	if src.SetVariableStepOutput != nil {
 		return json.Marshal(&src.SetVariableStepOutput)
 	}
@@ -459,6 +483,10 @@ func (obj *ScenarioStepOutput) GetActualInstance() (interface{}) {
 		return obj.RouterStepOutput
 	}
 
+	if obj.SearchRecordsStepOutput != nil {
+		return obj.SearchRecordsStepOutput
+	}
+
 	if obj.SetVariableStepOutput != nil {
 		return obj.SetVariableStepOutput
 	}
@@ -523,6 +551,10 @@ func (obj ScenarioStepOutput) GetActualInstanceValue() (interface{}) {
 
 	if obj.RouterStepOutput != nil {
 		return *obj.RouterStepOutput
+	}
+
+	if obj.SearchRecordsStepOutput != nil {
+		return *obj.SearchRecordsStepOutput
 	}
 
 	if obj.SetVariableStepOutput != nil {

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import type { FilterNode, OrderTerm } from '../../contracts/query/ast';
-import { parseListParams } from '../../contracts/query/list-params';
+import { parseListParams, resolveListParams, type ParsedListParams } from '../../contracts/query/list-params';
 import {
   fieldReferences,
   modulesRequiredBy,
@@ -15,6 +15,26 @@ import { equals } from '../../contracts/query/store-query';
 import { READ_MODELS } from '../../contracts/read-models';
 import { awaitConsistency } from '../consistency';
 import { and, authorize, type EntityDescription, type EntityReadDeps } from './entities';
+import { recordView } from '../representations';
+import { DELETED_RECORD_FIELDS, RECORD_FIELDS } from '../../contracts/query/record-fields';
+
+/** `GET /record`, `/module/{id}/item`: the live records. */
+export const RECORDS: EntityDescription = {
+  module: 'record',
+  collection: READ_MODELS.records,
+  projection: 'records',
+  fields: RECORD_FIELDS,
+  view: recordView,
+  noun: 'record',
+  softDeleted: 'live',
+};
+/** `GET /record/deleted`: soft-deleted records, newest deletion first. */
+export const DELETED_RECORDS: EntityDescription = {
+  ...RECORDS,
+  fields: DELETED_RECORD_FIELDS,
+  softDeleted: 'deleted',
+  defaultOrder: [{ path: 'deletedAt', direction: 'desc' }],
+};
 
 /** Which records a list shows, for resolving field keys: one module, one space, or the whole system. */
 export interface RecordListScope {
@@ -32,7 +52,7 @@ const MAX_DEFINITIONS = 10_000;
  * module, else the modules the filter requires (`moduleId=…`), else the space's or the system's.
  */
 async function definitionsNamed(
-  deps: EntityReadDeps,
+  deps: Pick<EntityReadDeps, 'readModels'>,
   tenant: string,
   scope: RecordListScope,
   names: readonly string[],
@@ -68,10 +88,24 @@ export async function recordsListed(
 ): Promise<EntityDescription & { readonly fields: FieldCatalogue }> {
   const tenant = records.authorizeRead?.(req) ?? authorize(req, records.module, 'read');
   const params = parseListParams(req.query, records.otherQueryParams);
+  return catalogued(deps, tenant, records, scope, params, () =>
+    awaitConsistency(req, deps.consistency, ['fields']),
+  );
+}
+
+/** `records` with a catalogue of the fields `params` (and a saved segment) name; `beforeReading` first. */
+async function catalogued(
+  deps: Pick<EntityReadDeps, 'readModels'>,
+  tenant: string,
+  records: EntityDescription,
+  scope: RecordListScope,
+  params: ParsedListParams,
+  beforeReading: () => Promise<void> = async () => undefined,
+): Promise<EntityDescription & { readonly fields: FieldCatalogue }> {
   const names = namesUsed([params.filter, scope.saved?.filter], [params.order, scope.saved?.order]);
   const { keys, fieldIds } = fieldReferences(names);
   if (keys.length === 0 && fieldIds.length === 0) return records;
-  await awaitConsistency(req, deps.consistency, ['fields']);
+  await beforeReading();
   // Both the request's and a segment's filter limit the list: keys resolve against the modules both allow.
   const byRequest = modulesRequiredBy(params.filter);
   const bySegment = modulesRequiredBy(scope.saved?.filter);
@@ -79,4 +113,44 @@ export async function recordsListed(
     byRequest && bySegment ? byRequest.filter((id) => bySegment.includes(id)) : (byRequest ?? bySegment);
   const definitions = await definitionsNamed(deps, tenant, scope, names, requiredModules);
   return { ...records, fields: recordFieldCatalogue(definitions, records.softDeleted === 'deleted') };
+}
+
+/** What a scenario's search step asks for: the list language's filter and order, a page, a module. */
+export interface RecordSearch {
+  readonly filter?: string;
+  readonly order?: string;
+  readonly limit: number;
+  readonly moduleId?: number;
+}
+
+/**
+ * Live records found as `GET /record` (or `/module/{id}/item`) finds them, without a request: the same
+ * filter and order language, field keys resolved against the modules in scope, the same representation.
+ * Throws the same `filter_syntax`, `unknown_field` or `validation_failed` errors.
+ */
+export async function searchRecords(
+  deps: Pick<EntityReadDeps, 'readModels'>,
+  tenant: string,
+  search: RecordSearch,
+): Promise<{ items: Record<string, unknown>[]; total: number }> {
+  const params = parseListParams({
+    ...(search.filter !== undefined && { filter: search.filter }),
+    ...(search.order !== undefined && { order: search.order }),
+    limit: String(search.limit),
+  });
+  const scope = search.moduleId === undefined ? {} : { moduleId: search.moduleId };
+  const records = await catalogued(deps, tenant, RECORDS, scope, params);
+  const query = resolveListParams(params, records.fields, [
+    { path: records.fields('id')!.path, direction: 'asc' },
+  ]);
+  const filter = and(
+    equals('status', 'live'),
+    search.moduleId === undefined ? undefined : equals('moduleId', search.moduleId),
+    query.filter,
+  );
+  const page = await deps.readModels.find(tenant, RECORDS.collection, {
+    ...query,
+    ...(filter && { filter }),
+  });
+  return { items: page.items.map(RECORDS.view), total: page.total ?? page.items.length };
 }

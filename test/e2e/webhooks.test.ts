@@ -456,6 +456,59 @@ describe('incoming webhooks', () => {
     }
   });
 
+  test('a search step finds records with the list language; a filter that does not parse fails the run', async () => {
+    const space = await json<Entity>(await platform.call('POST', '/space', { body: { name: 'Searched' } }));
+    const module = await json<Entity>(
+      await platform.call('POST', '/module', { body: { spaceId: space.id, name: 'Customers' } }),
+    );
+    let last = 0;
+    for (const name of ['Ada', 'Bob', 'Ada']) {
+      const created = await platform.call('POST', '/record', { body: { moduleId: module.id, name } });
+      last = Number(created.headers.get('x-position'));
+    }
+    // The step reads the read models: let them take the records in first.
+    expect(
+      (await platform.call('GET', '/record?limit=1', { headers: { 'X-Min-Position': String(last) } })).status,
+    ).toBe(200);
+    const hook = await createHook();
+    const { id: scenarioId } = await json<Entity>(
+      await platform.call('POST', '/scenario', {
+        body: {
+          name: 'Look up',
+          webhookId: hook.id,
+          steps: [
+            {
+              kind: 'searchRecords',
+              moduleId: module.id,
+              filter: { expr: '"name=" & who' },
+              order: 'id',
+              limit: 5,
+            },
+            {
+              kind: 'webhookResponse',
+              status: 200,
+              body: { expr: '{"total": $step(0).total, "names": [$step(0).items.name]}' },
+            },
+          ],
+        },
+      }),
+    );
+    const answer = await send(hook.key, { query: '?who=Ada' });
+    expect({ status: answer.status, body: await answer.json() }).toEqual({
+      status: 200,
+      body: { total: 2, names: ['Ada', 'Ada'] },
+    });
+    expect((await send(hook.key, { query: `?who=${encodeURIComponent('(unclosed')}` })).status).toBe(500);
+    const runs = await eventually(
+      async () =>
+        json<Page<Record<string, unknown>>>(await platform.call('GET', `/scenario/${scenarioId}/run`)),
+      (page) => page.items.some((run) => run.status === 'failed'),
+    );
+    expect(String(runs.items.find((run) => run.status === 'failed')!.error)).toMatch(
+      /^step 0 \(searchRecords\): /,
+    );
+  });
+
   test('a pattern that would backtrack for ever runs in linear time; one that cannot is refused when saved', async () => {
     const hook = await createHook();
     const refused = await platform.call('POST', '/scenario', {

@@ -178,6 +178,7 @@ test('every step kind is computed here, or is a record step or the HTTP request 
     'updateRecord',
     'getRecord',
     'deleteRecord',
+    'searchRecords',
     'addRecordLabel',
     'removeRecordLabel',
     'httpRequest',

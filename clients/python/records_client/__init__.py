@@ -200,6 +200,8 @@ __all__ = [
     "Schema3",
     "Schema4",
     "Schema5",
+    "SearchRecordsStep",
+    "SearchRecordsStepOutput",
     "SecondFactor",
     "Segment",
     "SegmentCreate",
@@ -467,6 +469,8 @@ from records_client.models.schema2 import Schema2 as Schema2
 from records_client.models.schema3 import Schema3 as Schema3
 from records_client.models.schema4 import Schema4 as Schema4
 from records_client.models.schema5 import Schema5 as Schema5
+from records_client.models.search_records_step import SearchRecordsStep as SearchRecordsStep
+from records_client.models.search_records_step_output import SearchRecordsStepOutput as SearchRecordsStepOutput
 from records_client.models.second_factor import SecondFactor as SecondFactor
 from records_client.models.segment import Segment as Segment
 from records_client.models.segment_create import SegmentCreate as SegmentCreate

@@ -51,6 +51,9 @@ class TestScenarioStep(unittest.TestCase):
                     'key' : null
                     },
                 record_id = None,
+                filter = None,
+                order = None,
+                limit = 1,
                 label_id = None,
                 status = None,
                 body = None,

@@ -51,6 +51,9 @@ class TestScenarioStepOutput(unittest.TestCase):
                     'key' : null
                     },
                 record_id = None,
+                filter = None,
+                order = None,
+                limit = 1,
                 label_id = None,
                 status = None,
                 body = None,
@@ -89,6 +92,7 @@ class TestScenarioStepOutput(unittest.TestCase):
                 text = None,
                 module_id = 1,
                 record_id = None,
+                limit = 1,
                 label_id = None,
                 status = None,
                 method = 'GET',

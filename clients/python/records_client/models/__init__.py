@@ -163,6 +163,8 @@ from records_client.models.schema2 import Schema2
 from records_client.models.schema3 import Schema3
 from records_client.models.schema4 import Schema4
 from records_client.models.schema5 import Schema5
+from records_client.models.search_records_step import SearchRecordsStep
+from records_client.models.search_records_step_output import SearchRecordsStepOutput
 from records_client.models.second_factor import SecondFactor
 from records_client.models.segment import Segment
 from records_client.models.segment_create import SegmentCreate

@@ -27,6 +27,7 @@ from records_client.models.iterator_step import IteratorStep
 from records_client.models.json_create_step import JsonCreateStep
 from records_client.models.json_parse_step import JsonParseStep
 from records_client.models.record_label_step import RecordLabelStep
+from records_client.models.search_records_step import SearchRecordsStep
 from records_client.models.set_variable_step import SetVariableStep
 from records_client.models.set_variables_step import SetVariablesStep
 from records_client.models.update_record_step import UpdateRecordStep
@@ -35,7 +36,7 @@ from pydantic import StrictStr, Field
 from typing import Union, List, Set, Optional, Dict
 from typing_extensions import Literal, Self
 
-SCENARIOSTEP_ONE_OF_SCHEMAS = ["AggregatorStep", "CreateRecordStep", "DeleteRecordStep", "FilterStep", "GetRecordStep", "HttpRequestStep", "IteratorStep", "JsonCreateStep", "JsonParseStep", "RecordLabelStep", "RouterStep", "SetVariableStep", "SetVariablesStep", "UpdateRecordStep", "WebhookResponseStep"]
+SCENARIOSTEP_ONE_OF_SCHEMAS = ["AggregatorStep", "CreateRecordStep", "DeleteRecordStep", "FilterStep", "GetRecordStep", "HttpRequestStep", "IteratorStep", "JsonCreateStep", "JsonParseStep", "RecordLabelStep", "RouterStep", "SearchRecordsStep", "SetVariableStep", "SetVariablesStep", "UpdateRecordStep", "WebhookResponseStep"]
 
 class ScenarioStep(BaseModel):
     """
@@ -59,20 +60,22 @@ class ScenarioStep(BaseModel):
     oneof_schema_8_validator: Optional[GetRecordStep] = None
     # data type: DeleteRecordStep
     oneof_schema_9_validator: Optional[DeleteRecordStep] = None
+    # data type: SearchRecordsStep
+    oneof_schema_10_validator: Optional[SearchRecordsStep] = None
     # data type: RecordLabelStep
-    oneof_schema_10_validator: Optional[RecordLabelStep] = None
+    oneof_schema_11_validator: Optional[RecordLabelStep] = None
     # data type: WebhookResponseStep
-    oneof_schema_11_validator: Optional[WebhookResponseStep] = None
+    oneof_schema_12_validator: Optional[WebhookResponseStep] = None
     # data type: HttpRequestStep
-    oneof_schema_12_validator: Optional[HttpRequestStep] = None
+    oneof_schema_13_validator: Optional[HttpRequestStep] = None
     # data type: RouterStep
-    oneof_schema_13_validator: Optional[RouterStep] = None
+    oneof_schema_14_validator: Optional[RouterStep] = None
     # data type: IteratorStep
-    oneof_schema_14_validator: Optional[IteratorStep] = None
+    oneof_schema_15_validator: Optional[IteratorStep] = None
     # data type: AggregatorStep
-    oneof_schema_15_validator: Optional[AggregatorStep] = None
-    actual_instance: Optional[Union[AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep]] = None
-    one_of_schemas: Set[str] = { "AggregatorStep", "CreateRecordStep", "DeleteRecordStep", "FilterStep", "GetRecordStep", "HttpRequestStep", "IteratorStep", "JsonCreateStep", "JsonParseStep", "RecordLabelStep", "RouterStep", "SetVariableStep", "SetVariablesStep", "UpdateRecordStep", "WebhookResponseStep" }
+    oneof_schema_16_validator: Optional[AggregatorStep] = None
+    actual_instance: Optional[Union[AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SearchRecordsStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep]] = None
+    one_of_schemas: Set[str] = { "AggregatorStep", "CreateRecordStep", "DeleteRecordStep", "FilterStep", "GetRecordStep", "HttpRequestStep", "IteratorStep", "JsonCreateStep", "JsonParseStep", "RecordLabelStep", "RouterStep", "SearchRecordsStep", "SetVariableStep", "SetVariablesStep", "UpdateRecordStep", "WebhookResponseStep" }
 
     model_config = ConfigDict(
         validate_assignment=True,
@@ -143,6 +146,11 @@ class ScenarioStep(BaseModel):
             error_messages.append(f"Error! Input type `{type(v)}` is not `DeleteRecordStep`")
         else:
             match += 1
+        # validate data type: SearchRecordsStep
+        if not isinstance(v, SearchRecordsStep):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `SearchRecordsStep`")
+        else:
+            match += 1
         # validate data type: RecordLabelStep
         if not isinstance(v, RecordLabelStep):
             error_messages.append(f"Error! Input type `{type(v)}` is not `RecordLabelStep`")
@@ -175,10 +183,10 @@ class ScenarioStep(BaseModel):
             match += 1
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SearchRecordsStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when setting `actual_instance` in ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when setting `actual_instance` in ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SearchRecordsStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         else:
             return v
 
@@ -247,6 +255,12 @@ class ScenarioStep(BaseModel):
             match += 1
         except (ValidationError, ValueError) as e:
             error_messages.append(str(e))
+        # deserialize data into SearchRecordsStep
+        try:
+            instance.actual_instance = SearchRecordsStep.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
         # deserialize data into RecordLabelStep
         try:
             instance.actual_instance = RecordLabelStep.from_json(json_str)
@@ -286,10 +300,10 @@ class ScenarioStep(BaseModel):
 
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SearchRecordsStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when deserializing the JSON string into ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when deserializing the JSON string into ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SearchRecordsStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         else:
             return instance
 
@@ -303,7 +317,7 @@ class ScenarioStep(BaseModel):
         else:
             return json.dumps(self.actual_instance)
 
-    def to_dict(self) -> Optional[Union[Dict[str, Any], AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep]]:
+    def to_dict(self) -> Optional[Union[Dict[str, Any], AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SearchRecordsStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep]]:
         """Returns the dict representation of the actual instance"""
         if self.actual_instance is None:
             return None

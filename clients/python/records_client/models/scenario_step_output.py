@@ -27,6 +27,7 @@ from records_client.models.iterator_step_output import IteratorStepOutput
 from records_client.models.json_create_step_output import JsonCreateStepOutput
 from records_client.models.json_parse_step_output import JsonParseStepOutput
 from records_client.models.record_label_step_output import RecordLabelStepOutput
+from records_client.models.search_records_step_output import SearchRecordsStepOutput
 from records_client.models.set_variable_step_output import SetVariableStepOutput
 from records_client.models.set_variables_step_output import SetVariablesStepOutput
 from records_client.models.update_record_step_output import UpdateRecordStepOutput
@@ -35,7 +36,7 @@ from pydantic import StrictStr, Field
 from typing import Union, List, Set, Optional, Dict
 from typing_extensions import Literal, Self
 
-SCENARIOSTEPOUTPUT_ONE_OF_SCHEMAS = ["AggregatorStepOutput", "CreateRecordStepOutput", "DeleteRecordStepOutput", "FilterStepOutput", "GetRecordStepOutput", "HttpRequestStepOutput", "IteratorStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "RecordLabelStepOutput", "RouterStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "UpdateRecordStepOutput", "WebhookResponseStepOutput"]
+SCENARIOSTEPOUTPUT_ONE_OF_SCHEMAS = ["AggregatorStepOutput", "CreateRecordStepOutput", "DeleteRecordStepOutput", "FilterStepOutput", "GetRecordStepOutput", "HttpRequestStepOutput", "IteratorStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "RecordLabelStepOutput", "RouterStepOutput", "SearchRecordsStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "UpdateRecordStepOutput", "WebhookResponseStepOutput"]
 
 class ScenarioStepOutput(BaseModel):
     """
@@ -59,20 +60,22 @@ class ScenarioStepOutput(BaseModel):
     oneof_schema_8_validator: Optional[GetRecordStepOutput] = None
     # data type: DeleteRecordStepOutput
     oneof_schema_9_validator: Optional[DeleteRecordStepOutput] = None
+    # data type: SearchRecordsStepOutput
+    oneof_schema_10_validator: Optional[SearchRecordsStepOutput] = None
     # data type: RecordLabelStepOutput
-    oneof_schema_10_validator: Optional[RecordLabelStepOutput] = None
+    oneof_schema_11_validator: Optional[RecordLabelStepOutput] = None
     # data type: WebhookResponseStepOutput
-    oneof_schema_11_validator: Optional[WebhookResponseStepOutput] = None
+    oneof_schema_12_validator: Optional[WebhookResponseStepOutput] = None
     # data type: HttpRequestStepOutput
-    oneof_schema_12_validator: Optional[HttpRequestStepOutput] = None
+    oneof_schema_13_validator: Optional[HttpRequestStepOutput] = None
     # data type: RouterStepOutput
-    oneof_schema_13_validator: Optional[RouterStepOutput] = None
+    oneof_schema_14_validator: Optional[RouterStepOutput] = None
     # data type: IteratorStepOutput
-    oneof_schema_14_validator: Optional[IteratorStepOutput] = None
+    oneof_schema_15_validator: Optional[IteratorStepOutput] = None
     # data type: AggregatorStepOutput
-    oneof_schema_15_validator: Optional[AggregatorStepOutput] = None
-    actual_instance: Optional[Union[AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput]] = None
-    one_of_schemas: Set[str] = { "AggregatorStepOutput", "CreateRecordStepOutput", "DeleteRecordStepOutput", "FilterStepOutput", "GetRecordStepOutput", "HttpRequestStepOutput", "IteratorStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "RecordLabelStepOutput", "RouterStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "UpdateRecordStepOutput", "WebhookResponseStepOutput" }
+    oneof_schema_16_validator: Optional[AggregatorStepOutput] = None
+    actual_instance: Optional[Union[AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SearchRecordsStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput]] = None
+    one_of_schemas: Set[str] = { "AggregatorStepOutput", "CreateRecordStepOutput", "DeleteRecordStepOutput", "FilterStepOutput", "GetRecordStepOutput", "HttpRequestStepOutput", "IteratorStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "RecordLabelStepOutput", "RouterStepOutput", "SearchRecordsStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "UpdateRecordStepOutput", "WebhookResponseStepOutput" }
 
     model_config = ConfigDict(
         validate_assignment=True,
@@ -143,6 +146,11 @@ class ScenarioStepOutput(BaseModel):
             error_messages.append(f"Error! Input type `{type(v)}` is not `DeleteRecordStepOutput`")
         else:
             match += 1
+        # validate data type: SearchRecordsStepOutput
+        if not isinstance(v, SearchRecordsStepOutput):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `SearchRecordsStepOutput`")
+        else:
+            match += 1
         # validate data type: RecordLabelStepOutput
         if not isinstance(v, RecordLabelStepOutput):
             error_messages.append(f"Error! Input type `{type(v)}` is not `RecordLabelStepOutput`")
@@ -175,10 +183,10 @@ class ScenarioStepOutput(BaseModel):
             match += 1
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SearchRecordsStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SearchRecordsStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         else:
             return v
 
@@ -247,6 +255,12 @@ class ScenarioStepOutput(BaseModel):
             match += 1
         except (ValidationError, ValueError) as e:
             error_messages.append(str(e))
+        # deserialize data into SearchRecordsStepOutput
+        try:
+            instance.actual_instance = SearchRecordsStepOutput.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
         # deserialize data into RecordLabelStepOutput
         try:
             instance.actual_instance = RecordLabelStepOutput.from_json(json_str)
@@ -286,10 +300,10 @@ class ScenarioStepOutput(BaseModel):
 
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SearchRecordsStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SearchRecordsStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         else:
             return instance
 
@@ -303,7 +317,7 @@ class ScenarioStepOutput(BaseModel):
         else:
             return json.dumps(self.actual_instance)
 
-    def to_dict(self) -> Optional[Union[Dict[str, Any], AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput]]:
+    def to_dict(self) -> Optional[Union[Dict[str, Any], AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SearchRecordsStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput]]:
         """Returns the dict representation of the actual instance"""
         if self.actual_instance is None:
             return None

@@ -90,6 +90,13 @@ import {
     RouterStepFromJSONTyped,
     RouterStepToJSON,
 } from './RouterStep';
+import type { SearchRecordsStep } from './SearchRecordsStep';
+import {
+    instanceOfSearchRecordsStep,
+    SearchRecordsStepFromJSON,
+    SearchRecordsStepFromJSONTyped,
+    SearchRecordsStepToJSON,
+} from './SearchRecordsStep';
 import type { SetVariableStep } from './SetVariableStep';
 import {
     instanceOfSetVariableStep,
@@ -124,7 +131,7 @@ import {
  * 
  * @export
  */
-export type ScenarioStep = { kind: 'addRecordLabel' } & RecordLabelStep | { kind: 'aggregator' } & AggregatorStep | { kind: 'createRecord' } & CreateRecordStep | { kind: 'deleteRecord' } & DeleteRecordStep | { kind: 'filter' } & FilterStep | { kind: 'getRecord' } & GetRecordStep | { kind: 'httpRequest' } & HttpRequestStep | { kind: 'iterator' } & IteratorStep | { kind: 'jsonCreate' } & JsonCreateStep | { kind: 'jsonParse' } & JsonParseStep | { kind: 'removeRecordLabel' } & RecordLabelStep | { kind: 'router' } & RouterStep | { kind: 'setVariable' } & SetVariableStep | { kind: 'setVariables' } & SetVariablesStep | { kind: 'updateRecord' } & UpdateRecordStep | { kind: 'webhookResponse' } & WebhookResponseStep;
+export type ScenarioStep = { kind: 'addRecordLabel' } & RecordLabelStep | { kind: 'aggregator' } & AggregatorStep | { kind: 'createRecord' } & CreateRecordStep | { kind: 'deleteRecord' } & DeleteRecordStep | { kind: 'filter' } & FilterStep | { kind: 'getRecord' } & GetRecordStep | { kind: 'httpRequest' } & HttpRequestStep | { kind: 'iterator' } & IteratorStep | { kind: 'jsonCreate' } & JsonCreateStep | { kind: 'jsonParse' } & JsonParseStep | { kind: 'removeRecordLabel' } & RecordLabelStep | { kind: 'router' } & RouterStep | { kind: 'searchRecords' } & SearchRecordsStep | { kind: 'setVariable' } & SetVariableStep | { kind: 'setVariables' } & SetVariablesStep | { kind: 'updateRecord' } & UpdateRecordStep | { kind: 'webhookResponse' } & WebhookResponseStep;
 
 export function ScenarioStepFromJSON(json: any): ScenarioStep {
     return ScenarioStepFromJSONTyped(json, false);
@@ -159,6 +166,8 @@ export function ScenarioStepFromJSONTyped(json: any, ignoreDiscriminator: boolea
             return Object.assign({}, RecordLabelStepFromJSONTyped(json, true), { kind: 'removeRecordLabel' } as const);
         case 'router':
             return Object.assign({}, RouterStepFromJSONTyped(json, true), { kind: 'router' } as const);
+        case 'searchRecords':
+            return Object.assign({}, SearchRecordsStepFromJSONTyped(json, true), { kind: 'searchRecords' } as const);
         case 'setVariable':
             return Object.assign({}, SetVariableStepFromJSONTyped(json, true), { kind: 'setVariable' } as const);
         case 'setVariables':
@@ -205,6 +214,8 @@ export function ScenarioStepToJSONTyped(value?: ScenarioStep | null, ignoreDiscr
             return Object.assign({}, RecordLabelStepToJSON(value), { 'kind': 'removeRecordLabel' } as const);
         case 'router':
             return Object.assign({}, RouterStepToJSON(value), { 'kind': 'router' } as const);
+        case 'searchRecords':
+            return Object.assign({}, SearchRecordsStepToJSON(value), { 'kind': 'searchRecords' } as const);
         case 'setVariable':
             return Object.assign({}, SetVariableStepToJSON(value), { 'kind': 'setVariable' } as const);
         case 'setVariables':

@@ -90,6 +90,13 @@ import {
     RouterStepOutputFromJSONTyped,
     RouterStepOutputToJSON,
 } from './RouterStepOutput';
+import type { SearchRecordsStepOutput } from './SearchRecordsStepOutput';
+import {
+    instanceOfSearchRecordsStepOutput,
+    SearchRecordsStepOutputFromJSON,
+    SearchRecordsStepOutputFromJSONTyped,
+    SearchRecordsStepOutputToJSON,
+} from './SearchRecordsStepOutput';
 import type { SetVariableStepOutput } from './SetVariableStepOutput';
 import {
     instanceOfSetVariableStepOutput,
@@ -124,7 +131,7 @@ import {
  * 
  * @export
  */
-export type ScenarioStepOutput = { kind: 'addRecordLabel' } & RecordLabelStepOutput | { kind: 'aggregator' } & AggregatorStepOutput | { kind: 'createRecord' } & CreateRecordStepOutput | { kind: 'deleteRecord' } & DeleteRecordStepOutput | { kind: 'filter' } & FilterStepOutput | { kind: 'getRecord' } & GetRecordStepOutput | { kind: 'httpRequest' } & HttpRequestStepOutput | { kind: 'iterator' } & IteratorStepOutput | { kind: 'jsonCreate' } & JsonCreateStepOutput | { kind: 'jsonParse' } & JsonParseStepOutput | { kind: 'removeRecordLabel' } & RecordLabelStepOutput | { kind: 'router' } & RouterStepOutput | { kind: 'setVariable' } & SetVariableStepOutput | { kind: 'setVariables' } & SetVariablesStepOutput | { kind: 'updateRecord' } & UpdateRecordStepOutput | { kind: 'webhookResponse' } & WebhookResponseStepOutput;
+export type ScenarioStepOutput = { kind: 'addRecordLabel' } & RecordLabelStepOutput | { kind: 'aggregator' } & AggregatorStepOutput | { kind: 'createRecord' } & CreateRecordStepOutput | { kind: 'deleteRecord' } & DeleteRecordStepOutput | { kind: 'filter' } & FilterStepOutput | { kind: 'getRecord' } & GetRecordStepOutput | { kind: 'httpRequest' } & HttpRequestStepOutput | { kind: 'iterator' } & IteratorStepOutput | { kind: 'jsonCreate' } & JsonCreateStepOutput | { kind: 'jsonParse' } & JsonParseStepOutput | { kind: 'removeRecordLabel' } & RecordLabelStepOutput | { kind: 'router' } & RouterStepOutput | { kind: 'searchRecords' } & SearchRecordsStepOutput | { kind: 'setVariable' } & SetVariableStepOutput | { kind: 'setVariables' } & SetVariablesStepOutput | { kind: 'updateRecord' } & UpdateRecordStepOutput | { kind: 'webhookResponse' } & WebhookResponseStepOutput;
 
 export function ScenarioStepOutputFromJSON(json: any): ScenarioStepOutput {
     return ScenarioStepOutputFromJSONTyped(json, false);
@@ -159,6 +166,8 @@ export function ScenarioStepOutputFromJSONTyped(json: any, ignoreDiscriminator: 
             return Object.assign({}, RecordLabelStepOutputFromJSONTyped(json, true), { kind: 'removeRecordLabel' } as const);
         case 'router':
             return Object.assign({}, RouterStepOutputFromJSONTyped(json, true), { kind: 'router' } as const);
+        case 'searchRecords':
+            return Object.assign({}, SearchRecordsStepOutputFromJSONTyped(json, true), { kind: 'searchRecords' } as const);
         case 'setVariable':
             return Object.assign({}, SetVariableStepOutputFromJSONTyped(json, true), { kind: 'setVariable' } as const);
         case 'setVariables':
@@ -205,6 +214,8 @@ export function ScenarioStepOutputToJSONTyped(value?: ScenarioStepOutput | null,
             return Object.assign({}, RecordLabelStepOutputToJSON(value), { 'kind': 'removeRecordLabel' } as const);
         case 'router':
             return Object.assign({}, RouterStepOutputToJSON(value), { 'kind': 'router' } as const);
+        case 'searchRecords':
+            return Object.assign({}, SearchRecordsStepOutputToJSON(value), { 'kind': 'searchRecords' } as const);
         case 'setVariable':
             return Object.assign({}, SetVariableStepOutputToJSON(value), { 'kind': 'setVariable' } as const);
         case 'setVariables':

@@ -150,6 +150,8 @@ export * from './Schema2';
 export * from './Schema3';
 export * from './Schema4';
 export * from './Schema5';
+export * from './SearchRecordsStep';
+export * from './SearchRecordsStepOutput';
 export * from './SecondFactor';
 export * from './Segment';
 export * from './SegmentCreate';
