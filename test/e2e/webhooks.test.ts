@@ -25,6 +25,9 @@ describe('incoming webhooks', () => {
     return json(response);
   }
 
+  const runsOf = async (scenarioId: number) =>
+    json<Page<Record<string, unknown>>>(await platform.call('GET', `/scenario/${scenarioId}/run`));
+
   function send(key: string, init: RequestInit & { query?: string } = {}): Promise<Response> {
     return fetch(`${platform.url}/hook/${key}${init.query ?? ''}`, init);
   }
@@ -104,8 +107,7 @@ describe('incoming webhooks', () => {
     );
     expect(records.items).toHaveLength(1);
     const runs = await eventually(
-      async () =>
-        json<Page<Record<string, unknown>>>(await platform.call('GET', `/scenario/${scenarioId}/run`)),
+      () => runsOf(scenarioId),
       (page) => page.items[0]?.status === 'succeeded',
     );
     expect(runs.items[0]).toMatchObject({ status: 'succeeded', operations: 3, responseStatus: 201 });
@@ -137,8 +139,7 @@ describe('incoming webhooks', () => {
     expect(answer.status).toBe(500);
     expect(await answer.text()).toBe('Scenario failed to complete.');
     const runs = await eventually(
-      async () =>
-        json<Page<Record<string, unknown>>>(await platform.call('GET', `/scenario/${scenarioId}/run`)),
+      () => runsOf(scenarioId),
       (page) => page.items[0]?.status === 'failed',
     );
     expect(runs.items[0]).toMatchObject({ status: 'failed', failedStep: 0 });
@@ -190,8 +191,7 @@ describe('incoming webhooks', () => {
       });
     }
     const runs = await eventually(
-      async () =>
-        json<Page<Record<string, unknown>>>(await platform.call('GET', `/scenario/${scenarioId}/run`)),
+      () => runsOf(scenarioId),
       (page) => page.items.length === 2 && page.items.every((run) => run.status === 'succeeded'),
     );
     expect(runs.items.map((run) => run.status)).toEqual(['succeeded', 'succeeded']);
@@ -288,8 +288,7 @@ describe('incoming webhooks', () => {
       expect({ name, records: found.items.length }).toEqual({ name, records: 1 });
     }
     const runs = await eventually(
-      async () =>
-        json<Page<Record<string, unknown>>>(await platform.call('GET', `/scenario/${scenarioId}/run`)),
+      () => runsOf(scenarioId),
       (page) => page.items.length === 2 && page.items.every((run) => run.status === 'succeeded'),
     );
     const first = runs.items.find((run) => run.operations === 9)!;
@@ -366,8 +365,7 @@ describe('incoming webhooks', () => {
     // The owner may read records but not change them: the run stops at the update, nothing changed.
     expect(await call('After')).toEqual({ status: 500, body: 'Scenario failed to complete.' });
     const failed = await eventually(
-      async () =>
-        json<Page<Record<string, unknown>>>(await platform.call('GET', `/scenario/${scenario.id}/run`)),
+      () => runsOf(scenario.id),
       (page) => page.items[0]?.status === 'failed',
     );
     expect(String(failed.items[0]!.error)).toBe(
@@ -446,8 +444,7 @@ describe('incoming webhooks', () => {
     ] as const) {
       expect((await send(hook.key, { query: `?id=${id}` })).status).toBe(500);
       const runs = await eventually(
-        async () =>
-          json<Page<Record<string, unknown>>>(await platform.call('GET', `/scenario/${scenarioId}/run`)),
+        () => runsOf(scenarioId),
         (page) => page.items.some((run) => String(run.error).includes(reason)),
       );
       expect(runs.items.map((run) => String(run.error))).toContainEqual(
@@ -500,8 +497,7 @@ describe('incoming webhooks', () => {
     });
     expect((await send(hook.key, { query: `?who=${encodeURIComponent('(unclosed')}` })).status).toBe(500);
     const runs = await eventually(
-      async () =>
-        json<Page<Record<string, unknown>>>(await platform.call('GET', `/scenario/${scenarioId}/run`)),
+      () => runsOf(scenarioId),
       (page) => page.items.some((run) => run.status === 'failed'),
     );
     expect(String(runs.items.find((run) => run.status === 'failed')!.error)).toMatch(
@@ -690,8 +686,6 @@ describe('incoming webhooks', () => {
     const scheduler = () => platform.running.services.integratorScheduler!;
     const queueOf = async (webhookId: number) =>
       json<Page<Record<string, unknown>>>(await platform.call('GET', `/webhook/${webhookId}/queue`));
-    const runsOf = async (scenarioId: number) =>
-      json<Page<Record<string, unknown>>>(await platform.call('GET', `/scenario/${scenarioId}/run`));
     const recordsNamed = async (name: string) =>
       json<Page>(await platform.call('GET', `/record?filter=${encodeURIComponent(`name=${name}`)}`));
 
