@@ -14,6 +14,7 @@ const BENCHES = [
   'api-description.ts',
   'mcp-overhead.ts',
   'webhooks.ts',
+  'scenario-steps.ts',
 ];
 
 let failed = 0;
