@@ -344,6 +344,55 @@ export function everyStep(
   ]);
 }
 
+/** The modules and labels a scenario's steps name by literal id (what an import may have to remap). */
+export function stepReferences(steps: readonly ScenarioStep[]): { moduleIds: number[]; labelIds: number[] } {
+  const moduleIds = new Set<number>();
+  const labelIds = new Set<number>();
+  for (const { step } of everyStep(steps)) {
+    if ((step.kind === 'createRecord' || step.kind === 'searchRecords') && step.moduleId !== undefined)
+      moduleIds.add(step.moduleId);
+    if (
+      (step.kind === 'addRecordLabel' || step.kind === 'removeRecordLabel') &&
+      typeof step.labelId === 'number'
+    )
+      labelIds.add(step.labelId);
+  }
+  const ascending = (ids: Set<number>) => [...ids].sort((a, b) => a - b);
+  return { moduleIds: ascending(moduleIds), labelIds: ascending(labelIds) };
+}
+
+/** The steps with the literal module and label ids they name replaced as `moduleIds`/`labelIds` say (others kept). */
+export function remapSteps(
+  steps: readonly ScenarioStep[],
+  moduleIds: Readonly<Record<string, number>>,
+  labelIds: Readonly<Record<string, number>>,
+): ScenarioStep[] {
+  const module = (id: number) => moduleIds[String(id)] ?? id;
+  return steps.map((step): ScenarioStep => {
+    switch (step.kind) {
+      case 'createRecord':
+        return { ...step, moduleId: module(step.moduleId) };
+      case 'searchRecords':
+        return step.moduleId === undefined ? step : { ...step, moduleId: module(step.moduleId) };
+      case 'addRecordLabel':
+      case 'removeRecordLabel':
+        return typeof step.labelId === 'number'
+          ? { ...step, labelId: labelIds[String(step.labelId)] ?? step.labelId }
+          : step;
+      case 'router':
+        return {
+          ...step,
+          routes: step.routes.map((route) => ({
+            ...route,
+            steps: remapSteps(route.steps, moduleIds, labelIds),
+          })),
+        };
+      default:
+        return step;
+    }
+  });
+}
+
 /** Every value a step maps (to check its expressions before the scenario is saved). */
 export function mappedValuesOf(step: ScenarioStep): Array<MappedValue | undefined> {
   switch (step.kind) {

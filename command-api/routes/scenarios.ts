@@ -3,13 +3,17 @@ import {
   activateScenario,
   createScenarioBody,
   deactivateScenario,
+  importScenario,
+  importScenarioBody,
   SCENARIO_OPERATIONS,
   updateScenarioBody,
 } from '../../contracts/api/integrator';
+import type { Principal } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 import {
   everyStep,
   mappedValuesOf,
+  remapSteps,
   withDefaults,
   type ScenarioSettings,
   type ScenarioStep,
@@ -21,11 +25,12 @@ import { mount } from '../../infra/http/operations';
 import { idParam, optionalId } from '../../infra/http/params';
 import { moduleDecider } from '../domain/module';
 import { scenarioDecider, type ScenarioCommand, type ScenarioState } from '../domain/scenario';
-import { webhookDecider } from '../domain/webhook';
+import { webhookDecider, type WebhookState } from '../domain/webhook';
 import type { CommandDeps } from '../deps';
-import type { CommandContext } from '../kit/handler';
+import type { CommandContext, CommandResult } from '../kit/handler';
 import { requestHash } from '../kit/idempotency';
 import { authorize, commandContext, idempotencyKey, preconditions, sendResult } from './context';
+import { createWebhook, webhookView, type CreateIdentity } from './webhooks';
 
 export function scenarioView(state: ScenarioState): Record<string, unknown> {
   return {
@@ -88,6 +93,35 @@ export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
     );
   }
 
+  /** Creates a scenario (its steps checked, its hook bound first), owned by the caller. */
+  async function create(
+    req: Request,
+    principal: Principal,
+    settings: ScenarioSettings,
+    active: boolean,
+    identifiedBy: CreateIdentity,
+  ): Promise<CommandResult<ScenarioState>> {
+    await checkSteps(principal.tenant, settings.steps);
+    const identity = await deps.idempotency.identify(
+      principal.tenant,
+      principal.credential.id,
+      identifiedBy.key,
+      identifiedBy.hash,
+      () => deps.ids.next(principal.tenant, 'scenario'),
+    );
+    const scenarioId = identity.entityId!;
+    const context = commandContext(req, principal, identity.commandId);
+    // The hook first: a scenario is only created once its trigger is its own.
+    if (settings.webhookId !== null) await bind(principal.tenant, settings.webhookId, scenarioId, context);
+    return deps.handler.handle(
+      scenarioStream(principal.tenant, scenarioId),
+      scenarioDecider,
+      { kind: 'CreateScenario', scenarioId, ownerId: Number(principal.userId), active, settings },
+      context,
+      identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
+    );
+  }
+
   mount(router, SCENARIO_OPERATIONS.create, async (req, res) => {
     const principal = authorize(req, 'scenario', 'create');
     const body = validate(createScenarioBody, req.body, 'body');
@@ -103,31 +137,11 @@ export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
       },
       given,
     );
-    await checkSteps(principal.tenant, settings.steps);
-    const identity = await deps.idempotency.identify(
-      principal.tenant,
-      principal.credential.id,
-      idempotencyKey(req),
-      () => requestHash('POST', '/scenario', body),
-      () => deps.ids.next(principal.tenant, 'scenario'),
-    );
-    const scenarioId = identity.entityId!;
-    const context = commandContext(req, principal, identity.commandId);
-    // The hook first: a scenario is only created once its trigger is its own.
-    if (settings.webhookId !== null) await bind(principal.tenant, settings.webhookId, scenarioId, context);
-    const result = await deps.handler.handle(
-      scenarioStream(principal.tenant, scenarioId),
-      scenarioDecider,
-      {
-        kind: 'CreateScenario',
-        scenarioId,
-        ownerId: Number(principal.userId),
-        active: active ?? true,
-        settings,
-      },
-      context,
-      identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
-    );
+    const result = await create(req, principal, settings, active ?? true, {
+      key: idempotencyKey(req),
+      hash: () => requestHash('POST', '/scenario', body),
+    });
+    const scenarioId = result.state.scenarioId;
     res.setHeader('Location', `${req.baseUrl}/scenario/${scenarioId}`);
     sendResult(res, 201, result, scenarioView(result.state));
   });
@@ -199,5 +213,38 @@ export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
     const webhookId = result.state.settings.webhookId;
     if (webhookId !== null) await unbind(principal.tenant, webhookId, scenarioId, context);
     sendResult(res, 200, result, { id: scenarioId, deleted: true });
+  });
+
+  mount(router, importScenario, async (req, res) => {
+    const principal = authorize(req, 'scenario', 'create');
+    const body = validate(importScenarioBody, req.body, 'body');
+    const { document } = body;
+    const { id: _exportedId, ...exported } = document.scenario;
+    const steps = remapSteps(exported.steps, body.moduleIds ?? {}, body.labelIds ?? {});
+    // Checked before the hook is made, so a refused import leaves nothing behind.
+    await checkSteps(principal.tenant, steps);
+    const key = idempotencyKey(req);
+    const hash = requestHash('POST', '/scenario/import', body);
+    let hook: CommandResult<WebhookState> | null = null;
+    if (document.webhook !== null) {
+      authorize(req, 'webhook', 'create');
+      const { id: _hookId, ...hookSettings } = document.webhook;
+      hook = await createWebhook(deps, req, principal, hookSettings, {
+        key: key && `${key}:webhook`,
+        hash: () => `${hash}:webhook`,
+      });
+    }
+    const result = await create(
+      req,
+      principal,
+      { ...exported, steps, webhookId: hook ? hook.state.webhookId : null },
+      body.active ?? false,
+      { key: key && `${key}:scenario`, hash: () => `${hash}:scenario` },
+    );
+    res.setHeader('Location', `${req.baseUrl}/scenario/${result.state.scenarioId}`);
+    sendResult(res, 201, result, {
+      scenario: scenarioView(result.state),
+      webhook: hook && webhookView(hook.state, deps.hooks.baseUrl, deps.hooks.now()),
+    });
   });
 }

@@ -30,6 +30,8 @@ import {
   type WebhookState,
 } from '../domain/webhook';
 import type { CommandDeps } from '../deps';
+import type { CommandResult } from '../kit/handler';
+import type { Principal } from '../../contracts/auth';
 import { requestHash } from '../kit/idempotency';
 import { authorize, commandContext, idempotencyKey, preconditions, sendResult } from './context';
 
@@ -66,6 +68,50 @@ export function webhookView(state: WebhookState, baseUrl: string, now: Date): Re
 }
 
 /** Webhooks: create (with their address), change, enable, disable, re-determine, delete; their queue. */
+/** How a create is recognised when it comes again: its Idempotency-Key (if any) and the request's hash. */
+export interface CreateIdentity {
+  readonly key: string | undefined;
+  readonly hash: () => string;
+}
+
+/** Creates a webhook with a new address (a repeat of the same create keeps the first one's). */
+export async function createWebhook(
+  deps: CommandDeps,
+  req: Request,
+  principal: Principal,
+  settings: WebhookSettings,
+  create: CreateIdentity,
+): Promise<CommandResult<WebhookState>> {
+  const identity = await deps.idempotency.identify(
+    principal.tenant,
+    principal.credential.id,
+    create.key,
+    create.hash,
+    () => deps.ids.next(principal.tenant, 'webhook'),
+  );
+  const webhookId = identity.entityId!;
+  const stream = streamName('webhook', principal.tenant, webhookId);
+  // A repeat keeps the address the first attempt gave the hook.
+  const earlier = identity.mayBeRepeat ? (await deps.handler.load(stream, webhookDecider)).state : null;
+  const key = earlier && earlier.status !== 'none' ? earlier.key : newHookKey();
+  const udid = earlier && earlier.status !== 'none' ? earlier.udid : randomUUID();
+  const context = commandContext(req, principal, identity.commandId);
+  await deps.handler.handle(
+    streamName('hookKey', deps.operatorTenant, key),
+    webhookKeyDecider,
+    { kind: 'AssignKey', key, tenant: principal.tenant, webhookId },
+    { ...context, commandId: `${identity.commandId}:key` },
+    { newStream: !identity.mayBeRepeat },
+  );
+  return deps.handler.handle(
+    stream,
+    webhookDecider,
+    { kind: 'CreateWebhook', webhookId, key, udid, settings, now: deps.hooks.now() },
+    context,
+    identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
+  );
+}
+
 export function addWebhookRoutes(router: Router, deps: CommandDeps): void {
   const view = (state: WebhookState) => webhookView(state, deps.hooks.baseUrl, deps.hooks.now());
   const hookStream = (tenant: string, webhookId: number) => streamName('webhook', tenant, webhookId);
@@ -74,35 +120,11 @@ export function addWebhookRoutes(router: Router, deps: CommandDeps): void {
     const principal = authorize(req, 'webhook', 'create');
     const body = validate(createHookBody, req.body, 'body');
     const settings = withDefaults<WebhookSettings>({ ...DEFAULT_WEBHOOK_SETTINGS, name: body.name }, body);
-    const identity = await deps.idempotency.identify(
-      principal.tenant,
-      principal.credential.id,
-      idempotencyKey(req),
-      () => requestHash('POST', '/webhook', body),
-      () => deps.ids.next(principal.tenant, 'webhook'),
-    );
-    const webhookId = identity.entityId!;
-    const stream = hookStream(principal.tenant, webhookId);
-    // A repeat keeps the address the first attempt gave the hook.
-    const earlier = identity.mayBeRepeat ? (await deps.handler.load(stream, webhookDecider)).state : null;
-    const key = earlier && earlier.status !== 'none' ? earlier.key : newHookKey();
-    const udid = earlier && earlier.status !== 'none' ? earlier.udid : randomUUID();
-    const context = commandContext(req, principal, identity.commandId);
-    await deps.handler.handle(
-      streamName('hookKey', deps.operatorTenant, key),
-      webhookKeyDecider,
-      { kind: 'AssignKey', key, tenant: principal.tenant, webhookId },
-      { ...context, commandId: `${identity.commandId}:key` },
-      { newStream: !identity.mayBeRepeat },
-    );
-    const result = await deps.handler.handle(
-      stream,
-      webhookDecider,
-      { kind: 'CreateWebhook', webhookId, key, udid, settings, now: deps.hooks.now() },
-      context,
-      identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
-    );
-    res.setHeader('Location', `${req.baseUrl}/webhook/${webhookId}`);
+    const result = await createWebhook(deps, req, principal, settings, {
+      key: idempotencyKey(req),
+      hash: () => requestHash('POST', '/webhook', body),
+    });
+    res.setHeader('Location', `${req.baseUrl}/webhook/${result.state.webhookId}`);
     sendResult(res, 201, result, view(result.state));
   });
 

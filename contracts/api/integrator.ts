@@ -308,6 +308,73 @@ function scenarioAction(operationId: string, action: string, summary: string) {
   });
 }
 export const activateScenario = scenarioAction('activateScenario', 'activate', 'Activate a scenario');
+
+// Moving scenarios between systems
+
+export const SCENARIO_EXPORT_FORMAT = 'records-platform/scenario';
+export const scenarioExport = z
+  .object({
+    format: z.literal(SCENARIO_EXPORT_FORMAT),
+    version: z.literal(1),
+    exportedAt: z.string(),
+    scenario: z.object({
+      id: entityId.meta({ description: 'Its id where it was exported (for reference).' }),
+      ...z.object(scenarioSettingsShape).omit({ webhookId: true }).shape,
+    }),
+    webhook: z
+      .object({ id: entityId, ...webhookSettingsShape })
+      .nullable()
+      .meta({ description: 'The hook that triggers it, with its settings and data structure (null: none).' }),
+    references: z.object({ moduleIds: z.array(entityId), labelIds: z.array(entityId) }).meta({
+      description: 'The modules and labels its steps name, which an import into another system remaps.',
+    }),
+  })
+  .meta({ id: 'ScenarioExport' });
+export const exportScenario = operation({
+  operationId: 'exportScenario',
+  method: 'get',
+  path: '/scenario/{scenarioId}/export',
+  tag: 'scenarios',
+  summary: 'Export a scenario as one JSON document',
+  description:
+    'The scenario with its steps and its hook (settings and data structure), to version it or import it elsewhere.',
+  params: scenarioPath,
+  responses: { 200: { description: 'The document.', schema: scenarioExport }, ...READ_ERRORS },
+  security: 'token',
+});
+const idMap = z.record(z.string().regex(/^[1-9][0-9]{0,9}$/, 'keys are ids'), entityId).optional();
+export const importScenarioBody = z
+  .strictObject({
+    document: scenarioExport,
+    moduleIds: idMap.meta({
+      description: 'Module ids of the document → module ids here (others kept as they are).',
+    }),
+    labelIds: idMap.meta({
+      description: 'Label ids of the document → label ids here (others kept as they are).',
+    }),
+    active: z.boolean().optional().meta({ description: 'Default false: switch it on once checked.' }),
+  })
+  .meta({ id: 'ScenarioImport' });
+export const importScenario = operation({
+  operationId: 'importScenario',
+  method: 'post',
+  path: '/scenario/import',
+  tag: 'scenarios',
+  summary: 'Import a scenario exported here or elsewhere',
+  description:
+    "Creates the document's hook (with a new address) and the scenario bound to it, with new ids; the module and label ids its steps name are remapped as given and must exist here. Validated like a scenario created by hand.",
+  body: { schema: importScenarioBody },
+  responses: {
+    201: {
+      description: 'What was created.',
+      schema: z
+        .object({ scenario: scenarioWritten, webhook: webhookWritten.nullable() })
+        .meta({ id: 'ScenarioImported' }),
+    },
+    ...WRITE_ERRORS,
+  },
+  security: 'token',
+});
 export const deactivateScenario = scenarioAction('deactivateScenario', 'deactivate', 'Deactivate a scenario');
 
 const runCore = {
@@ -456,6 +523,8 @@ export const INTEGRATOR_OPERATIONS = [
   ...Object.values(SCENARIO_OPERATIONS),
   activateScenario,
   deactivateScenario,
+  exportScenario,
+  importScenario,
   listScenarioRuns,
   getScenarioRun,
   receiveWebhookGet,

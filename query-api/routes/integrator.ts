@@ -1,15 +1,25 @@
 import type { Router } from 'express';
 import {
+  exportScenario,
   getHookLog,
   getScenarioRun,
   HOOK_OPERATIONS,
   listHookLogs,
   listHookQueue,
   listScenarioRuns,
+  SCENARIO_EXPORT_FORMAT,
   SCENARIO_OPERATIONS,
 } from '../../contracts/api/integrator';
 import { PlatformError } from '../../contracts/errors';
-import { HOOK_ACCEPTED, HOOK_SCENARIO_FAILED, HOOK_UNBOUND_LIFETIME_MS } from '../../contracts/integrator';
+import {
+  HOOK_ACCEPTED,
+  HOOK_SCENARIO_FAILED,
+  HOOK_UNBOUND_LIFETIME_MS,
+  scenarioSettingsShape,
+  stepReferences,
+  webhookSettingsShape,
+  type ScenarioStep,
+} from '../../contracts/integrator';
 import { catalogue } from '../../contracts/query/resolve';
 import { equals } from '../../contracts/query/store-query';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
@@ -256,6 +266,27 @@ export function addIntegratorReadRoutes(router: Router, deps: IntegratorReadDeps
     sendJson(res, 200, { ...runView(doc), steps });
   });
   addEntityRoutes(router, deps, SCENARIO_OPERATIONS, 'scenarioId', scenarios);
+  mount(router, exportScenario, async (req, res) => {
+    const { body: scenario } = await readOne(req, deps, scenarios, idParam(req, 'scenarioId'));
+    const webhookId = scenario.webhookId;
+    const hook = typeof webhookId === 'number' ? (await readOne(req, deps, webhooks, webhookId)).body : null;
+    const pick = (from: Record<string, unknown>, keys: readonly string[]) =>
+      Object.fromEntries(keys.filter((key) => from[key] !== undefined).map((key) => [key, from[key]]));
+    sendJson(res, 200, {
+      format: SCENARIO_EXPORT_FORMAT,
+      version: 1,
+      exportedAt: new Date().toISOString(),
+      scenario: {
+        id: scenario.id,
+        ...pick(
+          scenario,
+          Object.keys(scenarioSettingsShape).filter((key) => key !== 'webhookId'),
+        ),
+      },
+      webhook: hook && { id: hook.id, ...pick(hook, Object.keys(webhookSettingsShape)) },
+      references: stepReferences(scenario.steps as ScenarioStep[]),
+    });
+  });
 
   /** The request and bundle of an entry: in the entry, or in the blob a large one was kept in. */
   async function payloadOf(doc: Document): Promise<{ request: unknown; bundle: unknown }> {

@@ -505,6 +505,97 @@ describe('incoming webhooks', () => {
     );
   });
 
+  test('a scenario exported with its hook imports as a new one, its module ids remapped', async () => {
+    const space = await json<Entity>(await platform.call('POST', '/space', { body: { name: 'Elsewhere' } }));
+    const target = await json<Entity>(
+      await platform.call('POST', '/module', { body: { spaceId: space.id, name: 'Imported orders' } }),
+    );
+    const hook = await createHook({ ipRestrictions: '127.0.0.1, ::1', maxResults: 5 });
+    const created = await platform.call('POST', '/scenario', {
+      body: {
+        name: 'Portable',
+        webhookId: hook.id,
+        sequential: true,
+        steps: [
+          {
+            kind: 'router',
+            routes: [
+              { filter: { expr: 'n' }, steps: [{ kind: 'createRecord', moduleId, name: { expr: 'n' } }] },
+            ],
+          },
+          { kind: 'webhookResponse', status: 200, body: 'stored' },
+        ],
+      },
+    });
+    const { id: scenarioId } = await json<Entity>(created);
+    const exported = await json<Record<string, unknown>>(
+      await platform.call('GET', `/scenario/${scenarioId}/export`),
+    );
+    expect(exported).toMatchObject({
+      format: 'records-platform/scenario',
+      version: 1,
+      scenario: { id: scenarioId, name: 'Portable', sequential: true },
+      webhook: { id: hook.id, name: 'Orders', ipRestrictions: '127.0.0.1, ::1', maxResults: 5 },
+      references: { moduleIds: [moduleId], labelIds: [] },
+    });
+
+    // A module that does not exist here is refused, and nothing is created.
+    const hooksBefore = (
+      await json<Page>(
+        await platform.call('GET', '/webhook?limit=1', {
+          headers: { 'X-Min-Position': created.headers.get('x-position')! },
+        }),
+      )
+    ).meta.total;
+    const refused = await platform.call('POST', '/scenario/import', {
+      body: { document: exported, moduleIds: { [String(moduleId)]: 999_999 } },
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('no module 999999');
+    const imported = await platform.call('POST', '/scenario/import', {
+      body: { document: exported, moduleIds: { [String(moduleId)]: target.id } },
+    });
+    expect(imported.status).toBe(201);
+    const { scenario, webhook } = await json<{ scenario: Entity; webhook: Entity & { key: string } }>(
+      imported,
+    );
+    expect(scenario).toMatchObject({
+      name: 'Portable',
+      status: 'inactive',
+      webhookId: webhook.id,
+      sequential: true,
+    });
+    expect(webhook).toMatchObject({ name: 'Orders', ipRestrictions: '127.0.0.1, ::1', maxResults: 5 });
+    expect(webhook.key).not.toBe(hook.key);
+    expect(JSON.stringify(scenario.steps)).toContain(`"moduleId":${target.id}`);
+    // The refused attempt made no hook; the import made one.
+    const hooksAfter = await json<Page>(
+      await platform.call('GET', '/webhook?limit=1', {
+        headers: { 'X-Min-Position': imported.headers.get('x-position')! },
+      }),
+    );
+    expect(hooksAfter.meta.total).toBe(hooksBefore + 1);
+
+    expect((await platform.call('POST', `/scenario/${scenario.id}/activate`, { body: {} })).status).toBe(200);
+    const answer = await send(webhook.key, { query: '?n=Imported-1' });
+    expect({ status: answer.status, body: await answer.text() }).toEqual({ status: 200, body: 'stored' });
+    const found = await eventually(
+      async () =>
+        json<Page<{ moduleId: number }>>(
+          await platform.call('GET', `/record?filter=${encodeURIComponent('name=Imported-1')}`),
+        ),
+      (page) => page.items.length > 0,
+    );
+    expect(found.items.map((record) => record.moduleId)).toEqual([target.id]);
+
+    // Its own export is the same document, but for its ids.
+    const again = await json<Record<string, unknown>>(
+      await platform.call('GET', `/scenario/${scenario.id}/export`, { headers: { 'X-Min-Position': '0' } }),
+    );
+    expect(again).toMatchObject({ references: { moduleIds: [target.id], labelIds: [] } });
+    expect((again.scenario as Record<string, unknown>).name).toBe('Portable');
+  });
+
   test('a pattern that would backtrack for ever runs in linear time; one that cannot is refused when saved', async () => {
     const hook = await createHook();
     const refused = await platform.call('POST', '/scenario', {

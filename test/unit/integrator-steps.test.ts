@@ -1,4 +1,9 @@
-import { scenarioStepSchema, type ScenarioStep } from '../../contracts/integrator';
+import {
+  remapSteps,
+  scenarioStepSchema,
+  stepReferences,
+  type ScenarioStep,
+} from '../../contracts/integrator';
 import { MappingError } from '../../contracts/mapping';
 import { computeStep, isComputeStep, replayStep, StepFailure, type StepResult } from '../../integrator/steps';
 
@@ -183,4 +188,36 @@ test('every step kind is computed here, or is a record step or the HTTP request 
     'removeRecordLabel',
     'httpRequest',
   ]);
+});
+
+describe('moving a scenario: the ids its steps name', () => {
+  const steps = [
+    { kind: 'createRecord', moduleId: 3, name: 'x' },
+    {
+      kind: 'router',
+      routes: [
+        {
+          steps: [
+            { kind: 'searchRecords', moduleId: 4 },
+            { kind: 'addRecordLabel', recordId: 1, labelId: 7 },
+            { kind: 'removeRecordLabel', recordId: 1, labelId: { expr: 'label' } },
+          ],
+        },
+      ],
+    },
+    { kind: 'searchRecords' },
+  ].map((step) => scenarioStepSchema.parse(step));
+
+  test('the modules and labels named by literal id, in routes too', () => {
+    expect(stepReferences(steps)).toEqual({ moduleIds: [3, 4], labelIds: [7] });
+  });
+
+  test('remapped as given, the others kept; a mapped label id is left to its expression', () => {
+    const remapped = remapSteps(steps, { '3': 30 }, { '7': 70 });
+    expect(stepReferences(remapped)).toEqual({ moduleIds: [4, 30], labelIds: [70] });
+    expect(remapped[1]).toMatchObject({
+      routes: [{ steps: [{ moduleId: 4 }, { labelId: 70 }, { labelId: { expr: 'label' } }] }],
+    });
+    expect(stepReferences(steps)).toEqual({ moduleIds: [3, 4], labelIds: [7] });
+  });
 });

@@ -76,6 +76,20 @@ func Test_records_ScenariosAPIService(t *testing.T) {
 
 	})
 
+	t.Run("Test ScenariosAPIService ExportScenario", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var scenarioId int32
+
+		resp, httpRes, err := apiClient.ScenariosAPI.ExportScenario(context.Background(), scenarioId).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
 	t.Run("Test ScenariosAPIService GetScenario", func(t *testing.T) {
 
 		t.Skip("skip test")  // remove to run test
@@ -98,6 +112,18 @@ func Test_records_ScenariosAPIService(t *testing.T) {
 		var runId string
 
 		resp, httpRes, err := apiClient.ScenariosAPI.GetScenarioRun(context.Background(), scenarioId, runId).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test ScenariosAPIService ImportScenario", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		resp, httpRes, err := apiClient.ScenariosAPI.ImportScenario(context.Background()).Execute()
 
 		require.Nil(t, err)
 		require.NotNil(t, resp)

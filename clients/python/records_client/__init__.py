@@ -180,6 +180,15 @@ __all__ = [
     "RouterStepOutput",
     "Scenario",
     "ScenarioCreate",
+    "ScenarioExport",
+    "ScenarioExportOutput",
+    "ScenarioExportOutputScenario",
+    "ScenarioExportOutputWebhook",
+    "ScenarioExportReferences",
+    "ScenarioExportScenario",
+    "ScenarioExportWebhook",
+    "ScenarioImport",
+    "ScenarioImported",
     "ScenarioPage",
     "ScenarioRoute",
     "ScenarioRouteOutput",
@@ -449,6 +458,15 @@ from records_client.models.router_step import RouterStep as RouterStep
 from records_client.models.router_step_output import RouterStepOutput as RouterStepOutput
 from records_client.models.scenario import Scenario as Scenario
 from records_client.models.scenario_create import ScenarioCreate as ScenarioCreate
+from records_client.models.scenario_export import ScenarioExport as ScenarioExport
+from records_client.models.scenario_export_output import ScenarioExportOutput as ScenarioExportOutput
+from records_client.models.scenario_export_output_scenario import ScenarioExportOutputScenario as ScenarioExportOutputScenario
+from records_client.models.scenario_export_output_webhook import ScenarioExportOutputWebhook as ScenarioExportOutputWebhook
+from records_client.models.scenario_export_references import ScenarioExportReferences as ScenarioExportReferences
+from records_client.models.scenario_export_scenario import ScenarioExportScenario as ScenarioExportScenario
+from records_client.models.scenario_export_webhook import ScenarioExportWebhook as ScenarioExportWebhook
+from records_client.models.scenario_import import ScenarioImport as ScenarioImport
+from records_client.models.scenario_imported import ScenarioImported as ScenarioImported
 from records_client.models.scenario_page import ScenarioPage as ScenarioPage
 from records_client.models.scenario_route import ScenarioRoute as ScenarioRoute
 from records_client.models.scenario_route_output import ScenarioRouteOutput as ScenarioRouteOutput

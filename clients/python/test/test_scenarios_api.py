@@ -54,6 +54,13 @@ class TestScenariosApi(unittest.TestCase):
         """
         pass
 
+    def test_export_scenario(self) -> None:
+        """Test case for export_scenario
+
+        Export a scenario as one JSON document
+        """
+        pass
+
     def test_get_scenario(self) -> None:
         """Test case for get_scenario
 
@@ -65,6 +72,13 @@ class TestScenariosApi(unittest.TestCase):
         """Test case for get_scenario_run
 
         Read one run with its steps
+        """
+        pass
+
+    def test_import_scenario(self) -> None:
+        """Test case for import_scenario
+
+        Import a scenario exported here or elsewhere
         """
         pass
 

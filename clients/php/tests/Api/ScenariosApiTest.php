@@ -118,6 +118,18 @@ class ScenariosApiTest extends TestCase
     }
 
     /**
+     * Test case for exportScenario
+     *
+     * Export a scenario as one JSON document.
+     *
+     */
+    public function testExportScenario()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
      * Test case for getScenario
      *
      * Read a scenario.
@@ -136,6 +148,18 @@ class ScenariosApiTest extends TestCase
      *
      */
     public function testGetScenarioRun()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
+     * Test case for importScenario
+     *
+     * Import a scenario exported here or elsewhere.
+     *
+     */
+    public function testImportScenario()
     {
         // TODO: implement
         self::markTestIncomplete('Not implemented');

@@ -143,6 +143,15 @@ from records_client.models.router_step import RouterStep
 from records_client.models.router_step_output import RouterStepOutput
 from records_client.models.scenario import Scenario
 from records_client.models.scenario_create import ScenarioCreate
+from records_client.models.scenario_export import ScenarioExport
+from records_client.models.scenario_export_output import ScenarioExportOutput
+from records_client.models.scenario_export_output_scenario import ScenarioExportOutputScenario
+from records_client.models.scenario_export_output_webhook import ScenarioExportOutputWebhook
+from records_client.models.scenario_export_references import ScenarioExportReferences
+from records_client.models.scenario_export_scenario import ScenarioExportScenario
+from records_client.models.scenario_export_webhook import ScenarioExportWebhook
+from records_client.models.scenario_import import ScenarioImport
+from records_client.models.scenario_imported import ScenarioImported
 from records_client.models.scenario_page import ScenarioPage
 from records_client.models.scenario_route import ScenarioRoute
 from records_client.models.scenario_route_output import ScenarioRouteOutput

@@ -29,6 +29,21 @@ import {
     ScenarioCreateToJSON,
 } from '../models/ScenarioCreate';
 import {
+    type ScenarioExportOutput,
+    ScenarioExportOutputFromJSON,
+    ScenarioExportOutputToJSON,
+} from '../models/ScenarioExportOutput';
+import {
+    type ScenarioImport,
+    ScenarioImportFromJSON,
+    ScenarioImportToJSON,
+} from '../models/ScenarioImport';
+import {
+    type ScenarioImported,
+    ScenarioImportedFromJSON,
+    ScenarioImportedToJSON,
+} from '../models/ScenarioImported';
+import {
     type ScenarioPage,
     ScenarioPageFromJSON,
     ScenarioPageToJSON,
@@ -82,6 +97,13 @@ export interface DeleteScenarioRequest {
     scenarioId: number;
 }
 
+export interface ExportScenarioRequest {
+    /**
+     * The scenario.
+     */
+    scenarioId: number;
+}
+
 export interface GetScenarioRequest {
     /**
      * The scenario.
@@ -98,6 +120,13 @@ export interface GetScenarioRunRequest {
      * The run: a request id, or `<request id>~<attempt>`.
      */
     runId: string;
+}
+
+export interface ImportScenarioRequest {
+    /**
+     * 
+     */
+    scenarioImport: ScenarioImport;
 }
 
 export interface ListScenarioRunsRequest {
@@ -398,6 +427,65 @@ export class ScenariosApi extends runtime.BaseAPI {
     }
 
     /**
+     * Creates request options for exportScenario without sending the request
+     */
+    async exportScenarioRequestOpts(requestParameters: ExportScenarioRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['scenarioId'] == null) {
+            throw new runtime.RequiredError(
+                'scenarioId',
+                'Required parameter "scenarioId" was null or undefined when calling exportScenario().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/scenario/{scenarioId}/export`;
+        urlPath = urlPath.replace('{scenarioId}', encodeURIComponent(String(requestParameters['scenarioId'])));
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * The scenario with its steps and its hook (settings and data structure), to version it or import it elsewhere.
+     * Export a scenario as one JSON document
+     */
+    async exportScenarioRaw(requestParameters: ExportScenarioRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<ScenarioExportOutput>> {
+        const requestOptions = await this.exportScenarioRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => ScenarioExportOutputFromJSON(jsonValue));
+    }
+
+    /**
+     * The scenario with its steps and its hook (settings and data structure), to version it or import it elsewhere.
+     * Export a scenario as one JSON document
+     */
+    async exportScenario(requestParameters: ExportScenarioRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<ScenarioExportOutput> {
+        const response = await this.exportScenarioRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
      * Creates request options for getScenario without sending the request
      */
     async getScenarioRequestOpts(requestParameters: GetScenarioRequest): Promise<runtime.RequestOpts> {
@@ -516,6 +604,67 @@ export class ScenariosApi extends runtime.BaseAPI {
      */
     async getScenarioRun(requestParameters: GetScenarioRunRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<ScenarioRunDetail> {
         const response = await this.getScenarioRunRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for importScenario without sending the request
+     */
+    async importScenarioRequestOpts(requestParameters: ImportScenarioRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['scenarioImport'] == null) {
+            throw new runtime.RequiredError(
+                'scenarioImport',
+                'Required parameter "scenarioImport" was null or undefined when calling importScenario().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/scenario/import`;
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: ScenarioImportToJSON(requestParameters['scenarioImport']),
+        };
+    }
+
+    /**
+     * Creates the document\'s hook (with a new address) and the scenario bound to it, with new ids; the module and label ids its steps name are remapped as given and must exist here. Validated like a scenario created by hand.
+     * Import a scenario exported here or elsewhere
+     */
+    async importScenarioRaw(requestParameters: ImportScenarioRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<ScenarioImported>> {
+        const requestOptions = await this.importScenarioRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => ScenarioImportedFromJSON(jsonValue));
+    }
+
+    /**
+     * Creates the document\'s hook (with a new address) and the scenario bound to it, with new ids; the module and label ids its steps name are remapped as given and must exist here. Validated like a scenario created by hand.
+     * Import a scenario exported here or elsewhere
+     */
+    async importScenario(requestParameters: ImportScenarioRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<ScenarioImported> {
+        const response = await this.importScenarioRaw(requestParameters, initOverrides);
         return await response.value();
     }
 
