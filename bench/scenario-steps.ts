@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { machineConditions, percentile, printFigure } from './report';
-import { headers, startServer } from './server';
+import { apiOf, startServer } from './server';
 
 /**
  * The step engine's cost (issue 19): a five-step scenario — JSON parse (mapping), filter, set variable, create
@@ -17,15 +17,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-scenario-steps-'));
   const server = await startServer(dataDir);
   try {
-    const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-      const response = await fetch(`${server.url}/api${path}`, {
-        method,
-        headers,
-        ...(body !== undefined && { body: JSON.stringify(body) }),
-      });
-      if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-      return (await response.json()) as T;
-    };
+    const call = apiOf(server.url);
     const space = await call<{ id: number }>('POST', '/space', { name: 'Bench' });
     const module = await call<{ id: number }>('POST', '/module', { spaceId: space.id, name: 'Orders' });
     const hookWith = async (steps: unknown[]): Promise<string> => {

@@ -100,3 +100,16 @@ export function runAgainstPlatform(dirPrefix: string, run: (server: Server) => P
     process.exit(1);
   });
 }
+
+/** A JSON call to the API of `url` as the bench's administrator; throws on an answer that is not 2xx. */
+export function apiOf(url: string) {
+  return async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await fetch(`${url}/api${path}`, {
+      method,
+      headers,
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+    return (await response.json()) as T;
+  };
+}

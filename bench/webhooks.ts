@@ -4,7 +4,7 @@ import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { machineConditions, percentile, printFigure } from './report';
-import { headers, startServer } from './server';
+import { apiOf, startServer } from './server';
 
 /**
  * Incoming webhooks on the one-process platform (embedded stores), three figures of issue 18:
@@ -30,15 +30,7 @@ async function main(): Promise<void> {
   const server = await startServer(dataDir);
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   try {
-    const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-      const response = await fetch(`${server.url}/api${path}`, {
-        method,
-        headers,
-        ...(body !== undefined && { body: JSON.stringify(body) }),
-      });
-      if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-      return (await response.json()) as T;
-    };
+    const call = apiOf(server.url);
     const hookWith = async (steps: unknown[]): Promise<Hook> => {
       const hook = await call<Hook>('POST', '/webhook', { name: 'Bench' });
       await call('POST', '/scenario', { name: 'Bench', webhookId: hook.id, steps });

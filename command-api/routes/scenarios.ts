@@ -30,7 +30,7 @@ import type { CommandDeps } from '../deps';
 import type { CommandContext, CommandResult } from '../kit/handler';
 import { requestHash } from '../kit/idempotency';
 import { authorize, commandContext, idempotencyKey, preconditions, sendResult } from './context';
-import { createWebhook, webhookView, type CreateIdentity } from './webhooks';
+import { createWebhook, identifyCreate, webhookView, type CreateIdentity } from './webhooks';
 
 export function scenarioView(state: ScenarioState): Record<string, unknown> {
   return {
@@ -102,13 +102,7 @@ export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
     identifiedBy: CreateIdentity,
   ): Promise<CommandResult<ScenarioState>> {
     await checkSteps(principal.tenant, settings.steps);
-    const identity = await deps.idempotency.identify(
-      principal.tenant,
-      principal.credential.id,
-      identifiedBy.key,
-      identifiedBy.hash,
-      () => deps.ids.next(principal.tenant, 'scenario'),
-    );
+    const identity = await identifyCreate(deps, principal, identifiedBy, 'scenario');
     const scenarioId = identity.entityId!;
     const context = commandContext(req, principal, identity.commandId);
     // The hook first: a scenario is only created once its trigger is its own.

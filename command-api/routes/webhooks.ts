@@ -74,6 +74,18 @@ export interface CreateIdentity {
   readonly hash: () => string;
 }
 
+/** The id and command id of a create: new ones, or the first attempt's when it comes again. */
+export function identifyCreate(
+  deps: CommandDeps,
+  principal: Principal,
+  create: CreateIdentity,
+  noun: 'webhook' | 'scenario',
+): ReturnType<CommandDeps['idempotency']['identify']> {
+  return deps.idempotency.identify(principal.tenant, principal.credential.id, create.key, create.hash, () =>
+    deps.ids.next(principal.tenant, noun),
+  );
+}
+
 /** Creates a webhook with a new address (a repeat of the same create keeps the first one's). */
 export async function createWebhook(
   deps: CommandDeps,
@@ -82,13 +94,7 @@ export async function createWebhook(
   settings: WebhookSettings,
   create: CreateIdentity,
 ): Promise<CommandResult<WebhookState>> {
-  const identity = await deps.idempotency.identify(
-    principal.tenant,
-    principal.credential.id,
-    create.key,
-    create.hash,
-    () => deps.ids.next(principal.tenant, 'webhook'),
-  );
+  const identity = await identifyCreate(deps, principal, create, 'webhook');
   const webhookId = identity.entityId!;
   const stream = streamName('webhook', principal.tenant, webhookId);
   // A repeat keeps the address the first attempt gave the hook.
