@@ -66,7 +66,7 @@ import {
 } from '../query-api/consistency';
 import type { Express } from 'express';
 import { HookResponses } from '../command-api/kit/hook-responses';
-import { hookReceiverRouter } from '../command-api/routes/hook-receiver';
+import { createHookReceiver } from '../command-api/routes/hook-receiver';
 import { Integrator } from '../integrator/consumer';
 import { ScenarioRunner, type RunnerDeps } from '../integrator/runner';
 import { IntegratorScheduler } from '../integrator/scheduler';
@@ -336,6 +336,19 @@ export async function buildServices(
   const attempts = selection.command ? sharedLog : undefined;
   const hookResponses = attempts && new HookResponses(events, logger.child({ component: 'hook-receiver' }));
   await hookResponses?.start();
+  const hookReceiver =
+    attempts &&
+    hookResponses &&
+    createHookReceiver({
+      handler,
+      attempts,
+      blobs: adapters.blobs,
+      responses: hookResponses,
+      logger: logger.child({ component: 'hook-receiver' }),
+      operatorTenant: config.DEFAULT_TENANT,
+      trustedProxies: config.HOOK_TRUSTED_PROXIES,
+      now: hooks.now,
+    });
   const meter = new ApiMeter({
     store: adapters.readStore,
     ...(sharedLog && { shared: sharedLog }),
@@ -413,19 +426,7 @@ export async function buildServices(
     readiness,
     metrics: () => metrics.render(),
     ...(config.METRICS_TOKEN !== undefined && { metricsToken: config.METRICS_TOKEN }),
-    ...(attempts &&
-      hookResponses && {
-        hooks: hookReceiverRouter({
-          handler,
-          attempts,
-          blobs: adapters.blobs,
-          responses: hookResponses,
-          logger: logger.child({ component: 'hook-receiver' }),
-          operatorTenant: config.DEFAULT_TENANT,
-          trustedProxies: config.HOOK_TRUSTED_PROXIES,
-          now: hooks.now,
-        }),
-      }),
+    ...(hookReceiver && { hooks: hookReceiver.router }),
     ...(attempts && {
       uploadRoutes: [FILE_UPLOAD_ROUTE],
       oauthRoutes: OAUTH_CLIENT_ROUTES,
@@ -436,7 +437,7 @@ export async function buildServices(
         handler,
         ids,
         idempotency,
-        hooks,
+        hooks: { ...hooks, ...(hookReceiver && { deliverJson: hookReceiver.deliverJson }) },
         newCommandId: newId,
         outbound: guardedHttp({
           allowNonPublic: config.OUTBOUND_ALLOW_PRIVATE,

@@ -1,3 +1,4 @@
+import type { HookReceiver } from './routes/hook-receiver';
 import type { AttemptLog } from '../infra/attempts/port';
 import type { BlobStore } from '../infra/blob-store/port';
 import type { Logger } from '../infra/logging';
@@ -38,8 +39,15 @@ export interface CommandDeps {
   readonly introspectionsPerMinute: number;
   /** Session lifetimes: idle (sliding) and absolute. */
   readonly sessions: { readonly idleMs: number; readonly maxAgeMs: number };
-  /** Webhooks: where their addresses point, and the clock of their time-driven rules. */
-  readonly hooks: { readonly baseUrl: string; readonly now: () => Date };
+  /**
+   * Webhooks: where their addresses point, the clock of their time-driven rules, and (where this process
+   * receives them) delivery to one from inside the platform.
+   */
+  readonly hooks: {
+    readonly baseUrl: string;
+    readonly now: () => Date;
+    readonly deliverJson?: HookReceiver['deliverJson'];
+  };
   /** The system whose administrators set up other systems. */
   readonly operatorTenant: string;
 }

@@ -2504,7 +2504,7 @@ func (r ApiPressRecordButtonRequest) Execute() (*ButtonPressed, *http.Response, 
 /*
 PressRecordButton Press a record's button field
 
-Posts the record to the button's webhook (through the SSRF guard). A 2xx answer is `ok`; another status is still a press (`ok: false`); no answer at all is a 502.
+Posts the record to the button's webhook (through the SSRF guard). A 2xx answer is `ok`; another status is still a press (`ok: false`); no answer at all is a 502. When the address is one of this platform's hooks, the press is delivered to that hook directly (its rules, queue and log) and answers with its response.
 
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
  @param recordId The record.

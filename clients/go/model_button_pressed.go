@@ -24,6 +24,8 @@ type ButtonPressed struct {
 	FieldId int32 `json:"fieldId"`
 	Ok bool `json:"ok"`
 	Status int32 `json:"status"`
+	// The answer's body (its first 64 KB from another service; a hook's response).
+	Body NullableString `json:"body"`
 	AdditionalProperties map[string]interface{}
 }
 
@@ -33,12 +35,13 @@ type _ButtonPressed ButtonPressed
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewButtonPressed(recordId int32, fieldId int32, ok bool, status int32) *ButtonPressed {
+func NewButtonPressed(recordId int32, fieldId int32, ok bool, status int32, body NullableString) *ButtonPressed {
 	this := ButtonPressed{}
 	this.RecordId = recordId
 	this.FieldId = fieldId
 	this.Ok = ok
 	this.Status = status
+	this.Body = body
 	return &this
 }
 
@@ -146,6 +149,32 @@ func (o *ButtonPressed) SetStatus(v int32) {
 	o.Status = v
 }
 
+// GetBody returns the Body field value
+// If the value is explicit nil, the zero value for string will be returned
+func (o *ButtonPressed) GetBody() string {
+	if o == nil || o.Body.Get() == nil {
+		var ret string
+		return ret
+	}
+
+	return *o.Body.Get()
+}
+
+// GetBodyOk returns a tuple with the Body field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *ButtonPressed) GetBodyOk() (*string, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.Body.Get(), o.Body.IsSet()
+}
+
+// SetBody sets field value
+func (o *ButtonPressed) SetBody(v string) {
+	o.Body.Set(&v)
+}
+
 func (o ButtonPressed) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
@@ -160,6 +189,7 @@ func (o ButtonPressed) ToMap() (map[string]interface{}, error) {
 	toSerialize["fieldId"] = o.FieldId
 	toSerialize["ok"] = o.Ok
 	toSerialize["status"] = o.Status
+	toSerialize["body"] = o.Body.Get()
 
 	for key, value := range o.AdditionalProperties {
 		toSerialize[key] = value
@@ -177,6 +207,7 @@ func (o *ButtonPressed) UnmarshalJSON(data []byte) (err error) {
 		"fieldId",
 		"ok",
 		"status",
+		"body",
 	}
 
 	allProperties := make(map[string]interface{})
@@ -210,6 +241,7 @@ func (o *ButtonPressed) UnmarshalJSON(data []byte) (err error) {
 		delete(additionalProperties, "fieldId")
 		delete(additionalProperties, "ok")
 		delete(additionalProperties, "status")
+		delete(additionalProperties, "body")
 		o.AdditionalProperties = additionalProperties
 	}
 

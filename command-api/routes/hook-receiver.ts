@@ -62,28 +62,33 @@ class HookAnswer extends Error {
   }
 }
 
+/** What the receiver knows of a request before its body is read. */
+interface Incoming {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: ReadonlyArray<{ readonly name: string; readonly value: string }>;
+  /** The caller's address; null for a delivery from inside the platform (a button press). */
+  readonly ip: string | null;
+  readonly declaredBytes: number;
+}
+
 /** The request as the log shows it; a body that was not read is null. */
 function requestRecord(
-  req: Request,
-  ip: string,
+  incoming: Incoming,
   request: HookRequest | undefined,
   files: StoredHookFile[],
 ): HookRequestRecord {
   return {
-    method: req.method,
-    url: req.originalUrl,
-    headers: request
-      ? [...request.headers]
-      : req.rawHeaders.flatMap((name, index) =>
-          index % 2 === 0 ? [{ name, value: req.rawHeaders[index + 1] ?? '' }] : [],
-        ),
+    method: incoming.method,
+    url: incoming.url,
+    headers: [...(request ? request.headers : incoming.headers)],
     query: request?.query ?? {},
     body: request
       ? (request.rawBody ?? (request.body === undefined ? null : JSON.stringify(request.body)))
       : null,
     contentType: request?.contentType ?? null,
     bytes: request?.bytes ?? 0,
-    ip,
+    ip: incoming.ip ?? 'platform',
     files,
   };
 }
@@ -109,6 +114,8 @@ function send(res: Response, status: number, body: string, headers: Readonly<Rec
   res.status(status).type('text/plain; charset=utf-8').send(body);
 }
 
+const ACCEPTED_ANSWER: HookResponse = { status: 200, headers: [], body: HOOK_ACCEPTED };
+
 function sendResponse(res: Response, response: HookResponse): void {
   const hasType = response.headers.some((header) => header.name.toLowerCase() === 'content-type');
   for (const header of response.headers) res.setHeader(header.name, header.value);
@@ -116,9 +123,23 @@ function sendResponse(res: Response, response: HookResponse): void {
   res.status(response.status).send(response.body);
 }
 
-/** The receiver of every hook: `{hook_url}/<hook id>`, no credentials. */
-export function hookReceiverRouter(deps: HookReceiverDeps): Router {
-  const router = Router();
+/** The receiver of every hook: its route, and delivery from inside the platform. */
+export interface HookReceiver {
+  /** `{hook_url}/<hook id>`, no credentials. */
+  readonly router: Router;
+  /**
+   * Delivers a JSON body to hook `hookKey` as a POST would (its state, rate, data structure, queue, log and
+   * response), for a caller inside the platform: no address to check against the hook's IP restrictions.
+   * Every refusal is an answer, as the caller of the hook's address would get it.
+   */
+  deliverJson(
+    hookKey: string,
+    body: unknown,
+    query?: Record<string, string | string[]>,
+  ): Promise<HookResponse>;
+}
+
+export function createHookReceiver(deps: HookReceiverDeps): HookReceiver {
   const trusted = parseIpAllowlist(deps.trustedProxies);
   const allowlists = new WeakMap<object, IpAllowlist>();
   const validators = new WeakMap<DataStructure, ReturnType<typeof validatorOf>>();
@@ -225,14 +246,13 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
   async function logRefusal(
     tenant: string,
     webhookId: number,
-    req: Request,
-    ip: string,
+    incoming: Incoming,
     receivedAt: Date,
     refusal: { status: number; message: string },
     request: HookRequest | undefined,
   ): Promise<void> {
     const requestId = newId();
-    const record: HookRequestRecord = requestRecord(req, ip, request, []);
+    const record: HookRequestRecord = requestRecord(incoming, request, []);
     await deps.handler.handle(
       streamName('hookRequest', tenant, requestId),
       hookRequestDecider,
@@ -242,7 +262,7 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
           webhookId,
           requestId,
           receivedAt: receivedAt.toISOString(),
-          method: req.method,
+          method: incoming.method,
           bytes: request?.bytes ?? 0,
           status: refusal.status,
           message: refusal.message,
@@ -255,8 +275,17 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
     );
   }
 
-  async function receive(req: Request, res: Response): Promise<void> {
-    const parsedKey = hookKeySchema.safeParse(req.params.hookKey);
+  /**
+   * One request to hook `hookKey`, from its checks to its answer: the hook's state, the caller's address (when
+   * it has one), the declared size and the rate, then the body (`read`) and its acceptance. A refusal after the
+   * rate check is logged; what it had stored is removed.
+   */
+  async function serve(
+    hookKey: unknown,
+    incoming: Incoming,
+    read: () => Promise<HookRequest>,
+  ): Promise<HookResponse> {
+    const parsedKey = hookKeySchema.safeParse(hookKey);
     if (!parsedKey.success) throw new HookAnswer(404, 'No hook has this id.');
     const key = parsedKey.data;
     const now = deps.now();
@@ -266,23 +295,22 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
     if (status === 'deactivated')
       throw new HookAnswer(410, 'This hook was deactivated: it had no scenario for more than 120 hours.');
     if (status === 'disabled') throw new HookAnswer(403, 'This hook is disabled.');
-    const ip = callerAddress(req, trusted);
-    if (!allowlistOf(state).allows(ip)) throw new HookAnswer(403, 'This address may not call this hook.');
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > HOOK_MAX_BODY_BYTES)
+    if (incoming.ip !== null && !allowlistOf(state).allows(incoming.ip))
+      throw new HookAnswer(403, 'This address may not call this hook.');
+    if (incoming.declaredBytes > HOOK_MAX_BODY_BYTES)
       throw new HookAnswer(413, `The body is over the limit of ${HOOK_MAX_BODY_BYTES} bytes.`);
     await admit(tenant, state.webhookId, now.getTime());
     let request: HookRequest | undefined;
     const written: string[] = [];
     try {
-      request = await readHookRequest(req, LIMITS);
-      await accept(req, res, { tenant, state, now, ip, request, written });
+      request = await read();
+      return await accept(incoming, { tenant, state, now, request, written });
     } catch (error) {
       const refusal =
         error instanceof HookAnswer || (error instanceof PlatformError && error.status < 500) ? error : null;
       await Promise.all(written.map((blobKey) => deps.blobs.delete(blobKey).catch(() => undefined)));
-      if (refusal && !res.headersSent)
-        await logRefusal(tenant, state.webhookId, req, ip, now, refusal, request).catch((failure: unknown) =>
+      if (refusal)
+        await logRefusal(tenant, state.webhookId, incoming, now, refusal, request).catch((failure: unknown) =>
           deps.logger.warn({ err: failure }, 'logging a refused webhook request failed'),
         );
       throw error;
@@ -291,18 +319,16 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
 
   /** The accepted part: the request is read and counted; it becomes an event, then the answer. */
   async function accept(
-    req: Request,
-    res: Response,
+    incoming: Incoming,
     at: {
       tenant: string;
       state: WebhookState;
       now: Date;
-      ip: string;
       request: HookRequest;
       written: string[];
     },
-  ): Promise<void> {
-    const { tenant, state, now, ip, request, written } = at;
+  ): Promise<HookResponse> {
+    const { tenant, state, now, request, written } = at;
     const settings = state.settings;
     const bundle = bundleOf(request, {
       headers: settings.getRequestHeaders,
@@ -326,7 +352,7 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
         : (await deps.handler.load(streamName('scenario', tenant, state.scenarioId), scenarioDecider)).state;
     const runsNow = scenario?.status === 'active' && scenario.settings.schedule.kind === 'instant';
     const awaitsResponse = runsNow && hasWebhookResponse(scenario.settings);
-    const record = requestRecord(req, ip, request, stored);
+    const record = requestRecord(incoming, request, stored);
     const payload = JSON.stringify({ request: record, bundle });
     const payloadBytes = Buffer.byteLength(payload);
     const inline = payloadBytes <= INLINE_PAYLOAD_BYTES;
@@ -340,7 +366,7 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
       requestId,
       scenarioId: scenario && scenario.status !== 'deleted' ? state.scenarioId : null,
       receivedAt: now.toISOString(),
-      method: req.method,
+      method: incoming.method,
       bytes: request.bytes,
       queued: !runsNow,
       ...(runsNow && scenario.settings.sequential && { sequential: true }),
@@ -376,14 +402,14 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
     written.length = 0;
     if (state.redetermining || (state.determinedStructure === null && settings.dataStructure === null))
       recordStructure(tenant, state.webhookId, bundle, requestId);
-    if (!waiter) return send(res, 200, HOOK_ACCEPTED);
-    answerOutcome(res, await waiter.wait());
+    if (!waiter) return ACCEPTED_ANSWER;
+    return answerOf(await waiter.wait());
   }
 
-  function answerOutcome(res: Response, outcome: RunOutcome): void {
-    if (outcome.kind === 'response') return sendResponse(res, outcome.response);
-    if (outcome.kind === 'failed') return send(res, 500, HOOK_SCENARIO_FAILED);
-    send(res, 200, HOOK_ACCEPTED);
+  function answerOf(outcome: RunOutcome): HookResponse {
+    if (outcome.kind === 'response') return outcome.response;
+    if (outcome.kind === 'failed') return { status: 500, headers: [], body: HOOK_SCENARIO_FAILED };
+    return ACCEPTED_ANSWER;
   }
 
   /** Re-determine: the shape of this request is kept with the hook (after the answer; for mapping only). */
@@ -404,20 +430,75 @@ export function hookReceiverRouter(deps: HookReceiverDeps): Router {
       .finally(() => determining.delete(hook));
   }
 
+  /** A refusal as the answer the caller gets; anything else is the receiver's own failure. */
+  function refusalAnswer(error: unknown): HookResponse | null {
+    const headersOf = (headers: Readonly<Record<string, string>>) =>
+      Object.entries(headers).map(([name, value]) => ({ name, value }));
+    if (error instanceof HookAnswer)
+      return { status: error.status, headers: headersOf(error.headers), body: error.message };
+    if (error instanceof PlatformError && error.status < 500)
+      return { status: error.status, headers: [], body: error.message };
+    return null;
+  }
+
   const handle = async (req: Request, res: Response): Promise<void> => {
     try {
-      await receive(req, res);
+      const incoming: Incoming = {
+        method: req.method,
+        url: req.originalUrl,
+        headers: req.rawHeaders.flatMap((name, index) =>
+          index % 2 === 0 ? [{ name, value: req.rawHeaders[index + 1] ?? '' }] : [],
+        ),
+        ip: callerAddress(req, trusted),
+        declaredBytes: Number(req.headers['content-length'] ?? 0),
+      };
+      sendResponse(res, await serve(req.params.hookKey, incoming, () => readHookRequest(req, LIMITS)));
     } catch (error) {
       if (res.headersSent) return;
       // No `Connection: close` on a refusal: a client still sending would see a reset instead of the answer.
       // Node discards what is left of the body (bounded by the server's request timeout).
-      if (error instanceof HookAnswer) return send(res, error.status, error.message, error.headers);
-      if (error instanceof PlatformError && error.status < 500) return send(res, error.status, error.message);
+      const refusal = refusalAnswer(error);
+      if (refusal) return sendResponse(res, refusal);
       deps.logger.error({ err: error, url: req.originalUrl }, 'webhook receiver failed');
       send(res, 500, 'Internal error.');
     }
   };
+  const router = Router();
   mount(router, receiveWebhookGet, handle);
   mount(router, receiveWebhook, handle);
-  return router;
+
+  async function deliverJson(
+    hookKey: string,
+    body: unknown,
+    query: Record<string, string | string[]> = {},
+  ): Promise<HookResponse> {
+    const text = JSON.stringify(body) ?? 'null';
+    const headers = [{ name: 'Content-Type', value: 'application/json' }];
+    const request: HookRequest = {
+      method: 'POST',
+      query,
+      body,
+      files: [],
+      rawBody: text,
+      contentType: 'application/json',
+      bytes: Buffer.byteLength(text),
+      headers,
+    };
+    const incoming: Incoming = {
+      method: 'POST',
+      url: `/hook/${hookKey}`,
+      headers,
+      ip: null,
+      declaredBytes: request.bytes,
+    };
+    try {
+      return await serve(hookKey, incoming, async () => request);
+    } catch (error) {
+      const refusal = refusalAnswer(error);
+      if (refusal) return refusal;
+      throw error;
+    }
+  }
+
+  return { router, deliverJson };
 }

@@ -1,3 +1,4 @@
+import { hookKeySchema } from '../../contracts/integrator';
 import type { Router } from 'express';
 import { PlatformError } from '../../contracts/errors';
 import { OutboundError } from '../../infra/outbound/port';
@@ -155,19 +156,29 @@ export function addButtonRoute(router: Router, deps: CommandDeps): void {
     if (field.type !== 'button')
       throw new PlatformError('validation_failed', `field ${fieldId} is not a button`);
     let outcome: { ok: boolean; status: number | null; durationMs: number; error?: string };
+    let answerBody: string | null = null;
+    const url = String(field.config.webhookUrl);
+    const press = {
+      event: 'button.pressed',
+      system: principal.tenant,
+      field: { id: field.fieldId, key: field.key, name: field.name },
+      record: recordView(record.state),
+      pressedBy: principal.userId,
+      pressedAt: new Date().toISOString(),
+    };
     try {
-      const answer = await deps.outbound.postJson(String(field.config.webhookUrl), {
-        event: 'button.pressed',
-        system: principal.tenant,
-        field: { id: field.fieldId, key: field.key, name: field.name },
-        record: recordView(record.state),
-        pressedBy: principal.userId,
-        pressedAt: new Date().toISOString(),
-      });
+      const own = ownHookOf(url, deps.hooks.baseUrl);
+      const started = performance.now();
+      // One of this platform's hooks: delivered to it directly (the SSRF guard would refuse its address).
+      const answer =
+        own && deps.hooks.deliverJson
+          ? await deps.hooks.deliverJson(own.key, press, own.query)
+          : await deps.outbound.postJson(url, press);
+      answerBody = answer.body;
       outcome = {
         ok: answer.status >= 200 && answer.status < 300,
         status: answer.status,
-        durationMs: answer.durationMs,
+        durationMs: 'durationMs' in answer ? answer.durationMs : performance.now() - started,
       };
     } catch (error) {
       if (!(error instanceof OutboundError)) throw error;
@@ -189,6 +200,32 @@ export function addButtonRoute(router: Router, deps: CommandDeps): void {
         'upstream_failed',
         `the button's webhook did not answer: ${outcome.error ?? ''}`,
       );
-    sendResult(res, 200, result, { recordId, fieldId, ok: outcome.ok, status: outcome.status });
+    sendResult(res, 200, result, {
+      recordId,
+      fieldId,
+      ok: outcome.ok,
+      status: outcome.status,
+      body: answerBody,
+    });
   });
+}
+
+/** The hook id of `url` when it is one of this platform's hooks (`<HOOK_BASE_URL>/<id>`), with its query. */
+function ownHookOf(
+  url: string,
+  hookBaseUrl: string,
+): { key: string; query: Record<string, string | string[]> } | null {
+  if (!URL.canParse(url) || !URL.canParse(hookBaseUrl)) return null;
+  const target = new URL(url);
+  const base = new URL(hookBaseUrl);
+  const prefix = `${base.pathname.replace(/\/+$/, '')}/`;
+  if (target.origin !== base.origin || !target.pathname.startsWith(prefix)) return null;
+  const key = hookKeySchema.safeParse(target.pathname.slice(prefix.length));
+  if (!key.success) return null;
+  const query: Record<string, string | string[]> = {};
+  for (const name of new Set(target.searchParams.keys())) {
+    const values = target.searchParams.getAll(name);
+    query[name] = values.length === 1 ? values[0]! : values;
+  }
+  return { key: key.data, query };
 }

@@ -162,13 +162,22 @@ export const pressRecordButton = operation({
   summary: "Press a record's button field",
   description:
     "Posts the record to the button's webhook (through the SSRF guard). A 2xx answer is `ok`; another status is " +
-    'still a press (`ok: false`); no answer at all is a 502.',
+    "still a press (`ok: false`); no answer at all is a 502. When the address is one of this platform's hooks, " +
+    'the press is delivered to that hook directly (its rules, queue and log) and answers with its response.',
   params: pathIds({ recordId: 'The record.', fieldId: 'The button field.' }),
   responses: {
     200: {
       description: 'What the webhook answered.',
       schema: z
-        .object({ recordId: entityId, fieldId: entityId, ok: z.boolean(), status: z.number().int() })
+        .object({
+          recordId: entityId,
+          fieldId: entityId,
+          ok: z.boolean(),
+          status: z.number().int(),
+          body: z.string().nullable().meta({
+            description: "The answer's body (its first 64 KB from another service; a hook's response).",
+          }),
+        })
         .meta({ id: 'ButtonPressed' }),
     },
     ...WRITE_ERRORS,

@@ -70,7 +70,13 @@ describe('pressing a button field (private addresses allowed for the test)', () 
     const [ok, failing] = buttons;
     const response = await platform.call('POST', `/record/${record.id}/button/${ok!.id}`);
     expect(response.status).toBe(200);
-    expect(await json(response)).toEqual({ recordId: record.id, fieldId: ok!.id, ok: true, status: 200 });
+    expect(await json(response)).toEqual({
+      recordId: record.id,
+      fieldId: ok!.id,
+      ok: true,
+      status: 200,
+      body: '{}',
+    });
     expect(pressed.at(-1)).toMatchObject({
       event: 'button.pressed',
       system: 'test',
@@ -123,6 +129,60 @@ test('by default the SSRF guard refuses a button webhook on a private address: 4
     expect(response.status).toBe(400);
     expect((await json<{ message: string }>(response)).message).toMatch(/not allowed/);
     expect(pressed.length).toBe(before);
+  } finally {
+    await platform.stop();
+  }
+});
+
+test("a button aimed at one of this platform's hooks delivers to it directly and answers with its response", async () => {
+  // The SSRF guard is on: the hook's address (loopback here) is not called over the network.
+  const platform = await startPlatform();
+  try {
+    const hook = await json<Entity & { url: string }>(
+      await platform.call('POST', '/webhook', { body: { name: 'Pressed' } }),
+    );
+    await create(platform, '/scenario', {
+      name: 'Acknowledge',
+      webhookId: hook.id,
+      steps: [
+        {
+          kind: 'webhookResponse',
+          status: 201,
+          body: { expr: 'record.name & " pressed by " & pressedBy & " from " & source' },
+        },
+      ],
+    });
+    const space = await create(platform, '/space', { name: 'Own hooks' });
+    const module = await create(platform, '/module', { spaceId: space.id, name: 'Tickets' });
+    const button = await create(platform, '/field', {
+      moduleId: module.id,
+      name: 'Acknowledge',
+      type: 'button',
+      config: { webhookUrl: `${hook.url}?source=button` },
+    });
+    const record = await create(platform, '/record', { moduleId: module.id, name: 'Printer' });
+    const press = () => platform.call('POST', `/record/${record.id}/button/${button.id}`);
+
+    expect(await json(await press())).toEqual({
+      recordId: record.id,
+      fieldId: button.id,
+      ok: true,
+      status: 201,
+      body: 'Printer pressed by 1 from button',
+    });
+    // The hook's log has the press, as any request.
+    const logs = await json<{ items: Array<{ status: string; method: string }> }>(
+      await platform.call('GET', `/webhook/${hook.id}/log`, { headers: { 'X-Min-Position': '0' } }),
+    );
+    expect(logs.items.map((entry) => [entry.status, entry.method])).toEqual([['success', 'POST']]);
+
+    // Its rules hold: a disabled hook refuses the press as it refuses any caller.
+    expect((await platform.call('POST', `/webhook/${hook.id}/disable`)).status).toBe(200);
+    expect(await json(await press())).toMatchObject({
+      ok: false,
+      status: 403,
+      body: 'This hook is disabled.',
+    });
   } finally {
     await platform.stop();
   }

@@ -38,7 +38,8 @@ class TestButtonPressed(unittest.TestCase):
                 record_id = 1,
                 field_id = 1,
                 ok = True,
-                status = -9007199254740991
+                status = -9007199254740991,
+                body = ''
             )
         else:
             return ButtonPressed(
@@ -46,6 +47,7 @@ class TestButtonPressed(unittest.TestCase):
                 field_id = 1,
                 ok = True,
                 status = -9007199254740991,
+                body = '',
         )
         """
 

@@ -61,7 +61,8 @@ class ButtonPressed implements ModelInterface, ArrayAccess, JsonSerializable
         'record_id' => 'int',
         'field_id' => 'int',
         'ok' => 'bool',
-        'status' => 'int'
+        'status' => 'int',
+        'body' => 'string'
     ];
 
     /**
@@ -73,7 +74,8 @@ class ButtonPressed implements ModelInterface, ArrayAccess, JsonSerializable
         'record_id' => null,
         'field_id' => null,
         'ok' => null,
-        'status' => null
+        'status' => null,
+        'body' => null
     ];
 
     /**
@@ -85,7 +87,8 @@ class ButtonPressed implements ModelInterface, ArrayAccess, JsonSerializable
         'record_id' => false,
         'field_id' => false,
         'ok' => false,
-        'status' => false
+        'status' => false,
+        'body' => true
     ];
 
     /**
@@ -167,7 +170,8 @@ class ButtonPressed implements ModelInterface, ArrayAccess, JsonSerializable
         'record_id' => 'recordId',
         'field_id' => 'fieldId',
         'ok' => 'ok',
-        'status' => 'status'
+        'status' => 'status',
+        'body' => 'body'
     ];
 
     /**
@@ -179,7 +183,8 @@ class ButtonPressed implements ModelInterface, ArrayAccess, JsonSerializable
         'record_id' => 'setRecordId',
         'field_id' => 'setFieldId',
         'ok' => 'setOk',
-        'status' => 'setStatus'
+        'status' => 'setStatus',
+        'body' => 'setBody'
     ];
 
     /**
@@ -191,7 +196,8 @@ class ButtonPressed implements ModelInterface, ArrayAccess, JsonSerializable
         'record_id' => 'getRecordId',
         'field_id' => 'getFieldId',
         'ok' => 'getOk',
-        'status' => 'getStatus'
+        'status' => 'getStatus',
+        'body' => 'getBody'
     ];
 
     /**
@@ -245,6 +251,7 @@ class ButtonPressed implements ModelInterface, ArrayAccess, JsonSerializable
         $this->setIfExists('field_id', $data ?? [], null);
         $this->setIfExists('ok', $data ?? [], null);
         $this->setIfExists('status', $data ?? [], null);
+        $this->setIfExists('body', $data ?? [], null);
     }
 
     /**
@@ -308,6 +315,9 @@ class ButtonPressed implements ModelInterface, ArrayAccess, JsonSerializable
             $invalidProperties[] = "invalid value for 'status', must be bigger than or equal to -9007199254740991.";
         }
 
+        if ($this->container['body'] === null && !$this->isNullableSetToNull('body')) {
+            $invalidProperties[] = "'body' is required";
+        }
         return $invalidProperties;
     }
 
@@ -445,6 +455,40 @@ class ButtonPressed implements ModelInterface, ArrayAccess, JsonSerializable
         }
 
         $this->container['status'] = $status;
+
+        return $this;
+    }
+
+    /**
+     * Gets body
+     *
+     * @return string|null
+     */
+    public function getBody(): ?string
+    {
+        return $this->container['body'];
+    }
+
+    /**
+     * Sets body
+     *
+     * @param string|null $body The answer's body (its first 64 KB from another service; a hook's response).
+     *
+     * @return $this
+     */
+    public function setBody(?string $body): static
+    {
+        if (is_null($body)) {
+            array_push($this->openAPINullablesSetToNull, 'body');
+        } else {
+            $nullablesSetToNull = $this->getOpenAPINullablesSetToNull();
+            $index = array_search('body', $nullablesSetToNull);
+            if ($index !== FALSE) {
+                unset($nullablesSetToNull[$index]);
+                $this->setOpenAPINullablesSetToNull($nullablesSetToNull);
+            }
+        }
+        $this->container['body'] = $body;
 
         return $this;
     }

@@ -112,4 +112,13 @@ class ButtonPressedTest extends TestCase
         // TODO: implement
         self::markTestIncomplete('Not implemented');
     }
+
+    /**
+     * Test attribute "body"
+     */
+    public function testPropertyBody()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
 }

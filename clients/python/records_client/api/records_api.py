@@ -3490,7 +3490,7 @@ class RecordsApi:
     ) -> ButtonPressed:
         """Press a record's button field
 
-        Posts the record to the button's webhook (through the SSRF guard). A 2xx answer is `ok`; another status is still a press (`ok: false`); no answer at all is a 502.
+        Posts the record to the button's webhook (through the SSRF guard). A 2xx answer is `ok`; another status is still a press (`ok: false`); no answer at all is a 502. When the address is one of this platform's hooks, the press is delivered to that hook directly (its rules, queue and log) and answers with its response.
 
         :param record_id: The record. (required)
         :type record_id: int
@@ -3571,7 +3571,7 @@ class RecordsApi:
     ) -> ApiResponse[ButtonPressed]:
         """Press a record's button field
 
-        Posts the record to the button's webhook (through the SSRF guard). A 2xx answer is `ok`; another status is still a press (`ok: false`); no answer at all is a 502.
+        Posts the record to the button's webhook (through the SSRF guard). A 2xx answer is `ok`; another status is still a press (`ok: false`); no answer at all is a 502. When the address is one of this platform's hooks, the press is delivered to that hook directly (its rules, queue and log) and answers with its response.
 
         :param record_id: The record. (required)
         :type record_id: int
@@ -3652,7 +3652,7 @@ class RecordsApi:
     ) -> RESTResponseType:
         """Press a record's button field
 
-        Posts the record to the button's webhook (through the SSRF guard). A 2xx answer is `ok`; another status is still a press (`ok: false`); no answer at all is a 502.
+        Posts the record to the button's webhook (through the SSRF guard). A 2xx answer is `ok`; another status is still a press (`ok: false`); no answer at all is a 502. When the address is one of this platform's hooks, the press is delivered to that hook directly (its rules, queue and log) and answers with its response.
 
         :param record_id: The record. (required)
         :type record_id: int

@@ -17,8 +17,8 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
-from typing import Any, ClassVar, Dict, List
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
@@ -32,7 +32,8 @@ class ButtonPressed(BaseModel):
     field_id: Annotated[int, Field(le=2147483647, strict=True, ge=1)] = Field(alias="fieldId")
     ok: StrictBool
     status: Annotated[int, Field(le=9007199254740991, strict=True, ge=-9007199254740991)]
-    __properties: ClassVar[List[str]] = ["recordId", "fieldId", "ok", "status"]
+    body: Optional[StrictStr] = Field(description="The answer's body (its first 64 KB from another service; a hook's response).")
+    __properties: ClassVar[List[str]] = ["recordId", "fieldId", "ok", "status", "body"]
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -73,6 +74,11 @@ class ButtonPressed(BaseModel):
             exclude=excluded_fields,
             exclude_none=True,
         )
+        # set to None if body (nullable) is None
+        # and model_fields_set contains the field
+        if self.body is None and "body" in self.model_fields_set:
+            _dict['body'] = None
+
         return _dict
 
     @classmethod
@@ -88,7 +94,8 @@ class ButtonPressed(BaseModel):
             "recordId": obj.get("recordId"),
             "fieldId": obj.get("fieldId"),
             "ok": obj.get("ok"),
-            "status": obj.get("status")
+            "status": obj.get("status"),
+            "body": obj.get("body")
         })
         return _obj
 

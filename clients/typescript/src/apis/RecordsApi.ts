@@ -1011,7 +1011,7 @@ export class RecordsApi extends runtime.BaseAPI {
     }
 
     /**
-     * Posts the record to the button\'s webhook (through the SSRF guard). A 2xx answer is `ok`; another status is still a press (`ok: false`); no answer at all is a 502.
+     * Posts the record to the button\'s webhook (through the SSRF guard). A 2xx answer is `ok`; another status is still a press (`ok: false`); no answer at all is a 502. When the address is one of this platform\'s hooks, the press is delivered to that hook directly (its rules, queue and log) and answers with its response.
      * Press a record\'s button field
      */
     async pressRecordButtonRaw(requestParameters: PressRecordButtonRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<ButtonPressed>> {
@@ -1022,7 +1022,7 @@ export class RecordsApi extends runtime.BaseAPI {
     }
 
     /**
-     * Posts the record to the button\'s webhook (through the SSRF guard). A 2xx answer is `ok`; another status is still a press (`ok: false`); no answer at all is a 502.
+     * Posts the record to the button\'s webhook (through the SSRF guard). A 2xx answer is `ok`; another status is still a press (`ok: false`); no answer at all is a 502. When the address is one of this platform\'s hooks, the press is delivered to that hook directly (its rules, queue and log) and answers with its response.
      * Press a record\'s button field
      */
     async pressRecordButton(requestParameters: PressRecordButtonRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<ButtonPressed> {

@@ -35,6 +35,10 @@ export interface ButtonPressed {
      * 
      */
     status: number;
+    /**
+     * The answer's body (its first 64 KB from another service; a hook's response).
+     */
+    body: string | null;
 }
 
 /**
@@ -45,6 +49,7 @@ export function instanceOfButtonPressed(value: object): value is ButtonPressed {
     if (!('fieldId' in value) || value['fieldId'] === undefined) return false;
     if (!('ok' in value) || value['ok'] === undefined) return false;
     if (!('status' in value) || value['status'] === undefined) return false;
+    if (!('body' in value) || value['body'] === undefined) return false;
     return true;
 }
 
@@ -62,6 +67,7 @@ export function ButtonPressedFromJSONTyped(json: any, ignoreDiscriminator: boole
         'fieldId': json['fieldId'],
         'ok': json['ok'],
         'status': json['status'],
+        'body': json['body'],
     };
 }
 
@@ -80,6 +86,7 @@ export function ButtonPressedToJSONTyped(value?: ButtonPressed | null, ignoreDis
         'fieldId': value['fieldId'],
         'ok': value['ok'],
         'status': value['status'],
+        'body': value['body'],
     };
 }
 
