@@ -16,6 +16,7 @@ import { addOAuthClientRoutes } from './routes/oauth-clients';
 import { addOAuthGrantRoutes, addOAuthRoutes } from './routes/oauth';
 import { addSocialLoginRoutes } from './routes/social-login';
 import { addLabelRoutes, labelResource } from './routes/labels';
+import { dataStructureResource } from './routes/data-structures';
 import { addRemoteLinkRoutes } from './routes/remote-links';
 import { segmentResource } from './routes/segments';
 import { addButtonRoute, addRecordRestoreRoute, recordResource } from './routes/records';
@@ -56,6 +57,7 @@ export function createCommandRouter(deps: CommandDeps): Router {
   addResourceRoutes(router, deps, catalogue.menu);
   addResourceRoutes(router, deps, catalogue.fieldGroup);
   addLabelRoutes(router, deps);
+  addResourceRoutes(router, deps, dataStructureResource());
   addWebhookRoutes(router, deps);
   addScenarioRoutes(router, deps);
   return router;

@@ -98,16 +98,26 @@ function checkFields(
   });
 }
 
+/** What the parts of a structure's fields say wrong about each other (nesting, names, bounds). */
+export function structureIssues(fields: readonly StructureField[]): string[] {
+  const issues: string[] = [];
+  const count = { fields: 0 };
+  checkFields(fields, 'fields', 1, count, issues);
+  if (count.fields > MAX_STRUCTURE_FIELDS)
+    issues.push(`a structure has at most ${MAX_STRUCTURE_FIELDS} fields in all, this one ${count.fields}`);
+  return issues;
+}
+
+/** A structure's list of fields, checked as a whole. */
+export const structureFieldsSchema = z
+  .array(fieldSchema)
+  .max(MAX_STRUCTURE_FIELDS)
+  .superRefine((fields, ctx) => {
+    for (const message of structureIssues(fields)) ctx.addIssue({ code: 'custom', message });
+  });
+
 export const dataStructureSchema: z.ZodType<DataStructure> = z
-  .strictObject({ fields: z.array(fieldSchema).max(MAX_STRUCTURE_FIELDS) })
-  .superRefine((structure, ctx) => {
-    const issues: string[] = [];
-    const count = { fields: 0 };
-    checkFields(structure.fields, 'fields', 1, count, issues);
-    if (count.fields > MAX_STRUCTURE_FIELDS)
-      issues.push(`a structure has at most ${MAX_STRUCTURE_FIELDS} fields in all, this one ${count.fields}`);
-    for (const message of issues) ctx.addIssue({ code: 'custom', message });
-  })
+  .strictObject({ fields: structureFieldsSchema })
   .meta({
     id: 'DataStructure',
     description: 'Fields with a type (text, number, boolean, date, buffer, collection, array, any).',

@@ -45,6 +45,10 @@ export const webhookSettingsShape = {
   dataStructure: dataStructureSchema.nullable().meta({
     description: 'Incoming data is validated against it (400 with the reasons); null: no validation.',
   }),
+  dataStructureId: entityIdSchema.nullable().meta({
+    description:
+      'A reusable data structure (`/data-structure`) incoming data is validated against too, as it is when the request comes; null: none.',
+  }),
   getRequestHeaders: z.boolean().meta({ description: 'Put the request headers in the bundle as `Headers`.' }),
   getRequestMethod: z.boolean().meta({ description: 'Put the HTTP method in the bundle as `Method`.' }),
   jsonPassThrough: z
@@ -80,6 +84,7 @@ export function withDefaults<Full extends object>(
 export const DEFAULT_WEBHOOK_SETTINGS: Omit<WebhookSettings, 'name'> = {
   ipRestrictions: '',
   dataStructure: null,
+  dataStructureId: null,
   getRequestHeaders: false,
   getRequestMethod: false,
   jsonPassThrough: false,

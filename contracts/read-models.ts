@@ -28,6 +28,7 @@ export const READ_MODELS = {
   hookQueue: 'hook_queue',
   hookLogs: 'hook_logs',
   scenarioRuns: 'scenario_runs',
+  dataStructures: 'data_structures',
 } as const;
 
 /** Which projection writes each read model (its version decides the collection a reader opens). */
@@ -37,6 +38,7 @@ export const PROJECTION_OF_READ_MODEL: Readonly<Record<string, string>> = {
   [READ_MODELS.records]: 'records',
   [READ_MODELS.fields]: 'fields',
   [READ_MODELS.labels]: 'labels',
+  [READ_MODELS.dataStructures]: 'data-structures',
   [READ_MODELS.segments]: 'segments',
   [READ_MODELS.remoteLinks]: 'remote-links',
   [READ_MODELS.categories]: 'categories',

@@ -55,6 +55,8 @@ type APIClient struct {
 
 	CategoriesAPI *CategoriesAPIService
 
+	DataStructuresAPI *DataStructuresAPIService
+
 	FieldGroupsAPI *FieldGroupsAPIService
 
 	FieldsAPI *FieldsAPIService
@@ -115,6 +117,7 @@ func NewAPIClient(cfg *Configuration) *APIClient {
 	c.ApiDescriptionAPI = (*ApiDescriptionAPIService)(&c.common)
 	c.ApiTokensAPI = (*ApiTokensAPIService)(&c.common)
 	c.CategoriesAPI = (*CategoriesAPIService)(&c.common)
+	c.DataStructuresAPI = (*DataStructuresAPIService)(&c.common)
 	c.FieldGroupsAPI = (*FieldGroupsAPIService)(&c.common)
 	c.FieldsAPI = (*FieldsAPIService)(&c.common)
 	c.FilesAPI = (*FilesAPIService)(&c.common)

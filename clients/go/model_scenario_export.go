@@ -25,6 +25,8 @@ type ScenarioExport struct {
 	ExportedAt string `json:"exportedAt"`
 	Scenario ScenarioExportScenario `json:"scenario"`
 	Webhook NullableScenarioExportWebhook `json:"webhook"`
+	// The reusable data structures the hook validates by, made anew by an import.
+	DataStructures []ScenarioExportDataStructuresInner `json:"dataStructures,omitempty"`
 	References ScenarioExportReferences `json:"references"`
 	AdditionalProperties map[string]interface{}
 }
@@ -176,6 +178,38 @@ func (o *ScenarioExport) SetWebhook(v ScenarioExportWebhook) {
 	o.Webhook.Set(&v)
 }
 
+// GetDataStructures returns the DataStructures field value if set, zero value otherwise.
+func (o *ScenarioExport) GetDataStructures() []ScenarioExportDataStructuresInner {
+	if o == nil || IsNil(o.DataStructures) {
+		var ret []ScenarioExportDataStructuresInner
+		return ret
+	}
+	return o.DataStructures
+}
+
+// GetDataStructuresOk returns a tuple with the DataStructures field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *ScenarioExport) GetDataStructuresOk() ([]ScenarioExportDataStructuresInner, bool) {
+	if o == nil || IsNil(o.DataStructures) {
+		return nil, false
+	}
+	return o.DataStructures, true
+}
+
+// HasDataStructures returns a boolean if a field has been set.
+func (o *ScenarioExport) HasDataStructures() bool {
+	if o != nil && !IsNil(o.DataStructures) {
+		return true
+	}
+
+	return false
+}
+
+// SetDataStructures gets a reference to the given []ScenarioExportDataStructuresInner and assigns it to the DataStructures field.
+func (o *ScenarioExport) SetDataStructures(v []ScenarioExportDataStructuresInner) {
+	o.DataStructures = v
+}
+
 // GetReferences returns the References field value
 func (o *ScenarioExport) GetReferences() ScenarioExportReferences {
 	if o == nil {
@@ -215,6 +249,9 @@ func (o ScenarioExport) ToMap() (map[string]interface{}, error) {
 	toSerialize["exportedAt"] = o.ExportedAt
 	toSerialize["scenario"] = o.Scenario
 	toSerialize["webhook"] = o.Webhook.Get()
+	if !IsNil(o.DataStructures) {
+		toSerialize["dataStructures"] = o.DataStructures
+	}
 	toSerialize["references"] = o.References
 
 	for key, value := range o.AdditionalProperties {
@@ -269,6 +306,7 @@ func (o *ScenarioExport) UnmarshalJSON(data []byte) (err error) {
 		delete(additionalProperties, "exportedAt")
 		delete(additionalProperties, "scenario")
 		delete(additionalProperties, "webhook")
+		delete(additionalProperties, "dataStructures")
 		delete(additionalProperties, "references")
 		o.AdditionalProperties = additionalProperties
 	}

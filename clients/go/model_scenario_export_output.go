@@ -25,6 +25,8 @@ type ScenarioExportOutput struct {
 	ExportedAt string `json:"exportedAt"`
 	Scenario ScenarioExportOutputScenario `json:"scenario"`
 	Webhook NullableScenarioExportOutputWebhook `json:"webhook"`
+	// The reusable data structures the hook validates by, made anew by an import.
+	DataStructures []ScenarioExportOutputDataStructuresInner `json:"dataStructures"`
 	References ScenarioExportReferences `json:"references"`
 	AdditionalProperties map[string]interface{}
 }
@@ -35,13 +37,14 @@ type _ScenarioExportOutput ScenarioExportOutput
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewScenarioExportOutput(format string, version float64, exportedAt string, scenario ScenarioExportOutputScenario, webhook NullableScenarioExportOutputWebhook, references ScenarioExportReferences) *ScenarioExportOutput {
+func NewScenarioExportOutput(format string, version float64, exportedAt string, scenario ScenarioExportOutputScenario, webhook NullableScenarioExportOutputWebhook, dataStructures []ScenarioExportOutputDataStructuresInner, references ScenarioExportReferences) *ScenarioExportOutput {
 	this := ScenarioExportOutput{}
 	this.Format = format
 	this.Version = version
 	this.ExportedAt = exportedAt
 	this.Scenario = scenario
 	this.Webhook = webhook
+	this.DataStructures = dataStructures
 	this.References = references
 	return &this
 }
@@ -176,6 +179,30 @@ func (o *ScenarioExportOutput) SetWebhook(v ScenarioExportOutputWebhook) {
 	o.Webhook.Set(&v)
 }
 
+// GetDataStructures returns the DataStructures field value
+func (o *ScenarioExportOutput) GetDataStructures() []ScenarioExportOutputDataStructuresInner {
+	if o == nil {
+		var ret []ScenarioExportOutputDataStructuresInner
+		return ret
+	}
+
+	return o.DataStructures
+}
+
+// GetDataStructuresOk returns a tuple with the DataStructures field value
+// and a boolean to check if the value has been set.
+func (o *ScenarioExportOutput) GetDataStructuresOk() ([]ScenarioExportOutputDataStructuresInner, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.DataStructures, true
+}
+
+// SetDataStructures sets field value
+func (o *ScenarioExportOutput) SetDataStructures(v []ScenarioExportOutputDataStructuresInner) {
+	o.DataStructures = v
+}
+
 // GetReferences returns the References field value
 func (o *ScenarioExportOutput) GetReferences() ScenarioExportReferences {
 	if o == nil {
@@ -215,6 +242,7 @@ func (o ScenarioExportOutput) ToMap() (map[string]interface{}, error) {
 	toSerialize["exportedAt"] = o.ExportedAt
 	toSerialize["scenario"] = o.Scenario
 	toSerialize["webhook"] = o.Webhook.Get()
+	toSerialize["dataStructures"] = o.DataStructures
 	toSerialize["references"] = o.References
 
 	for key, value := range o.AdditionalProperties {
@@ -234,6 +262,7 @@ func (o *ScenarioExportOutput) UnmarshalJSON(data []byte) (err error) {
 		"exportedAt",
 		"scenario",
 		"webhook",
+		"dataStructures",
 		"references",
 	}
 
@@ -269,6 +298,7 @@ func (o *ScenarioExportOutput) UnmarshalJSON(data []byte) (err error) {
 		delete(additionalProperties, "exportedAt")
 		delete(additionalProperties, "scenario")
 		delete(additionalProperties, "webhook")
+		delete(additionalProperties, "dataStructures")
 		delete(additionalProperties, "references")
 		o.AdditionalProperties = additionalProperties
 	}

@@ -26,6 +26,8 @@ type ScenarioExportWebhook struct {
 	IpRestrictions string `json:"ipRestrictions"`
 	// Incoming data is validated against it (400 with the reasons); null: no validation.
 	DataStructure NullableDataStructure `json:"dataStructure"`
+	// A reusable data structure (`/data-structure`) incoming data is validated against too, as it is when the request comes; null: none.
+	DataStructureId NullableInt32 `json:"dataStructureId"`
 	// Put the request headers in the bundle as `Headers`.
 	GetRequestHeaders bool `json:"getRequestHeaders"`
 	// Put the HTTP method in the bundle as `Method`.
@@ -45,12 +47,13 @@ type _ScenarioExportWebhook ScenarioExportWebhook
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewScenarioExportWebhook(id int32, name string, ipRestrictions string, dataStructure NullableDataStructure, getRequestHeaders bool, getRequestMethod bool, jsonPassThrough bool, maxResults int32, queueCapacity int32) *ScenarioExportWebhook {
+func NewScenarioExportWebhook(id int32, name string, ipRestrictions string, dataStructure NullableDataStructure, dataStructureId NullableInt32, getRequestHeaders bool, getRequestMethod bool, jsonPassThrough bool, maxResults int32, queueCapacity int32) *ScenarioExportWebhook {
 	this := ScenarioExportWebhook{}
 	this.Id = id
 	this.Name = name
 	this.IpRestrictions = ipRestrictions
 	this.DataStructure = dataStructure
+	this.DataStructureId = dataStructureId
 	this.GetRequestHeaders = getRequestHeaders
 	this.GetRequestMethod = getRequestMethod
 	this.JsonPassThrough = jsonPassThrough
@@ -163,6 +166,32 @@ func (o *ScenarioExportWebhook) GetDataStructureOk() (*DataStructure, bool) {
 // SetDataStructure sets field value
 func (o *ScenarioExportWebhook) SetDataStructure(v DataStructure) {
 	o.DataStructure.Set(&v)
+}
+
+// GetDataStructureId returns the DataStructureId field value
+// If the value is explicit nil, the zero value for int32 will be returned
+func (o *ScenarioExportWebhook) GetDataStructureId() int32 {
+	if o == nil || o.DataStructureId.Get() == nil {
+		var ret int32
+		return ret
+	}
+
+	return *o.DataStructureId.Get()
+}
+
+// GetDataStructureIdOk returns a tuple with the DataStructureId field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *ScenarioExportWebhook) GetDataStructureIdOk() (*int32, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.DataStructureId.Get(), o.DataStructureId.IsSet()
+}
+
+// SetDataStructureId sets field value
+func (o *ScenarioExportWebhook) SetDataStructureId(v int32) {
+	o.DataStructureId.Set(&v)
 }
 
 // GetGetRequestHeaders returns the GetRequestHeaders field value
@@ -299,6 +328,7 @@ func (o ScenarioExportWebhook) ToMap() (map[string]interface{}, error) {
 	toSerialize["name"] = o.Name
 	toSerialize["ipRestrictions"] = o.IpRestrictions
 	toSerialize["dataStructure"] = o.DataStructure.Get()
+	toSerialize["dataStructureId"] = o.DataStructureId.Get()
 	toSerialize["getRequestHeaders"] = o.GetRequestHeaders
 	toSerialize["getRequestMethod"] = o.GetRequestMethod
 	toSerialize["jsonPassThrough"] = o.JsonPassThrough
@@ -321,6 +351,7 @@ func (o *ScenarioExportWebhook) UnmarshalJSON(data []byte) (err error) {
 		"name",
 		"ipRestrictions",
 		"dataStructure",
+		"dataStructureId",
 		"getRequestHeaders",
 		"getRequestMethod",
 		"jsonPassThrough",
@@ -359,6 +390,7 @@ func (o *ScenarioExportWebhook) UnmarshalJSON(data []byte) (err error) {
 		delete(additionalProperties, "name")
 		delete(additionalProperties, "ipRestrictions")
 		delete(additionalProperties, "dataStructure")
+		delete(additionalProperties, "dataStructureId")
 		delete(additionalProperties, "getRequestHeaders")
 		delete(additionalProperties, "getRequestMethod")
 		delete(additionalProperties, "jsonPassThrough")

@@ -35,6 +35,8 @@ type Webhook struct {
 	UnboundSince NullableString `json:"unboundSince"`
 	IpRestrictions string `json:"ipRestrictions"`
 	DataStructure NullableDataStructureOutput `json:"dataStructure"`
+	// The reusable data structure it validates by (null: none).
+	DataStructureId NullableInt32 `json:"dataStructureId"`
 	// The shape of a sample request, for mapping only (no validation).
 	DeterminedStructure NullableDataStructureOutput `json:"determinedStructure"`
 	// The next request's shape will be stored.
@@ -61,7 +63,7 @@ type _Webhook Webhook
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewWebhook(id int32, name string, url string, key string, udid string, status string, scenarioId NullableInt32, unboundSince NullableString, ipRestrictions string, dataStructure NullableDataStructureOutput, determinedStructure NullableDataStructureOutput, redetermining bool, getRequestHeaders bool, getRequestMethod bool, jsonPassThrough bool, maxResults int32, queueCapacity int32, createdAt string, updatedAt string, createdBy NullableString, updatedBy NullableString) *Webhook {
+func NewWebhook(id int32, name string, url string, key string, udid string, status string, scenarioId NullableInt32, unboundSince NullableString, ipRestrictions string, dataStructure NullableDataStructureOutput, dataStructureId NullableInt32, determinedStructure NullableDataStructureOutput, redetermining bool, getRequestHeaders bool, getRequestMethod bool, jsonPassThrough bool, maxResults int32, queueCapacity int32, createdAt string, updatedAt string, createdBy NullableString, updatedBy NullableString) *Webhook {
 	this := Webhook{}
 	this.Id = id
 	this.Name = name
@@ -73,6 +75,7 @@ func NewWebhook(id int32, name string, url string, key string, udid string, stat
 	this.UnboundSince = unboundSince
 	this.IpRestrictions = ipRestrictions
 	this.DataStructure = dataStructure
+	this.DataStructureId = dataStructureId
 	this.DeterminedStructure = determinedStructure
 	this.Redetermining = redetermining
 	this.GetRequestHeaders = getRequestHeaders
@@ -339,6 +342,32 @@ func (o *Webhook) GetDataStructureOk() (*DataStructureOutput, bool) {
 // SetDataStructure sets field value
 func (o *Webhook) SetDataStructure(v DataStructureOutput) {
 	o.DataStructure.Set(&v)
+}
+
+// GetDataStructureId returns the DataStructureId field value
+// If the value is explicit nil, the zero value for int32 will be returned
+func (o *Webhook) GetDataStructureId() int32 {
+	if o == nil || o.DataStructureId.Get() == nil {
+		var ret int32
+		return ret
+	}
+
+	return *o.DataStructureId.Get()
+}
+
+// GetDataStructureIdOk returns a tuple with the DataStructureId field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *Webhook) GetDataStructureIdOk() (*int32, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.DataStructureId.Get(), o.DataStructureId.IsSet()
+}
+
+// SetDataStructureId sets field value
+func (o *Webhook) SetDataStructureId(v int32) {
+	o.DataStructureId.Set(&v)
 }
 
 // GetDeterminedStructure returns the DeterminedStructure field value
@@ -631,6 +660,7 @@ func (o Webhook) ToMap() (map[string]interface{}, error) {
 	toSerialize["unboundSince"] = o.UnboundSince.Get()
 	toSerialize["ipRestrictions"] = o.IpRestrictions
 	toSerialize["dataStructure"] = o.DataStructure.Get()
+	toSerialize["dataStructureId"] = o.DataStructureId.Get()
 	toSerialize["determinedStructure"] = o.DeterminedStructure.Get()
 	toSerialize["redetermining"] = o.Redetermining
 	toSerialize["getRequestHeaders"] = o.GetRequestHeaders
@@ -665,6 +695,7 @@ func (o *Webhook) UnmarshalJSON(data []byte) (err error) {
 		"unboundSince",
 		"ipRestrictions",
 		"dataStructure",
+		"dataStructureId",
 		"determinedStructure",
 		"redetermining",
 		"getRequestHeaders",
@@ -715,6 +746,7 @@ func (o *Webhook) UnmarshalJSON(data []byte) (err error) {
 		delete(additionalProperties, "unboundSince")
 		delete(additionalProperties, "ipRestrictions")
 		delete(additionalProperties, "dataStructure")
+		delete(additionalProperties, "dataStructureId")
 		delete(additionalProperties, "determinedStructure")
 		delete(additionalProperties, "redetermining")
 		delete(additionalProperties, "getRequestHeaders")

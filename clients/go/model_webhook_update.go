@@ -26,6 +26,8 @@ type WebhookUpdate struct {
 	IpRestrictions *string `json:"ipRestrictions,omitempty"`
 	// Incoming data is validated against it (400 with the reasons); null: no validation.
 	DataStructure NullableDataStructure `json:"dataStructure,omitempty"`
+	// A reusable data structure (`/data-structure`) incoming data is validated against too, as it is when the request comes; null: none.
+	DataStructureId NullableInt32 `json:"dataStructureId,omitempty"`
 	// Put the request headers in the bundle as `Headers`.
 	GetRequestHeaders *bool `json:"getRequestHeaders,omitempty"`
 	// Put the HTTP method in the bundle as `Method`.
@@ -191,6 +193,48 @@ func (o *WebhookUpdate) SetDataStructureNil() {
 // UnsetDataStructure ensures that no value is present for DataStructure, not even an explicit nil
 func (o *WebhookUpdate) UnsetDataStructure() {
 	o.DataStructure.Unset()
+}
+
+// GetDataStructureId returns the DataStructureId field value if set, zero value otherwise (both if not set or set to explicit null).
+func (o *WebhookUpdate) GetDataStructureId() int32 {
+	if o == nil || IsNil(o.DataStructureId.Get()) {
+		var ret int32
+		return ret
+	}
+	return *o.DataStructureId.Get()
+}
+
+// GetDataStructureIdOk returns a tuple with the DataStructureId field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *WebhookUpdate) GetDataStructureIdOk() (*int32, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.DataStructureId.Get(), o.DataStructureId.IsSet()
+}
+
+// HasDataStructureId returns a boolean if a field has been set.
+func (o *WebhookUpdate) HasDataStructureId() bool {
+	if o != nil && o.DataStructureId.IsSet() {
+		return true
+	}
+
+	return false
+}
+
+// SetDataStructureId gets a reference to the given NullableInt32 and assigns it to the DataStructureId field.
+func (o *WebhookUpdate) SetDataStructureId(v int32) {
+	o.DataStructureId.Set(&v)
+}
+// SetDataStructureIdNil sets the value for DataStructureId to be an explicit nil
+func (o *WebhookUpdate) SetDataStructureIdNil() {
+	o.DataStructureId.Set(nil)
+}
+
+// UnsetDataStructureId ensures that no value is present for DataStructureId, not even an explicit nil
+func (o *WebhookUpdate) UnsetDataStructureId() {
+	o.DataStructureId.Unset()
 }
 
 // GetGetRequestHeaders returns the GetRequestHeaders field value if set, zero value otherwise.
@@ -374,6 +418,9 @@ func (o WebhookUpdate) ToMap() (map[string]interface{}, error) {
 	}
 	if o.DataStructure.IsSet() {
 		toSerialize["dataStructure"] = o.DataStructure.Get()
+	}
+	if o.DataStructureId.IsSet() {
+		toSerialize["dataStructureId"] = o.DataStructureId.Get()
 	}
 	if !IsNil(o.GetRequestHeaders) {
 		toSerialize["getRequestHeaders"] = o.GetRequestHeaders

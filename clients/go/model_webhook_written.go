@@ -35,6 +35,8 @@ type WebhookWritten struct {
 	UnboundSince NullableString `json:"unboundSince"`
 	IpRestrictions string `json:"ipRestrictions"`
 	DataStructure NullableDataStructureOutput `json:"dataStructure"`
+	// The reusable data structure it validates by (null: none).
+	DataStructureId NullableInt32 `json:"dataStructureId"`
 	// The shape of a sample request, for mapping only (no validation).
 	DeterminedStructure NullableDataStructureOutput `json:"determinedStructure"`
 	// The next request's shape will be stored.
@@ -53,7 +55,7 @@ type _WebhookWritten WebhookWritten
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewWebhookWritten(id int32, name string, url string, key string, udid string, status string, scenarioId NullableInt32, unboundSince NullableString, ipRestrictions string, dataStructure NullableDataStructureOutput, determinedStructure NullableDataStructureOutput, redetermining bool, getRequestHeaders bool, getRequestMethod bool, jsonPassThrough bool, maxResults int32, queueCapacity int32) *WebhookWritten {
+func NewWebhookWritten(id int32, name string, url string, key string, udid string, status string, scenarioId NullableInt32, unboundSince NullableString, ipRestrictions string, dataStructure NullableDataStructureOutput, dataStructureId NullableInt32, determinedStructure NullableDataStructureOutput, redetermining bool, getRequestHeaders bool, getRequestMethod bool, jsonPassThrough bool, maxResults int32, queueCapacity int32) *WebhookWritten {
 	this := WebhookWritten{}
 	this.Id = id
 	this.Name = name
@@ -65,6 +67,7 @@ func NewWebhookWritten(id int32, name string, url string, key string, udid strin
 	this.UnboundSince = unboundSince
 	this.IpRestrictions = ipRestrictions
 	this.DataStructure = dataStructure
+	this.DataStructureId = dataStructureId
 	this.DeterminedStructure = determinedStructure
 	this.Redetermining = redetermining
 	this.GetRequestHeaders = getRequestHeaders
@@ -329,6 +332,32 @@ func (o *WebhookWritten) SetDataStructure(v DataStructureOutput) {
 	o.DataStructure.Set(&v)
 }
 
+// GetDataStructureId returns the DataStructureId field value
+// If the value is explicit nil, the zero value for int32 will be returned
+func (o *WebhookWritten) GetDataStructureId() int32 {
+	if o == nil || o.DataStructureId.Get() == nil {
+		var ret int32
+		return ret
+	}
+
+	return *o.DataStructureId.Get()
+}
+
+// GetDataStructureIdOk returns a tuple with the DataStructureId field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *WebhookWritten) GetDataStructureIdOk() (*int32, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.DataStructureId.Get(), o.DataStructureId.IsSet()
+}
+
+// SetDataStructureId sets field value
+func (o *WebhookWritten) SetDataStructureId(v int32) {
+	o.DataStructureId.Set(&v)
+}
+
 // GetDeterminedStructure returns the DeterminedStructure field value
 // If the value is explicit nil, the zero value for DataStructureOutput will be returned
 func (o *WebhookWritten) GetDeterminedStructure() DataStructureOutput {
@@ -519,6 +548,7 @@ func (o WebhookWritten) ToMap() (map[string]interface{}, error) {
 	toSerialize["unboundSince"] = o.UnboundSince.Get()
 	toSerialize["ipRestrictions"] = o.IpRestrictions
 	toSerialize["dataStructure"] = o.DataStructure.Get()
+	toSerialize["dataStructureId"] = o.DataStructureId.Get()
 	toSerialize["determinedStructure"] = o.DeterminedStructure.Get()
 	toSerialize["redetermining"] = o.Redetermining
 	toSerialize["getRequestHeaders"] = o.GetRequestHeaders
@@ -549,6 +579,7 @@ func (o *WebhookWritten) UnmarshalJSON(data []byte) (err error) {
 		"unboundSince",
 		"ipRestrictions",
 		"dataStructure",
+		"dataStructureId",
 		"determinedStructure",
 		"redetermining",
 		"getRequestHeaders",
@@ -595,6 +626,7 @@ func (o *WebhookWritten) UnmarshalJSON(data []byte) (err error) {
 		delete(additionalProperties, "unboundSince")
 		delete(additionalProperties, "ipRestrictions")
 		delete(additionalProperties, "dataStructure")
+		delete(additionalProperties, "dataStructureId")
 		delete(additionalProperties, "determinedStructure")
 		delete(additionalProperties, "redetermining")
 		delete(additionalProperties, "getRequestHeaders")

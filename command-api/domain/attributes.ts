@@ -98,3 +98,9 @@ export const MENU = attributesEntity('menu', 'Menu', 'menuId');
 export const FIELD_GROUP = attributesEntity('field-group', 'FieldGroup', 'fieldGroupId', 'fieldGroup');
 export const LABEL = attributesEntity('label', 'Label', 'labelId');
 export const SEGMENT = attributesEntity('segment', 'Segment', 'segmentId');
+export const DATA_STRUCTURE = attributesEntity(
+  'data-structure',
+  'DataStructure',
+  'dataStructureId',
+  'dataStructure',
+);

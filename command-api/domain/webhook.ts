@@ -72,6 +72,7 @@ export const webhookDecider: Decider<WebhookState, WebhookCommand, WebhookEvent>
       name: '',
       ipRestrictions: '',
       dataStructure: null,
+      dataStructureId: null,
       getRequestHeaders: false,
       getRequestMethod: false,
       jsonPassThrough: false,

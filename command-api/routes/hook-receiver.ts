@@ -30,6 +30,7 @@ import { hasWebhookResponse, scenarioDecider } from '../domain/scenario';
 import { effectiveStatus, webhookDecider, webhookKeyDecider, type WebhookState } from '../domain/webhook';
 import { bookkeepingContext, type CommandContext, type CommandHandler } from '../kit/handler';
 import type { HookResponses, RunOutcome } from '../kit/hook-responses';
+import { currentStructure } from './data-structures';
 
 export interface HookReceiverDeps {
   readonly handler: CommandHandler;
@@ -142,7 +143,7 @@ export interface HookReceiver {
 export function createHookReceiver(deps: HookReceiverDeps): HookReceiver {
   const trusted = parseIpAllowlist(deps.trustedProxies);
   const allowlists = new WeakMap<object, IpAllowlist>();
-  const validators = new WeakMap<DataStructure, ReturnType<typeof validatorOf>>();
+  const validators = new WeakMap<object, ReturnType<typeof validatorOf>>();
   const timeoutMs = deps.responseTimeoutMs ?? HOOK_RESPONSE_TIMEOUT_MS;
   /** Hooks whose structure this process is storing: the requests meanwhile leave it to that one. */
   const determining = new Set<string>();
@@ -178,10 +179,11 @@ export function createHookReceiver(deps: HookReceiverDeps): HookReceiver {
   }
 
   function validate(structure: DataStructure, bundle: unknown): void {
-    let validator = validators.get(structure);
+    // By the fields' identity: a reusable structure is loaded per request, its fields stay the same object.
+    let validator = validators.get(structure.fields);
     if (!validator) {
       validator = validatorOf(structure);
-      validators.set(structure, validator);
+      validators.set(structure.fields, validator);
     }
     const result = validator(bundle);
     if (!result.ok)
@@ -206,10 +208,12 @@ export function createHookReceiver(deps: HookReceiverDeps): HookReceiver {
   }
 
   /** The files of a request by field, as the data structure validates them (before anything is stored). */
-  function filesByField(request: HookRequest, structure: DataStructure | null): Map<string, unknown[]> {
+  function filesByField(request: HookRequest, structures: readonly DataStructure[]): Map<string, unknown[]> {
     const byField = new Map<string, unknown[]>();
     for (const file of request.files) {
-      const field = structure?.fields.find((candidate) => candidate.name === file.field);
+      const field = structures
+        .flatMap((structure) => structure.fields)
+        .find((candidate) => candidate.name === file.field);
       if (field?.type !== 'collection' && field?.type !== 'array')
         throw new HookAnswer(
           400,
@@ -335,9 +339,17 @@ export function createHookReceiver(deps: HookReceiverDeps): HookReceiver {
       method: settings.getRequestMethod,
       jsonPassThrough: settings.jsonPassThrough,
     });
-    const byField = filesByField(request, settings.dataStructure);
+    // The hook's own structure and its reusable one as it is now (one deleted since validates nothing).
+    const reusable =
+      settings.dataStructureId === null || settings.dataStructureId === undefined
+        ? null
+        : await currentStructure(deps.handler, tenant, settings.dataStructureId);
+    const structures = [settings.dataStructure, reusable].filter(
+      (structure): structure is DataStructure => structure !== null,
+    );
+    const byField = filesByField(request, structures);
     for (const [field, values] of byField) setOwn(bundle, field, values.length === 1 ? values[0] : values);
-    if (settings.dataStructure) validate(settings.dataStructure, bundle);
+    for (const structure of structures) validate(structure, bundle);
     const stored = await storeFiles(tenant, request, written);
     for (const field of byField.keys()) {
       const refs = stored.filter((file) => file.field === field).map(({ field: _f, ...ref }) => ref);

@@ -24,6 +24,8 @@ import { validate } from '../../contracts/validation';
 import { mount } from '../../infra/http/operations';
 import { idParam, optionalId } from '../../infra/http/params';
 import { moduleDecider } from '../domain/module';
+import { attributesDecider, DATA_STRUCTURE } from '../domain/attributes';
+import type { DataStructure } from '../../contracts/data-structure';
 import { scenarioDecider, type ScenarioCommand, type ScenarioState } from '../domain/scenario';
 import { webhookDecider, type WebhookState } from '../domain/webhook';
 import type { CommandDeps } from '../deps';
@@ -209,6 +211,44 @@ export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
     sendResult(res, 200, result, { id: scenarioId, deleted: true });
   });
 
+  /**
+   * Makes anew the data structures an exported hook validates by; the new id of the one it names (null: none).
+   * A structure named but not in the document is refused: it belongs to the other system.
+   */
+  async function importStructures(
+    req: Request,
+    principal: Principal,
+    structures: ReadonlyArray<{ id: number; name: string; fields: DataStructure['fields'] }>,
+    named: number | null | undefined,
+    key: string | undefined,
+    hash: string,
+  ): Promise<number | null> {
+    if (named === null || named === undefined) return null;
+    const structure = structures.find((candidate) => candidate.id === named);
+    if (!structure)
+      throw new PlatformError(
+        'validation_failed',
+        `the document's hook names data structure ${named}, which it does not hold`,
+        [{ path: 'document.webhook.dataStructureId', message: 'not among document.dataStructures' }],
+      );
+    authorize(req, 'dataStructure', 'create');
+    const identity = await identifyCreate(
+      deps,
+      principal,
+      { key: key && `${key}:structure`, hash: () => `${hash}:structure` },
+      'dataStructure',
+    );
+    const dataStructureId = identity.entityId!;
+    await deps.handler.handle(
+      streamName('dataStructure', principal.tenant, dataStructureId),
+      attributesDecider(DATA_STRUCTURE),
+      { kind: 'Create', id: dataStructureId, attributes: { name: structure.name, fields: structure.fields } },
+      commandContext(req, principal, identity.commandId),
+      identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
+    );
+    return dataStructureId;
+  }
+
   mount(router, importScenario, async (req, res) => {
     const principal = authorize(req, 'scenario', 'create');
     const body = validate(importScenarioBody, req.body, 'body');
@@ -222,7 +262,18 @@ export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
     let hook: CommandResult<WebhookState> | null = null;
     if (document.webhook !== null) {
       authorize(req, 'webhook', 'create');
-      const { id: _hookId, ...hookSettings } = document.webhook;
+      const { id: _hookId, ...exportedSettings } = document.webhook;
+      const hookSettings = {
+        ...exportedSettings,
+        dataStructureId: await importStructures(
+          req,
+          principal,
+          document.dataStructures,
+          exportedSettings.dataStructureId,
+          key,
+          hash,
+        ),
+      };
       hook = await createWebhook(deps, req, principal, hookSettings, {
         key: key && `${key}:webhook`,
         hash: () => `${hash}:webhook`,

@@ -33,6 +33,7 @@ import type { CommandDeps } from '../deps';
 import type { CommandResult } from '../kit/handler';
 import type { Principal } from '../../contracts/auth';
 import { requestHash } from '../kit/idempotency';
+import { assertStructureExists } from './data-structures';
 import { authorize, commandContext, idempotencyKey, preconditions, sendResult } from './context';
 
 const KEY_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -57,6 +58,7 @@ export function webhookView(state: WebhookState, baseUrl: string, now: Date): Re
     unboundSince: state.unboundSince,
     ipRestrictions: state.settings.ipRestrictions,
     dataStructure: state.settings.dataStructure,
+    dataStructureId: state.settings.dataStructureId ?? null,
     determinedStructure: state.determinedStructure,
     redetermining: state.redetermining,
     getRequestHeaders: state.settings.getRequestHeaders,
@@ -67,7 +69,6 @@ export function webhookView(state: WebhookState, baseUrl: string, now: Date): Re
   };
 }
 
-/** Webhooks: create (with their address), change, enable, disable, re-determine, delete; their queue. */
 /** How a create is recognised when it comes again: its Idempotency-Key (if any) and the request's hash. */
 export interface CreateIdentity {
   readonly key: string | undefined;
@@ -79,7 +80,7 @@ export function identifyCreate(
   deps: CommandDeps,
   principal: Principal,
   create: CreateIdentity,
-  noun: 'webhook' | 'scenario',
+  noun: 'webhook' | 'scenario' | 'dataStructure',
 ): ReturnType<CommandDeps['idempotency']['identify']> {
   return deps.idempotency.identify(principal.tenant, principal.credential.id, create.key, create.hash, () =>
     deps.ids.next(principal.tenant, noun),
@@ -118,6 +119,7 @@ export async function createWebhook(
   );
 }
 
+/** Webhooks: create (with their address), change, enable, disable, re-determine, delete; their queue. */
 export function addWebhookRoutes(router: Router, deps: CommandDeps): void {
   const view = (state: WebhookState) => webhookView(state, deps.hooks.baseUrl, deps.hooks.now());
   const hookStream = (tenant: string, webhookId: number) => streamName('webhook', tenant, webhookId);
@@ -126,6 +128,7 @@ export function addWebhookRoutes(router: Router, deps: CommandDeps): void {
     const principal = authorize(req, 'webhook', 'create');
     const body = validate(createHookBody, req.body, 'body');
     const settings = withDefaults<WebhookSettings>({ ...DEFAULT_WEBHOOK_SETTINGS, name: body.name }, body);
+    await assertStructureExists(deps.handler, principal.tenant, settings.dataStructureId);
     const result = await createWebhook(deps, req, principal, settings, {
       key: idempotencyKey(req),
       hash: () => requestHash('POST', '/webhook', body),
@@ -162,6 +165,11 @@ export function addWebhookRoutes(router: Router, deps: CommandDeps): void {
         `the body id ${bodyId} differs from the path id ${webhookId}`,
       );
     req.params.webhookId = String(webhookId);
+    await assertStructureExists(
+      deps.handler,
+      authorize(req, 'webhook', 'update').tenant,
+      settings.dataStructureId,
+    );
     await change(req, res, () => ({ kind: 'UpdateWebhook', settings }));
   };
   mount(router, HOOK_OPERATIONS.update, update);

@@ -3,7 +3,7 @@
  * scenarios, and the receiver every hook's address leads to.
  */
 import { z } from 'zod';
-import { dataStructureSchema } from '../data-structure';
+import { dataStructureSchema, structureFieldsSchema } from '../data-structure';
 import {
   HOOK_ACCEPTED,
   HOOK_MAX_BODY_BYTES,
@@ -55,6 +55,9 @@ const webhookCore = {
     .meta({ description: 'Without a scenario since then; deactivated after 120 hours.' }),
   ipRestrictions: z.string(),
   dataStructure: dataStructureSchema.nullable(),
+  dataStructureId: entityId
+    .nullable()
+    .meta({ description: 'The reusable data structure it validates by (null: none).' }),
   determinedStructure: dataStructureSchema
     .nullable()
     .meta({ description: 'The shape of a sample request, for mapping only (no validation).' }),
@@ -232,6 +235,51 @@ export const getHookLog = operation({
   security: 'token',
 });
 
+// Reusable data structures
+
+const structureName = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters');
+const structureFields = structureFieldsSchema.meta({
+  description:
+    'Fields with a type (text, number, boolean, date, buffer, collection with fields, array with items, any) and a required flag; nested at most 8 deep, 500 fields in all.',
+});
+export const createStructureBody = z
+  .strictObject({ name: structureName, fields: structureFields })
+  .meta({ id: 'StructureCreate' });
+export const updateStructureBody = updateOf({ name: structureName, fields: structureFields }).meta({
+  id: 'StructureUpdate',
+});
+const structureCore = { id: entityId, name: z.string() };
+export const STRUCTURE_OPERATIONS = entityOperations({
+  noun: 'data-structure',
+  name: 'Structure',
+  plural: 'Structures',
+  tag: 'data structures',
+  idName: 'dataStructureId',
+  createBody: createStructureBody,
+  updateBody: updateStructureBody,
+  written: z.object({ ...structureCore, fields: structureFieldsSchema }).meta({ id: 'StructureWritten' }),
+  read: z
+    .object({ ...structureCore, fields: structureFieldsSchema, ...auditFields })
+    .meta({ id: 'Structure' }),
+  examples: {
+    create: {
+      name: 'Order',
+      fields: [
+        { name: 'number', type: 'text', required: true },
+        {
+          name: 'lines',
+          type: 'array',
+          items: { type: 'collection', fields: [{ name: 'qty', type: 'number' }] },
+        },
+      ],
+    },
+  },
+});
+
 // Scenarios
 
 export const createScenarioBody = z
@@ -325,6 +373,11 @@ export const scenarioExport = z
       .object({ id: entityId, ...webhookSettingsShape })
       .nullable()
       .meta({ description: 'The hook that triggers it, with its settings and data structure (null: none).' }),
+    dataStructures: z
+      .array(z.object({ id: entityId, name: structureName, fields: structureFieldsSchema }))
+      .max(10)
+      .default([])
+      .meta({ description: 'The reusable data structures the hook validates by, made anew by an import.' }),
     references: z.object({ moduleIds: z.array(entityId), labelIds: z.array(entityId) }).meta({
       description: 'The modules and labels its steps name, which an import into another system remaps.',
     }),
@@ -511,6 +564,7 @@ export const receiveWebhook = operation({
 });
 
 export const INTEGRATOR_OPERATIONS = [
+  ...Object.values(STRUCTURE_OPERATIONS),
   ...Object.values(HOOK_OPERATIONS),
   enableHook,
   disableHook,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dataStructureSchema } from '../data-structure';
+import { dataStructureSchema, structureFieldsSchema } from '../data-structure';
 import {
   hookKeySchema,
   hookRequestSchema,
@@ -177,7 +177,25 @@ export type ScenarioRunEvent =
   | Event<'ScenarioRunSucceeded', typeof runSucceeded>
   | Event<'ScenarioRunFailed', typeof runFailed>;
 
+/** A reusable data structure: a name and its fields. */
+const dataStructureId = id;
+const dataStructureName = z.string().trim().min(1).max(200);
+const dataStructureCreated = z.object({
+  dataStructureId,
+  name: dataStructureName,
+  fields: structureFieldsSchema,
+});
+const dataStructureUpdated = z.object({
+  dataStructureId,
+  name: dataStructureName.optional(),
+  fields: structureFieldsSchema.optional(),
+});
+const dataStructureDeleted = z.object({ dataStructureId });
+
 export const INTEGRATOR_EVENTS: readonly EventDefinition[] = [
+  { type: 'DataStructureCreated', version: 1, schema: dataStructureCreated },
+  { type: 'DataStructureUpdated', version: 1, schema: dataStructureUpdated },
+  { type: 'DataStructureDeleted', version: 1, schema: dataStructureDeleted },
   { type: 'WebhookCreated', version: 1, schema: webhookCreated },
   { type: 'WebhookUpdated', version: 1, schema: webhookUpdated },
   { type: 'WebhookEnabled', version: 1, schema: webhookEnabled },

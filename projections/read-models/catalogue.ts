@@ -16,6 +16,7 @@ import { auditProjection, fieldHistoryProjection } from './history';
 import { remoteLinksProjection } from './remote-links';
 import { modulesProjection, spacesProjection } from './spaces-and-modules';
 import {
+  dataStructuresProjection,
   hookLogsProjection,
   hookQueueProjection,
   scenarioRunsProjection,
@@ -46,6 +47,7 @@ export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
   hookQueueProjection,
   hookLogsProjection,
   scenarioRunsProjection,
+  dataStructuresProjection,
 ];
 
 export function projectionNamed(name: string): Projection | undefined {

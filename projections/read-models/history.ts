@@ -29,6 +29,7 @@ const CATEGORIES_WITH_DATA = new Set([
   'team',
   'menu',
   'fieldGroup',
+  'dataStructure',
 ]);
 
 /** Sign-in and authorization events: who did what is audited, their data (hashes, sealed seeds) is not. */

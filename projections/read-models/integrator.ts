@@ -34,6 +34,18 @@ export const webhooksProjection = entityProjection({
   },
 });
 
+/** Reusable data structures: a name and fields. */
+export const dataStructuresProjection = entityProjection({
+  name: 'data-structures',
+  category: 'dataStructure',
+  collection: READ_MODELS.dataStructures,
+  indexes: [{ name: 'tenant_dataStructureId', paths: ['tenant', 'dataStructureId'] }],
+  idKey: 'dataStructureId',
+  created: 'DataStructureCreated',
+  deleted: 'DataStructureDeleted',
+  patches: { DataStructureUpdated: setAllBut('dataStructureId') },
+});
+
 export const scenariosProjection = entityProjection({
   name: 'scenarios',
   category: 'scenario',

@@ -9,6 +9,7 @@ import {
   listScenarioRuns,
   SCENARIO_EXPORT_FORMAT,
   SCENARIO_OPERATIONS,
+  STRUCTURE_OPERATIONS,
 } from '../../contracts/api/integrator';
 import { PlatformError } from '../../contracts/errors';
 import {
@@ -63,6 +64,7 @@ function webhookView(baseUrl: string) {
       unboundSince,
       ipRestrictions: doc.ipRestrictions,
       dataStructure: doc.dataStructure ?? null,
+      dataStructureId: doc.dataStructureId ?? null,
       determinedStructure: doc.determinedStructure ?? null,
       redetermining: doc.redetermining === true,
       getRequestHeaders: doc.getRequestHeaders,
@@ -132,6 +134,11 @@ function runView(doc: Document): Record<string, unknown> {
   };
 }
 
+const STRUCTURE_FIELDS = catalogue({
+  id: { path: 'dataStructureId', type: 'integer' },
+  name: { path: 'name', type: 'string' },
+  ...AUDIT_COLUMNS,
+});
 const WEBHOOK_FIELDS = catalogue({
   id: { path: 'webhookId', type: 'integer' },
   name: { path: 'name', type: 'string' },
@@ -175,6 +182,15 @@ export function addIntegratorReadRoutes(router: Router, deps: IntegratorReadDeps
     view: webhookView(deps.hookBaseUrl),
     noun: 'webhook',
   };
+  const structures: EntityDescription = {
+    module: 'dataStructure',
+    collection: READ_MODELS.dataStructures,
+    projection: 'data-structures',
+    fields: STRUCTURE_FIELDS,
+    view: (doc) => ({ id: doc.dataStructureId, name: doc.name, fields: doc.fields, ...auditOf(doc) }),
+    noun: 'data structure',
+  };
+  addEntityRoutes(router, deps, STRUCTURE_OPERATIONS, 'dataStructureId', structures);
   const scenarios: EntityDescription = {
     module: 'scenario',
     collection: READ_MODELS.scenarios,
@@ -284,6 +300,16 @@ export function addIntegratorReadRoutes(router: Router, deps: IntegratorReadDeps
         ),
       },
       webhook: hook && { id: hook.id, ...pick(hook, Object.keys(webhookSettingsShape)) },
+      dataStructures:
+        hook && typeof hook.dataStructureId === 'number'
+          ? [
+              pick((await readOne(req, deps, structures, hook.dataStructureId)).body, [
+                'id',
+                'name',
+                'fields',
+              ]),
+            ]
+          : [],
       references: stepReferences(scenario.steps as ScenarioStep[]),
     });
   });

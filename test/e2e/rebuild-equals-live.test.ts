@@ -263,8 +263,18 @@ async function driveEveryResource(hookUrl: string): Promise<void> {
   });
   await write('DELETE', '/record/bulk', { ids: [dee] });
 
-  // Webhooks: one whose request waits in its queue, one whose scenario runs and answers.
-  const parked = await create('/webhook', { name: 'Parked', queueCapacity: 5 });
+  // Webhooks: one whose request waits in its queue (validated by a reusable structure, changed once), one whose
+  // scenario runs and answers.
+  const structure = await create('/data-structure', {
+    name: 'Parked',
+    fields: [{ name: 'n', type: 'text' }],
+  });
+  await write('PUT', `/data-structure/${structure.id}`, { fields: [{ name: 'n', type: 'number' }] });
+  const parked = await create('/webhook', {
+    name: 'Parked',
+    queueCapacity: 5,
+    dataStructureId: structure.id,
+  });
   await write('PUT', `/webhook/${parked.id}`, { getRequestMethod: true });
   expect((await fetch(`${platform!.url}/hook/${String(parked.key)}?n=1`)).status).toBe(200);
   const hook = await create('/webhook', { name: 'Orders' });

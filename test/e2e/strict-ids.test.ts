@@ -163,6 +163,7 @@ describe('ids in paths', () => {
     expect([...idParameters].sort()).toEqual([
       'categoryId',
       'commentId',
+      'dataStructureId',
       'fieldGroupId',
       'fieldId',
       'fileId',

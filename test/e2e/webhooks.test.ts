@@ -25,6 +25,10 @@ describe('incoming webhooks', () => {
     return json(response);
   }
 
+  function createHookStatus(body: Record<string, unknown>): Promise<Response> {
+    return platform.call('POST', '/webhook', { body: { name: 'Orders', ...body } });
+  }
+
   const runsOf = async (scenarioId: number) =>
     json<Page<Record<string, unknown>>>(await platform.call('GET', `/scenario/${scenarioId}/run`));
 
@@ -594,6 +598,142 @@ describe('incoming webhooks', () => {
     );
     expect(again).toMatchObject({ references: { moduleIds: [target.id], labelIds: [] } });
     expect((again.scenario as Record<string, unknown>).name).toBe('Portable');
+  });
+
+  test('a reusable data structure validates the requests of the hooks bound to it, as it is now', async () => {
+    const order = {
+      name: 'Order',
+      fields: [
+        { name: 'number', type: 'text', required: true },
+        {
+          name: 'customer',
+          type: 'collection',
+          required: true,
+          fields: [
+            { name: 'email', type: 'text', required: true },
+            { name: 'vip', type: 'boolean' },
+          ],
+        },
+        {
+          name: 'lines',
+          type: 'array',
+          items: { type: 'collection', fields: [{ name: 'qty', type: 'number', required: true }] },
+        },
+      ],
+    };
+    const created = await platform.call('POST', '/data-structure', { body: order });
+    expect(created.status).toBe(201);
+    const structure = await json<Entity>(created);
+    expect(structure).toMatchObject({ name: 'Order', fields: order.fields });
+
+    expect((await createHookStatus({ dataStructureId: 999_999 })).status).toBe(400);
+    const hook = await createHook({ dataStructureId: structure.id });
+    expect(hook).toMatchObject({ dataStructureId: structure.id });
+    const post = (body: unknown) =>
+      send(hook.key, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const good = {
+      number: 'A-1',
+      customer: { email: 'ada@example.com', vip: 'true' },
+      lines: [{ qty: '2' }],
+    };
+    expect((await post(good)).status).toBe(200);
+    const bad = await post({ customer: { vip: 'maybe' }, lines: [{ qty: 'x' }, {}] });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toBe(
+      "The data does not match the hook's data structure: number: is required; customer.email: is required; customer.vip: must be true or false; lines.0.qty: must be a number; lines.1.qty: is required",
+    );
+
+    // Changed, it applies to the next request at once; its history has both versions.
+    const changed = await platform.call('PUT', `/data-structure/${structure.id}`, {
+      body: { fields: [...order.fields, { name: 'currency', type: 'text', required: true }] },
+    });
+    expect(changed.status).toBe(200);
+    const refused = await post(good);
+    expect({ status: refused.status, text: await refused.text() }).toEqual({
+      status: 400,
+      text: "The data does not match the hook's data structure: currency: is required",
+    });
+    const listed = await json<Page<Entity>>(
+      await platform.call('GET', `/data-structure?filter=${encodeURIComponent(`id=${structure.id}`)}`, {
+        headers: { 'X-Min-Position': changed.headers.get('x-position')! },
+      }),
+    );
+    expect(listed.items.map((item) => (item.fields as unknown[]).length)).toEqual([4]);
+
+    // Shapes a structure may not have are refused with where.
+    const deep = (depth: number): Record<string, unknown> =>
+      depth === 0
+        ? { name: 'leaf', type: 'text' }
+        : { name: `level${depth}`, type: 'collection', fields: [deep(depth - 1)] };
+    for (const [fields, reason] of [
+      [[deep(9)], 'nest at most 8 deep'],
+      [
+        [
+          { name: 'a', type: 'text' },
+          { name: 'a', type: 'number' },
+        ],
+        '"a" is there twice',
+      ],
+      [[{ name: 'list', type: 'array' }], 'an array says what its items are'],
+      [[{ name: 'x', type: 'text', fields: [] }], 'only a collection has fields'],
+      [[{ name: 'x', type: 'money' }], 'type'],
+    ] as const) {
+      const answer = await platform.call('POST', '/data-structure', { body: { name: 'Bad', fields } });
+      const { message } = await json<{ message: string }>(answer);
+      expect({ status: answer.status, message }).toEqual({
+        status: 400,
+        message: expect.stringContaining(reason),
+      });
+    }
+
+    // Deleted, it validates nothing (as no structure would).
+    expect((await platform.call('DELETE', `/data-structure/${structure.id}`)).status).toBe(200);
+    expect((await post({})).status).toBe(200);
+  });
+
+  test("an export carries the hook's reusable data structure; the import makes it anew and binds it", async () => {
+    const structure = await json<Entity>(
+      await platform.call('POST', '/data-structure', {
+        body: { name: 'Ping', fields: [{ name: 'ping', type: 'text', required: true }] },
+      }),
+    );
+    const hook = await createHook({ dataStructureId: structure.id });
+    const created = await platform.call('POST', '/scenario', {
+      body: {
+        name: 'Pong',
+        webhookId: hook.id,
+        steps: [{ kind: 'webhookResponse', status: 200, body: 'pong' }],
+      },
+    });
+    const { id: scenarioId } = await json<Entity>(created);
+    const exported = await json<Record<string, unknown>>(
+      await platform.call('GET', `/scenario/${scenarioId}/export`, {
+        headers: { 'X-Min-Position': created.headers.get('x-position')! },
+      }),
+    );
+    expect(exported.dataStructures).toEqual([
+      { id: structure.id, name: 'Ping', fields: [{ name: 'ping', type: 'text', required: true }] },
+    ]);
+
+    const withoutIt = await platform.call('POST', '/scenario/import', {
+      body: { document: { ...exported, dataStructures: [] } },
+    });
+    expect(withoutIt.status).toBe(400);
+    const imported = await json<{ scenario: Entity; webhook: Entity & { key: string } }>(
+      await platform.call('POST', '/scenario/import', { body: { document: exported, active: true } }),
+    );
+    const newStructureId = imported.webhook.dataStructureId as number;
+    expect(newStructureId).not.toBe(structure.id);
+    const copy = await json<Entity>(
+      await platform.call('GET', `/data-structure/${newStructureId}`, { headers: { 'X-Min-Position': '0' } }),
+    );
+    expect(copy).toMatchObject({ name: 'Ping', fields: [{ name: 'ping', type: 'text', required: true }] });
+    expect((await send(imported.webhook.key, { query: '?ping=1' })).status).toBe(200);
+    expect((await send(imported.webhook.key)).status).toBe(400);
   });
 
   test('a pattern that would backtrack for ever runs in linear time; one that cannot is refused when saved', async () => {

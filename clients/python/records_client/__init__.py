@@ -21,6 +21,7 @@ __all__ = [
     "ApiDescriptionApi",
     "ApiTokensApi",
     "CategoriesApi",
+    "DataStructuresApi",
     "FieldGroupsApi",
     "FieldsApi",
     "FilesApi",
@@ -181,7 +182,9 @@ __all__ = [
     "Scenario",
     "ScenarioCreate",
     "ScenarioExport",
+    "ScenarioExportDataStructuresInner",
     "ScenarioExportOutput",
+    "ScenarioExportOutputDataStructuresInner",
     "ScenarioExportOutputScenario",
     "ScenarioExportOutputWebhook",
     "ScenarioExportReferences",
@@ -232,6 +235,11 @@ __all__ = [
     "SpacePage",
     "SpacePageMeta",
     "SpaceWritten",
+    "Structure",
+    "StructureCreate",
+    "StructurePage",
+    "StructureUpdate",
+    "StructureWritten",
     "SystemCreate",
     "SystemProvisioned",
     "Team",
@@ -295,6 +303,7 @@ __all__ = [
 from records_client.api.api_description_api import ApiDescriptionApi as ApiDescriptionApi
 from records_client.api.api_tokens_api import ApiTokensApi as ApiTokensApi
 from records_client.api.categories_api import CategoriesApi as CategoriesApi
+from records_client.api.data_structures_api import DataStructuresApi as DataStructuresApi
 from records_client.api.field_groups_api import FieldGroupsApi as FieldGroupsApi
 from records_client.api.fields_api import FieldsApi as FieldsApi
 from records_client.api.files_api import FilesApi as FilesApi
@@ -459,7 +468,9 @@ from records_client.models.router_step_output import RouterStepOutput as RouterS
 from records_client.models.scenario import Scenario as Scenario
 from records_client.models.scenario_create import ScenarioCreate as ScenarioCreate
 from records_client.models.scenario_export import ScenarioExport as ScenarioExport
+from records_client.models.scenario_export_data_structures_inner import ScenarioExportDataStructuresInner as ScenarioExportDataStructuresInner
 from records_client.models.scenario_export_output import ScenarioExportOutput as ScenarioExportOutput
+from records_client.models.scenario_export_output_data_structures_inner import ScenarioExportOutputDataStructuresInner as ScenarioExportOutputDataStructuresInner
 from records_client.models.scenario_export_output_scenario import ScenarioExportOutputScenario as ScenarioExportOutputScenario
 from records_client.models.scenario_export_output_webhook import ScenarioExportOutputWebhook as ScenarioExportOutputWebhook
 from records_client.models.scenario_export_references import ScenarioExportReferences as ScenarioExportReferences
@@ -510,6 +521,11 @@ from records_client.models.space_or_module_update import SpaceOrModuleUpdate as 
 from records_client.models.space_page import SpacePage as SpacePage
 from records_client.models.space_page_meta import SpacePageMeta as SpacePageMeta
 from records_client.models.space_written import SpaceWritten as SpaceWritten
+from records_client.models.structure import Structure as Structure
+from records_client.models.structure_create import StructureCreate as StructureCreate
+from records_client.models.structure_page import StructurePage as StructurePage
+from records_client.models.structure_update import StructureUpdate as StructureUpdate
+from records_client.models.structure_written import StructureWritten as StructureWritten
 from records_client.models.system_create import SystemCreate as SystemCreate
 from records_client.models.system_provisioned import SystemProvisioned as SystemProvisioned
 from records_client.models.team import Team as Team

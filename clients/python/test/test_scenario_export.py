@@ -52,11 +52,26 @@ class TestScenarioExport(unittest.TestCase):
                     name = '0', 
                     ip_restrictions = '203.0.113.0/24, 2001:db8::/32', 
                     data_structure = null, 
+                    data_structure_id = 1, 
                     get_request_headers = True, 
                     get_request_method = True, 
                     json_pass_through = True, 
                     max_results = 1, 
                     queue_capacity = 1, ),
+                data_structures = [
+                    records_client.models.scenario_export_data_structures_inner.ScenarioExport_dataStructures_inner(
+                        id = 1, 
+                        name = '0', 
+                        fields = [
+                            records_client.models.__schema0.__schema0(
+                                name = '0', 
+                                type = 'text', 
+                                required = True, 
+                                items = records_client.models.__schema1.__schema1(
+                                    type = 'text', 
+                                    required = True, ), )
+                            ], )
+                    ],
                 references = records_client.models.scenario_export_references.ScenarioExport_references(
                     module_ids = [
                         1
@@ -84,6 +99,7 @@ class TestScenarioExport(unittest.TestCase):
                     name = '0', 
                     ip_restrictions = '203.0.113.0/24, 2001:db8::/32', 
                     data_structure = null, 
+                    data_structure_id = 1, 
                     get_request_headers = True, 
                     get_request_method = True, 
                     json_pass_through = True, 

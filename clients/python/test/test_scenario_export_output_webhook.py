@@ -48,6 +48,7 @@ class TestScenarioExportOutputWebhook(unittest.TestCase):
                                 type = 'text', 
                                 required = True, ), )
                         ], ),
+                data_structure_id = 1,
                 get_request_headers = True,
                 get_request_method = True,
                 json_pass_through = True,
@@ -69,6 +70,7 @@ class TestScenarioExportOutputWebhook(unittest.TestCase):
                                 type = 'text', 
                                 required = True, ), )
                         ], ),
+                data_structure_id = 1,
                 get_request_headers = True,
                 get_request_method = True,
                 json_pass_through = True,

@@ -42,15 +42,6 @@ class TestSchema4(unittest.TestCase):
                         name = '0', 
                         type = 'text', 
                         required = True, 
-                        fields = [
-                            records_client.models.__schema3.__schema3(
-                                name = '0', 
-                                type = 'text', 
-                                required = True, 
-                                items = records_client.models.__schema4.__schema4(
-                                    type = 'text', 
-                                    required = True, ), )
-                            ], 
                         items = records_client.models.__schema4.__schema4(
                             type = 'text', 
                             required = True, ), )

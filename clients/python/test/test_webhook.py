@@ -54,6 +54,7 @@ class TestWebhook(unittest.TestCase):
                                 type = 'text', 
                                 required = True, ), )
                         ], ),
+                data_structure_id = 1,
                 determined_structure = records_client.models.data_structure_output.DataStructureOutput(
                     fields = [
                         records_client.models.__schema3.__schema3(
@@ -96,6 +97,7 @@ class TestWebhook(unittest.TestCase):
                                 type = 'text', 
                                 required = True, ), )
                         ], ),
+                data_structure_id = 1,
                 determined_structure = records_client.models.data_structure_output.DataStructureOutput(
                     fields = [
                         records_client.models.__schema3.__schema3(

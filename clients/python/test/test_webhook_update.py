@@ -48,6 +48,7 @@ class TestWebhookUpdate(unittest.TestCase):
                                 type = 'text', 
                                 required = True, ), )
                         ], ),
+                data_structure_id = 1,
                 get_request_headers = True,
                 get_request_method = True,
                 json_pass_through = True,

@@ -63,6 +63,7 @@ class ScenarioExport implements ModelInterface, ArrayAccess, JsonSerializable
         'exported_at' => 'string',
         'scenario' => '\Records\Client\Model\ScenarioExportScenario',
         'webhook' => '\Records\Client\Model\ScenarioExportWebhook',
+        'data_structures' => '\Records\Client\Model\ScenarioExportDataStructuresInner[]',
         'references' => '\Records\Client\Model\ScenarioExportReferences'
     ];
 
@@ -77,6 +78,7 @@ class ScenarioExport implements ModelInterface, ArrayAccess, JsonSerializable
         'exported_at' => null,
         'scenario' => null,
         'webhook' => null,
+        'data_structures' => null,
         'references' => null
     ];
 
@@ -91,6 +93,7 @@ class ScenarioExport implements ModelInterface, ArrayAccess, JsonSerializable
         'exported_at' => false,
         'scenario' => false,
         'webhook' => true,
+        'data_structures' => false,
         'references' => false
     ];
 
@@ -175,6 +178,7 @@ class ScenarioExport implements ModelInterface, ArrayAccess, JsonSerializable
         'exported_at' => 'exportedAt',
         'scenario' => 'scenario',
         'webhook' => 'webhook',
+        'data_structures' => 'dataStructures',
         'references' => 'references'
     ];
 
@@ -189,6 +193,7 @@ class ScenarioExport implements ModelInterface, ArrayAccess, JsonSerializable
         'exported_at' => 'setExportedAt',
         'scenario' => 'setScenario',
         'webhook' => 'setWebhook',
+        'data_structures' => 'setDataStructures',
         'references' => 'setReferences'
     ];
 
@@ -203,6 +208,7 @@ class ScenarioExport implements ModelInterface, ArrayAccess, JsonSerializable
         'exported_at' => 'getExportedAt',
         'scenario' => 'getScenario',
         'webhook' => 'getWebhook',
+        'data_structures' => 'getDataStructures',
         'references' => 'getReferences'
     ];
 
@@ -284,6 +290,7 @@ class ScenarioExport implements ModelInterface, ArrayAccess, JsonSerializable
         $this->setIfExists('exported_at', $data ?? [], null);
         $this->setIfExists('scenario', $data ?? [], null);
         $this->setIfExists('webhook', $data ?? [], null);
+        $this->setIfExists('data_structures', $data ?? [], null);
         $this->setIfExists('references', $data ?? [], null);
     }
 
@@ -345,6 +352,10 @@ class ScenarioExport implements ModelInterface, ArrayAccess, JsonSerializable
         if ($this->container['webhook'] === null && !$this->isNullableSetToNull('webhook')) {
             $invalidProperties[] = "'webhook' is required";
         }
+        if (!is_null($this->container['data_structures']) && (count($this->container['data_structures']) > 10)) {
+            $invalidProperties[] = "invalid value for 'data_structures', number of items must be less than or equal to 10.";
+        }
+
         if ($this->container['references'] === null) {
             $invalidProperties[] = "'references' can't be null";
         }
@@ -518,6 +529,36 @@ class ScenarioExport implements ModelInterface, ArrayAccess, JsonSerializable
             }
         }
         $this->container['webhook'] = $webhook;
+
+        return $this;
+    }
+
+    /**
+     * Gets data_structures
+     *
+     * @return \Records\Client\Model\ScenarioExportDataStructuresInner[]|null
+     */
+    public function getDataStructures(): ?array
+    {
+        return $this->container['data_structures'];
+    }
+
+    /**
+     * Sets data_structures
+     *
+     * @param \Records\Client\Model\ScenarioExportDataStructuresInner[]|null $data_structures The reusable data structures the hook validates by, made anew by an import.
+     *
+     * @return $this
+     */
+    public function setDataStructures(?array $data_structures): static
+    {
+        if (is_null($data_structures)) {
+            throw new InvalidArgumentException('non-nullable data_structures cannot be null');
+        }
+        if ((count($data_structures) > 10)) {
+            throw new InvalidArgumentException('invalid value for $data_structures when calling ScenarioExport., number of items must be less than or equal to 10.');
+        }
+        $this->container['data_structures'] = $data_structures;
 
         return $this;
     }

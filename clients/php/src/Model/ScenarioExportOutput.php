@@ -63,6 +63,7 @@ class ScenarioExportOutput implements ModelInterface, ArrayAccess, JsonSerializa
         'exported_at' => 'string',
         'scenario' => '\Records\Client\Model\ScenarioExportOutputScenario',
         'webhook' => '\Records\Client\Model\ScenarioExportOutputWebhook',
+        'data_structures' => '\Records\Client\Model\ScenarioExportOutputDataStructuresInner[]',
         'references' => '\Records\Client\Model\ScenarioExportReferences'
     ];
 
@@ -77,6 +78,7 @@ class ScenarioExportOutput implements ModelInterface, ArrayAccess, JsonSerializa
         'exported_at' => null,
         'scenario' => null,
         'webhook' => null,
+        'data_structures' => null,
         'references' => null
     ];
 
@@ -91,6 +93,7 @@ class ScenarioExportOutput implements ModelInterface, ArrayAccess, JsonSerializa
         'exported_at' => false,
         'scenario' => false,
         'webhook' => true,
+        'data_structures' => false,
         'references' => false
     ];
 
@@ -175,6 +178,7 @@ class ScenarioExportOutput implements ModelInterface, ArrayAccess, JsonSerializa
         'exported_at' => 'exportedAt',
         'scenario' => 'scenario',
         'webhook' => 'webhook',
+        'data_structures' => 'dataStructures',
         'references' => 'references'
     ];
 
@@ -189,6 +193,7 @@ class ScenarioExportOutput implements ModelInterface, ArrayAccess, JsonSerializa
         'exported_at' => 'setExportedAt',
         'scenario' => 'setScenario',
         'webhook' => 'setWebhook',
+        'data_structures' => 'setDataStructures',
         'references' => 'setReferences'
     ];
 
@@ -203,6 +208,7 @@ class ScenarioExportOutput implements ModelInterface, ArrayAccess, JsonSerializa
         'exported_at' => 'getExportedAt',
         'scenario' => 'getScenario',
         'webhook' => 'getWebhook',
+        'data_structures' => 'getDataStructures',
         'references' => 'getReferences'
     ];
 
@@ -284,6 +290,7 @@ class ScenarioExportOutput implements ModelInterface, ArrayAccess, JsonSerializa
         $this->setIfExists('exported_at', $data ?? [], null);
         $this->setIfExists('scenario', $data ?? [], null);
         $this->setIfExists('webhook', $data ?? [], null);
+        $this->setIfExists('data_structures', $data ?? [], null);
         $this->setIfExists('references', $data ?? [], null);
     }
 
@@ -345,6 +352,13 @@ class ScenarioExportOutput implements ModelInterface, ArrayAccess, JsonSerializa
         if ($this->container['webhook'] === null && !$this->isNullableSetToNull('webhook')) {
             $invalidProperties[] = "'webhook' is required";
         }
+        if ($this->container['data_structures'] === null) {
+            $invalidProperties[] = "'data_structures' can't be null";
+        }
+        if ((count($this->container['data_structures']) > 10)) {
+            $invalidProperties[] = "invalid value for 'data_structures', number of items must be less than or equal to 10.";
+        }
+
         if ($this->container['references'] === null) {
             $invalidProperties[] = "'references' can't be null";
         }
@@ -518,6 +532,36 @@ class ScenarioExportOutput implements ModelInterface, ArrayAccess, JsonSerializa
             }
         }
         $this->container['webhook'] = $webhook;
+
+        return $this;
+    }
+
+    /**
+     * Gets data_structures
+     *
+     * @return \Records\Client\Model\ScenarioExportOutputDataStructuresInner[]
+     */
+    public function getDataStructures(): array
+    {
+        return $this->container['data_structures'];
+    }
+
+    /**
+     * Sets data_structures
+     *
+     * @param \Records\Client\Model\ScenarioExportOutputDataStructuresInner[] $data_structures The reusable data structures the hook validates by, made anew by an import.
+     *
+     * @return $this
+     */
+    public function setDataStructures(array $data_structures): static
+    {
+        if (is_null($data_structures)) {
+            throw new InvalidArgumentException('non-nullable data_structures cannot be null');
+        }
+        if ((count($data_structures) > 10)) {
+            throw new InvalidArgumentException('invalid value for $data_structures when calling ScenarioExportOutput., number of items must be less than or equal to 10.');
+        }
+        $this->container['data_structures'] = $data_structures;
 
         return $this;
     }

@@ -63,6 +63,7 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
         'name' => 'string',
         'ip_restrictions' => 'mixed',
         'data_structure' => '\Records\Client\Model\DataStructureOutput',
+        'data_structure_id' => 'int',
         'get_request_headers' => 'bool',
         'get_request_method' => 'bool',
         'json_pass_through' => 'bool',
@@ -80,6 +81,7 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
         'name' => null,
         'ip_restrictions' => null,
         'data_structure' => null,
+        'data_structure_id' => 'int32',
         'get_request_headers' => null,
         'get_request_method' => null,
         'json_pass_through' => null,
@@ -97,6 +99,7 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
         'name' => false,
         'ip_restrictions' => true,
         'data_structure' => true,
+        'data_structure_id' => true,
         'get_request_headers' => false,
         'get_request_method' => false,
         'json_pass_through' => false,
@@ -184,6 +187,7 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
         'name' => 'name',
         'ip_restrictions' => 'ipRestrictions',
         'data_structure' => 'dataStructure',
+        'data_structure_id' => 'dataStructureId',
         'get_request_headers' => 'getRequestHeaders',
         'get_request_method' => 'getRequestMethod',
         'json_pass_through' => 'jsonPassThrough',
@@ -201,6 +205,7 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
         'name' => 'setName',
         'ip_restrictions' => 'setIpRestrictions',
         'data_structure' => 'setDataStructure',
+        'data_structure_id' => 'setDataStructureId',
         'get_request_headers' => 'setGetRequestHeaders',
         'get_request_method' => 'setGetRequestMethod',
         'json_pass_through' => 'setJsonPassThrough',
@@ -218,6 +223,7 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
         'name' => 'getName',
         'ip_restrictions' => 'getIpRestrictions',
         'data_structure' => 'getDataStructure',
+        'data_structure_id' => 'getDataStructureId',
         'get_request_headers' => 'getGetRequestHeaders',
         'get_request_method' => 'getGetRequestMethod',
         'json_pass_through' => 'getJsonPassThrough',
@@ -276,6 +282,7 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
         $this->setIfExists('name', $data ?? [], null);
         $this->setIfExists('ip_restrictions', $data ?? [], null);
         $this->setIfExists('data_structure', $data ?? [], null);
+        $this->setIfExists('data_structure_id', $data ?? [], null);
         $this->setIfExists('get_request_headers', $data ?? [], null);
         $this->setIfExists('get_request_method', $data ?? [], null);
         $this->setIfExists('json_pass_through', $data ?? [], null);
@@ -336,6 +343,17 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
         if ($this->container['data_structure'] === null && !$this->isNullableSetToNull('data_structure')) {
             $invalidProperties[] = "'data_structure' is required";
         }
+        if ($this->container['data_structure_id'] === null && !$this->isNullableSetToNull('data_structure_id')) {
+            $invalidProperties[] = "'data_structure_id' is required";
+        }
+        if (!is_null($this->container['data_structure_id']) && ($this->container['data_structure_id'] > 2147483647)) {
+            $invalidProperties[] = "invalid value for 'data_structure_id', must be smaller than or equal to 2147483647.";
+        }
+
+        if (!is_null($this->container['data_structure_id']) && ($this->container['data_structure_id'] < 1)) {
+            $invalidProperties[] = "invalid value for 'data_structure_id', must be bigger than or equal to 1.";
+        }
+
         if ($this->container['get_request_headers'] === null) {
             $invalidProperties[] = "'get_request_headers' can't be null";
         }
@@ -511,6 +529,47 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
             }
         }
         $this->container['data_structure'] = $data_structure;
+
+        return $this;
+    }
+
+    /**
+     * Gets data_structure_id
+     *
+     * @return int|null
+     */
+    public function getDataStructureId(): ?int
+    {
+        return $this->container['data_structure_id'];
+    }
+
+    /**
+     * Sets data_structure_id
+     *
+     * @param int|null $data_structure_id A reusable data structure (`/data-structure`) incoming data is validated against too, as it is when the request comes; null: none.
+     *
+     * @return $this
+     */
+    public function setDataStructureId(?int $data_structure_id): static
+    {
+        if (is_null($data_structure_id)) {
+            array_push($this->openAPINullablesSetToNull, 'data_structure_id');
+        } else {
+            $nullablesSetToNull = $this->getOpenAPINullablesSetToNull();
+            $index = array_search('data_structure_id', $nullablesSetToNull);
+            if ($index !== FALSE) {
+                unset($nullablesSetToNull[$index]);
+                $this->setOpenAPINullablesSetToNull($nullablesSetToNull);
+            }
+        }
+        if (!is_null($data_structure_id) && ($data_structure_id > 2147483647)) {
+            throw new InvalidArgumentException('invalid value for $data_structure_id when calling ScenarioExportOutputWebhook., must be smaller than or equal to 2147483647.');
+        }
+        if (!is_null($data_structure_id) && ($data_structure_id < 1)) {
+            throw new InvalidArgumentException('invalid value for $data_structure_id when calling ScenarioExportOutputWebhook., must be bigger than or equal to 1.');
+        }
+
+        $this->container['data_structure_id'] = $data_structure_id;
 
         return $this;
     }

@@ -68,6 +68,7 @@ class Webhook implements ModelInterface, ArrayAccess, JsonSerializable
         'unbound_since' => 'string',
         'ip_restrictions' => 'string',
         'data_structure' => '\Records\Client\Model\DataStructureOutput',
+        'data_structure_id' => 'int',
         'determined_structure' => '\Records\Client\Model\DataStructureOutput',
         'redetermining' => 'bool',
         'get_request_headers' => 'bool',
@@ -97,6 +98,7 @@ class Webhook implements ModelInterface, ArrayAccess, JsonSerializable
         'unbound_since' => null,
         'ip_restrictions' => null,
         'data_structure' => null,
+        'data_structure_id' => null,
         'determined_structure' => null,
         'redetermining' => null,
         'get_request_headers' => null,
@@ -126,6 +128,7 @@ class Webhook implements ModelInterface, ArrayAccess, JsonSerializable
         'unbound_since' => true,
         'ip_restrictions' => false,
         'data_structure' => true,
+        'data_structure_id' => true,
         'determined_structure' => true,
         'redetermining' => false,
         'get_request_headers' => false,
@@ -225,6 +228,7 @@ class Webhook implements ModelInterface, ArrayAccess, JsonSerializable
         'unbound_since' => 'unboundSince',
         'ip_restrictions' => 'ipRestrictions',
         'data_structure' => 'dataStructure',
+        'data_structure_id' => 'dataStructureId',
         'determined_structure' => 'determinedStructure',
         'redetermining' => 'redetermining',
         'get_request_headers' => 'getRequestHeaders',
@@ -254,6 +258,7 @@ class Webhook implements ModelInterface, ArrayAccess, JsonSerializable
         'unbound_since' => 'setUnboundSince',
         'ip_restrictions' => 'setIpRestrictions',
         'data_structure' => 'setDataStructure',
+        'data_structure_id' => 'setDataStructureId',
         'determined_structure' => 'setDeterminedStructure',
         'redetermining' => 'setRedetermining',
         'get_request_headers' => 'setGetRequestHeaders',
@@ -283,6 +288,7 @@ class Webhook implements ModelInterface, ArrayAccess, JsonSerializable
         'unbound_since' => 'getUnboundSince',
         'ip_restrictions' => 'getIpRestrictions',
         'data_structure' => 'getDataStructure',
+        'data_structure_id' => 'getDataStructureId',
         'determined_structure' => 'getDeterminedStructure',
         'redetermining' => 'getRedetermining',
         'get_request_headers' => 'getGetRequestHeaders',
@@ -370,6 +376,7 @@ class Webhook implements ModelInterface, ArrayAccess, JsonSerializable
         $this->setIfExists('unbound_since', $data ?? [], null);
         $this->setIfExists('ip_restrictions', $data ?? [], null);
         $this->setIfExists('data_structure', $data ?? [], null);
+        $this->setIfExists('data_structure_id', $data ?? [], null);
         $this->setIfExists('determined_structure', $data ?? [], null);
         $this->setIfExists('redetermining', $data ?? [], null);
         $this->setIfExists('get_request_headers', $data ?? [], null);
@@ -463,6 +470,17 @@ class Webhook implements ModelInterface, ArrayAccess, JsonSerializable
         if ($this->container['data_structure'] === null && !$this->isNullableSetToNull('data_structure')) {
             $invalidProperties[] = "'data_structure' is required";
         }
+        if ($this->container['data_structure_id'] === null && !$this->isNullableSetToNull('data_structure_id')) {
+            $invalidProperties[] = "'data_structure_id' is required";
+        }
+        if (!is_null($this->container['data_structure_id']) && ($this->container['data_structure_id'] > 2147483647)) {
+            $invalidProperties[] = "invalid value for 'data_structure_id', must be smaller than or equal to 2147483647.";
+        }
+
+        if (!is_null($this->container['data_structure_id']) && ($this->container['data_structure_id'] < 1)) {
+            $invalidProperties[] = "invalid value for 'data_structure_id', must be bigger than or equal to 1.";
+        }
+
         if ($this->container['determined_structure'] === null && !$this->isNullableSetToNull('determined_structure')) {
             $invalidProperties[] = "'determined_structure' is required";
         }
@@ -835,6 +853,47 @@ class Webhook implements ModelInterface, ArrayAccess, JsonSerializable
             }
         }
         $this->container['data_structure'] = $data_structure;
+
+        return $this;
+    }
+
+    /**
+     * Gets data_structure_id
+     *
+     * @return int|null
+     */
+    public function getDataStructureId(): ?int
+    {
+        return $this->container['data_structure_id'];
+    }
+
+    /**
+     * Sets data_structure_id
+     *
+     * @param int|null $data_structure_id The reusable data structure it validates by (null: none).
+     *
+     * @return $this
+     */
+    public function setDataStructureId(?int $data_structure_id): static
+    {
+        if (is_null($data_structure_id)) {
+            array_push($this->openAPINullablesSetToNull, 'data_structure_id');
+        } else {
+            $nullablesSetToNull = $this->getOpenAPINullablesSetToNull();
+            $index = array_search('data_structure_id', $nullablesSetToNull);
+            if ($index !== FALSE) {
+                unset($nullablesSetToNull[$index]);
+                $this->setOpenAPINullablesSetToNull($nullablesSetToNull);
+            }
+        }
+        if (!is_null($data_structure_id) && ($data_structure_id > 2147483647)) {
+            throw new InvalidArgumentException('invalid value for $data_structure_id when calling Webhook., must be smaller than or equal to 2147483647.');
+        }
+        if (!is_null($data_structure_id) && ($data_structure_id < 1)) {
+            throw new InvalidArgumentException('invalid value for $data_structure_id when calling Webhook., must be bigger than or equal to 1.');
+        }
+
+        $this->container['data_structure_id'] = $data_structure_id;
 
         return $this;
     }

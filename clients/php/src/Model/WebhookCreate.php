@@ -61,6 +61,7 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
         'name' => 'string',
         'ip_restrictions' => 'string',
         'data_structure' => '\Records\Client\Model\DataStructure',
+        'data_structure_id' => 'int',
         'get_request_headers' => 'bool',
         'get_request_method' => 'bool',
         'json_pass_through' => 'bool',
@@ -77,6 +78,7 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
         'name' => null,
         'ip_restrictions' => null,
         'data_structure' => null,
+        'data_structure_id' => 'int32',
         'get_request_headers' => null,
         'get_request_method' => null,
         'json_pass_through' => null,
@@ -93,6 +95,7 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
         'name' => false,
         'ip_restrictions' => false,
         'data_structure' => true,
+        'data_structure_id' => true,
         'get_request_headers' => false,
         'get_request_method' => false,
         'json_pass_through' => false,
@@ -179,6 +182,7 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
         'name' => 'name',
         'ip_restrictions' => 'ipRestrictions',
         'data_structure' => 'dataStructure',
+        'data_structure_id' => 'dataStructureId',
         'get_request_headers' => 'getRequestHeaders',
         'get_request_method' => 'getRequestMethod',
         'json_pass_through' => 'jsonPassThrough',
@@ -195,6 +199,7 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
         'name' => 'setName',
         'ip_restrictions' => 'setIpRestrictions',
         'data_structure' => 'setDataStructure',
+        'data_structure_id' => 'setDataStructureId',
         'get_request_headers' => 'setGetRequestHeaders',
         'get_request_method' => 'setGetRequestMethod',
         'json_pass_through' => 'setJsonPassThrough',
@@ -211,6 +216,7 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
         'name' => 'getName',
         'ip_restrictions' => 'getIpRestrictions',
         'data_structure' => 'getDataStructure',
+        'data_structure_id' => 'getDataStructureId',
         'get_request_headers' => 'getGetRequestHeaders',
         'get_request_method' => 'getGetRequestMethod',
         'json_pass_through' => 'getJsonPassThrough',
@@ -268,6 +274,7 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
         $this->setIfExists('name', $data ?? [], null);
         $this->setIfExists('ip_restrictions', $data ?? [], null);
         $this->setIfExists('data_structure', $data ?? [], null);
+        $this->setIfExists('data_structure_id', $data ?? [], null);
         $this->setIfExists('get_request_headers', $data ?? [], null);
         $this->setIfExists('get_request_method', $data ?? [], null);
         $this->setIfExists('json_pass_through', $data ?? [], null);
@@ -313,6 +320,14 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
 
         if (!is_null($this->container['ip_restrictions']) && (mb_strlen($this->container['ip_restrictions']) > 4000)) {
             $invalidProperties[] = "invalid value for 'ip_restrictions', the character length must be smaller than or equal to 4000.";
+        }
+
+        if (!is_null($this->container['data_structure_id']) && ($this->container['data_structure_id'] > 2147483647)) {
+            $invalidProperties[] = "invalid value for 'data_structure_id', must be smaller than or equal to 2147483647.";
+        }
+
+        if (!is_null($this->container['data_structure_id']) && ($this->container['data_structure_id'] < 1)) {
+            $invalidProperties[] = "invalid value for 'data_structure_id', must be bigger than or equal to 1.";
         }
 
         if (!is_null($this->container['max_results']) && ($this->container['max_results'] > 1000)) {
@@ -438,6 +453,47 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
             }
         }
         $this->container['data_structure'] = $data_structure;
+
+        return $this;
+    }
+
+    /**
+     * Gets data_structure_id
+     *
+     * @return int|null
+     */
+    public function getDataStructureId(): ?int
+    {
+        return $this->container['data_structure_id'];
+    }
+
+    /**
+     * Sets data_structure_id
+     *
+     * @param int|null $data_structure_id A reusable data structure (`/data-structure`) incoming data is validated against too, as it is when the request comes; null: none.
+     *
+     * @return $this
+     */
+    public function setDataStructureId(?int $data_structure_id): static
+    {
+        if (is_null($data_structure_id)) {
+            array_push($this->openAPINullablesSetToNull, 'data_structure_id');
+        } else {
+            $nullablesSetToNull = $this->getOpenAPINullablesSetToNull();
+            $index = array_search('data_structure_id', $nullablesSetToNull);
+            if ($index !== FALSE) {
+                unset($nullablesSetToNull[$index]);
+                $this->setOpenAPINullablesSetToNull($nullablesSetToNull);
+            }
+        }
+        if (!is_null($data_structure_id) && ($data_structure_id > 2147483647)) {
+            throw new InvalidArgumentException('invalid value for $data_structure_id when calling WebhookCreate., must be smaller than or equal to 2147483647.');
+        }
+        if (!is_null($data_structure_id) && ($data_structure_id < 1)) {
+            throw new InvalidArgumentException('invalid value for $data_structure_id when calling WebhookCreate., must be bigger than or equal to 1.');
+        }
+
+        $this->container['data_structure_id'] = $data_structure_id;
 
         return $this;
     }

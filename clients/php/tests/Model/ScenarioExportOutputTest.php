@@ -123,6 +123,15 @@ class ScenarioExportOutputTest extends TestCase
     }
 
     /**
+     * Test attribute "data_structures"
+     */
+    public function testPropertyDataStructures()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
      * Test attribute "references"
      */
     public function testPropertyReferences()

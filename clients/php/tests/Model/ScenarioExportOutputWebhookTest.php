@@ -114,6 +114,15 @@ class ScenarioExportOutputWebhookTest extends TestCase
     }
 
     /**
+     * Test attribute "data_structure_id"
+     */
+    public function testPropertyDataStructureId()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
      * Test attribute "get_request_headers"
      */
     public function testPropertyGetRequestHeaders()

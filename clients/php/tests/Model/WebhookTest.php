@@ -168,6 +168,15 @@ class WebhookTest extends TestCase
     }
 
     /**
+     * Test attribute "data_structure_id"
+     */
+    public function testPropertyDataStructureId()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
      * Test attribute "determined_structure"
      */
     public function testPropertyDeterminedStructure()

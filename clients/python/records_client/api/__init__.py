@@ -4,6 +4,7 @@
 from records_client.api.api_description_api import ApiDescriptionApi
 from records_client.api.api_tokens_api import ApiTokensApi
 from records_client.api.categories_api import CategoriesApi
+from records_client.api.data_structures_api import DataStructuresApi
 from records_client.api.field_groups_api import FieldGroupsApi
 from records_client.api.fields_api import FieldsApi
 from records_client.api.files_api import FilesApi

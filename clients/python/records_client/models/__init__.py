@@ -144,7 +144,9 @@ from records_client.models.router_step_output import RouterStepOutput
 from records_client.models.scenario import Scenario
 from records_client.models.scenario_create import ScenarioCreate
 from records_client.models.scenario_export import ScenarioExport
+from records_client.models.scenario_export_data_structures_inner import ScenarioExportDataStructuresInner
 from records_client.models.scenario_export_output import ScenarioExportOutput
+from records_client.models.scenario_export_output_data_structures_inner import ScenarioExportOutputDataStructuresInner
 from records_client.models.scenario_export_output_scenario import ScenarioExportOutputScenario
 from records_client.models.scenario_export_output_webhook import ScenarioExportOutputWebhook
 from records_client.models.scenario_export_references import ScenarioExportReferences
@@ -195,6 +197,11 @@ from records_client.models.space_or_module_update import SpaceOrModuleUpdate
 from records_client.models.space_page import SpacePage
 from records_client.models.space_page_meta import SpacePageMeta
 from records_client.models.space_written import SpaceWritten
+from records_client.models.structure import Structure
+from records_client.models.structure_create import StructureCreate
+from records_client.models.structure_page import StructurePage
+from records_client.models.structure_update import StructureUpdate
+from records_client.models.structure_written import StructureWritten
 from records_client.models.system_create import SystemCreate
 from records_client.models.system_provisioned import SystemProvisioned
 from records_client.models.team import Team

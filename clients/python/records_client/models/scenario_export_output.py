@@ -19,6 +19,8 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional, Union
+from typing_extensions import Annotated
+from records_client.models.scenario_export_output_data_structures_inner import ScenarioExportOutputDataStructuresInner
 from records_client.models.scenario_export_output_scenario import ScenarioExportOutputScenario
 from records_client.models.scenario_export_output_webhook import ScenarioExportOutputWebhook
 from records_client.models.scenario_export_references import ScenarioExportReferences
@@ -35,8 +37,9 @@ class ScenarioExportOutput(BaseModel):
     exported_at: StrictStr = Field(alias="exportedAt")
     scenario: ScenarioExportOutputScenario
     webhook: Optional[ScenarioExportOutputWebhook]
+    data_structures: Annotated[List[ScenarioExportOutputDataStructuresInner], Field(max_length=10)] = Field(description="The reusable data structures the hook validates by, made anew by an import.", alias="dataStructures")
     references: ScenarioExportReferences
-    __properties: ClassVar[List[str]] = ["format", "version", "exportedAt", "scenario", "webhook", "references"]
+    __properties: ClassVar[List[str]] = ["format", "version", "exportedAt", "scenario", "webhook", "dataStructures", "references"]
 
     @field_validator('format')
     def format_validate_enum(cls, value):
@@ -97,6 +100,12 @@ class ScenarioExportOutput(BaseModel):
         # override the default output from pydantic by calling `to_dict()` of webhook
         if self.webhook:
             _dict['webhook'] = self.webhook.to_dict()
+        # override the default output from pydantic by calling `to_dict()` of each item in data_structures (list)
+        _items = []
+        if self.data_structures:
+            for _item_data_structures in self.data_structures:
+                _items.append(_item_data_structures.to_dict() if _item_data_structures is not None else None)
+            _dict['dataStructures'] = _items
         # override the default output from pydantic by calling `to_dict()` of references
         if self.references:
             _dict['references'] = self.references.to_dict()
@@ -122,6 +131,7 @@ class ScenarioExportOutput(BaseModel):
             "exportedAt": obj.get("exportedAt"),
             "scenario": ScenarioExportOutputScenario.from_dict(obj["scenario"]) if obj.get("scenario") is not None else None,
             "webhook": ScenarioExportOutputWebhook.from_dict(obj["webhook"]) if obj.get("webhook") is not None else None,
+            "dataStructures": [ScenarioExportOutputDataStructuresInner.from_dict(_item) for _item in obj["dataStructures"]] if obj.get("dataStructures") is not None else None,
             "references": ScenarioExportReferences.from_dict(obj["references"]) if obj.get("references") is not None else None
         })
         return _obj

@@ -33,12 +33,13 @@ class WebhookUpdate(BaseModel):
     name: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=200)]] = None
     ip_restrictions: Optional[Annotated[str, Field(strict=True, max_length=4000)]] = Field(default=None, description="Comma-separated IPv4/IPv6 addresses and CIDR ranges allowed to call; empty: everyone.", alias="ipRestrictions", json_schema_extra={"examples": ["203.0.113.0/24, 2001:db8::/32"]})
     data_structure: Optional[DataStructure] = Field(default=None, description="Incoming data is validated against it (400 with the reasons); null: no validation.", alias="dataStructure")
+    data_structure_id: Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]] = Field(default=None, description="A reusable data structure (`/data-structure`) incoming data is validated against too, as it is when the request comes; null: none.", alias="dataStructureId")
     get_request_headers: Optional[StrictBool] = Field(default=None, description="Put the request headers in the bundle as `Headers`.", alias="getRequestHeaders")
     get_request_method: Optional[StrictBool] = Field(default=None, description="Put the HTTP method in the bundle as `Method`.", alias="getRequestMethod")
     json_pass_through: Optional[StrictBool] = Field(default=None, description="Pass a JSON body on as one text string (`value`) instead of fields.", alias="jsonPassThrough")
     max_results: Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]] = Field(default=None, description="Queued requests one scheduled run processes; default 2.", alias="maxResults")
     queue_capacity: Optional[Annotated[int, Field(le=50000, strict=True, ge=1)]] = Field(default=None, description="Requests the queue holds before it answers 400 `Queue is full.`; default 10000, at most 50000.", alias="queueCapacity")
-    __properties: ClassVar[List[str]] = ["id", "name", "ipRestrictions", "dataStructure", "getRequestHeaders", "getRequestMethod", "jsonPassThrough", "maxResults", "queueCapacity"]
+    __properties: ClassVar[List[str]] = ["id", "name", "ipRestrictions", "dataStructure", "dataStructureId", "getRequestHeaders", "getRequestMethod", "jsonPassThrough", "maxResults", "queueCapacity"]
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -87,6 +88,11 @@ class WebhookUpdate(BaseModel):
         if self.data_structure is None and "data_structure" in self.model_fields_set:
             _dict['dataStructure'] = None
 
+        # set to None if data_structure_id (nullable) is None
+        # and model_fields_set contains the field
+        if self.data_structure_id is None and "data_structure_id" in self.model_fields_set:
+            _dict['dataStructureId'] = None
+
         return _dict
 
     @classmethod
@@ -103,6 +109,7 @@ class WebhookUpdate(BaseModel):
             "name": obj.get("name"),
             "ipRestrictions": obj.get("ipRestrictions"),
             "dataStructure": DataStructure.from_dict(obj["dataStructure"]) if obj.get("dataStructure") is not None else None,
+            "dataStructureId": obj.get("dataStructureId"),
             "getRequestHeaders": obj.get("getRequestHeaders"),
             "getRequestMethod": obj.get("getRequestMethod"),
             "jsonPassThrough": obj.get("jsonPassThrough"),

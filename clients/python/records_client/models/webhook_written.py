@@ -39,6 +39,7 @@ class WebhookWritten(BaseModel):
     unbound_since: Optional[StrictStr] = Field(description="Without a scenario since then; deactivated after 120 hours.", alias="unboundSince")
     ip_restrictions: StrictStr = Field(alias="ipRestrictions")
     data_structure: Optional[DataStructureOutput] = Field(alias="dataStructure")
+    data_structure_id: Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]] = Field(description="The reusable data structure it validates by (null: none).", alias="dataStructureId")
     determined_structure: Optional[DataStructureOutput] = Field(description="The shape of a sample request, for mapping only (no validation).", alias="determinedStructure")
     redetermining: StrictBool = Field(description="The next request's shape will be stored.")
     get_request_headers: StrictBool = Field(alias="getRequestHeaders")
@@ -46,7 +47,7 @@ class WebhookWritten(BaseModel):
     json_pass_through: StrictBool = Field(alias="jsonPassThrough")
     max_results: Annotated[int, Field(le=9007199254740991, strict=True, ge=-9007199254740991)] = Field(alias="maxResults")
     queue_capacity: Annotated[int, Field(le=9007199254740991, strict=True, ge=-9007199254740991)] = Field(alias="queueCapacity")
-    __properties: ClassVar[List[str]] = ["id", "name", "url", "key", "udid", "status", "scenarioId", "unboundSince", "ipRestrictions", "dataStructure", "determinedStructure", "redetermining", "getRequestHeaders", "getRequestMethod", "jsonPassThrough", "maxResults", "queueCapacity"]
+    __properties: ClassVar[List[str]] = ["id", "name", "url", "key", "udid", "status", "scenarioId", "unboundSince", "ipRestrictions", "dataStructure", "dataStructureId", "determinedStructure", "redetermining", "getRequestHeaders", "getRequestMethod", "jsonPassThrough", "maxResults", "queueCapacity"]
 
     @field_validator('status')
     def status_validate_enum(cls, value):
@@ -115,6 +116,11 @@ class WebhookWritten(BaseModel):
         if self.data_structure is None and "data_structure" in self.model_fields_set:
             _dict['dataStructure'] = None
 
+        # set to None if data_structure_id (nullable) is None
+        # and model_fields_set contains the field
+        if self.data_structure_id is None and "data_structure_id" in self.model_fields_set:
+            _dict['dataStructureId'] = None
+
         # set to None if determined_structure (nullable) is None
         # and model_fields_set contains the field
         if self.determined_structure is None and "determined_structure" in self.model_fields_set:
@@ -142,6 +148,7 @@ class WebhookWritten(BaseModel):
             "unboundSince": obj.get("unboundSince"),
             "ipRestrictions": obj.get("ipRestrictions"),
             "dataStructure": DataStructureOutput.from_dict(obj["dataStructure"]) if obj.get("dataStructure") is not None else None,
+            "dataStructureId": obj.get("dataStructureId"),
             "determinedStructure": DataStructureOutput.from_dict(obj["determinedStructure"]) if obj.get("determinedStructure") is not None else None,
             "redetermining": obj.get("redetermining"),
             "getRequestHeaders": obj.get("getRequestHeaders"),

@@ -3,6 +3,7 @@
 export * from './ApiDescriptionApi';
 export * from './ApiTokensApi';
 export * from './CategoriesApi';
+export * from './DataStructuresApi';
 export * from './FieldGroupsApi';
 export * from './FieldsApi';
 export * from './FilesApi';

@@ -20,6 +20,13 @@ import {
     ScenarioExportReferencesToJSON,
     ScenarioExportReferencesToJSONTyped,
 } from './ScenarioExportReferences';
+import type { ScenarioExportDataStructuresInner } from './ScenarioExportDataStructuresInner';
+import {
+    ScenarioExportDataStructuresInnerFromJSON,
+    ScenarioExportDataStructuresInnerFromJSONTyped,
+    ScenarioExportDataStructuresInnerToJSON,
+    ScenarioExportDataStructuresInnerToJSONTyped,
+} from './ScenarioExportDataStructuresInner';
 import type { ScenarioExportWebhook } from './ScenarioExportWebhook';
 import {
     ScenarioExportWebhookFromJSON,
@@ -61,6 +68,10 @@ export interface ScenarioExport {
      * 
      */
     webhook: ScenarioExportWebhook | null;
+    /**
+     * The reusable data structures the hook validates by, made anew by an import.
+     */
+    dataStructures?: Array<ScenarioExportDataStructuresInner>;
     /**
      * 
      */
@@ -117,6 +128,7 @@ export function ScenarioExportFromJSONTyped(json: any, ignoreDiscriminator: bool
         'exportedAt': json['exportedAt'],
         'scenario': ScenarioExportScenarioFromJSON(json['scenario']),
         'webhook': ScenarioExportWebhookFromJSON(json['webhook']),
+        'dataStructures': json['dataStructures'] == null ? undefined : ((json['dataStructures'] as Array<any>).map(ScenarioExportDataStructuresInnerFromJSON)),
         'references': ScenarioExportReferencesFromJSON(json['references']),
     };
 }
@@ -137,6 +149,7 @@ export function ScenarioExportToJSONTyped(value?: ScenarioExport | null, ignoreD
         'exportedAt': value['exportedAt'],
         'scenario': ScenarioExportScenarioToJSON(value['scenario']),
         'webhook': ScenarioExportWebhookToJSON(value['webhook']),
+        'dataStructures': value['dataStructures'] == null ? undefined : ((value['dataStructures'] as Array<any>).map(ScenarioExportDataStructuresInnerToJSON)),
         'references': ScenarioExportReferencesToJSON(value['references']),
     };
 }

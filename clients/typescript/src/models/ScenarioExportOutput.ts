@@ -27,6 +27,13 @@ import {
     ScenarioExportReferencesToJSON,
     ScenarioExportReferencesToJSONTyped,
 } from './ScenarioExportReferences';
+import type { ScenarioExportOutputDataStructuresInner } from './ScenarioExportOutputDataStructuresInner';
+import {
+    ScenarioExportOutputDataStructuresInnerFromJSON,
+    ScenarioExportOutputDataStructuresInnerFromJSONTyped,
+    ScenarioExportOutputDataStructuresInnerToJSON,
+    ScenarioExportOutputDataStructuresInnerToJSONTyped,
+} from './ScenarioExportOutputDataStructuresInner';
 import type { ScenarioExportOutputScenario } from './ScenarioExportOutputScenario';
 import {
     ScenarioExportOutputScenarioFromJSON,
@@ -61,6 +68,10 @@ export interface ScenarioExportOutput {
      * 
      */
     webhook: ScenarioExportOutputWebhook | null;
+    /**
+     * The reusable data structures the hook validates by, made anew by an import.
+     */
+    dataStructures: Array<ScenarioExportOutputDataStructuresInner>;
     /**
      * 
      */
@@ -98,6 +109,7 @@ export function instanceOfScenarioExportOutput(value: object): value is Scenario
     if (!('exportedAt' in value) || value['exportedAt'] === undefined) return false;
     if (!('scenario' in value) || value['scenario'] === undefined) return false;
     if (!('webhook' in value) || value['webhook'] === undefined) return false;
+    if (!('dataStructures' in value) || value['dataStructures'] === undefined) return false;
     if (!('references' in value) || value['references'] === undefined) return false;
     return true;
 }
@@ -117,6 +129,7 @@ export function ScenarioExportOutputFromJSONTyped(json: any, ignoreDiscriminator
         'exportedAt': json['exportedAt'],
         'scenario': ScenarioExportOutputScenarioFromJSON(json['scenario']),
         'webhook': ScenarioExportOutputWebhookFromJSON(json['webhook']),
+        'dataStructures': ((json['dataStructures'] as Array<any>).map(ScenarioExportOutputDataStructuresInnerFromJSON)),
         'references': ScenarioExportReferencesFromJSON(json['references']),
     };
 }
@@ -137,6 +150,7 @@ export function ScenarioExportOutputToJSONTyped(value?: ScenarioExportOutput | n
         'exportedAt': value['exportedAt'],
         'scenario': ScenarioExportOutputScenarioToJSON(value['scenario']),
         'webhook': ScenarioExportOutputWebhookToJSON(value['webhook']),
+        'dataStructures': ((value['dataStructures'] as Array<any>).map(ScenarioExportOutputDataStructuresInnerToJSON)),
         'references': ScenarioExportReferencesToJSON(value['references']),
     };
 }

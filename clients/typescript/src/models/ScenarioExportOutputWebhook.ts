@@ -44,6 +44,10 @@ export interface ScenarioExportOutputWebhook {
      */
     dataStructure: DataStructureOutput | null;
     /**
+     * A reusable data structure (`/data-structure`) incoming data is validated against too, as it is when the request comes; null: none.
+     */
+    dataStructureId: number | null;
+    /**
      * Put the request headers in the bundle as `Headers`.
      */
     getRequestHeaders: boolean;
@@ -73,6 +77,7 @@ export function instanceOfScenarioExportOutputWebhook(value: object): value is S
     if (!('name' in value) || value['name'] === undefined) return false;
     if (!('ipRestrictions' in value) || value['ipRestrictions'] === undefined) return false;
     if (!('dataStructure' in value) || value['dataStructure'] === undefined) return false;
+    if (!('dataStructureId' in value) || value['dataStructureId'] === undefined) return false;
     if (!('getRequestHeaders' in value) || value['getRequestHeaders'] === undefined) return false;
     if (!('getRequestMethod' in value) || value['getRequestMethod'] === undefined) return false;
     if (!('jsonPassThrough' in value) || value['jsonPassThrough'] === undefined) return false;
@@ -95,6 +100,7 @@ export function ScenarioExportOutputWebhookFromJSONTyped(json: any, ignoreDiscri
         'name': json['name'],
         'ipRestrictions': json['ipRestrictions'],
         'dataStructure': DataStructureOutputFromJSON(json['dataStructure']),
+        'dataStructureId': json['dataStructureId'],
         'getRequestHeaders': json['getRequestHeaders'],
         'getRequestMethod': json['getRequestMethod'],
         'jsonPassThrough': json['jsonPassThrough'],
@@ -118,6 +124,7 @@ export function ScenarioExportOutputWebhookToJSONTyped(value?: ScenarioExportOut
         'name': value['name'],
         'ipRestrictions': value['ipRestrictions'],
         'dataStructure': DataStructureOutputToJSON(value['dataStructure']),
+        'dataStructureId': value['dataStructureId'],
         'getRequestHeaders': value['getRequestHeaders'],
         'getRequestMethod': value['getRequestMethod'],
         'jsonPassThrough': value['jsonPassThrough'],

@@ -68,6 +68,10 @@ export interface Webhook {
      */
     dataStructure: DataStructureOutput | null;
     /**
+     * The reusable data structure it validates by (null: none).
+     */
+    dataStructureId: number | null;
+    /**
      * The shape of a sample request, for mapping only (no validation).
      */
     determinedStructure: DataStructureOutput | null;
@@ -139,6 +143,7 @@ export function instanceOfWebhook(value: object): value is Webhook {
     if (!('unboundSince' in value) || value['unboundSince'] === undefined) return false;
     if (!('ipRestrictions' in value) || value['ipRestrictions'] === undefined) return false;
     if (!('dataStructure' in value) || value['dataStructure'] === undefined) return false;
+    if (!('dataStructureId' in value) || value['dataStructureId'] === undefined) return false;
     if (!('determinedStructure' in value) || value['determinedStructure'] === undefined) return false;
     if (!('redetermining' in value) || value['redetermining'] === undefined) return false;
     if (!('getRequestHeaders' in value) || value['getRequestHeaders'] === undefined) return false;
@@ -173,6 +178,7 @@ export function WebhookFromJSONTyped(json: any, ignoreDiscriminator: boolean): W
         'unboundSince': json['unboundSince'],
         'ipRestrictions': json['ipRestrictions'],
         'dataStructure': DataStructureOutputFromJSON(json['dataStructure']),
+        'dataStructureId': json['dataStructureId'],
         'determinedStructure': DataStructureOutputFromJSON(json['determinedStructure']),
         'redetermining': json['redetermining'],
         'getRequestHeaders': json['getRequestHeaders'],
@@ -208,6 +214,7 @@ export function WebhookToJSONTyped(value?: Webhook | null, ignoreDiscriminator: 
         'unboundSince': value['unboundSince'],
         'ipRestrictions': value['ipRestrictions'],
         'dataStructure': DataStructureOutputToJSON(value['dataStructure']),
+        'dataStructureId': value['dataStructureId'],
         'determinedStructure': DataStructureOutputToJSON(value['determinedStructure']),
         'redetermining': value['redetermining'],
         'getRequestHeaders': value['getRequestHeaders'],

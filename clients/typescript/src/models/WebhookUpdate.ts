@@ -44,6 +44,10 @@ export interface WebhookUpdate {
      */
     dataStructure?: DataStructure | null;
     /**
+     * A reusable data structure (`/data-structure`) incoming data is validated against too, as it is when the request comes; null: none.
+     */
+    dataStructureId?: number | null;
+    /**
      * Put the request headers in the bundle as `Headers`.
      */
     getRequestHeaders?: boolean;
@@ -86,6 +90,7 @@ export function WebhookUpdateFromJSONTyped(json: any, ignoreDiscriminator: boole
         'name': json['name'] == null ? undefined : json['name'],
         'ipRestrictions': json['ipRestrictions'] == null ? undefined : json['ipRestrictions'],
         'dataStructure': json['dataStructure'] === undefined ? undefined : json['dataStructure'] === null ? null : DataStructureFromJSON(json['dataStructure']),
+        'dataStructureId': json['dataStructureId'] === undefined ? undefined : json['dataStructureId'] === null ? null : json['dataStructureId'],
         'getRequestHeaders': json['getRequestHeaders'] == null ? undefined : json['getRequestHeaders'],
         'getRequestMethod': json['getRequestMethod'] == null ? undefined : json['getRequestMethod'],
         'jsonPassThrough': json['jsonPassThrough'] == null ? undefined : json['jsonPassThrough'],
@@ -109,6 +114,7 @@ export function WebhookUpdateToJSONTyped(value?: WebhookUpdate | null, ignoreDis
         'name': value['name'],
         'ipRestrictions': value['ipRestrictions'],
         'dataStructure': DataStructureToJSON(value['dataStructure']),
+        'dataStructureId': value['dataStructureId'],
         'getRequestHeaders': value['getRequestHeaders'],
         'getRequestMethod': value['getRequestMethod'],
         'jsonPassThrough': value['jsonPassThrough'],

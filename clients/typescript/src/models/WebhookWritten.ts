@@ -68,6 +68,10 @@ export interface WebhookWritten {
      */
     dataStructure: DataStructureOutput | null;
     /**
+     * The reusable data structure it validates by (null: none).
+     */
+    dataStructureId: number | null;
+    /**
      * The shape of a sample request, for mapping only (no validation).
      */
     determinedStructure: DataStructureOutput | null;
@@ -123,6 +127,7 @@ export function instanceOfWebhookWritten(value: object): value is WebhookWritten
     if (!('unboundSince' in value) || value['unboundSince'] === undefined) return false;
     if (!('ipRestrictions' in value) || value['ipRestrictions'] === undefined) return false;
     if (!('dataStructure' in value) || value['dataStructure'] === undefined) return false;
+    if (!('dataStructureId' in value) || value['dataStructureId'] === undefined) return false;
     if (!('determinedStructure' in value) || value['determinedStructure'] === undefined) return false;
     if (!('redetermining' in value) || value['redetermining'] === undefined) return false;
     if (!('getRequestHeaders' in value) || value['getRequestHeaders'] === undefined) return false;
@@ -153,6 +158,7 @@ export function WebhookWrittenFromJSONTyped(json: any, ignoreDiscriminator: bool
         'unboundSince': json['unboundSince'],
         'ipRestrictions': json['ipRestrictions'],
         'dataStructure': DataStructureOutputFromJSON(json['dataStructure']),
+        'dataStructureId': json['dataStructureId'],
         'determinedStructure': DataStructureOutputFromJSON(json['determinedStructure']),
         'redetermining': json['redetermining'],
         'getRequestHeaders': json['getRequestHeaders'],
@@ -184,6 +190,7 @@ export function WebhookWrittenToJSONTyped(value?: WebhookWritten | null, ignoreD
         'unboundSince': value['unboundSince'],
         'ipRestrictions': value['ipRestrictions'],
         'dataStructure': DataStructureOutputToJSON(value['dataStructure']),
+        'dataStructureId': value['dataStructureId'],
         'determinedStructure': DataStructureOutputToJSON(value['determinedStructure']),
         'redetermining': value['redetermining'],
         'getRequestHeaders': value['getRequestHeaders'],
