@@ -7,6 +7,7 @@ import { AggregateCache, CommandHandler } from '../command-api/kit/handler';
 import { IdAllocator } from '../command-api/kit/id-allocator';
 import { IdempotencyKeys } from '../command-api/kit/idempotency';
 import type { Config } from '../infra/config';
+import type { UploadLimits } from '../command-api/deps';
 import { appVersion } from '../infra/config';
 import type { EventStore } from '../infra/event-store/port';
 import { createHttpApp, type ReadinessReport } from '../infra/http/app';
@@ -185,6 +186,14 @@ export async function openAttemptLog(config: Config): Promise<AttemptLog> {
 
 function quotaConfigured(config: Config): boolean {
   return config.QUOTA_CALLS_PER_MINUTE !== undefined || config.TENANT_QUOTAS !== undefined;
+}
+
+/** What a file given to a record may be (an upload, or a file a scenario attaches). */
+function uploadLimits(config: Config): UploadLimits {
+  return {
+    maxBytes: config.FILE_MAX_BYTES,
+    contentTypes: new Set(config.FILE_CONTENT_TYPES ?? DEFAULT_FILE_CONTENT_TYPES),
+  };
 }
 
 /** How often a command-api process deletes expired sign-in attempts. */
@@ -444,10 +453,7 @@ export async function buildServices(
           timeoutMs: config.OUTBOUND_TIMEOUT_MS,
         }),
         blobs: adapters.blobs,
-        uploads: {
-          maxBytes: config.FILE_MAX_BYTES,
-          contentTypes: new Set(config.FILE_CONTENT_TYPES ?? DEFAULT_FILE_CONTENT_TYPES),
-        },
+        uploads: uploadLimits(config),
         logger: logger.child({ component: 'command-api' }),
         operatorTenant: config.DEFAULT_TENANT,
         sealer,
@@ -577,6 +583,7 @@ async function startIntegrator(
     logger: integratorLogger,
     now,
     readModels,
+    uploads: uploadLimits(config),
     outbound: guardedHttp({
       allowNonPublic: config.OUTBOUND_ALLOW_PRIVATE,
       timeoutMs: config.OUTBOUND_TIMEOUT_MS,

@@ -184,6 +184,20 @@ export const searchRecordsStep = z
     description:
       'Finds live records as `GET /record` does (the read models: a record written a moment ago may be missing); outputs `{items, total}`.',
   });
+export const attachRecordFileStep = z
+  .strictObject({
+    kind: z.literal('attachRecordFile'),
+    recordId: recordIdValue,
+    file: mappedValueSchema.meta({
+      description: 'A file a hook received: the reference in the bundle (`{name, mime, size, blobKey}`).',
+    }),
+    fieldId: entityIdSchema.optional().meta({ description: 'A `file` field of the record to put it in.' }),
+  })
+  .meta({
+    id: 'AttachRecordFileStep',
+    description:
+      "Attaches a file a hook received to a record, as POST /record/{id}/file would (the platform's file types and size); outputs the file.",
+  });
 export const labelRecordStep = z
   .strictObject({
     kind: z.enum(['addRecordLabel', 'removeRecordLabel']),
@@ -323,6 +337,7 @@ export const scenarioStepSchema = z
     getRecordStep,
     deleteRecordStep,
     searchRecordsStep,
+    attachRecordFileStep,
     labelRecordStep,
     webhookResponseStep,
     httpRequestStep,
@@ -420,6 +435,8 @@ export function mappedValuesOf(step: ScenarioStep): Array<MappedValue | undefine
       return [step.recordId];
     case 'searchRecords':
       return [step.filter, step.order];
+    case 'attachRecordFile':
+      return [step.recordId, step.file];
     case 'addRecordLabel':
     case 'removeRecordLabel':
       return [step.recordId, step.labelId];

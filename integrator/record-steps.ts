@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { createRecordBody, updateRecordBody } from '../contracts/api/records';
 import { userMay, type Operation } from '../contracts/auth';
 import type { Actor } from '../contracts/events/envelope';
@@ -12,7 +12,10 @@ import { userDecider } from '../command-api/domain/user';
 import type { CommandContext, CommandHandler } from '../command-api/kit/handler';
 import type { IdAllocator } from '../command-api/kit/id-allocator';
 import { requestHash, type IdempotencyKeys } from '../command-api/kit/idempotency';
-import { recordResource } from '../command-api/routes/records';
+import { moduleFields, recordResource } from '../command-api/routes/records';
+import { storeUpload } from '../command-api/routes/files';
+import type { UploadLimits } from '../command-api/deps';
+import type { BlobStore } from '../infra/blob-store/port';
 import type { ReadModels } from '../infra/read-store/read-models';
 import { searchRecords } from '../query-api/routes/record-lists';
 import { bindingsOf, StepFailure, type RecordStep, type StepScope } from './steps';
@@ -23,7 +26,18 @@ export interface RecordStepDeps {
   readonly idempotency: IdempotencyKeys;
   /** Where a search step looks, as the query API does. */
   readonly readModels: ReadModels;
+  /** Received files, and the files records are given. */
+  readonly blobs: BlobStore;
+  readonly uploads: UploadLimits;
 }
+
+/** A file a hook received, as the bundle refers to it. */
+const receivedFile = z.object({
+  name: z.string(),
+  mime: z.string(),
+  size: z.number().int().nonnegative(),
+  blobKey: z.string().min(1),
+});
 
 /** The operation of a run a record step is: where it acts, for whom, and under which command id. */
 export interface RecordStepAt {
@@ -98,6 +112,17 @@ export class RecordSteps {
           ...(step.moduleId !== undefined && { moduleId: step.moduleId }),
         });
       }
+      case 'attachRecordFile': {
+        await this.ownerMay(at, 'record', 'update');
+        const recordId = idOf('recordId', await evaluate(step.recordId));
+        const reference = receivedFile.safeParse(await evaluate(step.file));
+        // Only a file this system received: its key is in the system's part of the store.
+        if (!reference.success || !reference.data.blobKey.startsWith(`${at.tenant}/`))
+          throw new StepFailure(
+            'the file must be one a hook of this system received: {name, mime, size, blobKey}',
+          );
+        return this.attach(at, recordId, reference.data, step.fieldId ?? null);
+      }
       case 'deleteRecord': {
         await this.ownerMay(at, 'record', 'delete');
         const recordId = idOf('recordId', await evaluate(step.recordId));
@@ -120,6 +145,53 @@ export class RecordSteps {
         return { recordId, labelIds: view.labelIds };
       }
     }
+  }
+
+  /** Copies a received file into the record's files, as an upload would be checked and stored. */
+  private async attach(
+    at: RecordStepAt,
+    recordId: number,
+    file: z.infer<typeof receivedFile>,
+    fieldId: number | null,
+  ): Promise<Record<string, unknown>> {
+    const stream = streamName('record', at.tenant, recordId);
+    const record = await this.deps.handler.load(stream, recordDecider);
+    if (record.state.status !== 'active') throw new StepFailure(`record ${recordId} not found`);
+    const schema = (await moduleFields(this.deps.handler, at.tenant, record.state.moduleId))?.fields ?? [];
+    const identity = await this.deps.idempotency.identify(
+      at.tenant,
+      `scenario:${at.scenarioId}`,
+      `run:${at.scope.runId}:${at.operation}`,
+      () => requestHash('POST', `/record/${recordId}/file`, { blobKey: file.blobKey, fieldId }),
+      () => this.deps.ids.next(at.tenant, 'file'),
+    );
+    const fileId = identity.entityId!;
+    const content = await this.deps.blobs.get(file.blobKey);
+    if (!content) throw new StepFailure(`the received file ${file.name} is no longer stored`);
+    const upload = await storeUpload(this.deps, at.tenant, {
+      name: file.name,
+      contentType: file.mime,
+      content,
+    });
+    const dropCopy = () => this.deps.blobs.delete(upload.blobKey).catch(() => undefined);
+    let result;
+    try {
+      result = await this.deps.handler.handle(
+        stream,
+        recordDecider,
+        { kind: 'AttachFile', file: { ...upload, fileId }, fieldId, schema },
+        { ...this.contextOf(at), commandId: identity.commandId },
+        identity.mayBeRepeat ? { mayBeRepeat: true } : {},
+      );
+    } catch (error) {
+      await dropCopy();
+      throw error;
+    }
+    const attached = result.state.files.find((candidate) => candidate.fileId === fileId);
+    // A repeat: the first attempt's copy stands.
+    if (result.replayed || attached?.blobKey !== upload.blobKey) await dropCopy();
+    if (!attached) throw new StepFailure(`file ${fileId} was removed from record ${recordId} since`);
+    return { recordId, fileId, name: attached.name, contentType: attached.contentType, size: attached.size };
   }
 
   private async create(at: RecordStepAt, mapped: Record<string, unknown>): Promise<{ recordId: number }> {

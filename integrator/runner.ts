@@ -14,6 +14,7 @@ import { computeStep, isComputeStep, isRecordStep, replayStep, StepFailure, type
 import { runHttpStep } from './http-step';
 import type { OutboundHttp } from '../infra/outbound/port';
 import type { ReadModels } from '../infra/read-store/read-models';
+import type { UploadLimits } from '../command-api/deps';
 import { walkSteps, type Perform } from './walk';
 import { RecordSteps, scenarioActor } from './record-steps';
 
@@ -28,6 +29,8 @@ export interface RunnerDeps {
   readonly outbound: OutboundHttp;
   /** The read models a search step looks in. */
   readonly readModels: ReadModels;
+  /** What a file attached to a record may be. */
+  readonly uploads: UploadLimits;
 }
 
 /** An accepted request and the run it is for. */

@@ -44,6 +44,7 @@ export type RecordStep = Extract<
       | 'getRecord'
       | 'deleteRecord'
       | 'searchRecords'
+      | 'attachRecordFile'
       | 'addRecordLabel'
       | 'removeRecordLabel';
   }
@@ -54,6 +55,7 @@ const RECORD_STEP_KINDS: ReadonlySet<string> = new Set<RecordStep['kind']>([
   'getRecord',
   'deleteRecord',
   'searchRecords',
+  'attachRecordFile',
   'addRecordLabel',
   'removeRecordLabel',
 ]);
@@ -182,6 +184,7 @@ export function replayStep(step: ScenarioStep, output: unknown): StepResult {
     case 'getRecord':
     case 'deleteRecord':
     case 'searchRecords':
+    case 'attachRecordFile':
     case 'addRecordLabel':
     case 'removeRecordLabel':
     case 'webhookResponse':

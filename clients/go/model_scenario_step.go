@@ -18,6 +18,7 @@ import (
 // ScenarioStep - struct for ScenarioStep
 type ScenarioStep struct {
 	AggregatorStep *AggregatorStep
+	AttachRecordFileStep *AttachRecordFileStep
 	CreateRecordStep *CreateRecordStep
 	DeleteRecordStep *DeleteRecordStep
 	FilterStep *FilterStep
@@ -39,6 +40,13 @@ type ScenarioStep struct {
 func AggregatorStepAsScenarioStep(v *AggregatorStep) ScenarioStep {
 	return ScenarioStep{
 		AggregatorStep: v,
+	}
+}
+
+// AttachRecordFileStepAsScenarioStep is a convenience function that returns AttachRecordFileStep wrapped in ScenarioStep
+func AttachRecordFileStepAsScenarioStep(v *AttachRecordFileStep) ScenarioStep {
+	return ScenarioStep{
+		AttachRecordFileStep: v,
 	}
 }
 
@@ -179,6 +187,18 @@ func (dst *ScenarioStep) UnmarshalJSON(data []byte) error {
 		} else {
 			dst.AggregatorStep = nil
 			return fmt.Errorf("failed to unmarshal ScenarioStep as AggregatorStep: %s", err.Error())
+		}
+	}
+
+	// check if the discriminator value is 'attachRecordFile'
+	if jsonDict["kind"] == "attachRecordFile" {
+		// try to unmarshal JSON data into AttachRecordFileStep
+		err = json.Unmarshal(data, &dst.AttachRecordFileStep)
+		if err == nil {
+			return nil // data stored in dst.AttachRecordFileStep, return on the first match
+		} else {
+			dst.AttachRecordFileStep = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStep as AttachRecordFileStep: %s", err.Error())
 		}
 	}
 
@@ -371,6 +391,10 @@ func (src ScenarioStep) MarshalJSON() ([]byte, error) {
 		return json.Marshal(&src.AggregatorStep)
 	}
 
+	if src.AttachRecordFileStep != nil {
+		return json.Marshal(&src.AttachRecordFileStep)
+	}
+
 	if src.CreateRecordStep != nil {
 		return json.Marshal(&src.CreateRecordStep)
 	}
@@ -443,6 +467,10 @@ func (obj *ScenarioStep) GetActualInstance() (interface{}) {
 		return obj.AggregatorStep
 	}
 
+	if obj.AttachRecordFileStep != nil {
+		return obj.AttachRecordFileStep
+	}
+
 	if obj.CreateRecordStep != nil {
 		return obj.CreateRecordStep
 	}
@@ -511,6 +539,10 @@ func (obj *ScenarioStep) GetActualInstance() (interface{}) {
 func (obj ScenarioStep) GetActualInstanceValue() (interface{}) {
 	if obj.AggregatorStep != nil {
 		return *obj.AggregatorStep
+	}
+
+	if obj.AttachRecordFileStep != nil {
+		return *obj.AttachRecordFileStep
 	}
 
 	if obj.CreateRecordStep != nil {

@@ -18,6 +18,7 @@ import (
 // ScenarioStepOutput - struct for ScenarioStepOutput
 type ScenarioStepOutput struct {
 	AggregatorStepOutput *AggregatorStepOutput
+	AttachRecordFileStepOutput *AttachRecordFileStepOutput
 	CreateRecordStepOutput *CreateRecordStepOutput
 	DeleteRecordStepOutput *DeleteRecordStepOutput
 	FilterStepOutput *FilterStepOutput
@@ -39,6 +40,13 @@ type ScenarioStepOutput struct {
 func AggregatorStepOutputAsScenarioStepOutput(v *AggregatorStepOutput) ScenarioStepOutput {
 	return ScenarioStepOutput{
 		AggregatorStepOutput: v,
+	}
+}
+
+// AttachRecordFileStepOutputAsScenarioStepOutput is a convenience function that returns AttachRecordFileStepOutput wrapped in ScenarioStepOutput
+func AttachRecordFileStepOutputAsScenarioStepOutput(v *AttachRecordFileStepOutput) ScenarioStepOutput {
+	return ScenarioStepOutput{
+		AttachRecordFileStepOutput: v,
 	}
 }
 
@@ -179,6 +187,18 @@ func (dst *ScenarioStepOutput) UnmarshalJSON(data []byte) error {
 		} else {
 			dst.AggregatorStepOutput = nil
 			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as AggregatorStepOutput: %s", err.Error())
+		}
+	}
+
+	// check if the discriminator value is 'attachRecordFile'
+	if jsonDict["kind"] == "attachRecordFile" {
+		// try to unmarshal JSON data into AttachRecordFileStepOutput
+		err = json.Unmarshal(data, &dst.AttachRecordFileStepOutput)
+		if err == nil {
+			return nil // data stored in dst.AttachRecordFileStepOutput, return on the first match
+		} else {
+			dst.AttachRecordFileStepOutput = nil
+			return fmt.Errorf("failed to unmarshal ScenarioStepOutput as AttachRecordFileStepOutput: %s", err.Error())
 		}
 	}
 
@@ -371,6 +391,10 @@ func (src ScenarioStepOutput) MarshalJSON() ([]byte, error) {
 		return json.Marshal(&src.AggregatorStepOutput)
 	}
 
+	if src.AttachRecordFileStepOutput != nil {
+		return json.Marshal(&src.AttachRecordFileStepOutput)
+	}
+
 	if src.CreateRecordStepOutput != nil {
 		return json.Marshal(&src.CreateRecordStepOutput)
 	}
@@ -443,6 +467,10 @@ func (obj *ScenarioStepOutput) GetActualInstance() (interface{}) {
 		return obj.AggregatorStepOutput
 	}
 
+	if obj.AttachRecordFileStepOutput != nil {
+		return obj.AttachRecordFileStepOutput
+	}
+
 	if obj.CreateRecordStepOutput != nil {
 		return obj.CreateRecordStepOutput
 	}
@@ -511,6 +539,10 @@ func (obj *ScenarioStepOutput) GetActualInstance() (interface{}) {
 func (obj ScenarioStepOutput) GetActualInstanceValue() (interface{}) {
 	if obj.AggregatorStepOutput != nil {
 		return *obj.AggregatorStepOutput
+	}
+
+	if obj.AttachRecordFileStepOutput != nil {
+		return *obj.AttachRecordFileStepOutput
 	}
 
 	if obj.CreateRecordStepOutput != nil {

@@ -38,8 +38,8 @@ function byWeight(state: RecordState): AttachedFile[] {
  * Checks the declared type, streams the bytes into the blob store within the size limit, then checks that the
  * bytes agree with the declared type. A refused file leaves nothing in the store.
  */
-async function storeUpload(
-  deps: CommandDeps,
+export async function storeUpload(
+  deps: Pick<CommandDeps, 'blobs' | 'uploads'>,
   tenant: string,
   file: IncomingFile,
 ): Promise<Omit<UploadedFile, 'fileId'>> {

@@ -869,6 +869,88 @@ describe('incoming webhooks', () => {
     expect(blobCount()).toBe(before + 1);
   });
 
+  test("a file a hook received is attached to a record as an upload would be; another system's is refused", async () => {
+    const structure = await json<Entity>(
+      await platform.call('POST', '/data-structure', {
+        body: {
+          name: 'With a document',
+          fields: [
+            {
+              name: 'doc',
+              type: 'collection',
+              required: true,
+              fields: [
+                { name: 'name', type: 'text' },
+                { name: 'mime', type: 'text' },
+                { name: 'data', type: 'buffer' },
+              ],
+            },
+          ],
+        },
+      }),
+    );
+    const hook = await createHook({ dataStructureId: structure.id });
+    const record = await json<Entity>(
+      await platform.call('POST', '/record', { body: { moduleId, name: 'Filed' } }),
+    );
+    const { id: scenarioId } = await json<Entity>(
+      await platform.call('POST', '/scenario', {
+        body: {
+          name: 'File it',
+          webhookId: hook.id,
+          steps: [
+            { kind: 'attachRecordFile', recordId: { expr: 'id' }, file: { expr: 'doc' } },
+            { kind: 'webhookResponse', status: 200, body: { expr: '$step(0)' } },
+          ],
+        },
+      }),
+    );
+    const form = new FormData();
+    form.append('id', String(record.id));
+    form.append('doc', new Blob(['%PDF-1.7 tiny'], { type: 'application/pdf' }), 'order.pdf');
+    const answer = await send(hook.key, { method: 'POST', body: form });
+    expect(answer.status).toBe(200);
+    const attached = await json<{ fileId: number; name: string; contentType: string; size: number }>(answer);
+    expect(attached).toMatchObject({
+      recordId: record.id,
+      name: 'order.pdf',
+      contentType: 'application/pdf',
+      size: 13,
+    });
+    const content = await platform.call('GET', `/record/${record.id}/file/${attached.fileId}/content`, {
+      headers: { 'X-Min-Position': '0' },
+    });
+    expect({ status: content.status, body: await content.text() }).toEqual({
+      status: 200,
+      body: '%PDF-1.7 tiny',
+    });
+
+    // A reference the scenario makes up, to a key outside this system's part of the store, is refused.
+    const forged = await platform.call('PUT', `/scenario/${scenarioId}`, {
+      body: {
+        steps: [
+          {
+            kind: 'attachRecordFile',
+            recordId: { expr: 'id' },
+            file: { name: 'x.pdf', mime: 'application/pdf', size: 13, blobKey: 'other-system/secret' },
+          },
+        ],
+      },
+    });
+    expect(forged.status).toBe(200);
+    const again = new FormData();
+    again.append('id', String(record.id));
+    again.append('doc', new Blob(['%PDF-1.7 tiny'], { type: 'application/pdf' }), 'order.pdf');
+    expect((await send(hook.key, { method: 'POST', body: again })).status).toBe(200);
+    const runs = await eventually(
+      () => runsOf(scenarioId),
+      (page) => page.items.some((run) => run.status === 'failed'),
+    );
+    expect(String(runs.items.find((run) => run.status === 'failed')!.error)).toBe(
+      'step 0 (attachRecordFile): the file must be one a hook of this system received: {name, mime, size, blobKey}',
+    );
+  });
+
   test('a full queue refuses with 400 "Queue is full." and stays as it is', async () => {
     const hook = await createHook({ queueCapacity: 2 });
     for (const n of [1, 2]) expect((await send(hook.key, { query: `?n=${n}` })).status).toBe(200);

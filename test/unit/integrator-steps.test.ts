@@ -184,6 +184,7 @@ test('every step kind is computed here, or is a record step or the HTTP request 
     'getRecord',
     'deleteRecord',
     'searchRecords',
+    'attachRecordFile',
     'addRecordLabel',
     'removeRecordLabel',
     'httpRequest',

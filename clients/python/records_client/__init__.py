@@ -55,6 +55,8 @@ __all__ = [
     "AggregatorStepOutput",
     "ApiUsage",
     "ApiUsageItemsInner",
+    "AttachRecordFileStep",
+    "AttachRecordFileStepOutput",
     "AuditEntry",
     "AuditPage",
     "BulkDelete",
@@ -341,6 +343,8 @@ from records_client.models.aggregator_step import AggregatorStep as AggregatorSt
 from records_client.models.aggregator_step_output import AggregatorStepOutput as AggregatorStepOutput
 from records_client.models.api_usage import ApiUsage as ApiUsage
 from records_client.models.api_usage_items_inner import ApiUsageItemsInner as ApiUsageItemsInner
+from records_client.models.attach_record_file_step import AttachRecordFileStep as AttachRecordFileStep
+from records_client.models.attach_record_file_step_output import AttachRecordFileStepOutput as AttachRecordFileStepOutput
 from records_client.models.audit_entry import AuditEntry as AuditEntry
 from records_client.models.audit_page import AuditPage as AuditPage
 from records_client.models.bulk_delete import BulkDelete as BulkDelete

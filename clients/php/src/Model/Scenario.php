@@ -789,7 +789,7 @@ class Scenario implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets steps
      *
-     * @return (\Records\Client\Model\SetVariableStepOutput|\Records\Client\Model\SetVariablesStepOutput|\Records\Client\Model\FilterStepOutput|\Records\Client\Model\JsonParseStepOutput|\Records\Client\Model\JsonCreateStepOutput|\Records\Client\Model\CreateRecordStepOutput|\Records\Client\Model\UpdateRecordStepOutput|\Records\Client\Model\GetRecordStepOutput|\Records\Client\Model\DeleteRecordStepOutput|\Records\Client\Model\SearchRecordsStepOutput|\Records\Client\Model\RecordLabelStepOutput|\Records\Client\Model\WebhookResponseStepOutput|\Records\Client\Model\HttpRequestStepOutput|\Records\Client\Model\RouterStepOutput|\Records\Client\Model\IteratorStepOutput|\Records\Client\Model\AggregatorStepOutput)[]
+     * @return (\Records\Client\Model\SetVariableStepOutput|\Records\Client\Model\SetVariablesStepOutput|\Records\Client\Model\FilterStepOutput|\Records\Client\Model\JsonParseStepOutput|\Records\Client\Model\JsonCreateStepOutput|\Records\Client\Model\CreateRecordStepOutput|\Records\Client\Model\UpdateRecordStepOutput|\Records\Client\Model\GetRecordStepOutput|\Records\Client\Model\DeleteRecordStepOutput|\Records\Client\Model\SearchRecordsStepOutput|\Records\Client\Model\AttachRecordFileStepOutput|\Records\Client\Model\RecordLabelStepOutput|\Records\Client\Model\WebhookResponseStepOutput|\Records\Client\Model\HttpRequestStepOutput|\Records\Client\Model\RouterStepOutput|\Records\Client\Model\IteratorStepOutput|\Records\Client\Model\AggregatorStepOutput)[]
      */
     public function getSteps(): array
     {
@@ -799,7 +799,7 @@ class Scenario implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets steps
      *
-     * @param (\Records\Client\Model\SetVariableStepOutput|\Records\Client\Model\SetVariablesStepOutput|\Records\Client\Model\FilterStepOutput|\Records\Client\Model\JsonParseStepOutput|\Records\Client\Model\JsonCreateStepOutput|\Records\Client\Model\CreateRecordStepOutput|\Records\Client\Model\UpdateRecordStepOutput|\Records\Client\Model\GetRecordStepOutput|\Records\Client\Model\DeleteRecordStepOutput|\Records\Client\Model\SearchRecordsStepOutput|\Records\Client\Model\RecordLabelStepOutput|\Records\Client\Model\WebhookResponseStepOutput|\Records\Client\Model\HttpRequestStepOutput|\Records\Client\Model\RouterStepOutput|\Records\Client\Model\IteratorStepOutput|\Records\Client\Model\AggregatorStepOutput)[] $steps steps
+     * @param (\Records\Client\Model\SetVariableStepOutput|\Records\Client\Model\SetVariablesStepOutput|\Records\Client\Model\FilterStepOutput|\Records\Client\Model\JsonParseStepOutput|\Records\Client\Model\JsonCreateStepOutput|\Records\Client\Model\CreateRecordStepOutput|\Records\Client\Model\UpdateRecordStepOutput|\Records\Client\Model\GetRecordStepOutput|\Records\Client\Model\DeleteRecordStepOutput|\Records\Client\Model\SearchRecordsStepOutput|\Records\Client\Model\AttachRecordFileStepOutput|\Records\Client\Model\RecordLabelStepOutput|\Records\Client\Model\WebhookResponseStepOutput|\Records\Client\Model\HttpRequestStepOutput|\Records\Client\Model\RouterStepOutput|\Records\Client\Model\IteratorStepOutput|\Records\Client\Model\AggregatorStepOutput)[] $steps steps
      *
      * @return $this
      */

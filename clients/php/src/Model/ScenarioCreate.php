@@ -514,7 +514,7 @@ class ScenarioCreate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Gets steps
      *
-     * @return (\Records\Client\Model\SetVariableStep|\Records\Client\Model\SetVariablesStep|\Records\Client\Model\FilterStep|\Records\Client\Model\JsonParseStep|\Records\Client\Model\JsonCreateStep|\Records\Client\Model\CreateRecordStep|\Records\Client\Model\UpdateRecordStep|\Records\Client\Model\GetRecordStep|\Records\Client\Model\DeleteRecordStep|\Records\Client\Model\SearchRecordsStep|\Records\Client\Model\RecordLabelStep|\Records\Client\Model\WebhookResponseStep|\Records\Client\Model\HttpRequestStep|\Records\Client\Model\RouterStep|\Records\Client\Model\IteratorStep|\Records\Client\Model\AggregatorStep)[]|null
+     * @return (\Records\Client\Model\SetVariableStep|\Records\Client\Model\SetVariablesStep|\Records\Client\Model\FilterStep|\Records\Client\Model\JsonParseStep|\Records\Client\Model\JsonCreateStep|\Records\Client\Model\CreateRecordStep|\Records\Client\Model\UpdateRecordStep|\Records\Client\Model\GetRecordStep|\Records\Client\Model\DeleteRecordStep|\Records\Client\Model\SearchRecordsStep|\Records\Client\Model\AttachRecordFileStep|\Records\Client\Model\RecordLabelStep|\Records\Client\Model\WebhookResponseStep|\Records\Client\Model\HttpRequestStep|\Records\Client\Model\RouterStep|\Records\Client\Model\IteratorStep|\Records\Client\Model\AggregatorStep)[]|null
      */
     public function getSteps(): ?array
     {
@@ -524,7 +524,7 @@ class ScenarioCreate implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets steps
      *
-     * @param (\Records\Client\Model\SetVariableStep|\Records\Client\Model\SetVariablesStep|\Records\Client\Model\FilterStep|\Records\Client\Model\JsonParseStep|\Records\Client\Model\JsonCreateStep|\Records\Client\Model\CreateRecordStep|\Records\Client\Model\UpdateRecordStep|\Records\Client\Model\GetRecordStep|\Records\Client\Model\DeleteRecordStep|\Records\Client\Model\SearchRecordsStep|\Records\Client\Model\RecordLabelStep|\Records\Client\Model\WebhookResponseStep|\Records\Client\Model\HttpRequestStep|\Records\Client\Model\RouterStep|\Records\Client\Model\IteratorStep|\Records\Client\Model\AggregatorStep)[]|null $steps steps
+     * @param (\Records\Client\Model\SetVariableStep|\Records\Client\Model\SetVariablesStep|\Records\Client\Model\FilterStep|\Records\Client\Model\JsonParseStep|\Records\Client\Model\JsonCreateStep|\Records\Client\Model\CreateRecordStep|\Records\Client\Model\UpdateRecordStep|\Records\Client\Model\GetRecordStep|\Records\Client\Model\DeleteRecordStep|\Records\Client\Model\SearchRecordsStep|\Records\Client\Model\AttachRecordFileStep|\Records\Client\Model\RecordLabelStep|\Records\Client\Model\WebhookResponseStep|\Records\Client\Model\HttpRequestStep|\Records\Client\Model\RouterStep|\Records\Client\Model\IteratorStep|\Records\Client\Model\AggregatorStep)[]|null $steps steps
      *
      * @return $this
      */

@@ -488,7 +488,7 @@ class ScenarioExportScenario implements ModelInterface, ArrayAccess, JsonSeriali
     /**
      * Gets steps
      *
-     * @return (\Records\Client\Model\SetVariableStep|\Records\Client\Model\SetVariablesStep|\Records\Client\Model\FilterStep|\Records\Client\Model\JsonParseStep|\Records\Client\Model\JsonCreateStep|\Records\Client\Model\CreateRecordStep|\Records\Client\Model\UpdateRecordStep|\Records\Client\Model\GetRecordStep|\Records\Client\Model\DeleteRecordStep|\Records\Client\Model\SearchRecordsStep|\Records\Client\Model\RecordLabelStep|\Records\Client\Model\WebhookResponseStep|\Records\Client\Model\HttpRequestStep|\Records\Client\Model\RouterStep|\Records\Client\Model\IteratorStep|\Records\Client\Model\AggregatorStep)[]
+     * @return (\Records\Client\Model\SetVariableStep|\Records\Client\Model\SetVariablesStep|\Records\Client\Model\FilterStep|\Records\Client\Model\JsonParseStep|\Records\Client\Model\JsonCreateStep|\Records\Client\Model\CreateRecordStep|\Records\Client\Model\UpdateRecordStep|\Records\Client\Model\GetRecordStep|\Records\Client\Model\DeleteRecordStep|\Records\Client\Model\SearchRecordsStep|\Records\Client\Model\AttachRecordFileStep|\Records\Client\Model\RecordLabelStep|\Records\Client\Model\WebhookResponseStep|\Records\Client\Model\HttpRequestStep|\Records\Client\Model\RouterStep|\Records\Client\Model\IteratorStep|\Records\Client\Model\AggregatorStep)[]
      */
     public function getSteps(): array
     {
@@ -498,7 +498,7 @@ class ScenarioExportScenario implements ModelInterface, ArrayAccess, JsonSeriali
     /**
      * Sets steps
      *
-     * @param (\Records\Client\Model\SetVariableStep|\Records\Client\Model\SetVariablesStep|\Records\Client\Model\FilterStep|\Records\Client\Model\JsonParseStep|\Records\Client\Model\JsonCreateStep|\Records\Client\Model\CreateRecordStep|\Records\Client\Model\UpdateRecordStep|\Records\Client\Model\GetRecordStep|\Records\Client\Model\DeleteRecordStep|\Records\Client\Model\SearchRecordsStep|\Records\Client\Model\RecordLabelStep|\Records\Client\Model\WebhookResponseStep|\Records\Client\Model\HttpRequestStep|\Records\Client\Model\RouterStep|\Records\Client\Model\IteratorStep|\Records\Client\Model\AggregatorStep)[] $steps steps
+     * @param (\Records\Client\Model\SetVariableStep|\Records\Client\Model\SetVariablesStep|\Records\Client\Model\FilterStep|\Records\Client\Model\JsonParseStep|\Records\Client\Model\JsonCreateStep|\Records\Client\Model\CreateRecordStep|\Records\Client\Model\UpdateRecordStep|\Records\Client\Model\GetRecordStep|\Records\Client\Model\DeleteRecordStep|\Records\Client\Model\SearchRecordsStep|\Records\Client\Model\AttachRecordFileStep|\Records\Client\Model\RecordLabelStep|\Records\Client\Model\WebhookResponseStep|\Records\Client\Model\HttpRequestStep|\Records\Client\Model\RouterStep|\Records\Client\Model\IteratorStep|\Records\Client\Model\AggregatorStep)[] $steps steps
      *
      * @return $this
      */

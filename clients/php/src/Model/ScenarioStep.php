@@ -66,6 +66,7 @@ class ScenarioStep implements OneOfInterface
             '\Records\Client\Model\GetRecordStep',
             '\Records\Client\Model\DeleteRecordStep',
             '\Records\Client\Model\SearchRecordsStep',
+            '\Records\Client\Model\AttachRecordFileStep',
             '\Records\Client\Model\RecordLabelStep',
             '\Records\Client\Model\WebhookResponseStep',
             '\Records\Client\Model\HttpRequestStep',
@@ -91,6 +92,7 @@ class ScenarioStep implements OneOfInterface
         return [
             'addRecordLabel' => '\Records\Client\Model\RecordLabelStep',
             'aggregator' => '\Records\Client\Model\AggregatorStep',
+            'attachRecordFile' => '\Records\Client\Model\AttachRecordFileStep',
             'createRecord' => '\Records\Client\Model\CreateRecordStep',
             'deleteRecord' => '\Records\Client\Model\DeleteRecordStep',
             'filter' => '\Records\Client\Model\FilterStep',

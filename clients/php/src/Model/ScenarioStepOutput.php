@@ -66,6 +66,7 @@ class ScenarioStepOutput implements OneOfInterface
             '\Records\Client\Model\GetRecordStepOutput',
             '\Records\Client\Model\DeleteRecordStepOutput',
             '\Records\Client\Model\SearchRecordsStepOutput',
+            '\Records\Client\Model\AttachRecordFileStepOutput',
             '\Records\Client\Model\RecordLabelStepOutput',
             '\Records\Client\Model\WebhookResponseStepOutput',
             '\Records\Client\Model\HttpRequestStepOutput',
@@ -91,6 +92,7 @@ class ScenarioStepOutput implements OneOfInterface
         return [
             'addRecordLabel' => '\Records\Client\Model\RecordLabelStepOutput',
             'aggregator' => '\Records\Client\Model\AggregatorStepOutput',
+            'attachRecordFile' => '\Records\Client\Model\AttachRecordFileStepOutput',
             'createRecord' => '\Records\Client\Model\CreateRecordStepOutput',
             'deleteRecord' => '\Records\Client\Model\DeleteRecordStepOutput',
             'filter' => '\Records\Client\Model\FilterStepOutput',

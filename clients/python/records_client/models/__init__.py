@@ -17,6 +17,8 @@ from records_client.models.aggregator_step import AggregatorStep
 from records_client.models.aggregator_step_output import AggregatorStepOutput
 from records_client.models.api_usage import ApiUsage
 from records_client.models.api_usage_items_inner import ApiUsageItemsInner
+from records_client.models.attach_record_file_step import AttachRecordFileStep
+from records_client.models.attach_record_file_step_output import AttachRecordFileStepOutput
 from records_client.models.audit_entry import AuditEntry
 from records_client.models.audit_page import AuditPage
 from records_client.models.bulk_delete import BulkDelete

@@ -18,6 +18,7 @@ import pprint
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
 from typing import Any, List, Optional
 from records_client.models.aggregator_step import AggregatorStep
+from records_client.models.attach_record_file_step import AttachRecordFileStep
 from records_client.models.create_record_step import CreateRecordStep
 from records_client.models.delete_record_step import DeleteRecordStep
 from records_client.models.filter_step import FilterStep
@@ -36,7 +37,7 @@ from pydantic import StrictStr, Field
 from typing import Union, List, Set, Optional, Dict
 from typing_extensions import Literal, Self
 
-SCENARIOSTEP_ONE_OF_SCHEMAS = ["AggregatorStep", "CreateRecordStep", "DeleteRecordStep", "FilterStep", "GetRecordStep", "HttpRequestStep", "IteratorStep", "JsonCreateStep", "JsonParseStep", "RecordLabelStep", "RouterStep", "SearchRecordsStep", "SetVariableStep", "SetVariablesStep", "UpdateRecordStep", "WebhookResponseStep"]
+SCENARIOSTEP_ONE_OF_SCHEMAS = ["AggregatorStep", "AttachRecordFileStep", "CreateRecordStep", "DeleteRecordStep", "FilterStep", "GetRecordStep", "HttpRequestStep", "IteratorStep", "JsonCreateStep", "JsonParseStep", "RecordLabelStep", "RouterStep", "SearchRecordsStep", "SetVariableStep", "SetVariablesStep", "UpdateRecordStep", "WebhookResponseStep"]
 
 class ScenarioStep(BaseModel):
     """
@@ -62,20 +63,22 @@ class ScenarioStep(BaseModel):
     oneof_schema_9_validator: Optional[DeleteRecordStep] = None
     # data type: SearchRecordsStep
     oneof_schema_10_validator: Optional[SearchRecordsStep] = None
+    # data type: AttachRecordFileStep
+    oneof_schema_11_validator: Optional[AttachRecordFileStep] = None
     # data type: RecordLabelStep
-    oneof_schema_11_validator: Optional[RecordLabelStep] = None
+    oneof_schema_12_validator: Optional[RecordLabelStep] = None
     # data type: WebhookResponseStep
-    oneof_schema_12_validator: Optional[WebhookResponseStep] = None
+    oneof_schema_13_validator: Optional[WebhookResponseStep] = None
     # data type: HttpRequestStep
-    oneof_schema_13_validator: Optional[HttpRequestStep] = None
+    oneof_schema_14_validator: Optional[HttpRequestStep] = None
     # data type: RouterStep
-    oneof_schema_14_validator: Optional[RouterStep] = None
+    oneof_schema_15_validator: Optional[RouterStep] = None
     # data type: IteratorStep
-    oneof_schema_15_validator: Optional[IteratorStep] = None
+    oneof_schema_16_validator: Optional[IteratorStep] = None
     # data type: AggregatorStep
-    oneof_schema_16_validator: Optional[AggregatorStep] = None
-    actual_instance: Optional[Union[AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SearchRecordsStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep]] = None
-    one_of_schemas: Set[str] = { "AggregatorStep", "CreateRecordStep", "DeleteRecordStep", "FilterStep", "GetRecordStep", "HttpRequestStep", "IteratorStep", "JsonCreateStep", "JsonParseStep", "RecordLabelStep", "RouterStep", "SearchRecordsStep", "SetVariableStep", "SetVariablesStep", "UpdateRecordStep", "WebhookResponseStep" }
+    oneof_schema_17_validator: Optional[AggregatorStep] = None
+    actual_instance: Optional[Union[AggregatorStep, AttachRecordFileStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SearchRecordsStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep]] = None
+    one_of_schemas: Set[str] = { "AggregatorStep", "AttachRecordFileStep", "CreateRecordStep", "DeleteRecordStep", "FilterStep", "GetRecordStep", "HttpRequestStep", "IteratorStep", "JsonCreateStep", "JsonParseStep", "RecordLabelStep", "RouterStep", "SearchRecordsStep", "SetVariableStep", "SetVariablesStep", "UpdateRecordStep", "WebhookResponseStep" }
 
     model_config = ConfigDict(
         validate_assignment=True,
@@ -151,6 +154,11 @@ class ScenarioStep(BaseModel):
             error_messages.append(f"Error! Input type `{type(v)}` is not `SearchRecordsStep`")
         else:
             match += 1
+        # validate data type: AttachRecordFileStep
+        if not isinstance(v, AttachRecordFileStep):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `AttachRecordFileStep`")
+        else:
+            match += 1
         # validate data type: RecordLabelStep
         if not isinstance(v, RecordLabelStep):
             error_messages.append(f"Error! Input type `{type(v)}` is not `RecordLabelStep`")
@@ -183,10 +191,10 @@ class ScenarioStep(BaseModel):
             match += 1
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SearchRecordsStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStep with oneOf schemas: AggregatorStep, AttachRecordFileStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SearchRecordsStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when setting `actual_instance` in ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SearchRecordsStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when setting `actual_instance` in ScenarioStep with oneOf schemas: AggregatorStep, AttachRecordFileStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SearchRecordsStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         else:
             return v
 
@@ -261,6 +269,12 @@ class ScenarioStep(BaseModel):
             match += 1
         except (ValidationError, ValueError) as e:
             error_messages.append(str(e))
+        # deserialize data into AttachRecordFileStep
+        try:
+            instance.actual_instance = AttachRecordFileStep.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
         # deserialize data into RecordLabelStep
         try:
             instance.actual_instance = RecordLabelStep.from_json(json_str)
@@ -300,10 +314,10 @@ class ScenarioStep(BaseModel):
 
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SearchRecordsStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStep with oneOf schemas: AggregatorStep, AttachRecordFileStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SearchRecordsStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when deserializing the JSON string into ScenarioStep with oneOf schemas: AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SearchRecordsStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when deserializing the JSON string into ScenarioStep with oneOf schemas: AggregatorStep, AttachRecordFileStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SearchRecordsStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep. Details: " + ", ".join(error_messages))
         else:
             return instance
 
@@ -317,7 +331,7 @@ class ScenarioStep(BaseModel):
         else:
             return json.dumps(self.actual_instance)
 
-    def to_dict(self) -> Optional[Union[Dict[str, Any], AggregatorStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SearchRecordsStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep]]:
+    def to_dict(self) -> Optional[Union[Dict[str, Any], AggregatorStep, AttachRecordFileStep, CreateRecordStep, DeleteRecordStep, FilterStep, GetRecordStep, HttpRequestStep, IteratorStep, JsonCreateStep, JsonParseStep, RecordLabelStep, RouterStep, SearchRecordsStep, SetVariableStep, SetVariablesStep, UpdateRecordStep, WebhookResponseStep]]:
         """Returns the dict representation of the actual instance"""
         if self.actual_instance is None:
             return None

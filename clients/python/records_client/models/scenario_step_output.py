@@ -18,6 +18,7 @@ import pprint
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
 from typing import Any, List, Optional
 from records_client.models.aggregator_step_output import AggregatorStepOutput
+from records_client.models.attach_record_file_step_output import AttachRecordFileStepOutput
 from records_client.models.create_record_step_output import CreateRecordStepOutput
 from records_client.models.delete_record_step_output import DeleteRecordStepOutput
 from records_client.models.filter_step_output import FilterStepOutput
@@ -36,7 +37,7 @@ from pydantic import StrictStr, Field
 from typing import Union, List, Set, Optional, Dict
 from typing_extensions import Literal, Self
 
-SCENARIOSTEPOUTPUT_ONE_OF_SCHEMAS = ["AggregatorStepOutput", "CreateRecordStepOutput", "DeleteRecordStepOutput", "FilterStepOutput", "GetRecordStepOutput", "HttpRequestStepOutput", "IteratorStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "RecordLabelStepOutput", "RouterStepOutput", "SearchRecordsStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "UpdateRecordStepOutput", "WebhookResponseStepOutput"]
+SCENARIOSTEPOUTPUT_ONE_OF_SCHEMAS = ["AggregatorStepOutput", "AttachRecordFileStepOutput", "CreateRecordStepOutput", "DeleteRecordStepOutput", "FilterStepOutput", "GetRecordStepOutput", "HttpRequestStepOutput", "IteratorStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "RecordLabelStepOutput", "RouterStepOutput", "SearchRecordsStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "UpdateRecordStepOutput", "WebhookResponseStepOutput"]
 
 class ScenarioStepOutput(BaseModel):
     """
@@ -62,20 +63,22 @@ class ScenarioStepOutput(BaseModel):
     oneof_schema_9_validator: Optional[DeleteRecordStepOutput] = None
     # data type: SearchRecordsStepOutput
     oneof_schema_10_validator: Optional[SearchRecordsStepOutput] = None
+    # data type: AttachRecordFileStepOutput
+    oneof_schema_11_validator: Optional[AttachRecordFileStepOutput] = None
     # data type: RecordLabelStepOutput
-    oneof_schema_11_validator: Optional[RecordLabelStepOutput] = None
+    oneof_schema_12_validator: Optional[RecordLabelStepOutput] = None
     # data type: WebhookResponseStepOutput
-    oneof_schema_12_validator: Optional[WebhookResponseStepOutput] = None
+    oneof_schema_13_validator: Optional[WebhookResponseStepOutput] = None
     # data type: HttpRequestStepOutput
-    oneof_schema_13_validator: Optional[HttpRequestStepOutput] = None
+    oneof_schema_14_validator: Optional[HttpRequestStepOutput] = None
     # data type: RouterStepOutput
-    oneof_schema_14_validator: Optional[RouterStepOutput] = None
+    oneof_schema_15_validator: Optional[RouterStepOutput] = None
     # data type: IteratorStepOutput
-    oneof_schema_15_validator: Optional[IteratorStepOutput] = None
+    oneof_schema_16_validator: Optional[IteratorStepOutput] = None
     # data type: AggregatorStepOutput
-    oneof_schema_16_validator: Optional[AggregatorStepOutput] = None
-    actual_instance: Optional[Union[AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SearchRecordsStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput]] = None
-    one_of_schemas: Set[str] = { "AggregatorStepOutput", "CreateRecordStepOutput", "DeleteRecordStepOutput", "FilterStepOutput", "GetRecordStepOutput", "HttpRequestStepOutput", "IteratorStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "RecordLabelStepOutput", "RouterStepOutput", "SearchRecordsStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "UpdateRecordStepOutput", "WebhookResponseStepOutput" }
+    oneof_schema_17_validator: Optional[AggregatorStepOutput] = None
+    actual_instance: Optional[Union[AggregatorStepOutput, AttachRecordFileStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SearchRecordsStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput]] = None
+    one_of_schemas: Set[str] = { "AggregatorStepOutput", "AttachRecordFileStepOutput", "CreateRecordStepOutput", "DeleteRecordStepOutput", "FilterStepOutput", "GetRecordStepOutput", "HttpRequestStepOutput", "IteratorStepOutput", "JsonCreateStepOutput", "JsonParseStepOutput", "RecordLabelStepOutput", "RouterStepOutput", "SearchRecordsStepOutput", "SetVariableStepOutput", "SetVariablesStepOutput", "UpdateRecordStepOutput", "WebhookResponseStepOutput" }
 
     model_config = ConfigDict(
         validate_assignment=True,
@@ -151,6 +154,11 @@ class ScenarioStepOutput(BaseModel):
             error_messages.append(f"Error! Input type `{type(v)}` is not `SearchRecordsStepOutput`")
         else:
             match += 1
+        # validate data type: AttachRecordFileStepOutput
+        if not isinstance(v, AttachRecordFileStepOutput):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `AttachRecordFileStepOutput`")
+        else:
+            match += 1
         # validate data type: RecordLabelStepOutput
         if not isinstance(v, RecordLabelStepOutput):
             error_messages.append(f"Error! Input type `{type(v)}` is not `RecordLabelStepOutput`")
@@ -183,10 +191,10 @@ class ScenarioStepOutput(BaseModel):
             match += 1
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SearchRecordsStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, AttachRecordFileStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SearchRecordsStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SearchRecordsStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when setting `actual_instance` in ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, AttachRecordFileStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SearchRecordsStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         else:
             return v
 
@@ -261,6 +269,12 @@ class ScenarioStepOutput(BaseModel):
             match += 1
         except (ValidationError, ValueError) as e:
             error_messages.append(str(e))
+        # deserialize data into AttachRecordFileStepOutput
+        try:
+            instance.actual_instance = AttachRecordFileStepOutput.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
         # deserialize data into RecordLabelStepOutput
         try:
             instance.actual_instance = RecordLabelStepOutput.from_json(json_str)
@@ -300,10 +314,10 @@ class ScenarioStepOutput(BaseModel):
 
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SearchRecordsStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, AttachRecordFileStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SearchRecordsStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SearchRecordsStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when deserializing the JSON string into ScenarioStepOutput with oneOf schemas: AggregatorStepOutput, AttachRecordFileStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SearchRecordsStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput. Details: " + ", ".join(error_messages))
         else:
             return instance
 
@@ -317,7 +331,7 @@ class ScenarioStepOutput(BaseModel):
         else:
             return json.dumps(self.actual_instance)
 
-    def to_dict(self) -> Optional[Union[Dict[str, Any], AggregatorStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SearchRecordsStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput]]:
+    def to_dict(self) -> Optional[Union[Dict[str, Any], AggregatorStepOutput, AttachRecordFileStepOutput, CreateRecordStepOutput, DeleteRecordStepOutput, FilterStepOutput, GetRecordStepOutput, HttpRequestStepOutput, IteratorStepOutput, JsonCreateStepOutput, JsonParseStepOutput, RecordLabelStepOutput, RouterStepOutput, SearchRecordsStepOutput, SetVariableStepOutput, SetVariablesStepOutput, UpdateRecordStepOutput, WebhookResponseStepOutput]]:
         """Returns the dict representation of the actual instance"""
         if self.actual_instance is None:
             return None

@@ -20,6 +20,13 @@ import {
     AggregatorStepFromJSONTyped,
     AggregatorStepToJSON,
 } from './AggregatorStep';
+import type { AttachRecordFileStep } from './AttachRecordFileStep';
+import {
+    instanceOfAttachRecordFileStep,
+    AttachRecordFileStepFromJSON,
+    AttachRecordFileStepFromJSONTyped,
+    AttachRecordFileStepToJSON,
+} from './AttachRecordFileStep';
 import type { CreateRecordStep } from './CreateRecordStep';
 import {
     instanceOfCreateRecordStep,
@@ -131,7 +138,7 @@ import {
  * 
  * @export
  */
-export type ScenarioStep = { kind: 'addRecordLabel' } & RecordLabelStep | { kind: 'aggregator' } & AggregatorStep | { kind: 'createRecord' } & CreateRecordStep | { kind: 'deleteRecord' } & DeleteRecordStep | { kind: 'filter' } & FilterStep | { kind: 'getRecord' } & GetRecordStep | { kind: 'httpRequest' } & HttpRequestStep | { kind: 'iterator' } & IteratorStep | { kind: 'jsonCreate' } & JsonCreateStep | { kind: 'jsonParse' } & JsonParseStep | { kind: 'removeRecordLabel' } & RecordLabelStep | { kind: 'router' } & RouterStep | { kind: 'searchRecords' } & SearchRecordsStep | { kind: 'setVariable' } & SetVariableStep | { kind: 'setVariables' } & SetVariablesStep | { kind: 'updateRecord' } & UpdateRecordStep | { kind: 'webhookResponse' } & WebhookResponseStep;
+export type ScenarioStep = { kind: 'addRecordLabel' } & RecordLabelStep | { kind: 'aggregator' } & AggregatorStep | { kind: 'attachRecordFile' } & AttachRecordFileStep | { kind: 'createRecord' } & CreateRecordStep | { kind: 'deleteRecord' } & DeleteRecordStep | { kind: 'filter' } & FilterStep | { kind: 'getRecord' } & GetRecordStep | { kind: 'httpRequest' } & HttpRequestStep | { kind: 'iterator' } & IteratorStep | { kind: 'jsonCreate' } & JsonCreateStep | { kind: 'jsonParse' } & JsonParseStep | { kind: 'removeRecordLabel' } & RecordLabelStep | { kind: 'router' } & RouterStep | { kind: 'searchRecords' } & SearchRecordsStep | { kind: 'setVariable' } & SetVariableStep | { kind: 'setVariables' } & SetVariablesStep | { kind: 'updateRecord' } & UpdateRecordStep | { kind: 'webhookResponse' } & WebhookResponseStep;
 
 export function ScenarioStepFromJSON(json: any): ScenarioStep {
     return ScenarioStepFromJSONTyped(json, false);
@@ -146,6 +153,8 @@ export function ScenarioStepFromJSONTyped(json: any, ignoreDiscriminator: boolea
             return Object.assign({}, RecordLabelStepFromJSONTyped(json, true), { kind: 'addRecordLabel' } as const);
         case 'aggregator':
             return Object.assign({}, AggregatorStepFromJSONTyped(json, true), { kind: 'aggregator' } as const);
+        case 'attachRecordFile':
+            return Object.assign({}, AttachRecordFileStepFromJSONTyped(json, true), { kind: 'attachRecordFile' } as const);
         case 'createRecord':
             return Object.assign({}, CreateRecordStepFromJSONTyped(json, true), { kind: 'createRecord' } as const);
         case 'deleteRecord':
@@ -194,6 +203,8 @@ export function ScenarioStepToJSONTyped(value?: ScenarioStep | null, ignoreDiscr
             return Object.assign({}, RecordLabelStepToJSON(value), { 'kind': 'addRecordLabel' } as const);
         case 'aggregator':
             return Object.assign({}, AggregatorStepToJSON(value), { 'kind': 'aggregator' } as const);
+        case 'attachRecordFile':
+            return Object.assign({}, AttachRecordFileStepToJSON(value), { 'kind': 'attachRecordFile' } as const);
         case 'createRecord':
             return Object.assign({}, CreateRecordStepToJSON(value), { 'kind': 'createRecord' } as const);
         case 'deleteRecord':

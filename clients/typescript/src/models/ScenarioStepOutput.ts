@@ -20,6 +20,13 @@ import {
     AggregatorStepOutputFromJSONTyped,
     AggregatorStepOutputToJSON,
 } from './AggregatorStepOutput';
+import type { AttachRecordFileStepOutput } from './AttachRecordFileStepOutput';
+import {
+    instanceOfAttachRecordFileStepOutput,
+    AttachRecordFileStepOutputFromJSON,
+    AttachRecordFileStepOutputFromJSONTyped,
+    AttachRecordFileStepOutputToJSON,
+} from './AttachRecordFileStepOutput';
 import type { CreateRecordStepOutput } from './CreateRecordStepOutput';
 import {
     instanceOfCreateRecordStepOutput,
@@ -131,7 +138,7 @@ import {
  * 
  * @export
  */
-export type ScenarioStepOutput = { kind: 'addRecordLabel' } & RecordLabelStepOutput | { kind: 'aggregator' } & AggregatorStepOutput | { kind: 'createRecord' } & CreateRecordStepOutput | { kind: 'deleteRecord' } & DeleteRecordStepOutput | { kind: 'filter' } & FilterStepOutput | { kind: 'getRecord' } & GetRecordStepOutput | { kind: 'httpRequest' } & HttpRequestStepOutput | { kind: 'iterator' } & IteratorStepOutput | { kind: 'jsonCreate' } & JsonCreateStepOutput | { kind: 'jsonParse' } & JsonParseStepOutput | { kind: 'removeRecordLabel' } & RecordLabelStepOutput | { kind: 'router' } & RouterStepOutput | { kind: 'searchRecords' } & SearchRecordsStepOutput | { kind: 'setVariable' } & SetVariableStepOutput | { kind: 'setVariables' } & SetVariablesStepOutput | { kind: 'updateRecord' } & UpdateRecordStepOutput | { kind: 'webhookResponse' } & WebhookResponseStepOutput;
+export type ScenarioStepOutput = { kind: 'addRecordLabel' } & RecordLabelStepOutput | { kind: 'aggregator' } & AggregatorStepOutput | { kind: 'attachRecordFile' } & AttachRecordFileStepOutput | { kind: 'createRecord' } & CreateRecordStepOutput | { kind: 'deleteRecord' } & DeleteRecordStepOutput | { kind: 'filter' } & FilterStepOutput | { kind: 'getRecord' } & GetRecordStepOutput | { kind: 'httpRequest' } & HttpRequestStepOutput | { kind: 'iterator' } & IteratorStepOutput | { kind: 'jsonCreate' } & JsonCreateStepOutput | { kind: 'jsonParse' } & JsonParseStepOutput | { kind: 'removeRecordLabel' } & RecordLabelStepOutput | { kind: 'router' } & RouterStepOutput | { kind: 'searchRecords' } & SearchRecordsStepOutput | { kind: 'setVariable' } & SetVariableStepOutput | { kind: 'setVariables' } & SetVariablesStepOutput | { kind: 'updateRecord' } & UpdateRecordStepOutput | { kind: 'webhookResponse' } & WebhookResponseStepOutput;
 
 export function ScenarioStepOutputFromJSON(json: any): ScenarioStepOutput {
     return ScenarioStepOutputFromJSONTyped(json, false);
@@ -146,6 +153,8 @@ export function ScenarioStepOutputFromJSONTyped(json: any, ignoreDiscriminator: 
             return Object.assign({}, RecordLabelStepOutputFromJSONTyped(json, true), { kind: 'addRecordLabel' } as const);
         case 'aggregator':
             return Object.assign({}, AggregatorStepOutputFromJSONTyped(json, true), { kind: 'aggregator' } as const);
+        case 'attachRecordFile':
+            return Object.assign({}, AttachRecordFileStepOutputFromJSONTyped(json, true), { kind: 'attachRecordFile' } as const);
         case 'createRecord':
             return Object.assign({}, CreateRecordStepOutputFromJSONTyped(json, true), { kind: 'createRecord' } as const);
         case 'deleteRecord':
@@ -194,6 +203,8 @@ export function ScenarioStepOutputToJSONTyped(value?: ScenarioStepOutput | null,
             return Object.assign({}, RecordLabelStepOutputToJSON(value), { 'kind': 'addRecordLabel' } as const);
         case 'aggregator':
             return Object.assign({}, AggregatorStepOutputToJSON(value), { 'kind': 'aggregator' } as const);
+        case 'attachRecordFile':
+            return Object.assign({}, AttachRecordFileStepOutputToJSON(value), { 'kind': 'attachRecordFile' } as const);
         case 'createRecord':
             return Object.assign({}, CreateRecordStepOutputToJSON(value), { 'kind': 'createRecord' } as const);
         case 'deleteRecord':

@@ -4,6 +4,8 @@ export * from './AggregatorStep';
 export * from './AggregatorStepOutput';
 export * from './ApiUsage';
 export * from './ApiUsageItemsInner';
+export * from './AttachRecordFileStep';
+export * from './AttachRecordFileStepOutput';
 export * from './AuditEntry';
 export * from './AuditPage';
 export * from './BulkDelete';
