@@ -54,6 +54,15 @@ module.exports = {
       to: { path: '^(command-api|query-api)/' },
     },
     {
+      name: 'nothing-imports-the-integrator',
+      comment:
+        'The integrator acts through the command side and reads through the query side; neither API nor the ' +
+        'projections import it (only bin/ wires it in).',
+      severity: 'error',
+      from: { path: '^(command-api|query-api|projections|infra|contracts)/' },
+      to: { path: '^integrator/' },
+    },
+    {
       name: 'only-composition-roots-import-bin',
       comment: 'bin/ wires everything together; nothing but bin/, tests and benchmarks imports it.',
       severity: 'error',

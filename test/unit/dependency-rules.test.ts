@@ -31,6 +31,8 @@ const TREE: Record<string, string> = {
   'projections/read-models/bad-adapter.ts': `import { put } from '../../infra/store/port';\nexport const a = put;\n`,
   'projections/bad.ts': `import { read } from '../query-api/read';\nexport const p = read;\n`,
   'infra/bad-bin.ts': `import { main } from '../bin/main';\nexport const b = main;\n`,
+  'integrator/run.ts': `import { handle } from '../command-api/kit/handler';\nimport { read } from '../query-api/read';\nexport const run = handle + read;\n`,
+  'command-api/bad-integrator.ts': `import { run } from '../integrator/run';\nexport const i = run;\n`,
   'bin/main.ts': `import { handle } from '../command-api/kit/handler';\nimport { read } from '../query-api/read';\nimport { put } from '../infra/store/port';\nexport const main = handle + read + put;\n`,
   'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'nodenext', strict: true } }),
 };
@@ -45,6 +47,7 @@ const EXPECTED_VIOLATIONS = [
   'projections-are-pure: projections/read-models/bad-adapter.ts → infra/store/port.ts',
   'projections-do-not-import-apis: projections/bad.ts → query-api/read.ts',
   'only-composition-roots-import-bin: infra/bad-bin.ts → bin/main.ts',
+  'nothing-imports-the-integrator: command-api/bad-integrator.ts → integrator/run.ts',
 ].sort();
 
 let tree: string;
