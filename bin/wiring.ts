@@ -8,6 +8,7 @@ import { IdAllocator } from '../command-api/kit/id-allocator';
 import { IdempotencyKeys } from '../command-api/kit/idempotency';
 import type { Config } from '../infra/config';
 import type { UploadLimits } from '../command-api/deps';
+import type { OutboundHttp } from '../infra/outbound/port';
 import { appVersion } from '../infra/config';
 import type { EventStore } from '../infra/event-store/port';
 import { createHttpApp, type ReadinessReport } from '../infra/http/app';
@@ -194,6 +195,14 @@ function uploadLimits(config: Config): UploadLimits {
     maxBytes: config.FILE_MAX_BYTES,
     contentTypes: new Set(config.FILE_CONTENT_TYPES ?? DEFAULT_FILE_CONTENT_TYPES),
   };
+}
+
+/** Calls to addresses users configure (buttons, HTTP request steps), through the SSRF guard. */
+function outboundOf(config: Config): OutboundHttp {
+  return guardedHttp({
+    allowNonPublic: config.OUTBOUND_ALLOW_PRIVATE,
+    timeoutMs: config.OUTBOUND_TIMEOUT_MS,
+  });
 }
 
 /** How often a command-api process deletes expired sign-in attempts. */
@@ -448,10 +457,7 @@ export async function buildServices(
         idempotency,
         hooks: { ...hooks, ...(hookReceiver && { deliverJson: hookReceiver.deliverJson }) },
         newCommandId: newId,
-        outbound: guardedHttp({
-          allowNonPublic: config.OUTBOUND_ALLOW_PRIVATE,
-          timeoutMs: config.OUTBOUND_TIMEOUT_MS,
-        }),
+        outbound: outboundOf(config),
         blobs: adapters.blobs,
         uploads: uploadLimits(config),
         logger: logger.child({ component: 'command-api' }),
@@ -584,10 +590,7 @@ async function startIntegrator(
     now,
     readModels,
     uploads: uploadLimits(config),
-    outbound: guardedHttp({
-      allowNonPublic: config.OUTBOUND_ALLOW_PRIVATE,
-      timeoutMs: config.OUTBOUND_TIMEOUT_MS,
-    }),
+    outbound: outboundOf(config),
   });
   const queues = new QueueWorker({
     handler: commands.handler,

@@ -209,12 +209,15 @@ export const labelRecordStep = z
     description: 'Adds a label to a record or removes it; outputs its labels.',
   });
 
+/** The methods of calls to other services (HTTP request steps, and the platform's outbound port). */
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
+
 /** What an HTTP request step may read of an answer at most. */
 export const MAX_HTTP_RESPONSE_BYTES = 5_242_880;
 export const httpRequestStep = z
   .strictObject({
     kind: z.literal('httpRequest'),
-    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']).default('GET'),
+    method: z.enum(HTTP_METHODS).default('GET'),
     url: mappedValueSchema.meta({ description: 'An http(s) address on the public internet.' }),
     headers: z
       .array(z.strictObject({ name: headerName, value: mappedValueSchema }))

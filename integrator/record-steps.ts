@@ -1,8 +1,8 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { createRecordBody, updateRecordBody } from '../contracts/api/records';
 import { userMay, type Operation } from '../contracts/auth';
 import type { Actor } from '../contracts/events/envelope';
-import type { MappedValue } from '../contracts/integrator';
+import { hookFileSchema, type MappedValue } from '../contracts/integrator';
 import { evaluateMapped } from '../contracts/mapping';
 import { streamName } from '../contracts/streams';
 import { issuesOf } from '../contracts/validation';
@@ -31,13 +31,8 @@ export interface RecordStepDeps {
   readonly uploads: UploadLimits;
 }
 
-/** A file a hook received, as the bundle refers to it. */
-const receivedFile = z.object({
-  name: z.string(),
-  mime: z.string(),
-  size: z.number().int().nonnegative(),
-  blobKey: z.string().min(1),
-});
+/** A file a hook received, as the bundle refers to it (its stored form without the form field). */
+const receivedFile = hookFileSchema.omit({ field: true });
 
 /** The operation of a run a record step is: where it acts, for whom, and under which command id. */
 export interface RecordStepAt {
@@ -50,13 +45,13 @@ export interface RecordStepAt {
   readonly scope: StepScope;
 }
 
+const labelDecider = attributesDecider(LABEL);
+
 /**
  * The record steps: each is a command on the record, as the API would make it (the same validation), with the
  * scenario as the actor and its owner's rights — a step cannot do what its owner could not. Each command is
  * named by the run and operation, so a run resumed after a crash does not do it twice.
  */
-const labelDecider = attributesDecider(LABEL);
-
 export class RecordSteps {
   private readonly records: ReturnType<typeof recordResource>;
 

@@ -1,6 +1,6 @@
 import type { WebhookRequestReceivedData } from '../contracts/events/integrator';
 import { PlatformError } from '../contracts/errors';
-import type { HookResponse } from '../contracts/integrator';
+import type { HookResponse, ScenarioStep } from '../contracts/integrator';
 import { MappingError } from '../contracts/mapping';
 import { streamName } from '../contracts/streams';
 import { scenarioDecider } from '../command-api/domain/scenario';
@@ -10,13 +10,21 @@ import type { IdAllocator } from '../command-api/kit/id-allocator';
 import type { IdempotencyKeys } from '../command-api/kit/idempotency';
 import type { BlobStore } from '../infra/blob-store/port';
 import type { Logger } from '../infra/logging';
-import { computeStep, isComputeStep, isRecordStep, replayStep, StepFailure, type StepResult } from './steps';
+import {
+  computeStep,
+  isComputeStep,
+  isRecordStep,
+  replayStep,
+  StepFailure,
+  type StepResult,
+  type StepScope,
+} from './steps';
 import { runHttpStep } from './http-step';
 import type { OutboundHttp } from '../infra/outbound/port';
 import type { ReadModels } from '../infra/read-store/read-models';
 import type { UploadLimits } from '../command-api/deps';
 import { walkSteps, type Perform } from './walk';
-import { RecordSteps, scenarioActor } from './record-steps';
+import { RecordSteps, scenarioActor, type RecordStepAt } from './record-steps';
 
 export interface RunnerDeps {
   readonly handler: CommandHandler;
@@ -148,29 +156,13 @@ export class ScenarioRunner {
         if (index >= MAX_OPERATIONS)
           throw new RunStopped(path, step.kind, `the run needs more than ${MAX_OPERATIONS} operations`);
         const started = performance.now();
-        try {
-          const stepScope = { bundle, runId, ...scope, ...(iterations && { iterations }) };
-          if (isComputeStep(step)) result = await computeStep(step, stepScope);
-          else if (isRecordStep(step))
-            result = {
-              output: await this.recordSteps.run(step, {
-                tenant,
-                scenarioId: scenario.scenarioId,
-                ownerId: scenario.ownerId,
-                operation: index,
-                scope: stepScope,
-              }),
-            };
-          else result = { output: await runHttpStep(step, stepScope, this.deps.outbound) };
-        } catch (error) {
-          if (
-            error instanceof StepFailure ||
-            error instanceof MappingError ||
-            (error instanceof PlatformError && error.status < 500)
-          )
-            throw new RunStopped(path, step.kind, error.message);
-          throw error;
-        }
+        const stepScope = { bundle, runId, ...scope, ...(iterations && { iterations }) };
+        result = await this.act(step, path, stepScope, {
+          tenant,
+          scenarioId: scenario.scenarioId,
+          ownerId: scenario.ownerId,
+          operation: index,
+        });
         const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
         record({
           kind: 'CompleteStep',
@@ -209,6 +201,28 @@ export class ScenarioRunner {
     record({ kind: 'Succeed', runId, requestId: data.requestId, now: this.deps.now() });
     await flush();
     return { status: 'succeeded' };
+  }
+
+  /** Does one step; a failure of the step (not of the platform) stops the run at `path`. */
+  private async act(
+    step: ScenarioStep,
+    path: string,
+    scope: StepScope,
+    at: Omit<RecordStepAt, 'scope'>,
+  ): Promise<StepResult> {
+    try {
+      if (isComputeStep(step)) return await computeStep(step, scope);
+      if (isRecordStep(step)) return { output: await this.recordSteps.run(step, { ...at, scope }) };
+      return { output: await runHttpStep(step, scope, this.deps.outbound) };
+    } catch (error) {
+      if (
+        error instanceof StepFailure ||
+        error instanceof MappingError ||
+        (error instanceof PlatformError && error.status < 500)
+      )
+        throw new RunStopped(path, step.kind, error.message);
+      throw error;
+    }
   }
 
   /** The bundle, from the event or from the blob a large request was kept in. */

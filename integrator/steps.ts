@@ -1,4 +1,9 @@
-import type { HookResponse, MappedValue, ScenarioStep } from '../contracts/integrator';
+import {
+  HOOK_MAX_BODY_BYTES,
+  type HookResponse,
+  type MappedValue,
+  type ScenarioStep,
+} from '../contracts/integrator';
 import { evaluateMapped } from '../contracts/mapping';
 
 /** A step that cannot go on: the run fails with this message (not retried, unlike infrastructure errors). */
@@ -34,22 +39,7 @@ export interface StepResult {
   readonly stops?: boolean;
 }
 
-/** The steps that read or change records, through the command side (`record-steps.ts`). */
-export type RecordStep = Extract<
-  ScenarioStep,
-  {
-    kind:
-      | 'createRecord'
-      | 'updateRecord'
-      | 'getRecord'
-      | 'deleteRecord'
-      | 'searchRecords'
-      | 'attachRecordFile'
-      | 'addRecordLabel'
-      | 'removeRecordLabel';
-  }
->;
-const RECORD_STEP_KINDS: ReadonlySet<string> = new Set<RecordStep['kind']>([
+const RECORD_STEP_KINDS = [
   'createRecord',
   'updateRecord',
   'getRecord',
@@ -58,20 +48,23 @@ const RECORD_STEP_KINDS: ReadonlySet<string> = new Set<RecordStep['kind']>([
   'attachRecordFile',
   'addRecordLabel',
   'removeRecordLabel',
-]);
+] as const;
+
+/** The steps that read or change records, through the command side (`record-steps.ts`). */
+export type RecordStep = Extract<ScenarioStep, { kind: (typeof RECORD_STEP_KINDS)[number] }>;
 
 export type HttpRequestStep = Extract<ScenarioStep, { kind: 'httpRequest' }>;
 
 /** The steps that only compute (no records, no I/O): each a function of its configuration and scope. */
 export type ComputeStep = Exclude<ScenarioStep, RecordStep | HttpRequestStep>;
 
-/** JSON text a `jsonParse` step takes, as large as a request's body may be. */
-const MAX_JSON_TEXT = 5_242_880;
+/** JSON text a `jsonParse` step takes: as large as a request's body may be. */
+const MAX_JSON_TEXT = HOOK_MAX_BODY_BYTES;
 /** Items one iterator may split an array into. */
 export const MAX_ITERATOR_ITEMS = 10_000;
 
 export function isRecordStep(step: ScenarioStep): step is RecordStep {
-  return RECORD_STEP_KINDS.has(step.kind);
+  return (RECORD_STEP_KINDS as readonly string[]).includes(step.kind);
 }
 
 export function isComputeStep(step: ScenarioStep): step is ComputeStep {

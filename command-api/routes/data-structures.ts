@@ -10,7 +10,7 @@ import { attributesDecider, DATA_STRUCTURE } from '../domain/attributes';
 import type { AggregateLoader } from '../kit/handler';
 import { attributesResource } from './attributes-resource';
 
-const dataStructureDecider = attributesDecider(DATA_STRUCTURE);
+export const dataStructureDecider = attributesDecider(DATA_STRUCTURE);
 
 /** Reusable data structures: a name and typed fields, which hooks bound to one validate their requests by. */
 export function dataStructureResource() {

@@ -21,7 +21,13 @@ import { streamName } from '../../contracts/streams';
 import type { AttemptLog } from '../../infra/attempts/port';
 import type { BlobStore } from '../../infra/blob-store/port';
 import { newBlobKey } from '../../infra/blob-store/port';
-import { bundleOf, readHookRequest, setOwn, type HookRequest } from '../../infra/http/hook-request';
+import {
+  bundleOf,
+  headersOf,
+  readHookRequest,
+  setOwn,
+  type HookRequest,
+} from '../../infra/http/hook-request';
 import { mount } from '../../infra/http/operations';
 import type { Logger } from '../../infra/logging';
 import { hookQueueDecider } from '../domain/hook-queue';
@@ -108,11 +114,6 @@ export function callerAddress(req: Pick<Request, 'socket' | 'headers'>, trusted:
     .filter((hop) => hop.length > 0);
   while (trusted.allows(address) && hops.length > 0) address = hops.pop()!;
   return address;
-}
-
-function send(res: Response, status: number, body: string, headers: Readonly<Record<string, string>> = {}) {
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  res.status(status).type('text/plain; charset=utf-8').send(body);
 }
 
 const ACCEPTED_ANSWER: HookResponse = { status: 200, headers: [], body: HOOK_ACCEPTED };
@@ -458,9 +459,7 @@ export function createHookReceiver(deps: HookReceiverDeps): HookReceiver {
       const incoming: Incoming = {
         method: req.method,
         url: req.originalUrl,
-        headers: req.rawHeaders.flatMap((name, index) =>
-          index % 2 === 0 ? [{ name, value: req.rawHeaders[index + 1] ?? '' }] : [],
-        ),
+        headers: headersOf(req),
         ip: callerAddress(req, trusted),
         declaredBytes: Number(req.headers['content-length'] ?? 0),
       };
@@ -472,7 +471,7 @@ export function createHookReceiver(deps: HookReceiverDeps): HookReceiver {
       const refusal = refusalAnswer(error);
       if (refusal) return sendResponse(res, refusal);
       deps.logger.error({ err: error, url: req.originalUrl }, 'webhook receiver failed');
-      send(res, 500, 'Internal error.');
+      sendResponse(res, { status: 500, headers: [], body: 'Internal error.' });
     }
   };
   const router = Router();

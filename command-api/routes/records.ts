@@ -2,6 +2,7 @@ import { hookKeySchema } from '../../contracts/integrator';
 import type { Router } from 'express';
 import { PlatformError } from '../../contracts/errors';
 import { OutboundError } from '../../infra/outbound/port';
+import { fieldsOf } from '../../infra/http/hook-request';
 import type { z } from 'zod';
 import {
   createRecord,
@@ -221,11 +222,5 @@ function ownHookOf(
   const prefix = `${base.pathname.replace(/\/+$/, '')}/`;
   if (target.origin !== base.origin || !target.pathname.startsWith(prefix)) return null;
   const key = hookKeySchema.safeParse(target.pathname.slice(prefix.length));
-  if (!key.success) return null;
-  const query: Record<string, string | string[]> = {};
-  for (const name of new Set(target.searchParams.keys())) {
-    const values = target.searchParams.getAll(name);
-    query[name] = values.length === 1 ? values[0]! : values;
-  }
-  return { key: key.data, query };
+  return key.success ? { key: key.data, query: fieldsOf(target.searchParams) } : null;
 }

@@ -24,7 +24,6 @@ import { validate } from '../../contracts/validation';
 import { mount } from '../../infra/http/operations';
 import { idParam, optionalId } from '../../infra/http/params';
 import { moduleDecider } from '../domain/module';
-import { attributesDecider, DATA_STRUCTURE } from '../domain/attributes';
 import type { DataStructure } from '../../contracts/data-structure';
 import { scenarioDecider, type ScenarioCommand, type ScenarioState } from '../domain/scenario';
 import { webhookDecider, type WebhookState } from '../domain/webhook';
@@ -33,6 +32,7 @@ import type { CommandContext, CommandResult } from '../kit/handler';
 import { requestHash } from '../kit/idempotency';
 import { authorize, commandContext, idempotencyKey, preconditions, sendResult } from './context';
 import { createWebhook, identifyCreate, webhookView, type CreateIdentity } from './webhooks';
+import { dataStructureDecider } from './data-structures';
 
 export function scenarioView(state: ScenarioState): Record<string, unknown> {
   return {
@@ -95,7 +95,7 @@ export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
     );
   }
 
-  /** Creates a scenario (its steps checked, its hook bound first), owned by the caller. */
+  /** Creates a scenario whose steps were checked (its hook bound first), owned by the caller. */
   async function create(
     req: Request,
     principal: Principal,
@@ -103,7 +103,6 @@ export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
     active: boolean,
     identifiedBy: CreateIdentity,
   ): Promise<CommandResult<ScenarioState>> {
-    await checkSteps(principal.tenant, settings.steps);
     const identity = await identifyCreate(deps, principal, identifiedBy, 'scenario');
     const scenarioId = identity.entityId!;
     const context = commandContext(req, principal, identity.commandId);
@@ -133,6 +132,7 @@ export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
       },
       given,
     );
+    await checkSteps(principal.tenant, settings.steps);
     const result = await create(req, principal, settings, active ?? true, {
       key: idempotencyKey(req),
       hash: () => requestHash('POST', '/scenario', body),
@@ -241,7 +241,7 @@ export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
     const dataStructureId = identity.entityId!;
     await deps.handler.handle(
       streamName('dataStructure', principal.tenant, dataStructureId),
-      attributesDecider(DATA_STRUCTURE),
+      dataStructureDecider,
       { kind: 'Create', id: dataStructureId, attributes: { name: structure.name, fields: structure.fields } },
       commandContext(req, principal, identity.commandId),
       identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },

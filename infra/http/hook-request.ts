@@ -93,7 +93,8 @@ class FieldCollector {
   }
 }
 
-function fieldsOf(params: URLSearchParams): Fields {
+/** Query-string parameters as fields: a repeated key gives an array; no key reaches a prototype. */
+export function fieldsOf(params: URLSearchParams): Fields {
   const fields = new FieldCollector();
   for (const [key, value] of params) fields.add(key, value);
   return fields.toRecord();
@@ -105,7 +106,8 @@ function queryOf(req: Request): Fields {
   return fieldsOf(new URLSearchParams(start < 0 ? '' : url.slice(start + 1)));
 }
 
-function headersOf(req: Request): Array<{ name: string; value: string }> {
+/** The request's headers as received: names as sent, in order. */
+export function headersOf(req: Pick<Request, 'rawHeaders'>): Array<{ name: string; value: string }> {
   const headers: Array<{ name: string; value: string }> = [];
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2)
     headers.push({ name: req.rawHeaders[i], value: req.rawHeaders[i + 1] });

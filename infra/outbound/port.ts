@@ -1,3 +1,5 @@
+import type { HTTP_METHODS } from '../../contracts/integrator';
+
 /** Calls the platform makes to addresses users configure (button fields, scenarios' HTTP request steps). */
 export interface OutboundHttp {
   /** POSTs `body` as JSON. Redirects are answered as they come, never followed. */
@@ -6,10 +8,8 @@ export interface OutboundHttp {
   request(call: OutboundRequest): Promise<OutboundResponse>;
 }
 
-export const OUTBOUND_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
-
 export interface OutboundRequest {
-  readonly method: (typeof OUTBOUND_METHODS)[number];
+  readonly method: (typeof HTTP_METHODS)[number];
   readonly url: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string | Buffer;
