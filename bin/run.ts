@@ -3,7 +3,9 @@ import { loadConfig, type Config } from '../infra/config';
 import { closeGracefully, createHttpServer } from '../infra/http/server';
 import { createLogger, type Logger } from '../infra/logging';
 import { startCheckpointerFor } from './sqlite-checkpointer';
-import { buildServices, openAdapters, type ServiceSelection, type Services } from './wiring';
+import { MAIL_MAX_BYTES } from '../contracts/integrator';
+import { startMailListener } from '../infra/smtp/mail-listener';
+import { buildServices, mailDomain, openAdapters, type ServiceSelection, type Services } from './wiring';
 
 export interface Running {
   readonly config: Config;
@@ -11,6 +13,8 @@ export interface Running {
   readonly services: Services;
   readonly server: Server;
   readonly url: string;
+  /** The port of the mailhook SMTP listener, where this process runs one. */
+  readonly smtpPort?: number;
   stop(): Promise<void>;
 }
 
@@ -40,10 +44,22 @@ export async function run(
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;
+  const mail =
+    services.mail &&
+    (await startMailListener(services.mail, {
+      port: config.SMTP_PORT,
+      host: config.SMTP_HOST ?? config.HOST,
+      maxBytes: MAIL_MAX_BYTES,
+      maxClients: config.SMTP_MAX_CLIENTS,
+      proxyProtocol: config.SMTP_PROXY_PROTOCOL,
+      name: mailDomain(config),
+      logger: logger.child({ component: 'smtp' }),
+    }));
+  if (mail) logger.info({ port: mail.port, domain: mailDomain(config) }, 'mailhook SMTP listener ready');
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
-      await Promise.all([closeGracefully(server, HTTP_DRAIN_MS), services.releaseWaiting()]);
+      await Promise.all([closeGracefully(server, HTTP_DRAIN_MS), mail?.close(), services.releaseWaiting()]);
       await services.stop();
       await adapters.close();
       await checkpointer?.stop();
@@ -62,5 +78,5 @@ export async function run(
       });
     }
   }
-  return { config, logger, services, server, url, stop };
+  return { config, logger, services, server, url, ...(mail && { smtpPort: mail.port }), stop };
 }

@@ -68,7 +68,10 @@ import {
 } from '../query-api/consistency';
 import type { Express } from 'express';
 import { HookResponses } from '../command-api/kit/hook-responses';
+import { createHookIntake, type OpenHook } from '../command-api/routes/hook-intake';
 import { createHookReceiver } from '../command-api/routes/hook-receiver';
+import { createMailReceiver } from '../command-api/routes/mail-receiver';
+import type { MailHandlers } from '../infra/smtp/mail-listener';
 import { Integrator } from '../integrator/consumer';
 import { ScenarioRunner, type RunnerDeps } from '../integrator/runner';
 import { IntegratorScheduler } from '../integrator/scheduler';
@@ -217,6 +220,8 @@ export interface Services {
   readonly integratorScheduler?: IntegratorScheduler;
   readonly meter: ApiMeter;
   readonly generatedToken?: string;
+  /** Where the SMTP listener hands mailhook email (where this process receives it). */
+  readonly mail?: MailHandlers<OpenHook>;
   /**
    * The first step of a stop: webhook requests waiting for their run's response are answered `Accepted` (the
    * run goes on), so that the HTTP server can drain at once.
@@ -246,6 +251,11 @@ export const EVERYTHING: ServiceSelection = {
 /** Where hook addresses point: HOOK_BASE_URL, or this platform's own receiver. */
 export function hookBaseUrl(config: Config): string {
   return (config.HOOK_BASE_URL ?? `http://${config.BASE_HOST}:${config.PORT}/hook`).replace(/\/+$/, '');
+}
+
+/** The domain of mailhook addresses: MAIL_DOMAIN, or the platform's host name. */
+export function mailDomain(config: Config): string {
+  return (config.MAIL_DOMAIN ?? config.BASE_HOST).toLowerCase();
 }
 
 /**
@@ -316,7 +326,7 @@ export async function buildServices(
   const handler = new CommandHandler(events, new AggregateCache());
   const ids = new IdAllocator(events);
   const idempotency = new IdempotencyKeys(events);
-  const hooks = { baseUrl: hookBaseUrl(config), now: () => new Date() };
+  const hooks = { baseUrl: hookBaseUrl(config), mailDomain: mailDomain(config), now: () => new Date() };
   const integration = selection.integrator
     ? await startIntegrator(config, adapters, logger, { handler, ids, idempotency }, readModels)
     : undefined;
@@ -347,25 +357,42 @@ export async function buildServices(
     awaitCredentialHeads(consistency, CREDENTIAL_PROJECTIONS);
   // Shared by every process of the deployment: sign-in and client-authentication attempts, introspections
   // (command API), and each tenant's API call quota (both APIs).
+  // The integrator takes mailhook email: where it runs, so does the SMTP listener (unless switched off).
+  const receivesMail = selection.integrator && config.SMTP_ENABLED;
   const sharedLog =
-    selection.command || (selection.query && quotaConfigured(config))
+    selection.command || receivesMail || (selection.query && quotaConfigured(config))
       ? await openAttemptLog(config)
       : undefined;
   const attempts = selection.command ? sharedLog : undefined;
   const hookResponses = attempts && new HookResponses(events, logger.child({ component: 'hook-receiver' }));
   await hookResponses?.start();
-  const hookReceiver =
-    attempts &&
-    hookResponses &&
-    createHookReceiver({
+  const intake =
+    sharedLog &&
+    (selection.command || receivesMail) &&
+    createHookIntake({
       handler,
-      attempts,
+      attempts: sharedLog,
       blobs: adapters.blobs,
-      responses: hookResponses,
+      ...(hookResponses && { responses: hookResponses }),
       logger: logger.child({ component: 'hook-receiver' }),
       operatorTenant: config.DEFAULT_TENANT,
-      trustedProxies: config.HOOK_TRUSTED_PROXIES,
       now: hooks.now,
+    });
+  const hookReceiver =
+    intake &&
+    selection.command &&
+    createHookReceiver({
+      intake,
+      logger: logger.child({ component: 'hook-receiver' }),
+      trustedProxies: config.HOOK_TRUSTED_PROXIES,
+    });
+  const mailReceiver =
+    intake &&
+    receivesMail &&
+    createMailReceiver({
+      intake,
+      mailDomain: hooks.mailDomain,
+      logger: logger.child({ component: 'mail-receiver' }),
     });
   const meter = new ApiMeter({
     store: adapters.readStore,
@@ -483,7 +510,7 @@ export async function buildServices(
         readModels,
         consistency,
         blobs: adapters.blobs,
-        hookBaseUrl: hooks.baseUrl,
+        hookPublication: hooks,
         logger: logger.child({ component: 'query-api' }),
         credentialActivity: (tenant, credentials) => meter.activity(tenant, credentials),
         accessTokens,
@@ -498,6 +525,7 @@ export async function buildServices(
     ...(integration && { integrator: integration.integrator, integratorScheduler: integration.scheduler }),
     meter,
     ...(generatedToken !== undefined && { generatedToken }),
+    ...(mailReceiver && { mail: mailReceiver }),
     async releaseWaiting() {
       await hookResponses?.stop();
     },

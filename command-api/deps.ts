@@ -1,3 +1,4 @@
+import type { HookPublication } from '../contracts/integrator';
 import type { HookReceiver } from './routes/hook-receiver';
 import type { AttemptLog } from '../infra/attempts/port';
 import type { BlobStore } from '../infra/blob-store/port';
@@ -43,8 +44,7 @@ export interface CommandDeps {
    * Webhooks: where their addresses point, the clock of their time-driven rules, and (where this process
    * receives them) delivery to one from inside the platform.
    */
-  readonly hooks: {
-    readonly baseUrl: string;
+  readonly hooks: HookPublication & {
     readonly now: () => Date;
     readonly deliverJson?: HookReceiver['deliverJson'];
   };

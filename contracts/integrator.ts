@@ -14,6 +14,33 @@ export const hookKeySchema = z
   .length(HOOK_KEY_LENGTH, `a hook id has ${HOOK_KEY_LENGTH} characters`)
   .regex(/^[A-Za-z0-9]+$/, 'a hook id is letters and digits');
 
+/** What brings a hook its data: HTTP requests to its URL (`web`) or email to its address (`mail`). */
+export const hookKindSchema = z.enum(['web', 'mail']).meta({
+  description:
+    'What the hook receives: HTTP requests to its URL (`web`, the default) or email to its address (`mail`, a mailhook).',
+});
+export type HookKind = z.infer<typeof hookKindSchema>;
+
+/** Where hooks are published: web hooks under a base URL, mailhooks at a mail domain. */
+export interface HookPublication {
+  readonly baseUrl: string;
+  readonly mailDomain: string;
+}
+
+/** A hook's URL, and a mailhook's email address (`<hook id>@<mail domain>`; null for a web hook). */
+export function hookAddressOf(
+  kind: HookKind,
+  key: string,
+  at: HookPublication,
+): { url: string; address: string | null } {
+  if (kind === 'web') return { url: `${at.baseUrl}/${key}`, address: null };
+  const address = `${key}@${at.mailDomain}`;
+  return { url: `mailto:${address}`, address };
+}
+
+/** The largest email a mailhook takes, attachments included: 25 MB (the spec's limit). */
+export const MAIL_MAX_BYTES = 26_214_400;
+
 /** Requests a hook takes per second before it answers 429 (the spec's limit). */
 export const HOOK_REQUESTS_PER_SECOND = 30;
 /** The largest request body a hook reads (Content-Length or streamed): 5 MB. */

@@ -122,6 +122,27 @@ export const configSchema = z.object({
     .min(1)
     .max(24 * 365)
     .default(72),
+  /** Whether the integrator listens for mailhook email (SMTP): on in the one process and the integrator service. */
+  SMTP_ENABLED: booleanFlag.default(true),
+  /** The port of the mailhook SMTP listener (0: any free port); 25 needs privileges or a port redirect. */
+  SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(2525),
+  /** The address the SMTP listener binds to; unset: HOST. */
+  SMTP_HOST: z.string().optional(),
+  /** SMTP connections the listener holds at once; more are turned away with 421 until some close. */
+  SMTP_MAX_CLIENTS: z.coerce.number().int().min(1).max(10_000).default(200),
+  /**
+   * Connections to the SMTP listener come through a TCP proxy that opens each with a PROXY protocol (v1)
+   * header (the compose mail gateway): the sending server's address is read from it. Unset: none may.
+   */
+  SMTP_PROXY_PROTOCOL: booleanFlag.default(false),
+  /** The domain of mailhook addresses (`<hook id>@<MAIL_DOMAIN>`); unset: BASE_HOST. */
+  MAIL_DOMAIN: z
+    .string()
+    .regex(
+      /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/,
+      'must be a domain name such as hooks.example.com',
+    )
+    .optional(),
   /** Scenario runs one integrator process executes at once. */
   INTEGRATOR_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
   /** The consumer group of the integrator on the events topic. */

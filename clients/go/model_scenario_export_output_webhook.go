@@ -21,6 +21,8 @@ var _ MappedNullable = &ScenarioExportOutputWebhook{}
 // ScenarioExportOutputWebhook The hook that triggers it, with its settings and data structure (null: none).
 type ScenarioExportOutputWebhook struct {
 	Id int32 `json:"id"`
+	// What the hook receives: HTTP requests to its URL (`web`, the default) or email to its address (`mail`, a mailhook).
+	Kind string `json:"kind"`
 	Name string `json:"name"`
 	// Comma-separated IPv4/IPv6 addresses and CIDR ranges allowed to call; empty: everyone.
 	IpRestrictions interface{} `json:"ipRestrictions"`
@@ -47,9 +49,10 @@ type _ScenarioExportOutputWebhook ScenarioExportOutputWebhook
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewScenarioExportOutputWebhook(id int32, name string, ipRestrictions interface{}, dataStructure NullableDataStructureOutput, dataStructureId NullableInt32, getRequestHeaders bool, getRequestMethod bool, jsonPassThrough bool, maxResults int32, queueCapacity int32) *ScenarioExportOutputWebhook {
+func NewScenarioExportOutputWebhook(id int32, kind string, name string, ipRestrictions interface{}, dataStructure NullableDataStructureOutput, dataStructureId NullableInt32, getRequestHeaders bool, getRequestMethod bool, jsonPassThrough bool, maxResults int32, queueCapacity int32) *ScenarioExportOutputWebhook {
 	this := ScenarioExportOutputWebhook{}
 	this.Id = id
+	this.Kind = kind
 	this.Name = name
 	this.IpRestrictions = ipRestrictions
 	this.DataStructure = dataStructure
@@ -67,6 +70,8 @@ func NewScenarioExportOutputWebhook(id int32, name string, ipRestrictions interf
 // but it doesn't guarantee that properties required by API are set
 func NewScenarioExportOutputWebhookWithDefaults() *ScenarioExportOutputWebhook {
 	this := ScenarioExportOutputWebhook{}
+	var kind string = "web"
+	this.Kind = kind
 	return &this
 }
 
@@ -92,6 +97,30 @@ func (o *ScenarioExportOutputWebhook) GetIdOk() (*int32, bool) {
 // SetId sets field value
 func (o *ScenarioExportOutputWebhook) SetId(v int32) {
 	o.Id = v
+}
+
+// GetKind returns the Kind field value
+func (o *ScenarioExportOutputWebhook) GetKind() string {
+	if o == nil {
+		var ret string
+		return ret
+	}
+
+	return o.Kind
+}
+
+// GetKindOk returns a tuple with the Kind field value
+// and a boolean to check if the value has been set.
+func (o *ScenarioExportOutputWebhook) GetKindOk() (*string, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return &o.Kind, true
+}
+
+// SetKind sets field value
+func (o *ScenarioExportOutputWebhook) SetKind(v string) {
+	o.Kind = v
 }
 
 // GetName returns the Name field value
@@ -327,6 +356,7 @@ func (o ScenarioExportOutputWebhook) MarshalJSON() ([]byte, error) {
 func (o ScenarioExportOutputWebhook) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
 	toSerialize["id"] = o.Id
+	toSerialize["kind"] = o.Kind
 	toSerialize["name"] = o.Name
 	if o.IpRestrictions != nil {
 		toSerialize["ipRestrictions"] = o.IpRestrictions
@@ -352,6 +382,7 @@ func (o *ScenarioExportOutputWebhook) UnmarshalJSON(data []byte) (err error) {
 	// that every required field exists as a key in the generic map.
 	requiredProperties := []string{
 		"id",
+		"kind",
 		"name",
 		"ipRestrictions",
 		"dataStructure",
@@ -391,6 +422,7 @@ func (o *ScenarioExportOutputWebhook) UnmarshalJSON(data []byte) (err error) {
 
 	if err = json.Unmarshal(data, &additionalProperties); err == nil {
 		delete(additionalProperties, "id")
+		delete(additionalProperties, "kind")
 		delete(additionalProperties, "name")
 		delete(additionalProperties, "ipRestrictions")
 		delete(additionalProperties, "dataStructure")

@@ -21,6 +21,8 @@ var _ MappedNullable = &ScenarioExportWebhook{}
 // ScenarioExportWebhook The hook that triggers it, with its settings and data structure (null: none).
 type ScenarioExportWebhook struct {
 	Id int32 `json:"id"`
+	// What the hook receives: HTTP requests to its URL (`web`, the default) or email to its address (`mail`, a mailhook).
+	Kind *string `json:"kind,omitempty"`
 	Name string `json:"name"`
 	// Comma-separated IPv4/IPv6 addresses and CIDR ranges allowed to call; empty: everyone.
 	IpRestrictions string `json:"ipRestrictions"`
@@ -50,6 +52,8 @@ type _ScenarioExportWebhook ScenarioExportWebhook
 func NewScenarioExportWebhook(id int32, name string, ipRestrictions string, dataStructure NullableDataStructure, dataStructureId NullableInt32, getRequestHeaders bool, getRequestMethod bool, jsonPassThrough bool, maxResults int32, queueCapacity int32) *ScenarioExportWebhook {
 	this := ScenarioExportWebhook{}
 	this.Id = id
+	var kind string = "web"
+	this.Kind = &kind
 	this.Name = name
 	this.IpRestrictions = ipRestrictions
 	this.DataStructure = dataStructure
@@ -67,6 +71,8 @@ func NewScenarioExportWebhook(id int32, name string, ipRestrictions string, data
 // but it doesn't guarantee that properties required by API are set
 func NewScenarioExportWebhookWithDefaults() *ScenarioExportWebhook {
 	this := ScenarioExportWebhook{}
+	var kind string = "web"
+	this.Kind = &kind
 	return &this
 }
 
@@ -92,6 +98,38 @@ func (o *ScenarioExportWebhook) GetIdOk() (*int32, bool) {
 // SetId sets field value
 func (o *ScenarioExportWebhook) SetId(v int32) {
 	o.Id = v
+}
+
+// GetKind returns the Kind field value if set, zero value otherwise.
+func (o *ScenarioExportWebhook) GetKind() string {
+	if o == nil || IsNil(o.Kind) {
+		var ret string
+		return ret
+	}
+	return *o.Kind
+}
+
+// GetKindOk returns a tuple with the Kind field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *ScenarioExportWebhook) GetKindOk() (*string, bool) {
+	if o == nil || IsNil(o.Kind) {
+		return nil, false
+	}
+	return o.Kind, true
+}
+
+// HasKind returns a boolean if a field has been set.
+func (o *ScenarioExportWebhook) HasKind() bool {
+	if o != nil && !IsNil(o.Kind) {
+		return true
+	}
+
+	return false
+}
+
+// SetKind gets a reference to the given string and assigns it to the Kind field.
+func (o *ScenarioExportWebhook) SetKind(v string) {
+	o.Kind = &v
 }
 
 // GetName returns the Name field value
@@ -325,6 +363,9 @@ func (o ScenarioExportWebhook) MarshalJSON() ([]byte, error) {
 func (o ScenarioExportWebhook) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
 	toSerialize["id"] = o.Id
+	if !IsNil(o.Kind) {
+		toSerialize["kind"] = o.Kind
+	}
 	toSerialize["name"] = o.Name
 	toSerialize["ipRestrictions"] = o.IpRestrictions
 	toSerialize["dataStructure"] = o.DataStructure.Get()
@@ -387,6 +428,7 @@ func (o *ScenarioExportWebhook) UnmarshalJSON(data []byte) (err error) {
 
 	if err = json.Unmarshal(data, &additionalProperties); err == nil {
 		delete(additionalProperties, "id")
+		delete(additionalProperties, "kind")
 		delete(additionalProperties, "name")
 		delete(additionalProperties, "ipRestrictions")
 		delete(additionalProperties, "dataStructure")

@@ -22,8 +22,12 @@ var _ MappedNullable = &Webhook{}
 type Webhook struct {
 	Id int32 `json:"id"`
 	Name string `json:"name"`
-	// The hook's address; its last part is the 32-character hook id.
+	// What the hook receives: HTTP requests to its URL (`web`, the default) or email to its address (`mail`, a mailhook).
+	Kind string `json:"kind"`
+	// The hook's address: a URL whose last part is the 32-character hook id, or for a mailhook `mailto:` and its address.
 	Url string `json:"url"`
+	// A mailhook's email address (`<hook id>@<mail domain>`); null for a web hook.
+	Address NullableString `json:"address"`
 	// The 32-character hook id.
 	Key string `json:"key"`
 	// Unique webhook identifier.
@@ -63,11 +67,13 @@ type _Webhook Webhook
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewWebhook(id int32, name string, url string, key string, udid string, status string, scenarioId NullableInt32, unboundSince NullableString, ipRestrictions string, dataStructure NullableDataStructureOutput, dataStructureId NullableInt32, determinedStructure NullableDataStructureOutput, redetermining bool, getRequestHeaders bool, getRequestMethod bool, jsonPassThrough bool, maxResults int32, queueCapacity int32, createdAt string, updatedAt string, createdBy NullableString, updatedBy NullableString) *Webhook {
+func NewWebhook(id int32, name string, kind string, url string, address NullableString, key string, udid string, status string, scenarioId NullableInt32, unboundSince NullableString, ipRestrictions string, dataStructure NullableDataStructureOutput, dataStructureId NullableInt32, determinedStructure NullableDataStructureOutput, redetermining bool, getRequestHeaders bool, getRequestMethod bool, jsonPassThrough bool, maxResults int32, queueCapacity int32, createdAt string, updatedAt string, createdBy NullableString, updatedBy NullableString) *Webhook {
 	this := Webhook{}
 	this.Id = id
 	this.Name = name
+	this.Kind = kind
 	this.Url = url
+	this.Address = address
 	this.Key = key
 	this.Udid = udid
 	this.Status = status
@@ -146,6 +152,30 @@ func (o *Webhook) SetName(v string) {
 	o.Name = v
 }
 
+// GetKind returns the Kind field value
+func (o *Webhook) GetKind() string {
+	if o == nil {
+		var ret string
+		return ret
+	}
+
+	return o.Kind
+}
+
+// GetKindOk returns a tuple with the Kind field value
+// and a boolean to check if the value has been set.
+func (o *Webhook) GetKindOk() (*string, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return &o.Kind, true
+}
+
+// SetKind sets field value
+func (o *Webhook) SetKind(v string) {
+	o.Kind = v
+}
+
 // GetUrl returns the Url field value
 func (o *Webhook) GetUrl() string {
 	if o == nil {
@@ -168,6 +198,32 @@ func (o *Webhook) GetUrlOk() (*string, bool) {
 // SetUrl sets field value
 func (o *Webhook) SetUrl(v string) {
 	o.Url = v
+}
+
+// GetAddress returns the Address field value
+// If the value is explicit nil, the zero value for string will be returned
+func (o *Webhook) GetAddress() string {
+	if o == nil || o.Address.Get() == nil {
+		var ret string
+		return ret
+	}
+
+	return *o.Address.Get()
+}
+
+// GetAddressOk returns a tuple with the Address field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *Webhook) GetAddressOk() (*string, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.Address.Get(), o.Address.IsSet()
+}
+
+// SetAddress sets field value
+func (o *Webhook) SetAddress(v string) {
+	o.Address.Set(&v)
 }
 
 // GetKey returns the Key field value
@@ -652,7 +708,9 @@ func (o Webhook) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
 	toSerialize["id"] = o.Id
 	toSerialize["name"] = o.Name
+	toSerialize["kind"] = o.Kind
 	toSerialize["url"] = o.Url
+	toSerialize["address"] = o.Address.Get()
 	toSerialize["key"] = o.Key
 	toSerialize["udid"] = o.Udid
 	toSerialize["status"] = o.Status
@@ -687,7 +745,9 @@ func (o *Webhook) UnmarshalJSON(data []byte) (err error) {
 	requiredProperties := []string{
 		"id",
 		"name",
+		"kind",
 		"url",
+		"address",
 		"key",
 		"udid",
 		"status",
@@ -738,7 +798,9 @@ func (o *Webhook) UnmarshalJSON(data []byte) (err error) {
 	if err = json.Unmarshal(data, &additionalProperties); err == nil {
 		delete(additionalProperties, "id")
 		delete(additionalProperties, "name")
+		delete(additionalProperties, "kind")
 		delete(additionalProperties, "url")
+		delete(additionalProperties, "address")
 		delete(additionalProperties, "key")
 		delete(additionalProperties, "udid")
 		delete(additionalProperties, "status")

@@ -22,6 +22,8 @@ var _ MappedNullable = &WebhookCreate{}
 // WebhookCreate struct for WebhookCreate
 type WebhookCreate struct {
 	Name string `json:"name"`
+	// What the hook receives: HTTP requests to its URL (`web`, the default) or email to its address (`mail`, a mailhook).
+	Kind *string `json:"kind,omitempty"`
 	// Comma-separated IPv4/IPv6 addresses and CIDR ranges allowed to call; empty: everyone.
 	IpRestrictions *string `json:"ipRestrictions,omitempty"`
 	// Incoming data is validated against it (400 with the reasons); null: no validation.
@@ -82,6 +84,38 @@ func (o *WebhookCreate) GetNameOk() (*string, bool) {
 // SetName sets field value
 func (o *WebhookCreate) SetName(v string) {
 	o.Name = v
+}
+
+// GetKind returns the Kind field value if set, zero value otherwise.
+func (o *WebhookCreate) GetKind() string {
+	if o == nil || IsNil(o.Kind) {
+		var ret string
+		return ret
+	}
+	return *o.Kind
+}
+
+// GetKindOk returns a tuple with the Kind field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *WebhookCreate) GetKindOk() (*string, bool) {
+	if o == nil || IsNil(o.Kind) {
+		return nil, false
+	}
+	return o.Kind, true
+}
+
+// HasKind returns a boolean if a field has been set.
+func (o *WebhookCreate) HasKind() bool {
+	if o != nil && !IsNil(o.Kind) {
+		return true
+	}
+
+	return false
+}
+
+// SetKind gets a reference to the given string and assigns it to the Kind field.
+func (o *WebhookCreate) SetKind(v string) {
+	o.Kind = &v
 }
 
 // GetIpRestrictions returns the IpRestrictions field value if set, zero value otherwise.
@@ -371,6 +405,9 @@ func (o WebhookCreate) MarshalJSON() ([]byte, error) {
 func (o WebhookCreate) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
 	toSerialize["name"] = o.Name
+	if !IsNil(o.Kind) {
+		toSerialize["kind"] = o.Kind
+	}
 	if !IsNil(o.IpRestrictions) {
 		toSerialize["ipRestrictions"] = o.IpRestrictions
 	}

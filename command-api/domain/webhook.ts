@@ -3,6 +3,7 @@ import type { DataStructure } from '../../contracts/data-structure';
 import type { WebhookEvent, WebhookKeyEvent } from '../../contracts/events/integrator';
 import {
   HOOK_UNBOUND_LIFETIME_MS,
+  type HookKind,
   type WebhookSettings,
   type WebhookStatus,
 } from '../../contracts/integrator';
@@ -13,6 +14,8 @@ export interface WebhookState {
   readonly webhookId: number;
   readonly key: string;
   readonly udid: string;
+  /** What it receives, fixed at creation: HTTP requests or email. */
+  readonly kind: HookKind;
   readonly settings: WebhookSettings;
   /** The scenario it triggers (null: none). */
   readonly scenarioId: number | null;
@@ -30,6 +33,7 @@ export type WebhookCommand =
       readonly webhookId: number;
       readonly key: string;
       readonly udid: string;
+      readonly hookKind: HookKind;
       readonly settings: WebhookSettings;
       readonly now: Date;
     }
@@ -68,6 +72,7 @@ export const webhookDecider: Decider<WebhookState, WebhookCommand, WebhookEvent>
     webhookId: 0,
     key: '',
     udid: '',
+    kind: 'web',
     settings: {
       name: '',
       ipRestrictions: '',
@@ -95,6 +100,7 @@ export const webhookDecider: Decider<WebhookState, WebhookCommand, WebhookEvent>
             webhookId: command.webhookId,
             key: command.key,
             udid: command.udid,
+            kind: command.hookKind,
             ...command.settings,
             createdAt: command.now.toISOString(),
           },
@@ -190,13 +196,14 @@ export const webhookDecider: Decider<WebhookState, WebhookCommand, WebhookEvent>
   evolve(state, event) {
     switch (event.type) {
       case 'WebhookCreated': {
-        const { webhookId, key, udid, createdAt, ...settings } = event.data;
+        const { webhookId, key, udid, kind, createdAt, ...settings } = event.data;
         return {
           ...state,
           status: 'enabled',
           webhookId,
           key,
           udid,
+          kind: kind ?? 'web',
           settings,
           scenarioId: null,
           unboundSince: createdAt,

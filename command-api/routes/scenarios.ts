@@ -262,7 +262,7 @@ export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
     let hook: CommandResult<WebhookState> | null = null;
     if (document.webhook !== null) {
       authorize(req, 'webhook', 'create');
-      const { id: _hookId, ...exportedSettings } = document.webhook;
+      const { id: _hookId, kind, ...exportedSettings } = document.webhook;
       const hookSettings = {
         ...exportedSettings,
         dataStructureId: await importStructures(
@@ -274,10 +274,16 @@ export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
           hash,
         ),
       };
-      hook = await createWebhook(deps, req, principal, hookSettings, {
-        key: key && `${key}:webhook`,
-        hash: () => `${hash}:webhook`,
-      });
+      hook = await createWebhook(
+        deps,
+        req,
+        principal,
+        { kind, settings: hookSettings },
+        {
+          key: key && `${key}:webhook`,
+          hash: () => `${hash}:webhook`,
+        },
+      );
     }
     const result = await create(
       req,
@@ -289,7 +295,7 @@ export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
     res.setHeader('Location', `${req.baseUrl}/scenario/${result.state.scenarioId}`);
     sendResult(res, 201, result, {
       scenario: scenarioView(result.state),
-      webhook: hook && webhookView(hook.state, deps.hooks.baseUrl, deps.hooks.now()),
+      webhook: hook && webhookView(hook.state, deps.hooks, deps.hooks.now()),
     });
   });
 }

@@ -14,6 +14,9 @@ import { PlatformError } from '../../contracts/errors';
 import {
   DEFAULT_WEBHOOK_SETTINGS,
   HOOK_KEY_LENGTH,
+  hookAddressOf,
+  type HookKind,
+  type HookPublication,
   type WebhookSettings,
   withDefaults,
 } from '../../contracts/integrator';
@@ -45,12 +48,17 @@ function newHookKey(): string {
   return key;
 }
 
-export function webhookView(state: WebhookState, baseUrl: string, now: Date): Record<string, unknown> {
+export function webhookView(
+  state: WebhookState,
+  publication: HookPublication,
+  now: Date,
+): Record<string, unknown> {
   const status = effectiveStatus(state, now);
   return {
     id: state.webhookId,
     name: state.settings.name,
-    url: `${baseUrl}/${state.key}`,
+    kind: state.kind,
+    ...hookAddressOf(state.kind, state.key, publication),
     key: state.key,
     udid: state.udid,
     status: status === 'none' ? 'deactivated' : status,
@@ -92,7 +100,7 @@ export async function createWebhook(
   deps: CommandDeps,
   req: Request,
   principal: Principal,
-  settings: WebhookSettings,
+  hook: { readonly kind: HookKind; readonly settings: WebhookSettings },
   create: CreateIdentity,
 ): Promise<CommandResult<WebhookState>> {
   const identity = await identifyCreate(deps, principal, create, 'webhook');
@@ -113,7 +121,15 @@ export async function createWebhook(
   return deps.handler.handle(
     stream,
     webhookDecider,
-    { kind: 'CreateWebhook', webhookId, key, udid, settings, now: deps.hooks.now() },
+    {
+      kind: 'CreateWebhook',
+      webhookId,
+      key,
+      udid,
+      hookKind: hook.kind,
+      settings: hook.settings,
+      now: deps.hooks.now(),
+    },
     context,
     identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
   );
@@ -121,18 +137,25 @@ export async function createWebhook(
 
 /** Webhooks: create (with their address), change, enable, disable, re-determine, delete; their queue. */
 export function addWebhookRoutes(router: Router, deps: CommandDeps): void {
-  const view = (state: WebhookState) => webhookView(state, deps.hooks.baseUrl, deps.hooks.now());
+  const view = (state: WebhookState) => webhookView(state, deps.hooks, deps.hooks.now());
   const hookStream = (tenant: string, webhookId: number) => streamName('webhook', tenant, webhookId);
 
   mount(router, HOOK_OPERATIONS.create, async (req, res) => {
     const principal = authorize(req, 'webhook', 'create');
     const body = validate(createHookBody, req.body, 'body');
-    const settings = withDefaults<WebhookSettings>({ ...DEFAULT_WEBHOOK_SETTINGS, name: body.name }, body);
+    const { kind = 'web', ...given } = body;
+    const settings = withDefaults<WebhookSettings>({ ...DEFAULT_WEBHOOK_SETTINGS, name: given.name }, given);
     await assertStructureExists(deps.handler, principal.tenant, settings.dataStructureId);
-    const result = await createWebhook(deps, req, principal, settings, {
-      key: idempotencyKey(req),
-      hash: () => requestHash('POST', '/webhook', body),
-    });
+    const result = await createWebhook(
+      deps,
+      req,
+      principal,
+      { kind, settings },
+      {
+        key: idempotencyKey(req),
+        hash: () => requestHash('POST', '/webhook', body),
+      },
+    );
     res.setHeader('Location', `${req.baseUrl}/webhook/${result.state.webhookId}`);
     sendResult(res, 201, result, view(result.state));
   });

@@ -11,6 +11,7 @@ import {
   HOOK_REQUESTS_PER_SECOND,
   HOOK_SCENARIO_FAILED,
   hookKeySchema,
+  hookKindSchema,
   hookRequestSchema,
   hookResponseSchema,
   scenarioSettingsShape,
@@ -36,6 +37,7 @@ import { updateOf } from './catalogue';
 export const createHookBody = z
   .strictObject({
     name: webhookSettingsShape.name,
+    kind: hookKindSchema.optional(),
     ...z.object(webhookSettingsShape).omit({ name: true }).partial().shape,
   })
   .meta({ id: 'WebhookCreate' });
@@ -44,7 +46,15 @@ export const updateHookBody = updateOf(webhookSettingsShape).meta({ id: 'Webhook
 const webhookCore = {
   id: entityId,
   name: z.string(),
-  url: z.string().meta({ description: "The hook's address; its last part is the 32-character hook id." }),
+  kind: hookKindSchema,
+  url: z.string().meta({
+    description:
+      "The hook's address: a URL whose last part is the 32-character hook id, or for a mailhook `mailto:` and its address.",
+  }),
+  address: z
+    .string()
+    .nullable()
+    .meta({ description: "A mailhook's email address (`<hook id>@<mail domain>`); null for a web hook." }),
   key: z.string().meta({ description: 'The 32-character hook id.' }),
   udid: z.string().meta({ description: 'Unique webhook identifier.' }),
   status: webhookStatusSchema,
@@ -370,7 +380,7 @@ export const scenarioExport = z
       ...z.object(scenarioSettingsShape).omit({ webhookId: true }).shape,
     }),
     webhook: z
-      .object({ id: entityId, ...webhookSettingsShape })
+      .object({ id: entityId, kind: hookKindSchema.default('web'), ...webhookSettingsShape })
       .nullable()
       .meta({ description: 'The hook that triggers it, with its settings and data structure (null: none).' }),
     dataStructures: z

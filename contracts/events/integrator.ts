@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { dataStructureSchema, structureFieldsSchema } from '../data-structure';
 import {
   hookKeySchema,
+  hookKindSchema,
   hookRequestSchema,
   hookResponseSchema,
   scenarioSettingsShape,
@@ -18,6 +19,8 @@ const webhookCreated = z.object({
   webhookId,
   key: hookKeySchema,
   udid: z.uuid(),
+  /** Absent in webhooks made before mailhooks: `web`. */
+  kind: hookKindSchema.optional(),
   ...webhookSettingsShape,
   /** When it was made: a webhook without a scenario counts its 120 hours from here. */
   createdAt: at,

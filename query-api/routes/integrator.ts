@@ -19,6 +19,9 @@ import {
   scenarioSettingsShape,
   stepReferences,
   webhookSettingsShape,
+  hookAddressOf,
+  type HookKind,
+  type HookPublication,
   type ScenarioStep,
 } from '../../contracts/integrator';
 import { catalogue } from '../../contracts/query/resolve';
@@ -36,8 +39,8 @@ import { addEntityRoutes, readOne, readPage, type EntityDescription, type Entity
 
 export interface IntegratorReadDeps extends EntityReadDeps {
   readonly blobs: BlobStore;
-  /** Where hook addresses point (`{hook_url}`). */
-  readonly hookBaseUrl: string;
+  /** Where hook addresses point (`{hook_url}`, and the mail domain of mailhooks). */
+  readonly hookPublication: HookPublication;
 }
 
 function auditOf(doc: Document) {
@@ -49,14 +52,20 @@ function auditOf(doc: Document) {
   };
 }
 
-function webhookView(baseUrl: string) {
+/** Webhooks made before mailhooks have no kind: they are web hooks. */
+function hookKindOf(doc: Document): HookKind {
+  return doc.kind === 'mail' ? 'mail' : 'web';
+}
+
+function webhookView(publication: HookPublication) {
   return (doc: Document): Record<string, unknown> => {
     const unboundSince = (doc.unboundSince as string | null) ?? null;
     const expired = unboundSince !== null && Date.now() - Date.parse(unboundSince) > HOOK_UNBOUND_LIFETIME_MS;
     return {
       id: doc.webhookId,
       name: doc.name,
-      url: `${baseUrl}/${String(doc.key)}`,
+      kind: hookKindOf(doc),
+      ...hookAddressOf(hookKindOf(doc), String(doc.key), publication),
       key: doc.key,
       udid: doc.udid,
       status: expired ? 'deactivated' : doc.status,
@@ -179,7 +188,7 @@ export function addIntegratorReadRoutes(router: Router, deps: IntegratorReadDeps
     collection: READ_MODELS.webhooks,
     projection: 'webhooks',
     fields: WEBHOOK_FIELDS,
-    view: webhookView(deps.hookBaseUrl),
+    view: webhookView(deps.hookPublication),
     noun: 'webhook',
   };
   const structures: EntityDescription = {
@@ -299,7 +308,7 @@ export function addIntegratorReadRoutes(router: Router, deps: IntegratorReadDeps
           Object.keys(scenarioSettingsShape).filter((key) => key !== 'webhookId'),
         ),
       },
-      webhook: hook && { id: hook.id, ...pick(hook, Object.keys(webhookSettingsShape)) },
+      webhook: hook && { id: hook.id, kind: hook.kind, ...pick(hook, Object.keys(webhookSettingsShape)) },
       dataStructures:
         hook && typeof hook.dataStructureId === 'number'
           ? [

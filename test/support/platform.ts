@@ -37,6 +37,7 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<T
     EVERYTHING,
     {
       PORT: '0',
+      SMTP_PORT: '0',
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
       ADMIN_TOKEN,

@@ -148,3 +148,25 @@ test('the hosts in the services’ URLs, their depends_on and the gateway’s up
     expect(upstreamPort).toBe(environmentOf(services[host!]!).PORT ?? port);
   }
 });
+
+test('the mail gateway passes SMTP to the integrators’ listener port, with the PROXY header they expect', () => {
+  const gateway = services['mail-gateway']!;
+  const mounted = gateway.volumes!.map((volume) => volume.split(':')[0]!);
+  const configFile = join(ROOT, 'infra', 'docker', 'mail-gateway.nginx.conf');
+  expect(mounted.map((source) => join(ROOT, source))).toContain(configFile);
+  const config = readFileSync(configFile, 'utf8');
+  const upstreams = [...config.matchAll(/server ([a-z-]+):(\d+);/g)].map(([, host, port]) => ({
+    host,
+    port,
+  }));
+  const integrator = environmentOf(services.integrator!);
+  expect(upstreams).toEqual([
+    {
+      host: 'integrator',
+      port: integrator.SMTP_PORT ?? String(configSchema.shape.SMTP_PORT.parse(undefined)),
+    },
+  ]);
+  expect(config).toMatch(/proxy_protocol on;/);
+  expect(loadConfig(integrator)).toMatchObject({ SMTP_PROXY_PROTOCOL: true, SMTP_ENABLED: true });
+  expect(gateway.ports).toEqual(['${MAIL_PORT:-25}:25']);
+});

@@ -24,7 +24,7 @@ describe('webhook decider', () => {
   const spec = deciderSpec(webhookDecider);
   const created: WebhookEvent = {
     type: 'WebhookCreated',
-    data: { webhookId: 4, key: KEY, udid: UDID, ...settings, createdAt: CREATED_AT },
+    data: { webhookId: 4, key: KEY, udid: UDID, kind: 'web', ...settings, createdAt: CREATED_AT },
   };
   const bound: WebhookEvent = { type: 'WebhookBound', data: { webhookId: 4, scenarioId: 9 } };
 
@@ -36,6 +36,7 @@ describe('webhook decider', () => {
         webhookId: 4,
         key: KEY,
         udid: UDID,
+        hookKind: 'web',
         settings,
         now: new Date(CREATED_AT),
       })

@@ -49,6 +49,7 @@ class TestScenarioExport(unittest.TestCase):
                         ], ),
                 webhook = records_client.models.scenario_export_webhook.ScenarioExport_webhook(
                     id = 1, 
+                    kind = 'web', 
                     name = '0', 
                     ip_restrictions = '203.0.113.0/24, 2001:db8::/32', 
                     data_structure = null, 
@@ -96,6 +97,7 @@ class TestScenarioExport(unittest.TestCase):
                         ], ),
                 webhook = records_client.models.scenario_export_webhook.ScenarioExport_webhook(
                     id = 1, 
+                    kind = 'web', 
                     name = '0', 
                     ip_restrictions = '203.0.113.0/24, 2001:db8::/32', 
                     data_structure = null, 

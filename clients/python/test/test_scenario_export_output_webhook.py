@@ -36,6 +36,7 @@ class TestScenarioExportOutputWebhook(unittest.TestCase):
         if include_optional:
             return ScenarioExportOutputWebhook(
                 id = 1,
+                kind = 'web',
                 name = '0',
                 ip_restrictions = 203.0.113.0/24, 2001:db8::/32,
                 data_structure = records_client.models.data_structure_output.DataStructureOutput(
@@ -58,6 +59,7 @@ class TestScenarioExportOutputWebhook(unittest.TestCase):
         else:
             return ScenarioExportOutputWebhook(
                 id = 1,
+                kind = 'web',
                 name = '0',
                 ip_restrictions = 203.0.113.0/24, 2001:db8::/32,
                 data_structure = records_client.models.data_structure_output.DataStructureOutput(

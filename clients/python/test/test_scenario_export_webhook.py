@@ -36,6 +36,7 @@ class TestScenarioExportWebhook(unittest.TestCase):
         if include_optional:
             return ScenarioExportWebhook(
                 id = 1,
+                kind = 'web',
                 name = '0',
                 ip_restrictions = '203.0.113.0/24, 2001:db8::/32',
                 data_structure = records_client.models.data_structure.DataStructure(

@@ -51,7 +51,9 @@ class TestScenarioImported(unittest.TestCase):
                 webhook = records_client.models.webhook_written.WebhookWritten(
                     id = 1, 
                     name = '', 
+                    kind = 'web', 
                     url = '', 
+                    address = '', 
                     key = '', 
                     udid = '', 
                     status = 'enabled', 
@@ -86,7 +88,9 @@ class TestScenarioImported(unittest.TestCase):
                 webhook = records_client.models.webhook_written.WebhookWritten(
                     id = 1, 
                     name = '', 
+                    kind = 'web', 
                     url = '', 
+                    address = '', 
                     key = '', 
                     udid = '', 
                     status = 'enabled', 

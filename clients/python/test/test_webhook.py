@@ -37,7 +37,9 @@ class TestWebhook(unittest.TestCase):
             return Webhook(
                 id = 1,
                 name = '',
+                kind = 'web',
                 url = '',
+                address = '',
                 key = '',
                 udid = '',
                 status = 'enabled',
@@ -80,7 +82,9 @@ class TestWebhook(unittest.TestCase):
             return Webhook(
                 id = 1,
                 name = '',
+                kind = 'web',
                 url = '',
+                address = '',
                 key = '',
                 udid = '',
                 status = 'enabled',

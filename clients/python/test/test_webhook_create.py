@@ -36,6 +36,7 @@ class TestWebhookCreate(unittest.TestCase):
         if include_optional:
             return WebhookCreate(
                 name = '0',
+                kind = 'web',
                 ip_restrictions = '203.0.113.0/24, 2001:db8::/32',
                 data_structure = records_client.models.data_structure.DataStructure(
                     fields = [

@@ -39,7 +39,9 @@ class TestWebhookPage(unittest.TestCase):
                     records_client.models.webhook.Webhook(
                         id = 1, 
                         name = '', 
+                        kind = 'web', 
                         url = '', 
+                        address = '', 
                         key = '', 
                         udid = '', 
                         status = 'enabled', 
@@ -71,7 +73,9 @@ class TestWebhookPage(unittest.TestCase):
                     records_client.models.webhook.Webhook(
                         id = 1, 
                         name = '', 
+                        kind = 'web', 
                         url = '', 
+                        address = '', 
                         key = '', 
                         udid = '', 
                         status = 'enabled', 

@@ -37,7 +37,9 @@ class TestWebhookWritten(unittest.TestCase):
             return WebhookWritten(
                 id = 1,
                 name = '',
+                kind = 'web',
                 url = '',
+                address = '',
                 key = '',
                 udid = '',
                 status = 'enabled',
@@ -76,7 +78,9 @@ class TestWebhookWritten(unittest.TestCase):
             return WebhookWritten(
                 id = 1,
                 name = '',
+                kind = 'web',
                 url = '',
+                address = '',
                 key = '',
                 udid = '',
                 status = 'enabled',

@@ -60,6 +60,7 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
      */
     protected static array $openAPITypes = [
         'id' => 'int',
+        'kind' => 'string',
         'name' => 'string',
         'ip_restrictions' => 'mixed',
         'data_structure' => '\Records\Client\Model\DataStructureOutput',
@@ -78,6 +79,7 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
      */
     protected static array $openAPIFormats = [
         'id' => null,
+        'kind' => null,
         'name' => null,
         'ip_restrictions' => null,
         'data_structure' => null,
@@ -96,6 +98,7 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
      */
     protected static array $openAPINullables = [
         'id' => false,
+        'kind' => false,
         'name' => false,
         'ip_restrictions' => true,
         'data_structure' => true,
@@ -184,6 +187,7 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
      */
     protected static array $attributeMap = [
         'id' => 'id',
+        'kind' => 'kind',
         'name' => 'name',
         'ip_restrictions' => 'ipRestrictions',
         'data_structure' => 'dataStructure',
@@ -202,6 +206,7 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
      */
     protected static array $setters = [
         'id' => 'setId',
+        'kind' => 'setKind',
         'name' => 'setName',
         'ip_restrictions' => 'setIpRestrictions',
         'data_structure' => 'setDataStructure',
@@ -220,6 +225,7 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
      */
     protected static array $getters = [
         'id' => 'getId',
+        'kind' => 'getKind',
         'name' => 'getName',
         'ip_restrictions' => 'getIpRestrictions',
         'data_structure' => 'getDataStructure',
@@ -263,6 +269,21 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
         return self::$openAPIModelName;
     }
 
+    public const KIND_WEB = 'web';
+    public const KIND_MAIL = 'mail';
+
+    /**
+     * Gets allowable values of the enum
+     *
+     * @return string[]
+     */
+    public static function getKindAllowableValues()
+    {
+        return [
+            self::KIND_WEB,
+            self::KIND_MAIL,
+        ];
+    }
 
     /**
      * Associative array for storing property values
@@ -279,6 +300,7 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
     public function __construct(?array $data = null)
     {
         $this->setIfExists('id', $data ?? [], null);
+        $this->setIfExists('kind', $data ?? [], 'web');
         $this->setIfExists('name', $data ?? [], null);
         $this->setIfExists('ip_restrictions', $data ?? [], null);
         $this->setIfExists('data_structure', $data ?? [], null);
@@ -324,6 +346,18 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
 
         if (($this->container['id'] < 1)) {
             $invalidProperties[] = "invalid value for 'id', must be bigger than or equal to 1.";
+        }
+
+        if ($this->container['kind'] === null) {
+            $invalidProperties[] = "'kind' can't be null";
+        }
+        $allowedValues = self::getKindAllowableValues();
+        if (!is_null($this->container['kind']) && !in_array($this->container['kind'], $allowedValues, true)) {
+            $invalidProperties[] = sprintf(
+                "invalid value '%s' for 'kind', must be one of '%s'",
+                $this->container['kind'],
+                implode("', '", $allowedValues)
+            );
         }
 
         if ($this->container['name'] === null) {
@@ -427,6 +461,43 @@ class ScenarioExportOutputWebhook implements ModelInterface, ArrayAccess, JsonSe
         }
 
         $this->container['id'] = $id;
+
+        return $this;
+    }
+
+    /**
+     * Gets kind
+     *
+     * @return string
+     */
+    public function getKind(): string
+    {
+        return $this->container['kind'];
+    }
+
+    /**
+     * Sets kind
+     *
+     * @param string $kind What the hook receives: HTTP requests to its URL (`web`, the default) or email to its address (`mail`, a mailhook).
+     *
+     * @return $this
+     */
+    public function setKind(string $kind): static
+    {
+        if (is_null($kind)) {
+            throw new InvalidArgumentException('non-nullable kind cannot be null');
+        }
+        $allowedValues = self::getKindAllowableValues();
+        if (!in_array($kind, $allowedValues, true)) {
+            throw new InvalidArgumentException(
+                sprintf(
+                    "Invalid value '%s' for 'kind', must be one of '%s'",
+                    $kind,
+                    implode("', '", $allowedValues)
+                )
+            );
+        }
+        $this->container['kind'] = $kind;
 
         return $this;
     }

@@ -59,6 +59,7 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
      */
     protected static array $openAPITypes = [
         'name' => 'string',
+        'kind' => 'string',
         'ip_restrictions' => 'string',
         'data_structure' => '\Records\Client\Model\DataStructure',
         'data_structure_id' => 'int',
@@ -76,6 +77,7 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
      */
     protected static array $openAPIFormats = [
         'name' => null,
+        'kind' => null,
         'ip_restrictions' => null,
         'data_structure' => null,
         'data_structure_id' => 'int32',
@@ -93,6 +95,7 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
      */
     protected static array $openAPINullables = [
         'name' => false,
+        'kind' => false,
         'ip_restrictions' => false,
         'data_structure' => true,
         'data_structure_id' => true,
@@ -180,6 +183,7 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
      */
     protected static array $attributeMap = [
         'name' => 'name',
+        'kind' => 'kind',
         'ip_restrictions' => 'ipRestrictions',
         'data_structure' => 'dataStructure',
         'data_structure_id' => 'dataStructureId',
@@ -197,6 +201,7 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
      */
     protected static array $setters = [
         'name' => 'setName',
+        'kind' => 'setKind',
         'ip_restrictions' => 'setIpRestrictions',
         'data_structure' => 'setDataStructure',
         'data_structure_id' => 'setDataStructureId',
@@ -214,6 +219,7 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
      */
     protected static array $getters = [
         'name' => 'getName',
+        'kind' => 'getKind',
         'ip_restrictions' => 'getIpRestrictions',
         'data_structure' => 'getDataStructure',
         'data_structure_id' => 'getDataStructureId',
@@ -256,6 +262,21 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
         return self::$openAPIModelName;
     }
 
+    public const KIND_WEB = 'web';
+    public const KIND_MAIL = 'mail';
+
+    /**
+     * Gets allowable values of the enum
+     *
+     * @return string[]
+     */
+    public static function getKindAllowableValues()
+    {
+        return [
+            self::KIND_WEB,
+            self::KIND_MAIL,
+        ];
+    }
 
     /**
      * Associative array for storing property values
@@ -272,6 +293,7 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
     public function __construct(?array $data = null)
     {
         $this->setIfExists('name', $data ?? [], null);
+        $this->setIfExists('kind', $data ?? [], null);
         $this->setIfExists('ip_restrictions', $data ?? [], null);
         $this->setIfExists('data_structure', $data ?? [], null);
         $this->setIfExists('data_structure_id', $data ?? [], null);
@@ -316,6 +338,15 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
 
         if ((mb_strlen($this->container['name']) < 1)) {
             $invalidProperties[] = "invalid value for 'name', the character length must be bigger than or equal to 1.";
+        }
+
+        $allowedValues = self::getKindAllowableValues();
+        if (!is_null($this->container['kind']) && !in_array($this->container['kind'], $allowedValues, true)) {
+            $invalidProperties[] = sprintf(
+                "invalid value '%s' for 'kind', must be one of '%s'",
+                $this->container['kind'],
+                implode("', '", $allowedValues)
+            );
         }
 
         if (!is_null($this->container['ip_restrictions']) && (mb_strlen($this->container['ip_restrictions']) > 4000)) {
@@ -388,6 +419,43 @@ class WebhookCreate implements ModelInterface, ArrayAccess, JsonSerializable
         }
 
         $this->container['name'] = $name;
+
+        return $this;
+    }
+
+    /**
+     * Gets kind
+     *
+     * @return string|null
+     */
+    public function getKind(): ?string
+    {
+        return $this->container['kind'];
+    }
+
+    /**
+     * Sets kind
+     *
+     * @param string|null $kind What the hook receives: HTTP requests to its URL (`web`, the default) or email to its address (`mail`, a mailhook).
+     *
+     * @return $this
+     */
+    public function setKind(?string $kind): static
+    {
+        if (is_null($kind)) {
+            throw new InvalidArgumentException('non-nullable kind cannot be null');
+        }
+        $allowedValues = self::getKindAllowableValues();
+        if (!in_array($kind, $allowedValues, true)) {
+            throw new InvalidArgumentException(
+                sprintf(
+                    "Invalid value '%s' for 'kind', must be one of '%s'",
+                    $kind,
+                    implode("', '", $allowedValues)
+                )
+            );
+        }
+        $this->container['kind'] = $kind;
 
         return $this;
     }

@@ -60,7 +60,9 @@ class WebhookWritten implements ModelInterface, ArrayAccess, JsonSerializable
     protected static array $openAPITypes = [
         'id' => 'int',
         'name' => 'string',
+        'kind' => 'string',
         'url' => 'string',
+        'address' => 'string',
         'key' => 'string',
         'udid' => 'string',
         'status' => 'string',
@@ -86,7 +88,9 @@ class WebhookWritten implements ModelInterface, ArrayAccess, JsonSerializable
     protected static array $openAPIFormats = [
         'id' => null,
         'name' => null,
+        'kind' => null,
         'url' => null,
+        'address' => null,
         'key' => null,
         'udid' => null,
         'status' => null,
@@ -112,7 +116,9 @@ class WebhookWritten implements ModelInterface, ArrayAccess, JsonSerializable
     protected static array $openAPINullables = [
         'id' => false,
         'name' => false,
+        'kind' => false,
         'url' => false,
+        'address' => true,
         'key' => false,
         'udid' => false,
         'status' => false,
@@ -208,7 +214,9 @@ class WebhookWritten implements ModelInterface, ArrayAccess, JsonSerializable
     protected static array $attributeMap = [
         'id' => 'id',
         'name' => 'name',
+        'kind' => 'kind',
         'url' => 'url',
+        'address' => 'address',
         'key' => 'key',
         'udid' => 'udid',
         'status' => 'status',
@@ -234,7 +242,9 @@ class WebhookWritten implements ModelInterface, ArrayAccess, JsonSerializable
     protected static array $setters = [
         'id' => 'setId',
         'name' => 'setName',
+        'kind' => 'setKind',
         'url' => 'setUrl',
+        'address' => 'setAddress',
         'key' => 'setKey',
         'udid' => 'setUdid',
         'status' => 'setStatus',
@@ -260,7 +270,9 @@ class WebhookWritten implements ModelInterface, ArrayAccess, JsonSerializable
     protected static array $getters = [
         'id' => 'getId',
         'name' => 'getName',
+        'kind' => 'getKind',
         'url' => 'getUrl',
+        'address' => 'getAddress',
         'key' => 'getKey',
         'udid' => 'getUdid',
         'status' => 'getStatus',
@@ -310,9 +322,24 @@ class WebhookWritten implements ModelInterface, ArrayAccess, JsonSerializable
         return self::$openAPIModelName;
     }
 
+    public const KIND_WEB = 'web';
+    public const KIND_MAIL = 'mail';
     public const STATUS_ENABLED = 'enabled';
     public const STATUS_DISABLED = 'disabled';
     public const STATUS_DEACTIVATED = 'deactivated';
+
+    /**
+     * Gets allowable values of the enum
+     *
+     * @return string[]
+     */
+    public static function getKindAllowableValues()
+    {
+        return [
+            self::KIND_WEB,
+            self::KIND_MAIL,
+        ];
+    }
 
     /**
      * Gets allowable values of the enum
@@ -344,7 +371,9 @@ class WebhookWritten implements ModelInterface, ArrayAccess, JsonSerializable
     {
         $this->setIfExists('id', $data ?? [], null);
         $this->setIfExists('name', $data ?? [], null);
+        $this->setIfExists('kind', $data ?? [], null);
         $this->setIfExists('url', $data ?? [], null);
+        $this->setIfExists('address', $data ?? [], null);
         $this->setIfExists('key', $data ?? [], null);
         $this->setIfExists('udid', $data ?? [], null);
         $this->setIfExists('status', $data ?? [], null);
@@ -401,8 +430,23 @@ class WebhookWritten implements ModelInterface, ArrayAccess, JsonSerializable
         if ($this->container['name'] === null) {
             $invalidProperties[] = "'name' can't be null";
         }
+        if ($this->container['kind'] === null) {
+            $invalidProperties[] = "'kind' can't be null";
+        }
+        $allowedValues = self::getKindAllowableValues();
+        if (!is_null($this->container['kind']) && !in_array($this->container['kind'], $allowedValues, true)) {
+            $invalidProperties[] = sprintf(
+                "invalid value '%s' for 'kind', must be one of '%s'",
+                $this->container['kind'],
+                implode("', '", $allowedValues)
+            );
+        }
+
         if ($this->container['url'] === null) {
             $invalidProperties[] = "'url' can't be null";
+        }
+        if ($this->container['address'] === null && !$this->isNullableSetToNull('address')) {
+            $invalidProperties[] = "'address' is required";
         }
         if ($this->container['key'] === null) {
             $invalidProperties[] = "'key' can't be null";
@@ -564,6 +608,43 @@ class WebhookWritten implements ModelInterface, ArrayAccess, JsonSerializable
     }
 
     /**
+     * Gets kind
+     *
+     * @return string
+     */
+    public function getKind(): string
+    {
+        return $this->container['kind'];
+    }
+
+    /**
+     * Sets kind
+     *
+     * @param string $kind What the hook receives: HTTP requests to its URL (`web`, the default) or email to its address (`mail`, a mailhook).
+     *
+     * @return $this
+     */
+    public function setKind(string $kind): static
+    {
+        if (is_null($kind)) {
+            throw new InvalidArgumentException('non-nullable kind cannot be null');
+        }
+        $allowedValues = self::getKindAllowableValues();
+        if (!in_array($kind, $allowedValues, true)) {
+            throw new InvalidArgumentException(
+                sprintf(
+                    "Invalid value '%s' for 'kind', must be one of '%s'",
+                    $kind,
+                    implode("', '", $allowedValues)
+                )
+            );
+        }
+        $this->container['kind'] = $kind;
+
+        return $this;
+    }
+
+    /**
      * Gets url
      *
      * @return string
@@ -576,7 +657,7 @@ class WebhookWritten implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets url
      *
-     * @param string $url The hook's address; its last part is the 32-character hook id.
+     * @param string $url The hook's address: a URL whose last part is the 32-character hook id, or for a mailhook `mailto:` and its address.
      *
      * @return $this
      */
@@ -586,6 +667,40 @@ class WebhookWritten implements ModelInterface, ArrayAccess, JsonSerializable
             throw new InvalidArgumentException('non-nullable url cannot be null');
         }
         $this->container['url'] = $url;
+
+        return $this;
+    }
+
+    /**
+     * Gets address
+     *
+     * @return string|null
+     */
+    public function getAddress(): ?string
+    {
+        return $this->container['address'];
+    }
+
+    /**
+     * Sets address
+     *
+     * @param string|null $address A mailhook's email address (`<hook id>@<mail domain>`); null for a web hook.
+     *
+     * @return $this
+     */
+    public function setAddress(?string $address): static
+    {
+        if (is_null($address)) {
+            array_push($this->openAPINullablesSetToNull, 'address');
+        } else {
+            $nullablesSetToNull = $this->getOpenAPINullablesSetToNull();
+            $index = array_search('address', $nullablesSetToNull);
+            if ($index !== FALSE) {
+                unset($nullablesSetToNull[$index]);
+                $this->setOpenAPINullablesSetToNull($nullablesSetToNull);
+            }
+        }
+        $this->container['address'] = $address;
 
         return $this;
     }

@@ -87,6 +87,15 @@ class ScenarioExportOutputWebhookTest extends TestCase
     }
 
     /**
+     * Test attribute "kind"
+     */
+    public function testPropertyKind()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
      * Test attribute "name"
      */
     public function testPropertyName()

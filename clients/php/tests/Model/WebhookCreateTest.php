@@ -87,6 +87,15 @@ class WebhookCreateTest extends TestCase
     }
 
     /**
+     * Test attribute "kind"
+     */
+    public function testPropertyKind()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
      * Test attribute "ip_restrictions"
      */
     public function testPropertyIpRestrictions()

@@ -96,9 +96,27 @@ class WebhookTest extends TestCase
     }
 
     /**
+     * Test attribute "kind"
+     */
+    public function testPropertyKind()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
      * Test attribute "url"
      */
     public function testPropertyUrl()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
+     * Test attribute "address"
+     */
+    public function testPropertyAddress()
     {
         // TODO: implement
         self::markTestIncomplete('Not implemented');

@@ -17,7 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from records_client.models.data_structure_output import DataStructureOutput
@@ -30,6 +30,7 @@ class ScenarioExportOutputWebhook(BaseModel):
     The hook that triggers it, with its settings and data structure (null: none).
     """ # noqa: E501
     id: Annotated[int, Field(le=2147483647, strict=True, ge=1)]
+    kind: StrictStr = Field(description="What the hook receives: HTTP requests to its URL (`web`, the default) or email to its address (`mail`, a mailhook).")
     name: Annotated[str, Field(min_length=1, strict=True, max_length=200)]
     ip_restrictions: Optional[Any] = Field(description="Comma-separated IPv4/IPv6 addresses and CIDR ranges allowed to call; empty: everyone.", alias="ipRestrictions", json_schema_extra={"examples": ["203.0.113.0/24, 2001:db8::/32"]})
     data_structure: Optional[DataStructureOutput] = Field(description="Incoming data is validated against it (400 with the reasons); null: no validation.", alias="dataStructure")
@@ -39,7 +40,14 @@ class ScenarioExportOutputWebhook(BaseModel):
     json_pass_through: StrictBool = Field(description="Pass a JSON body on as one text string (`value`) instead of fields.", alias="jsonPassThrough")
     max_results: Annotated[int, Field(le=1000, strict=True, ge=1)] = Field(description="Queued requests one scheduled run processes; default 2.", alias="maxResults")
     queue_capacity: Annotated[int, Field(le=50000, strict=True, ge=1)] = Field(description="Requests the queue holds before it answers 400 `Queue is full.`; default 10000, at most 50000.", alias="queueCapacity")
-    __properties: ClassVar[List[str]] = ["id", "name", "ipRestrictions", "dataStructure", "dataStructureId", "getRequestHeaders", "getRequestMethod", "jsonPassThrough", "maxResults", "queueCapacity"]
+    __properties: ClassVar[List[str]] = ["id", "kind", "name", "ipRestrictions", "dataStructure", "dataStructureId", "getRequestHeaders", "getRequestMethod", "jsonPassThrough", "maxResults", "queueCapacity"]
+
+    @field_validator('kind')
+    def kind_validate_enum(cls, value):
+        """Validates the enum"""
+        if value not in set(['web', 'mail']):
+            raise ValueError("must be one of enum values ('web', 'mail')")
+        return value
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -111,6 +119,7 @@ class ScenarioExportOutputWebhook(BaseModel):
 
         _obj = cls.model_validate({
             "id": obj.get("id"),
+            "kind": obj.get("kind") if obj.get("kind") is not None else 'web',
             "name": obj.get("name"),
             "ipRestrictions": obj.get("ipRestrictions"),
             "dataStructure": DataStructureOutput.from_dict(obj["dataStructure"]) if obj.get("dataStructure") is not None else None,

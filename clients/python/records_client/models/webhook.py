@@ -31,7 +31,9 @@ class Webhook(BaseModel):
     """ # noqa: E501
     id: Annotated[int, Field(le=2147483647, strict=True, ge=1)]
     name: StrictStr
-    url: StrictStr = Field(description="The hook's address; its last part is the 32-character hook id.")
+    kind: StrictStr = Field(description="What the hook receives: HTTP requests to its URL (`web`, the default) or email to its address (`mail`, a mailhook).")
+    url: StrictStr = Field(description="The hook's address: a URL whose last part is the 32-character hook id, or for a mailhook `mailto:` and its address.")
+    address: Optional[StrictStr] = Field(description="A mailhook's email address (`<hook id>@<mail domain>`); null for a web hook.")
     key: StrictStr = Field(description="The 32-character hook id.")
     udid: StrictStr = Field(description="Unique webhook identifier.")
     status: StrictStr
@@ -51,7 +53,14 @@ class Webhook(BaseModel):
     updated_at: StrictStr = Field(description="ISO 8601 time of the last change.", alias="updatedAt")
     created_by: Optional[StrictStr] = Field(description="The user who created it (null: the platform itself).", alias="createdBy")
     updated_by: Optional[StrictStr] = Field(description="The user who changed it last.", alias="updatedBy")
-    __properties: ClassVar[List[str]] = ["id", "name", "url", "key", "udid", "status", "scenarioId", "unboundSince", "ipRestrictions", "dataStructure", "dataStructureId", "determinedStructure", "redetermining", "getRequestHeaders", "getRequestMethod", "jsonPassThrough", "maxResults", "queueCapacity", "createdAt", "updatedAt", "createdBy", "updatedBy"]
+    __properties: ClassVar[List[str]] = ["id", "name", "kind", "url", "address", "key", "udid", "status", "scenarioId", "unboundSince", "ipRestrictions", "dataStructure", "dataStructureId", "determinedStructure", "redetermining", "getRequestHeaders", "getRequestMethod", "jsonPassThrough", "maxResults", "queueCapacity", "createdAt", "updatedAt", "createdBy", "updatedBy"]
+
+    @field_validator('kind')
+    def kind_validate_enum(cls, value):
+        """Validates the enum"""
+        if value not in set(['web', 'mail']):
+            raise ValueError("must be one of enum values ('web', 'mail')")
+        return value
 
     @field_validator('status')
     def status_validate_enum(cls, value):
@@ -105,6 +114,11 @@ class Webhook(BaseModel):
         # override the default output from pydantic by calling `to_dict()` of determined_structure
         if self.determined_structure:
             _dict['determinedStructure'] = self.determined_structure.to_dict()
+        # set to None if address (nullable) is None
+        # and model_fields_set contains the field
+        if self.address is None and "address" in self.model_fields_set:
+            _dict['address'] = None
+
         # set to None if scenario_id (nullable) is None
         # and model_fields_set contains the field
         if self.scenario_id is None and "scenario_id" in self.model_fields_set:
@@ -154,7 +168,9 @@ class Webhook(BaseModel):
         _obj = cls.model_validate({
             "id": obj.get("id"),
             "name": obj.get("name"),
+            "kind": obj.get("kind"),
             "url": obj.get("url"),
+            "address": obj.get("address"),
             "key": obj.get("key"),
             "udid": obj.get("udid"),
             "status": obj.get("status"),

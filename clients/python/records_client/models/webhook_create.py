@@ -17,7 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from records_client.models.data_structure import DataStructure
@@ -30,6 +30,7 @@ class WebhookCreate(BaseModel):
     WebhookCreate
     """ # noqa: E501
     name: Annotated[str, Field(min_length=1, strict=True, max_length=200)]
+    kind: Optional[StrictStr] = Field(default=None, description="What the hook receives: HTTP requests to its URL (`web`, the default) or email to its address (`mail`, a mailhook).")
     ip_restrictions: Optional[Annotated[str, Field(strict=True, max_length=4000)]] = Field(default=None, description="Comma-separated IPv4/IPv6 addresses and CIDR ranges allowed to call; empty: everyone.", alias="ipRestrictions", json_schema_extra={"examples": ["203.0.113.0/24, 2001:db8::/32"]})
     data_structure: Optional[DataStructure] = Field(default=None, description="Incoming data is validated against it (400 with the reasons); null: no validation.", alias="dataStructure")
     data_structure_id: Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]] = Field(default=None, description="A reusable data structure (`/data-structure`) incoming data is validated against too, as it is when the request comes; null: none.", alias="dataStructureId")
@@ -38,7 +39,17 @@ class WebhookCreate(BaseModel):
     json_pass_through: Optional[StrictBool] = Field(default=None, description="Pass a JSON body on as one text string (`value`) instead of fields.", alias="jsonPassThrough")
     max_results: Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]] = Field(default=None, description="Queued requests one scheduled run processes; default 2.", alias="maxResults")
     queue_capacity: Optional[Annotated[int, Field(le=50000, strict=True, ge=1)]] = Field(default=None, description="Requests the queue holds before it answers 400 `Queue is full.`; default 10000, at most 50000.", alias="queueCapacity")
-    __properties: ClassVar[List[str]] = ["name", "ipRestrictions", "dataStructure", "dataStructureId", "getRequestHeaders", "getRequestMethod", "jsonPassThrough", "maxResults", "queueCapacity"]
+    __properties: ClassVar[List[str]] = ["name", "kind", "ipRestrictions", "dataStructure", "dataStructureId", "getRequestHeaders", "getRequestMethod", "jsonPassThrough", "maxResults", "queueCapacity"]
+
+    @field_validator('kind')
+    def kind_validate_enum(cls, value):
+        """Validates the enum"""
+        if value is None:
+            return value
+
+        if value not in set(['web', 'mail']):
+            raise ValueError("must be one of enum values ('web', 'mail')")
+        return value
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -105,6 +116,7 @@ class WebhookCreate(BaseModel):
 
         _obj = cls.model_validate({
             "name": obj.get("name"),
+            "kind": obj.get("kind"),
             "ipRestrictions": obj.get("ipRestrictions"),
             "dataStructure": DataStructure.from_dict(obj["dataStructure"]) if obj.get("dataStructure") is not None else None,
             "dataStructureId": obj.get("dataStructureId"),

@@ -32,6 +32,10 @@ export interface ScenarioExportOutputWebhook {
      */
     id: number;
     /**
+     * What the hook receives: HTTP requests to its URL (`web`, the default) or email to its address (`mail`, a mailhook).
+     */
+    kind: ScenarioExportOutputWebhookKindEnum;
+    /**
      * 
      */
     name: string;
@@ -69,11 +73,23 @@ export interface ScenarioExportOutputWebhook {
     queueCapacity: number;
 }
 
+
+/**
+ * @export
+ */
+export const ScenarioExportOutputWebhookKindEnum = {
+    Web: 'web',
+    Mail: 'mail',
+} as const;
+export type ScenarioExportOutputWebhookKindEnum = typeof ScenarioExportOutputWebhookKindEnum[keyof typeof ScenarioExportOutputWebhookKindEnum];
+
+
 /**
  * Check if a given object implements the ScenarioExportOutputWebhook interface.
  */
 export function instanceOfScenarioExportOutputWebhook(value: object): value is ScenarioExportOutputWebhook {
     if (!('id' in value) || value['id'] === undefined) return false;
+    if (!('kind' in value) || value['kind'] === undefined) return false;
     if (!('name' in value) || value['name'] === undefined) return false;
     if (!('ipRestrictions' in value) || value['ipRestrictions'] === undefined) return false;
     if (!('dataStructure' in value) || value['dataStructure'] === undefined) return false;
@@ -97,6 +113,7 @@ export function ScenarioExportOutputWebhookFromJSONTyped(json: any, ignoreDiscri
     return {
         
         'id': json['id'],
+        'kind': json['kind'],
         'name': json['name'],
         'ipRestrictions': json['ipRestrictions'],
         'dataStructure': DataStructureOutputFromJSON(json['dataStructure']),
@@ -121,6 +138,7 @@ export function ScenarioExportOutputWebhookToJSONTyped(value?: ScenarioExportOut
     return {
         
         'id': value['id'],
+        'kind': value['kind'],
         'name': value['name'],
         'ipRestrictions': value['ipRestrictions'],
         'dataStructure': DataStructureOutputToJSON(value['dataStructure']),

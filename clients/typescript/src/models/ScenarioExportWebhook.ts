@@ -32,6 +32,10 @@ export interface ScenarioExportWebhook {
      */
     id: number;
     /**
+     * What the hook receives: HTTP requests to its URL (`web`, the default) or email to its address (`mail`, a mailhook).
+     */
+    kind?: ScenarioExportWebhookKindEnum;
+    /**
      * 
      */
     name: string;
@@ -69,6 +73,17 @@ export interface ScenarioExportWebhook {
     queueCapacity: number;
 }
 
+
+/**
+ * @export
+ */
+export const ScenarioExportWebhookKindEnum = {
+    Web: 'web',
+    Mail: 'mail',
+} as const;
+export type ScenarioExportWebhookKindEnum = typeof ScenarioExportWebhookKindEnum[keyof typeof ScenarioExportWebhookKindEnum];
+
+
 /**
  * Check if a given object implements the ScenarioExportWebhook interface.
  */
@@ -97,6 +112,7 @@ export function ScenarioExportWebhookFromJSONTyped(json: any, ignoreDiscriminato
     return {
         
         'id': json['id'],
+        'kind': json['kind'] == null ? undefined : json['kind'],
         'name': json['name'],
         'ipRestrictions': json['ipRestrictions'],
         'dataStructure': DataStructureFromJSON(json['dataStructure']),
@@ -121,6 +137,7 @@ export function ScenarioExportWebhookToJSONTyped(value?: ScenarioExportWebhook |
     return {
         
         'id': value['id'],
+        'kind': value['kind'],
         'name': value['name'],
         'ipRestrictions': value['ipRestrictions'],
         'dataStructure': DataStructureToJSON(value['dataStructure']),

@@ -36,9 +36,17 @@ export interface Webhook {
      */
     name: string;
     /**
-     * The hook's address; its last part is the 32-character hook id.
+     * What the hook receives: HTTP requests to its URL (`web`, the default) or email to its address (`mail`, a mailhook).
+     */
+    kind: WebhookKindEnum;
+    /**
+     * The hook's address: a URL whose last part is the 32-character hook id, or for a mailhook `mailto:` and its address.
      */
     url: string;
+    /**
+     * A mailhook's email address (`<hook id>@<mail domain>`); null for a web hook.
+     */
+    address: string | null;
     /**
      * The 32-character hook id.
      */
@@ -121,6 +129,15 @@ export interface Webhook {
 /**
  * @export
  */
+export const WebhookKindEnum = {
+    Web: 'web',
+    Mail: 'mail',
+} as const;
+export type WebhookKindEnum = typeof WebhookKindEnum[keyof typeof WebhookKindEnum];
+
+/**
+ * @export
+ */
 export const WebhookStatusEnum = {
     Enabled: 'enabled',
     Disabled: 'disabled',
@@ -135,7 +152,9 @@ export type WebhookStatusEnum = typeof WebhookStatusEnum[keyof typeof WebhookSta
 export function instanceOfWebhook(value: object): value is Webhook {
     if (!('id' in value) || value['id'] === undefined) return false;
     if (!('name' in value) || value['name'] === undefined) return false;
+    if (!('kind' in value) || value['kind'] === undefined) return false;
     if (!('url' in value) || value['url'] === undefined) return false;
+    if (!('address' in value) || value['address'] === undefined) return false;
     if (!('key' in value) || value['key'] === undefined) return false;
     if (!('udid' in value) || value['udid'] === undefined) return false;
     if (!('status' in value) || value['status'] === undefined) return false;
@@ -170,7 +189,9 @@ export function WebhookFromJSONTyped(json: any, ignoreDiscriminator: boolean): W
         
         'id': json['id'],
         'name': json['name'],
+        'kind': json['kind'],
         'url': json['url'],
+        'address': json['address'],
         'key': json['key'],
         'udid': json['udid'],
         'status': json['status'],
@@ -206,7 +227,9 @@ export function WebhookToJSONTyped(value?: Webhook | null, ignoreDiscriminator: 
         
         'id': value['id'],
         'name': value['name'],
+        'kind': value['kind'],
         'url': value['url'],
+        'address': value['address'],
         'key': value['key'],
         'udid': value['udid'],
         'status': value['status'],

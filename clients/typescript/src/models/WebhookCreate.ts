@@ -32,6 +32,10 @@ export interface WebhookCreate {
      */
     name: string;
     /**
+     * What the hook receives: HTTP requests to its URL (`web`, the default) or email to its address (`mail`, a mailhook).
+     */
+    kind?: WebhookCreateKindEnum;
+    /**
      * Comma-separated IPv4/IPv6 addresses and CIDR ranges allowed to call; empty: everyone.
      */
     ipRestrictions?: string;
@@ -65,6 +69,17 @@ export interface WebhookCreate {
     queueCapacity?: number;
 }
 
+
+/**
+ * @export
+ */
+export const WebhookCreateKindEnum = {
+    Web: 'web',
+    Mail: 'mail',
+} as const;
+export type WebhookCreateKindEnum = typeof WebhookCreateKindEnum[keyof typeof WebhookCreateKindEnum];
+
+
 /**
  * Check if a given object implements the WebhookCreate interface.
  */
@@ -84,6 +99,7 @@ export function WebhookCreateFromJSONTyped(json: any, ignoreDiscriminator: boole
     return {
         
         'name': json['name'],
+        'kind': json['kind'] == null ? undefined : json['kind'],
         'ipRestrictions': json['ipRestrictions'] == null ? undefined : json['ipRestrictions'],
         'dataStructure': json['dataStructure'] === undefined ? undefined : json['dataStructure'] === null ? null : DataStructureFromJSON(json['dataStructure']),
         'dataStructureId': json['dataStructureId'] === undefined ? undefined : json['dataStructureId'] === null ? null : json['dataStructureId'],
@@ -107,6 +123,7 @@ export function WebhookCreateToJSONTyped(value?: WebhookCreate | null, ignoreDis
     return {
         
         'name': value['name'],
+        'kind': value['kind'],
         'ipRestrictions': value['ipRestrictions'],
         'dataStructure': DataStructureToJSON(value['dataStructure']),
         'dataStructureId': value['dataStructureId'],

@@ -36,9 +36,17 @@ export interface WebhookWritten {
      */
     name: string;
     /**
-     * The hook's address; its last part is the 32-character hook id.
+     * What the hook receives: HTTP requests to its URL (`web`, the default) or email to its address (`mail`, a mailhook).
+     */
+    kind: WebhookWrittenKindEnum;
+    /**
+     * The hook's address: a URL whose last part is the 32-character hook id, or for a mailhook `mailto:` and its address.
      */
     url: string;
+    /**
+     * A mailhook's email address (`<hook id>@<mail domain>`); null for a web hook.
+     */
+    address: string | null;
     /**
      * The 32-character hook id.
      */
@@ -105,6 +113,15 @@ export interface WebhookWritten {
 /**
  * @export
  */
+export const WebhookWrittenKindEnum = {
+    Web: 'web',
+    Mail: 'mail',
+} as const;
+export type WebhookWrittenKindEnum = typeof WebhookWrittenKindEnum[keyof typeof WebhookWrittenKindEnum];
+
+/**
+ * @export
+ */
 export const WebhookWrittenStatusEnum = {
     Enabled: 'enabled',
     Disabled: 'disabled',
@@ -119,7 +136,9 @@ export type WebhookWrittenStatusEnum = typeof WebhookWrittenStatusEnum[keyof typ
 export function instanceOfWebhookWritten(value: object): value is WebhookWritten {
     if (!('id' in value) || value['id'] === undefined) return false;
     if (!('name' in value) || value['name'] === undefined) return false;
+    if (!('kind' in value) || value['kind'] === undefined) return false;
     if (!('url' in value) || value['url'] === undefined) return false;
+    if (!('address' in value) || value['address'] === undefined) return false;
     if (!('key' in value) || value['key'] === undefined) return false;
     if (!('udid' in value) || value['udid'] === undefined) return false;
     if (!('status' in value) || value['status'] === undefined) return false;
@@ -150,7 +169,9 @@ export function WebhookWrittenFromJSONTyped(json: any, ignoreDiscriminator: bool
         
         'id': json['id'],
         'name': json['name'],
+        'kind': json['kind'],
         'url': json['url'],
+        'address': json['address'],
         'key': json['key'],
         'udid': json['udid'],
         'status': json['status'],
@@ -182,7 +203,9 @@ export function WebhookWrittenToJSONTyped(value?: WebhookWritten | null, ignoreD
         
         'id': value['id'],
         'name': value['name'],
+        'kind': value['kind'],
         'url': value['url'],
+        'address': value['address'],
         'key': value['key'],
         'udid': value['udid'],
         'status': value['status'],
