@@ -15,6 +15,7 @@ const BENCHES = [
   'mcp-overhead.ts',
   'webhooks.ts',
   'scenario-steps.ts',
+  'mailhooks.ts',
 ];
 
 let failed = 0;
