@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { MongoClient } from 'mongodb';
+import { createTransport } from 'nodemailer';
 import { createKafkaStream } from '../../infra/stream/kafka';
 import type { Stream } from '../../infra/stream/port';
 import { describeContract, mongoAvailability, type AdapterRun } from '../support/adapter-report';
@@ -49,6 +50,7 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
   let stream: Stream;
   let gateway: Gateway;
   let queryApiUrl: string;
+  let integratorSmtpPort: number;
   const headers = { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' };
 
   /** One service as compose starts it (`bin/service.ts <name>` with the stack's environment). */
@@ -69,6 +71,8 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
       KAFKA_BROKERS: brokers!,
       EVENTS_TOPIC: topic,
       TRUST_PROXY_HOPS: '1',
+      // Every service shows mailhook addresses; the integrators receive their mail.
+      MAIL_DOMAIN: 'stack.example',
       ...env,
     });
     children.push(child);
@@ -110,8 +114,10 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
       HOOK_TRUSTED_PROXIES: '127.0.0.1',
     });
     await startService('projections');
-    // Two integrators in one consumer group share the topic's partitions, as compose's replicas do.
-    await startService('integrator');
+    // Two integrators in one consumer group share the topic's partitions, as compose's replicas do; each runs
+    // the mailhook SMTP listener too.
+    integratorSmtpPort = await freePort();
+    await startService('integrator', { SMTP_PORT: String(integratorSmtpPort) });
     await startService('integrator');
     const replicas = [await startService('query-api'), await startService('query-api')];
     queryApiUrl = replicas[0]!.url;
@@ -264,5 +270,54 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
       expect(answer.status).toBe(201);
       expect(await answer.json()).toEqual({ order });
     }
+  });
+
+  test('an email to a mailhook: the integrator service takes it over SMTP and runs its scenario', async () => {
+    const create = async (path: string, body: unknown) => {
+      const response = await fetch(`${gateway.url}/api${path}`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+      });
+      expect(response.status).toBe(201);
+      return (await response.json()) as { id: number; address: string; position?: string };
+    };
+    const space = await create('/space', { name: 'Mail' });
+    const module = await create('/module', { spaceId: space.id, name: 'Messages' });
+    const hook = await create('/webhook', { name: 'Inbox', kind: 'mail' });
+    expect(hook.address).toMatch(/^[A-Za-z0-9]{32}@stack\.example$/);
+    await create('/scenario', {
+      name: 'Mail to record',
+      webhookId: hook.id,
+      steps: [{ kind: 'createRecord', moduleId: module.id, name: { expr: 'subject' } }],
+    });
+    const transport = createTransport({
+      host: '127.0.0.1',
+      port: integratorSmtpPort,
+      secure: false,
+      ignoreTLS: true,
+    });
+    try {
+      const info = (await transport.sendMail({
+        from: 'ada@example.org',
+        to: hook.address,
+        subject: 'Mail through the stack',
+        text: 'hello',
+      })) as { accepted: string[] };
+      expect(info.accepted).toEqual([hook.address]);
+    } finally {
+      transport.close();
+    }
+    const deadline = Date.now() + 30_000;
+    let names: string[] = [];
+    while (Date.now() < deadline) {
+      const page = (await (await readThroughGateway(`/module/${module.id}/item`, '0')).json()) as {
+        items: Array<{ name: string }>;
+      };
+      names = page.items.map((item) => item.name);
+      if (names.length > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(names).toEqual(['Mail through the stack']);
   });
 });

@@ -2,12 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
+import { createTransport } from 'nodemailer';
 import { exited, freePort, output, spawnBin, waitUntilReady } from '../support/child-platform';
 
 /**
  * Stopping during webhook traffic. `kill -9` during a flood: every request answered 200 is in its hook's log
  * after the restart, the instant ones ran exactly once (one record each, one run each), the queued ones are all
- * still queued. SIGTERM during a flood or while a request waits for its run's response: the process answers,
+ * still queued; the same for email to mailhooks (every one answered 250 runs once). SIGTERM during a flood or while a request waits for its run's response: the process answers,
  * exits within seconds, and nothing accepted is lost or run twice.
  */
 const TOKEN = 'rpt_hook-crash-token-0123456789abcdef';
@@ -33,12 +34,18 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function startServer(port: number, script = 'platform.ts', args: string[] = []): Promise<string> {
+async function startServer(
+  port: number,
+  script = 'platform.ts',
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<string> {
   child = spawnBin(script, args, {
     PORT: String(port),
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
     ADMIN_TOKEN: TOKEN,
+    ...env,
   });
   children.push(child);
   const logs = output(child);
@@ -189,6 +196,79 @@ test('kill -9 during a webhook flood: every accepted request is logged, ran once
       expect(new Set(queue.map((item) => item.requestId))).toEqual(new Set(logs.map((entry) => entry.id)));
     }
   }
+});
+
+test('kill -9 during a mail flood: every email answered 250 runs exactly once after the restart', async () => {
+  const port = await freePort();
+  const smtp = { SMTP_PORT: String(await freePort()), MAIL_DOMAIN: 'crash.example' };
+  let url = await startServer(port, 'platform.ts', [], smtp);
+  const space = await api<{ id: number }>(url, 'POST', '/space', { name: 'Mail' });
+  const module = await api<{ id: number }>(url, 'POST', '/module', { spaceId: space.id, name: 'Messages' });
+  const addresses: string[] = [];
+  for (let index = 0; index < 10; index++) {
+    const hook = await api<{ id: number; address: string }>(url, 'POST', '/webhook', {
+      name: `Mail ${index}`,
+      kind: 'mail',
+    });
+    await api(url, 'POST', '/scenario', {
+      name: `Mail ${index}`,
+      webhookId: hook.id,
+      steps: [{ kind: 'createRecord', moduleId: module.id, name: { expr: 'subject' } }],
+    });
+    addresses.push(hook.address);
+  }
+
+  const accepted = new Set<string>();
+  let stop = false;
+  const transport = createTransport({
+    host: '127.0.0.1',
+    port: Number(smtp.SMTP_PORT),
+    secure: false,
+    ignoreTLS: true,
+    pool: true,
+    maxConnections: 8,
+  });
+  const sender = async (worker: number): Promise<void> => {
+    for (let i = 0; !stop; i++) {
+      const subject = `m-${worker}-${i}`;
+      try {
+        await transport.sendMail({
+          from: 'a@example.org',
+          to: addresses[(worker + i) % addresses.length],
+          subject,
+          text: 'x',
+        });
+        accepted.add(subject);
+      } catch (error) {
+        // 451: over a hook's rate, try another; anything else: the process is gone.
+        if ((error as { responseCode?: number }).responseCode !== 451) return;
+      }
+    }
+  };
+  const senders = Array.from({ length: 8 }, (_, worker) => sender(worker));
+  const deadline = Date.now() + 30_000;
+  while (accepted.size < 150 && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  child!.kill('SIGKILL');
+  await exited(child!);
+  stop = true;
+  await Promise.all(senders);
+  transport.close();
+  expect(accepted.size).toBeGreaterThanOrEqual(150);
+
+  url = await startServer(port, 'platform.ts', [], smtp);
+  const records = await eventually(
+    () => all<{ name: string }>(url, `/module/${module.id}/item`),
+    (items) => {
+      const names = new Set(items.map((item) => item.name));
+      return [...accepted].every((subject) => names.has(subject));
+    },
+  );
+  const counts = new Map<string, number>();
+  for (const record of records) counts.set(record.name, (counts.get(record.name) ?? 0) + 1);
+  for (const subject of accepted)
+    expect({ subject, records: counts.get(subject) }).toEqual({ subject, records: 1 });
+  expect([...counts.values()].every((count) => count === 1)).toBe(true);
 });
 
 test('SIGTERM during a webhook flood: the process exits promptly, and every accepted request runs exactly once', async () => {

@@ -44,6 +44,26 @@ describe('webhook decider', () => {
     expect(state).toMatchObject({ status: 'enabled', scenarioId: null, unboundSince: CREATED_AT });
   });
 
+  test('a mailhook keeps its kind; a hook created before kinds existed is a web hook', () => {
+    const mailCreated: WebhookEvent = { ...created, data: { ...created.data, kind: 'mail' } };
+    const state = spec
+      .given([])
+      .when({
+        kind: 'CreateWebhook',
+        webhookId: 4,
+        key: KEY,
+        udid: UDID,
+        hookKind: 'mail',
+        settings,
+        now: new Date(CREATED_AT),
+      })
+      .then([mailCreated]);
+    expect(state.kind).toBe('mail');
+    const { kind: _kind, ...before } = created.data;
+    const old: WebhookEvent = { type: 'WebhookCreated', data: before };
+    expect(webhookDecider.evolve(webhookDecider.initialState, old).kind).toBe('web');
+  });
+
   test('a hook serves one scenario: binding another is refused, binding the same again changes nothing', () => {
     spec.given([created, bound]).when({ kind: 'BindScenario', scenarioId: 10 }).thenThrows('conflict');
     spec.given([created, bound]).when({ kind: 'BindScenario', scenarioId: 9 }).thenNothingHappens();
