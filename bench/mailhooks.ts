@@ -101,7 +101,9 @@ async function main(): Promise<void> {
         to: hooks[round]!.address,
         subject: `Big ${round}`,
         text: 'The archive is attached.',
-        attachments: [{ filename: 'archive.bin', content: attachment, contentType: 'application/octet-stream' }],
+        attachments: [
+          { filename: 'archive.bin', content: attachment, contentType: 'application/octet-stream' },
+        ],
       })) as { messageSize?: number };
       bigTimes.push(performance.now() - at);
       bigBytes = info.messageSize ?? bigBytes;
