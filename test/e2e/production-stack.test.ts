@@ -102,6 +102,23 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
     }
   }
 
+  /** Creates through the gateway (201 expected): the entity and the position of its write. */
+  async function create<T = object>(
+    path: string,
+    body: unknown,
+  ): Promise<T & { id: number; position: string }> {
+    const response = await fetch(`${gateway.url}/api${path}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+    });
+    expect(response.status).toBe(201);
+    return {
+      ...((await response.json()) as T & { id: number }),
+      position: response.headers.get('x-position')!,
+    };
+  }
+
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'records-stack-'));
     stream = createKafkaStream({ brokers: brokers!.split(','), clientId: 'stack-test' });
@@ -210,23 +227,11 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
   });
 
   test('an upload above nginx’s default body limit passes the gateway into GridFS and comes back through a replica', async () => {
-    const create = async (path: string, body: unknown) => {
-      const response = await fetch(`${gateway.url}/api${path}`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(body),
-      });
-      expect(response.status).toBe(201);
-      return {
-        entity: (await response.json()) as { id: number },
-        position: response.headers.get('x-position')!,
-      };
-    };
     const space = await create('/space', { name: 'Files' });
-    const module = await create('/module', { spaceId: space.entity.id, name: 'Documents' });
-    const record = await create('/record', { moduleId: module.entity.id, name: 'With a big file' });
+    const module = await create('/module', { spaceId: space.id, name: 'Documents' });
+    const record = await create('/record', { moduleId: module.id, name: 'With a big file' });
     const bytes = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(6 * 1024 * 1024, 7)]);
-    const upload = await fetch(`${gateway.url}/api/record/${record.entity.id}/file?name=big.pdf`, {
+    const upload = await fetch(`${gateway.url}/api/record/${record.id}/file?name=big.pdf`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/pdf' },
       body: bytes,
@@ -234,7 +239,7 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
     expect(upload.status).toBe(201);
     const file = (await upload.json()) as { id: number };
     const download = await readThroughGateway(
-      `/record/${record.entity.id}/file/${file.id}/content`,
+      `/record/${record.id}/file/${file.id}/content`,
       upload.headers.get('x-position')!,
     );
     expect(download.status).toBe(200);
@@ -243,18 +248,9 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
   });
 
   test('a webhook through the gateway: the command API receives it, an integrator runs its scenario from Kafka and answers', async () => {
-    const create = async (path: string, body: unknown) => {
-      const response = await fetch(`${gateway.url}/api${path}`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(body),
-      });
-      expect(response.status).toBe(201);
-      return (await response.json()) as { id: number; key: string; url: string };
-    };
     const space = await create('/space', { name: 'Hooks' });
     const module = await create('/module', { spaceId: space.id, name: 'Orders' });
-    const hook = await create('/webhook', { name: 'Orders' });
+    const hook = await create<{ key: string; url: string }>('/webhook', { name: 'Orders' });
     expect(hook.url).toBe(`${gateway.url}/hook/${hook.key}`);
     await create('/scenario', {
       name: 'Order to record',
@@ -273,18 +269,9 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
   });
 
   test('an email to a mailhook: the integrator service takes it over SMTP and runs its scenario', async () => {
-    const create = async (path: string, body: unknown) => {
-      const response = await fetch(`${gateway.url}/api${path}`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(body),
-      });
-      expect(response.status).toBe(201);
-      return (await response.json()) as { id: number; address: string; position?: string };
-    };
     const space = await create('/space', { name: 'Mail' });
     const module = await create('/module', { spaceId: space.id, name: 'Messages' });
-    const hook = await create('/webhook', { name: 'Inbox', kind: 'mail' });
+    const hook = await create<{ address: string }>('/webhook', { name: 'Inbox', kind: 'mail' });
     expect(hook.address).toMatch(/^[A-Za-z0-9]{32}@stack\.example$/);
     await create('/scenario', {
       name: 'Mail to record',
