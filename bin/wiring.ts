@@ -25,7 +25,7 @@ import type { ReadStore } from '../infra/read-store/port';
 import { ReadModels } from '../infra/read-store/read-models';
 import { createSqliteReadStore } from '../infra/read-store/sqlite';
 import { pooledReadStore, SqliteReadPool, type ReadThreadData } from '../infra/read-store/sqlite-read-pool';
-import { startTypeScriptWorker } from '../projections/worker';
+import { startTypeScriptWorker } from '../infra/worker-thread';
 import { createInProcessStream, type InProcessStreamHandle } from '../infra/stream/in-process';
 import type { Stream } from '../infra/stream/port';
 import { ProjectionHost, type Projections } from '../projections/host';

@@ -1,7 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { FromDecoderThread, ToDecoderThread } from './thread-protocol';
 import type { DecodedWindow, PositionWindow, WindowDecoder } from './window-decoder';
-import { startTypeScriptWorker } from './worker';
+import { startTypeScriptWorker } from '../infra/worker-thread';
 
 interface Waiter {
   resolve(window: DecodedWindow): void;

@@ -1,7 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { Projections, ProjectionStatus } from './host';
 import type { FromProjectionsThread, ToProjectionsThread } from './thread-protocol';
-import { startTypeScriptWorker } from './worker';
+import { startTypeScriptWorker } from '../infra/worker-thread';
 
 /**
  * The projections thread's young generation. Left to V8 it grows larger under a write load; at 24 MB the

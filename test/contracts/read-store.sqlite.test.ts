@@ -5,7 +5,7 @@ import { READ_THREAD_ENTRY } from '../../bin/wiring';
 import type { ReadStore } from '../../infra/read-store/port';
 import { createSqliteReadStore } from '../../infra/read-store/sqlite';
 import { pooledReadStore, SqliteReadPool } from '../../infra/read-store/sqlite-read-pool';
-import { startTypeScriptWorker } from '../../projections/worker';
+import { startTypeScriptWorker } from '../../infra/worker-thread';
 import { describeContract } from '../support/adapter-report';
 import { readStoreContract } from './read-store';
 

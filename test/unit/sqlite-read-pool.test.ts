@@ -8,7 +8,7 @@ import type { StoreQuery } from '../../contracts/query/store-query';
 import type { ReadModelChange } from '../../contracts/read-model-changes';
 import { createSqliteReadStore, type SqliteReadStore } from '../../infra/read-store/sqlite';
 import { SqliteReadPool, type SqliteReadPoolOptions } from '../../infra/read-store/sqlite-read-pool';
-import { startTypeScriptWorker } from '../../projections/worker';
+import { startTypeScriptWorker } from '../../infra/worker-thread';
 
 const ROWS = 50_000;
 /** Every row through the registered `like` function and an unindexed sort: tens of milliseconds. */
