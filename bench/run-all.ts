@@ -16,6 +16,7 @@ const BENCHES = [
   'webhooks.ts',
   'scenario-steps.ts',
   'mailhooks.ts',
+  'vector-index.ts',
 ];
 
 let failed = 0;
@@ -23,7 +24,7 @@ for (const bench of BENCHES) {
   process.stdout.write(`\n# ${bench}\n`);
   const result = spawnSync(
     process.execPath,
-    ['--require', require.resolve('tsx/cjs'), join(__dirname, bench)],
+    ['--expose-gc', '--require', require.resolve('tsx/cjs'), join(__dirname, bench)],
     {
       stdio: 'inherit',
     },

@@ -1,0 +1,277 @@
+import type Database from 'better-sqlite3';
+import { openSqliteFile } from '../sqlite-file';
+import {
+  candidatesFor,
+  type RecordVectors,
+  type VectorHit,
+  type VectorIndex,
+  type VectorQuery,
+} from './port';
+import { SpaceVectors } from './space-vectors';
+
+/** Records whose exact vectors one query reads at a time while it re-ranks. */
+const RERANK_BATCH = 500;
+/** Changes kept for other processes to catch up with; one further behind reloads the space. */
+const KEPT_CHANGES = 200_000;
+
+interface LoadedSpace {
+  readonly vectors: SpaceVectors;
+  /** The last change applied. */
+  seq: number;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS vector_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS vector_records (
+  tenant TEXT NOT NULL,
+  record_id INTEGER NOT NULL,
+  space_id INTEGER NOT NULL,
+  module_id INTEGER NOT NULL,
+  position INTEGER NOT NULL,
+  chunks INTEGER NOT NULL,
+  PRIMARY KEY (tenant, record_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS vector_records_space ON vector_records (tenant, space_id);
+CREATE TABLE IF NOT EXISTS vector_points (
+  tenant TEXT NOT NULL,
+  record_id INTEGER NOT NULL,
+  chunk INTEGER NOT NULL,
+  vector BLOB NOT NULL,
+  PRIMARY KEY (tenant, record_id, chunk)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS vector_changes (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  tenant TEXT NOT NULL,
+  space_id INTEGER NOT NULL,
+  record_id INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS vector_changes_space ON vector_changes (tenant, space_id, seq);
+`;
+
+const toBlob = (vector: Float32Array) => Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+/** The floats of a stored vector: a view where the bytes are aligned for it, else a copy. */
+const fromBlob = (blob: Buffer) =>
+  blob.byteOffset % 4 === 0
+    ? new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4)
+    : new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
+
+function dotProduct(a: Float32Array, b: Float32Array): number {
+  let sum = 0;
+  for (let index = 0; index < a.length; index++) sum += a[index]! * b[index]!;
+  return sum;
+}
+
+/**
+ * The embedded vector index: every vector in a SQLite file (float32, for exact scores), and each searched space
+ * in memory as int8 codes scanned by a SIMD kernel (`SpaceVectors`), loaded on its first search. The top
+ * candidates of a scan are re-ranked with their exact vectors, so the answer is exact but for a record
+ * ranked past twice the limit by an estimate off by more than the gap (about 0.01 at most).
+ *
+ * Several processes may share the file (separate services on the embedded stores): every write appends to a
+ * change log, and a search first applies the changes of its space made since it last looked.
+ */
+export class EmbeddedVectorIndex implements VectorIndex {
+  private readonly spaces = new Map<string, Promise<LoadedSpace>>();
+  private readonly statements;
+
+  private constructor(
+    private readonly db: Database.Database,
+    readonly dimension: number,
+  ) {
+    db.exec(SCHEMA);
+    this.statements = {
+      meta: db.prepare<[string], { value: string }>('SELECT value FROM vector_meta WHERE key = ?'),
+      setMeta: db.prepare('INSERT OR REPLACE INTO vector_meta (key, value) VALUES (?, ?)'),
+      record: db
+        .prepare<[string, number], { space_id: bigint; module_id: bigint; position: bigint; chunks: bigint }>(
+          'SELECT space_id, module_id, position, chunks FROM vector_records WHERE tenant = ? AND record_id = ?',
+        )
+        .safeIntegers(true),
+      setRecord: db.prepare(
+        'INSERT OR REPLACE INTO vector_records (tenant, record_id, space_id, module_id, position, chunks) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      deletePoints: db.prepare('DELETE FROM vector_points WHERE tenant = ? AND record_id = ?'),
+      insertPoint: db.prepare(
+        'INSERT INTO vector_points (tenant, record_id, chunk, vector) VALUES (?, ?, ?, ?)',
+      ),
+      points: db.prepare<[string, number], { vector: Buffer }>(
+        'SELECT vector FROM vector_points WHERE tenant = ? AND record_id = ? ORDER BY chunk',
+      ),
+      change: db.prepare('INSERT INTO vector_changes (tenant, space_id, record_id) VALUES (?, ?, ?)'),
+      changesSince: db.prepare<[string, number, number], { seq: number; record_id: number }>(
+        'SELECT seq, record_id FROM vector_changes WHERE tenant = ? AND space_id = ? AND seq > ? ORDER BY seq',
+      ),
+      lastChange: db.prepare<[], { seq: number | null }>('SELECT max(seq) AS seq FROM vector_changes'),
+      firstChange: db.prepare<[], { seq: number | null }>('SELECT min(seq) AS seq FROM vector_changes'),
+      prune: db.prepare('DELETE FROM vector_changes WHERE seq <= ?'),
+      spaceRecords: db.prepare<[string, number], { record_id: number; module_id: number }>(
+        'SELECT record_id, module_id FROM vector_records WHERE tenant = ? AND space_id = ? AND chunks > 0',
+      ),
+      spaceRows: db.prepare<[string, number], { rows: number | null }>(
+        'SELECT sum(chunks) AS rows FROM vector_records WHERE tenant = ? AND space_id = ?',
+      ),
+      count: db.prepare<[string, number], { count: number }>(
+        'SELECT count(*) AS count FROM vector_records WHERE tenant = ? AND space_id = ? AND chunks > 0',
+      ),
+    };
+  }
+
+  static open(path: string, dimension: number): EmbeddedVectorIndex {
+    return new EmbeddedVectorIndex(openSqliteFile(path), dimension);
+  }
+
+  async identity(): Promise<string | null> {
+    return this.statements.meta.get('identity')?.value ?? null;
+  }
+
+  async reset(identity: string): Promise<void> {
+    this.db.transaction(() => {
+      this.db.exec('DELETE FROM vector_records; DELETE FROM vector_points; DELETE FROM vector_changes;');
+      this.statements.setMeta.run('identity', identity);
+    })();
+    this.spaces.clear();
+  }
+
+  async upsert(records: readonly RecordVectors[]): Promise<void> {
+    for (const record of records)
+      for (const vector of record.vectors)
+        if (vector.length !== this.dimension)
+          throw new RangeError(
+            `record ${record.recordId}: a vector of ${vector.length} dimensions in an index of ${this.dimension}`,
+          );
+    this.db.transaction(() => {
+      for (const record of records) {
+        const { tenant, recordId } = record;
+        const held = this.statements.record.get(tenant, recordId);
+        if (held && held.position > record.position) continue;
+        this.statements.setRecord.run(
+          tenant,
+          recordId,
+          record.spaceId,
+          record.moduleId,
+          record.position,
+          record.vectors.length,
+        );
+        this.statements.deletePoints.run(tenant, recordId);
+        record.vectors.forEach((vector, chunk) =>
+          this.statements.insertPoint.run(tenant, recordId, chunk, toBlob(vector)),
+        );
+        if (held && Number(held.space_id) !== record.spaceId)
+          this.statements.change.run(tenant, Number(held.space_id), recordId);
+        this.statements.change.run(tenant, record.spaceId, recordId);
+      }
+    })();
+    this.pruneChanges();
+  }
+
+  async remove(tenant: string, recordIds: readonly number[], position: bigint): Promise<void> {
+    this.db.transaction(() => {
+      for (const recordId of recordIds) {
+        const held = this.statements.record.get(tenant, recordId);
+        if (!held || held.position > position) continue;
+        this.statements.setRecord.run(tenant, recordId, held.space_id, held.module_id, position, 0);
+        this.statements.deletePoints.run(tenant, recordId);
+        this.statements.change.run(tenant, Number(held.space_id), recordId);
+      }
+    })();
+  }
+
+  async search(query: VectorQuery): Promise<VectorHit[]> {
+    if (query.vector.length !== this.dimension)
+      throw new RangeError(`a query of ${query.vector.length} dimensions in an index of ${this.dimension}`);
+    const space = await this.loaded(query.tenant, query.spaceId);
+    const candidates = space.vectors.scan({
+      vector: query.vector,
+      count: candidatesFor(query.limit),
+      order: query.order,
+      records: query.records,
+      modules: query.modules,
+    });
+    // Exact scores for the candidates, a batch of records at a time.
+    const hits: VectorHit[] = [];
+    for (let start = 0; start < candidates.length; start += RERANK_BATCH) {
+      const batch = candidates.slice(start, start + RERANK_BATCH);
+      for (const { recordId } of batch) {
+        let best = -Infinity;
+        for (const { vector } of this.statements.points.all(query.tenant, recordId))
+          best = Math.max(best, dotProduct(fromBlob(vector), query.vector));
+        if (best > -Infinity) hits.push({ recordId, similarity: Math.min(1, Math.max(-1, best)) });
+      }
+    }
+    const nearest = query.order === 'nearest';
+    return hits
+      .filter((hit) =>
+        nearest
+          ? hit.similarity >= (query.minSimilarity ?? -Infinity)
+          : 1 - hit.similarity >= (query.minDistance ?? -Infinity),
+      )
+      .sort((a, b) => (nearest ? b.similarity - a.similarity : a.similarity - b.similarity))
+      .slice(0, query.limit);
+  }
+
+  async count(tenant: string, spaceId: number): Promise<number> {
+    return this.statements.count.get(tenant, spaceId)?.count ?? 0;
+  }
+
+  /** Bytes the spaces loaded so far hold in memory (vectors as int8 codes, and their bookkeeping). */
+  async memoryBytes(): Promise<number> {
+    const spaces = await Promise.all(this.spaces.values());
+    return spaces.reduce((sum, space) => sum + space.vectors.bytes, 0);
+  }
+
+  async close(): Promise<void> {
+    this.spaces.clear();
+    this.db.close();
+  }
+
+  /** The space in memory, with every change made to it since it was last looked at. */
+  private async loaded(tenant: string, spaceId: number): Promise<LoadedSpace> {
+    const key = `${tenant}\u0000${spaceId}`;
+    let loading = this.spaces.get(key);
+    if (!loading) {
+      loading = this.load(tenant, spaceId);
+      this.spaces.set(key, loading);
+      loading.catch(() => this.spaces.delete(key));
+    }
+    const space = await loading;
+    const first = this.statements.firstChange.get()?.seq ?? 0;
+    if (first > space.seq + 1) {
+      // The changes it missed are pruned: load it again.
+      this.spaces.delete(key);
+      return this.loaded(tenant, spaceId);
+    }
+    for (const change of this.statements.changesSince.all(tenant, spaceId, space.seq)) {
+      this.refreshRecord(space.vectors, tenant, spaceId, change.record_id);
+      space.seq = change.seq;
+    }
+    return space;
+  }
+
+  private async load(tenant: string, spaceId: number): Promise<LoadedSpace> {
+    const vectors = await SpaceVectors.create(
+      this.dimension,
+      this.statements.spaceRows.get(tenant, spaceId)?.rows ?? 0,
+    );
+    const seq = this.statements.lastChange.get()?.seq ?? 0;
+    for (const record of this.statements.spaceRecords.iterate(tenant, spaceId))
+      vectors.set(record.record_id, record.module_id, this.vectorsOf(tenant, record.record_id));
+    return { vectors, seq };
+  }
+
+  private refreshRecord(vectors: SpaceVectors, tenant: string, spaceId: number, recordId: number): void {
+    const held = this.statements.record.get(tenant, recordId);
+    if (!held || Number(held.space_id) !== spaceId || held.chunks === 0n) vectors.remove(recordId);
+    else vectors.set(recordId, Number(held.module_id), this.vectorsOf(tenant, recordId));
+  }
+
+  private vectorsOf(tenant: string, recordId: number): Float32Array[] {
+    return this.statements.points.all(tenant, recordId).map((point) => fromBlob(point.vector));
+  }
+
+  /** Keeps the change log at about `KEPT_CHANGES` (pruned by a tenth at a time). */
+  private pruneChanges(): void {
+    const last = this.statements.lastChange.get()?.seq ?? 0;
+    const first = this.statements.firstChange.get()?.seq ?? 0;
+    if (last - first > KEPT_CHANGES * 1.1) this.statements.prune.run(last - KEPT_CHANGES);
+  }
+}
