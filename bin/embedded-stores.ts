@@ -8,6 +8,7 @@ export const EMBEDDED_FILES = {
   readModels: 'read-models.db',
   stream: 'stream.db',
   attempts: 'attempts.db',
+  vectors: 'vectors.db',
 } as const;
 
 export function embeddedFile(config: Config, file: keyof typeof EMBEDDED_FILES): string {
@@ -20,6 +21,7 @@ export function embeddedSqliteFiles(config: Config): string[] {
   if (config.EVENT_STORE === 'sqlite') used.push('events');
   if (config.READ_STORE === 'sqlite') used.push('readModels', 'attempts');
   if (config.STREAM === 'in-process') used.push('stream');
+  if (config.SEMANTIC_SEARCH) used.push('vectors');
   return used.map((file) => embeddedFile(config, file));
 }
 

@@ -71,6 +71,8 @@ import { HookResponses } from '../command-api/kit/hook-responses';
 import { createHookIntake, type OpenHook } from '../command-api/routes/hook-intake';
 import { createHookReceiver } from '../command-api/routes/hook-receiver';
 import { createMailReceiver } from '../command-api/routes/mail-receiver';
+import { VECTOR_PROJECTION } from '../query-api/routes/vectors';
+import { startSemanticSearch } from './semantic';
 import type { MailHandlers } from '../infra/smtp/mail-listener';
 import { Integrator } from '../integrator/consumer';
 import { ScenarioRunner, type RunnerDeps } from '../integrator/runner';
@@ -279,12 +281,25 @@ export async function buildServices(
   const metrics = new Metrics(async () => {
     if (!host) return [];
     const head = await adapters.events.headPosition();
-    return host.status().map((status) => ({
-      projection: status.name,
-      version: status.version,
-      lagPositions: Number(head - status.position),
-      caughtUp: status.caughtUp,
-    }));
+    const vectors = semantic?.position();
+    return [
+      ...host.status().map((status) => ({
+        projection: status.name,
+        version: status.version,
+        lagPositions: Number(head - status.position),
+        caughtUp: status.caughtUp,
+      })),
+      ...(vectors === undefined
+        ? []
+        : [
+            {
+              projection: VECTOR_PROJECTION,
+              version: 1,
+              lagPositions: Number(head > vectors ? head - vectors : 0n),
+              caughtUp: vectors >= head,
+            },
+          ]),
+    ];
   }, integratorProgress);
   const threaded =
     selection.projections && config.PROJECTIONS_THREAD
@@ -320,6 +335,19 @@ export async function buildServices(
     readPool ? pooledReadStore(adapters.readStore, readPool) : adapters.readStore,
   );
   await host?.start();
+  // Semantic search where records are searched (query) or their vectors made (projections).
+  const semantic =
+    config.SEMANTIC_SEARCH && (selection.query || selection.projections)
+      ? await startSemanticSearch(config, logger, {
+          events: adapters.events,
+          readModels,
+          ...(host &&
+            selection.projections && {
+              waitForReadModels: (position: bigint) =>
+                host.waitFor(position, 60_000, ['records', 'fields', 'labels']),
+            }),
+        })
+      : undefined;
   const relay =
     selection.relay && config.RELAY && !threaded ? await startRelay(config, adapters, logger) : undefined;
 
@@ -341,17 +369,26 @@ export async function buildServices(
     if (host) await host.waitFor(lastPosition(), 30_000, ['identity']);
   }
 
+  const readModelsAt: ReadConsistency['waitFor'] = host
+    ? (position, names, timeoutMs) =>
+        // Answered at once (no trip through the projections host) when they are there already.
+        names.every((name) => host.positionOf(name) >= position)
+          ? Promise.resolve(true)
+          : host.waitFor(position, timeoutMs, names)
+    : (position, names, timeoutMs) => waitForCheckpoints(adapters.readStore, position, names, timeoutMs);
   const consistency: ReadConsistency = {
     timeoutMs: config.MIN_POSITION_TIMEOUT_MS,
     defaultMinPosition: host ? lastPosition : () => 0n,
     headOf: heads.headOf,
-    waitFor: host
-      ? (position, names, timeoutMs) =>
-          // Answered at once (no trip through the projections host) when they are there already.
-          names.every((name) => host.positionOf(name) >= position)
-            ? Promise.resolve(true)
-            : host.waitFor(position, timeoutMs, names)
-      : (position, names, timeoutMs) => waitForCheckpoints(adapters.readStore, position, names, timeoutMs),
+    // The vector index is no read model of the host: its projection answers for it.
+    waitFor: async (position, names, timeoutMs) => {
+      const others = names.filter((name) => name !== VECTOR_PROJECTION);
+      const [readModelsThere, vectorsThere] = await Promise.all([
+        others.length === 0 ? true : readModelsAt(position, others, timeoutMs),
+        names.includes(VECTOR_PROJECTION) && semantic ? semantic.waitFor(position, timeoutMs) : true,
+      ]);
+      return readModelsThere && vectorsThere;
+    },
   };
   const awaitCredentialWrites = (): Promise<void> =>
     awaitCredentialHeads(consistency, CREDENTIAL_PROJECTIONS);
@@ -511,6 +548,7 @@ export async function buildServices(
         consistency,
         blobs: adapters.blobs,
         hookPublication: hooks,
+        ...(semantic && { semantic: semantic.search }),
         logger: logger.child({ component: 'query-api' }),
         credentialActivity: (tenant, credentials) => meter.activity(tenant, credentials),
         accessTokens,
@@ -538,6 +576,7 @@ export async function buildServices(
       await hookResponses?.stop();
       await sharedLog?.close();
       await relay?.stop();
+      await semantic?.stop();
       await host?.stop();
       await readPool?.close();
     },

@@ -143,6 +143,25 @@ export const configSchema = z.object({
       'must be a domain name such as hooks.example.com',
     )
     .optional(),
+  /** Semantic search over records: the vector projection and the `/record/vector/…` routes (503 when off). */
+  SEMANTIC_SEARCH: booleanFlag.default(true),
+  /** Where vectors come from: the embedded sentence model (offline) or an OpenAI-compatible endpoint. */
+  EMBEDDINGS: z.enum(['local', 'openai']).default('local'),
+  /** `EMBEDDINGS=openai`: the endpoint's base URL, `/v1` included. */
+  EMBEDDINGS_URL: z.url({ protocol: /^https?$/ }).default('https://api.openai.com/v1'),
+  EMBEDDINGS_API_KEY: z.string().min(1).optional(),
+  EMBEDDINGS_MODEL: z.string().min(1).max(200).default('text-embedding-3-small'),
+  /** The dimension the endpoint's model answers; a multiple of 16 (the embedded index scores 16 at a time). */
+  EMBEDDINGS_DIMENSION: z.coerce
+    .number()
+    .int()
+    .min(16)
+    .max(8192)
+    .refine((value) => value % 16 === 0, 'must be a multiple of 16')
+    .default(1536),
+  /** Send `dimensions` with each request (models that shorten their vectors, such as OpenAI's v3 models). */
+  EMBEDDINGS_REQUEST_DIMENSION: booleanFlag.default(false),
+  EMBEDDINGS_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   /** Scenario runs one integrator process executes at once. */
   INTEGRATOR_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
   /** The consumer group of the integrator on the events topic. */

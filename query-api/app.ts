@@ -37,6 +37,7 @@ import { addSegmentReadRoutes } from './routes/segments';
 import { DELETED_RECORDS, RECORDS, recordsListed } from './routes/record-lists';
 import { addApiDescriptionRoutes, type ApiDescriptions } from './routes/api-description';
 import { addIntegratorReadRoutes, type IntegratorReadDeps } from './routes/integrator';
+import { addVectorRoutes, type VectorReadDeps } from './routes/vectors';
 
 export const SPACES: EntityDescription = {
   module: 'space',
@@ -59,6 +60,7 @@ export const MODULES: EntityDescription = {
 export type QueryDeps = FileReadDeps &
   UserReadDeps &
   IntegratorReadDeps &
+  VectorReadDeps &
   OAuthInfoDeps & { readonly descriptions: ApiDescriptions };
 
 export function createQueryRouter(deps: QueryDeps): Router {
@@ -78,6 +80,8 @@ export function createQueryRouter(deps: QueryDeps): Router {
   mount(router, listRecords, async (req, res) => {
     sendJson(res, 200, await readPage(req, deps, await recordsListed(req, deps, RECORDS)));
   });
+  // Before `/record/{recordId}`: `vector` is not a record id.
+  addVectorRoutes(router, deps);
   addEntityRoutes(router, deps, { get: getRecord }, 'recordId', RECORDS);
   // Before every `/module/{moduleId}…` route: `built-in` is not a module id.
   addModuleTemplateRoutes(router);

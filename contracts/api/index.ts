@@ -12,6 +12,7 @@ import { PLATFORM_OPERATIONS } from './platform';
 import { RECORD_OPERATIONS } from './records';
 import { STRUCTURE_OPERATIONS } from './structure';
 import { USER_OPERATIONS } from './users';
+import { VECTOR_OPERATIONS } from './vectors';
 
 /** The version of the API description; `npm run release -- <version>` moves it (docs/api.md, "Versions"). */
 export const API_VERSION = '5.9.0';
@@ -21,6 +22,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...API_DESCRIPTION_OPERATIONS,
   ...STRUCTURE_OPERATIONS,
   ...RECORD_OPERATIONS,
+  ...VECTOR_OPERATIONS,
   ...FIELD_OPERATIONS,
   ...CATALOGUE_OPERATIONS,
   ...AUTH_OPERATIONS,

@@ -18,7 +18,7 @@ import {
 
 export const MAX_FIELDS_PER_RECORD = 200;
 
-const fieldValue = fieldValueSchema.meta({
+export const fieldValue = fieldValueSchema.meta({
   id: 'FieldValue',
   description:
     'A field value: text, number, boolean, null, or a list of texts or numbers (options, relations).',

@@ -17,7 +17,7 @@ export const MAX_PAGE_SIZE = 1000;
 export const MAX_OFFSET = 10_000_000;
 
 /** One query-string value; a repeated parameter arrives as an array and is refused rather than guessed. */
-function queryText(name: string) {
+export function queryText(name: string) {
   return z
     .string({
       error: (issue) =>
@@ -30,7 +30,7 @@ function queryText(name: string) {
 }
 
 /** A count in its one canonical decimal spelling: `0x10`, `1e2`, `-0`, ` 5`, `007` are refused, not coerced. */
-function wholeNumber(name: string, min: number, max: number) {
+export function wholeNumber(name: string, min: number, max: number) {
   return queryText(name).transform((text, context) => {
     if (text === undefined) return undefined;
     const value = canonicalDecimal(text);

@@ -128,8 +128,17 @@ export class EmbeddedVectorIndex implements VectorIndex {
     this.db.transaction(() => {
       this.db.exec('DELETE FROM vector_records; DELETE FROM vector_points; DELETE FROM vector_changes;');
       this.statements.setMeta.run('identity', identity);
+      this.statements.setMeta.run('checkpoint', '0');
     })();
     this.spaces.clear();
+  }
+
+  async checkpoint(): Promise<bigint> {
+    return BigInt(this.statements.meta.get('checkpoint')?.value ?? '0');
+  }
+
+  async saveCheckpoint(position: bigint): Promise<void> {
+    this.statements.setMeta.run('checkpoint', position.toString());
   }
 
   async upsert(records: readonly RecordVectors[]): Promise<void> {

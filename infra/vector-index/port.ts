@@ -42,8 +42,11 @@ export interface VectorIndex {
   readonly dimension: number;
   /** What the vectors were made with (the model and the text recipe); null: nothing yet. */
   identity(): Promise<string | null>;
-  /** Empties the index for vectors made another way (a rebuild follows). */
+  /** Empties the index for vectors made another way (a rebuild follows); its checkpoint goes back to 0. */
   reset(identity: string): Promise<void>;
+  /** The event position the vector projection has finished (0n: none). */
+  checkpoint(): Promise<bigint>;
+  saveCheckpoint(position: bigint): Promise<void>;
   /** Sets each record's vectors (and space and module), unless the index holds a later position for it. */
   upsert(records: readonly RecordVectors[]): Promise<void>;
   /** Removes records (deleted ones), unless the index holds a later position for them. */

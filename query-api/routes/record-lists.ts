@@ -13,6 +13,7 @@ import {
 import type { FieldCatalogue } from '../../contracts/query/resolve';
 import { equals } from '../../contracts/query/store-query';
 import { READ_MODELS } from '../../contracts/read-models';
+import { PlatformError } from '../../contracts/errors';
 import { awaitConsistency } from '../consistency';
 import { and, authorize, type EntityDescription, type EntityReadDeps } from './entities';
 import { recordView } from '../representations';
@@ -153,4 +154,55 @@ export async function searchRecords(
     ...(filter && { filter }),
   });
   return { items: page.items.map(RECORDS.view), total: page.total ?? page.items.length };
+}
+
+/** Records a filter may keep for a ranking at most; a filter that keeps more is refused (narrow it). */
+export const MAX_FILTERED_RECORDS = 50_000;
+const ID_PAGE = 1000;
+
+/**
+ * The live records of a space that match a request's filter and a saved segment's (either may be absent), as
+ * ids, read a page at a time in id order. More than `MAX_FILTERED_RECORDS` is a 422 that asks for a narrower
+ * filter. Field keys resolve against the space's fields, as a segment's list does.
+ */
+export async function liveRecordIdsMatching(
+  deps: Pick<EntityReadDeps, 'readModels'>,
+  tenant: string,
+  spaceId: number,
+  filters: { readonly request?: FilterNode; readonly saved?: FilterNode },
+): Promise<Set<number>> {
+  const params: ParsedListParams = {
+    ...(filters.request && { filter: filters.request }),
+    offset: 0,
+    limit: ID_PAGE,
+  };
+  const scope: RecordListScope = { spaceId, ...(filters.saved && { saved: { filter: filters.saved } }) };
+  const records = await catalogued(deps, tenant, RECORDS, scope, params);
+  const conditions = [filters.request, filters.saved].flatMap((node) =>
+    node ? [resolveListParams({ filter: node, offset: 0, limit: 1 }, records.fields, []).filter] : [],
+  );
+  const ids = new Set<number>();
+  let after = 0;
+  for (;;) {
+    const filter = and(
+      equals('status', 'live'),
+      equals('spaceId', spaceId),
+      { kind: 'compare', path: 'recordId', op: 'gt', value: after, numeric: true },
+      ...conditions,
+    );
+    const page = await deps.readModels.find(tenant, RECORDS.collection, {
+      ...(filter && { filter }),
+      sort: [{ path: 'recordId', direction: 'asc' }],
+      limit: ID_PAGE,
+      withTotal: false,
+    });
+    for (const doc of page.items) ids.add(Number(doc.recordId));
+    if (ids.size > MAX_FILTERED_RECORDS)
+      throw new PlatformError(
+        'query_too_expensive',
+        `the filter keeps more than ${MAX_FILTERED_RECORDS} records of the space; narrow it to rank fewer`,
+      );
+    if (page.items.length < ID_PAGE) return ids;
+    after = Number(page.items[page.items.length - 1]!.recordId);
+  }
 }

@@ -1,6 +1,5 @@
 import { join } from 'node:path';
-import { ThreadedEmbedder } from '../../infra/ai/embeddings/threaded';
-import { USE_LITE_DIMENSION, USE_LITE_MODEL } from '../../infra/ai/embeddings/use-lite';
+import { ThreadedEmbedder, USE_LITE_DIMENSION, USE_LITE_MODEL } from '../../infra/ai/embeddings/threaded';
 import { describeContract } from '../support/adapter-report';
 import { embeddingsContract } from './embeddings';
 

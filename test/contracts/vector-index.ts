@@ -58,13 +58,17 @@ export function vectorIndexContract(open: () => Promise<VectorIndexUnderTest>): 
     ...more,
   });
 
-  test('an identity is kept; a reset empties the index under a new one', async () => {
+  test('an identity and a checkpoint are kept; a reset empties the index under a new one', async () => {
     await index.reset('model-a/recipe-1');
     expect(await index.identity()).toBe('model-a/recipe-1');
+    expect(await index.checkpoint()).toBe(0n);
+    await index.saveCheckpoint(12_345_678_901n);
+    expect(await index.checkpoint()).toBe(12_345_678_901n);
     await index.upsert([record(1, [axisVector(0)])]);
     expect(await index.count(tenant, 1)).toBe(1);
     await index.reset('model-b/recipe-1');
     expect(await index.identity()).toBe('model-b/recipe-1');
+    expect(await index.checkpoint()).toBe(0n);
     expect(await index.count(tenant, 1)).toBe(0);
     expect(await index.search(query(axisVector(0)))).toEqual([]);
   });

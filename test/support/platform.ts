@@ -38,6 +38,7 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<T
     {
       PORT: '0',
       SMTP_PORT: '0',
+      SEMANTIC_SEARCH: process.env.SEMANTIC_SEARCH ?? 'false',
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
       ADMIN_TOKEN,

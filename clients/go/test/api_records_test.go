@@ -22,6 +22,18 @@ func Test_records_RecordsAPIService(t *testing.T) {
 	configuration := openapiclient.NewConfiguration()
 	apiClient := openapiclient.NewAPIClient(configuration)
 
+	t.Run("Test RecordsAPIService ContextRecords", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		resp, httpRes, err := apiClient.RecordsAPI.ContextRecords(context.Background()).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
 	t.Run("Test RecordsAPIService CreateRecord", func(t *testing.T) {
 
 		t.Skip("skip test")  // remove to run test
@@ -169,6 +181,18 @@ func Test_records_RecordsAPIService(t *testing.T) {
 
 	})
 
+	t.Run("Test RecordsAPIService OutlierRecords", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		resp, httpRes, err := apiClient.RecordsAPI.OutlierRecords(context.Background()).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
 	t.Run("Test RecordsAPIService PressRecordButton", func(t *testing.T) {
 
 		t.Skip("skip test")  // remove to run test
@@ -191,6 +215,18 @@ func Test_records_RecordsAPIService(t *testing.T) {
 		var recordId int32
 
 		resp, httpRes, err := apiClient.RecordsAPI.RestoreRecord(context.Background(), recordId).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test RecordsAPIService SimilarRecords", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		resp, httpRes, err := apiClient.RecordsAPI.SimilarRecords(context.Background()).Execute()
 
 		require.Nil(t, err)
 		require.NotNil(t, resp)

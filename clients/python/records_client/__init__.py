@@ -71,6 +71,9 @@ __all__ = [
     "CategoryPage",
     "CategoryUpdate",
     "CategoryWritten",
+    "ContextFieldValue",
+    "ContextRecord",
+    "ContextRecords",
     "CreateRecordStep",
     "CreateRecordStepOutput",
     "DataStructure",
@@ -161,6 +164,8 @@ __all__ = [
     "OAuthTokenRevoked",
     "OpenApiDocument",
     "OpenApiDocumentInfo",
+    "OutlierRecord",
+    "OutlierRecords",
     "PasswordChange",
     "PasswordChanged",
     "Reauthenticate",
@@ -231,6 +236,9 @@ __all__ = [
     "SetVariablesStepOutputVariablesInner",
     "SetVariablesStepVariablesInner",
     "SignedOut",
+    "SimilarRecord",
+    "SimilarRecords",
+    "SimilarRecordsMeta",
     "Space",
     "SpaceCreate",
     "SpaceOrModuleUpdate",
@@ -359,6 +367,9 @@ from records_client.models.category_create import CategoryCreate as CategoryCrea
 from records_client.models.category_page import CategoryPage as CategoryPage
 from records_client.models.category_update import CategoryUpdate as CategoryUpdate
 from records_client.models.category_written import CategoryWritten as CategoryWritten
+from records_client.models.context_field_value import ContextFieldValue as ContextFieldValue
+from records_client.models.context_record import ContextRecord as ContextRecord
+from records_client.models.context_records import ContextRecords as ContextRecords
 from records_client.models.create_record_step import CreateRecordStep as CreateRecordStep
 from records_client.models.create_record_step_output import CreateRecordStepOutput as CreateRecordStepOutput
 from records_client.models.data_structure import DataStructure as DataStructure
@@ -449,6 +460,8 @@ from records_client.models.o_auth_grants_items_inner import OAuthGrantsItemsInne
 from records_client.models.o_auth_token_revoked import OAuthTokenRevoked as OAuthTokenRevoked
 from records_client.models.open_api_document import OpenApiDocument as OpenApiDocument
 from records_client.models.open_api_document_info import OpenApiDocumentInfo as OpenApiDocumentInfo
+from records_client.models.outlier_record import OutlierRecord as OutlierRecord
+from records_client.models.outlier_records import OutlierRecords as OutlierRecords
 from records_client.models.password_change import PasswordChange as PasswordChange
 from records_client.models.password_changed import PasswordChanged as PasswordChanged
 from records_client.models.reauthenticate import Reauthenticate as Reauthenticate
@@ -519,6 +532,9 @@ from records_client.models.set_variables_step_output import SetVariablesStepOutp
 from records_client.models.set_variables_step_output_variables_inner import SetVariablesStepOutputVariablesInner as SetVariablesStepOutputVariablesInner
 from records_client.models.set_variables_step_variables_inner import SetVariablesStepVariablesInner as SetVariablesStepVariablesInner
 from records_client.models.signed_out import SignedOut as SignedOut
+from records_client.models.similar_record import SimilarRecord as SimilarRecord
+from records_client.models.similar_records import SimilarRecords as SimilarRecords
+from records_client.models.similar_records_meta import SimilarRecordsMeta as SimilarRecordsMeta
 from records_client.models.space import Space as Space
 from records_client.models.space_create import SpaceCreate as SpaceCreate
 from records_client.models.space_or_module_update import SpaceOrModuleUpdate as SpaceOrModuleUpdate

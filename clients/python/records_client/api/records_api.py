@@ -16,13 +16,15 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 from typing_extensions import Annotated
 
 from pydantic import Field, StrictStr, field_validator
-from typing import Optional
+from typing import Optional, Union
 from typing_extensions import Annotated
 from records_client.models.bulk_delete import BulkDelete
 from records_client.models.bulk_result import BulkResult
 from records_client.models.bulk_write import BulkWrite
 from records_client.models.button_pressed import ButtonPressed
+from records_client.models.context_records import ContextRecords
 from records_client.models.deleted import Deleted
+from records_client.models.outlier_records import OutlierRecords
 from records_client.models.record import Record
 from records_client.models.record_create import RecordCreate
 from records_client.models.record_page import RecordPage
@@ -31,6 +33,7 @@ from records_client.models.record_written import RecordWritten
 from records_client.models.remote_link import RemoteLink
 from records_client.models.remote_link_result import RemoteLinkResult
 from records_client.models.remote_record import RemoteRecord
+from records_client.models.similar_records import SimilarRecords
 
 from records_client.api_client import ApiClient, RequestSerialized
 from records_client.api_response import ApiResponse
@@ -48,6 +51,365 @@ class RecordsApi:
         if api_client is None:
             api_client = ApiClient.get_default()
         self.api_client = api_client
+
+
+    @validate_call
+    def context_records(
+        self,
+        space_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The space searched (its read access is needed); required.")],
+        query: Annotated[str, Field(min_length=1, strict=True, max_length=4000, description="Free text, at most 4000 characters.")],
+        filter: Annotated[Optional[StrictStr], Field(description="The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.")] = None,
+        segment_id: Annotated[Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(description="A saved segment whose filter is applied before ranking. Not with `filter`.")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=1)]], Field(description="Records returned at most (default 100; no upper bound).")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ContextRecords:
+        """A compact lookup of the records of a space most like a text, for AI agents
+
+        The most similar records with their custom field values in short notation (value, id, created, updated, customFieldInputId, customFieldInputName), and `fromSegment` when a segment was given.
+
+        :param space_id: The space searched (its read access is needed); required. (required)
+        :type space_id: int
+        :param query: Free text, at most 4000 characters. (required)
+        :type query: str
+        :param filter: The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.
+        :type filter: str
+        :param segment_id: A saved segment whose filter is applied before ranking. Not with `filter`.
+        :type segment_id: int
+        :param limit: Records returned at most (default 100; no upper bound).
+        :type limit: int
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._context_records_serialize(
+            space_id=space_id,
+            query=query,
+            filter=filter,
+            segment_id=segment_id,
+            limit=limit,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "ContextRecords",
+            '400': "Error",
+            '401': "Error",
+            '403': "Error",
+            '404': "Error",
+            '422': "Error",
+            '429': "Error",
+            '500': "Error",
+            '503': "Error",
+            '504': "Error",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def context_records_with_http_info(
+        self,
+        space_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The space searched (its read access is needed); required.")],
+        query: Annotated[str, Field(min_length=1, strict=True, max_length=4000, description="Free text, at most 4000 characters.")],
+        filter: Annotated[Optional[StrictStr], Field(description="The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.")] = None,
+        segment_id: Annotated[Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(description="A saved segment whose filter is applied before ranking. Not with `filter`.")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=1)]], Field(description="Records returned at most (default 100; no upper bound).")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[ContextRecords]:
+        """A compact lookup of the records of a space most like a text, for AI agents
+
+        The most similar records with their custom field values in short notation (value, id, created, updated, customFieldInputId, customFieldInputName), and `fromSegment` when a segment was given.
+
+        :param space_id: The space searched (its read access is needed); required. (required)
+        :type space_id: int
+        :param query: Free text, at most 4000 characters. (required)
+        :type query: str
+        :param filter: The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.
+        :type filter: str
+        :param segment_id: A saved segment whose filter is applied before ranking. Not with `filter`.
+        :type segment_id: int
+        :param limit: Records returned at most (default 100; no upper bound).
+        :type limit: int
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._context_records_serialize(
+            space_id=space_id,
+            query=query,
+            filter=filter,
+            segment_id=segment_id,
+            limit=limit,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "ContextRecords",
+            '400': "Error",
+            '401': "Error",
+            '403': "Error",
+            '404': "Error",
+            '422': "Error",
+            '429': "Error",
+            '500': "Error",
+            '503': "Error",
+            '504': "Error",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def context_records_without_preload_content(
+        self,
+        space_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The space searched (its read access is needed); required.")],
+        query: Annotated[str, Field(min_length=1, strict=True, max_length=4000, description="Free text, at most 4000 characters.")],
+        filter: Annotated[Optional[StrictStr], Field(description="The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.")] = None,
+        segment_id: Annotated[Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(description="A saved segment whose filter is applied before ranking. Not with `filter`.")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=1)]], Field(description="Records returned at most (default 100; no upper bound).")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """A compact lookup of the records of a space most like a text, for AI agents
+
+        The most similar records with their custom field values in short notation (value, id, created, updated, customFieldInputId, customFieldInputName), and `fromSegment` when a segment was given.
+
+        :param space_id: The space searched (its read access is needed); required. (required)
+        :type space_id: int
+        :param query: Free text, at most 4000 characters. (required)
+        :type query: str
+        :param filter: The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.
+        :type filter: str
+        :param segment_id: A saved segment whose filter is applied before ranking. Not with `filter`.
+        :type segment_id: int
+        :param limit: Records returned at most (default 100; no upper bound).
+        :type limit: int
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._context_records_serialize(
+            space_id=space_id,
+            query=query,
+            filter=filter,
+            segment_id=segment_id,
+            limit=limit,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "ContextRecords",
+            '400': "Error",
+            '401': "Error",
+            '403': "Error",
+            '404': "Error",
+            '422': "Error",
+            '429': "Error",
+            '500': "Error",
+            '503': "Error",
+            '504': "Error",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _context_records_serialize(
+        self,
+        space_id,
+        query,
+        filter,
+        segment_id,
+        limit,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        # process the query parameters
+        if space_id is not None:
+            
+            _query_params.append(('space_id', space_id))
+            
+        if query is not None:
+            
+            _query_params.append(('query', query))
+            
+        if filter is not None:
+            
+            _query_params.append(('filter', filter))
+            
+        if segment_id is not None:
+            
+            _query_params.append(('segment_id', segment_id))
+            
+        if limit is not None:
+            
+            _query_params.append(('limit', limit))
+            
+        # process the header parameters
+        # process the form parameters
+        # process the body parameter
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/json'
+                ]
+            )
+
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'XAuthorization', 
+            'Token'
+        ]
+
+        return self.api_client.param_serialize(
+            method='GET',
+            resource_path='/record/vector/context',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
 
 
     @validate_call
@@ -3471,6 +3833,382 @@ class RecordsApi:
 
 
     @validate_call
+    def outlier_records(
+        self,
+        space_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The space searched (its read access is needed); required.")],
+        query: Annotated[str, Field(min_length=1, strict=True, max_length=4000, description="Free text, at most 4000 characters.")],
+        filter: Annotated[Optional[StrictStr], Field(description="The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.")] = None,
+        segment_id: Annotated[Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(description="A saved segment whose filter is applied before ranking. Not with `filter`.")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=1)]], Field(description="Records returned at most (default 100; no upper bound).")] = None,
+        max_distance: Annotated[Optional[Union[Annotated[float, Field(le=2, strict=True, ge=0)], Annotated[int, Field(le=2, strict=True, ge=0)]]], Field(description="Cosine distance floor in [0, 2]: records closer to the query than this are dropped.")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> OutlierRecords:
+        """Records of a space least like a text
+
+        Ranks the records of one space by cosine distance from the query, farthest first (exact, not approximate).
+
+        :param space_id: The space searched (its read access is needed); required. (required)
+        :type space_id: int
+        :param query: Free text, at most 4000 characters. (required)
+        :type query: str
+        :param filter: The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.
+        :type filter: str
+        :param segment_id: A saved segment whose filter is applied before ranking. Not with `filter`.
+        :type segment_id: int
+        :param limit: Records returned at most (default 100; no upper bound).
+        :type limit: int
+        :param max_distance: Cosine distance floor in [0, 2]: records closer to the query than this are dropped.
+        :type max_distance: float
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._outlier_records_serialize(
+            space_id=space_id,
+            query=query,
+            filter=filter,
+            segment_id=segment_id,
+            limit=limit,
+            max_distance=max_distance,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "OutlierRecords",
+            '400': "Error",
+            '401': "Error",
+            '403': "Error",
+            '404': "Error",
+            '422': "Error",
+            '429': "Error",
+            '500': "Error",
+            '503': "Error",
+            '504': "Error",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def outlier_records_with_http_info(
+        self,
+        space_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The space searched (its read access is needed); required.")],
+        query: Annotated[str, Field(min_length=1, strict=True, max_length=4000, description="Free text, at most 4000 characters.")],
+        filter: Annotated[Optional[StrictStr], Field(description="The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.")] = None,
+        segment_id: Annotated[Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(description="A saved segment whose filter is applied before ranking. Not with `filter`.")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=1)]], Field(description="Records returned at most (default 100; no upper bound).")] = None,
+        max_distance: Annotated[Optional[Union[Annotated[float, Field(le=2, strict=True, ge=0)], Annotated[int, Field(le=2, strict=True, ge=0)]]], Field(description="Cosine distance floor in [0, 2]: records closer to the query than this are dropped.")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[OutlierRecords]:
+        """Records of a space least like a text
+
+        Ranks the records of one space by cosine distance from the query, farthest first (exact, not approximate).
+
+        :param space_id: The space searched (its read access is needed); required. (required)
+        :type space_id: int
+        :param query: Free text, at most 4000 characters. (required)
+        :type query: str
+        :param filter: The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.
+        :type filter: str
+        :param segment_id: A saved segment whose filter is applied before ranking. Not with `filter`.
+        :type segment_id: int
+        :param limit: Records returned at most (default 100; no upper bound).
+        :type limit: int
+        :param max_distance: Cosine distance floor in [0, 2]: records closer to the query than this are dropped.
+        :type max_distance: float
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._outlier_records_serialize(
+            space_id=space_id,
+            query=query,
+            filter=filter,
+            segment_id=segment_id,
+            limit=limit,
+            max_distance=max_distance,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "OutlierRecords",
+            '400': "Error",
+            '401': "Error",
+            '403': "Error",
+            '404': "Error",
+            '422': "Error",
+            '429': "Error",
+            '500': "Error",
+            '503': "Error",
+            '504': "Error",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def outlier_records_without_preload_content(
+        self,
+        space_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The space searched (its read access is needed); required.")],
+        query: Annotated[str, Field(min_length=1, strict=True, max_length=4000, description="Free text, at most 4000 characters.")],
+        filter: Annotated[Optional[StrictStr], Field(description="The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.")] = None,
+        segment_id: Annotated[Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(description="A saved segment whose filter is applied before ranking. Not with `filter`.")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=1)]], Field(description="Records returned at most (default 100; no upper bound).")] = None,
+        max_distance: Annotated[Optional[Union[Annotated[float, Field(le=2, strict=True, ge=0)], Annotated[int, Field(le=2, strict=True, ge=0)]]], Field(description="Cosine distance floor in [0, 2]: records closer to the query than this are dropped.")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """Records of a space least like a text
+
+        Ranks the records of one space by cosine distance from the query, farthest first (exact, not approximate).
+
+        :param space_id: The space searched (its read access is needed); required. (required)
+        :type space_id: int
+        :param query: Free text, at most 4000 characters. (required)
+        :type query: str
+        :param filter: The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.
+        :type filter: str
+        :param segment_id: A saved segment whose filter is applied before ranking. Not with `filter`.
+        :type segment_id: int
+        :param limit: Records returned at most (default 100; no upper bound).
+        :type limit: int
+        :param max_distance: Cosine distance floor in [0, 2]: records closer to the query than this are dropped.
+        :type max_distance: float
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._outlier_records_serialize(
+            space_id=space_id,
+            query=query,
+            filter=filter,
+            segment_id=segment_id,
+            limit=limit,
+            max_distance=max_distance,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "OutlierRecords",
+            '400': "Error",
+            '401': "Error",
+            '403': "Error",
+            '404': "Error",
+            '422': "Error",
+            '429': "Error",
+            '500': "Error",
+            '503': "Error",
+            '504': "Error",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _outlier_records_serialize(
+        self,
+        space_id,
+        query,
+        filter,
+        segment_id,
+        limit,
+        max_distance,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        # process the query parameters
+        if space_id is not None:
+            
+            _query_params.append(('space_id', space_id))
+            
+        if query is not None:
+            
+            _query_params.append(('query', query))
+            
+        if filter is not None:
+            
+            _query_params.append(('filter', filter))
+            
+        if segment_id is not None:
+            
+            _query_params.append(('segment_id', segment_id))
+            
+        if limit is not None:
+            
+            _query_params.append(('limit', limit))
+            
+        if max_distance is not None:
+            
+            _query_params.append(('max_distance', max_distance))
+            
+        # process the header parameters
+        # process the form parameters
+        # process the body parameter
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/json'
+                ]
+            )
+
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'XAuthorization', 
+            'Token'
+        ]
+
+        return self.api_client.param_serialize(
+            method='GET',
+            resource_path='/record/vector/outliers',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
+
+
+    @validate_call
     def press_record_button(
         self,
         record_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The record.")],
@@ -4051,6 +4789,382 @@ class RecordsApi:
         return self.api_client.param_serialize(
             method='POST',
             resource_path='/record/{recordId}/restore',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
+
+
+    @validate_call
+    def similar_records(
+        self,
+        space_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The space searched (its read access is needed); required.")],
+        query: Annotated[str, Field(min_length=1, strict=True, max_length=4000, description="Free text, at most 4000 characters.")],
+        filter: Annotated[Optional[StrictStr], Field(description="The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.")] = None,
+        segment_id: Annotated[Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(description="A saved segment whose filter is applied before ranking. Not with `filter`.")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=1)]], Field(description="Records returned at most (default 20; no upper bound).")] = None,
+        min_similarity: Annotated[Optional[Union[Annotated[float, Field(le=1, strict=True, ge=0)], Annotated[int, Field(le=1, strict=True, ge=0)]]], Field(description="Cosine similarity floor in [0, 1]: records less similar are dropped.")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> SimilarRecords:
+        """Records of a space most like a text
+
+        Ranks the records of one space by the cosine similarity of their text (name, text-like fields, labels) to the query, most similar first. A filter or a segment applies before ranking.
+
+        :param space_id: The space searched (its read access is needed); required. (required)
+        :type space_id: int
+        :param query: Free text, at most 4000 characters. (required)
+        :type query: str
+        :param filter: The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.
+        :type filter: str
+        :param segment_id: A saved segment whose filter is applied before ranking. Not with `filter`.
+        :type segment_id: int
+        :param limit: Records returned at most (default 20; no upper bound).
+        :type limit: int
+        :param min_similarity: Cosine similarity floor in [0, 1]: records less similar are dropped.
+        :type min_similarity: float
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._similar_records_serialize(
+            space_id=space_id,
+            query=query,
+            filter=filter,
+            segment_id=segment_id,
+            limit=limit,
+            min_similarity=min_similarity,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "SimilarRecords",
+            '400': "Error",
+            '401': "Error",
+            '403': "Error",
+            '404': "Error",
+            '422': "Error",
+            '429': "Error",
+            '500': "Error",
+            '503': "Error",
+            '504': "Error",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def similar_records_with_http_info(
+        self,
+        space_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The space searched (its read access is needed); required.")],
+        query: Annotated[str, Field(min_length=1, strict=True, max_length=4000, description="Free text, at most 4000 characters.")],
+        filter: Annotated[Optional[StrictStr], Field(description="The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.")] = None,
+        segment_id: Annotated[Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(description="A saved segment whose filter is applied before ranking. Not with `filter`.")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=1)]], Field(description="Records returned at most (default 20; no upper bound).")] = None,
+        min_similarity: Annotated[Optional[Union[Annotated[float, Field(le=1, strict=True, ge=0)], Annotated[int, Field(le=1, strict=True, ge=0)]]], Field(description="Cosine similarity floor in [0, 1]: records less similar are dropped.")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[SimilarRecords]:
+        """Records of a space most like a text
+
+        Ranks the records of one space by the cosine similarity of their text (name, text-like fields, labels) to the query, most similar first. A filter or a segment applies before ranking.
+
+        :param space_id: The space searched (its read access is needed); required. (required)
+        :type space_id: int
+        :param query: Free text, at most 4000 characters. (required)
+        :type query: str
+        :param filter: The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.
+        :type filter: str
+        :param segment_id: A saved segment whose filter is applied before ranking. Not with `filter`.
+        :type segment_id: int
+        :param limit: Records returned at most (default 20; no upper bound).
+        :type limit: int
+        :param min_similarity: Cosine similarity floor in [0, 1]: records less similar are dropped.
+        :type min_similarity: float
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._similar_records_serialize(
+            space_id=space_id,
+            query=query,
+            filter=filter,
+            segment_id=segment_id,
+            limit=limit,
+            min_similarity=min_similarity,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "SimilarRecords",
+            '400': "Error",
+            '401': "Error",
+            '403': "Error",
+            '404': "Error",
+            '422': "Error",
+            '429': "Error",
+            '500': "Error",
+            '503': "Error",
+            '504': "Error",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def similar_records_without_preload_content(
+        self,
+        space_id: Annotated[int, Field(le=2147483647, strict=True, ge=1, description="The space searched (its read access is needed); required.")],
+        query: Annotated[str, Field(min_length=1, strict=True, max_length=4000, description="Free text, at most 4000 characters.")],
+        filter: Annotated[Optional[StrictStr], Field(description="The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.")] = None,
+        segment_id: Annotated[Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(description="A saved segment whose filter is applied before ranking. Not with `filter`.")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=1)]], Field(description="Records returned at most (default 20; no upper bound).")] = None,
+        min_similarity: Annotated[Optional[Union[Annotated[float, Field(le=1, strict=True, ge=0)], Annotated[int, Field(le=1, strict=True, ge=0)]]], Field(description="Cosine similarity floor in [0, 1]: records less similar are dropped.")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """Records of a space most like a text
+
+        Ranks the records of one space by the cosine similarity of their text (name, text-like fields, labels) to the query, most similar first. A filter or a segment applies before ranking.
+
+        :param space_id: The space searched (its read access is needed); required. (required)
+        :type space_id: int
+        :param query: Free text, at most 4000 characters. (required)
+        :type query: str
+        :param filter: The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.
+        :type filter: str
+        :param segment_id: A saved segment whose filter is applied before ranking. Not with `filter`.
+        :type segment_id: int
+        :param limit: Records returned at most (default 20; no upper bound).
+        :type limit: int
+        :param min_similarity: Cosine similarity floor in [0, 1]: records less similar are dropped.
+        :type min_similarity: float
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._similar_records_serialize(
+            space_id=space_id,
+            query=query,
+            filter=filter,
+            segment_id=segment_id,
+            limit=limit,
+            min_similarity=min_similarity,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "SimilarRecords",
+            '400': "Error",
+            '401': "Error",
+            '403': "Error",
+            '404': "Error",
+            '422': "Error",
+            '429': "Error",
+            '500': "Error",
+            '503': "Error",
+            '504': "Error",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _similar_records_serialize(
+        self,
+        space_id,
+        query,
+        filter,
+        segment_id,
+        limit,
+        min_similarity,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        # process the query parameters
+        if space_id is not None:
+            
+            _query_params.append(('space_id', space_id))
+            
+        if query is not None:
+            
+            _query_params.append(('query', query))
+            
+        if filter is not None:
+            
+            _query_params.append(('filter', filter))
+            
+        if segment_id is not None:
+            
+            _query_params.append(('segment_id', segment_id))
+            
+        if limit is not None:
+            
+            _query_params.append(('limit', limit))
+            
+        if min_similarity is not None:
+            
+            _query_params.append(('min_similarity', min_similarity))
+            
+        # process the header parameters
+        # process the form parameters
+        # process the body parameter
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/json'
+                ]
+            )
+
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'XAuthorization', 
+            'Token'
+        ]
+
+        return self.api_client.param_serialize(
+            method='GET',
+            resource_path='/record/vector/similar',
             path_params=_path_params,
             query_params=_query_params,
             header_params=_header_params,

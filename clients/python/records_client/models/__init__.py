@@ -33,6 +33,9 @@ from records_client.models.category_create import CategoryCreate
 from records_client.models.category_page import CategoryPage
 from records_client.models.category_update import CategoryUpdate
 from records_client.models.category_written import CategoryWritten
+from records_client.models.context_field_value import ContextFieldValue
+from records_client.models.context_record import ContextRecord
+from records_client.models.context_records import ContextRecords
 from records_client.models.create_record_step import CreateRecordStep
 from records_client.models.create_record_step_output import CreateRecordStepOutput
 from records_client.models.data_structure import DataStructure
@@ -123,6 +126,8 @@ from records_client.models.o_auth_grants_items_inner import OAuthGrantsItemsInne
 from records_client.models.o_auth_token_revoked import OAuthTokenRevoked
 from records_client.models.open_api_document import OpenApiDocument
 from records_client.models.open_api_document_info import OpenApiDocumentInfo
+from records_client.models.outlier_record import OutlierRecord
+from records_client.models.outlier_records import OutlierRecords
 from records_client.models.password_change import PasswordChange
 from records_client.models.password_changed import PasswordChanged
 from records_client.models.reauthenticate import Reauthenticate
@@ -193,6 +198,9 @@ from records_client.models.set_variables_step_output import SetVariablesStepOutp
 from records_client.models.set_variables_step_output_variables_inner import SetVariablesStepOutputVariablesInner
 from records_client.models.set_variables_step_variables_inner import SetVariablesStepVariablesInner
 from records_client.models.signed_out import SignedOut
+from records_client.models.similar_record import SimilarRecord
+from records_client.models.similar_records import SimilarRecords
+from records_client.models.similar_records_meta import SimilarRecordsMeta
 from records_client.models.space import Space
 from records_client.models.space_create import SpaceCreate
 from records_client.models.space_or_module_update import SpaceOrModuleUpdate

@@ -34,6 +34,11 @@ import {
     ButtonPressedToJSON,
 } from '../models/ButtonPressed';
 import {
+    type ContextRecords,
+    ContextRecordsFromJSON,
+    ContextRecordsToJSON,
+} from '../models/ContextRecords';
+import {
     type Deleted,
     DeletedFromJSON,
     DeletedToJSON,
@@ -43,6 +48,11 @@ import {
     ModelRecordFromJSON,
     ModelRecordToJSON,
 } from '../models/ModelRecord';
+import {
+    type OutlierRecords,
+    OutlierRecordsFromJSON,
+    OutlierRecordsToJSON,
+} from '../models/OutlierRecords';
 import {
     type RecordCreate,
     RecordCreateFromJSON,
@@ -78,6 +88,34 @@ import {
     RemoteRecordFromJSON,
     RemoteRecordToJSON,
 } from '../models/RemoteRecord';
+import {
+    type SimilarRecords,
+    SimilarRecordsFromJSON,
+    SimilarRecordsToJSON,
+} from '../models/SimilarRecords';
+
+export interface ContextRecordsRequest {
+    /**
+     * The space searched (its read access is needed); required.
+     */
+    spaceId: number;
+    /**
+     * Free text, at most 4000 characters.
+     */
+    query: string;
+    /**
+     * The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.
+     */
+    filter?: string;
+    /**
+     * A saved segment whose filter is applied before ranking. Not with `filter`.
+     */
+    segmentId?: number;
+    /**
+     * Records returned at most (default 100; no upper bound).
+     */
+    limit?: number;
+}
 
 export interface CreateRecordRequest {
     /**
@@ -212,6 +250,33 @@ export interface ListRecordsRequest {
     order?: string;
 }
 
+export interface OutlierRecordsRequest {
+    /**
+     * The space searched (its read access is needed); required.
+     */
+    spaceId: number;
+    /**
+     * Free text, at most 4000 characters.
+     */
+    query: string;
+    /**
+     * The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.
+     */
+    filter?: string;
+    /**
+     * A saved segment whose filter is applied before ranking. Not with `filter`.
+     */
+    segmentId?: number;
+    /**
+     * Records returned at most (default 100; no upper bound).
+     */
+    limit?: number;
+    /**
+     * Cosine distance floor in [0, 2]: records closer to the query than this are dropped.
+     */
+    maxDistance?: number;
+}
+
 export interface PressRecordButtonRequest {
     /**
      * The record.
@@ -228,6 +293,33 @@ export interface RestoreRecordRequest {
      * The record.
      */
     recordId: number;
+}
+
+export interface SimilarRecordsRequest {
+    /**
+     * The space searched (its read access is needed); required.
+     */
+    spaceId: number;
+    /**
+     * Free text, at most 4000 characters.
+     */
+    query: string;
+    /**
+     * The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.
+     */
+    filter?: string;
+    /**
+     * A saved segment whose filter is applied before ranking. Not with `filter`.
+     */
+    segmentId?: number;
+    /**
+     * Records returned at most (default 20; no upper bound).
+     */
+    limit?: number;
+    /**
+     * Cosine similarity floor in [0, 1]: records less similar are dropped.
+     */
+    minSimilarity?: number;
 }
 
 export interface UpdateRecordRequest {
@@ -259,6 +351,91 @@ export interface UpdateRecordsInBulkRequest {
  * 
  */
 export class RecordsApi extends runtime.BaseAPI {
+
+    /**
+     * Creates request options for contextRecords without sending the request
+     */
+    async contextRecordsRequestOpts(requestParameters: ContextRecordsRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['spaceId'] == null) {
+            throw new runtime.RequiredError(
+                'spaceId',
+                'Required parameter "spaceId" was null or undefined when calling contextRecords().'
+            );
+        }
+
+        if (requestParameters['query'] == null) {
+            throw new runtime.RequiredError(
+                'query',
+                'Required parameter "query" was null or undefined when calling contextRecords().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        if (requestParameters['spaceId'] != null) {
+            queryParameters['space_id'] = requestParameters['spaceId'];
+        }
+
+        if (requestParameters['query'] != null) {
+            queryParameters['query'] = requestParameters['query'];
+        }
+
+        if (requestParameters['filter'] != null) {
+            queryParameters['filter'] = requestParameters['filter'];
+        }
+
+        if (requestParameters['segmentId'] != null) {
+            queryParameters['segment_id'] = requestParameters['segmentId'];
+        }
+
+        if (requestParameters['limit'] != null) {
+            queryParameters['limit'] = requestParameters['limit'];
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/record/vector/context`;
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * The most similar records with their custom field values in short notation (value, id, created, updated, customFieldInputId, customFieldInputName), and `fromSegment` when a segment was given.
+     * A compact lookup of the records of a space most like a text, for AI agents
+     */
+    async contextRecordsRaw(requestParameters: ContextRecordsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<ContextRecords>> {
+        const requestOptions = await this.contextRecordsRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => ContextRecordsFromJSON(jsonValue));
+    }
+
+    /**
+     * The most similar records with their custom field values in short notation (value, id, created, updated, customFieldInputId, customFieldInputName), and `fromSegment` when a segment was given.
+     * A compact lookup of the records of a space most like a text, for AI agents
+     */
+    async contextRecords(requestParameters: ContextRecordsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<ContextRecords> {
+        const response = await this.contextRecordsRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
 
     /**
      * Creates request options for createRecord without sending the request
@@ -964,6 +1141,95 @@ export class RecordsApi extends runtime.BaseAPI {
     }
 
     /**
+     * Creates request options for outlierRecords without sending the request
+     */
+    async outlierRecordsRequestOpts(requestParameters: OutlierRecordsRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['spaceId'] == null) {
+            throw new runtime.RequiredError(
+                'spaceId',
+                'Required parameter "spaceId" was null or undefined when calling outlierRecords().'
+            );
+        }
+
+        if (requestParameters['query'] == null) {
+            throw new runtime.RequiredError(
+                'query',
+                'Required parameter "query" was null or undefined when calling outlierRecords().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        if (requestParameters['spaceId'] != null) {
+            queryParameters['space_id'] = requestParameters['spaceId'];
+        }
+
+        if (requestParameters['query'] != null) {
+            queryParameters['query'] = requestParameters['query'];
+        }
+
+        if (requestParameters['filter'] != null) {
+            queryParameters['filter'] = requestParameters['filter'];
+        }
+
+        if (requestParameters['segmentId'] != null) {
+            queryParameters['segment_id'] = requestParameters['segmentId'];
+        }
+
+        if (requestParameters['limit'] != null) {
+            queryParameters['limit'] = requestParameters['limit'];
+        }
+
+        if (requestParameters['maxDistance'] != null) {
+            queryParameters['max_distance'] = requestParameters['maxDistance'];
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/record/vector/outliers`;
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Ranks the records of one space by cosine distance from the query, farthest first (exact, not approximate).
+     * Records of a space least like a text
+     */
+    async outlierRecordsRaw(requestParameters: OutlierRecordsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<OutlierRecords>> {
+        const requestOptions = await this.outlierRecordsRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => OutlierRecordsFromJSON(jsonValue));
+    }
+
+    /**
+     * Ranks the records of one space by cosine distance from the query, farthest first (exact, not approximate).
+     * Records of a space least like a text
+     */
+    async outlierRecords(requestParameters: OutlierRecordsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<OutlierRecords> {
+        const response = await this.outlierRecordsRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
      * Creates request options for pressRecordButton without sending the request
      */
     async pressRecordButtonRequestOpts(requestParameters: PressRecordButtonRequest): Promise<runtime.RequestOpts> {
@@ -1086,6 +1352,95 @@ export class RecordsApi extends runtime.BaseAPI {
      */
     async restoreRecord(requestParameters: RestoreRecordRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<RecordWritten> {
         const response = await this.restoreRecordRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for similarRecords without sending the request
+     */
+    async similarRecordsRequestOpts(requestParameters: SimilarRecordsRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['spaceId'] == null) {
+            throw new runtime.RequiredError(
+                'spaceId',
+                'Required parameter "spaceId" was null or undefined when calling similarRecords().'
+            );
+        }
+
+        if (requestParameters['query'] == null) {
+            throw new runtime.RequiredError(
+                'query',
+                'Required parameter "query" was null or undefined when calling similarRecords().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        if (requestParameters['spaceId'] != null) {
+            queryParameters['space_id'] = requestParameters['spaceId'];
+        }
+
+        if (requestParameters['query'] != null) {
+            queryParameters['query'] = requestParameters['query'];
+        }
+
+        if (requestParameters['filter'] != null) {
+            queryParameters['filter'] = requestParameters['filter'];
+        }
+
+        if (requestParameters['segmentId'] != null) {
+            queryParameters['segment_id'] = requestParameters['segmentId'];
+        }
+
+        if (requestParameters['limit'] != null) {
+            queryParameters['limit'] = requestParameters['limit'];
+        }
+
+        if (requestParameters['minSimilarity'] != null) {
+            queryParameters['min_similarity'] = requestParameters['minSimilarity'];
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/record/vector/similar`;
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Ranks the records of one space by the cosine similarity of their text (name, text-like fields, labels) to the query, most similar first. A filter or a segment applies before ranking.
+     * Records of a space most like a text
+     */
+    async similarRecordsRaw(requestParameters: SimilarRecordsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<SimilarRecords>> {
+        const requestOptions = await this.similarRecordsRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => SimilarRecordsFromJSON(jsonValue));
+    }
+
+    /**
+     * Ranks the records of one space by the cosine similarity of their text (name, text-like fields, labels) to the query, most similar first. A filter or a segment applies before ranking.
+     * Records of a space most like a text
+     */
+    async similarRecords(requestParameters: SimilarRecordsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<SimilarRecords> {
+        const response = await this.similarRecordsRaw(requestParameters, initOverrides);
         return await response.value();
     }
 

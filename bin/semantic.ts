@@ -1,0 +1,97 @@
+import { extname, join } from 'node:path';
+import { createOpenAiEmbedder } from '../infra/ai/embeddings/openai';
+import type { TextEmbedder } from '../infra/ai/embeddings/port';
+import { ThreadedEmbedder, USE_LITE_DIMENSION, USE_LITE_MODEL } from '../infra/ai/embeddings/threaded';
+import type { Config } from '../infra/config';
+import type { EventStore } from '../infra/event-store/port';
+import type { Logger } from '../infra/logging';
+import type { ReadModels } from '../infra/read-store/read-models';
+import { EmbeddedVectorIndex } from '../infra/vector-index/embedded';
+import { RECORD_TEXT_RECIPE } from '../projections/vectors/record-text';
+import { VectorProjection } from '../projections/vectors/vector-projection';
+import type { SemanticSearch } from '../query-api/routes/vectors';
+import { embeddedFile } from './embedded-stores';
+
+/** The embedding thread's entry: the `.ts` source from sources, the compiled `.js` in a build. */
+export const EMBEDDING_THREAD_ENTRY = join(__dirname, `embedding-thread${extname(__filename)}`);
+
+/** How often a process without the vector projection looks at the index's checkpoint while a read waits. */
+const CHECKPOINT_POLL_MS = 50;
+
+export interface SemanticServices {
+  readonly search: SemanticSearch;
+  readonly projection?: VectorProjection;
+  /** Whether the index includes `position` within `timeoutMs` (the projection's, or the stored checkpoint). */
+  waitFor(position: bigint, timeoutMs: number): Promise<boolean>;
+  /** The vector projection's position, where it runs here. */
+  position(): bigint | undefined;
+  stop(): Promise<void>;
+}
+
+function embedderOf(config: Config): TextEmbedder {
+  if (config.EMBEDDINGS === 'local')
+    return new ThreadedEmbedder(EMBEDDING_THREAD_ENTRY, USE_LITE_MODEL, USE_LITE_DIMENSION);
+  if (config.EMBEDDINGS_API_KEY === undefined)
+    throw new Error('EMBEDDINGS=openai needs EMBEDDINGS_API_KEY (any text for endpoints that take none)');
+  return createOpenAiEmbedder({
+    baseUrl: config.EMBEDDINGS_URL,
+    apiKey: config.EMBEDDINGS_API_KEY,
+    model: config.EMBEDDINGS_MODEL,
+    dimension: config.EMBEDDINGS_DIMENSION,
+    requestDimension: config.EMBEDDINGS_REQUEST_DIMENSION,
+    timeoutMs: config.EMBEDDINGS_TIMEOUT_MS,
+  });
+}
+
+/**
+ * Semantic search for the services this process runs: the embedder and the vector index (the query side
+ * searches them), and the vector projection where the projections run (`waitForReadModels` given).
+ */
+export async function startSemanticSearch(
+  config: Config,
+  logger: Logger,
+  deps: {
+    readonly events: EventStore;
+    readonly readModels: ReadModels;
+    /** Where the read-model projections run here: resolves once they include a position. */
+    readonly waitForReadModels?: (position: bigint) => Promise<boolean>;
+  },
+): Promise<SemanticServices> {
+  const embedder = embedderOf(config);
+  const index = EmbeddedVectorIndex.open(embeddedFile(config, 'vectors'), embedder.dimension);
+  const identity = `${embedder.model}/${RECORD_TEXT_RECIPE}`;
+  const waitForReadModels = deps.waitForReadModels;
+  const projection = waitForReadModels
+    ? new VectorProjection({
+        events: deps.events,
+        readModels: deps.readModels,
+        index,
+        embedder,
+        logger: logger.child({ component: 'vector-projection' }),
+        async waitForReadModels(position) {
+          if (!(await waitForReadModels(position)))
+            throw new Error(`the read models did not reach position ${position} in time`);
+        },
+      })
+    : undefined;
+  await projection?.start();
+  return {
+    search: { embedder, index, identity },
+    ...(projection && { projection }),
+    async waitFor(position, timeoutMs) {
+      if (projection) return projection.waitFor(position, timeoutMs);
+      const deadline = Date.now() + timeoutMs;
+      while ((await index.checkpoint()) < position) {
+        if (Date.now() >= deadline) return false;
+        await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_POLL_MS));
+      }
+      return true;
+    },
+    position: () => projection?.position,
+    async stop() {
+      await projection?.stop();
+      await embedder.close();
+      await index.close();
+    },
+  };
+}

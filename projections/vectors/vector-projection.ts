@@ -1,0 +1,280 @@
+import type { RecordedEvent } from '../../contracts/events/envelope';
+import type { StoreFilter } from '../../contracts/query/store-query';
+import { READ_MODELS } from '../../contracts/read-models';
+import {
+  EmbeddingUnavailableError,
+  MAX_EMBED_BATCH,
+  type TextEmbedder,
+} from '../../infra/ai/embeddings/port';
+import type { EventStore, Subscription } from '../../infra/event-store/port';
+import type { Logger } from '../../infra/logging';
+import type { ReadModels } from '../../infra/read-store/read-models';
+import type { RecordVectors, VectorIndex } from '../../infra/vector-index/port';
+import { RECORD_TEXT_RECIPE, recordTexts } from './record-text';
+
+export interface VectorProjectionDeps {
+  readonly events: EventStore;
+  readonly readModels: ReadModels;
+  readonly index: VectorIndex;
+  readonly embedder: TextEmbedder;
+  /** Resolves once the records, fields and labels read models include `position`. */
+  waitForReadModels(position: bigint): Promise<void>;
+  readonly logger: Logger;
+  /** Records embedded in one batch at most. */
+  readonly batchRecords?: number;
+}
+
+/** How long the events may pause before the records waiting are embedded. */
+const IDLE_FLUSH_MS = 20;
+/** How long a failed batch waits before it is tried again, doubling up to a minute. */
+const FIRST_RETRY_MS = 1000;
+const MAX_RETRY_MS = 60_000;
+
+interface Pending {
+  readonly tenant: string;
+  readonly recordId: number;
+}
+
+function recordIdOf(event: RecordedEvent): number | null {
+  const id = (event.data as { recordId?: unknown }).recordId;
+  return typeof id === 'number' ? id : null;
+}
+
+/**
+ * The vector projection: from the record events, each changed record's text (the recipe of
+ * `record-text.ts`) embedded and written to the vector index, deleted records removed. Records are read from
+ * the read models once these include the batch (so a batch sees its records as they stand), several records
+ * embedded in one call, the index written with the batch's position, then the checkpoint saved. A batch that
+ * fails (the model is away) is tried again, later, until it passes: nothing is skipped.
+ *
+ * The index names the model and the recipe it was built with; when either differs at start, the index is
+ * emptied and rebuilt from the first event, with progress in the log.
+ */
+export class VectorProjection {
+  private subscription: Subscription | undefined;
+  private running: Promise<void> | undefined;
+  private stopping = false;
+  private processed = 0n;
+  private readonly waiters: Array<{ position: bigint; resolve: () => void }> = [];
+  private readonly batchRecords: number;
+
+  constructor(private readonly deps: VectorProjectionDeps) {
+    this.batchRecords = deps.batchRecords ?? 64;
+  }
+
+  /** What the index is made of: the model and the text recipe. */
+  get identity(): string {
+    return `${this.deps.embedder.model}/${RECORD_TEXT_RECIPE}`;
+  }
+
+  /** The last event position the index includes. */
+  get position(): bigint {
+    return this.processed;
+  }
+
+  async start(): Promise<void> {
+    const { index, logger } = this.deps;
+    if ((await index.identity()) !== this.identity) {
+      logger.info(
+        { identity: this.identity },
+        'vector index made another way: rebuilding it from the first event',
+      );
+      await index.reset(this.identity);
+    }
+    this.processed = await index.checkpoint();
+    this.subscription = this.deps.events.subscribeToAll({
+      after: this.processed,
+      filter: { categories: ['record'] },
+    });
+    this.running = this.consume(this.subscription).catch((error: unknown) =>
+      logger.error({ err: error }, 'the vector projection stopped'),
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.subscription?.close();
+    await this.running;
+  }
+
+  /** Resolves once the index includes `position`, or false after `timeoutMs`. */
+  waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
+    if (this.processed >= position) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        const at = this.waiters.indexOf(waiter);
+        if (at >= 0) this.waiters.splice(at, 1);
+        resolve(false);
+      }, timeoutMs);
+      const waiter = {
+        position,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+      };
+      this.waiters.push(waiter);
+    });
+  }
+
+  private async consume(subscription: Subscription): Promise<void> {
+    let pending = new Map<string, Pending>();
+    let last = this.processed;
+    const iterator = subscription[Symbol.asyncIterator]();
+    let next = iterator.next();
+    for (;;) {
+      // With records waiting, a pause in the events flushes them (live events come one at a time).
+      const item =
+        pending.size === 0
+          ? await next
+          : await Promise.race([
+              next,
+              new Promise<'idle'>((resolve) => setTimeout(() => resolve('idle'), IDLE_FLUSH_MS)),
+            ]);
+      if (this.stopping) break;
+      if (item !== 'idle') {
+        if (item.done) break;
+        next = iterator.next();
+        const value = item.value;
+        if (value.kind === 'event') {
+          const recordId = recordIdOf(value.event);
+          if (recordId !== null) {
+            const tenant = value.event.metadata.tenant;
+            pending.set(`${tenant}.${recordId}`, { tenant, recordId });
+          }
+          last = value.event.position;
+          if (pending.size < this.batchRecords) continue;
+        } else if (value.position > last) {
+          last = value.position;
+        }
+      }
+      // A full batch, a pause, or the end of what there is for now.
+      await this.flush([...pending.values()], last);
+      pending = new Map();
+    }
+  }
+
+  /** Embeds and writes one batch, trying again until it passes (or the projection stops). */
+  private async flush(batch: readonly Pending[], position: bigint): Promise<void> {
+    let delay = FIRST_RETRY_MS;
+    for (;;) {
+      try {
+        if (batch.length > 0) await this.write(batch, position);
+        await this.deps.index.saveCheckpoint(position);
+        this.advance(position);
+        return;
+      } catch (error) {
+        if (this.stopping) return;
+        this.deps.logger.warn(
+          {
+            err: error,
+            records: batch.length,
+            retryInMs: delay,
+            unavailable: error instanceof EmbeddingUnavailableError,
+          },
+          'a batch of the vector projection failed; trying again',
+        );
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        delay = Math.min(delay * 2, MAX_RETRY_MS);
+      }
+    }
+  }
+
+  private advance(position: bigint): void {
+    this.processed = position;
+    for (let index = this.waiters.length - 1; index >= 0; index--) {
+      const waiter = this.waiters[index]!;
+      if (waiter.position <= position) {
+        this.waiters.splice(index, 1);
+        waiter.resolve();
+      }
+    }
+  }
+
+  private async write(batch: readonly Pending[], position: bigint): Promise<void> {
+    await this.deps.waitForReadModels(position);
+    const byTenant = new Map<string, number[]>();
+    for (const { tenant, recordId } of batch)
+      byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), recordId]);
+    const upserts: Array<Omit<RecordVectors, 'vectors'> & { texts: string[] }> = [];
+    for (const [tenant, recordIds] of byTenant) {
+      const texts = await this.textsOf(tenant, recordIds);
+      const gone = recordIds.filter((recordId) => !texts.has(recordId));
+      if (gone.length > 0) await this.deps.index.remove(tenant, gone, position);
+      for (const [recordId, record] of texts) upserts.push({ tenant, recordId, position, ...record });
+    }
+    const allTexts = upserts.flatMap((record) => record.texts);
+    const vectors: Float32Array[] = [];
+    for (let start = 0; start < allTexts.length; start += MAX_EMBED_BATCH)
+      vectors.push(...(await this.deps.embedder.embed(allTexts.slice(start, start + MAX_EMBED_BATCH))));
+    let next = 0;
+    await this.deps.index.upsert(
+      upserts.map(({ texts, ...record }) => ({ ...record, vectors: texts.map(() => vectors[next++]!) })),
+    );
+  }
+
+  /** The texts of the live records among `recordIds`, with their space and module (deleted ones are absent). */
+  private async textsOf(
+    tenant: string,
+    recordIds: readonly number[],
+  ): Promise<Map<number, { spaceId: number; moduleId: number; texts: string[] }>> {
+    const { readModels } = this.deps;
+    const inList = (path: string, values: readonly number[]): StoreFilter => ({
+      kind: 'in',
+      path,
+      values: [...values],
+      numeric: true,
+    });
+    const records = (
+      await readModels.find(tenant, READ_MODELS.records, {
+        filter: inList('recordId', recordIds),
+        limit: recordIds.length,
+        withTotal: false,
+      })
+    ).items.filter((doc) => doc.status === 'live');
+    const moduleIds = [...new Set(records.map((doc) => Number(doc.moduleId)))];
+    const labelIds = [
+      ...new Set(
+        records.flatMap((doc) => Object.keys((doc.labels as Record<string, unknown>) ?? {}).map(Number)),
+      ),
+    ];
+    const fields =
+      moduleIds.length === 0
+        ? []
+        : (
+            await readModels.find(tenant, READ_MODELS.fields, {
+              filter: inList('moduleId', moduleIds),
+              sort: [{ path: 'position', direction: 'asc' }],
+              limit: 10_000,
+              withTotal: false,
+            })
+          ).items;
+    const labels =
+      labelIds.length === 0
+        ? []
+        : (
+            await readModels.find(tenant, READ_MODELS.labels, {
+              filter: inList('labelId', labelIds),
+              limit: labelIds.length,
+              withTotal: false,
+            })
+          ).items;
+    const labelNames = new Map(labels.map((doc) => [Number(doc.labelId), String(doc.name ?? '')]));
+    const result = new Map<number, { spaceId: number; moduleId: number; texts: string[] }>();
+    for (const doc of records) {
+      const moduleId = Number(doc.moduleId);
+      const texts = recordTexts({
+        name: typeof doc.name === 'string' ? doc.name : '',
+        fields: fields
+          .filter((field) => Number(field.moduleId) === moduleId)
+          .map((field) => ({ key: String(field.key), name: String(field.name), type: String(field.type) })),
+        values: (doc.fields as Record<string, unknown>) ?? {},
+        labels: Object.keys((doc.labels as Record<string, unknown>) ?? {}).map(
+          (labelId) => labelNames.get(Number(labelId)) ?? '',
+        ),
+      });
+      result.set(Number(doc.recordId), { spaceId: Number(doc.spaceId), moduleId, texts });
+    }
+    return result;
+  }
+}
