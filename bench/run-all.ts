@@ -17,6 +17,7 @@ const BENCHES = [
   'scenario-steps.ts',
   'mailhooks.ts',
   'vector-index.ts',
+  'semantic.ts',
 ];
 
 let failed = 0;

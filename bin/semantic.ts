@@ -1,7 +1,12 @@
 import { extname, join } from 'node:path';
 import { createOpenAiEmbedder } from '../infra/ai/embeddings/openai';
 import type { TextEmbedder } from '../infra/ai/embeddings/port';
-import { ThreadedEmbedder, USE_LITE_DIMENSION, USE_LITE_MODEL } from '../infra/ai/embeddings/threaded';
+import {
+  EmbedderPool,
+  ThreadedEmbedder,
+  USE_LITE_DIMENSION,
+  USE_LITE_MODEL,
+} from '../infra/ai/embeddings/threaded';
 import type { Config } from '../infra/config';
 import type { EventStore } from '../infra/event-store/port';
 import type { Logger } from '../infra/logging';
@@ -29,8 +34,12 @@ export interface SemanticServices {
 }
 
 function embedderOf(config: Config): TextEmbedder {
-  if (config.EMBEDDINGS === 'local')
-    return new ThreadedEmbedder(EMBEDDING_THREAD_ENTRY, USE_LITE_MODEL, USE_LITE_DIMENSION);
+  if (config.EMBEDDINGS === 'local') {
+    const thread = () => new ThreadedEmbedder(EMBEDDING_THREAD_ENTRY, USE_LITE_MODEL, USE_LITE_DIMENSION);
+    return config.EMBEDDING_THREADS === 1
+      ? thread()
+      : new EmbedderPool(Array.from({ length: config.EMBEDDING_THREADS }, thread));
+  }
   if (config.EMBEDDINGS_API_KEY === undefined)
     throw new Error('EMBEDDINGS=openai needs EMBEDDINGS_API_KEY (any text for endpoints that take none)');
   return createOpenAiEmbedder({

@@ -44,6 +44,8 @@ export class ThreadedEmbedder implements TextEmbedder {
     if (texts.length === 0) return [];
     const worker = await this.start();
     const id = this.nextId++;
+    // Held while it has work: an answer awaited keeps the process alive; an idle thread does not.
+    worker.ref();
     return new Promise<Float32Array[]>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       worker.postMessage({ id, texts } satisfies ToEmbeddingThread);
@@ -71,20 +73,24 @@ export class ThreadedEmbedder implements TextEmbedder {
         reject(new EmbeddingUnavailableError(message));
       };
       worker.on('message', (message: FromEmbeddingThread) => {
-        if (message.kind === 'ready') return resolve(worker);
+        if (message.kind === 'ready') {
+          if (this.pending.size === 0) worker.unref();
+          return resolve(worker);
+        }
         if (message.kind === 'failed') {
           void worker.terminate();
           return gone(`the embedded model could not be loaded: ${message.message}`);
         }
         const waiting = this.pending.get(message.id);
         this.pending.delete(message.id);
+        if (this.pending.size === 0) worker.unref();
         if (message.kind === 'vectors') waiting?.resolve(message.vectors);
         else waiting?.reject(new EmbeddingUnavailableError(message.message));
       });
       worker.on('error', (error) => gone(`the embedding thread failed: ${error.message}`));
       worker.on('exit', (code) => gone(`the embedding thread exited (${code})`));
-      // It should not keep a process alive that has nothing else to do.
-      worker.unref();
+      // Loading holds the process (a call waits for it); idle, the thread does not.
+      worker.ref();
     });
     return this.ready;
   }
@@ -92,5 +98,36 @@ export class ThreadedEmbedder implements TextEmbedder {
   private failAll(message: string): void {
     for (const waiting of this.pending.values()) waiting.reject(new EmbeddingUnavailableError(message));
     this.pending.clear();
+  }
+}
+
+/**
+ * Several embedding threads as one embedder: a call's texts are shared out among them in even slices, and
+ * the answers put back in order. Each thread holds its own model (about 230 MB).
+ */
+export class EmbedderPool implements TextEmbedder {
+  constructor(private readonly members: readonly TextEmbedder[]) {
+    if (members.length === 0) throw new RangeError('a pool needs at least one embedder');
+  }
+
+  get model(): string {
+    return this.members[0]!.model;
+  }
+
+  get dimension(): number {
+    return this.members[0]!.dimension;
+  }
+
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    checkEmbedInput(texts);
+    const slice = Math.ceil(texts.length / this.members.length);
+    const answers = await Promise.all(
+      this.members.map((member, index) => member.embed(texts.slice(index * slice, (index + 1) * slice))),
+    );
+    return answers.flat();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.members.map((member) => member.close()));
   }
 }
