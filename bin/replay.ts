@@ -4,7 +4,10 @@ import { createLogger } from '../infra/logging';
 import { rebuildProjection } from '../projections/rebuild';
 import { projectionNamed, READ_MODEL_PROJECTIONS } from '../projections/read-models/catalogue';
 import { startCheckpointerFor } from './sqlite-checkpointer';
-import { openAdapters, startRebuildDecoders } from './wiring';
+import { ReadModels } from '../infra/read-store/read-models';
+import { VECTOR_PROJECTION } from '../query-api/routes/vectors';
+import { rebuildVectors } from './semantic';
+import { openAdapters, startRebuildDecoders, waitForCheckpoints } from './wiring';
 
 /**
  * `npm run replay -- <projection>`: rebuilds a projection from position 0 into a new version while the
@@ -13,10 +16,11 @@ import { openAdapters, startRebuildDecoders } from './wiring';
  */
 async function main(): Promise<void> {
   const name = process.argv[2] ?? '';
+  if (name === VECTOR_PROJECTION) return replayVectors();
   const projection = projectionNamed(name);
   if (!projection) {
     process.stderr.write(
-      `usage: npm run replay -- <${READ_MODEL_PROJECTIONS.map((p) => p.name).join('|')}>\n`,
+      `usage: npm run replay -- <${[...READ_MODEL_PROJECTIONS.map((p) => p.name), VECTOR_PROJECTION].join('|')}>\n`,
     );
     process.exit(2);
   }
@@ -57,6 +61,50 @@ async function main(): Promise<void> {
     bar.stop();
     await adapters.close();
     await checkpointer?.stop();
+  }
+}
+
+/** `npm run replay -- vectors`: every record embedded anew (the read models as they stand). */
+async function replayVectors(): Promise<void> {
+  const config = loadConfig();
+  if (!config.SEMANTIC_SEARCH) {
+    process.stderr.write('semantic search is switched off (SEMANTIC_SEARCH=false): no vectors to rebuild\n');
+    process.exit(2);
+  }
+  const logger = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL);
+  const adapters = await openAdapters(config, logger);
+  const bar = new SingleBar({
+    format: `vectors |{bar}| {percentage}% | position {value}/{total} | {seconds} s`,
+    hideCursor: true,
+  });
+  let started = false;
+  try {
+    const result = await rebuildVectors(
+      config,
+      logger,
+      {
+        events: adapters.events,
+        readModels: new ReadModels(adapters.readStore),
+        waitForReadModels: (position) =>
+          waitForCheckpoints(adapters.readStore, position, ['records', 'fields', 'labels'], 60_000),
+      },
+      (step) => {
+        const total = Math.max(Number(step.head), 1);
+        const seconds = (step.elapsedMs / 1000).toFixed(1);
+        if (!started) {
+          bar.start(total, Number(step.position), { seconds });
+          started = true;
+        } else bar.update(Math.min(Number(step.position), total), { seconds });
+      },
+    );
+    bar.stop();
+    const seconds = result.elapsedMs / 1000;
+    process.stdout.write(
+      `rebuilt vectors: ${result.records} records up to position ${result.head} in ${seconds.toFixed(2)} s (${Math.round(result.records / Math.max(seconds, 0.001))} records/s)\n`,
+    );
+  } finally {
+    bar.stop();
+    await adapters.close();
   }
 }
 

@@ -52,6 +52,63 @@ function embedderOf(config: Config): TextEmbedder {
   });
 }
 
+export interface VectorRebuildProgress {
+  readonly position: bigint;
+  readonly head: bigint;
+  readonly elapsedMs: number;
+}
+
+/**
+ * `npm run replay -- vectors`: empties the vector index and runs the vector projection from the first event
+ * to the store's head as it is now, reporting progress; then stops. A platform running meanwhile follows the
+ * reset at its next search and keeps its projection going from where it was (positions decide every write).
+ */
+export async function rebuildVectors(
+  config: Config,
+  logger: Logger,
+  deps: {
+    readonly events: EventStore;
+    readonly readModels: ReadModels;
+    waitForReadModels(position: bigint): Promise<boolean>;
+  },
+  progress: (step: VectorRebuildProgress) => void,
+): Promise<{ records: number; elapsedMs: number; head: bigint }> {
+  const embedder = embedderOf(config);
+  const index = EmbeddedVectorIndex.open(embeddedFile(config, 'vectors'), embedder.dimension);
+  const started = Date.now();
+  try {
+    await index.reset(`${embedder.model}/${RECORD_TEXT_RECIPE}`);
+    const head = await deps.events.headPosition();
+    const projection = new VectorProjection({
+      events: deps.events,
+      readModels: deps.readModels,
+      index,
+      embedder,
+      logger: logger.child({ component: 'vector-projection' }),
+      async waitForReadModels(position) {
+        if (!(await deps.waitForReadModels(position)))
+          throw new Error(`the read models did not reach position ${position} in time`);
+      },
+    });
+    await projection.start();
+    const timer = setInterval(
+      () => progress({ position: projection.position, head, elapsedMs: Date.now() - started }),
+      250,
+    );
+    try {
+      while (!(await projection.waitFor(head, 1000)));
+    } finally {
+      clearInterval(timer);
+      await projection.stop();
+    }
+    progress({ position: head, head, elapsedMs: Date.now() - started });
+    return { records: projection.recordsWritten, elapsedMs: Date.now() - started, head };
+  } finally {
+    await embedder.close();
+    await index.close();
+  }
+}
+
 /**
  * Semantic search for the services this process runs: the embedder and the vector index (the query side
  * searches them), and the vector projection where the projections run (`waitForReadModels` given).

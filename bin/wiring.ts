@@ -719,7 +719,8 @@ async function checkpointOf(readStore: ReadStore, projection: string): Promise<b
 }
 
 /** Read-your-writes for a query API running apart from the projections: poll their checkpoints. */
-async function waitForCheckpoints(
+/** Whether the named read models' stored checkpoints reach `position` within `timeoutMs` (polled). */
+export async function waitForCheckpoints(
   readStore: ReadStore,
   position: bigint,
   names: readonly string[],

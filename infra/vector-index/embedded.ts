@@ -20,6 +20,9 @@ interface LoadedSpace {
   seq: number;
 }
 
+/** The index's generation: a reset (by this process or another) makes every loaded space stale. */
+const GENERATION = 'generation';
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS vector_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS vector_records (
@@ -72,6 +75,7 @@ function dotProduct(a: Float32Array, b: Float32Array): number {
  */
 export class EmbeddedVectorIndex implements VectorIndex {
   private readonly spaces = new Map<string, Promise<LoadedSpace>>();
+  private generation: string | undefined;
   private readonly statements;
 
   private constructor(
@@ -129,6 +133,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
       this.db.exec('DELETE FROM vector_records; DELETE FROM vector_points; DELETE FROM vector_changes;');
       this.statements.setMeta.run('identity', identity);
       this.statements.setMeta.run('checkpoint', '0');
+      this.statements.setMeta.run(GENERATION, String(Date.now()) + Math.random().toString(36).slice(2));
     })();
     this.spaces.clear();
   }
@@ -235,6 +240,11 @@ export class EmbeddedVectorIndex implements VectorIndex {
 
   /** The space in memory, with every change made to it since it was last looked at. */
   private async loaded(tenant: string, spaceId: number): Promise<LoadedSpace> {
+    const generation = this.statements.meta.get(GENERATION)?.value;
+    if (generation !== this.generation) {
+      this.spaces.clear();
+      this.generation = generation;
+    }
     const key = `${tenant}\u0000${spaceId}`;
     let loading = this.spaces.get(key);
     if (!loading) {

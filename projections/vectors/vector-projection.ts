@@ -55,6 +55,7 @@ export class VectorProjection {
   private running: Promise<void> | undefined;
   private stopping = false;
   private processed = 0n;
+  private written = 0;
   private readonly waiters: Array<{ position: bigint; resolve: () => void }> = [];
   private readonly batchRecords: number;
 
@@ -70,6 +71,11 @@ export class VectorProjection {
   /** The last event position the index includes. */
   get position(): bigint {
     return this.processed;
+  }
+
+  /** Records whose vectors this projection wrote or removed since it started. */
+  get recordsWritten(): number {
+    return this.written;
   }
 
   async start(): Promise<void> {
@@ -161,6 +167,7 @@ export class VectorProjection {
       try {
         if (batch.length > 0) await this.write(batch, position);
         await this.deps.index.saveCheckpoint(position);
+        this.written += batch.length;
         this.advance(position);
         return;
       } catch (error) {

@@ -38,6 +38,10 @@ describeContract('vector-index', 'embedded (SQLite + int8 scan in WebAssembly)',
       await writer.upsert([{ ...base, recordId: 2, position: 2n, vectors: [axisVector(0, 0.3)] }]);
       await writer.remove('acme', [1], 3n);
       expect((await reader.search(probe)).map((hit) => hit.recordId)).toEqual([2]);
+      // A reset by the other process empties what this one holds in memory too.
+      await writer.reset('rebuilt');
+      expect(await reader.search(probe)).toEqual([]);
+      await writer.upsert([{ ...base, recordId: 2, position: 5n, vectors: [axisVector(0, 0.3)] }]);
       // Reopened, the index is what the file holds.
       await reader.close();
       const again = EmbeddedVectorIndex.open(join(dir, 'vectors.db'), CONTRACT_DIMENSION);

@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
 
 jest.setTimeout(120_000);
@@ -158,6 +160,24 @@ describe('semantic search', () => {
       await search('similar', { space_id: spaceId, query: 'give me my money back' }),
     );
     expect(gone.items.map((item) => item.id)).not.toContain(kitten.id);
+  });
+
+  test('npm run replay -- vectors embeds every record anew while the platform serves; searches see the result', async () => {
+    const replay = spawnSync(
+      process.execPath,
+      ['--require', require.resolve('tsx/cjs'), join(__dirname, '..', '..', 'bin', 'replay.ts'), 'vectors'],
+      {
+        env: { ...process.env, DATA_DIR: platform.dataDir, SEMANTIC_SEARCH: 'true', LOG_LEVEL: 'warn' },
+        encoding: 'utf8',
+        timeout: 120_000,
+      },
+    );
+    expect({ status: replay.status, stderr: replay.stderr }).toMatchObject({ status: 0 });
+    expect(replay.stdout).toMatch(/rebuilt vectors: \d+ records up to position \d+/);
+    const found = await json<Found>(
+      await search('similar', { space_id: spaceId, query: 'parcel not delivered', limit: 1 }),
+    );
+    expect(found.items[0]).toMatchObject({ name: 'Shipping delay' });
   });
 
   test.each([
