@@ -21,7 +21,7 @@ export function embeddedSqliteFiles(config: Config): string[] {
   if (config.EVENT_STORE === 'sqlite') used.push('events');
   if (config.READ_STORE === 'sqlite') used.push('readModels', 'attempts');
   if (config.STREAM === 'in-process') used.push('stream');
-  if (config.SEMANTIC_SEARCH) used.push('vectors');
+  if (config.SEMANTIC_SEARCH && config.VECTOR_INDEX === 'embedded') used.push('vectors');
   return used.map((file) => embeddedFile(config, file));
 }
 

@@ -12,6 +12,8 @@ import type { EventStore } from '../infra/event-store/port';
 import type { Logger } from '../infra/logging';
 import type { ReadModels } from '../infra/read-store/read-models';
 import { EmbeddedVectorIndex } from '../infra/vector-index/embedded';
+import type { VectorIndex } from '../infra/vector-index/port';
+import { QdrantVectorIndex } from '../infra/vector-index/qdrant';
 import { RECORD_TEXT_RECIPE } from '../projections/vectors/record-text';
 import { VectorProjection } from '../projections/vectors/vector-projection';
 import type { SemanticSearch } from '../query-api/routes/vectors';
@@ -31,6 +33,14 @@ export interface SemanticServices {
   /** The vector projection's position, where it runs here. */
   position(): bigint | undefined;
   stop(): Promise<void>;
+}
+
+/** The configured vector index for vectors of `dimension`. */
+async function vectorIndexOf(config: Config, dimension: number): Promise<VectorIndex> {
+  if (config.VECTOR_INDEX === 'embedded')
+    return EmbeddedVectorIndex.open(embeddedFile(config, 'vectors'), dimension);
+  if (config.QDRANT_URL === undefined) throw new Error('VECTOR_INDEX=qdrant needs QDRANT_URL');
+  return QdrantVectorIndex.open(config.QDRANT_URL, dimension, config.QDRANT_API_KEY);
 }
 
 function embedderOf(config: Config): TextEmbedder {
@@ -74,7 +84,7 @@ export async function rebuildVectors(
   progress: (step: VectorRebuildProgress) => void,
 ): Promise<{ records: number; elapsedMs: number; head: bigint }> {
   const embedder = embedderOf(config);
-  const index = EmbeddedVectorIndex.open(embeddedFile(config, 'vectors'), embedder.dimension);
+  const index = await vectorIndexOf(config, embedder.dimension);
   const started = Date.now();
   try {
     await index.reset(`${embedder.model}/${RECORD_TEXT_RECIPE}`);
@@ -124,7 +134,7 @@ export async function startSemanticSearch(
   },
 ): Promise<SemanticServices> {
   const embedder = embedderOf(config);
-  const index = EmbeddedVectorIndex.open(embeddedFile(config, 'vectors'), embedder.dimension);
+  const index = await vectorIndexOf(config, embedder.dimension);
   const identity = `${embedder.model}/${RECORD_TEXT_RECIPE}`;
   const waitForReadModels = deps.waitForReadModels;
   const projection = waitForReadModels

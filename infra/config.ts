@@ -147,6 +147,10 @@ export const configSchema = z.object({
   SEMANTIC_SEARCH: booleanFlag.default(true),
   /** Where vectors come from: the embedded sentence model (offline) or an OpenAI-compatible endpoint. */
   EMBEDDINGS: z.enum(['local', 'openai']).default('local'),
+  /** Where vectors are kept: in `DATA_DIR/vectors.db`, searched in memory, or in Qdrant (`QDRANT_URL`). */
+  VECTOR_INDEX: z.enum(['embedded', 'qdrant']).default('embedded'),
+  QDRANT_URL: z.url({ protocol: /^https?$/ }).optional(),
+  QDRANT_API_KEY: z.string().min(1).optional(),
   /** `EMBEDDINGS=local`: threads that run the model side by side (each holds it, about 230 MB). */
   EMBEDDING_THREADS: z.coerce.number().int().min(1).max(16).default(1),
   /** `EMBEDDINGS=openai`: the endpoint's base URL, `/v1` included. */

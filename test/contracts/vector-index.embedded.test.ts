@@ -9,6 +9,7 @@ describeContract('vector-index', 'embedded (SQLite + int8 scan in WebAssembly)',
   vectorIndexContract(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vector-index-'));
     const index = EmbeddedVectorIndex.open(join(dir, 'vectors.db'), CONTRACT_DIMENSION);
+    await index.reset('contract');
     return {
       index,
       cleanup: async () => {

@@ -125,6 +125,7 @@ test('the hosts in the services’ URLs, their depends_on and the gateway’s up
     const hosts = [
       new URL(environment.ESDB_URL!).hostname,
       new URL(environment.MONGO_URL!).hostname,
+      new URL(environment.QDRANT_URL!).hostname,
       ...environment.KAFKA_BROKERS!.split(',').map((broker) => broker.split(':')[0]!),
     ];
     for (const host of hosts) expect(Object.keys(services)).toContain(host);

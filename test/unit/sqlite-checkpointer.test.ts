@@ -162,10 +162,12 @@ test('the platform checkpoints every SQLite file its embedded adapters write, an
     MONGO_URL: 'mongodb://127.0.0.1:27017',
     STREAM: 'kafka',
     KAFKA_BROKERS: '127.0.0.1:9092',
+    VECTOR_INDEX: 'qdrant',
+    QDRANT_URL: 'http://127.0.0.1:6333',
   };
-  const servers = loadConfig(serverEnv);
-  // The vector index has only its embedded adapter so far (Qdrant's is issue 20's next part): a server setup
-  // with semantic search still checkpoints that one file.
-  expect(embeddedSqliteFiles(servers)).toEqual([join(resolve('./data'), 'vectors.db')]);
-  expect(embeddedSqliteFiles(loadConfig({ ...serverEnv, SEMANTIC_SEARCH: 'false' }))).toEqual([]);
+  expect(embeddedSqliteFiles(loadConfig(serverEnv))).toEqual([]);
+  // The vector index is embedded unless it is Qdrant's.
+  expect(embeddedSqliteFiles(loadConfig({ ...serverEnv, VECTOR_INDEX: 'embedded' }))).toEqual([
+    join(resolve('./data'), 'vectors.db'),
+  ]);
 });

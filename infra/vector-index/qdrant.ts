@@ -1,0 +1,273 @@
+import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
+import { createHash } from 'node:crypto';
+import { type RecordVectors, type VectorHit, type VectorIndex, type VectorQuery } from './port';
+
+/** The collection that holds the index's identity and checkpoint (one point, a vector of one dimension). */
+const META_COLLECTION = 'records_platform_vector_meta';
+const META_POINT = 1;
+
+type Filter = Schemas['Filter'];
+type Condition = Schemas['FieldCondition'];
+
+/** A point id Qdrant takes (a UUID), the same for the same name every time. */
+function pointId(name: string): string {
+  const hex = createHash('sha256').update(name).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+const headId = (tenant: string, recordId: number) => pointId(`${tenant}/${recordId}/head`);
+const chunkId = (tenant: string, recordId: number, chunk: number) =>
+  pointId(`${tenant}/${recordId}/${chunk}`);
+const spaceKey = (tenant: string, spaceId: number) => `${tenant}/${spaceId}`;
+const match = (key: string, value: string | number | boolean): Condition => ({ key, match: { value } });
+
+interface HeadPayload {
+  readonly kind: 'head';
+  readonly position: string;
+  readonly chunks: number;
+  readonly space: string;
+}
+
+/**
+ * The vector index on Qdrant: one collection per model, dimension and text recipe (named by their hash),
+ * cosine distance, the system and space as a tenant payload index. A record has one point per chunk and a
+ * head point (never searched: a placeholder vector) holding its position, so that an older write or a removal
+ * is recognised as on the embedded index. A record scores by its best chunk (`queryGroups` by record).
+ * Outliers search the negated query exactly (Qdrant has no farthest-first search; HNSW is unreliable there).
+ */
+export class QdrantVectorIndex implements VectorIndex {
+  private collection: string | undefined;
+  private checkedAt = 0;
+
+  private constructor(
+    private readonly client: QdrantClient,
+    readonly dimension: number,
+  ) {}
+
+  static async open(url: string, dimension: number, apiKey?: string): Promise<QdrantVectorIndex> {
+    const client = new QdrantClient({
+      url,
+      ...(apiKey !== undefined && { apiKey }),
+      checkCompatibility: false,
+    });
+    const index = new QdrantVectorIndex(client, dimension);
+    if (!(await client.collectionExists(META_COLLECTION)).exists)
+      await client.createCollection(META_COLLECTION, { vectors: { size: 1, distance: 'Dot' } });
+    const identity = await index.identity();
+    if (identity !== null) index.collection = collectionFor(identity, dimension);
+    return index;
+  }
+
+  async identity(): Promise<string | null> {
+    return ((await this.meta())?.identity as string | undefined) ?? null;
+  }
+
+  async reset(identity: string): Promise<void> {
+    const name = collectionFor(identity, this.dimension);
+    if ((await this.client.collectionExists(name)).exists) await this.client.deleteCollection(name);
+    await this.client.createCollection(name, {
+      vectors: { size: this.dimension, distance: 'Cosine' },
+      // Per-space graphs: every search names its space (Qdrant's guidance for many tenants).
+      hnsw_config: { m: 0, payload_m: 16 },
+    });
+    await this.client.createPayloadIndex(name, {
+      field_name: 'space',
+      field_schema: { type: 'keyword', is_tenant: true },
+      wait: true,
+    });
+    for (const field of ['tenant', 'kind'])
+      await this.client.createPayloadIndex(name, { field_name: field, field_schema: 'keyword', wait: true });
+    for (const field of ['record_id', 'module_id'])
+      await this.client.createPayloadIndex(name, { field_name: field, field_schema: 'integer', wait: true });
+    const previous = this.collection;
+    this.collection = name;
+    this.checkedAt = Date.now();
+    await this.writeMeta({ identity, checkpoint: '0' });
+    if (previous !== undefined && previous !== name && (await this.client.collectionExists(previous)).exists)
+      await this.client.deleteCollection(previous);
+  }
+
+  async checkpoint(): Promise<bigint> {
+    return BigInt(((await this.meta())?.checkpoint as string | undefined) ?? '0');
+  }
+
+  async saveCheckpoint(position: bigint): Promise<void> {
+    await this.writeMeta({ checkpoint: position.toString() });
+  }
+
+  async upsert(records: readonly RecordVectors[]): Promise<void> {
+    for (const record of records)
+      for (const vector of record.vectors)
+        if (vector.length !== this.dimension)
+          throw new RangeError(
+            `record ${record.recordId}: a vector of ${vector.length} dimensions in an index of ${this.dimension}`,
+          );
+    if (records.length === 0) return;
+    const collection = await this.collectionName();
+    const heads = await this.heads(records.map((record) => [record.tenant, record.recordId] as const));
+    const current = records.filter((record) => {
+      const held = heads.get(headId(record.tenant, record.recordId));
+      return held === undefined || BigInt(held.position) <= record.position;
+    });
+    await this.deleteChunks(current.map((record) => [record.tenant, record.recordId] as const));
+    const points: Schemas['PointStruct'][] = current.flatMap((record) => [
+      this.headPoint(record.tenant, record.recordId, {
+        kind: 'head',
+        position: record.position.toString(),
+        chunks: record.vectors.length,
+        space: spaceKey(record.tenant, record.spaceId),
+      }),
+      ...record.vectors.map((vector, chunk) => ({
+        id: chunkId(record.tenant, record.recordId, chunk),
+        vector: [...vector],
+        payload: {
+          kind: 'chunk',
+          tenant: record.tenant,
+          space: spaceKey(record.tenant, record.spaceId),
+          record_id: record.recordId,
+          module_id: record.moduleId,
+          chunk,
+        },
+      })),
+    ]);
+    for (let start = 0; start < points.length; start += 256)
+      await this.client.upsert(collection, { wait: true, points: points.slice(start, start + 256) });
+  }
+
+  async remove(tenant: string, recordIds: readonly number[], position: bigint): Promise<void> {
+    if (recordIds.length === 0) return;
+    const heads = await this.heads(recordIds.map((recordId) => [tenant, recordId] as const));
+    const current = recordIds.filter((recordId) => {
+      const held = heads.get(headId(tenant, recordId));
+      return held !== undefined && BigInt(held.position) <= position;
+    });
+    if (current.length === 0) return;
+    await this.deleteChunks(current.map((recordId) => [tenant, recordId] as const));
+    await this.client.upsert(await this.collectionName(), {
+      wait: true,
+      points: current.map((recordId) =>
+        this.headPoint(tenant, recordId, {
+          kind: 'head',
+          position: position.toString(),
+          chunks: 0,
+          space: heads.get(headId(tenant, recordId))!.space,
+        }),
+      ),
+    });
+  }
+
+  async search(query: VectorQuery): Promise<VectorHit[]> {
+    if (query.vector.length !== this.dimension)
+      throw new RangeError(`a query of ${query.vector.length} dimensions in an index of ${this.dimension}`);
+    if (query.records !== null && query.records.size === 0) return [];
+    if (query.modules !== null && query.modules.size === 0) return [];
+    const must: Condition[] = [match('space', spaceKey(query.tenant, query.spaceId)), match('kind', 'chunk')];
+    if (query.records !== null) must.push({ key: 'record_id', match: { any: [...query.records] } });
+    if (query.modules !== null) must.push({ key: 'module_id', match: { any: [...query.modules] } });
+    const nearest = query.order === 'nearest';
+    const vector = nearest ? [...query.vector] : [...query.vector].map((value) => -value);
+    const threshold = nearest
+      ? query.minSimilarity
+      : query.minDistance === undefined
+        ? undefined
+        : query.minDistance - 1;
+    const answer = await this.client.queryGroups(await this.collectionName(), {
+      query: vector,
+      filter: { must } satisfies Filter,
+      group_by: 'record_id',
+      group_size: 1,
+      limit: query.limit,
+      with_payload: false,
+      // Farthest-first is exact: an approximate graph search for the negated query misses most of them.
+      ...(nearest ? {} : { params: { exact: true } }),
+      ...(threshold !== undefined && { score_threshold: threshold }),
+    });
+    return answer.groups.map((group) => {
+      const score = group.hits[0]?.score ?? 0;
+      return { recordId: Number(group.id), similarity: nearest ? score : -score };
+    });
+  }
+
+  async count(tenant: string, spaceId: number): Promise<number> {
+    const answer = await this.client.count(await this.collectionName(), {
+      filter: {
+        must: [match('space', spaceKey(tenant, spaceId)), match('kind', 'chunk'), match('chunk', 0)],
+      },
+      exact: true,
+    });
+    return answer.count;
+  }
+
+  async close(): Promise<void> {}
+
+  /**
+   * The collection of the index's identity, looked up again at most once a second: another process (a
+   * rebuild) may have reset the index into a new collection meanwhile.
+   */
+  private async collectionName(): Promise<string> {
+    if (Date.now() - this.checkedAt > 1000) {
+      const identity = await this.identity();
+      this.checkedAt = Date.now();
+      if (identity !== null) this.collection = collectionFor(identity, this.dimension);
+    }
+    if (this.collection === undefined)
+      throw new Error('the vector index has no identity yet: reset it first');
+    return this.collection;
+  }
+
+  private headPoint(tenant: string, recordId: number, payload: HeadPayload): Schemas['PointStruct'] {
+    // Heads are never searched (every search asks for chunks); any unit vector will do.
+    const placeholder = new Array<number>(this.dimension).fill(0);
+    placeholder[0] = 1;
+    return {
+      id: headId(tenant, recordId),
+      vector: placeholder,
+      payload: { ...payload, tenant, record_id: recordId },
+    };
+  }
+
+  private async heads(records: ReadonlyArray<readonly [string, number]>): Promise<Map<string, HeadPayload>> {
+    const ids = records.map(([tenant, recordId]) => headId(tenant, recordId));
+    const found = await this.client.retrieve(await this.collectionName(), {
+      ids,
+      with_payload: true,
+      with_vector: false,
+    });
+    return new Map(found.map((point) => [String(point.id), point.payload as unknown as HeadPayload]));
+  }
+
+  private async deleteChunks(records: ReadonlyArray<readonly [string, number]>): Promise<void> {
+    const byTenant = new Map<string, number[]>();
+    for (const [tenant, recordId] of records)
+      byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), recordId]);
+    for (const [tenant, recordIds] of byTenant)
+      await this.client.delete(await this.collectionName(), {
+        wait: true,
+        filter: {
+          must: [
+            match('tenant', tenant),
+            match('kind', 'chunk'),
+            { key: 'record_id', match: { any: recordIds } },
+          ],
+        },
+      });
+  }
+
+  private async meta(): Promise<Record<string, unknown> | null> {
+    const [point] = await this.client.retrieve(META_COLLECTION, { ids: [META_POINT], with_payload: true });
+    return (point?.payload as Record<string, unknown> | null | undefined) ?? null;
+  }
+
+  private async writeMeta(values: Record<string, string>): Promise<void> {
+    const current = (await this.meta()) ?? {};
+    await this.client.upsert(META_COLLECTION, {
+      wait: true,
+      points: [{ id: META_POINT, vector: [1], payload: { ...current, ...values } }],
+    });
+  }
+}
+
+/** The collection of one identity (model, text recipe) and dimension. */
+function collectionFor(identity: string, dimension: number): string {
+  return `record_vectors_${dimension}_${createHash('sha256').update(identity).digest('hex').slice(0, 16)}`;
+}
