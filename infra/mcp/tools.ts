@@ -27,11 +27,12 @@ export interface ToolDefinition {
 /** Path and query values arrive as JSON: numbers and booleans are sent as their text (REST validates them). */
 const scalar = z.union([z.string(), z.number(), z.boolean()]);
 
-function scalarsOf(shape: Readonly<Record<string, z.ZodType>> | undefined, optional: boolean) {
+/** Path and query parameters as a tool's scalar arguments, required where the operation requires them. */
+function scalarsOf(shape: Readonly<Record<string, z.ZodType>> | undefined) {
   return Object.fromEntries(
     Object.entries(shape ?? {}).map(([name, schema]) => {
       const described = scalar.meta({ description: schema.meta()?.description ?? name });
-      return [name, optional || schema.safeParse(undefined).success ? described.optional() : described];
+      return [name, schema.safeParse(undefined).success ? described.optional() : described];
     }),
   );
 }
@@ -50,8 +51,8 @@ function textOf(value: unknown): string {
 }
 
 export function toolOf(op: Operation): ToolDefinition {
-  const pathShape = scalarsOf(op.params?.shape, false);
-  const queryShape = scalarsOf(op.query?.shape, true);
+  const pathShape = scalarsOf(op.params?.shape);
+  const queryShape = scalarsOf(op.query?.shape);
   const taken = new Set([...Object.keys(pathShape), ...Object.keys(queryShape)]);
   const body = bodyShape(op, taken);
   const bodyNames = Object.keys(body.shape);

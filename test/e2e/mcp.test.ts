@@ -77,6 +77,11 @@ describe.each(KINDS)('over %s', (kind) => {
       const create = tools.find((tool) => tool.name === 'createRecord')!;
       expect(create.inputSchema.required).toEqual(expect.arrayContaining(['moduleId', 'name']));
       expect(list.annotations?.readOnlyHint).toBe(true);
+      // The semantic lookups are tools too, with their required parameters.
+      for (const name of ['similarRecords', 'outlierRecords', 'contextRecords'])
+        expect(tools.find((tool) => tool.name === name)?.inputSchema.required).toEqual(
+          expect.arrayContaining(['space_id', 'query']),
+        );
     } finally {
       await client.close();
     }
