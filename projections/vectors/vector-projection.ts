@@ -30,15 +30,46 @@ const IDLE_FLUSH_MS = 20;
 const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 60_000;
 
-interface Pending {
-  readonly tenant: string;
-  readonly recordId: number;
+/** What a batch is to embed again: a record, or every record of a module or with a label (its text changed). */
+type Pending =
+  | { readonly kind: 'record'; readonly tenant: string; readonly recordId: number }
+  | { readonly kind: 'module'; readonly tenant: string; readonly moduleId: number }
+  | { readonly kind: 'label'; readonly tenant: string; readonly labelId: number };
+
+/**
+ * What an event changes of the texts: its record's (record events); every record of a module whose fields
+ * were renamed, removed or reordered; every record with a label that was renamed or deleted.
+ */
+export function textChangeOf(event: RecordedEvent): Pending | null {
+  const tenant = event.metadata.tenant;
+  const data = event.data as { recordId?: unknown; moduleId?: unknown; labelId?: unknown; name?: unknown };
+  if (typeof data.recordId === 'number') return { kind: 'record', tenant, recordId: data.recordId };
+  const renamed = typeof data.name === 'string';
+  if (
+    typeof data.moduleId === 'number' &&
+    ((event.type === 'FieldChanged' && renamed) ||
+      event.type === 'FieldRemoved' ||
+      event.type === 'FieldsOrdered')
+  )
+    return { kind: 'module', tenant, moduleId: data.moduleId };
+  if (
+    typeof data.labelId === 'number' &&
+    ((event.type === 'LabelUpdated' && renamed) || event.type === 'LabelDeleted')
+  )
+    return { kind: 'label', tenant, labelId: data.labelId };
+  return null;
 }
 
-function recordIdOf(event: RecordedEvent): number | null {
-  const id = (event.data as { recordId?: unknown }).recordId;
-  return typeof id === 'number' ? id : null;
+function keyOf(change: Pending): string {
+  return change.kind === 'record'
+    ? `${change.tenant}.r${change.recordId}`
+    : change.kind === 'module'
+      ? `${change.tenant}.m${change.moduleId}`
+      : `${change.tenant}.l${change.labelId}`;
 }
+
+/** Record ids read at a time when a module's or a label's records are embedded again. */
+const ID_PAGE = 1000;
 
 /**
  * The vector projection: from the record events, each changed record's text (the recipe of
@@ -90,7 +121,7 @@ export class VectorProjection {
     this.processed = await index.checkpoint();
     this.subscription = this.deps.events.subscribeToAll({
       after: this.processed,
-      filter: { categories: ['record'] },
+      filter: { categories: ['record', 'module', 'label'] },
     });
     this.running = this.consume(this.subscription).catch((error: unknown) =>
       logger.error({ err: error }, 'the vector projection stopped'),
@@ -143,11 +174,8 @@ export class VectorProjection {
         next = iterator.next();
         const value = item.value;
         if (value.kind === 'event') {
-          const recordId = recordIdOf(value.event);
-          if (recordId !== null) {
-            const tenant = value.event.metadata.tenant;
-            pending.set(`${tenant}.${recordId}`, { tenant, recordId });
-          }
+          const change = textChangeOf(value.event);
+          if (change !== null) pending.set(keyOf(change), change);
           last = value.event.position;
           if (pending.size < this.batchRecords) continue;
         } else if (value.position > last) {
@@ -167,7 +195,6 @@ export class VectorProjection {
       try {
         if (batch.length > 0) await this.write(batch, position);
         await this.deps.index.saveCheckpoint(position);
-        this.written += batch.length;
         this.advance(position);
         return;
       } catch (error) {
@@ -200,6 +227,54 @@ export class VectorProjection {
 
   private async write(batch: readonly Pending[], position: bigint): Promise<void> {
     await this.deps.waitForReadModels(position);
+    const records = new Map<string, { tenant: string; recordId: number }>();
+    for (const change of batch) {
+      const recordIds =
+        change.kind === 'record' ? [change.recordId] : await this.recordsAffected(change.tenant, change);
+      for (const recordId of recordIds)
+        records.set(`${change.tenant}.${recordId}`, { tenant: change.tenant, recordId });
+    }
+    // A module's or a label's records may be many: embedded a batch at a time.
+    const all = [...records.values()];
+    for (let start = 0; start < all.length; start += this.batchRecords)
+      await this.writeRecords(all.slice(start, start + this.batchRecords), position);
+  }
+
+  /** The live records whose text a module or label change touches, read a page at a time. */
+  private async recordsAffected(
+    tenant: string,
+    change: Exclude<Pending, { kind: 'record' }>,
+  ): Promise<number[]> {
+    const condition: StoreFilter =
+      change.kind === 'module'
+        ? { kind: 'compare', path: 'moduleId', op: 'eq', value: change.moduleId, numeric: true }
+        : { kind: 'compare', path: `labels.${change.labelId}`, op: 'eq', value: true };
+    const ids: number[] = [];
+    let after = 0;
+    for (;;) {
+      const { items } = await this.deps.readModels.find(tenant, READ_MODELS.records, {
+        filter: {
+          kind: 'and',
+          children: [
+            condition,
+            { kind: 'compare', path: 'status', op: 'eq', value: 'live' },
+            { kind: 'compare', path: 'recordId', op: 'gt', value: after, numeric: true },
+          ],
+        },
+        sort: [{ path: 'recordId', direction: 'asc' }],
+        limit: ID_PAGE,
+        withTotal: false,
+      });
+      ids.push(...items.map((doc) => Number(doc.recordId)));
+      if (items.length < ID_PAGE) return ids;
+      after = ids[ids.length - 1]!;
+    }
+  }
+
+  private async writeRecords(
+    batch: ReadonlyArray<{ tenant: string; recordId: number }>,
+    position: bigint,
+  ): Promise<void> {
     const byTenant = new Map<string, number[]>();
     for (const { tenant, recordId } of batch)
       byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), recordId]);
@@ -218,6 +293,7 @@ export class VectorProjection {
     await this.deps.index.upsert(
       upserts.map(({ texts, ...record }) => ({ ...record, vectors: texts.map(() => vectors[next++]!) })),
     );
+    this.written += batch.length;
   }
 
   /** The texts of the live records among `recordIds`, with their space and module (deleted ones are absent). */

@@ -162,6 +162,40 @@ describe('semantic search', () => {
     expect(gone.items.map((item) => item.id)).not.toContain(kitten.id);
   });
 
+  test('a renamed field or label changes the text of every record that shows it', async () => {
+    const module = (
+      await json<Entity>(await platform.call('POST', '/module', { body: { spaceId, name: 'Paints' } }))
+    ).id;
+    const field = await json<Entity>(
+      await platform.call('POST', '/field', {
+        body: { moduleId: module, key: 'colour', name: 'Colour', type: 'text' },
+      }),
+    );
+    const label = await json<Entity>(await platform.call('POST', '/label', { body: { name: 'Glossy' } }));
+    const probe = await json<Entity>(
+      await platform.call('POST', '/record', {
+        body: { moduleId: module, name: 'Probe', fields: { colour: 'deep blue' } },
+      }),
+    );
+    const labelled = await platform.call('POST', `/record/${probe.id}/label/${label.id}`);
+    expect(labelled.status).toBeLessThan(300);
+    lastPosition = labelled.headers.get('x-position')!;
+    // The record's whole text as the query: its own vector answers with a similarity of 1.
+    const similarityOf = async (text: string) => {
+      const found = await json<Found>(await search('similar', { space_id: spaceId, query: text, limit: 1 }));
+      return found.items[0]?.id === probe.id ? found.items[0]!.similarity! : 0;
+    };
+    expect(await similarityOf('Probe\nColour: deep blue\nLabels: Glossy')).toBeGreaterThan(0.999);
+    const renamed = await platform.call('PUT', `/field/${field.id}`, { body: { name: 'Shade' } });
+    expect(renamed.status).toBe(200);
+    lastPosition = renamed.headers.get('x-position')!;
+    expect(await similarityOf('Probe\nShade: deep blue\nLabels: Glossy')).toBeGreaterThan(0.999);
+    const relabelled = await platform.call('PUT', `/label/${label.id}`, { body: { name: 'Matte' } });
+    expect(relabelled.status).toBe(200);
+    lastPosition = relabelled.headers.get('x-position')!;
+    expect(await similarityOf('Probe\nShade: deep blue\nLabels: Matte')).toBeGreaterThan(0.999);
+  });
+
   test('npm run replay -- vectors embeds every record anew while the platform serves; searches see the result', async () => {
     const replay = spawnSync(
       process.execPath,
