@@ -62,6 +62,30 @@ function embedderOf(config: Config): TextEmbedder {
   });
 }
 
+/** The vector projection over these stores; a read model that does not catch up in time fails the batch. */
+function vectorProjectionOf(
+  logger: Logger,
+  deps: {
+    readonly events: EventStore;
+    readonly readModels: ReadModels;
+    readonly index: VectorIndex;
+    readonly embedder: TextEmbedder;
+    waitForReadModels(position: bigint): Promise<boolean>;
+  },
+): VectorProjection {
+  return new VectorProjection({
+    events: deps.events,
+    readModels: deps.readModels,
+    index: deps.index,
+    embedder: deps.embedder,
+    logger: logger.child({ component: 'vector-projection' }),
+    async waitForReadModels(position) {
+      if (!(await deps.waitForReadModels(position)))
+        throw new Error(`the read models did not reach position ${position} in time`);
+    },
+  });
+}
+
 export interface VectorRebuildProgress {
   readonly position: bigint;
   readonly head: bigint;
@@ -89,17 +113,7 @@ export async function rebuildVectors(
   try {
     await index.reset(`${embedder.model}/${RECORD_TEXT_RECIPE}`);
     const head = await deps.events.headPosition();
-    const projection = new VectorProjection({
-      events: deps.events,
-      readModels: deps.readModels,
-      index,
-      embedder,
-      logger: logger.child({ component: 'vector-projection' }),
-      async waitForReadModels(position) {
-        if (!(await deps.waitForReadModels(position)))
-          throw new Error(`the read models did not reach position ${position} in time`);
-      },
-    });
+    const projection = vectorProjectionOf(logger, { ...deps, index, embedder });
     await projection.start();
     const timer = setInterval(
       () => progress({ position: projection.position, head, elapsedMs: Date.now() - started }),
@@ -138,17 +152,7 @@ export async function startSemanticSearch(
   const identity = `${embedder.model}/${RECORD_TEXT_RECIPE}`;
   const waitForReadModels = deps.waitForReadModels;
   const projection = waitForReadModels
-    ? new VectorProjection({
-        events: deps.events,
-        readModels: deps.readModels,
-        index,
-        embedder,
-        logger: logger.child({ component: 'vector-projection' }),
-        async waitForReadModels(position) {
-          if (!(await waitForReadModels(position)))
-            throw new Error(`the read models did not reach position ${position} in time`);
-        },
-      })
+    ? vectorProjectionOf(logger, { ...deps, waitForReadModels, index, embedder })
     : undefined;
   await projection?.start();
   return {

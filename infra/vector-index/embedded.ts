@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { openSqliteFile } from '../sqlite-file';
 import {
   candidatesFor,
+  checkDimensions,
   type RecordVectors,
   type VectorHit,
   type VectorIndex,
@@ -147,12 +148,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
   }
 
   async upsert(records: readonly RecordVectors[]): Promise<void> {
-    for (const record of records)
-      for (const vector of record.vectors)
-        if (vector.length !== this.dimension)
-          throw new RangeError(
-            `record ${record.recordId}: a vector of ${vector.length} dimensions in an index of ${this.dimension}`,
-          );
+    checkDimensions(records, this.dimension);
     this.db.transaction(() => {
       for (const record of records) {
         const { tenant, recordId } = record;

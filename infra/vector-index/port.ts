@@ -61,3 +61,13 @@ export interface VectorIndex {
 export function candidatesFor(limit: number): number {
   return Math.max(limit * 2, limit + 64);
 }
+
+/** Refuses records with a vector of another dimension than the index's, before anything is written. */
+export function checkDimensions(records: readonly RecordVectors[], dimension: number): void {
+  for (const record of records)
+    for (const vector of record.vectors)
+      if (vector.length !== dimension)
+        throw new RangeError(
+          `record ${record.recordId}: a vector of ${vector.length} dimensions in an index of ${dimension}`,
+        );
+}

@@ -1,6 +1,12 @@
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import { createHash } from 'node:crypto';
-import { type RecordVectors, type VectorHit, type VectorIndex, type VectorQuery } from './port';
+import {
+  checkDimensions,
+  type RecordVectors,
+  type VectorHit,
+  type VectorIndex,
+  type VectorQuery,
+} from './port';
 
 /** The collection that holds the index's identity and checkpoint (one point, a vector of one dimension). */
 const META_COLLECTION = 'records_platform_vector_meta';
@@ -96,12 +102,7 @@ export class QdrantVectorIndex implements VectorIndex {
   }
 
   async upsert(records: readonly RecordVectors[]): Promise<void> {
-    for (const record of records)
-      for (const vector of record.vectors)
-        if (vector.length !== this.dimension)
-          throw new RangeError(
-            `record ${record.recordId}: a vector of ${vector.length} dimensions in an index of ${this.dimension}`,
-          );
+    checkDimensions(records, this.dimension);
     if (records.length === 0) return;
     const collection = await this.collectionName();
     const heads = await this.heads(records.map((record) => [record.tenant, record.recordId] as const));

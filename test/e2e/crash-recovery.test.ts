@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { exited, freePort, output, spawnBin, waitUntilReady } from '../support/child-platform';
+import { exited, freePort, output, spawnBin, startPlatformProcess } from '../support/child-platform';
 
 const TOKEN = 'rpt_crash-test-token-0123456789abcdef';
 jest.setTimeout(180_000);
@@ -24,17 +24,11 @@ afterAll(async () => {
 });
 
 async function startServer(port: number): Promise<string> {
-  child = spawnBin('platform.ts', [], {
-    PORT: String(port),
-    HOST: '127.0.0.1',
+  let url: string;
+  ({ child, url } = await startPlatformProcess(port, {
     DATA_DIR: dataDir,
     ADMIN_TOKEN: TOKEN,
-  });
-  const logs = output(child);
-  const url = `http://127.0.0.1:${port}`;
-  await waitUntilReady(url).catch((error: unknown) => {
-    throw new Error(`${String(error)}\n${logs()}`);
-  });
+  }));
   return url;
 }
 

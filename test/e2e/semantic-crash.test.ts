@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { exited, freePort, output, spawnBin, waitUntilReady } from '../support/child-platform';
+import { exited, freePort, startPlatformProcess } from '../support/child-platform';
 
 /**
  * `kill -9` while records are written and embedded: after the restart the vector projection takes up where its
@@ -28,18 +28,12 @@ afterAll(async () => {
 });
 
 async function startServer(port: number): Promise<string> {
-  child = spawnBin('platform.ts', [], {
-    PORT: String(port),
-    HOST: '127.0.0.1',
+  let url: string;
+  ({ child, url } = await startPlatformProcess(port, {
     DATA_DIR: dataDir,
     ADMIN_TOKEN: TOKEN,
     SEMANTIC_SEARCH: 'true',
-  });
-  const logs = output(child);
-  const url = `http://127.0.0.1:${port}`;
-  await waitUntilReady(url).catch((error: unknown) => {
-    throw new Error(`${String(error)}\n${logs()}`);
-  });
+  }));
   return url;
 }
 

@@ -72,3 +72,17 @@ export async function startServiceProcess(
   });
   return url;
 }
+
+/** `npm start` as its own process on `port` with `env`, once it is ready: the process and its URL. */
+export async function startPlatformProcess(
+  port: number,
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawnBin('platform.ts', [], { PORT: String(port), HOST: '127.0.0.1', ...env });
+  const logs = output(child);
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilReady(url).catch((error: unknown) => {
+    throw new Error(`${String(error)}\n${logs()}`);
+  });
+  return { child, url };
+}
