@@ -8,7 +8,7 @@ import {
   type VectorIndex,
   type VectorQuery,
 } from './port';
-import { SpaceVectors } from './space-vectors';
+import { quantised, SpaceVectors, type QuantisedVector } from './space-vectors';
 
 /** Records whose exact vectors one query reads at a time while it re-ranks. */
 const RERANK_BATCH = 500;
@@ -41,6 +41,8 @@ CREATE TABLE IF NOT EXISTS vector_points (
   record_id INTEGER NOT NULL,
   chunk INTEGER NOT NULL,
   vector BLOB NOT NULL,
+  codes BLOB NOT NULL,
+  scale REAL NOT NULL,
   PRIMARY KEY (tenant, record_id, chunk)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS vector_changes (
@@ -53,6 +55,7 @@ CREATE INDEX IF NOT EXISTS vector_changes_space ON vector_changes (tenant, space
 `;
 
 const toBlob = (vector: Float32Array) => Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+const codesOf = (blob: Buffer) => new Int8Array(blob.buffer, blob.byteOffset, blob.byteLength);
 /** The floats of a stored vector: a view where the bytes are aligned for it, else a copy. */
 const fromBlob = (blob: Buffer) =>
   blob.byteOffset % 4 === 0
@@ -83,6 +86,12 @@ export class EmbeddedVectorIndex implements VectorIndex {
     private readonly db: Database.Database,
     readonly dimension: number,
   ) {
+    // An index written before the codes were stored is dropped: it is derived, and its projection rebuilds it.
+    const columns = db.prepare<[], { name: string }>('PRAGMA table_info(vector_points)').all();
+    if (columns.length > 0 && !columns.some((column) => column.name === 'codes'))
+      db.exec(
+        'DROP TABLE vector_points; DROP TABLE IF EXISTS vector_records; DROP TABLE IF EXISTS vector_meta;',
+      );
     db.exec(SCHEMA);
     this.statements = {
       meta: db.prepare<[string], { value: string }>('SELECT value FROM vector_meta WHERE key = ?'),
@@ -97,10 +106,22 @@ export class EmbeddedVectorIndex implements VectorIndex {
       ),
       deletePoints: db.prepare('DELETE FROM vector_points WHERE tenant = ? AND record_id = ?'),
       insertPoint: db.prepare(
-        'INSERT INTO vector_points (tenant, record_id, chunk, vector) VALUES (?, ?, ?, ?)',
+        'INSERT INTO vector_points (tenant, record_id, chunk, vector, codes, scale) VALUES (?, ?, ?, ?, ?, ?)',
       ),
       points: db.prepare<[string, number], { vector: Buffer }>(
         'SELECT vector FROM vector_points WHERE tenant = ? AND record_id = ? ORDER BY chunk',
+      ),
+      codes: db.prepare<[string, number], { codes: Buffer; scale: number }>(
+        'SELECT codes, scale FROM vector_points WHERE tenant = ? AND record_id = ? ORDER BY chunk',
+      ),
+      spaceCodes: db.prepare<
+        [string, number],
+        { record_id: number; module_id: number; codes: Buffer; scale: number }
+      >(
+        `SELECT r.record_id, r.module_id, p.codes, p.scale
+         FROM vector_records r JOIN vector_points p ON p.tenant = r.tenant AND p.record_id = r.record_id
+         WHERE r.tenant = ? AND r.space_id = ? AND r.chunks > 0
+         ORDER BY r.record_id, p.chunk`,
       ),
       change: db.prepare('INSERT INTO vector_changes (tenant, space_id, record_id) VALUES (?, ?, ?)'),
       changesSince: db.prepare<[string, number, number], { seq: number; record_id: number }>(
@@ -109,9 +130,6 @@ export class EmbeddedVectorIndex implements VectorIndex {
       lastChange: db.prepare<[], { seq: number | null }>('SELECT max(seq) AS seq FROM vector_changes'),
       firstChange: db.prepare<[], { seq: number | null }>('SELECT min(seq) AS seq FROM vector_changes'),
       prune: db.prepare('DELETE FROM vector_changes WHERE seq <= ?'),
-      spaceRecords: db.prepare<[string, number], { record_id: number; module_id: number }>(
-        'SELECT record_id, module_id FROM vector_records WHERE tenant = ? AND space_id = ? AND chunks > 0',
-      ),
       spaceRows: db.prepare<[string, number], { rows: number | null }>(
         'SELECT sum(chunks) AS rows FROM vector_records WHERE tenant = ? AND space_id = ?',
       ),
@@ -163,9 +181,18 @@ export class EmbeddedVectorIndex implements VectorIndex {
           record.vectors.length,
         );
         this.statements.deletePoints.run(tenant, recordId);
-        record.vectors.forEach((vector, chunk) =>
-          this.statements.insertPoint.run(tenant, recordId, chunk, toBlob(vector)),
-        );
+        record.vectors.forEach((vector, chunk) => {
+          // The int8 codes too: a space loads from them, a quarter of the floats, without quantising again.
+          const { codes, scale } = quantised(vector);
+          this.statements.insertPoint.run(
+            tenant,
+            recordId,
+            chunk,
+            toBlob(vector),
+            Buffer.from(codes.buffer),
+            scale,
+          );
+        });
         if (held && Number(held.space_id) !== record.spaceId)
           this.statements.change.run(tenant, Number(held.space_id), recordId);
         this.statements.change.run(tenant, record.spaceId, recordId);
@@ -262,25 +289,37 @@ export class EmbeddedVectorIndex implements VectorIndex {
     return space;
   }
 
+  /** A space from its stored codes, in one pass over its records' chunks in record order. */
   private async load(tenant: string, spaceId: number): Promise<LoadedSpace> {
     const vectors = await SpaceVectors.create(
       this.dimension,
       this.statements.spaceRows.get(tenant, spaceId)?.rows ?? 0,
     );
     const seq = this.statements.lastChange.get()?.seq ?? 0;
-    for (const record of this.statements.spaceRecords.iterate(tenant, spaceId))
-      vectors.set(record.record_id, record.module_id, this.vectorsOf(tenant, record.record_id));
+    let current: { recordId: number; moduleId: number; rows: QuantisedVector[] } | undefined;
+    const place = () => current && vectors.setQuantised(current.recordId, current.moduleId, current.rows);
+    for (const row of this.statements.spaceCodes.iterate(tenant, spaceId)) {
+      if (current?.recordId !== row.record_id) {
+        place();
+        current = { recordId: row.record_id, moduleId: row.module_id, rows: [] };
+      }
+      current.rows.push({ codes: codesOf(row.codes), scale: row.scale });
+    }
+    place();
     return { vectors, seq };
   }
 
   private refreshRecord(vectors: SpaceVectors, tenant: string, spaceId: number, recordId: number): void {
     const held = this.statements.record.get(tenant, recordId);
     if (!held || Number(held.space_id) !== spaceId || held.chunks === 0n) vectors.remove(recordId);
-    else vectors.set(recordId, Number(held.module_id), this.vectorsOf(tenant, recordId));
-  }
-
-  private vectorsOf(tenant: string, recordId: number): Float32Array[] {
-    return this.statements.points.all(tenant, recordId).map((point) => fromBlob(point.vector));
+    else
+      vectors.setQuantised(
+        recordId,
+        Number(held.module_id),
+        this.statements.codes
+          .all(tenant, recordId)
+          .map((row) => ({ codes: codesOf(row.codes), scale: row.scale })),
+      );
   }
 
   /** Keeps the change log at about `KEPT_CHANGES` (pruned by a tenth at a time). */

@@ -24,6 +24,18 @@ interface RecordEntry {
   rows: number[];
 }
 
+/** A vector as int8 codes and the scale back to floats. */
+export interface QuantisedVector {
+  readonly codes: Int8Array;
+  readonly scale: number;
+}
+
+/** `vector` quantised on its own (what an index stores beside the floats, to load a space quickly). */
+export function quantised(vector: Float32Array): QuantisedVector {
+  const codes = new Int8Array(vector.length);
+  return { codes, scale: quantise(vector, codes, 0) };
+}
+
 /** Quantises `vector` into `codes` (int8, the largest magnitude at ±127); returns the scale back to floats. */
 export function quantise(vector: Float32Array, codes: Int8Array, offset: number): number {
   let largest = 0;
@@ -154,8 +166,31 @@ export class SpaceVectors {
   set(recordId: number, moduleId: number, vectors: readonly Float32Array[]): void {
     const wrong = vectors.find((vector) => vector.length !== this.dimension);
     if (wrong) throw new RangeError(`a vector of ${wrong.length} dimensions in a space of ${this.dimension}`);
+    this.place(recordId, moduleId, vectors.length, (codes, offset, index) =>
+      quantise(vectors[index]!, codes, offset),
+    );
+  }
+
+  /** Sets a record's rows from codes already quantised (`quantise`), as an index stores them. */
+  setQuantised(recordId: number, moduleId: number, rows: ReadonlyArray<QuantisedVector>): void {
+    const wrong = rows.find((row) => row.codes.length !== this.dimension);
+    if (wrong)
+      throw new RangeError(`codes of ${wrong.codes.length} dimensions in a space of ${this.dimension}`);
+    this.place(recordId, moduleId, rows.length, (codes, offset, index) => {
+      codes.set(rows[index]!.codes, offset);
+      return rows[index]!.scale;
+    });
+  }
+
+  /** Replaces a record's rows with `count` new ones, each written by `write` (which returns its scale). */
+  private place(
+    recordId: number,
+    moduleId: number,
+    count: number,
+    write: (codes: Int8Array, offset: number, index: number) => number,
+  ): void {
     this.remove(recordId);
-    if (vectors.length === 0) return;
+    if (count === 0) return;
     const slot = this.freeSlots.pop() ?? this.slotCount++;
     if (slot >= this.slotRecords.length) {
       this.slotRecords = grown(this.slotRecords, Math.max(16, slot * 2));
@@ -164,11 +199,11 @@ export class SpaceVectors {
     this.slotRecords[slot] = recordId;
     this.slotModules[slot] = moduleId;
     const entry: RecordEntry = { slot, moduleId, rows: [] };
-    this.ensureRows(this.rowCount + vectors.length);
+    this.ensureRows(this.rowCount + count);
     const codes = new Int8Array(this.memory.buffer);
-    for (const vector of vectors) {
+    for (let index = 0; index < count; index++) {
       const row = this.rowCount++;
-      this.rowScales[row] = quantise(vector, codes, this.rowOffset(row));
+      this.rowScales[row] = write(codes, this.rowOffset(row), index);
       this.rowSlots[row] = slot;
       entry.rows.push(row);
     }

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { EmbeddedVectorIndex } from '../../infra/vector-index/embedded';
 import { describeContract } from '../support/adapter-report';
 import { axisVector, CONTRACT_DIMENSION, vectorIndexContract } from './vector-index';
@@ -50,6 +51,28 @@ describeContract('vector-index', 'embedded (SQLite + int8 scan in WebAssembly)',
       await again.close();
     } finally {
       await writer.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('an index file from before the codes were stored is dropped, so that its projection rebuilds it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vector-index-'));
+    try {
+      const old = new Database(join(dir, 'vectors.db'));
+      old.exec(`CREATE TABLE vector_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO vector_meta VALUES ('identity', 'use-lite-512/record-text/1');
+        CREATE TABLE vector_points (tenant TEXT NOT NULL, record_id INTEGER NOT NULL, chunk INTEGER NOT NULL,
+          vector BLOB NOT NULL, PRIMARY KEY (tenant, record_id, chunk)) WITHOUT ROWID;`);
+      old.close();
+      const index = EmbeddedVectorIndex.open(join(dir, 'vectors.db'), CONTRACT_DIMENSION);
+      expect(await index.identity()).toBeNull();
+      await index.reset('again');
+      await index.upsert([
+        { tenant: 'a', recordId: 1, spaceId: 1, moduleId: 1, position: 1n, vectors: [axisVector(0)] },
+      ]);
+      expect(await index.count('a', 1)).toBe(1);
+      await index.close();
+    } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
