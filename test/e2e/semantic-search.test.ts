@@ -233,6 +233,19 @@ describe('semantic search', () => {
     expect((await json<{ message: string }>(response)).message).toMatch(reason);
   });
 
+  test('a credential without the right to read records (or spaces) is refused with 403', async () => {
+    for (const permissions of [{ space: ['read'] }, { record: ['read'] }]) {
+      const created = await platform.call('POST', '/auth/1/token', { body: { name: 'narrow', permissions } });
+      expect(created.status).toBe(201);
+      const { token } = await json<{ token: string }>(created);
+      const refused = await fetch(
+        `${platform.api}/record/vector/similar?space_id=${spaceId}&query=password`,
+        { headers: { Authorization: `Bearer ${token}` } },
+      );
+      expect(refused.status).toBe(403);
+    }
+  });
+
   test('an unknown space or segment is a 404; outliers take max_distance in [0, 2]', async () => {
     expect((await search('similar', { space_id: 999_999, query: 'x' })).status).toBe(404);
     expect((await search('similar', { space_id: spaceId, query: 'x', segment_id: 999_999 })).status).toBe(
