@@ -3,6 +3,7 @@ import { openSqliteFile } from '../sqlite-file';
 import {
   candidatesFor,
   checkDimensions,
+  type HeldRecord,
   type RecordVectors,
   type VectorHit,
   type VectorIndex,
@@ -33,6 +34,7 @@ CREATE TABLE IF NOT EXISTS vector_records (
   module_id INTEGER NOT NULL,
   position INTEGER NOT NULL,
   chunks INTEGER NOT NULL,
+  text_hash TEXT,
   PRIMARY KEY (tenant, record_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS vector_records_space ON vector_records (tenant, space_id);
@@ -87,8 +89,17 @@ export class EmbeddedVectorIndex implements VectorIndex {
     readonly dimension: number,
   ) {
     // An index written before the codes were stored is dropped: it is derived, and its projection rebuilds it.
-    const columns = db.prepare<[], { name: string }>('PRAGMA table_info(vector_points)').all();
-    if (columns.length > 0 && !columns.some((column) => column.name === 'codes'))
+    const columnsOf = (table: string) =>
+      db
+        .prepare<[], { name: string }>(`PRAGMA table_info(${table})`)
+        .all()
+        .map((column) => column.name);
+    const points = columnsOf('vector_points');
+    const records = columnsOf('vector_records');
+    if (
+      (points.length > 0 && !points.includes('codes')) ||
+      (records.length > 0 && !records.includes('text_hash'))
+    )
       db.exec(
         'DROP TABLE vector_points; DROP TABLE IF EXISTS vector_records; DROP TABLE IF EXISTS vector_meta;',
       );
@@ -102,7 +113,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
         )
         .safeIntegers(true),
       setRecord: db.prepare(
-        'INSERT OR REPLACE INTO vector_records (tenant, record_id, space_id, module_id, position, chunks) VALUES (?, ?, ?, ?, ?, ?)',
+        'INSERT OR REPLACE INTO vector_records (tenant, record_id, space_id, module_id, position, chunks, text_hash) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       deletePoints: db.prepare('DELETE FROM vector_points WHERE tenant = ? AND record_id = ?'),
       insertPoint: db.prepare(
@@ -132,6 +143,12 @@ export class EmbeddedVectorIndex implements VectorIndex {
       prune: db.prepare('DELETE FROM vector_changes WHERE seq <= ?'),
       spaceRows: db.prepare<[string, number], { rows: number | null }>(
         'SELECT sum(chunks) AS rows FROM vector_records WHERE tenant = ? AND space_id = ?',
+      ),
+      held: db.prepare<
+        [string, number],
+        { space_id: number; module_id: number; chunks: number; text_hash: string | null }
+      >(
+        'SELECT space_id, module_id, chunks, text_hash FROM vector_records WHERE tenant = ? AND record_id = ?',
       ),
       count: db.prepare<[string, number], { count: number }>(
         'SELECT count(*) AS count FROM vector_records WHERE tenant = ? AND space_id = ? AND chunks > 0',
@@ -179,6 +196,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
           record.moduleId,
           record.position,
           record.vectors.length,
+          record.textHash ?? null,
         );
         this.statements.deletePoints.run(tenant, recordId);
         record.vectors.forEach((vector, chunk) => {
@@ -201,12 +219,26 @@ export class EmbeddedVectorIndex implements VectorIndex {
     this.pruneChanges();
   }
 
+  async held(tenant: string, recordIds: readonly number[]): Promise<Map<number, HeldRecord>> {
+    const held = new Map<number, HeldRecord>();
+    for (const recordId of recordIds) {
+      const row = this.statements.held.get(tenant, recordId);
+      if (row)
+        held.set(recordId, {
+          spaceId: row.space_id,
+          moduleId: row.module_id,
+          textHash: row.chunks === 0 && row.text_hash === null ? null : row.text_hash,
+        });
+    }
+    return held;
+  }
+
   async remove(tenant: string, recordIds: readonly number[], position: bigint): Promise<void> {
     this.db.transaction(() => {
       for (const recordId of recordIds) {
         const held = this.statements.record.get(tenant, recordId);
         if (!held || held.position > position) continue;
-        this.statements.setRecord.run(tenant, recordId, held.space_id, held.module_id, position, 0);
+        this.statements.setRecord.run(tenant, recordId, held.space_id, held.module_id, position, 0, null);
         this.statements.deletePoints.run(tenant, recordId);
         this.statements.change.run(tenant, Number(held.space_id), recordId);
       }

@@ -11,6 +11,19 @@ export interface RecordVectors {
   readonly position: bigint;
   /** Unit vectors, one per chunk; none: the record has no text and is not searchable. */
   readonly vectors: readonly Float32Array[];
+  /**
+   * A digest of the texts the vectors were made from: a change that leaves them as they are needs none anew.
+   * Absent: not known (never taken as unchanged).
+   */
+  readonly textHash?: string;
+}
+
+/** What the index holds of a record: where it is and from what text its vectors were made. */
+export interface HeldRecord {
+  readonly spaceId: number;
+  readonly moduleId: number;
+  /** Null for a removed record. */
+  readonly textHash: string | null;
 }
 
 export interface VectorQuery {
@@ -49,6 +62,8 @@ export interface VectorIndex {
   saveCheckpoint(position: bigint): Promise<void>;
   /** Sets each record's vectors (and space and module), unless the index holds a later position for it. */
   upsert(records: readonly RecordVectors[]): Promise<void>;
+  /** What the index holds of these records (absent: nothing). */
+  held(tenant: string, recordIds: readonly number[]): Promise<Map<number, HeldRecord>>;
   /** Removes records (deleted ones), unless the index holds a later position for them. */
   remove(tenant: string, recordIds: readonly number[], position: bigint): Promise<void>;
   search(query: VectorQuery): Promise<VectorHit[]>;

@@ -2,6 +2,7 @@ import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import { createHash } from 'node:crypto';
 import {
   checkDimensions,
+  type HeldRecord,
   type RecordVectors,
   type VectorHit,
   type VectorIndex,
@@ -32,6 +33,8 @@ interface HeadPayload {
   readonly position: string;
   readonly chunks: number;
   readonly space: string;
+  readonly module_id?: number;
+  readonly text_hash?: string | null;
 }
 
 /**
@@ -117,6 +120,8 @@ export class QdrantVectorIndex implements VectorIndex {
         position: record.position.toString(),
         chunks: record.vectors.length,
         space: spaceKey(record.tenant, record.spaceId),
+        module_id: record.moduleId,
+        text_hash: record.textHash ?? null,
       }),
       ...record.vectors.map((vector, chunk) => ({
         id: chunkId(record.tenant, record.recordId, chunk),
@@ -133,6 +138,22 @@ export class QdrantVectorIndex implements VectorIndex {
     ]);
     for (let start = 0; start < points.length; start += 256)
       await this.client.upsert(collection, { wait: true, points: points.slice(start, start + 256) });
+  }
+
+  async held(tenant: string, recordIds: readonly number[]): Promise<Map<number, HeldRecord>> {
+    if (recordIds.length === 0) return new Map();
+    const heads = await this.heads(recordIds.map((recordId) => [tenant, recordId] as const));
+    const held = new Map<number, HeldRecord>();
+    for (const recordId of recordIds) {
+      const head = heads.get(headId(tenant, recordId));
+      if (head)
+        held.set(recordId, {
+          spaceId: Number(head.space.slice(head.space.lastIndexOf('/') + 1)),
+          moduleId: head.module_id ?? 0,
+          textHash: head.text_hash ?? null,
+        });
+    }
+    return held;
   }
 
   async remove(tenant: string, recordIds: readonly number[], position: bigint): Promise<void> {
@@ -152,6 +173,7 @@ export class QdrantVectorIndex implements VectorIndex {
           position: position.toString(),
           chunks: 0,
           space: heads.get(headId(tenant, recordId))!.space,
+          text_hash: null,
         }),
       ),
     });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { RecordedEvent } from '../../contracts/events/envelope';
 import type { StoreFilter } from '../../contracts/query/store-query';
 import { READ_MODELS } from '../../contracts/read-models';
@@ -68,6 +69,11 @@ function keyOf(change: Pending): string {
       : `${change.tenant}.l${change.labelId}`;
 }
 
+/** The digest of a record's texts, kept with its vectors. */
+function digestOf(texts: readonly string[]): string {
+  return createHash('sha256').update(JSON.stringify(texts)).digest('base64url');
+}
+
 /** Record ids read at a time when a module's or a label's records are embedded again. */
 const ID_PAGE = 1000;
 
@@ -87,6 +93,7 @@ export class VectorProjection {
   private stopping = false;
   private processed = 0n;
   private written = 0;
+  private unchanged = 0;
   private readonly waiters: Array<{ position: bigint; resolve: () => void }> = [];
   private readonly batchRecords: number;
 
@@ -107,6 +114,11 @@ export class VectorProjection {
   /** Records whose vectors this projection wrote or removed since it started. */
   get recordsWritten(): number {
     return this.written;
+  }
+
+  /** Records whose change left their text as it was, so that no vectors were made anew. */
+  get recordsUnchanged(): number {
+    return this.unchanged;
   }
 
   async start(): Promise<void> {
@@ -283,7 +295,21 @@ export class VectorProjection {
       const texts = await this.textsOf(tenant, recordIds);
       const gone = recordIds.filter((recordId) => !texts.has(recordId));
       if (gone.length > 0) await this.deps.index.remove(tenant, gone, position);
-      for (const [recordId, record] of texts) upserts.push({ tenant, recordId, position, ...record });
+      // A record whose text, space and module are what its vectors were made from needs none anew.
+      const held = await this.deps.index.held(tenant, [...texts.keys()]);
+      for (const [recordId, record] of texts) {
+        const textHash = digestOf(record.texts);
+        const before = held.get(recordId);
+        if (
+          before?.textHash === textHash &&
+          before.spaceId === record.spaceId &&
+          before.moduleId === record.moduleId
+        ) {
+          this.unchanged++;
+          continue;
+        }
+        upserts.push({ tenant, recordId, position, textHash, ...record });
+      }
     }
     const allTexts = upserts.flatMap((record) => record.texts);
     const vectors: Float32Array[] = [];

@@ -164,6 +164,18 @@ export function vectorIndexContract(open: () => Promise<VectorIndexUnderTest>): 
     ]);
   });
 
+  test('what the index holds of a record: its space, module and text digest; a removed one has none', async () => {
+    await index.upsert([
+      record(1, [axisVector(0)], { textHash: 'h1', spaceId: 2, moduleId: 11 }),
+      record(2, [axisVector(1)]),
+    ]);
+    await index.remove(tenant, [2], 200n);
+    const held = await index.held(tenant, [1, 2, 3]);
+    expect(held.get(1)).toEqual({ spaceId: 2, moduleId: 11, textHash: 'h1' });
+    expect(held.get(2)?.textHash ?? null).toBeNull();
+    expect(held.has(3)).toBe(false);
+  });
+
   test('vectors of another dimension are refused', async () => {
     await expect(index.upsert([record(1, [new Float32Array(CONTRACT_DIMENSION + 1)])])).rejects.toThrow(
       RangeError,
