@@ -298,9 +298,10 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
     const deadline = Date.now() + 30_000;
     let names: string[] = [];
     while (Date.now() < deadline) {
-      const page = (await (await readThroughGateway(`/module/${module.id}/item`, '0')).json()) as {
-        items: Array<{ name: string }>;
-      };
+      // From the module's own write on: a replica that has not seen it yet would answer 404.
+      const response = await readThroughGateway(`/module/${module.id}/item`, module.position);
+      expect(response.status).toBe(200);
+      const page = (await response.json()) as { items: Array<{ name: string }> };
       names = page.items.map((item) => item.name);
       if (names.length > 0) break;
       await new Promise((resolve) => setTimeout(resolve, 200));
