@@ -14,7 +14,7 @@ import type { ReadModels } from '../infra/read-store/read-models';
 import { EmbeddedVectorIndex } from '../infra/vector-index/embedded';
 import type { VectorIndex } from '../infra/vector-index/port';
 import { QdrantVectorIndex } from '../infra/vector-index/qdrant';
-import { RECORD_TEXT_RECIPE } from '../projections/vectors/record-text';
+import { vectorIndexIdentity } from '../projections/vectors/record-text';
 import { VectorProjection } from '../projections/vectors/vector-projection';
 import type { SemanticSearch } from '../query-api/routes/vectors';
 import { embeddedFile } from './embedded-stores';
@@ -111,7 +111,7 @@ export async function rebuildVectors(
   const index = await vectorIndexOf(config, embedder.dimension);
   const started = Date.now();
   try {
-    await index.reset(`${embedder.model}/${RECORD_TEXT_RECIPE}`);
+    await index.reset(vectorIndexIdentity(embedder.model));
     const head = await deps.events.headPosition();
     const projection = vectorProjectionOf(logger, { ...deps, index, embedder });
     await projection.start();
@@ -149,7 +149,7 @@ export async function startSemanticSearch(
 ): Promise<SemanticServices> {
   const embedder = embedderOf(config);
   const index = await vectorIndexOf(config, embedder.dimension);
-  const identity = `${embedder.model}/${RECORD_TEXT_RECIPE}`;
+  const identity = vectorIndexIdentity(embedder.model);
   const waitForReadModels = deps.waitForReadModels;
   const projection = waitForReadModels
     ? vectorProjectionOf(logger, { ...deps, waitForReadModels, index, embedder })

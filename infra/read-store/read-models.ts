@@ -55,6 +55,33 @@ export class ReadModels {
     );
   }
 
+  /**
+   * The ids (`idKey`, an integer) of the documents matching `filter`, in ascending order, a page at a time:
+   * each page seeks past the last id of the one before, so no page skips over the ones read.
+   */
+  async *idPages(
+    tenant: string,
+    base: string,
+    idKey: string,
+    filter: StoreFilter | undefined,
+    pageSize = 1000,
+  ): AsyncGenerator<number[]> {
+    let after = 0;
+    for (;;) {
+      const seek: StoreFilter = { kind: 'compare', path: idKey, op: 'gt', value: after, numeric: true };
+      const { items } = await this.find(tenant, base, {
+        filter: filter ? { kind: 'and', children: [filter, seek] } : seek,
+        sort: [{ path: idKey, direction: 'asc' }],
+        limit: pageSize,
+        withTotal: false,
+      });
+      const ids = items.map((doc) => Number(doc[idKey]));
+      if (ids.length > 0) yield ids;
+      if (ids.length < pageSize) return;
+      after = ids[ids.length - 1]!;
+    }
+  }
+
   /** Documents of every tenant: for the platform's own time-driven jobs, never for a request. */
   async findInAllTenants(base: string, query: StoreQuery): Promise<FindResult> {
     return this.store.find(await this.collection(base), query);

@@ -3,6 +3,7 @@ import { openSqliteFile } from '../sqlite-file';
 import {
   candidatesFor,
   checkDimensions,
+  checkQueryDimension,
   type HeldRecord,
   type RecordVectors,
   type VectorHit,
@@ -11,8 +12,6 @@ import {
 } from './port';
 import { quantised, SpaceVectors, type QuantisedVector } from './space-vectors';
 
-/** Records whose exact vectors one query reads at a time while it re-ranks. */
-const RERANK_BATCH = 500;
 /** Changes kept for other processes to catch up with; one further behind reloads the space. */
 const KEPT_CHANGES = 200_000;
 
@@ -108,8 +107,11 @@ export class EmbeddedVectorIndex implements VectorIndex {
       meta: db.prepare<[string], { value: string }>('SELECT value FROM vector_meta WHERE key = ?'),
       setMeta: db.prepare('INSERT OR REPLACE INTO vector_meta (key, value) VALUES (?, ?)'),
       record: db
-        .prepare<[string, number], { space_id: bigint; module_id: bigint; position: bigint; chunks: bigint }>(
-          'SELECT space_id, module_id, position, chunks FROM vector_records WHERE tenant = ? AND record_id = ?',
+        .prepare<
+          [string, number],
+          { space_id: bigint; module_id: bigint; position: bigint; chunks: bigint; text_hash: string | null }
+        >(
+          'SELECT space_id, module_id, position, chunks, text_hash FROM vector_records WHERE tenant = ? AND record_id = ?',
         )
         .safeIntegers(true),
       setRecord: db.prepare(
@@ -143,15 +145,6 @@ export class EmbeddedVectorIndex implements VectorIndex {
       prune: db.prepare('DELETE FROM vector_changes WHERE seq <= ?'),
       spaceRows: db.prepare<[string, number], { rows: number | null }>(
         'SELECT sum(chunks) AS rows FROM vector_records WHERE tenant = ? AND space_id = ?',
-      ),
-      held: db.prepare<
-        [string, number],
-        { space_id: number; module_id: number; chunks: number; text_hash: string | null }
-      >(
-        'SELECT space_id, module_id, chunks, text_hash FROM vector_records WHERE tenant = ? AND record_id = ?',
-      ),
-      count: db.prepare<[string, number], { count: number }>(
-        'SELECT count(*) AS count FROM vector_records WHERE tenant = ? AND space_id = ? AND chunks > 0',
       ),
     };
   }
@@ -222,12 +215,12 @@ export class EmbeddedVectorIndex implements VectorIndex {
   async held(tenant: string, recordIds: readonly number[]): Promise<Map<number, HeldRecord>> {
     const held = new Map<number, HeldRecord>();
     for (const recordId of recordIds) {
-      const row = this.statements.held.get(tenant, recordId);
+      const row = this.statements.record.get(tenant, recordId);
       if (row)
         held.set(recordId, {
-          spaceId: row.space_id,
-          moduleId: row.module_id,
-          textHash: row.chunks === 0 && row.text_hash === null ? null : row.text_hash,
+          spaceId: Number(row.space_id),
+          moduleId: Number(row.module_id),
+          textHash: row.text_hash,
         });
     }
     return held;
@@ -246,8 +239,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
   }
 
   async search(query: VectorQuery): Promise<VectorHit[]> {
-    if (query.vector.length !== this.dimension)
-      throw new RangeError(`a query of ${query.vector.length} dimensions in an index of ${this.dimension}`);
+    checkQueryDimension(query, this.dimension);
     const space = await this.loaded(query.tenant, query.spaceId);
     const candidates = space.vectors.scan({
       vector: query.vector,
@@ -256,16 +248,13 @@ export class EmbeddedVectorIndex implements VectorIndex {
       records: query.records,
       modules: query.modules,
     });
-    // Exact scores for the candidates, a batch of records at a time.
+    // Exact scores for the candidates, from their stored floats.
     const hits: VectorHit[] = [];
-    for (let start = 0; start < candidates.length; start += RERANK_BATCH) {
-      const batch = candidates.slice(start, start + RERANK_BATCH);
-      for (const { recordId } of batch) {
-        let best = -Infinity;
-        for (const { vector } of this.statements.points.all(query.tenant, recordId))
-          best = Math.max(best, dotProduct(fromBlob(vector), query.vector));
-        if (best > -Infinity) hits.push({ recordId, similarity: Math.min(1, Math.max(-1, best)) });
-      }
+    for (const { recordId } of candidates) {
+      let best = -Infinity;
+      for (const { vector } of this.statements.points.all(query.tenant, recordId))
+        best = Math.max(best, dotProduct(fromBlob(vector), query.vector));
+      if (best > -Infinity) hits.push({ recordId, similarity: Math.min(1, Math.max(-1, best)) });
     }
     const nearest = query.order === 'nearest';
     return hits
@@ -278,8 +267,9 @@ export class EmbeddedVectorIndex implements VectorIndex {
       .slice(0, query.limit);
   }
 
+  /** From the space in memory (a search has just loaded it): no scan of its records. */
   async count(tenant: string, spaceId: number): Promise<number> {
-    return this.statements.count.get(tenant, spaceId)?.count ?? 0;
+    return (await this.loaded(tenant, spaceId)).vectors.size;
   }
 
   /** Bytes the spaces loaded so far hold in memory (vectors as int8 codes, and their bookkeeping). */

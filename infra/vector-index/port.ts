@@ -86,3 +86,9 @@ export function checkDimensions(records: readonly RecordVectors[], dimension: nu
           `record ${record.recordId}: a vector of ${vector.length} dimensions in an index of ${dimension}`,
         );
 }
+
+/** Refuses a query vector of another dimension than the index's. */
+export function checkQueryDimension(query: VectorQuery, dimension: number): void {
+  if (query.vector.length !== dimension)
+    throw new RangeError(`a query of ${query.vector.length} dimensions in an index of ${dimension}`);
+}

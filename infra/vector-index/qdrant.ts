@@ -2,6 +2,7 @@ import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import { createHash } from 'node:crypto';
 import {
   checkDimensions,
+  checkQueryDimension,
   type HeldRecord,
   type RecordVectors,
   type VectorHit,
@@ -180,8 +181,7 @@ export class QdrantVectorIndex implements VectorIndex {
   }
 
   async search(query: VectorQuery): Promise<VectorHit[]> {
-    if (query.vector.length !== this.dimension)
-      throw new RangeError(`a query of ${query.vector.length} dimensions in an index of ${this.dimension}`);
+    checkQueryDimension(query, this.dimension);
     if (query.records !== null && query.records.size === 0) return [];
     if (query.modules !== null && query.modules.size === 0) return [];
     const must: Condition[] = [match('space', spaceKey(query.tenant, query.spaceId)), match('kind', 'chunk')];

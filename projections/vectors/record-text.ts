@@ -16,6 +16,11 @@
  */
 export const RECORD_TEXT_RECIPE = 'record-text/1';
 export const CHUNK_CHARS = 1000;
+
+/** What a vector index is made of: the model and this recipe. Either changed, the index is rebuilt. */
+export function vectorIndexIdentity(model: string): string {
+  return `${model}/${RECORD_TEXT_RECIPE}`;
+}
 export const MAX_CHUNKS = 16;
 
 const TEXT_LIKE_TYPES: ReadonlySet<string> = new Set(['text', 'long_text', 'select', 'multi_select']);

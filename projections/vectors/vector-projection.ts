@@ -11,7 +11,7 @@ import type { EventStore, Subscription } from '../../infra/event-store/port';
 import type { Logger } from '../../infra/logging';
 import type { ReadModels } from '../../infra/read-store/read-models';
 import type { RecordVectors, VectorIndex } from '../../infra/vector-index/port';
-import { RECORD_TEXT_RECIPE, recordTexts } from './record-text';
+import { recordTexts, vectorIndexIdentity } from './record-text';
 
 export interface VectorProjectionDeps {
   readonly events: EventStore;
@@ -74,9 +74,6 @@ function digestOf(texts: readonly string[]): string {
   return createHash('sha256').update(JSON.stringify(texts)).digest('base64url');
 }
 
-/** Record ids read at a time when a module's or a label's records are embedded again. */
-const ID_PAGE = 1000;
-
 /**
  * The vector projection: from the record events, each changed record's text (the recipe of
  * `record-text.ts`) embedded and written to the vector index, deleted records removed. Records are read from
@@ -93,7 +90,6 @@ export class VectorProjection {
   private stopping = false;
   private processed = 0n;
   private written = 0;
-  private unchanged = 0;
   private readonly waiters: Array<{ position: bigint; resolve: () => void }> = [];
   private readonly batchRecords: number;
 
@@ -103,7 +99,7 @@ export class VectorProjection {
 
   /** What the index is made of: the model and the text recipe. */
   get identity(): string {
-    return `${this.deps.embedder.model}/${RECORD_TEXT_RECIPE}`;
+    return vectorIndexIdentity(this.deps.embedder.model);
   }
 
   /** The last event position the index includes. */
@@ -114,11 +110,6 @@ export class VectorProjection {
   /** Records whose vectors this projection wrote or removed since it started. */
   get recordsWritten(): number {
     return this.written;
-  }
-
-  /** Records whose change left their text as it was, so that no vectors were made anew. */
-  get recordsUnchanged(): number {
-    return this.unchanged;
   }
 
   async start(): Promise<void> {
@@ -261,26 +252,14 @@ export class VectorProjection {
       change.kind === 'module'
         ? { kind: 'compare', path: 'moduleId', op: 'eq', value: change.moduleId, numeric: true }
         : { kind: 'compare', path: `labels.${change.labelId}`, op: 'eq', value: true };
+    const live: StoreFilter = {
+      kind: 'and',
+      children: [condition, { kind: 'compare', path: 'status', op: 'eq', value: 'live' }],
+    };
     const ids: number[] = [];
-    let after = 0;
-    for (;;) {
-      const { items } = await this.deps.readModels.find(tenant, READ_MODELS.records, {
-        filter: {
-          kind: 'and',
-          children: [
-            condition,
-            { kind: 'compare', path: 'status', op: 'eq', value: 'live' },
-            { kind: 'compare', path: 'recordId', op: 'gt', value: after, numeric: true },
-          ],
-        },
-        sort: [{ path: 'recordId', direction: 'asc' }],
-        limit: ID_PAGE,
-        withTotal: false,
-      });
-      ids.push(...items.map((doc) => Number(doc.recordId)));
-      if (items.length < ID_PAGE) return ids;
-      after = ids[ids.length - 1]!;
-    }
+    for await (const page of this.deps.readModels.idPages(tenant, READ_MODELS.records, 'recordId', live))
+      ids.push(...page);
+    return ids;
   }
 
   private async writeRecords(
@@ -304,10 +283,8 @@ export class VectorProjection {
           before?.textHash === textHash &&
           before.spaceId === record.spaceId &&
           before.moduleId === record.moduleId
-        ) {
-          this.unchanged++;
+        )
           continue;
-        }
         upserts.push({ tenant, recordId, position, textHash, ...record });
       }
     }

@@ -182,27 +182,14 @@ export async function liveRecordIdsMatching(
     node ? [resolveListParams({ filter: node, offset: 0, limit: 1 }, records.fields, []).filter] : [],
   );
   const ids = new Set<number>();
-  let after = 0;
-  for (;;) {
-    const filter = and(
-      equals('status', 'live'),
-      equals('spaceId', spaceId),
-      { kind: 'compare', path: 'recordId', op: 'gt', value: after, numeric: true },
-      ...conditions,
-    );
-    const page = await deps.readModels.find(tenant, RECORDS.collection, {
-      ...(filter && { filter }),
-      sort: [{ path: 'recordId', direction: 'asc' }],
-      limit: ID_PAGE,
-      withTotal: false,
-    });
-    for (const doc of page.items) ids.add(Number(doc.recordId));
+  const filter = and(equals('status', 'live'), equals('spaceId', spaceId), ...conditions);
+  for await (const page of deps.readModels.idPages(tenant, RECORDS.collection, 'recordId', filter, ID_PAGE)) {
+    for (const id of page) ids.add(id);
     if (ids.size > MAX_FILTERED_RECORDS)
       throw new PlatformError(
         'query_too_expensive',
         `the filter keeps more than ${MAX_FILTERED_RECORDS} records of the space; narrow it to rank fewer`,
       );
-    if (page.items.length < ID_PAGE) return ids;
-    after = Number(page.items[page.items.length - 1]!.recordId);
   }
+  return ids;
 }

@@ -36,6 +36,7 @@ export interface VectorReadDeps extends EntityReadDeps {
 export const VECTOR_PROJECTION = 'vectors';
 
 interface Found {
+  readonly tenant: string;
   readonly params: VectorParams;
   readonly hits: readonly VectorHit[];
   readonly records: ReadonlyMap<number, Document>;
@@ -113,6 +114,7 @@ async function search(req: Request, deps: VectorReadDeps, kind: VectorSearchKind
     hits.map((hit) => hit.recordId),
   );
   return {
+    tenant,
     params,
     // A record deleted since its vectors were written is not shown.
     hits: hits.filter((hit) => records.has(hit.recordId)),
@@ -201,9 +203,8 @@ export function addVectorRoutes(router: Router, deps: VectorReadDeps): void {
 
   mount(router, contextRecords, async (req, res) => {
     const found = await search(req, deps, 'context');
-    const tenant = authorize(req, 'record', 'read');
     const docs = found.hits.map((hit) => found.records.get(hit.recordId)!);
-    const names = await fieldNames(deps, tenant, [...new Set(docs.map((doc) => Number(doc.moduleId)))]);
+    const names = await fieldNames(deps, found.tenant, [...new Set(docs.map((doc) => Number(doc.moduleId)))]);
     const items = found.hits.map((hit) => {
       const doc = found.records.get(hit.recordId)!;
       const view = recordView(doc);
