@@ -24,6 +24,8 @@ import { addResourceRoutes } from './routes/resource';
 import { moduleResource, spaceResource } from './routes/structure';
 import { addWebhookRoutes } from './routes/webhooks';
 import { addScenarioRoutes } from './routes/scenarios';
+import { aiConfigurationResources } from './routes/ai-configurations';
+import { addAiBalanceRoutes } from './routes/ai-balance';
 
 /** The command API: every write of the platform. Routes turn requests into commands; deciders rule. */
 export function createCommandRouter(deps: CommandDeps): Router {
@@ -60,5 +62,10 @@ export function createCommandRouter(deps: CommandDeps): Router {
   addResourceRoutes(router, deps, dataStructureResource());
   addWebhookRoutes(router, deps);
   addScenarioRoutes(router, deps);
+  const ai = aiConfigurationResources(deps.handler, deps.hooks.now);
+  addResourceRoutes(router, deps, ai.transform);
+  addResourceRoutes(router, deps, ai.validation);
+  addResourceRoutes(router, deps, ai.validationResult);
+  addAiBalanceRoutes(router, deps);
   return router;
 }

@@ -10,6 +10,8 @@ export const ERROR_CODES = {
   unknown_field: { code: 'E4003', status: 400 },
   malformed_json: { code: 'E4004', status: 400 },
   unauthorized: { code: 'E4010', status: 401 },
+  /** The AI token balance cannot cover a call's estimate; nothing was called or spent. */
+  ai_balance_insufficient: { code: 'E4021', status: 402 },
   forbidden: { code: 'E4030', status: 403 },
   two_factor_required: { code: 'E4031', status: 403 },
   not_found: { code: 'E4040', status: 404 },
@@ -29,6 +31,8 @@ export const ERROR_CODES = {
   upstream_failed: { code: 'E5020', status: 502 },
   unavailable: { code: 'E5030', status: 503 },
   position_timeout: { code: 'E5040', status: 504 },
+  /** A service the platform called (the language model) did not answer in time. */
+  upstream_timeout: { code: 'E5041', status: 504 },
 } as const;
 
 export type ErrorKind = keyof typeof ERROR_CODES;

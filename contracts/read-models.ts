@@ -29,6 +29,10 @@ export const READ_MODELS = {
   hookLogs: 'hook_logs',
   scenarioRuns: 'scenario_runs',
   dataStructures: 'data_structures',
+  aiTransforms: 'ai_transforms',
+  aiValidations: 'ai_validations',
+  aiValidationResults: 'ai_validation_results',
+  aiBalances: 'ai_balances',
 } as const;
 
 /** Which projection writes each read model (its version decides the collection a reader opens). */
@@ -58,6 +62,10 @@ export const PROJECTION_OF_READ_MODEL: Readonly<Record<string, string>> = {
   [READ_MODELS.hookQueue]: 'hook-queue',
   [READ_MODELS.hookLogs]: 'hook-logs',
   [READ_MODELS.scenarioRuns]: 'scenario-runs',
+  [READ_MODELS.aiTransforms]: 'ai-transforms',
+  [READ_MODELS.aiValidations]: 'ai-validations',
+  [READ_MODELS.aiValidationResults]: 'ai-validation-results',
+  [READ_MODELS.aiBalances]: 'ai-balance',
 };
 
 export const PROJECTION_VERSIONS_COLLECTION = 'projection_versions';

@@ -38,6 +38,7 @@ import { DELETED_RECORDS, RECORDS, recordsListed } from './routes/record-lists';
 import { addApiDescriptionRoutes, type ApiDescriptions } from './routes/api-description';
 import { addIntegratorReadRoutes, type IntegratorReadDeps } from './routes/integrator';
 import { addVectorRoutes, type VectorReadDeps } from './routes/vectors';
+import { addAiReadRoutes } from './routes/ai';
 
 export const SPACES: EntityDescription = {
   module: 'space',
@@ -105,6 +106,7 @@ export function createQueryRouter(deps: QueryDeps): Router {
   addSegmentReadRoutes(router, deps, RECORDS);
   addCatalogueReadRoutes(router, deps, FIELDS);
   addIntegratorReadRoutes(router, deps);
+  addAiReadRoutes(router, deps, () => new Date());
   for (const removed of RECORD_COMMENT_ROUTES) if (removed.method === 'get') mountRemoved(router, removed);
   return router;
 }

@@ -49,6 +49,8 @@ type APIClient struct {
 
 	// API Services
 
+	AiAPI *AiAPIService
+
 	ApiDescriptionAPI *ApiDescriptionAPIService
 
 	ApiTokensAPI *ApiTokensAPIService
@@ -114,6 +116,7 @@ func NewAPIClient(cfg *Configuration) *APIClient {
 	c.common.client = c
 
 	// API Services
+	c.AiAPI = (*AiAPIService)(&c.common)
 	c.ApiDescriptionAPI = (*ApiDescriptionAPIService)(&c.common)
 	c.ApiTokensAPI = (*ApiTokensAPIService)(&c.common)
 	c.CategoriesAPI = (*CategoriesAPIService)(&c.common)

@@ -104,3 +104,21 @@ export const DATA_STRUCTURE = attributesEntity(
   'dataStructureId',
   'dataStructure',
 );
+export const COLUMN_DATA_TRANSFORM = attributesEntity(
+  'ai/column-data-transform',
+  'ColumnDataTransform',
+  'transformId',
+  'columnDataTransform',
+);
+export const COLUMN_DATA_VALIDATION = attributesEntity(
+  'ai/column-data-validation',
+  'ColumnDataValidation',
+  'validationId',
+  'columnDataValidation',
+);
+export const COLUMN_DATA_VALIDATION_RESULT = attributesEntity(
+  'ai/column-data-validation-result',
+  'ColumnDataValidationResult',
+  'validationResultId',
+  'columnDataValidationResult',
+);

@@ -58,6 +58,8 @@ export interface ResourceOperations {
   readonly updateById: Operation;
   readonly delete: Operation;
   readonly deleteByBody?: Operation;
+  /** `POST /<noun>/{id}`: created under an id the client chooses (the allocator then skips taken ids). */
+  readonly createWithId?: Operation;
 }
 
 const bodyId = z.strictObject({ id: entityIdSchema }, { error: 'the body must be {"id": <id>}' });
@@ -78,17 +80,27 @@ export function addResourceRoutes<
   const category = resource.category ?? noun;
 
   const createQueue = new OneAtATime();
-  mount(router, operations.create, async (req, res) => {
+  /** A new id: allocated, or chosen by the client; when clients may choose, an allocated one they took is skipped. */
+  const freeId = async (tenant: string): Promise<number> => {
+    for (;;) {
+      const id = await deps.ids.next(tenant, category);
+      if (!operations.createWithId) return id;
+      const taken = await deps.handler.load(streamName(category, tenant, id), decider);
+      if (taken.revision === undefined) return id;
+    }
+  };
+  const create = async (req: Request, res: Response): Promise<void> => {
     const principal = authorize(req, category, 'create');
+    const chosenId = optionalId(req, resource.idParam);
     const body = validate(resource.createBody, req.body, 'body');
-    const create = async () => {
+    const run = async () => {
       const commandFor = await resource.prepareCreate(body, principal.tenant);
       const identity = await deps.idempotency.identify(
         principal.tenant,
         principal.credential.id,
         idempotencyKey(req),
-        () => requestHash('POST', `/${noun}`, body),
-        () => deps.ids.next(principal.tenant, category),
+        () => requestHash('POST', chosenId === undefined ? `/${noun}` : `/${noun}/${chosenId}`, body),
+        async () => chosenId ?? (await freeId(principal.tenant)),
       );
       const id = identity.entityId!;
       const result = await deps.handler.handle(
@@ -96,15 +108,18 @@ export function addResourceRoutes<
         decider,
         commandFor(id),
         commandContext(req, principal, identity.commandId),
-        identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
+        // A chosen id may be taken: the decider says so (409).
+        identity.mayBeRepeat || chosenId !== undefined ? { mayBeRepeat: true } : { newStream: true },
       );
       return { id, result };
     };
     const queueKey = resource.createQueueKey?.(body, principal.tenant);
-    const { id, result } = await (queueKey === undefined ? create() : createQueue.run(queueKey, create));
+    const { id, result } = await (queueKey === undefined ? run() : createQueue.run(queueKey, run));
     res.setHeader('Location', `${req.baseUrl}/${noun}/${id}`);
     sendResult(res, 201, result, resource.view(result.state));
-  });
+  };
+  mount(router, operations.create, create);
+  if (operations.createWithId) mount(router, operations.createWithId, create);
 
   const update = async (req: Request, res: Response): Promise<void> => {
     const principal = authorize(req, category, 'update');

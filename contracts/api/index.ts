@@ -13,6 +13,7 @@ import { RECORD_OPERATIONS } from './records';
 import { STRUCTURE_OPERATIONS } from './structure';
 import { USER_OPERATIONS } from './users';
 import { VECTOR_OPERATIONS } from './vectors';
+import { AI_OPERATIONS } from './ai';
 
 /** The version of the API description; `npm run release -- <version>` moves it (docs/api.md, "Versions"). */
 export const API_VERSION = '5.9.0';
@@ -31,4 +32,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...OAUTH_OPERATIONS,
   ...MCP_OPERATIONS,
   ...INTEGRATOR_OPERATIONS,
+  ...AI_OPERATIONS,
 ];

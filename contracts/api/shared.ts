@@ -120,8 +120,10 @@ export const locationHeader = { Location: 'Where the created entity is read.' };
 
 /** What `entityOperations` needs to describe an entity's routes. */
 export interface EntityContract {
-  /** The path segment and the word in summaries: `space`, `field-group`. */
+  /** The path (without the leading `/`) and the word in summaries: `space`, `field-group`. */
   readonly noun: string;
+  /** The word in summaries when the path is no word (`ai/column-data-transform`). */
+  readonly label?: string;
   /** The entity's name in operation ids, singular and plural: `Space`, `Spaces`. */
   readonly name: string;
   readonly plural: string;
@@ -134,6 +136,8 @@ export interface EntityContract {
   readonly read: z.ZodType;
   /** Also `DELETE /<noun>` with `{"id": …}` in the body. */
   readonly deleteByBody?: boolean;
+  /** Also `POST /<noun>/{id}`: created under an id the client chooses. */
+  readonly createWithId?: boolean;
   /** Offered as MCP tools: list, get, create and update by id. */
   readonly tools?: boolean;
   readonly examples?: { readonly create?: unknown; readonly update?: unknown };
@@ -141,9 +145,10 @@ export interface EntityContract {
 
 /** The list, read, create, update and delete operations of an entity, uniformly named and described. */
 export function entityOperations(entity: EntityContract) {
-  const { noun, name, plural, tag, idName } = entity;
-  const base = `/${noun}`;
-  const byId = `/${noun}/{${idName}}`;
+  const { name, plural, tag, idName } = entity;
+  const noun = entity.label ?? entity.noun;
+  const base = `/${entity.noun}`;
+  const byId = `/${entity.noun}/{${idName}}`;
   const params = pathIds({ [idName]: `The ${noun}.` } as Record<string, string>);
   const tool = entity.tools === true;
   const page = pageOf(entity.read, `${name}Page`);
@@ -249,7 +254,32 @@ export function entityOperations(entity: EntityContract) {
         security: 'token',
       })
     : undefined;
-  return { ...operations, ...(deleteByBody && { deleteByBody }) };
+  const createWithId = entity.createWithId
+    ? operation({
+        operationId: `create${name}WithId`,
+        method: 'post',
+        path: byId,
+        tag,
+        summary: `Create a ${noun} under the id given`,
+        description: 'A 409 when the id is taken. `Idempotency-Key` makes a retry safe.',
+        params,
+        body: { schema: entity.createBody, ...(createExample !== undefined && { example: createExample }) },
+        responses: {
+          201: {
+            description: `The created ${noun}.`,
+            schema: entity.written,
+            headers: { ...locationHeader, ...etagHeader },
+          },
+          ...WRITE_ERRORS,
+        },
+        security: 'token',
+      })
+    : undefined;
+  return {
+    ...operations,
+    ...(deleteByBody && { deleteByBody }),
+    ...(createWithId && { createWithId }),
+  };
 }
 
 /** The operations of `entityOperations` as a list for the table. */

@@ -22,7 +22,7 @@ const menuAttributes = { name: z.string(), position: z.number().int(), items: z.
 const fieldGroupAttributes = { moduleId: id, name: z.string(), fieldIds: ids, position: z.number().int() };
 
 /** The created, updated (attributes optional) and deleted events of one attributes entity. */
-function lifecycle(
+export function lifecycle(
   noun: string,
   idKey: string,
   attributes: Record<string, z.ZodType>,

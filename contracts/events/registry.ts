@@ -8,6 +8,7 @@ import { SYSTEM_EVENTS } from './system';
 import { TENANT_EVENTS } from './tenants';
 import { OAUTH_EVENTS } from './oauth';
 import { INTEGRATOR_EVENTS } from './integrator';
+import { AI_EVENTS } from './ai';
 
 /**
  * Every event type, its current schema version and data schema, and the upcasters that lift stored older
@@ -24,6 +25,7 @@ for (const definition of [
   ...TENANT_EVENTS,
   ...OAUTH_EVENTS,
   ...INTEGRATOR_EVENTS,
+  ...AI_EVENTS,
 ]) {
   if (definitions.has(definition.type)) throw new Error(`event type ${definition.type} defined twice`);
   definitions.set(definition.type, definition);

@@ -23,6 +23,12 @@ import {
   scenariosProjection,
   webhooksProjection,
 } from './integrator';
+import {
+  aiBalanceProjection,
+  transformsProjection,
+  validationResultsProjection,
+  validationsProjection,
+} from './ai';
 
 /** Every read-model projection the platform runs (the relay is not one: it writes no read model). */
 export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
@@ -48,6 +54,10 @@ export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
   hookLogsProjection,
   scenarioRunsProjection,
   dataStructuresProjection,
+  transformsProjection,
+  validationsProjection,
+  validationResultsProjection,
+  aiBalanceProjection,
 ];
 
 export function projectionNamed(name: string): Projection | undefined {

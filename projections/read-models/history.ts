@@ -30,6 +30,10 @@ const CATEGORIES_WITH_DATA = new Set([
   'menu',
   'fieldGroup',
   'dataStructure',
+  'columnDataTransform',
+  'columnDataValidation',
+  'columnDataValidationResult',
+  'aiBalance',
 ]);
 
 /** Sign-in and authorization events: who did what is audited, their data (hashes, sealed seeds) is not. */

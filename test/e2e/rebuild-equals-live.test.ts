@@ -287,6 +287,30 @@ async function driveEveryResource(hookUrl: string): Promise<void> {
     ],
   });
   expect((await fetch(`${platform!.url}/hook/${String(hook.key)}?n=Hooked`)).status).toBe(201);
+
+  // AI configurations, a verdict changed by hand, and the token balance.
+  const summary = await create('/field', { moduleId: projects.id, name: 'Summary', type: 'text' });
+  const transform = await create('/ai/column-data-transform', {
+    name: 'Summary',
+    moduleId: projects.id,
+    fieldId: summary.id,
+    prompt: 'Summarise {{name}}',
+  });
+  await write('PUT', `/ai/column-data-transform/${transform.id}`, { format: 'three words' });
+  const check = await create('/ai/column-data-validation', {
+    name: 'Budget plausible',
+    moduleId: projects.id,
+    fieldId: budget.id,
+    rule: 'The budget fits {{name}}',
+  });
+  const verdict = await create('/ai/column-data-validation-result', {
+    validationId: check.id,
+    recordId: rollout.id,
+    valid: false,
+  });
+  await write('PUT', `/ai/column-data-validation-result/${verdict.id}`, { valid: true, reason: 'Reviewed' });
+  await create('/ai/balance/top-up', { tokens: 1000 });
+  await create('/ai/balance/top-up', { tokens: 500, note: 'second' });
 }
 
 test('rebuilding every read model from position 0 gives the documents the live projections wrote', async () => {

@@ -164,6 +164,7 @@ describe('ids in paths', () => {
       'categoryId',
       'commentId',
       'dataStructureId',
+      'entityId',
       'fieldGroupId',
       'fieldId',
       'fileId',

@@ -18,6 +18,7 @@ __version__ = "5.9.0"
 
 # Define package exports
 __all__ = [
+    "AiApi",
     "ApiDescriptionApi",
     "ApiTokensApi",
     "CategoriesApi",
@@ -53,6 +54,12 @@ __all__ = [
     "ApiException",
     "AggregatorStep",
     "AggregatorStepOutput",
+    "AiBalance",
+    "AiTopUp",
+    "AiUsage",
+    "AiUsageRow",
+    "AiUsageRowConfiguration",
+    "AiUsageTotal",
     "ApiUsage",
     "ApiUsageItemsInner",
     "AttachRecordFileStep",
@@ -71,6 +78,21 @@ __all__ = [
     "CategoryPage",
     "CategoryUpdate",
     "CategoryWritten",
+    "ColumnDataTransform",
+    "ColumnDataTransformCreate",
+    "ColumnDataTransformPage",
+    "ColumnDataTransformUpdate",
+    "ColumnDataTransformWritten",
+    "ColumnDataValidation",
+    "ColumnDataValidationCreate",
+    "ColumnDataValidationPage",
+    "ColumnDataValidationResult",
+    "ColumnDataValidationResultCreate",
+    "ColumnDataValidationResultPage",
+    "ColumnDataValidationResultUpdate",
+    "ColumnDataValidationResultWritten",
+    "ColumnDataValidationUpdate",
+    "ColumnDataValidationWritten",
     "ContextFieldValue",
     "ContextRecord",
     "ContextRecords",
@@ -310,6 +332,7 @@ __all__ = [
 ]
 
 # import apis into sdk package
+from records_client.api.ai_api import AiApi as AiApi
 from records_client.api.api_description_api import ApiDescriptionApi as ApiDescriptionApi
 from records_client.api.api_tokens_api import ApiTokensApi as ApiTokensApi
 from records_client.api.categories_api import CategoriesApi as CategoriesApi
@@ -349,6 +372,12 @@ from records_client.exceptions import ApiException as ApiException
 # import models into sdk package
 from records_client.models.aggregator_step import AggregatorStep as AggregatorStep
 from records_client.models.aggregator_step_output import AggregatorStepOutput as AggregatorStepOutput
+from records_client.models.ai_balance import AiBalance as AiBalance
+from records_client.models.ai_top_up import AiTopUp as AiTopUp
+from records_client.models.ai_usage import AiUsage as AiUsage
+from records_client.models.ai_usage_row import AiUsageRow as AiUsageRow
+from records_client.models.ai_usage_row_configuration import AiUsageRowConfiguration as AiUsageRowConfiguration
+from records_client.models.ai_usage_total import AiUsageTotal as AiUsageTotal
 from records_client.models.api_usage import ApiUsage as ApiUsage
 from records_client.models.api_usage_items_inner import ApiUsageItemsInner as ApiUsageItemsInner
 from records_client.models.attach_record_file_step import AttachRecordFileStep as AttachRecordFileStep
@@ -367,6 +396,21 @@ from records_client.models.category_create import CategoryCreate as CategoryCrea
 from records_client.models.category_page import CategoryPage as CategoryPage
 from records_client.models.category_update import CategoryUpdate as CategoryUpdate
 from records_client.models.category_written import CategoryWritten as CategoryWritten
+from records_client.models.column_data_transform import ColumnDataTransform as ColumnDataTransform
+from records_client.models.column_data_transform_create import ColumnDataTransformCreate as ColumnDataTransformCreate
+from records_client.models.column_data_transform_page import ColumnDataTransformPage as ColumnDataTransformPage
+from records_client.models.column_data_transform_update import ColumnDataTransformUpdate as ColumnDataTransformUpdate
+from records_client.models.column_data_transform_written import ColumnDataTransformWritten as ColumnDataTransformWritten
+from records_client.models.column_data_validation import ColumnDataValidation as ColumnDataValidation
+from records_client.models.column_data_validation_create import ColumnDataValidationCreate as ColumnDataValidationCreate
+from records_client.models.column_data_validation_page import ColumnDataValidationPage as ColumnDataValidationPage
+from records_client.models.column_data_validation_result import ColumnDataValidationResult as ColumnDataValidationResult
+from records_client.models.column_data_validation_result_create import ColumnDataValidationResultCreate as ColumnDataValidationResultCreate
+from records_client.models.column_data_validation_result_page import ColumnDataValidationResultPage as ColumnDataValidationResultPage
+from records_client.models.column_data_validation_result_update import ColumnDataValidationResultUpdate as ColumnDataValidationResultUpdate
+from records_client.models.column_data_validation_result_written import ColumnDataValidationResultWritten as ColumnDataValidationResultWritten
+from records_client.models.column_data_validation_update import ColumnDataValidationUpdate as ColumnDataValidationUpdate
+from records_client.models.column_data_validation_written import ColumnDataValidationWritten as ColumnDataValidationWritten
 from records_client.models.context_field_value import ContextFieldValue as ContextFieldValue
 from records_client.models.context_record import ContextRecord as ContextRecord
 from records_client.models.context_records import ContextRecords as ContextRecords

@@ -1,6 +1,7 @@
 # flake8: noqa
 
 # import apis into api package
+from records_client.api.ai_api import AiApi
 from records_client.api.api_description_api import ApiDescriptionApi
 from records_client.api.api_tokens_api import ApiTokensApi
 from records_client.api.categories_api import CategoriesApi

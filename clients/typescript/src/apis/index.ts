@@ -1,5 +1,6 @@
 /* tslint:disable */
 /* eslint-disable */
+export * from './AiApi';
 export * from './ApiDescriptionApi';
 export * from './ApiTokensApi';
 export * from './CategoriesApi';

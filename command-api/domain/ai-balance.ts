@@ -1,0 +1,173 @@
+import type { AiSpendingPurpose } from '../../contracts/events/ai';
+import { PlatformError } from '../../contracts/errors';
+import type { Decider, DomainEvent } from '../kit/decider';
+
+/**
+ * A system's AI token balance. Administrators add tokens; every model call first reserves its estimate
+ * (refused when what is available cannot cover it, before any call is made), then spends what the model
+ * reports it used and lets the reservation go. A reservation whose call never settled (its process died)
+ * stops holding tokens when it expires.
+ */
+export interface AiBalanceState {
+  readonly toppedUp: number;
+  readonly spent: number;
+  /** Open reservations: their tokens and when they lapse (epoch ms). */
+  readonly reservations: ReadonlyMap<string, { readonly tokens: number; readonly expiresAt: number }>;
+  /** The latest event's time (epoch ms): reservations past it are dropped as events come. */
+  readonly latestAt: number;
+}
+
+export type AiBalanceCommand =
+  | {
+      readonly kind: 'TopUp';
+      readonly tokens: number;
+      readonly note: string | null;
+      readonly userId: string | null;
+    }
+  | {
+      readonly kind: 'Reserve';
+      readonly reservationId: string;
+      readonly tokens: number;
+      readonly now: Date;
+      readonly holdMs: number;
+    }
+  | {
+      readonly kind: 'Spend';
+      /** The reservation it settles (null: spending with none, as a settled estimate). */
+      readonly reservationId: string | null;
+      readonly now: Date;
+      readonly promptTokens: number;
+      readonly completionTokens: number;
+      /** False when the model reported no usage: `promptTokens` and `completionTokens` are the estimate. */
+      readonly reported: boolean;
+      readonly model: string;
+      readonly purpose: AiSpendingPurpose;
+    }
+  | { readonly kind: 'Release'; readonly reservationId: string; readonly now: Date };
+
+export interface AiBalanceView {
+  readonly tokens: number;
+  readonly reserved: number;
+  readonly available: number;
+  readonly toppedUp: number;
+  readonly spent: number;
+}
+
+/** The balance as a client sees it, at `now` (reservations past their time hold nothing). */
+export function balanceView(state: AiBalanceState, now: Date): AiBalanceView {
+  const tokens = state.toppedUp - state.spent;
+  const reserved = reservedAt(state, now.getTime());
+  return { tokens, reserved, available: tokens - reserved, toppedUp: state.toppedUp, spent: state.spent };
+}
+
+function reservedAt(state: AiBalanceState, now: number): number {
+  let reserved = 0;
+  for (const reservation of state.reservations.values())
+    if (reservation.expiresAt > now) reserved += reservation.tokens;
+  return reserved;
+}
+
+function withoutLapsed(
+  reservations: ReadonlyMap<string, { tokens: number; expiresAt: number }>,
+  now: number,
+): Map<string, { tokens: number; expiresAt: number }> {
+  const kept = new Map<string, { tokens: number; expiresAt: number }>();
+  for (const [id, reservation] of reservations) if (reservation.expiresAt > now) kept.set(id, reservation);
+  return kept;
+}
+
+export const aiBalanceDecider: Decider<AiBalanceState, AiBalanceCommand, DomainEvent> = {
+  initialState: { toppedUp: 0, spent: 0, reservations: new Map(), latestAt: 0 },
+
+  decide(command, state) {
+    switch (command.kind) {
+      case 'TopUp':
+        return [
+          {
+            type: 'AiTokensToppedUp',
+            data: { tokens: command.tokens, note: command.note, userId: command.userId },
+          },
+        ];
+      case 'Reserve': {
+        if (state.reservations.has(command.reservationId)) return [];
+        const { available } = balanceView(state, command.now);
+        if (available < command.tokens)
+          throw new PlatformError(
+            'ai_balance_insufficient',
+            `the AI token balance cannot cover this call: it needs up to ${command.tokens} tokens and ${Math.max(available, 0)} are available; an administrator adds tokens with POST /ai/balance/top-up`,
+            { needed: command.tokens, available: Math.max(available, 0) },
+          );
+        return [
+          {
+            type: 'AiTokensReserved',
+            data: {
+              reservationId: command.reservationId,
+              tokens: command.tokens,
+              at: command.now.toISOString(),
+              expiresAt: new Date(command.now.getTime() + command.holdMs).toISOString(),
+            },
+          },
+        ];
+      }
+      case 'Spend':
+        return [
+          {
+            type: 'AiTokensSpent',
+            data: {
+              reservationId: command.reservationId,
+              at: command.now.toISOString(),
+              promptTokens: command.promptTokens,
+              completionTokens: command.completionTokens,
+              tokens: command.promptTokens + command.completionTokens,
+              reported: command.reported,
+              model: command.model,
+              purpose: command.purpose,
+            },
+          },
+        ];
+      case 'Release':
+        return state.reservations.has(command.reservationId)
+          ? [
+              {
+                type: 'AiReservationReleased',
+                data: { reservationId: command.reservationId, at: command.now.toISOString() },
+              },
+            ]
+          : [];
+    }
+  },
+
+  evolve(state, event) {
+    const data = event.data as {
+      tokens?: number;
+      reservationId?: string | null;
+      at?: string;
+      expiresAt?: string;
+    };
+    const latestAt = data.at === undefined ? state.latestAt : Math.max(state.latestAt, Date.parse(data.at));
+    switch (event.type) {
+      case 'AiTokensToppedUp':
+        return { ...state, toppedUp: state.toppedUp + (data.tokens ?? 0) };
+      case 'AiTokensReserved': {
+        const reservations = withoutLapsed(state.reservations, latestAt);
+        reservations.set(data.reservationId!, {
+          tokens: data.tokens!,
+          expiresAt: Date.parse(data.expiresAt!),
+        });
+        return { ...state, reservations, latestAt };
+      }
+      case 'AiTokensSpent':
+      case 'AiReservationReleased': {
+        const reservations = withoutLapsed(state.reservations, latestAt);
+        if (data.reservationId) reservations.delete(data.reservationId);
+        const spent = event.type === 'AiTokensSpent' ? state.spent + (data.tokens ?? 0) : state.spent;
+        return { ...state, spent, reservations, latestAt };
+      }
+      default:
+        return state;
+    }
+  },
+};
+
+/** The one balance stream of a system: `aiBalance-<tenant>.tokens`. */
+export const AI_BALANCE_STREAM_ID = 'tokens';

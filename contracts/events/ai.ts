@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import { lifecycle } from './catalogues';
+import type { EventDefinition } from './definition';
+
+/**
+ * AI configurations (transforms, validations, validation results: entities made of attributes) and the AI
+ * token balance of a system (`aiBalance-<tenant>.tokens`): top-ups, reservations held while a call is under
+ * way, and what the model reported it used.
+ */
+const id = z.number().int().positive();
+const tokens = z.number().int().min(0);
+const severity = z.enum(['info', 'warning', 'error']);
+
+const transformAttributes = {
+  name: z.string(),
+  moduleId: id,
+  fieldId: id,
+  outputType: z.string(),
+  prompt: z.string(),
+  model: z.string().nullable(),
+  format: z.string().nullable(),
+  onlyEmpty: z.boolean(),
+  maxOutputTokens: z.number().int(),
+  temperature: z.number(),
+  description: z.string().nullable(),
+};
+const validationAttributes = {
+  name: z.string(),
+  moduleId: id,
+  fieldId: id,
+  rule: z.string(),
+  model: z.string().nullable(),
+  severity,
+  maxOutputTokens: z.number().int(),
+  description: z.string().nullable(),
+};
+const validationResultAttributes = {
+  validationId: id,
+  recordId: id,
+  fieldId: id,
+  moduleId: id,
+  valid: z.boolean(),
+  reason: z.string().nullable(),
+  severity,
+  source: z.enum(['ai', 'manual']),
+  checkedValue: z.unknown(),
+  checkedAt: z.iso.datetime(),
+  /** What the model was asked (a digest): an execute on unchanged input finds the verdict it gave. */
+  inputDigest: z.string().nullable(),
+};
+
+/** What a call was for: the operation, and the configuration it ran (null: a preview or a generation). */
+export const aiSpendingPurposeSchema = z.object({
+  operation: z.enum([
+    'transform-execute',
+    'transform-preview',
+    'validation-execute',
+    'generate-modules',
+    'generate-field',
+    'generate-field-value',
+  ]),
+  configuration: z.object({ kind: z.enum(['transform', 'validation', 'field']), entityId: id }).nullable(),
+  userId: z.string().nullable(),
+  recordId: id.nullable(),
+});
+export type AiSpendingPurpose = z.infer<typeof aiSpendingPurposeSchema>;
+
+export const AI_EVENTS: readonly EventDefinition[] = [
+  ...lifecycle('ColumnDataTransform', 'transformId', transformAttributes, [
+    'moduleId',
+    'fieldId',
+    'outputType',
+  ]),
+  ...lifecycle('ColumnDataValidation', 'validationId', validationAttributes, ['moduleId', 'fieldId']),
+  ...lifecycle('ColumnDataValidationResult', 'validationResultId', validationResultAttributes, [
+    'validationId',
+    'recordId',
+    'fieldId',
+    'moduleId',
+  ]),
+  {
+    type: 'AiTokensToppedUp',
+    version: 1,
+    schema: z.object({ tokens: tokens, note: z.string().nullable(), userId: z.string().nullable() }),
+  },
+  {
+    type: 'AiTokensReserved',
+    version: 1,
+    schema: z.object({
+      reservationId: z.string(),
+      tokens,
+      at: z.iso.datetime(),
+      /** A reservation its call never settled (the process died) stops holding tokens then. */
+      expiresAt: z.iso.datetime(),
+    }),
+  },
+  {
+    type: 'AiTokensSpent',
+    version: 1,
+    schema: z.object({
+      reservationId: z.string().nullable(),
+      at: z.iso.datetime(),
+      promptTokens: tokens,
+      completionTokens: tokens,
+      tokens,
+      /** The usage came from the model (false: it reported none, and the estimate was charged). */
+      reported: z.boolean(),
+      model: z.string(),
+      purpose: aiSpendingPurposeSchema,
+    }),
+  },
+  {
+    type: 'AiReservationReleased',
+    version: 1,
+    schema: z.object({ reservationId: z.string(), at: z.iso.datetime() }),
+  },
+];

@@ -1,0 +1,166 @@
+import type { Router } from 'express';
+import {
+  getAiBalance,
+  getAiUsage,
+  TRANSFORM_OPERATIONS,
+  usageQuery,
+  VALIDATION_OPERATIONS,
+  VALIDATION_RESULT_OPERATIONS,
+} from '../../contracts/api/ai';
+import { AUDIT_COLUMNS } from '../../contracts/query/record-fields';
+import { catalogue } from '../../contracts/query/resolve';
+import { documentId, READ_MODELS } from '../../contracts/read-models';
+import type { Document } from '../../contracts/read-model-changes';
+import { validate } from '../../contracts/validation';
+import { mount } from '../../infra/http/operations';
+import { sendJson } from '../../infra/http/respond';
+import { attributesView } from '../representations';
+import { awaitConsistency } from '../consistency';
+import { addEntityRoutes, authorize, type EntityDescription, type EntityReadDeps } from './entities';
+
+const common = {
+  name: { path: 'name', type: 'string' },
+  moduleId: { path: 'moduleId', type: 'integer' },
+  fieldId: { path: 'fieldId', type: 'integer' },
+  model: { path: 'model', type: 'string' },
+  ...AUDIT_COLUMNS,
+} as const;
+
+/** The answer shape of a configuration: `id` and the spec's `entityId`, the attributes, the audit columns. */
+function configurationView(idKey: string): (doc: Document) => Record<string, unknown> {
+  const view = attributesView(idKey);
+  return (doc) => {
+    const { inputDigest: _inputDigest, ...shown } = view(doc);
+    return { id: shown.id, entityId: shown.id, ...shown };
+  };
+}
+
+export const TRANSFORMS: EntityDescription = {
+  module: 'columnDataTransform',
+  collection: READ_MODELS.aiTransforms,
+  projection: 'ai-transforms',
+  noun: 'column-data transform',
+  view: configurationView('transformId'),
+  fields: catalogue({
+    id: { path: 'transformId', type: 'integer' },
+    entityId: { path: 'transformId', type: 'integer' },
+    outputType: { path: 'outputType', type: 'string' },
+    onlyEmpty: { path: 'onlyEmpty', type: 'boolean' },
+    ...common,
+  }),
+};
+
+export const VALIDATIONS: EntityDescription = {
+  module: 'columnDataValidation',
+  collection: READ_MODELS.aiValidations,
+  projection: 'ai-validations',
+  noun: 'column-data validation',
+  view: configurationView('validationId'),
+  fields: catalogue({
+    id: { path: 'validationId', type: 'integer' },
+    entityId: { path: 'validationId', type: 'integer' },
+    severity: { path: 'severity', type: 'string' },
+    ...common,
+  }),
+};
+
+export const VALIDATION_RESULTS: EntityDescription = {
+  module: 'columnDataValidationResult',
+  collection: READ_MODELS.aiValidationResults,
+  projection: 'ai-validation-results',
+  noun: 'column-data validation result',
+  view: configurationView('validationResultId'),
+  fields: catalogue({
+    id: { path: 'validationResultId', type: 'integer' },
+    entityId: { path: 'validationResultId', type: 'integer' },
+    validationId: { path: 'validationId', type: 'integer' },
+    recordId: { path: 'recordId', type: 'integer' },
+    moduleId: { path: 'moduleId', type: 'integer' },
+    fieldId: { path: 'fieldId', type: 'integer' },
+    valid: { path: 'valid', type: 'boolean' },
+    severity: { path: 'severity', type: 'string' },
+    source: { path: 'source', type: 'string' },
+    checkedAt: { path: 'checkedAt', type: 'datetime' },
+    ...AUDIT_COLUMNS,
+  }),
+};
+
+interface UsageTotals {
+  calls: number;
+  promptTokens: number;
+  completionTokens: number;
+  tokens: number;
+}
+
+/** The balance document's parts as the projection writes them. */
+interface BalanceDocument {
+  toppedUp?: number;
+  spent?: number;
+  reservations?: Record<string, { tokens: number; expiresAt: string }>;
+  usage?: Record<string, Record<string, UsageTotals>>;
+}
+
+/** The configurations, the balance and the usage report. */
+export function addAiReadRoutes(router: Router, deps: EntityReadDeps, now: () => Date): void {
+  addEntityRoutes(router, deps, TRANSFORM_OPERATIONS, 'entityId', TRANSFORMS);
+  addEntityRoutes(router, deps, VALIDATION_OPERATIONS, 'entityId', VALIDATIONS);
+  addEntityRoutes(router, deps, VALIDATION_RESULT_OPERATIONS, 'entityId', VALIDATION_RESULTS);
+
+  const balanceOf = async (tenant: string): Promise<BalanceDocument> =>
+    ((await deps.readModels.get(tenant, READ_MODELS.aiBalances, documentId(tenant, 'tokens'))) ??
+      {}) as BalanceDocument;
+
+  mount(router, getAiBalance, async (req, res) => {
+    const tenant = authorize(req, 'aiBalance', 'read');
+    await awaitConsistency(req, deps.consistency, ['ai-balance']);
+    const balance = await balanceOf(tenant);
+    const at = now().getTime();
+    const reserved = Object.values(balance.reservations ?? {})
+      .filter((reservation) => Date.parse(reservation.expiresAt) > at)
+      .reduce((sum, reservation) => sum + reservation.tokens, 0);
+    const toppedUp = balance.toppedUp ?? 0;
+    const spent = balance.spent ?? 0;
+    sendJson(res, 200, {
+      tokens: toppedUp - spent,
+      reserved,
+      available: toppedUp - spent - reserved,
+      toppedUp,
+      spent,
+    });
+  });
+
+  mount(router, getAiUsage, async (req, res) => {
+    const tenant = authorize(req, 'aiBalance', 'read');
+    const query = validate(usageQuery, req.query, 'query');
+    await awaitConsistency(req, deps.consistency, ['ai-balance']);
+    const groupBy = new Set((query.group_by ?? 'configuration,user').split(','));
+    const rows = new Map<string, UsageTotals & Record<string, unknown>>();
+    const total = { calls: 0, tokens: 0 };
+    for (const [month, byKey] of Object.entries((await balanceOf(tenant)).usage ?? {})) {
+      if ((query.from !== undefined && month < query.from) || (query.to !== undefined && month > query.to))
+        continue;
+      for (const [key, totals] of Object.entries(byKey)) {
+        const [configuration, userId, operation] = key.split('|') as [string, string, string];
+        const [kind, entityId] = configuration.split(':');
+        const row = {
+          configuration:
+            groupBy.has('configuration') && configuration !== '-'
+              ? { kind, entityId: Number(entityId) }
+              : null,
+          userId: groupBy.has('user') && userId !== '-' ? userId : null,
+          operation: groupBy.has('operation') ? operation : null,
+        };
+        const rowKey = JSON.stringify(row);
+        const sum = rows.get(rowKey) ?? { ...row, calls: 0, promptTokens: 0, completionTokens: 0, tokens: 0 };
+        sum.calls += totals.calls;
+        sum.promptTokens += totals.promptTokens;
+        sum.completionTokens += totals.completionTokens;
+        sum.tokens += totals.tokens;
+        rows.set(rowKey, sum);
+        total.calls += totals.calls;
+        total.tokens += totals.tokens;
+      }
+    }
+    sendJson(res, 200, { items: [...rows.values()].sort((a, b) => b.tokens - a.tokens), total });
+  });
+}
