@@ -18,6 +18,7 @@ const BENCHES = [
   'mailhooks.ts',
   'vector-index.ts',
   'semantic.ts',
+  'ai-execute.ts',
 ];
 
 let failed = 0;

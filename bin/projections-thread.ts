@@ -42,8 +42,14 @@ async function main(): Promise<void> {
     const relay = withRelay
       ? await startRelay(config, adapters, logger, (topic) => post({ kind: 'published', topic }))
       : undefined;
+    let wakeFlag: Int32Array | undefined;
     port.on('message', (message: ToProjectionsThread) => {
-      if (message.kind === 'appended') adapters.wakeEvents();
+      if (message.kind === 'wake-flag') wakeFlag = new Int32Array(message.flag);
+      if (message.kind === 'appended') {
+        // Cleared before the read: an append from now on sends the next wake-up.
+        if (wakeFlag) Atomics.store(wakeFlag, 0, 0);
+        adapters.wakeEvents();
+      }
       if (message.kind === 'stop') {
         void (async () => {
           await relay?.stop();

@@ -53,6 +53,7 @@ import { createSqliteAttemptLog } from '../infra/attempts/sqlite';
 import type { BlobStore } from '../infra/blob-store/port';
 import { DEFAULT_FILE_CONTENT_TYPES } from '../contracts/files';
 import { FILE_UPLOAD_ROUTE } from '../command-api/routes/files';
+import { FIELD_GENERATE_ROUTE } from '../command-api/routes/ai-generation';
 import { readModelCommandReads } from '../infra/read-store/command-reads';
 import { createQueryRouter } from '../query-api/app';
 import { oauthMetadataRouter } from '../query-api/routes/oauth-info';
@@ -78,6 +79,11 @@ import { Integrator } from '../integrator/consumer';
 import { ScenarioRunner, type RunnerDeps } from '../integrator/runner';
 import { IntegratorScheduler } from '../integrator/scheduler';
 import { QueueWorker } from '../integrator/queue-worker';
+import { createOpenAiLanguageModel } from '../infra/ai/language-model/openai';
+import type { LanguageModel } from '../infra/ai/language-model/port';
+import { exponentialBackoff, MeteredModel } from '../command-api/ai/metered-model';
+import { AiJobs } from '../command-api/ai/jobs';
+import { FairSlots } from '../command-api/ai/fair-slots';
 
 /**
  * Remembers the highest position this process appended, for read-your-writes without a header, tells
@@ -207,6 +213,17 @@ function outboundOf(config: Config): OutboundHttp {
   return guardedHttp({
     allowNonPublic: config.OUTBOUND_ALLOW_PRIVATE,
     timeoutMs: config.OUTBOUND_TIMEOUT_MS,
+  });
+}
+
+/** The language model of the AI features, when one is configured (AI_URL). */
+function languageModelOf(config: Config): LanguageModel | null {
+  if (config.AI_URL === undefined) return null;
+  return createOpenAiLanguageModel({
+    baseUrl: config.AI_URL,
+    apiKey: config.AI_API_KEY ?? 'none',
+    model: config.AI_MODEL,
+    timeoutMs: config.AI_TIMEOUT_MS,
   });
 }
 
@@ -469,6 +486,31 @@ export async function buildServices(
     };
   };
 
+  const commandReads = readModelCommandReads(
+    readModels,
+    (projections) => awaitPosition(consistency, consistency.defaultMinPosition(), projections),
+    awaitCredentialWrites,
+  );
+  const languageModel = languageModelOf(config);
+  const meteredModel = new MeteredModel({
+    handler,
+    modelFor: async () => languageModel,
+    now: hooks.now,
+    // Long enough for a call and its retries; a call that never settles (the process died) then lapses.
+    reservationHoldMs: config.AI_TIMEOUT_MS * 6 + 60_000,
+    backoffMs: exponentialBackoff,
+  });
+  const aiJobs = new AiJobs({
+    handler,
+    ids,
+    idempotency,
+    model: meteredModel,
+    slots: new FairSlots(config.AI_MAX_CONCURRENCY, config.AI_TENANT_CONCURRENCY),
+    reads: commandReads,
+    now: hooks.now,
+    logger: logger.child({ component: 'ai-jobs' }),
+    concurrency: config.AI_CONCURRENCY,
+  });
   const sessionIdleMs = config.SESSION_IDLE_MINUTES * 60_000;
   const sealer = createSealer(loadMasterKey(config.SECRETS_KEY, resolve(config.DATA_DIR)));
   const accessTokens = createAccessTokens(sealer.derivedKey('oauth-access-tokens'));
@@ -512,7 +554,7 @@ export async function buildServices(
     ...(attempts && {
       uploadRoutes: [FILE_UPLOAD_ROUTE],
       oauthRoutes: OAUTH_CLIENT_ROUTES,
-      commandGets: [OAUTH_AUTHORIZE_ROUTE, SOCIAL_LOGIN_ROUTES],
+      commandGets: [OAUTH_AUTHORIZE_ROUTE, SOCIAL_LOGIN_ROUTES, FIELD_GENERATE_ROUTE],
       sessionForms: [OAUTH_AUTHORIZE_ROUTE],
       formPostCallbacks: [SOCIAL_FORM_POST_CALLBACKS],
       command: createCommandRouter({
@@ -531,12 +573,9 @@ export async function buildServices(
         socialLogin: config.SOCIAL_LOGIN ?? {},
         attempts,
         introspectionsPerMinute: config.OAUTH_INTROSPECTIONS_PER_MINUTE,
+        ai: { model: meteredModel, jobs: aiJobs, executeWaitMs: config.AI_EXECUTE_WAIT_MS },
         sessions: { idleMs: sessionIdleMs, maxAgeMs: config.SESSION_MAX_HOURS * 3_600_000 },
-        reads: readModelCommandReads(
-          readModels,
-          (projections) => awaitPosition(consistency, consistency.defaultMinPosition(), projections),
-          awaitCredentialWrites,
-        ),
+        reads: commandReads,
       }),
     }),
     ...(selection.query && {
@@ -556,6 +595,13 @@ export async function buildServices(
     }),
   });
 
+  if (selection.command)
+    aiJobs
+      .resumeUnfinished()
+      .then((resumed) => {
+        if (resumed > 0) logger.info({ resumed }, 'resumed unfinished AI jobs');
+      })
+      .catch((error: unknown) => logger.error({ err: error }, 'resuming unfinished AI jobs failed'));
   return {
     app,
     ...(host && { host }),
@@ -571,6 +617,7 @@ export async function buildServices(
       clearInterval(meterTimer);
       clearInterval(sweepTimer);
       await meter.flush().catch(() => undefined);
+      await aiJobs.stop();
       await integration?.scheduler.stop();
       await integration?.integrator.stop();
       await hookResponses?.stop();

@@ -26,6 +26,8 @@ import { addWebhookRoutes } from './routes/webhooks';
 import { addScenarioRoutes } from './routes/scenarios';
 import { aiConfigurationResources } from './routes/ai-configurations';
 import { addAiBalanceRoutes } from './routes/ai-balance';
+import { addAiGenerationRoutes } from './routes/ai-generation';
+import { addAiExecuteRoutes } from './routes/ai-execute';
 
 /** The command API: every write of the platform. Routes turn requests into commands; deciders rule. */
 export function createCommandRouter(deps: CommandDeps): Router {
@@ -67,5 +69,7 @@ export function createCommandRouter(deps: CommandDeps): Router {
   addResourceRoutes(router, deps, ai.validation);
   addResourceRoutes(router, deps, ai.validationResult);
   addAiBalanceRoutes(router, deps);
+  addAiExecuteRoutes(router, deps, deps.ai.executeWaitMs);
+  addAiGenerationRoutes(router, deps);
   return router;
 }

@@ -11,6 +11,8 @@ import type { CommandReads } from '../infra/read-store/command-reads';
 import type { IdAllocator } from './kit/id-allocator';
 import type { IdempotencyKeys } from './kit/idempotency';
 import type { CommandHandler } from './kit/handler';
+import type { MeteredModel } from './ai/metered-model';
+import type { AiJobs } from './ai/jobs';
 
 /** What the command routes need, wired by the composition root. */
 export interface CommandDeps {
@@ -50,6 +52,13 @@ export interface CommandDeps {
   };
   /** The system whose administrators set up other systems. */
   readonly operatorTenant: string;
+  /** AI features: every model call, metered against the system's AI token balance. */
+  readonly ai: {
+    readonly model: MeteredModel;
+    readonly jobs: AiJobs;
+    /** How long an execute waits for its job before answering with its progress. */
+    readonly executeWaitMs: number;
+  };
 }
 
 /** What an upload may be. */

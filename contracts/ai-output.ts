@@ -59,7 +59,7 @@ export type Parsed<T> =
   { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
 
 /** The JSON object in an answer: the whole text, or the one fenced block a model may wrap it in. */
-function jsonObjectOf(text: string): Parsed<Record<string, unknown>> {
+export function jsonObjectOf(text: string): Parsed<Record<string, unknown>> {
   const trimmed = text.trim();
   const fenced = /^```(?:json)?[ \t]*\n([\s\S]*?)\n?```$/.exec(trimmed);
   const body = fenced ? fenced[1]! : trimmed;
@@ -74,7 +74,8 @@ function jsonObjectOf(text: string): Parsed<Record<string, unknown>> {
   return { ok: true, value: parsed as Record<string, unknown> };
 }
 
-function excerpt(text: string): string {
+/** The start of an answer, on one line and quoted, for a message that says what was wrong with it. */
+export function excerpt(text: string): string {
   const single = text.replace(/\s+/g, ' ').trim();
   return JSON.stringify(single.length > 200 ? `${single.slice(0, 200)}…` : single);
 }

@@ -33,6 +33,8 @@ export const READ_MODELS = {
   aiValidations: 'ai_validations',
   aiValidationResults: 'ai_validation_results',
   aiBalances: 'ai_balances',
+  aiJobs: 'ai_jobs',
+  aiJobItems: 'ai_job_items',
 } as const;
 
 /** Which projection writes each read model (its version decides the collection a reader opens). */
@@ -66,6 +68,8 @@ export const PROJECTION_OF_READ_MODEL: Readonly<Record<string, string>> = {
   [READ_MODELS.aiValidations]: 'ai-validations',
   [READ_MODELS.aiValidationResults]: 'ai-validation-results',
   [READ_MODELS.aiBalances]: 'ai-balance',
+  [READ_MODELS.aiJobs]: 'ai-jobs',
+  [READ_MODELS.aiJobItems]: 'ai-jobs',
 };
 
 export const PROJECTION_VERSIONS_COLLECTION = 'projection_versions';

@@ -168,6 +168,20 @@ export const configSchema = z.object({
   /** Send `dimensions` with each request (models that shorten their vectors, such as OpenAI's v3 models). */
   EMBEDDINGS_REQUEST_DIMENSION: booleanFlag.default(false),
   EMBEDDINGS_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /** AI features: any OpenAI-compatible chat endpoint (`/v1` included); unset: the AI routes answer 501. */
+  AI_URL: z.url({ protocol: /^https?$/ }).optional(),
+  AI_API_KEY: z.string().min(1).optional(),
+  AI_MODEL: z.string().min(1).max(200).default('gpt-4o-mini'),
+  /** The longest one model call may take. */
+  AI_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
+  /** Model calls one execute job makes at once. */
+  AI_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
+  /** Model calls one system's jobs make at once in one process (the others' jobs keep their share). */
+  AI_TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  /** Model calls all jobs make at once in one process. */
+  AI_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(64),
+  /** How long an execute answers with its results (201) before it answers with its progress (202). */
+  AI_EXECUTE_WAIT_MS: z.coerce.number().int().min(0).max(120_000).default(25_000),
   /** Scenario runs one integrator process executes at once. */
   INTEGRATOR_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
   /** The consumer group of the integrator on the events topic. */

@@ -2,8 +2,15 @@ import type { Config } from '../infra/config';
 import type { ProjectionStatus } from './host';
 import type { DecodedWindow } from './window-decoder';
 
-/** Messages between the main thread and the projections thread of the one-process platform. */
-export type ToProjectionsThread = { readonly kind: 'appended' } | { readonly kind: 'stop' };
+/**
+ * Messages between the main thread and the projections thread of the one-process platform. `wake-flag` comes
+ * first: a shared flag the main thread sets when it sends `appended` and the worker clears when it takes it, so
+ * appends while a wake-up is on its way send nothing more (the worker reads them with it).
+ */
+export type ToProjectionsThread =
+  | { readonly kind: 'wake-flag'; readonly flag: SharedArrayBuffer }
+  | { readonly kind: 'appended' }
+  | { readonly kind: 'stop' };
 
 export type FromProjectionsThread =
   | { readonly kind: 'started'; readonly statuses: readonly ProjectionStatus[] }

@@ -25,6 +25,8 @@ export class ThreadedProjections implements Projections {
     resolve: (reached: boolean) => void;
   }>();
   private appendPending = false;
+  /** 1 while a wake-up is on its way to the worker (it clears it when it takes it). */
+  private readonly wakeFlag = new Int32Array(new SharedArrayBuffer(4));
   private stopped: Promise<void> | undefined;
 
   /**
@@ -42,6 +44,7 @@ export class ThreadedProjections implements Projections {
       maxYoungGenerationSizeMb: YOUNG_GENERATION_MB,
     });
     this.worker = worker;
+    this.post({ kind: 'wake-flag', flag: this.wakeFlag.buffer as SharedArrayBuffer });
     worker.once('exit', (code) => {
       if (this.stopped) return;
       // The thread died: say so in every status, so readiness fails instead of serving stale data silently.
@@ -69,7 +72,8 @@ export class ThreadedProjections implements Projections {
     // wait behind every request the busy loop takes in first (the lag under load doubled).
     queueMicrotask(() => {
       this.appendPending = false;
-      this.post({ kind: 'appended' });
+      // A wake-up the worker has not taken yet covers this commit too: it reads the store when it takes it.
+      if (Atomics.compareExchange(this.wakeFlag, 0, 0, 1) === 0) this.post({ kind: 'appended' });
     });
   }
 

@@ -5,13 +5,17 @@
  */
 import { z } from 'zod';
 import { entityIdSchema } from '../entity-id';
+import { FIELD_TYPES } from '../fields';
 import { operation } from './operation';
 import { updateOf } from './catalogue';
 import {
   auditFields,
   entityId,
   entityOperations,
+  idAsText,
   listed,
+  listQuery,
+  pageOf,
   pathIds,
   READ_ERRORS,
   WRITE_ERRORS,
@@ -329,13 +333,278 @@ export const getAiUsage = operation({
   security: 'token',
 });
 
+// Executes, previews and generation
+
+const configurationPath = pathIds({ entityId: 'The saved configuration.' });
+export const executeBody = z
+  .strictObject({
+    ids: z
+      .array(entityIdSchema)
+      .min(1, 'at least one record id')
+      .max(MAX_EXECUTE_IDS, `at most ${MAX_EXECUTE_IDS} record ids`)
+      .refine((ids) => new Set(ids).size === ids.length, 'record ids must not repeat')
+      .meta({ description: "Records of the configuration's module." }),
+  })
+  .meta({ id: 'AiExecute' });
+
+export const JOB_ITEM_STATUSES = ['done', 'unchanged', 'skipped', 'failed'] as const;
+const jobItem = z
+  .object({
+    recordId: entityId,
+    status: z.enum(JOB_ITEM_STATUSES).meta({
+      description:
+        '`done`: written; `unchanged`: the answer was the value already there (nothing written); `skipped`: not asked (an `onlyEmpty` transform and a filled field); `failed`: see `reason`.',
+    }),
+    value: z
+      .unknown()
+      .optional()
+      .meta({ description: 'The value written, or the verdict (`{valid, reason}`).' }),
+    validationResultId: entityId.optional(),
+    reason: z.string().optional(),
+    tokens: z.int().meta({ description: 'Tokens this record cost (0 when answered from the result cache).' }),
+    cached: z.boolean().meta({ description: 'The same question was answered before: nothing spent.' }),
+  })
+  .meta({ id: 'AiJobItem' });
+export const JOB_STATUSES = ['running', 'finished'] as const;
+const jobSummary = z
+  .object({
+    jobId: entityId,
+    kind: z.enum(['transform', 'validation']),
+    entityId: entityId.meta({ description: 'The configuration it runs.' }),
+    status: z.enum(JOB_STATUSES),
+    total: z.int(),
+    done: z.int(),
+    unchanged: z.int(),
+    skipped: z.int(),
+    failed: z.int(),
+    tokens: z.int(),
+    startedAt: z.string(),
+    finishedAt: z.string().nullable(),
+  })
+  .meta({ id: 'AiJob' });
+const executeAnswer = jobSummary
+  .extend({
+    items: z
+      .array(jobItem)
+      .meta({ description: 'Per record id, in the order asked (only on a finished job).' }),
+  })
+  .meta({ id: 'AiExecuteResult' });
+const executeDescription = (what: string) =>
+  `${what} A job: records go to the model a few at a time (AI_CONCURRENCY), rate limits and the model's 5xx are retried with backoff, and every finished record is kept as it finishes. When the job finishes within AI_EXECUTE_WAIT_MS the answer is 201 with every record's outcome; otherwise 202 with its progress, and \`GET /ai/job/{jobId}\` follows it. Asking the same of an unchanged record again spends nothing (the answers are kept by what was asked). \`Idempotency-Key\` makes a retry the same job.`;
+const executeResponses = {
+  201: { description: 'The job finished: every record’s outcome.', schema: executeAnswer },
+  202: {
+    description: 'The job goes on: its progress (`Location` says where to follow it).',
+    schema: jobSummary,
+    headers: { Location: 'Where the job is read.' },
+  },
+  ...WRITE_ERRORS,
+  ...AI_ERRORS,
+};
+export const executeTransform = operation({
+  operationId: 'executeColumnDataTransform',
+  method: 'post',
+  path: '/column-data-transform/{entityId}/execute',
+  tag: 'ai',
+  summary: 'Rewrite records’ field by a saved transform',
+  description: executeDescription(
+    'Each record’s field is rewritten as a record update by the transform (the record history names it), validated like any write.',
+  ),
+  params: configurationPath,
+  body: { schema: executeBody, example: { ids: [41, 42, 43] } },
+  responses: executeResponses,
+  security: 'token',
+  tool: true,
+});
+export const executeValidation = operation({
+  operationId: 'executeColumnDataValidation',
+  method: 'post',
+  path: '/ai/column-data-validation/{entityId}/execute',
+  tag: 'ai',
+  summary: 'Check records’ field against a saved validation',
+  description: executeDescription(
+    'Each verdict is written as a column-data validation result (a record already judged on the same value keeps its result).',
+  ),
+  params: configurationPath,
+  body: { schema: executeBody, example: { ids: [41, 42, 43] } },
+  responses: executeResponses,
+  security: 'token',
+  tool: true,
+});
+export const getAiJob = operation({
+  operationId: 'getAiJob',
+  method: 'get',
+  path: '/ai/job/{jobId}',
+  tag: 'ai',
+  summary: 'Read an execute job: its progress and counts',
+  params: pathIds({ jobId: 'The job.' }),
+  responses: { 200: { description: 'The job.', schema: jobSummary }, ...READ_ERRORS },
+  security: 'token',
+});
+export const listAiJobItems = operation({
+  operationId: 'listAiJobItems',
+  method: 'get',
+  path: '/ai/job/{jobId}/item',
+  tag: 'ai',
+  summary: 'List the records an execute job finished, with each outcome',
+  description: 'Filter on `recordId`, `status`, `tokens`, `cached`.',
+  params: pathIds({ jobId: 'The job.' }),
+  query: listQuery,
+  responses: {
+    200: { description: 'A page of outcomes.', schema: pageOf(jobItem, 'AiJobItemPage') },
+    ...READ_ERRORS,
+  },
+  security: 'token',
+});
+
+/** A sample record: `{name?, fields: {<key>: value}}`, or the field values themselves (`{<key>: value}`). */
+export const previewBody = z
+  .strictObject({
+    prompt: prompt.meta({
+      description: `The prompt to try (the saved one is not changed). ${PROMPT_REFERENCES_DESCRIPTION}`,
+    }),
+    preview: z
+      .record(z.string().max(64), z.unknown())
+      .refine(
+        (sample) => JSON.stringify(sample).length <= 100_000,
+        'must be at most 100,000 characters as JSON',
+      )
+      .meta({
+        description:
+          'One sample record: `{"name": …, "fields": {"<key>": value}}`, or its field values as `{"<key>": value}`.',
+      }),
+  })
+  .meta({ id: 'AiPreview' });
+const previewAnswer = z
+  .object({
+    entityId,
+    fieldId: entityId,
+    outputType: z.string(),
+    prompt: z.string().meta({ description: 'The prompt as sent, its references filled from the sample.' }),
+    value: z.unknown().meta({ description: 'What the transform would write.' }),
+    fits: z.boolean().meta({ description: 'The value passes the field’s checks, as a write would.' }),
+    problem: z.string().nullable().meta({ description: 'Why it does not fit (null when it does).' }),
+    model: z.string(),
+    tokens: z.int(),
+  })
+  .meta({ id: 'AiPreviewResult' });
+export const previewTransform = operation({
+  operationId: 'previewColumnDataTransform',
+  method: 'post',
+  path: '/column-data-transform/{entityId}/preview',
+  tag: 'ai',
+  summary: 'Try a prompt of a transform on one sample record (nothing is saved)',
+  params: configurationPath,
+  body: {
+    schema: previewBody,
+    example: {
+      prompt: 'Summarise: {{description}}',
+      preview: { name: 'Acme', fields: { description: '…' } },
+    },
+  },
+  responses: { 201: { description: 'The transformed value.', schema: previewAnswer }, ...AI_ERRORS },
+  security: 'token',
+});
+
+const generated = z
+  .object({ result: z.string().meta({ description: 'JSON text (see the operation).' }) })
+  .meta({ id: 'AiGenerated' });
+const nullableText = (what: string) =>
+  z
+    .string()
+    .trim()
+    .max(MAX_PROMPT_CHARS, `must be at most ${MAX_PROMPT_CHARS} characters`)
+    .nullable()
+    .meta({ description: what });
+export const generateModulesBody = z
+  .strictObject({
+    prompt: nullableText('What the modules are for; required in substance (null or empty: 400).'),
+  })
+  .meta({ id: 'AiGenerateModules' });
+export const generateFieldBody = z
+  .strictObject({
+    prompt: nullableText('What the field holds; required in substance (null or empty: 400).'),
+    table: nullableText('The space the module is in (its name), as context; optional.'),
+    module: nullableText('The module the field is for: its id or its exact name; optional.'),
+  })
+  .meta({ id: 'AiGenerateField' });
+export const GENERATED_FIELD_TYPES = FIELD_TYPES.filter((type) => type !== 'button' && type !== 'relation');
+export const generateModules = operation({
+  operationId: 'generateCustomModules',
+  method: 'post',
+  path: '/ai/generate-custom-modules',
+  tag: 'ai',
+  summary: 'Propose custom modules and their fields for a purpose',
+  description: `\`result\` is JSON text: \`{"modules": [{"name", "description", "fields": [{"name", "type", "required", "config"}]}]}\`. Each module is the body of \`POST /module\` (add \`spaceId\`), each field the body of \`POST /field\` (add \`moduleId\`); every part is checked against those operations' rules before it is answered. Field types: ${GENERATED_FIELD_TYPES.join(', ')}. 400 when the prompt is empty, or asks for something no supported type holds.`,
+  body: { schema: generateModulesBody, example: { prompt: 'Track job applicants and their interviews' } },
+  responses: { 200: { description: 'The proposal.', schema: generated }, ...AI_ERRORS },
+  security: 'token',
+  tool: true,
+});
+export const generateField = operation({
+  operationId: 'generateCustomField',
+  method: 'post',
+  path: '/ai/generate-custom-field',
+  tag: 'ai',
+  summary: 'Propose one field for a module',
+  description: `\`result\` is JSON text: the body of \`POST /field\` (\`{"moduleId"?, "name", "type", "required", "config"}\`, \`moduleId\` when \`module\` names one module), checked against that operation's rules. Field types: ${GENERATED_FIELD_TYPES.join(', ')}. 400 when the prompt is empty, \`module\` names no module, or the field asked for needs a type that does not exist.`,
+  body: {
+    schema: generateFieldBody,
+    example: { prompt: 'How likely the deal closes', table: 'Sales', module: 'Deals' },
+  },
+  responses: { 200: { description: 'The proposal.', schema: generated }, ...AI_ERRORS },
+  security: 'token',
+  tool: true,
+});
+export const generateFieldValue = operation({
+  operationId: 'generateFieldValue',
+  method: 'get',
+  path: '/field/generate/{fieldId}',
+  tag: 'ai',
+  summary: 'Generate a value for a field',
+  description:
+    "A value of the field's type, checked as a record write would check it. The field's AI configuration is the first saved column-data transform of the field: with one, its prompt and format guide the value and `recordId` fills its references from that record; without one, the value is a plausible example from the field's name, type and options. Spends tokens (a GET that writes: the gateway sends it to the command API).",
+  params: pathIds({ fieldId: 'The field.' }),
+  query: z.strictObject({
+    recordId: idAsText(
+      'A record of the field’s module whose values fill the prompt’s references.',
+    ).optional(),
+  }),
+  responses: {
+    200: {
+      description: 'The value.',
+      schema: z
+        .object({
+          fieldId: entityId,
+          key: z.string(),
+          type: z.string(),
+          value: z.unknown(),
+          transformId: entityId
+            .nullable()
+            .meta({ description: 'The transform that guided it (null: none).' }),
+          model: z.string(),
+          tokens: z.int(),
+        })
+        .meta({ id: 'AiFieldValue' }),
+    },
+    ...AI_ERRORS,
+  },
+  security: 'token',
+});
+
 export const AI_OPERATIONS = [
   ...listed(TRANSFORM_OPERATIONS),
   ...listed(VALIDATION_OPERATIONS),
   ...listed(VALIDATION_RESULT_OPERATIONS),
+  executeTransform,
+  executeValidation,
+  getAiJob,
+  listAiJobItems,
+  previewTransform,
+  generateModules,
+  generateField,
+  generateFieldValue,
   getAiBalance,
   topUpAiBalance,
   getAiUsage,
 ];
-
-export const pathEntityId = pathIds({ entityId: 'The configuration.' });

@@ -65,6 +65,18 @@ export const aiSpendingPurposeSchema = z.object({
 });
 export type AiSpendingPurpose = z.infer<typeof aiSpendingPurposeSchema>;
 
+/** What became of one record of an execute job. */
+export const aiJobItemSchema = z.object({
+  recordId: id,
+  status: z.enum(['done', 'unchanged', 'skipped', 'failed']),
+  value: z.unknown().optional(),
+  validationResultId: id.optional(),
+  reason: z.string().optional(),
+  tokens,
+  cached: z.boolean(),
+});
+export type AiJobItem = z.infer<typeof aiJobItemSchema>;
+
 export const AI_EVENTS: readonly EventDefinition[] = [
   ...lifecycle('ColumnDataTransform', 'transformId', transformAttributes, [
     'moduleId',
@@ -78,6 +90,28 @@ export const AI_EVENTS: readonly EventDefinition[] = [
     'fieldId',
     'moduleId',
   ]),
+  {
+    /** An execute job (`aiJob-<tenant>.<jobId>`): which configuration, on which records, for whom. */
+    type: 'AiJobStarted',
+    version: 1,
+    schema: z.object({
+      jobId: id,
+      kind: z.enum(['transform', 'validation']),
+      entityId: id,
+      ids: z.array(id),
+      userId: z.string().nullable(),
+      credentialId: z.string().nullable(),
+      concurrency: z.number().int().positive(),
+      startedAt: z.iso.datetime(),
+    }),
+  },
+  {
+    /** Records the job finished, a few at a time as they finish. */
+    type: 'AiJobItemsFinished',
+    version: 1,
+    schema: z.object({ jobId: id, items: z.array(aiJobItemSchema).min(1) }),
+  },
+  { type: 'AiJobFinished', version: 1, schema: z.object({ jobId: id, finishedAt: z.iso.datetime() }) },
   {
     type: 'AiTokensToppedUp',
     version: 1,
@@ -107,6 +141,18 @@ export const AI_EVENTS: readonly EventDefinition[] = [
       reported: z.boolean(),
       model: z.string(),
       purpose: aiSpendingPurposeSchema,
+    }),
+  },
+  {
+    /** A model's answer kept under the digest of what it was asked (`aiAnswer-<tenant>.<digest>`). */
+    type: 'AiAnswerRecorded',
+    version: 1,
+    schema: z.object({
+      digest: z.string(),
+      text: z.string(),
+      model: z.string(),
+      promptTokens: tokens,
+      completionTokens: tokens,
     }),
   },
   {

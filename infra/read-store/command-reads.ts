@@ -21,6 +21,18 @@ export interface CommandReads {
   liveGrantsOf(tenant: string, userId: number): Promise<string[]>;
   /** The space's modules installed from built-in template `template`. */
   modulesOfTemplate(tenant: string, spaceId: number, template: string): Promise<number>;
+  /** The AI transform that rewrites a field, the first saved (null: none). */
+  transformOfField(tenant: string, fieldId: number): Promise<number | null>;
+  /** The newest verdict of a validation on a record: its id, what it was asked, and who wrote it. */
+  latestValidationResult(
+    tenant: string,
+    validationId: number,
+    recordId: number,
+  ): Promise<{ id: number; inputDigest: string | null; source: string } | null>;
+  /** Execute jobs of every system not finished yet (at most `limit`): what a restarted process resumes. */
+  runningAiJobs(limit: number): Promise<Array<{ tenant: string; jobId: number }>>;
+  /** Modules with exactly this name (at most two: enough to tell one from several). */
+  modulesNamed(tenant: string, name: string): Promise<number[]>;
   /** The definitions of the space's fields with one of these keys or ids (what a record filter names). */
   recordFieldsOfSpace(
     tenant: string,
@@ -63,6 +75,53 @@ export function readModelCommandReads(
     modulesInSpace: (tenant, spaceId) => countWhere(tenant, READ_MODELS.modules, 'spaceId', spaceId),
     modulesOfTemplate: (tenant, spaceId, template) =>
       countWhere(tenant, READ_MODELS.modules, 'spaceId', spaceId, equals('template', template)),
+    async transformOfField(tenant, fieldId) {
+      await ownWritesApplied([PROJECTION_OF_READ_MODEL[READ_MODELS.aiTransforms]!]);
+      const { items } = await readModels.find(tenant, READ_MODELS.aiTransforms, {
+        filter: equals('fieldId', fieldId),
+        sort: [{ path: 'transformId', direction: 'asc' }],
+        limit: 1,
+        withTotal: false,
+      });
+      return typeof items[0]?.transformId === 'number' ? items[0].transformId : null;
+    },
+    async latestValidationResult(tenant, validationId, recordId) {
+      await ownWritesApplied([PROJECTION_OF_READ_MODEL[READ_MODELS.aiValidationResults]!]);
+      const { items } = await readModels.find(tenant, READ_MODELS.aiValidationResults, {
+        filter: {
+          kind: 'and',
+          children: [equals('validationId', validationId), equals('recordId', recordId)],
+        },
+        sort: [{ path: 'validationResultId', direction: 'desc' }],
+        limit: 1,
+        withTotal: false,
+      });
+      const latest = items[0];
+      if (!latest) return null;
+      return {
+        id: Number(latest.validationResultId),
+        inputDigest: typeof latest.inputDigest === 'string' ? latest.inputDigest : null,
+        source: String(latest.source),
+      };
+    },
+    async runningAiJobs(limit) {
+      await ownWritesApplied([PROJECTION_OF_READ_MODEL[READ_MODELS.aiJobs]!]);
+      const { items } = await readModels.findInAllTenants(READ_MODELS.aiJobs, {
+        filter: equals('status', 'running'),
+        limit,
+        withTotal: false,
+      });
+      return items.map((doc) => ({ tenant: String(doc.tenant), jobId: Number(doc.jobId) }));
+    },
+    async modulesNamed(tenant, name) {
+      await ownWritesApplied([PROJECTION_OF_READ_MODEL[READ_MODELS.modules]!]);
+      const { items } = await readModels.find(tenant, READ_MODELS.modules, {
+        filter: equals('name', name),
+        limit: 2,
+        withTotal: false,
+      });
+      return items.map((doc) => Number(doc.moduleId));
+    },
     async recordFieldsOfSpace(tenant, spaceId, { keys, fieldIds }) {
       const named = namedFieldsFilter(keys, fieldIds);
       if (!named) return [];

@@ -1,4 +1,4 @@
-import type { AiSpendingPurpose } from '../../contracts/events/ai';
+import type { AiJobItem, AiSpendingPurpose } from '../../contracts/events/ai';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import type { ReadModelChange } from '../../contracts/read-model-changes';
 import type { Projection } from '../projection';
@@ -142,6 +142,82 @@ export const aiBalanceProjection: Projection = {
           },
         ];
       }
+      default:
+        return [];
+    }
+  },
+};
+
+/**
+ * Execute jobs: a summary per job (its counts move as records finish) and one document per finished record,
+ * so a job's outcomes page like any list.
+ */
+export const aiJobsProjection: Projection = {
+  name: 'ai-jobs',
+  categories: ['aiJob'],
+  collections: {
+    [READ_MODELS.aiJobs]: [{ name: 'tenant_jobId', paths: ['tenant', 'jobId'] }],
+    [READ_MODELS.aiJobItems]: [{ name: 'tenant_job_record', paths: ['tenant', 'jobId', 'recordId'] }],
+  },
+  project(event, collection): ReadModelChange[] {
+    const data = event.data as Record<string, unknown>;
+    const jobId = data.jobId as number;
+    const tenant = event.metadata.tenant;
+    const id = documentId(tenant, jobId);
+    const jobs = collection(READ_MODELS.aiJobs);
+    const { position } = event;
+    switch (event.type) {
+      case 'AiJobStarted':
+        return [
+          {
+            op: 'upsert',
+            collection: jobs,
+            position,
+            doc: {
+              id,
+              ...createdColumns(event),
+              jobId,
+              kind: data.kind,
+              entityId: data.entityId,
+              status: 'running',
+              total: (data.ids as number[]).length,
+              done: 0,
+              unchanged: 0,
+              skipped: 0,
+              failed: 0,
+              tokens: 0,
+              startedAt: data.startedAt,
+              finishedAt: null,
+            },
+          },
+        ];
+      case 'AiJobItemsFinished': {
+        const items = data.items as AiJobItem[];
+        const inc: Record<string, number> = { tokens: 0 };
+        for (const item of items) {
+          inc[item.status] = (inc[item.status] ?? 0) + 1;
+          inc.tokens! += item.tokens;
+        }
+        return [
+          { op: 'patch', collection: jobs, id, position, set: updatedColumns(event), inc },
+          ...items.map((item): ReadModelChange => ({
+            op: 'upsert',
+            collection: collection(READ_MODELS.aiJobItems),
+            position,
+            doc: { id: documentId(tenant, `${jobId}:${item.recordId}`), tenant, jobId, ...item },
+          })),
+        ];
+      }
+      case 'AiJobFinished':
+        return [
+          {
+            op: 'patch',
+            collection: jobs,
+            id,
+            position,
+            set: { ...updatedColumns(event), status: 'finished', finishedAt: data.finishedAt },
+          },
+        ];
       default:
         return [];
     }

@@ -25,6 +25,7 @@ import {
 } from './integrator';
 import {
   aiBalanceProjection,
+  aiJobsProjection,
   transformsProjection,
   validationResultsProjection,
   validationsProjection,
@@ -58,6 +59,7 @@ export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
   validationsProjection,
   validationResultsProjection,
   aiBalanceProjection,
+  aiJobsProjection,
 ];
 
 export function projectionNamed(name: string): Projection | undefined {

@@ -34,6 +34,18 @@ const CATEGORIES_WITH_DATA = new Set([
   'columnDataValidation',
   'columnDataValidationResult',
   'aiBalance',
+  'aiJob',
+]);
+
+/**
+ * Bookkeeping of the AI features, not anyone's act: a call's reservation and spending (reported by
+ * `/ai/usage`) and a job's outcomes (read at `/ai/job/{jobId}/item`). Top-ups and the jobs' starts are audited.
+ */
+const NOT_AUDITED = new Set([
+  'AiTokensReserved',
+  'AiReservationReleased',
+  'AiTokensSpent',
+  'AiJobItemsFinished',
 ]);
 
 /** Sign-in and authorization events: who did what is audited, their data (hashes, sealed seeds) is not. */
@@ -55,6 +67,7 @@ export const auditProjection: Projection = {
     ],
   },
   project(event, collection): ReadModelChange[] {
+    if (NOT_AUDITED.has(event.type)) return [];
     const category = categoryOf(event.streamId);
     return [
       {

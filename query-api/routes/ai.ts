@@ -1,7 +1,9 @@
 import type { Router } from 'express';
 import {
   getAiBalance,
+  getAiJob,
   getAiUsage,
+  listAiJobItems,
   TRANSFORM_OPERATIONS,
   usageQuery,
   VALIDATION_OPERATIONS,
@@ -16,7 +18,16 @@ import { mount } from '../../infra/http/operations';
 import { sendJson } from '../../infra/http/respond';
 import { attributesView } from '../representations';
 import { awaitConsistency } from '../consistency';
-import { addEntityRoutes, authorize, type EntityDescription, type EntityReadDeps } from './entities';
+import { equals } from '../../contracts/query/store-query';
+import { idParam } from '../../infra/http/params';
+import {
+  addEntityRoutes,
+  authorize,
+  readOne,
+  readPage,
+  type EntityDescription,
+  type EntityReadDeps,
+} from './entities';
 
 const common = {
   name: { path: 'name', type: 'string' },
@@ -85,6 +96,45 @@ export const VALIDATION_RESULTS: EntityDescription = {
   }),
 };
 
+const JOBS: EntityDescription = {
+  module: 'aiJob',
+  collection: READ_MODELS.aiJobs,
+  projection: 'ai-jobs',
+  noun: 'AI job',
+  view: (doc) => {
+    const {
+      id: _id,
+      tenant: _tenant,
+      revision: _revision,
+      createdAt: _createdAt,
+      updatedAt: _updatedAt,
+      createdBy: _createdBy,
+      updatedBy: _updatedBy,
+      ...job
+    } = doc;
+    return job;
+  },
+  fields: catalogue({ id: { path: 'jobId', type: 'integer' } }),
+};
+
+const JOB_ITEMS: EntityDescription = {
+  module: 'aiJob',
+  collection: READ_MODELS.aiJobItems,
+  projection: 'ai-jobs',
+  noun: 'AI job item',
+  view: (doc) => {
+    const { id: _id, tenant: _tenant, jobId: _jobId, ...item } = doc;
+    return item;
+  },
+  fields: catalogue({
+    id: { path: 'recordId', type: 'integer' },
+    recordId: { path: 'recordId', type: 'integer' },
+    status: { path: 'status', type: 'string' },
+    tokens: { path: 'tokens', type: 'integer' },
+    cached: { path: 'cached', type: 'boolean' },
+  }),
+};
+
 interface UsageTotals {
   calls: number;
   promptTokens: number;
@@ -105,6 +155,16 @@ export function addAiReadRoutes(router: Router, deps: EntityReadDeps, now: () =>
   addEntityRoutes(router, deps, TRANSFORM_OPERATIONS, 'entityId', TRANSFORMS);
   addEntityRoutes(router, deps, VALIDATION_OPERATIONS, 'entityId', VALIDATIONS);
   addEntityRoutes(router, deps, VALIDATION_RESULT_OPERATIONS, 'entityId', VALIDATION_RESULTS);
+
+  mount(router, getAiJob, async (req, res) => {
+    const { body } = await readOne(req, deps, JOBS, idParam(req, 'jobId'));
+    sendJson(res, 200, body);
+  });
+  mount(router, listAiJobItems, async (req, res) => {
+    const jobId = idParam(req, 'jobId');
+    await readOne(req, deps, JOBS, jobId);
+    sendJson(res, 200, await readPage(req, deps, JOB_ITEMS, equals('jobId', jobId)));
+  });
 
   const balanceOf = async (tenant: string): Promise<BalanceDocument> =>
     ((await deps.readModels.get(tenant, READ_MODELS.aiBalances, documentId(tenant, 'tokens'))) ??

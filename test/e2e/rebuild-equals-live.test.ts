@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { totpCode } from '../../command-api/kit/totp';
 import { READ_MODELS } from '../../contracts/read-models';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite';
+import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai';
 import { writeOlderReleaseModule } from '../support/older-release';
 import { ADMIN_TOKEN, json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
 import { rebuildProjections, waitForAllProjections } from '../support/rebuild';
@@ -15,8 +16,14 @@ jest.setTimeout(180_000);
 let dataDir: string;
 let platform: TestPlatform | undefined;
 let hooks: Server;
+let model: FakeOpenAi;
 
 beforeAll(async () => {
+  model = await startFakeOpenAi();
+  model.chatReply = (request) =>
+    request.messages[0]!.content.includes('"valid"')
+      ? JSON.stringify({ valid: false, reason: 'too round' })
+      : JSON.stringify({ value: 'Rolled out' });
   hooks = createServer((req, res) => {
     req.resume();
     req.on('end', () => res.writeHead(200).end('{}'));
@@ -28,6 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await platform?.stop();
   await new Promise((resolve) => hooks.close(resolve));
+  await model.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -309,8 +317,14 @@ async function driveEveryResource(hookUrl: string): Promise<void> {
     valid: false,
   });
   await write('PUT', `/ai/column-data-validation-result/${verdict.id}`, { valid: true, reason: 'Reviewed' });
-  await create('/ai/balance/top-up', { tokens: 1000 });
+  await create('/ai/balance/top-up', { tokens: 100_000 });
   await create('/ai/balance/top-up', { tokens: 500, note: 'second' });
+  await create(`/column-data-transform/${transform.id}/execute`, { ids: [rollout.id, ana.id] });
+  await create(`/ai/column-data-validation/${check.id}/execute`, { ids: [rollout.id] });
+  await create(`/column-data-transform/${transform.id}/preview`, {
+    prompt: 'Summarise {{name}}',
+    preview: {},
+  });
 }
 
 test('rebuilding every read model from position 0 gives the documents the live projections wrote', async () => {
@@ -318,7 +332,12 @@ test('rebuilding every read model from position 0 gives the documents the live p
   const events = createSqliteEventStore({ path: join(dataDir, 'events.db') });
   const old = await writeOlderReleaseModule(events, 'test');
   await events.close();
-  platform = await startPlatform({ DATA_DIR: dataDir, OUTBOUND_ALLOW_PRIVATE: 'true' });
+  platform = await startPlatform({
+    DATA_DIR: dataDir,
+    OUTBOUND_ALLOW_PRIVATE: 'true',
+    AI_URL: model.baseUrl,
+    AI_API_KEY: 'test-key',
+  });
   await create('/field', { moduleId: old.moduleId, name: 'Score', type: 'number' });
   await write('PUT', `/record/${old.recordId}`, { fields: { score: 3 } });
   await driveEveryResource(`http://localhost:${(hooks.address() as AddressInfo).port}/pressed`);

@@ -169,6 +169,7 @@ describe('ids in paths', () => {
       'fieldId',
       'fileId',
       'groupId',
+      'jobId',
       'labelId',
       'menuId',
       'moduleId',

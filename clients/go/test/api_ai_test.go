@@ -114,11 +114,91 @@ func Test_records_AiAPIService(t *testing.T) {
 
 	})
 
+	t.Run("Test AiAPIService ExecuteColumnDataTransform", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var entityId int32
+
+		resp, httpRes, err := apiClient.AiAPI.ExecuteColumnDataTransform(context.Background(), entityId).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test AiAPIService ExecuteColumnDataValidation", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var entityId int32
+
+		resp, httpRes, err := apiClient.AiAPI.ExecuteColumnDataValidation(context.Background(), entityId).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test AiAPIService GenerateCustomField", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		resp, httpRes, err := apiClient.AiAPI.GenerateCustomField(context.Background()).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test AiAPIService GenerateCustomModules", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		resp, httpRes, err := apiClient.AiAPI.GenerateCustomModules(context.Background()).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test AiAPIService GenerateFieldValue", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var fieldId int32
+
+		resp, httpRes, err := apiClient.AiAPI.GenerateFieldValue(context.Background(), fieldId).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
 	t.Run("Test AiAPIService GetAiBalance", func(t *testing.T) {
 
 		t.Skip("skip test")  // remove to run test
 
 		resp, httpRes, err := apiClient.AiAPI.GetAiBalance(context.Background()).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test AiAPIService GetAiJob", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var jobId int32
+
+		resp, httpRes, err := apiClient.AiAPI.GetAiJob(context.Background(), jobId).Execute()
 
 		require.Nil(t, err)
 		require.NotNil(t, resp)
@@ -180,6 +260,20 @@ func Test_records_AiAPIService(t *testing.T) {
 
 	})
 
+	t.Run("Test AiAPIService ListAiJobItems", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var jobId int32
+
+		resp, httpRes, err := apiClient.AiAPI.ListAiJobItems(context.Background(), jobId).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
 	t.Run("Test AiAPIService ListColumnDataTransforms", func(t *testing.T) {
 
 		t.Skip("skip test")  // remove to run test
@@ -209,6 +303,20 @@ func Test_records_AiAPIService(t *testing.T) {
 		t.Skip("skip test")  // remove to run test
 
 		resp, httpRes, err := apiClient.AiAPI.ListColumnDataValidations(context.Background()).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test AiAPIService PreviewColumnDataTransform", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var entityId int32
+
+		resp, httpRes, err := apiClient.AiAPI.PreviewColumnDataTransform(context.Background(), entityId).Execute()
 
 		require.Nil(t, err)
 		require.NotNil(t, resp)

@@ -55,6 +55,17 @@ __all__ = [
     "AggregatorStep",
     "AggregatorStepOutput",
     "AiBalance",
+    "AiExecute",
+    "AiExecuteResult",
+    "AiFieldValue",
+    "AiGenerateField",
+    "AiGenerateModules",
+    "AiGenerated",
+    "AiJob",
+    "AiJobItem",
+    "AiJobItemPage",
+    "AiPreview",
+    "AiPreviewResult",
     "AiTopUp",
     "AiUsage",
     "AiUsageRow",
@@ -373,6 +384,17 @@ from records_client.exceptions import ApiException as ApiException
 from records_client.models.aggregator_step import AggregatorStep as AggregatorStep
 from records_client.models.aggregator_step_output import AggregatorStepOutput as AggregatorStepOutput
 from records_client.models.ai_balance import AiBalance as AiBalance
+from records_client.models.ai_execute import AiExecute as AiExecute
+from records_client.models.ai_execute_result import AiExecuteResult as AiExecuteResult
+from records_client.models.ai_field_value import AiFieldValue as AiFieldValue
+from records_client.models.ai_generate_field import AiGenerateField as AiGenerateField
+from records_client.models.ai_generate_modules import AiGenerateModules as AiGenerateModules
+from records_client.models.ai_generated import AiGenerated as AiGenerated
+from records_client.models.ai_job import AiJob as AiJob
+from records_client.models.ai_job_item import AiJobItem as AiJobItem
+from records_client.models.ai_job_item_page import AiJobItemPage as AiJobItemPage
+from records_client.models.ai_preview import AiPreview as AiPreview
+from records_client.models.ai_preview_result import AiPreviewResult as AiPreviewResult
 from records_client.models.ai_top_up import AiTopUp as AiTopUp
 from records_client.models.ai_usage import AiUsage as AiUsage
 from records_client.models.ai_usage_row import AiUsageRow as AiUsageRow

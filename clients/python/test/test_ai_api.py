@@ -75,10 +75,52 @@ class TestAiApi(unittest.TestCase):
         """
         pass
 
+    def test_execute_column_data_transform(self) -> None:
+        """Test case for execute_column_data_transform
+
+        Rewrite records’ field by a saved transform
+        """
+        pass
+
+    def test_execute_column_data_validation(self) -> None:
+        """Test case for execute_column_data_validation
+
+        Check records’ field against a saved validation
+        """
+        pass
+
+    def test_generate_custom_field(self) -> None:
+        """Test case for generate_custom_field
+
+        Propose one field for a module
+        """
+        pass
+
+    def test_generate_custom_modules(self) -> None:
+        """Test case for generate_custom_modules
+
+        Propose custom modules and their fields for a purpose
+        """
+        pass
+
+    def test_generate_field_value(self) -> None:
+        """Test case for generate_field_value
+
+        Generate a value for a field
+        """
+        pass
+
     def test_get_ai_balance(self) -> None:
         """Test case for get_ai_balance
 
         Read the system's AI token balance
+        """
+        pass
+
+    def test_get_ai_job(self) -> None:
+        """Test case for get_ai_job
+
+        Read an execute job: its progress and counts
         """
         pass
 
@@ -110,6 +152,13 @@ class TestAiApi(unittest.TestCase):
         """
         pass
 
+    def test_list_ai_job_items(self) -> None:
+        """Test case for list_ai_job_items
+
+        List the records an execute job finished, with each outcome
+        """
+        pass
+
     def test_list_column_data_transforms(self) -> None:
         """Test case for list_column_data_transforms
 
@@ -128,6 +177,13 @@ class TestAiApi(unittest.TestCase):
         """Test case for list_column_data_validations
 
         List column-data validations
+        """
+        pass
+
+    def test_preview_column_data_transform(self) -> None:
+        """Test case for preview_column_data_transform
+
+        Try a prompt of a transform on one sample record (nothing is saved)
         """
         pass
 

@@ -19,6 +19,56 @@ import {
     AiBalanceToJSON,
 } from '../models/AiBalance';
 import {
+    type AiExecute,
+    AiExecuteFromJSON,
+    AiExecuteToJSON,
+} from '../models/AiExecute';
+import {
+    type AiExecuteResult,
+    AiExecuteResultFromJSON,
+    AiExecuteResultToJSON,
+} from '../models/AiExecuteResult';
+import {
+    type AiFieldValue,
+    AiFieldValueFromJSON,
+    AiFieldValueToJSON,
+} from '../models/AiFieldValue';
+import {
+    type AiGenerateField,
+    AiGenerateFieldFromJSON,
+    AiGenerateFieldToJSON,
+} from '../models/AiGenerateField';
+import {
+    type AiGenerateModules,
+    AiGenerateModulesFromJSON,
+    AiGenerateModulesToJSON,
+} from '../models/AiGenerateModules';
+import {
+    type AiGenerated,
+    AiGeneratedFromJSON,
+    AiGeneratedToJSON,
+} from '../models/AiGenerated';
+import {
+    type AiJob,
+    AiJobFromJSON,
+    AiJobToJSON,
+} from '../models/AiJob';
+import {
+    type AiJobItemPage,
+    AiJobItemPageFromJSON,
+    AiJobItemPageToJSON,
+} from '../models/AiJobItemPage';
+import {
+    type AiPreview,
+    AiPreviewFromJSON,
+    AiPreviewToJSON,
+} from '../models/AiPreview';
+import {
+    type AiPreviewResult,
+    AiPreviewResultFromJSON,
+    AiPreviewResultToJSON,
+} from '../models/AiPreviewResult';
+import {
     type AiTopUp,
     AiTopUpFromJSON,
     AiTopUpToJSON,
@@ -162,6 +212,60 @@ export interface DeleteColumnDataValidationResultRequest {
     entityId: number;
 }
 
+export interface ExecuteColumnDataTransformRequest {
+    /**
+     * The saved configuration.
+     */
+    entityId: number;
+    /**
+     * 
+     */
+    aiExecute: AiExecute;
+}
+
+export interface ExecuteColumnDataValidationRequest {
+    /**
+     * The saved configuration.
+     */
+    entityId: number;
+    /**
+     * 
+     */
+    aiExecute: AiExecute;
+}
+
+export interface GenerateCustomFieldRequest {
+    /**
+     * 
+     */
+    aiGenerateField: AiGenerateField;
+}
+
+export interface GenerateCustomModulesRequest {
+    /**
+     * 
+     */
+    aiGenerateModules: AiGenerateModules;
+}
+
+export interface GenerateFieldValueRequest {
+    /**
+     * The field.
+     */
+    fieldId: number;
+    /**
+     * 
+     */
+    recordId?: number;
+}
+
+export interface GetAiJobRequest {
+    /**
+     * The job.
+     */
+    jobId: number;
+}
+
 export interface GetAiUsageRequest {
     /**
      * The first month counted (`YYYY-MM`, UTC).
@@ -196,6 +300,29 @@ export interface GetColumnDataValidationResultRequest {
      * The column-data validation result.
      */
     entityId: number;
+}
+
+export interface ListAiJobItemsRequest {
+    /**
+     * The job.
+     */
+    jobId: number;
+    /**
+     * Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).
+     */
+    filter?: string;
+    /**
+     * Zero-based index of the first item.
+     */
+    offset?: number;
+    /**
+     * Most items returned (default 50).
+     */
+    limit?: number;
+    /**
+     * Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).
+     */
+    order?: string;
 }
 
 export interface ListColumnDataTransformsRequest {
@@ -253,6 +380,17 @@ export interface ListColumnDataValidationsRequest {
      * Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).
      */
     order?: string;
+}
+
+export interface PreviewColumnDataTransformRequest {
+    /**
+     * The saved configuration.
+     */
+    entityId: number;
+    /**
+     * 
+     */
+    aiPreview: AiPreview;
 }
 
 export interface TopUpAiBalanceRequest {
@@ -745,6 +883,329 @@ export class AiApi extends runtime.BaseAPI {
     }
 
     /**
+     * Creates request options for executeColumnDataTransform without sending the request
+     */
+    async executeColumnDataTransformRequestOpts(requestParameters: ExecuteColumnDataTransformRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['entityId'] == null) {
+            throw new runtime.RequiredError(
+                'entityId',
+                'Required parameter "entityId" was null or undefined when calling executeColumnDataTransform().'
+            );
+        }
+
+        if (requestParameters['aiExecute'] == null) {
+            throw new runtime.RequiredError(
+                'aiExecute',
+                'Required parameter "aiExecute" was null or undefined when calling executeColumnDataTransform().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/column-data-transform/{entityId}/execute`;
+        urlPath = urlPath.replace('{entityId}', encodeURIComponent(String(requestParameters['entityId'])));
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: AiExecuteToJSON(requestParameters['aiExecute']),
+        };
+    }
+
+    /**
+     * Each record’s field is rewritten as a record update by the transform (the record history names it), validated like any write. A job: records go to the model a few at a time (AI_CONCURRENCY), rate limits and the model\'s 5xx are retried with backoff, and every finished record is kept as it finishes. When the job finishes within AI_EXECUTE_WAIT_MS the answer is 201 with every record\'s outcome; otherwise 202 with its progress, and `GET /ai/job/{jobId}` follows it. Asking the same of an unchanged record again spends nothing (the answers are kept by what was asked). `Idempotency-Key` makes a retry the same job.
+     * Rewrite records’ field by a saved transform
+     */
+    async executeColumnDataTransformRaw(requestParameters: ExecuteColumnDataTransformRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<AiExecuteResult>> {
+        const requestOptions = await this.executeColumnDataTransformRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => AiExecuteResultFromJSON(jsonValue));
+    }
+
+    /**
+     * Each record’s field is rewritten as a record update by the transform (the record history names it), validated like any write. A job: records go to the model a few at a time (AI_CONCURRENCY), rate limits and the model\'s 5xx are retried with backoff, and every finished record is kept as it finishes. When the job finishes within AI_EXECUTE_WAIT_MS the answer is 201 with every record\'s outcome; otherwise 202 with its progress, and `GET /ai/job/{jobId}` follows it. Asking the same of an unchanged record again spends nothing (the answers are kept by what was asked). `Idempotency-Key` makes a retry the same job.
+     * Rewrite records’ field by a saved transform
+     */
+    async executeColumnDataTransform(requestParameters: ExecuteColumnDataTransformRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<AiExecuteResult> {
+        const response = await this.executeColumnDataTransformRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for executeColumnDataValidation without sending the request
+     */
+    async executeColumnDataValidationRequestOpts(requestParameters: ExecuteColumnDataValidationRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['entityId'] == null) {
+            throw new runtime.RequiredError(
+                'entityId',
+                'Required parameter "entityId" was null or undefined when calling executeColumnDataValidation().'
+            );
+        }
+
+        if (requestParameters['aiExecute'] == null) {
+            throw new runtime.RequiredError(
+                'aiExecute',
+                'Required parameter "aiExecute" was null or undefined when calling executeColumnDataValidation().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/ai/column-data-validation/{entityId}/execute`;
+        urlPath = urlPath.replace('{entityId}', encodeURIComponent(String(requestParameters['entityId'])));
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: AiExecuteToJSON(requestParameters['aiExecute']),
+        };
+    }
+
+    /**
+     * Each verdict is written as a column-data validation result (a record already judged on the same value keeps its result). A job: records go to the model a few at a time (AI_CONCURRENCY), rate limits and the model\'s 5xx are retried with backoff, and every finished record is kept as it finishes. When the job finishes within AI_EXECUTE_WAIT_MS the answer is 201 with every record\'s outcome; otherwise 202 with its progress, and `GET /ai/job/{jobId}` follows it. Asking the same of an unchanged record again spends nothing (the answers are kept by what was asked). `Idempotency-Key` makes a retry the same job.
+     * Check records’ field against a saved validation
+     */
+    async executeColumnDataValidationRaw(requestParameters: ExecuteColumnDataValidationRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<AiExecuteResult>> {
+        const requestOptions = await this.executeColumnDataValidationRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => AiExecuteResultFromJSON(jsonValue));
+    }
+
+    /**
+     * Each verdict is written as a column-data validation result (a record already judged on the same value keeps its result). A job: records go to the model a few at a time (AI_CONCURRENCY), rate limits and the model\'s 5xx are retried with backoff, and every finished record is kept as it finishes. When the job finishes within AI_EXECUTE_WAIT_MS the answer is 201 with every record\'s outcome; otherwise 202 with its progress, and `GET /ai/job/{jobId}` follows it. Asking the same of an unchanged record again spends nothing (the answers are kept by what was asked). `Idempotency-Key` makes a retry the same job.
+     * Check records’ field against a saved validation
+     */
+    async executeColumnDataValidation(requestParameters: ExecuteColumnDataValidationRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<AiExecuteResult> {
+        const response = await this.executeColumnDataValidationRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for generateCustomField without sending the request
+     */
+    async generateCustomFieldRequestOpts(requestParameters: GenerateCustomFieldRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['aiGenerateField'] == null) {
+            throw new runtime.RequiredError(
+                'aiGenerateField',
+                'Required parameter "aiGenerateField" was null or undefined when calling generateCustomField().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/ai/generate-custom-field`;
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: AiGenerateFieldToJSON(requestParameters['aiGenerateField']),
+        };
+    }
+
+    /**
+     * `result` is JSON text: the body of `POST /field` (`{\"moduleId\"?, \"name\", \"type\", \"required\", \"config\"}`, `moduleId` when `module` names one module), checked against that operation\'s rules. Field types: text, long_text, number, decimal, date, datetime, checkbox, select, multi_select, email, url, phone, user, file. 400 when the prompt is empty, `module` names no module, or the field asked for needs a type that does not exist.
+     * Propose one field for a module
+     */
+    async generateCustomFieldRaw(requestParameters: GenerateCustomFieldRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<AiGenerated>> {
+        const requestOptions = await this.generateCustomFieldRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => AiGeneratedFromJSON(jsonValue));
+    }
+
+    /**
+     * `result` is JSON text: the body of `POST /field` (`{\"moduleId\"?, \"name\", \"type\", \"required\", \"config\"}`, `moduleId` when `module` names one module), checked against that operation\'s rules. Field types: text, long_text, number, decimal, date, datetime, checkbox, select, multi_select, email, url, phone, user, file. 400 when the prompt is empty, `module` names no module, or the field asked for needs a type that does not exist.
+     * Propose one field for a module
+     */
+    async generateCustomField(requestParameters: GenerateCustomFieldRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<AiGenerated> {
+        const response = await this.generateCustomFieldRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for generateCustomModules without sending the request
+     */
+    async generateCustomModulesRequestOpts(requestParameters: GenerateCustomModulesRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['aiGenerateModules'] == null) {
+            throw new runtime.RequiredError(
+                'aiGenerateModules',
+                'Required parameter "aiGenerateModules" was null or undefined when calling generateCustomModules().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/ai/generate-custom-modules`;
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: AiGenerateModulesToJSON(requestParameters['aiGenerateModules']),
+        };
+    }
+
+    /**
+     * `result` is JSON text: `{\"modules\": [{\"name\", \"description\", \"fields\": [{\"name\", \"type\", \"required\", \"config\"}]}]}`. Each module is the body of `POST /module` (add `spaceId`), each field the body of `POST /field` (add `moduleId`); every part is checked against those operations\' rules before it is answered. Field types: text, long_text, number, decimal, date, datetime, checkbox, select, multi_select, email, url, phone, user, file. 400 when the prompt is empty, or asks for something no supported type holds.
+     * Propose custom modules and their fields for a purpose
+     */
+    async generateCustomModulesRaw(requestParameters: GenerateCustomModulesRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<AiGenerated>> {
+        const requestOptions = await this.generateCustomModulesRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => AiGeneratedFromJSON(jsonValue));
+    }
+
+    /**
+     * `result` is JSON text: `{\"modules\": [{\"name\", \"description\", \"fields\": [{\"name\", \"type\", \"required\", \"config\"}]}]}`. Each module is the body of `POST /module` (add `spaceId`), each field the body of `POST /field` (add `moduleId`); every part is checked against those operations\' rules before it is answered. Field types: text, long_text, number, decimal, date, datetime, checkbox, select, multi_select, email, url, phone, user, file. 400 when the prompt is empty, or asks for something no supported type holds.
+     * Propose custom modules and their fields for a purpose
+     */
+    async generateCustomModules(requestParameters: GenerateCustomModulesRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<AiGenerated> {
+        const response = await this.generateCustomModulesRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for generateFieldValue without sending the request
+     */
+    async generateFieldValueRequestOpts(requestParameters: GenerateFieldValueRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['fieldId'] == null) {
+            throw new runtime.RequiredError(
+                'fieldId',
+                'Required parameter "fieldId" was null or undefined when calling generateFieldValue().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        if (requestParameters['recordId'] != null) {
+            queryParameters['recordId'] = requestParameters['recordId'];
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/field/generate/{fieldId}`;
+        urlPath = urlPath.replace('{fieldId}', encodeURIComponent(String(requestParameters['fieldId'])));
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * A value of the field\'s type, checked as a record write would check it. The field\'s AI configuration is the first saved column-data transform of the field: with one, its prompt and format guide the value and `recordId` fills its references from that record; without one, the value is a plausible example from the field\'s name, type and options. Spends tokens (a GET that writes: the gateway sends it to the command API).
+     * Generate a value for a field
+     */
+    async generateFieldValueRaw(requestParameters: GenerateFieldValueRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<AiFieldValue>> {
+        const requestOptions = await this.generateFieldValueRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => AiFieldValueFromJSON(jsonValue));
+    }
+
+    /**
+     * A value of the field\'s type, checked as a record write would check it. The field\'s AI configuration is the first saved column-data transform of the field: with one, its prompt and format guide the value and `recordId` fills its references from that record; without one, the value is a plausible example from the field\'s name, type and options. Spends tokens (a GET that writes: the gateway sends it to the command API).
+     * Generate a value for a field
+     */
+    async generateFieldValue(requestParameters: GenerateFieldValueRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<AiFieldValue> {
+        const response = await this.generateFieldValueRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
      * Creates request options for getAiBalance without sending the request
      */
     async getAiBalanceRequestOpts(): Promise<runtime.RequestOpts> {
@@ -792,6 +1253,63 @@ export class AiApi extends runtime.BaseAPI {
      */
     async getAiBalance(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<AiBalance> {
         const response = await this.getAiBalanceRaw(initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for getAiJob without sending the request
+     */
+    async getAiJobRequestOpts(requestParameters: GetAiJobRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['jobId'] == null) {
+            throw new runtime.RequiredError(
+                'jobId',
+                'Required parameter "jobId" was null or undefined when calling getAiJob().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/ai/job/{jobId}`;
+        urlPath = urlPath.replace('{jobId}', encodeURIComponent(String(requestParameters['jobId'])));
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Read an execute job: its progress and counts
+     */
+    async getAiJobRaw(requestParameters: GetAiJobRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<AiJob>> {
+        const requestOptions = await this.getAiJobRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => AiJobFromJSON(jsonValue));
+    }
+
+    /**
+     * Read an execute job: its progress and counts
+     */
+    async getAiJob(requestParameters: GetAiJobRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<AiJob> {
+        const response = await this.getAiJobRaw(requestParameters, initOverrides);
         return await response.value();
     }
 
@@ -1028,6 +1546,81 @@ export class AiApi extends runtime.BaseAPI {
     }
 
     /**
+     * Creates request options for listAiJobItems without sending the request
+     */
+    async listAiJobItemsRequestOpts(requestParameters: ListAiJobItemsRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['jobId'] == null) {
+            throw new runtime.RequiredError(
+                'jobId',
+                'Required parameter "jobId" was null or undefined when calling listAiJobItems().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        if (requestParameters['filter'] != null) {
+            queryParameters['filter'] = requestParameters['filter'];
+        }
+
+        if (requestParameters['offset'] != null) {
+            queryParameters['offset'] = requestParameters['offset'];
+        }
+
+        if (requestParameters['limit'] != null) {
+            queryParameters['limit'] = requestParameters['limit'];
+        }
+
+        if (requestParameters['order'] != null) {
+            queryParameters['order'] = requestParameters['order'];
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/ai/job/{jobId}/item`;
+        urlPath = urlPath.replace('{jobId}', encodeURIComponent(String(requestParameters['jobId'])));
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Filter on `recordId`, `status`, `tokens`, `cached`.
+     * List the records an execute job finished, with each outcome
+     */
+    async listAiJobItemsRaw(requestParameters: ListAiJobItemsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<AiJobItemPage>> {
+        const requestOptions = await this.listAiJobItemsRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => AiJobItemPageFromJSON(jsonValue));
+    }
+
+    /**
+     * Filter on `recordId`, `status`, `tokens`, `cached`.
+     * List the records an execute job finished, with each outcome
+     */
+    async listAiJobItems(requestParameters: ListAiJobItemsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<AiJobItemPage> {
+        const response = await this.listAiJobItemsRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
      * Creates request options for listColumnDataTransforms without sending the request
      */
     async listColumnDataTransformsRequestOpts(requestParameters: ListColumnDataTransformsRequest): Promise<runtime.RequestOpts> {
@@ -1219,6 +1812,73 @@ export class AiApi extends runtime.BaseAPI {
      */
     async listColumnDataValidations(requestParameters: ListColumnDataValidationsRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<ColumnDataValidationPage> {
         const response = await this.listColumnDataValidationsRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for previewColumnDataTransform without sending the request
+     */
+    async previewColumnDataTransformRequestOpts(requestParameters: PreviewColumnDataTransformRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['entityId'] == null) {
+            throw new runtime.RequiredError(
+                'entityId',
+                'Required parameter "entityId" was null or undefined when calling previewColumnDataTransform().'
+            );
+        }
+
+        if (requestParameters['aiPreview'] == null) {
+            throw new runtime.RequiredError(
+                'aiPreview',
+                'Required parameter "aiPreview" was null or undefined when calling previewColumnDataTransform().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/column-data-transform/{entityId}/preview`;
+        urlPath = urlPath.replace('{entityId}', encodeURIComponent(String(requestParameters['entityId'])));
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: AiPreviewToJSON(requestParameters['aiPreview']),
+        };
+    }
+
+    /**
+     * Try a prompt of a transform on one sample record (nothing is saved)
+     */
+    async previewColumnDataTransformRaw(requestParameters: PreviewColumnDataTransformRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<AiPreviewResult>> {
+        const requestOptions = await this.previewColumnDataTransformRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => AiPreviewResultFromJSON(jsonValue));
+    }
+
+    /**
+     * Try a prompt of a transform on one sample record (nothing is saved)
+     */
+    async previewColumnDataTransform(requestParameters: PreviewColumnDataTransformRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<AiPreviewResult> {
+        const response = await this.previewColumnDataTransformRaw(requestParameters, initOverrides);
         return await response.value();
     }
 

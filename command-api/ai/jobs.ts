@@ -1,0 +1,469 @@
+import { parseValueAnswer, parseVerdictAnswer, valueInstruction } from '../../contracts/ai-output';
+import { fillPrompt } from '../../contracts/ai-prompt';
+import type { AiJobItem } from '../../contracts/events/ai';
+import type { FieldValue } from '../../contracts/events/records';
+import { PlatformError } from '../../contracts/errors';
+import type { FieldDefinition } from '../../contracts/fields';
+import { streamName } from '../../contracts/streams';
+import type { CompletionRequest } from '../../infra/ai/language-model/port';
+import type { CommandReads } from '../../infra/read-store/command-reads';
+import type { Logger } from '../../infra/logging';
+import { aiJobDecider, type AiJobState } from '../domain/ai-job';
+import type { AttributesState } from '../domain/attributes';
+import { recordDecider, type RecordState } from '../domain/record';
+import type { CommandContext, CommandHandler } from '../kit/handler';
+import type { IdAllocator } from '../kit/id-allocator';
+import { requestHash, type IdempotencyKeys } from '../kit/idempotency';
+import { OneAtATime } from '../kit/one-at-a-time';
+import { activeConfiguration, validationResultDecider } from '../routes/ai-configurations';
+import { moduleFields } from '../routes/records';
+import type { FairSlots } from './fair-slots';
+import { requestDigest, type MeteredAnswer, type MeteredModel } from './metered-model';
+
+/** Outcomes are appended to the job a few at a time: at most this many per event, at least every 200 ms. */
+const ITEMS_PER_EVENT = 50;
+const FLUSH_MS = 200;
+/** Attempts per record while the model is rate limited, unavailable or slow. */
+const ATTEMPTS_PER_RECORD = 5;
+
+export const TRANSFORM_SYSTEM_PROMPT =
+  'You rewrite one field of a record in a database. Follow the instructions. Answer with one JSON object ' +
+  'and nothing else: {"value": <the new value>}, where <the new value> is ';
+export const VALIDATION_SYSTEM_PROMPT =
+  'You check one field value of a record in a database against a rule. Answer with one JSON object and ' +
+  'nothing else: {"valid": true or false, "reason": "<one short sentence>"}.';
+
+export interface AiJobsOptions {
+  readonly handler: CommandHandler;
+  readonly ids: IdAllocator;
+  readonly idempotency: IdempotencyKeys;
+  readonly model: MeteredModel;
+  readonly slots: FairSlots;
+  readonly reads: Pick<CommandReads, 'latestValidationResult' | 'runningAiJobs'>;
+  readonly now: () => Date;
+  readonly logger: Logger;
+  /** Model calls one job makes at once. */
+  readonly concurrency: number;
+}
+
+export interface StartJob {
+  readonly tenant: string;
+  readonly jobId: number;
+  readonly kind: 'transform' | 'validation';
+  readonly entityId: number;
+  readonly ids: readonly number[];
+  readonly context: Omit<CommandContext, 'commandId'>;
+  /** The command id of the request that starts it (a repeat with the same Idempotency-Key starts nothing). */
+  readonly commandId: string;
+}
+
+/** What a job works from: its configuration, and the field it writes or checks. */
+interface JobSetting {
+  readonly configuration: AttributesState;
+  readonly field: FieldDefinition;
+  /** Every field of the module, for the record updates' checks. */
+  readonly fields: readonly FieldDefinition[];
+}
+
+/**
+ * Runs execute jobs in this process: each record's model call takes a fair slot (FairSlots), each outcome is
+ * kept on the job as it finishes, and a job cut short goes on from its last kept outcome when it is run again.
+ * Record changes and validation results are named by the job and the record, so running a record twice writes
+ * once; answers are kept by what was asked, so asking twice spends once.
+ */
+export class AiJobs {
+  private readonly running = new Map<string, Promise<AiJobState>>();
+  private readonly appends = new OneAtATime();
+  private stopping = new AbortController();
+
+  constructor(private readonly options: AiJobsOptions) {}
+
+  /** Starts the job (or finds it started) and runs it; resolves with the job once every record has its outcome. */
+  async start(job: StartJob): Promise<{ state: AiJobState; done: Promise<AiJobState> }> {
+    const stream = jobStream(job.tenant, job.jobId);
+    const started = await this.options.handler.handle(
+      stream,
+      aiJobDecider,
+      {
+        kind: 'StartJob',
+        jobId: job.jobId,
+        job: job.kind,
+        entityId: job.entityId,
+        ids: job.ids,
+        userId: job.context.actor.userId,
+        credentialId: job.context.actor.credentialId ?? null,
+        concurrency: this.options.concurrency,
+        now: this.options.now(),
+      },
+      { ...job.context, commandId: job.commandId },
+      { mayBeRepeat: true },
+    );
+    return { state: started.state, done: this.run(job.tenant, job.jobId, job.context) };
+  }
+
+  /** Runs a job to its end (once in this process however often asked). */
+  run(tenant: string, jobId: number, context: Omit<CommandContext, 'commandId'>): Promise<AiJobState> {
+    const key = `${tenant}.${jobId}`;
+    const known = this.running.get(key);
+    if (known) return known;
+    const running = this.runToEnd(tenant, jobId, context).finally(() => this.running.delete(key));
+    this.running.set(key, running);
+    // Whoever started it may have stopped waiting: a failure is logged here, and the job stays resumable.
+    running.catch((error: unknown) =>
+      this.options.logger.error({ err: error, tenant, jobId }, 'an AI job stopped before its end'),
+    );
+    return running;
+  }
+
+  /**
+   * Goes on with the jobs a stopped process left unfinished (each from its last kept outcome). Records it was
+   * working on are run again: their writes are named by the job, and their answers kept, so nothing is written
+   * or spent twice.
+   */
+  async resumeUnfinished(): Promise<number> {
+    const unfinished = await this.options.reads.runningAiJobs(10_000);
+    for (const { tenant, jobId } of unfinished) {
+      const job = await this.current(tenant, jobId);
+      this.run(tenant, jobId, {
+        tenant,
+        actor: { userId: job.userId, ...(job.credentialId !== null && { credentialId: job.credentialId }) },
+        correlationId: `aiJob:${jobId}`,
+        causationId: `aiJob:${jobId}:resume`,
+      }).catch(() => undefined);
+    }
+    return unfinished.length;
+  }
+
+  /** The job as it is now (404 when there is none). */
+  async current(tenant: string, jobId: number): Promise<AiJobState> {
+    const job = (await this.options.handler.load(jobStream(tenant, jobId), aiJobDecider)).state;
+    if (job.status === 'none') throw new PlatformError('not_found', `AI job ${jobId} not found`);
+    return job;
+  }
+
+  /** Jobs under way in this process. */
+  get active(): number {
+    return this.running.size;
+  }
+
+  /** Stops taking records; calls under way are cut, their records stay without an outcome until a resume. */
+  async stop(): Promise<void> {
+    this.stopping.abort(new Error('the platform is stopping'));
+    await Promise.allSettled([...this.running.values()]);
+    this.stopping = new AbortController();
+  }
+
+  private async runToEnd(
+    tenant: string,
+    jobId: number,
+    context: Omit<CommandContext, 'commandId'>,
+  ): Promise<AiJobState> {
+    const stream = jobStream(tenant, jobId);
+    const job = (await this.options.handler.load(stream, aiJobDecider)).state;
+    if (job.status !== 'running') return job;
+    const pending = job.ids.filter((id) => !job.items.has(id));
+    let setting: JobSetting | PlatformError;
+    try {
+      setting = await this.settingOf(tenant, job);
+    } catch (error) {
+      if (!(error instanceof PlatformError)) throw error;
+      setting = error;
+    }
+
+    const buffer: AiJobItem[] = [];
+    const flush = () => {
+      const items = buffer.splice(0, buffer.length);
+      return items.length === 0
+        ? Promise.resolve()
+        : this.appends.run(stream, () =>
+            this.options.handler.handle(
+              stream,
+              aiJobDecider,
+              { kind: 'RecordItems', items },
+              { ...context, commandId: crypto.randomUUID() },
+            ),
+          );
+    };
+    const flushing = new Set<Promise<unknown>>();
+    const keep = (item: AiJobItem) => {
+      buffer.push(item);
+      if (buffer.length >= ITEMS_PER_EVENT) track(flush());
+    };
+    const track = (promise: Promise<unknown>) => {
+      const tracked = promise.finally(() => flushing.delete(tracked));
+      flushing.add(tracked);
+    };
+    const timer = setInterval(() => track(flush()), FLUSH_MS);
+    const signal = this.stopping.signal;
+
+    try {
+      let next = 0;
+      const worker = async () => {
+        while (next < pending.length && !signal.aborted) {
+          const recordId = pending[next++]!;
+          if (setting instanceof PlatformError) {
+            keep({ recordId, status: 'failed', reason: setting.message, tokens: 0, cached: false });
+            continue;
+          }
+          const release = await this.options.slots.acquire(tenant);
+          try {
+            if (signal.aborted) return;
+            keep(await this.runRecord(tenant, job, setting, recordId, context, signal));
+          } catch (error) {
+            if (signal.aborted) return;
+            keep(failure(recordId, error));
+          } finally {
+            release();
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(job.concurrency, pending.length) }, worker));
+    } finally {
+      clearInterval(timer);
+      await Promise.allSettled([...flushing]);
+      await flush();
+    }
+    if (signal.aborted) return (await this.options.handler.load(stream, aiJobDecider)).state;
+    const finished = await this.appends.run(stream, () =>
+      this.options.handler.handle(
+        stream,
+        aiJobDecider,
+        { kind: 'FinishJob', now: this.options.now() },
+        { ...context, commandId: `${jobId}:finish` },
+        { mayBeRepeat: true },
+      ),
+    );
+    return finished.state;
+  }
+
+  /** The configuration as it is now, and its field (a job whose configuration or field is gone fails each record). */
+  private async settingOf(tenant: string, job: AiJobState): Promise<JobSetting> {
+    const configuration = await activeConfiguration(this.options.handler, job.kind, tenant, job.entityId);
+    const moduleId = configuration.attributes.moduleId as number;
+    const module = await moduleFields(this.options.handler, tenant, moduleId);
+    const field = module?.fields.find((candidate) => candidate.fieldId === configuration.attributes.fieldId);
+    if (!field)
+      throw new PlatformError(
+        'not_found',
+        `the field ${String(configuration.attributes.fieldId)} of module ${moduleId} no longer exists`,
+      );
+    return { configuration, field, fields: module!.fields };
+  }
+
+  private async runRecord(
+    tenant: string,
+    job: AiJobState,
+    setting: JobSetting,
+    recordId: number,
+    context: Omit<CommandContext, 'commandId'>,
+    signal: AbortSignal,
+  ): Promise<AiJobItem> {
+    const { configuration, field } = setting;
+    const stream = streamName('record', tenant, recordId);
+    const record = (await this.options.handler.load(stream, recordDecider)).state;
+    const moduleId = configuration.attributes.moduleId as number;
+    if (record.status !== 'active' || record.moduleId !== moduleId)
+      return {
+        recordId,
+        status: 'failed',
+        reason:
+          record.status === 'active'
+            ? `record ${recordId} is not in module ${moduleId}`
+            : `record ${recordId} not found`,
+        tokens: 0,
+        cached: false,
+      };
+    const current = record.fields[field.key] ?? null;
+    const references = { ...record.fields, name: record.name, id: record.recordId, value: current };
+    const purpose = {
+      configuration: { kind: job.kind, entityId: job.entityId },
+      userId: context.actor.userId,
+      recordId,
+    };
+    const attributes = configuration.attributes;
+    // The transform's own actor in the record's history: the transform, for the user who ran it.
+    const actor = { userId: context.actor.userId, credentialId: `${job.kind}:${job.entityId}` };
+    const ask = (request: CompletionRequest) =>
+      this.options.model.complete({
+        tenant,
+        purpose: {
+          ...purpose,
+          operation: job.kind === 'transform' ? 'transform-execute' : 'validation-execute',
+        },
+        request,
+        attempts: ATTEMPTS_PER_RECORD,
+        cache: true,
+        context: { ...context, actor },
+      });
+    const failedAnswer = (reason: string, answer: MeteredAnswer): AiJobItem => ({
+      recordId,
+      status: 'failed',
+      reason,
+      tokens: answer.tokens,
+      cached: answer.cached,
+    });
+
+    if (job.kind === 'transform') {
+      if (attributes.onlyEmpty === true && !isEmpty(current))
+        return { recordId, status: 'skipped', reason: 'the field has a value', tokens: 0, cached: false };
+      const answer = await ask(transformRequest(attributes, field, references, signal));
+      const parsed = parseValueAnswer(answer.text, field);
+      if (!parsed.ok) return failedAnswer(parsed.reason, answer);
+      const value = parsed.value as FieldValue;
+      if (JSON.stringify(value) === JSON.stringify(current))
+        return { recordId, status: 'unchanged', value, tokens: answer.tokens, cached: answer.cached };
+      await this.options.handler.handle(
+        stream,
+        recordDecider,
+        {
+          kind: 'UpdateRecord',
+          fields: { [field.key]: value },
+          schema: setting.fields,
+          relations: new Map(),
+        },
+        { ...context, actor, commandId: `aiJob:${job.jobId}:${recordId}` },
+        { mayBeRepeat: true },
+      );
+      return { recordId, status: 'done', value, tokens: answer.tokens, cached: answer.cached };
+    }
+
+    const request = validationRequest(attributes, field, record, references, signal);
+    const answer = await ask(request);
+    const parsed = parseVerdictAnswer(answer.text);
+    if (!parsed.ok) return failedAnswer(parsed.reason, answer);
+    const inputDigest = requestDigest(request.model ?? '', request);
+    const latest = await this.options.reads.latestValidationResult(tenant, job.entityId, recordId);
+    const verdict = { valid: parsed.value.valid, reason: parsed.value.reason };
+    if (latest !== null && latest.inputDigest === inputDigest && latest.source === 'ai')
+      return {
+        recordId,
+        status: 'unchanged',
+        value: verdict,
+        validationResultId: latest.id,
+        tokens: answer.tokens,
+        cached: answer.cached,
+      };
+    const written = {
+      valid: verdict.valid,
+      reason: verdict.reason,
+      source: 'ai',
+      checkedValue: current,
+      checkedAt: this.options.now().toISOString(),
+      inputDigest,
+    };
+    const commandId = `aiJob:${job.jobId}:${recordId}`;
+    let validationResultId: number;
+    if (latest !== null) {
+      validationResultId = latest.id;
+      await this.options.handler.handle(
+        streamName('columnDataValidationResult', tenant, latest.id),
+        validationResultDecider,
+        { kind: 'Update', attributes: written },
+        { ...context, actor, commandId },
+        { mayBeRepeat: true },
+      );
+    } else {
+      // Named by the job and the record: a job run again after a crash finds the result it made.
+      const identity = await this.options.idempotency.identify(
+        tenant,
+        `aiJob:${job.jobId}`,
+        `record:${recordId}`,
+        () => requestHash('POST', '/ai/column-data-validation-result', { recordId }),
+        () => this.options.ids.next(tenant, 'columnDataValidationResult'),
+      );
+      validationResultId = identity.entityId!;
+      await this.options.handler.handle(
+        streamName('columnDataValidationResult', tenant, validationResultId),
+        validationResultDecider,
+        {
+          kind: 'Create',
+          id: validationResultId,
+          attributes: {
+            validationId: job.entityId,
+            recordId,
+            fieldId: field.fieldId,
+            moduleId: record.moduleId,
+            severity: attributes.severity,
+            ...written,
+          },
+        },
+        { ...context, actor, commandId: identity.commandId },
+        { mayBeRepeat: true },
+      );
+    }
+    return {
+      recordId,
+      status: 'done',
+      value: verdict,
+      validationResultId,
+      tokens: answer.tokens,
+      cached: answer.cached,
+    };
+  }
+}
+
+export function jobStream(tenant: string, jobId: number): string {
+  return streamName('aiJob', tenant, jobId);
+}
+
+function isEmpty(value: unknown): boolean {
+  return value === null || value === '' || (Array.isArray(value) && value.length === 0);
+}
+
+function failure(recordId: number, error: unknown): AiJobItem {
+  const reason = error instanceof Error ? error.message : String(error);
+  return { recordId, status: 'failed', reason, tokens: 0, cached: false };
+}
+
+/** What a transform asks of the model for one record. */
+export function transformRequest(
+  attributes: Readonly<Record<string, unknown>>,
+  field: FieldDefinition,
+  references: Readonly<Record<string, unknown>>,
+  signal?: AbortSignal,
+): CompletionRequest {
+  const format = typeof attributes.format === 'string' ? `\nOutput format: ${attributes.format}` : '';
+  return {
+    messages: [
+      {
+        role: 'system',
+        content: `${TRANSFORM_SYSTEM_PROMPT}${valueInstruction(field)} for the field "${field.name}" (or null for no value).${format}`,
+      },
+      { role: 'user', content: fillPrompt(String(attributes.prompt), references) },
+    ],
+    maxOutputTokens: Number(attributes.maxOutputTokens),
+    temperature: Number(attributes.temperature ?? 0),
+    json: true,
+    ...(typeof attributes.model === 'string' && { model: attributes.model }),
+    ...(signal && { signal }),
+  };
+}
+
+/** What a validation asks of the model for one record. */
+function validationRequest(
+  attributes: Readonly<Record<string, unknown>>,
+  field: FieldDefinition,
+  record: RecordState,
+  references: Readonly<Record<string, unknown>>,
+  signal: AbortSignal,
+): CompletionRequest {
+  const value = record.fields[field.key] ?? null;
+  return {
+    messages: [
+      { role: 'system', content: VALIDATION_SYSTEM_PROMPT },
+      {
+        role: 'user',
+        content:
+          `Rule: ${fillPrompt(String(attributes.rule), references)}\n` +
+          `Field: "${field.name}" (${field.type})\n` +
+          `Value: ${JSON.stringify(value)}\n` +
+          `Record: "${record.name}"`,
+      },
+    ],
+    maxOutputTokens: Number(attributes.maxOutputTokens),
+    temperature: 0,
+    json: true,
+    ...(typeof attributes.model === 'string' && { model: attributes.model }),
+    signal,
+  };
+}

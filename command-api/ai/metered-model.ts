@@ -1,0 +1,255 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { AiSpendingPurpose } from '../../contracts/events/ai';
+import { PlatformError } from '../../contracts/errors';
+import { streamName } from '../../contracts/streams';
+import {
+  LanguageModelError,
+  type CompletionRequest,
+  type LanguageModel,
+} from '../../infra/ai/language-model/port';
+import {
+  AI_BALANCE_STREAM_ID,
+  aiBalanceDecider,
+  type AiBalanceCommand,
+  type AiBalanceState,
+} from '../domain/ai-balance';
+import type { Decider, DomainEvent } from '../kit/decider';
+import type { CommandContext, CommandHandler, CommandResult } from '../kit/handler';
+import { OneAtATime } from '../kit/one-at-a-time';
+
+/** How to set a model up, for the answer of an AI route on a system that has none. */
+export const NO_MODEL_MESSAGE =
+  'no language model is configured for this system: set AI_URL (an OpenAI-compatible endpoint such as ' +
+  'https://api.openai.com/v1, Azure, Ollama or vLLM), AI_MODEL and AI_API_KEY';
+
+export interface MeteredModelOptions {
+  readonly handler: CommandHandler;
+  /** The model a system uses (null: none configured). */
+  readonly modelFor: (tenant: string) => Promise<LanguageModel | null>;
+  readonly now: () => Date;
+  /** How long a reservation holds tokens if its call never settles (the process died). */
+  readonly reservationHoldMs: number;
+  /** Waits between attempts; the endpoint's `Retry-After` wins when it says longer. */
+  readonly backoffMs: (attempt: number) => number;
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+export interface MeteredCall {
+  readonly tenant: string;
+  readonly purpose: AiSpendingPurpose;
+  readonly request: CompletionRequest;
+  /** Attempts at most when the model is rate limited, unavailable or slow (1: no retry). */
+  readonly attempts: number;
+  /** Keep the answer under the digest of the request, and answer from it when asked the same again. */
+  readonly cache: boolean;
+  /** Who the balance's events are by. */
+  readonly context: Omit<CommandContext, 'commandId'>;
+}
+
+export interface MeteredAnswer {
+  readonly text: string;
+  readonly model: string;
+  /** What this call spent (0 when answered from the cache). */
+  readonly tokens: number;
+  readonly cached: boolean;
+  readonly finishReason: string;
+  /** The position of what the call spent (undefined when it spent nothing): `X-Position` for the answer. */
+  readonly position?: bigint;
+}
+
+interface RecordedAnswer {
+  readonly text: string;
+  readonly model: string;
+}
+
+const answerDecider: Decider<
+  RecordedAnswer | null,
+  RecordedAnswer & { digest: string; promptTokens: number; completionTokens: number },
+  DomainEvent
+> = {
+  initialState: null,
+  decide: (command, state) =>
+    state === null
+      ? [
+          {
+            type: 'AiAnswerRecorded',
+            data: {
+              digest: command.digest,
+              text: command.text,
+              model: command.model,
+              promptTokens: command.promptTokens,
+              completionTokens: command.completionTokens,
+            },
+          },
+        ]
+      : [],
+  evolve: (state, event) => {
+    if (event.type !== 'AiAnswerRecorded') return state;
+    const data = event.data as RecordedAnswer;
+    return { text: data.text, model: data.model };
+  },
+};
+
+/** A conservative guess of the tokens a request takes: its text at 3 characters a token, and the answer's limit. */
+export function estimateTokens(request: CompletionRequest): number {
+  const characters = request.messages.reduce((sum, message) => sum + message.content.length, 0);
+  return Math.ceil(characters / 3) + 8 * request.messages.length + request.maxOutputTokens;
+}
+
+/** What the request asks, as one digest: the same digest is the same question to the same model. */
+export function requestDigest(modelName: string, request: CompletionRequest): string {
+  return createHash('sha256')
+    .update(
+      JSON.stringify([
+        modelName,
+        request.messages,
+        request.maxOutputTokens,
+        request.temperature ?? null,
+        request.json === true,
+      ]),
+    )
+    .digest('base64url');
+}
+
+function platformErrorOf(error: LanguageModelError): PlatformError {
+  switch (error.reason) {
+    case 'rate-limited':
+    case 'unavailable':
+      return new PlatformError('unavailable', `the language model is unavailable: ${error.message}`, {
+        ...(error.retryAfterMs !== undefined && { retryAfterMs: error.retryAfterMs }),
+      });
+    case 'timeout':
+      return new PlatformError(
+        'upstream_timeout',
+        `the language model did not answer in time: ${error.message}`,
+      );
+    case 'misconfigured':
+      return new PlatformError('upstream_failed', `the language model is not set up right: ${error.message}`);
+    case 'refused':
+      return new PlatformError('upstream_failed', `the language model refused the request: ${error.message}`);
+  }
+}
+
+const defaultSleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason as Error);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason as Error);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+/**
+ * Every model call of the platform, metered: refused before the call when the system's AI token balance
+ * cannot cover its estimate (402, nothing spent), retried with backoff while the model is rate limited,
+ * unavailable or slow, and charged what the model reports it used (the estimate when it reports nothing).
+ * A failed call spends nothing. Answers to be kept (executes) are recorded under the digest of the request,
+ * so asking the same again spends nothing.
+ */
+export class MeteredModel {
+  /** Balance commands of one system go in turn in this process: they all append to its one stream. */
+  private readonly balanceTurns = new OneAtATime();
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+
+  constructor(private readonly options: MeteredModelOptions) {
+    this.sleep = options.sleep ?? defaultSleep;
+  }
+
+  /** The system's model; a 501 that says how to configure one when there is none. */
+  async modelOf(tenant: string): Promise<LanguageModel> {
+    const model = await this.options.modelFor(tenant);
+    if (!model) throw new PlatformError('not_configured', NO_MODEL_MESSAGE);
+    return model;
+  }
+
+  async complete(call: MeteredCall): Promise<MeteredAnswer> {
+    const model = await this.modelOf(call.tenant);
+    const modelName = call.request.model ?? model.model;
+    const digest = call.cache ? requestDigest(modelName, call.request) : null;
+    const answerStream = digest === null ? null : streamName('aiAnswer', call.tenant, digest);
+    if (answerStream !== null) {
+      const kept = (await this.options.handler.load(answerStream, answerDecider)).state;
+      if (kept) return { text: kept.text, model: kept.model, tokens: 0, cached: true, finishReason: 'stop' };
+    }
+
+    const estimate = estimateTokens(call.request);
+    const reservationId = randomUUID();
+    await this.balance(call, {
+      kind: 'Reserve',
+      reservationId,
+      tokens: estimate,
+      now: this.options.now(),
+      holdMs: this.options.reservationHoldMs,
+    });
+    let completion;
+    try {
+      completion = await this.withRetries(model, call);
+    } catch (error) {
+      await this.balance(call, { kind: 'Release', reservationId, now: this.options.now() });
+      throw error instanceof LanguageModelError ? platformErrorOf(error) : error;
+    }
+    const usage = completion.usage;
+    const promptTokens = usage?.promptTokens ?? estimate - call.request.maxOutputTokens;
+    const completionTokens = usage?.completionTokens ?? call.request.maxOutputTokens;
+    const spent = await this.balance(call, {
+      kind: 'Spend',
+      reservationId,
+      now: this.options.now(),
+      promptTokens,
+      completionTokens,
+      reported: usage !== null,
+      model: completion.model,
+      purpose: call.purpose,
+    });
+    if (answerStream !== null && completion.finishReason !== 'length')
+      await this.options.handler.handle(
+        answerStream,
+        answerDecider,
+        { digest: digest!, text: completion.text, model: completion.model, promptTokens, completionTokens },
+        { ...call.context, commandId: randomUUID() },
+      );
+    return {
+      text: completion.text,
+      model: completion.model,
+      tokens: promptTokens + completionTokens,
+      cached: false,
+      finishReason: completion.finishReason,
+      ...(spent.position !== undefined && { position: spent.position }),
+    };
+  }
+
+  private async withRetries(model: LanguageModel, call: MeteredCall) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await model.complete(call.request);
+      } catch (error) {
+        if (!(error instanceof LanguageModelError) || !error.retryable || attempt >= call.attempts)
+          throw error;
+        const wait = Math.max(this.options.backoffMs(attempt), error.retryAfterMs ?? 0);
+        await this.sleep(wait, call.request.signal);
+      }
+    }
+  }
+
+  private balance(call: MeteredCall, command: AiBalanceCommand): Promise<CommandResult<AiBalanceState>> {
+    return this.balanceTurns.run(call.tenant, () =>
+      this.options.handler.handle(
+        streamName('aiBalance', call.tenant, AI_BALANCE_STREAM_ID),
+        aiBalanceDecider,
+        command,
+        { ...call.context, commandId: randomUUID() },
+      ),
+    );
+  }
+}
+
+/** Exponential backoff with jitter: about 0.5 s, 1 s, 2 s… at most 20 s. */
+export function exponentialBackoff(attempt: number): number {
+  const base = Math.min(20_000, 500 * 2 ** (attempt - 1));
+  return base / 2 + Math.random() * (base / 2);
+}
