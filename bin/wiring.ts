@@ -54,6 +54,7 @@ import type { BlobStore } from '../infra/blob-store/port';
 import { DEFAULT_FILE_CONTENT_TYPES } from '../contracts/files';
 import { FILE_UPLOAD_ROUTE } from '../command-api/routes/files';
 import { FIELD_GENERATE_ROUTE } from '../command-api/routes/ai-generation';
+import { SYSTEM_AI_ROUTE } from '../command-api/routes/system-ai';
 import { readModelCommandReads } from '../infra/read-store/command-reads';
 import { createQueryRouter } from '../query-api/app';
 import { oauthMetadataRouter } from '../query-api/routes/oauth-info';
@@ -80,7 +81,7 @@ import { ScenarioRunner, type RunnerDeps } from '../integrator/runner';
 import { IntegratorScheduler } from '../integrator/scheduler';
 import { QueueWorker } from '../integrator/queue-worker';
 import { createOpenAiLanguageModel } from '../infra/ai/language-model/openai';
-import type { LanguageModel } from '../infra/ai/language-model/port';
+import { SystemModels } from '../command-api/ai/system-models';
 import { exponentialBackoff, MeteredModel } from '../command-api/ai/metered-model';
 import { AiJobs } from '../command-api/ai/jobs';
 import { FairSlots } from '../command-api/ai/fair-slots';
@@ -216,15 +217,10 @@ function outboundOf(config: Config): OutboundHttp {
   });
 }
 
-/** The language model of the AI features, when one is configured (AI_URL). */
-function languageModelOf(config: Config): LanguageModel | null {
+/** The deployment's model for the AI features, when one is configured (AI_URL). */
+function deploymentModelOf(config: Config) {
   if (config.AI_URL === undefined) return null;
-  return createOpenAiLanguageModel({
-    baseUrl: config.AI_URL,
-    apiKey: config.AI_API_KEY ?? 'none',
-    model: config.AI_MODEL,
-    timeoutMs: config.AI_TIMEOUT_MS,
-  });
+  return { baseUrl: config.AI_URL, model: config.AI_MODEL, timeoutMs: config.AI_TIMEOUT_MS };
 }
 
 /** How often a command-api process deletes expired sign-in attempts. */
@@ -491,10 +487,21 @@ export async function buildServices(
     (projections) => awaitPosition(consistency, consistency.defaultMinPosition(), projections),
     awaitCredentialWrites,
   );
-  const languageModel = languageModelOf(config);
+  const sealer = createSealer(loadMasterKey(config.SECRETS_KEY, resolve(config.DATA_DIR)));
+  const deploymentModel = deploymentModelOf(config);
+  const systemModels = new SystemModels({
+    aggregates: handler,
+    operatorTenant: config.DEFAULT_TENANT,
+    sealer,
+    deployment:
+      deploymentModel &&
+      createOpenAiLanguageModel({ ...deploymentModel, apiKey: config.AI_API_KEY ?? 'none' }),
+    defaultTimeoutMs: config.AI_TIMEOUT_MS,
+    create: createOpenAiLanguageModel,
+  });
   const meteredModel = new MeteredModel({
     handler,
-    modelFor: async () => languageModel,
+    modelFor: (tenant) => systemModels.modelFor(tenant),
     now: hooks.now,
     // Long enough for a call and its retries; a call that never settles (the process died) then lapses.
     reservationHoldMs: config.AI_TIMEOUT_MS * 6 + 60_000,
@@ -512,7 +519,6 @@ export async function buildServices(
     concurrency: config.AI_CONCURRENCY,
   });
   const sessionIdleMs = config.SESSION_IDLE_MINUTES * 60_000;
-  const sealer = createSealer(loadMasterKey(config.SECRETS_KEY, resolve(config.DATA_DIR)));
   const accessTokens = createAccessTokens(sealer.derivedKey('oauth-access-tokens'));
   // The MCP tools call both APIs: served where both run, or where MCP_API_URL names the API to call.
   const servesMcp = (selection.command && selection.query) || config.MCP_API_URL !== undefined;
@@ -554,7 +560,7 @@ export async function buildServices(
     ...(attempts && {
       uploadRoutes: [FILE_UPLOAD_ROUTE],
       oauthRoutes: OAUTH_CLIENT_ROUTES,
-      commandGets: [OAUTH_AUTHORIZE_ROUTE, SOCIAL_LOGIN_ROUTES, FIELD_GENERATE_ROUTE],
+      commandGets: [OAUTH_AUTHORIZE_ROUTE, SOCIAL_LOGIN_ROUTES, FIELD_GENERATE_ROUTE, SYSTEM_AI_ROUTE],
       sessionForms: [OAUTH_AUTHORIZE_ROUTE],
       formPostCallbacks: [SOCIAL_FORM_POST_CALLBACKS],
       command: createCommandRouter({
@@ -573,7 +579,13 @@ export async function buildServices(
         socialLogin: config.SOCIAL_LOGIN ?? {},
         attempts,
         introspectionsPerMinute: config.OAUTH_INTROSPECTIONS_PER_MINUTE,
-        ai: { model: meteredModel, jobs: aiJobs, executeWaitMs: config.AI_EXECUTE_WAIT_MS },
+        ai: {
+          model: meteredModel,
+          jobs: aiJobs,
+          executeWaitMs: config.AI_EXECUTE_WAIT_MS,
+          systems: systemModels,
+          deployment: deploymentModel,
+        },
         sessions: { idleMs: sessionIdleMs, maxAgeMs: config.SESSION_MAX_HOURS * 3_600_000 },
         reads: commandReads,
       }),

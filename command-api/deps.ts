@@ -13,6 +13,7 @@ import type { IdempotencyKeys } from './kit/idempotency';
 import type { CommandHandler } from './kit/handler';
 import type { MeteredModel } from './ai/metered-model';
 import type { AiJobs } from './ai/jobs';
+import type { SystemModels } from './ai/system-models';
 
 /** What the command routes need, wired by the composition root. */
 export interface CommandDeps {
@@ -58,6 +59,13 @@ export interface CommandDeps {
     readonly jobs: AiJobs;
     /** How long an execute waits for its job before answering with its progress. */
     readonly executeWaitMs: number;
+    /** The model each system uses, and the deployment's (AI_URL; null: none). */
+    readonly systems: SystemModels;
+    readonly deployment: {
+      readonly baseUrl: string;
+      readonly model: string;
+      readonly timeoutMs: number;
+    } | null;
   };
 }
 

@@ -20,7 +20,8 @@ import { OneAtATime } from '../kit/one-at-a-time';
 /** How to set a model up, for the answer of an AI route on a system that has none. */
 export const NO_MODEL_MESSAGE =
   'no language model is configured for this system: set AI_URL (an OpenAI-compatible endpoint such as ' +
-  'https://api.openai.com/v1, Azure, Ollama or vLLM), AI_MODEL and AI_API_KEY';
+  'https://api.openai.com/v1, Azure, Ollama or vLLM), AI_MODEL and AI_API_KEY for the deployment, or have ' +
+  'an operator administrator set one for this system with PUT /system/{system}/ai';
 
 export interface MeteredModelOptions {
   readonly handler: CommandHandler;

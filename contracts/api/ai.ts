@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { entityIdSchema } from '../entity-id';
+import { isValidTenant } from '../streams';
 import { FIELD_TYPES } from '../fields';
 import { operation } from './operation';
 import { updateOf } from './catalogue';
@@ -592,6 +593,93 @@ export const generateFieldValue = operation({
   security: 'token',
 });
 
+// The model of a system
+
+export const systemAiBody = z
+  .strictObject({
+    baseUrl: z
+      .url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' })
+      .max(2048)
+      .meta({
+        description: 'An OpenAI-compatible endpoint, `/v1` included.',
+        example: 'https://api.openai.com/v1',
+      }),
+    model: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .meta({ description: 'The model asked when a configuration names none.' }),
+    apiKey: z.string().min(1).max(4096).optional().meta({
+      description: 'The endpoint’s key, kept sealed and never shown; left out, the key set before stays.',
+    }),
+    timeoutMs: z
+      .int()
+      .min(100)
+      .max(600_000)
+      .optional()
+      .meta({ description: 'The longest one call may take.' }),
+  })
+  .meta({ id: 'SystemAiSettings' });
+const systemPath = z.object({
+  system: z
+    .string()
+    .refine(isValidTenant, 'must be a system name (a DNS label)')
+    .meta({ description: 'The system.' }),
+});
+const systemAiAnswer = z
+  .object({
+    system: z.string(),
+    source: z.enum(['system', 'deployment', 'none']).meta({
+      description:
+        '`system`: set here; `deployment`: the deployment’s AI_URL; `none`: the AI routes answer 501.',
+    }),
+    baseUrl: z.string().nullable(),
+    model: z.string().nullable(),
+    hasApiKey: z.boolean(),
+    timeoutMs: z.int().nullable(),
+  })
+  .meta({ id: 'SystemAi' });
+const systemAiDescription =
+  'Operator administrators only: the platform calls this address on the system’s behalf, so only the operator may choose it.';
+export const getSystemAi = operation({
+  operationId: 'getSystemAi',
+  method: 'get',
+  path: '/system/{system}/ai',
+  tag: 'systems',
+  summary: 'Read which model a system’s AI features use',
+  description: systemAiDescription,
+  params: systemPath,
+  responses: { 200: { description: 'The setting (never the key).', schema: systemAiAnswer } },
+  security: 'token',
+});
+export const setSystemAi = operation({
+  operationId: 'setSystemAi',
+  method: 'put',
+  path: '/system/{system}/ai',
+  tag: 'systems',
+  summary: 'Set the model a system’s AI features use',
+  description: systemAiDescription,
+  params: systemPath,
+  body: {
+    schema: systemAiBody,
+    example: { baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini', apiKey: 'sk-…' },
+  },
+  responses: { 200: { description: 'The setting (never the key).', schema: systemAiAnswer } },
+  security: 'token',
+});
+export const clearSystemAi = operation({
+  operationId: 'clearSystemAi',
+  method: 'delete',
+  path: '/system/{system}/ai',
+  tag: 'systems',
+  summary: 'Let a system use the deployment’s model again',
+  description: systemAiDescription,
+  params: systemPath,
+  responses: { 200: { description: 'The setting now.', schema: systemAiAnswer } },
+  security: 'token',
+});
+
 export const AI_OPERATIONS = [
   ...listed(TRANSFORM_OPERATIONS),
   ...listed(VALIDATION_OPERATIONS),
@@ -607,4 +695,7 @@ export const AI_OPERATIONS = [
   getAiBalance,
   topUpAiBalance,
   getAiUsage,
+  getSystemAi,
+  setSystemAi,
+  clearSystemAi,
 ];

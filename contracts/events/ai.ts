@@ -91,6 +91,20 @@ export const AI_EVENTS: readonly EventDefinition[] = [
     'moduleId',
   ]),
   {
+    /** The model a system uses (`aiSettings-<operator>.<system>`), set by an operator administrator. */
+    type: 'SystemAiSettingsSet',
+    version: 1,
+    schema: z.object({
+      system: z.string(),
+      baseUrl: z.string(),
+      model: z.string(),
+      /** The key, sealed (null: none). */
+      sealedApiKey: z.string().nullable(),
+      timeoutMs: z.number().int().positive().nullable(),
+    }),
+  },
+  { type: 'SystemAiSettingsCleared', version: 1, schema: z.object({ system: z.string() }) },
+  {
     /** An execute job (`aiJob-<tenant>.<jobId>`): which configuration, on which records, for whom. */
     type: 'AiJobStarted',
     version: 1,

@@ -49,7 +49,15 @@ const NOT_AUDITED = new Set([
 ]);
 
 /** Sign-in and authorization events: who did what is audited, their data (hashes, sealed seeds) is not. */
-const CATEGORIES_WITHOUT_DATA = ['user', 'email', 'tenant', 'oauthClient', 'oauthGrant', 'oauthConsent'];
+const CATEGORIES_WITHOUT_DATA = [
+  'user',
+  'email',
+  'tenant',
+  'oauthClient',
+  'oauthGrant',
+  'oauthConsent',
+  'aiSettings',
+];
 
 /**
  * The audit trail: one document per domain event (its id from the event's position), newest first by

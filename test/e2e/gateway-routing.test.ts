@@ -77,6 +77,10 @@ describeContract(
       expect((await through('GET', '/api/auth/oauth/authorize?client_id=x')).side).toBe('command');
       expect((await through('GET', '/api/auth/apple')).side).toBe('command');
       expect((await through('GET', '/api/auth/google/callback?code=c&state=s')).side).toBe('command');
+      expect((await through('GET', '/api/field/generate/5?recordId=3')).side).toBe('command');
+      expect((await through('GET', '/api/field/5')).side).toBe('query');
+      expect((await through('GET', '/api/system/acme/ai')).side).toBe('command');
+      expect((await through('GET', '/api/system/acme/aix')).side).toBe('query');
     });
 
     test("Apple's form post to the sign-in callback reaches the command API with its body", async () => {

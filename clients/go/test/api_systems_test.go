@@ -22,11 +22,53 @@ func Test_records_SystemsAPIService(t *testing.T) {
 	configuration := openapiclient.NewConfiguration()
 	apiClient := openapiclient.NewAPIClient(configuration)
 
+	t.Run("Test SystemsAPIService ClearSystemAi", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var system string
+
+		resp, httpRes, err := apiClient.SystemsAPI.ClearSystemAi(context.Background(), system).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test SystemsAPIService GetSystemAi", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var system string
+
+		resp, httpRes, err := apiClient.SystemsAPI.GetSystemAi(context.Background(), system).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
 	t.Run("Test SystemsAPIService ProvisionSystem", func(t *testing.T) {
 
 		t.Skip("skip test")  // remove to run test
 
 		resp, httpRes, err := apiClient.SystemsAPI.ProvisionSystem(context.Background()).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test SystemsAPIService SetSystemAi", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var system string
+
+		resp, httpRes, err := apiClient.SystemsAPI.SetSystemAi(context.Background(), system).Execute()
 
 		require.Nil(t, err)
 		require.NotNil(t, resp)

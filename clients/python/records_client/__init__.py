@@ -283,6 +283,8 @@ __all__ = [
     "StructurePage",
     "StructureUpdate",
     "StructureWritten",
+    "SystemAi",
+    "SystemAiSettings",
     "SystemCreate",
     "SystemProvisioned",
     "Team",
@@ -612,6 +614,8 @@ from records_client.models.structure_create import StructureCreate as StructureC
 from records_client.models.structure_page import StructurePage as StructurePage
 from records_client.models.structure_update import StructureUpdate as StructureUpdate
 from records_client.models.structure_written import StructureWritten as StructureWritten
+from records_client.models.system_ai import SystemAi as SystemAi
+from records_client.models.system_ai_settings import SystemAiSettings as SystemAiSettings
 from records_client.models.system_create import SystemCreate as SystemCreate
 from records_client.models.system_provisioned import SystemProvisioned as SystemProvisioned
 from records_client.models.team import Team as Team

@@ -26,10 +26,31 @@ class TestSystemsApi(unittest.TestCase):
     def tearDown(self) -> None:
         pass
 
+    def test_clear_system_ai(self) -> None:
+        """Test case for clear_system_ai
+
+        Let a system use the deployment’s model again
+        """
+        pass
+
+    def test_get_system_ai(self) -> None:
+        """Test case for get_system_ai
+
+        Read which model a system’s AI features use
+        """
+        pass
+
     def test_provision_system(self) -> None:
         """Test case for provision_system
 
         Set up a system with its first administrator (operator administrators)
+        """
+        pass
+
+    def test_set_system_ai(self) -> None:
+        """Test case for set_system_ai
+
+        Set the model a system’s AI features use
         """
         pass
 

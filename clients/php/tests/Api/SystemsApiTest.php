@@ -70,12 +70,48 @@ class SystemsApiTest extends TestCase
     }
 
     /**
+     * Test case for clearSystemAi
+     *
+     * Let a system use the deployment’s model again.
+     *
+     */
+    public function testClearSystemAi()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
+     * Test case for getSystemAi
+     *
+     * Read which model a system’s AI features use.
+     *
+     */
+    public function testGetSystemAi()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
      * Test case for provisionSystem
      *
      * Set up a system with its first administrator (operator administrators).
      *
      */
     public function testProvisionSystem()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
+     * Test case for setSystemAi
+     *
+     * Set the model a system’s AI features use.
+     *
+     */
+    public function testSetSystemAi()
     {
         // TODO: implement
         self::markTestIncomplete('Not implemented');

@@ -244,6 +244,8 @@ from records_client.models.structure_create import StructureCreate
 from records_client.models.structure_page import StructurePage
 from records_client.models.structure_update import StructureUpdate
 from records_client.models.structure_written import StructureWritten
+from records_client.models.system_ai import SystemAi
+from records_client.models.system_ai_settings import SystemAiSettings
 from records_client.models.system_create import SystemCreate
 from records_client.models.system_provisioned import SystemProvisioned
 from records_client.models.team import Team

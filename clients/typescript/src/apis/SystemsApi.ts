@@ -14,6 +14,16 @@
 
 import * as runtime from '../runtime';
 import {
+    type SystemAi,
+    SystemAiFromJSON,
+    SystemAiToJSON,
+} from '../models/SystemAi';
+import {
+    type SystemAiSettings,
+    SystemAiSettingsFromJSON,
+    SystemAiSettingsToJSON,
+} from '../models/SystemAiSettings';
+import {
     type SystemCreate,
     SystemCreateFromJSON,
     SystemCreateToJSON,
@@ -24,6 +34,20 @@ import {
     SystemProvisionedToJSON,
 } from '../models/SystemProvisioned';
 
+export interface ClearSystemAiRequest {
+    /**
+     * The system.
+     */
+    system: string;
+}
+
+export interface GetSystemAiRequest {
+    /**
+     * The system.
+     */
+    system: string;
+}
+
 export interface ProvisionSystemRequest {
     /**
      * 
@@ -31,10 +55,139 @@ export interface ProvisionSystemRequest {
     systemCreate: SystemCreate;
 }
 
+export interface SetSystemAiRequest {
+    /**
+     * The system.
+     */
+    system: string;
+    /**
+     * 
+     */
+    systemAiSettings: SystemAiSettings;
+}
+
 /**
  * 
  */
 export class SystemsApi extends runtime.BaseAPI {
+
+    /**
+     * Creates request options for clearSystemAi without sending the request
+     */
+    async clearSystemAiRequestOpts(requestParameters: ClearSystemAiRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['system'] == null) {
+            throw new runtime.RequiredError(
+                'system',
+                'Required parameter "system" was null or undefined when calling clearSystemAi().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/system/{system}/ai`;
+        urlPath = urlPath.replace('{system}', encodeURIComponent(String(requestParameters['system'])));
+
+        return {
+            path: urlPath,
+            method: 'DELETE',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Operator administrators only: the platform calls this address on the system’s behalf, so only the operator may choose it.
+     * Let a system use the deployment’s model again
+     */
+    async clearSystemAiRaw(requestParameters: ClearSystemAiRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<SystemAi>> {
+        const requestOptions = await this.clearSystemAiRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => SystemAiFromJSON(jsonValue));
+    }
+
+    /**
+     * Operator administrators only: the platform calls this address on the system’s behalf, so only the operator may choose it.
+     * Let a system use the deployment’s model again
+     */
+    async clearSystemAi(requestParameters: ClearSystemAiRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<SystemAi> {
+        const response = await this.clearSystemAiRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for getSystemAi without sending the request
+     */
+    async getSystemAiRequestOpts(requestParameters: GetSystemAiRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['system'] == null) {
+            throw new runtime.RequiredError(
+                'system',
+                'Required parameter "system" was null or undefined when calling getSystemAi().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/system/{system}/ai`;
+        urlPath = urlPath.replace('{system}', encodeURIComponent(String(requestParameters['system'])));
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Operator administrators only: the platform calls this address on the system’s behalf, so only the operator may choose it.
+     * Read which model a system’s AI features use
+     */
+    async getSystemAiRaw(requestParameters: GetSystemAiRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<SystemAi>> {
+        const requestOptions = await this.getSystemAiRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => SystemAiFromJSON(jsonValue));
+    }
+
+    /**
+     * Operator administrators only: the platform calls this address on the system’s behalf, so only the operator may choose it.
+     * Read which model a system’s AI features use
+     */
+    async getSystemAi(requestParameters: GetSystemAiRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<SystemAi> {
+        const response = await this.getSystemAiRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
 
     /**
      * Creates request options for provisionSystem without sending the request
@@ -94,6 +247,75 @@ export class SystemsApi extends runtime.BaseAPI {
      */
     async provisionSystem(requestParameters: ProvisionSystemRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<SystemProvisioned> {
         const response = await this.provisionSystemRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for setSystemAi without sending the request
+     */
+    async setSystemAiRequestOpts(requestParameters: SetSystemAiRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['system'] == null) {
+            throw new runtime.RequiredError(
+                'system',
+                'Required parameter "system" was null or undefined when calling setSystemAi().'
+            );
+        }
+
+        if (requestParameters['systemAiSettings'] == null) {
+            throw new runtime.RequiredError(
+                'systemAiSettings',
+                'Required parameter "systemAiSettings" was null or undefined when calling setSystemAi().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/system/{system}/ai`;
+        urlPath = urlPath.replace('{system}', encodeURIComponent(String(requestParameters['system'])));
+
+        return {
+            path: urlPath,
+            method: 'PUT',
+            headers: headerParameters,
+            query: queryParameters,
+            body: SystemAiSettingsToJSON(requestParameters['systemAiSettings']),
+        };
+    }
+
+    /**
+     * Operator administrators only: the platform calls this address on the system’s behalf, so only the operator may choose it.
+     * Set the model a system’s AI features use
+     */
+    async setSystemAiRaw(requestParameters: SetSystemAiRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<SystemAi>> {
+        const requestOptions = await this.setSystemAiRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => SystemAiFromJSON(jsonValue));
+    }
+
+    /**
+     * Operator administrators only: the platform calls this address on the system’s behalf, so only the operator may choose it.
+     * Set the model a system’s AI features use
+     */
+    async setSystemAi(requestParameters: SetSystemAiRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<SystemAi> {
+        const response = await this.setSystemAiRaw(requestParameters, initOverrides);
         return await response.value();
     }
 

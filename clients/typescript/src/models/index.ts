@@ -231,6 +231,8 @@ export * from './StructureCreate';
 export * from './StructurePage';
 export * from './StructureUpdate';
 export * from './StructureWritten';
+export * from './SystemAi';
+export * from './SystemAiSettings';
 export * from './SystemCreate';
 export * from './SystemProvisioned';
 export * from './Team';
