@@ -18,13 +18,15 @@ import { OneAtATime } from '../kit/one-at-a-time';
 import { activeConfiguration, validationResultDecider } from '../routes/ai-configurations';
 import { moduleFields } from '../routes/records';
 import type { FairSlots } from './fair-slots';
-import { requestDigest, type MeteredAnswer, type MeteredModel } from './metered-model';
+import { requestDigest, type MeteredAnswer, type MeteredModel, type ReservationBlock } from './metered-model';
 
 /** Outcomes are appended to the job a few at a time: at most this many per event, at least every 200 ms. */
 const ITEMS_PER_EVENT = 50;
 const FLUSH_MS = 200;
 /** Attempts per record while the model is rate limited, unavailable or slow. */
 const ATTEMPTS_PER_RECORD = 5;
+/** Records one reservation of a job covers (see `ReservationBlock`). */
+const RECORDS_PER_RESERVATION = 16;
 
 export const TRANSFORM_SYSTEM_PROMPT =
   'You rewrite one field of a record in a database. Follow the instructions. Answer with one JSON object ' +
@@ -195,6 +197,7 @@ export class AiJobs {
     };
     const timer = setInterval(() => track(flush()), FLUSH_MS);
     const signal = this.stopping.signal;
+    const block = this.options.model.block(tenant, context, RECORDS_PER_RESERVATION);
 
     try {
       let next = 0;
@@ -208,7 +211,7 @@ export class AiJobs {
           const release = await this.options.slots.acquire(tenant);
           try {
             if (signal.aborted) return;
-            keep(await this.runRecord(tenant, job, setting, recordId, context, signal));
+            keep(await this.runRecord(tenant, job, setting, recordId, context, signal, block));
           } catch (error) {
             if (signal.aborted) return;
             keep(failure(recordId, error));
@@ -222,6 +225,7 @@ export class AiJobs {
       clearInterval(timer);
       await Promise.allSettled([...flushing]);
       await flush();
+      await this.options.model.closeBlock(block);
     }
     if (signal.aborted) return (await this.options.handler.load(stream, aiJobDecider)).state;
     const finished = await this.appends.run(stream, () =>
@@ -257,6 +261,7 @@ export class AiJobs {
     recordId: number,
     context: Omit<CommandContext, 'commandId'>,
     signal: AbortSignal,
+    block: ReservationBlock,
   ): Promise<AiJobItem> {
     const { configuration, field } = setting;
     const stream = streamName('record', tenant, recordId);
@@ -294,6 +299,7 @@ export class AiJobs {
         attempts: ATTEMPTS_PER_RECORD,
         cache: true,
         context: { ...context, actor },
+        block,
       });
     const failedAnswer = (reason: string, answer: MeteredAnswer): AiJobItem => ({
       recordId,

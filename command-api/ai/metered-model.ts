@@ -45,6 +45,34 @@ export interface MeteredCall {
   readonly cache: boolean;
   /** Who the balance's events are by. */
   readonly context: Omit<CommandContext, 'commandId'>;
+  /** The reservation block of a job: its calls draw their estimates from it (see `ReservationBlock`). */
+  readonly block?: ReservationBlock;
+}
+
+/** How much of which reservation a call holds: all of its own, or its estimate out of a job's block. */
+interface Held {
+  readonly reservationId: string;
+  /** The tokens of a block the call holds (undefined: the whole reservation is the call's). */
+  readonly fromBlock?: number;
+}
+
+/**
+ * The reservation of a job's calls: one reservation covers several calls' estimates (a block), so a large
+ * execute appends one reservation per block rather than one per record. Each call's spending settles its
+ * estimate out of the block; the block's rest is let go when it runs short, or when the job ends. When the
+ * balance cannot cover a whole block, calls reserve one by one (each still refused when it cannot be covered).
+ */
+export class ReservationBlock {
+  reservationId: string | null = null;
+  remaining = 0;
+  readonly turns = new OneAtATime();
+
+  constructor(
+    readonly tenant: string,
+    readonly context: Omit<CommandContext, 'commandId'>,
+    /** Calls one block covers. */
+    readonly calls: number,
+  ) {}
 }
 
 export interface MeteredAnswer {
@@ -179,19 +207,12 @@ export class MeteredModel {
     }
 
     const estimate = estimateTokens(call.request);
-    const reservationId = randomUUID();
-    await this.balance(call, {
-      kind: 'Reserve',
-      reservationId,
-      tokens: estimate,
-      now: this.options.now(),
-      holdMs: this.options.reservationHoldMs,
-    });
+    const held = await this.hold(call, estimate);
     let completion;
     try {
       completion = await this.withRetries(model, call);
     } catch (error) {
-      await this.balance(call, { kind: 'Release', reservationId, now: this.options.now() });
+      await this.letGo(call, held);
       throw error instanceof LanguageModelError ? platformErrorOf(error) : error;
     }
     const usage = completion.usage;
@@ -199,7 +220,8 @@ export class MeteredModel {
     const completionTokens = usage?.completionTokens ?? call.request.maxOutputTokens;
     const spent = await this.balance(call, {
       kind: 'Spend',
-      reservationId,
+      reservationId: held.reservationId,
+      ...(held.fromBlock !== undefined && { settles: held.fromBlock }),
       now: this.options.now(),
       promptTokens,
       completionTokens,
@@ -224,6 +246,87 @@ export class MeteredModel {
     };
   }
 
+  /** A block for a job's calls (let go with `closeBlock` when the job ends). */
+  block(tenant: string, context: Omit<CommandContext, 'commandId'>, calls: number): ReservationBlock {
+    return new ReservationBlock(tenant, context, calls);
+  }
+
+  /** Lets the rest of a job's block go. */
+  async closeBlock(block: ReservationBlock): Promise<void> {
+    await block.turns.run('block', async () => {
+      if (block.reservationId === null) return;
+      const reservationId = block.reservationId;
+      block.reservationId = null;
+      block.remaining = 0;
+      await this.balance(block, { kind: 'Release', reservationId, now: this.options.now() });
+    });
+  }
+
+  /** Reserves the call's estimate: out of its job's block when it has one, else a reservation of its own. */
+  private async hold(call: MeteredCall, estimate: number): Promise<Held> {
+    const own = async (): Promise<Held> => {
+      const reservationId = randomUUID();
+      await this.balance(call, {
+        kind: 'Reserve',
+        reservationId,
+        tokens: estimate,
+        now: this.options.now(),
+        holdMs: this.options.reservationHoldMs,
+      });
+      return { reservationId };
+    };
+    const block = call.block;
+    if (block === undefined || block.calls <= 1) return own();
+    const fromBlock = await block.turns.run('block', async (): Promise<Held | null> => {
+      if (block.reservationId === null || block.remaining < estimate) {
+        if (block.reservationId !== null)
+          await this.balance(call, {
+            kind: 'Release',
+            reservationId: block.reservationId,
+            now: this.options.now(),
+          });
+        block.reservationId = null;
+        block.remaining = 0;
+        const reservationId = randomUUID();
+        const tokens = estimate * block.calls;
+        try {
+          await this.balance(call, {
+            kind: 'Reserve',
+            reservationId,
+            tokens,
+            now: this.options.now(),
+            holdMs: this.options.reservationHoldMs,
+          });
+        } catch (error) {
+          // Not enough for a block: this call (and the next) reserve what they need alone.
+          if (error instanceof PlatformError && error.kind === 'ai_balance_insufficient') return null;
+          throw error;
+        }
+        block.reservationId = reservationId;
+        block.remaining = tokens;
+      }
+      block.remaining -= estimate;
+      return { reservationId: block.reservationId, fromBlock: estimate };
+    });
+    return fromBlock ?? own();
+  }
+
+  /** A failed call's hold: its own reservation released; its estimate back into its block. */
+  private async letGo(call: MeteredCall, held: Held): Promise<void> {
+    if (held.fromBlock === undefined) {
+      await this.balance(call, {
+        kind: 'Release',
+        reservationId: held.reservationId,
+        now: this.options.now(),
+      });
+      return;
+    }
+    const block = call.block!;
+    await block.turns.run('block', async () => {
+      if (block.reservationId === held.reservationId) block.remaining += held.fromBlock!;
+    });
+  }
+
   private async withRetries(model: LanguageModel, call: MeteredCall) {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -237,7 +340,10 @@ export class MeteredModel {
     }
   }
 
-  private balance(call: MeteredCall, command: AiBalanceCommand): Promise<CommandResult<AiBalanceState>> {
+  private balance(
+    call: Pick<MeteredCall, 'tenant' | 'context'>,
+    command: AiBalanceCommand,
+  ): Promise<CommandResult<AiBalanceState>> {
     return this.balanceTurns.run(call.tenant, () =>
       this.options.handler.handle(
         streamName('aiBalance', call.tenant, AI_BALANCE_STREAM_ID),

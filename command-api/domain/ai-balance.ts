@@ -35,6 +35,8 @@ export type AiBalanceCommand =
       readonly kind: 'Spend';
       /** The reservation it settles (null: spending with none, as a settled estimate). */
       readonly reservationId: string | null;
+      /** The tokens of the reservation it settles (absent: all of it; a job's block settles a call at a time). */
+      readonly settles?: number;
       readonly now: Date;
       readonly promptTokens: number;
       readonly completionTokens: number;
@@ -115,6 +117,7 @@ export const aiBalanceDecider: Decider<AiBalanceState, AiBalanceCommand, DomainE
             type: 'AiTokensSpent',
             data: {
               reservationId: command.reservationId,
+              ...(command.settles !== undefined && { settles: command.settles }),
               at: command.now.toISOString(),
               promptTokens: command.promptTokens,
               completionTokens: command.completionTokens,
@@ -140,6 +143,7 @@ export const aiBalanceDecider: Decider<AiBalanceState, AiBalanceCommand, DomainE
   evolve(state, event) {
     const data = event.data as {
       tokens?: number;
+      settles?: number;
       reservationId?: string | null;
       at?: string;
       expiresAt?: string;
@@ -159,7 +163,12 @@ export const aiBalanceDecider: Decider<AiBalanceState, AiBalanceCommand, DomainE
       case 'AiTokensSpent':
       case 'AiReservationReleased': {
         const reservations = withoutLapsed(state.reservations, latestAt);
-        if (data.reservationId) reservations.delete(data.reservationId);
+        const settled = data.reservationId ? reservations.get(data.reservationId) : undefined;
+        if (settled !== undefined) {
+          const left = data.settles === undefined ? 0 : settled.tokens - data.settles;
+          if (left > 0) reservations.set(data.reservationId!, { ...settled, tokens: left });
+          else reservations.delete(data.reservationId!);
+        }
         const spent = event.type === 'AiTokensSpent' ? state.spent + (data.tokens ?? 0) : state.spent;
         return { ...state, spent, reservations, latestAt };
       }

@@ -147,6 +147,8 @@ export const AI_EVENTS: readonly EventDefinition[] = [
     version: 1,
     schema: z.object({
       reservationId: z.string().nullable(),
+      /** The tokens of the reservation it settles (absent: all of it). */
+      settles: tokens.optional(),
       at: z.iso.datetime(),
       promptTokens: tokens,
       completionTokens: tokens,

@@ -131,8 +131,14 @@ export const aiBalanceProjection: Projection = {
             id,
             position,
             set: updatedColumns(event),
-            ...(data.reservationId !== null && { unset: [`reservations.${String(data.reservationId)}`] }),
+            // All of a call's own reservation goes; a job's block loses what the call held of it.
+            ...(data.reservationId !== null &&
+              data.settles === undefined && { unset: [`reservations.${String(data.reservationId)}`] }),
             inc: {
+              ...(data.reservationId !== null &&
+                data.settles !== undefined && {
+                  [`reservations.${String(data.reservationId)}.tokens`]: -(data.settles as number),
+                }),
               spent: data.tokens as number,
               [`${key}.calls`]: 1,
               [`${key}.promptTokens`]: data.promptTokens as number,

@@ -256,6 +256,41 @@ describe('executing a transform', () => {
   });
 });
 
+describe('rights', () => {
+  test('an execute needs the configuration read right and the record right it uses; a top-up is for administrators', async () => {
+    const transformId = await transform({ fieldId: fieldIds.Summary, prompt: 'SUMMARY: x' });
+    const id = await record('Guarded', 'guarded');
+    const tokenWith = async (permissions: Record<string, string[]>) =>
+      String((await call('POST', '/auth/1/token', { name: 'narrow', permissions })).body.token);
+    const narrow: Array<Record<string, string[]>> = [
+      { columnDataTransform: ['read'], record: ['read'] },
+      { record: ['read', 'update'] },
+    ];
+    for (const permissions of narrow) {
+      const token = await tokenWith(permissions);
+      const refused = await call(
+        'POST',
+        `/column-data-transform/${transformId}/execute`,
+        { ids: [id] },
+        {
+          Authorization: `Bearer ${token}`,
+        },
+      );
+      expect([permissions, refused.status]).toEqual([permissions, 403]);
+    }
+    const allowed = await tokenWith({ columnDataTransform: ['read'], record: ['read', 'update'] });
+    const executed = await call(
+      'POST',
+      `/column-data-transform/${transformId}/execute`,
+      { ids: [id] },
+      {
+        Authorization: `Bearer ${allowed}`,
+      },
+    );
+    expect(executed.status).toBe(201);
+  });
+});
+
 describe('executing a validation', () => {
   test('verdicts become validation results; unchanged input keeps its result; a changed value updates it', async () => {
     const short = await record('Short', 'tiny');
@@ -404,6 +439,51 @@ describe('when the model cannot answer', () => {
       });
       expect(preview.status).toBe(402);
       expect(fake.chatRequests.length).toBe(requests);
+    } finally {
+      await poor.stop();
+    }
+  });
+
+  test('a balance that runs out during a job: the records it covers are done, the others fail saying why', async () => {
+    const poor = await startPlatform({ AI_URL: fake.baseUrl, AI_API_KEY: 'k', AI_MODEL: 'm' });
+    try {
+      const post = async (path: string, body: unknown) =>
+        json<Entity>(await poor.call('POST', path, { body }));
+      const space = await post('/space', { name: 'S' });
+      const module = await post('/module', { spaceId: space.id, name: 'M' });
+      const field = await post('/field', { moduleId: module.id, name: 'F', type: 'text' });
+      const ids: number[] = [];
+      for (let index = 0; index < 12; index++)
+        ids.push((await post('/record', { moduleId: module.id, name: `R${index}` })).id);
+      const created = await post('/ai/column-data-transform', {
+        name: 'T',
+        moduleId: module.id,
+        fieldId: field.id,
+        prompt: 'SUMMARY: {{name}}',
+      });
+      await post('/ai/balance/top-up', { tokens: 500 });
+      const executed = await poor.call('POST', `/column-data-transform/${created.id}/execute`, {
+        body: { ids },
+      });
+      expect(executed.status).toBe(201);
+      const job = await json<{
+        done: number;
+        failed: number;
+        items: Array<{ status: string; reason?: string }>;
+      }>(executed);
+      expect(job.done).toBeGreaterThan(0);
+      expect(job.failed).toBeGreaterThan(0);
+      expect(job.done + job.failed).toBe(12);
+      for (const item of job.items.filter((outcome) => outcome.status === 'failed'))
+        expect(item.reason).toMatch(/AI token balance cannot cover/);
+      const balance = await json<{ tokens: number; reserved: number; spent: number }>(
+        await poor.call('GET', '/ai/balance'),
+      );
+      expect(balance.reserved).toBe(0);
+      expect(balance.tokens).toBeGreaterThanOrEqual(0);
+      expect(balance.spent).toBe(
+        job.items.reduce((sum, item) => sum + Number((item as { tokens?: number }).tokens ?? 0), 0),
+      );
     } finally {
       await poor.stop();
     }

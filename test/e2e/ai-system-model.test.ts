@@ -99,6 +99,24 @@ test('an operator administrator sets a system’s model; the system’s AI route
   // The key is stored sealed: it is in no store file as it was given.
   expect(filesHolding(platform.dataDir, SECRET_KEY)).toEqual([]);
 
+  // A system's own deadline: a model slower than it is a 504 (E5041), and nothing is spent.
+  await platform.call('PUT', '/system/acme/ai', {
+    body: { baseUrl: fake.baseUrl, model: 'acme-model', timeoutMs: 300 },
+  });
+  const before = JSON.parse((await acme('GET', '/ai/balance')).text) as { spent: number };
+  fake.mode = 'slow';
+  const started = performance.now();
+  const slow = await preview();
+  fake.mode = 'normal';
+  expect(slow.status).toBe(504);
+  expect(JSON.parse(slow.text)).toMatchObject({ code: 'E5041' });
+  // Two attempts of 300 ms and a backoff between them: far from the model's 3 s.
+  expect(performance.now() - started).toBeLessThan(2500);
+  expect(JSON.parse((await acme('GET', '/ai/balance')).text)).toMatchObject({
+    spent: before.spent,
+    reserved: 0,
+  });
+
   const cleared = await platform.call('DELETE', '/system/acme/ai');
   expect(await json(cleared)).toMatchObject({ source: 'none' });
   expect((await preview()).status).toBe(501);

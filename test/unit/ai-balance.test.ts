@@ -123,4 +123,48 @@ describe('AI token balance decider', () => {
       .when({ kind: 'Release', reservationId: 'a', now: AT })
       .thenNothingHappens();
   });
+
+  test("a job's block: each spending settles its call's part, the rest holds until released", () => {
+    const block = reserved('block', 100);
+    const settle = (tokens: number): DomainEvent => ({
+      type: 'AiTokensSpent',
+      data: {
+        reservationId: 'block',
+        settles: 30,
+        at: AT.toISOString(),
+        promptTokens: tokens,
+        completionTokens: 0,
+        tokens,
+        reported: true,
+        model: 'm',
+        purpose,
+      },
+    });
+    const state = spec
+      .given([toppedUp(1000), block, settle(10)])
+      .when({
+        kind: 'Spend',
+        reservationId: 'block',
+        settles: 30,
+        now: AT,
+        promptTokens: 12,
+        completionTokens: 0,
+        reported: true,
+        model: 'm',
+        purpose,
+      })
+      .then([settle(12)]);
+    expect(balanceView(state, AT)).toEqual({
+      tokens: 978,
+      reserved: 40,
+      available: 938,
+      toppedUp: 1000,
+      spent: 22,
+    });
+    const released = spec
+      .given([toppedUp(1000), block, settle(10), settle(12)])
+      .when({ kind: 'Release', reservationId: 'block', now: AT })
+      .then([{ type: 'AiReservationReleased', data: { reservationId: 'block', at: AT.toISOString() } }]);
+    expect(balanceView(released, AT)).toMatchObject({ reserved: 0, available: 978 });
+  });
 });
