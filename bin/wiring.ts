@@ -517,6 +517,7 @@ export async function buildServices(
     now: hooks.now,
     logger: logger.child({ component: 'ai-jobs' }),
     concurrency: config.AI_CONCURRENCY,
+    leaseMs: config.AI_JOB_LEASE_MS,
   });
   const sessionIdleMs = config.SESSION_IDLE_MINUTES * 60_000;
   const accessTokens = createAccessTokens(sealer.derivedKey('oauth-access-tokens'));
@@ -607,13 +608,8 @@ export async function buildServices(
     }),
   });
 
-  if (selection.command)
-    aiJobs
-      .resumeUnfinished()
-      .then((resumed) => {
-        if (resumed > 0) logger.info({ resumed }, 'resumed unfinished AI jobs');
-      })
-      .catch((error: unknown) => logger.error({ err: error }, 'resuming unfinished AI jobs failed'));
+  // Jobs a stopped process left: resumed here once their lease has run out.
+  if (selection.command) aiJobs.startResuming(Object.values(selection).every((selected) => selected));
   return {
     app,
     ...(host && { host }),

@@ -180,6 +180,8 @@ export const configSchema = z.object({
   AI_TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   /** Model calls all jobs make at once in one process. */
   AI_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(64),
+  /** How long a process holds an execute job without renewing; a job of a dead process resumes elsewhere after it. */
+  AI_JOB_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
   /** How long an execute answers with its results (201) before it answers with its progress (202). */
   AI_EXECUTE_WAIT_MS: z.coerce.number().int().min(0).max(120_000).default(25_000),
   /** Scenario runs one integrator process executes at once. */

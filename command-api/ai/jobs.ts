@@ -46,6 +46,11 @@ export interface AiJobsOptions {
   readonly logger: Logger;
   /** Model calls one job makes at once. */
   readonly concurrency: number;
+  /**
+   * How long a process holds a job it runs without saying so again (it renews at a third of it): another
+   * process takes an unfinished job over only once its lease has run out, so two never run one job.
+   */
+  readonly leaseMs: number;
 }
 
 export interface StartJob {
@@ -77,6 +82,9 @@ export class AiJobs {
   private readonly running = new Map<string, Promise<AiJobState>>();
   private readonly appends = new OneAtATime();
   private stopping = new AbortController();
+  /** This process, as the owner of the jobs it runs. */
+  private readonly owner = crypto.randomUUID();
+  private resumeTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: AiJobsOptions) {}
 
@@ -104,11 +112,16 @@ export class AiJobs {
   }
 
   /** Runs a job to its end (once in this process however often asked). */
-  run(tenant: string, jobId: number, context: Omit<CommandContext, 'commandId'>): Promise<AiJobState> {
+  run(
+    tenant: string,
+    jobId: number,
+    context: Omit<CommandContext, 'commandId'>,
+    takeOver = false,
+  ): Promise<AiJobState> {
     const key = `${tenant}.${jobId}`;
     const known = this.running.get(key);
     if (known) return known;
-    const running = this.runToEnd(tenant, jobId, context).finally(() => this.running.delete(key));
+    const running = this.runToEnd(tenant, jobId, context, takeOver).finally(() => this.running.delete(key));
     this.running.set(key, running);
     // Whoever started it may have stopped waiting: a failure is logged here, and the job stays resumable.
     running.catch((error: unknown) =>
@@ -122,18 +135,45 @@ export class AiJobs {
    * working on are run again: their writes are named by the job, and their answers kept, so nothing is written
    * or spent twice.
    */
-  async resumeUnfinished(): Promise<number> {
+  async resumeUnfinished(force = false): Promise<number> {
     const unfinished = await this.options.reads.runningAiJobs(10_000);
+    let resumed = 0;
     for (const { tenant, jobId } of unfinished) {
+      if (this.running.has(`${tenant}.${jobId}`)) continue;
       const job = await this.current(tenant, jobId);
-      this.run(tenant, jobId, {
+      const leased = job.lease !== null && job.lease.until > this.options.now().getTime();
+      if (job.status !== 'running' || (leased && !force)) continue;
+      resumed++;
+      this.run(
         tenant,
-        actor: { userId: job.userId, ...(job.credentialId !== null && { credentialId: job.credentialId }) },
-        correlationId: `aiJob:${jobId}`,
-        causationId: `aiJob:${jobId}:resume`,
-      }).catch(() => undefined);
+        jobId,
+        {
+          tenant,
+          actor: { userId: job.userId, ...(job.credentialId !== null && { credentialId: job.credentialId }) },
+          correlationId: `aiJob:${jobId}`,
+          causationId: `aiJob:${jobId}:resume`,
+        },
+        force,
+      ).catch(() => undefined);
     }
-    return unfinished.length;
+    return resumed;
+  }
+
+  /**
+   * Resumes unfinished jobs now and every half lease (a process that died leaves its jobs to the others once
+   * their leases run out). `soleProcess`: this process is the whole platform, so the jobs' leases at its start
+   * are its own from before a crash, and it takes them at once.
+   */
+  startResuming(soleProcess: boolean): void {
+    const sweep = (force: boolean) =>
+      this.resumeUnfinished(force)
+        .then((resumed) => {
+          if (resumed > 0) this.options.logger.info({ resumed }, 'resumed unfinished AI jobs');
+        })
+        .catch((error: unknown) => this.options.logger.error({ err: error }, 'resuming AI jobs failed'));
+    void sweep(soleProcess);
+    this.resumeTimer = setInterval(() => void sweep(false), this.options.leaseMs / 2);
+    this.resumeTimer.unref();
   }
 
   /** The job as it is now (404 when there is none). */
@@ -150,6 +190,7 @@ export class AiJobs {
 
   /** Stops taking records; calls under way are cut, their records stay without an outcome until a resume. */
   async stop(): Promise<void> {
+    clearInterval(this.resumeTimer);
     this.stopping.abort(new Error('the platform is stopping'));
     await Promise.allSettled([...this.running.values()]);
     this.stopping = new AbortController();
@@ -159,10 +200,27 @@ export class AiJobs {
     tenant: string,
     jobId: number,
     context: Omit<CommandContext, 'commandId'>,
+    takeOver: boolean,
   ): Promise<AiJobState> {
     const stream = jobStream(tenant, jobId);
     const job = (await this.options.handler.load(stream, aiJobDecider)).state;
     if (job.status !== 'running') return job;
+    const lease = (force = false, ttlMs = this.options.leaseMs) =>
+      this.appends.run(stream, () =>
+        this.options.handler.handle(
+          stream,
+          aiJobDecider,
+          { kind: 'LeaseJob', owner: this.owner, now: this.options.now(), ttlMs, force },
+          { ...context, commandId: crypto.randomUUID() },
+        ),
+      );
+    try {
+      await lease(takeOver);
+    } catch (error) {
+      // Another process runs it.
+      if (error instanceof PlatformError && error.kind === 'conflict') return job;
+      throw error;
+    }
     const pending = job.ids.filter((id) => !job.items.has(id));
     let setting: JobSetting | PlatformError;
     try {
@@ -196,7 +254,12 @@ export class AiJobs {
       flushing.add(tracked);
     };
     const timer = setInterval(() => track(flush()), FLUSH_MS);
-    const signal = this.stopping.signal;
+    // Stopped with the process, or when the lease is lost (another process took the job over).
+    const leaseLost = new AbortController();
+    const signal = AbortSignal.any([this.stopping.signal, leaseLost.signal]);
+    const renewal = setInterval(() => {
+      lease().catch((error: unknown) => leaseLost.abort(error));
+    }, this.options.leaseMs / 3);
     const block = this.options.model.block(tenant, context, RECORDS_PER_RESERVATION);
 
     try {
@@ -223,9 +286,12 @@ export class AiJobs {
       await Promise.all(Array.from({ length: Math.min(job.concurrency, pending.length) }, worker));
     } finally {
       clearInterval(timer);
+      clearInterval(renewal);
       await Promise.allSettled([...flushing]);
       await flush();
       await this.options.model.closeBlock(block);
+      // Stopping: the lease ends now, so another process goes on with the job at its next look.
+      if (this.stopping.signal.aborted) await lease(false, 0).catch(() => undefined);
     }
     if (signal.aborted) return (await this.options.handler.load(stream, aiJobDecider)).state;
     const finished = await this.appends.run(stream, () =>

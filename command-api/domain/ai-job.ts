@@ -20,6 +20,8 @@ export interface AiJobState {
   readonly finishedAt: string | null;
   /** Outcomes by record id, in the order they finished. */
   readonly items: ReadonlyMap<number, AiJobItem>;
+  /** The process running it and until when (epoch ms); null before anyone took it. */
+  readonly lease: { readonly owner: string; readonly until: number } | null;
 }
 
 export type AiJobCommand =
@@ -35,6 +37,15 @@ export type AiJobCommand =
       readonly now: Date;
     }
   | { readonly kind: 'RecordItems'; readonly items: readonly AiJobItem[] }
+  /** Takes the job (or keeps it) for `owner` until `now + ttlMs`; refused while another's lease runs. */
+  | {
+      readonly kind: 'LeaseJob';
+      readonly owner: string;
+      readonly now: Date;
+      readonly ttlMs: number;
+      /** Take it whoever holds it: the one process of the platform starting again (its lease is its dead self's). */
+      readonly force?: boolean;
+    }
   | { readonly kind: 'FinishJob'; readonly now: Date };
 
 export const aiJobDecider: Decider<AiJobState, AiJobCommand, DomainEvent> = {
@@ -50,6 +61,7 @@ export const aiJobDecider: Decider<AiJobState, AiJobCommand, DomainEvent> = {
     startedAt: '',
     finishedAt: null,
     items: new Map(),
+    lease: null,
   },
 
   decide(command, state) {
@@ -83,6 +95,26 @@ export const aiJobDecider: Decider<AiJobState, AiJobCommand, DomainEvent> = {
         : [{ type: 'AiJobItemsFinished', data: { jobId: state.jobId, items: fresh } }];
     }
     if (state.status === 'finished') return [];
+    if (command.kind === 'LeaseJob') {
+      const lease = state.lease;
+      if (
+        command.force !== true &&
+        lease !== null &&
+        lease.owner !== command.owner &&
+        lease.until > command.now.getTime()
+      )
+        throw new PlatformError('conflict', `AI job ${state.jobId} is run by another process`);
+      return [
+        {
+          type: 'AiJobLeased',
+          data: {
+            jobId: state.jobId,
+            owner: command.owner,
+            until: new Date(command.now.getTime() + command.ttlMs).toISOString(),
+          },
+        },
+      ];
+    }
     if (state.items.size < state.ids.length)
       throw new PlatformError(
         'conflict',
@@ -104,12 +136,16 @@ export const aiJobDecider: Decider<AiJobState, AiJobCommand, DomainEvent> = {
           concurrency: number;
           startedAt: string;
         };
-        return { ...state, ...data, status: 'running', finishedAt: null, items: new Map() };
+        return { ...state, ...data, status: 'running', finishedAt: null, items: new Map(), lease: null };
       }
       case 'AiJobItemsFinished': {
         const items = new Map(state.items);
         for (const item of (event.data as { items: AiJobItem[] }).items) items.set(item.recordId, item);
         return { ...state, items };
+      }
+      case 'AiJobLeased': {
+        const { owner, until } = event.data as { owner: string; until: string };
+        return { ...state, lease: { owner, until: Date.parse(until) } };
       }
       case 'AiJobFinished':
         return {

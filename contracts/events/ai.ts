@@ -125,6 +125,12 @@ export const AI_EVENTS: readonly EventDefinition[] = [
     version: 1,
     schema: z.object({ jobId: id, items: z.array(aiJobItemSchema).min(1) }),
   },
+  {
+    /** The process that runs the job, until when: another takes it over only once that has passed. */
+    type: 'AiJobLeased',
+    version: 1,
+    schema: z.object({ jobId: id, owner: z.string(), until: z.iso.datetime() }),
+  },
   { type: 'AiJobFinished', version: 1, schema: z.object({ jobId: id, finishedAt: z.iso.datetime() }) },
   {
     type: 'AiTokensToppedUp',

@@ -46,6 +46,7 @@ const NOT_AUDITED = new Set([
   'AiReservationReleased',
   'AiTokensSpent',
   'AiJobItemsFinished',
+  'AiJobLeased',
 ]);
 
 /** Sign-in and authorization events: who did what is audited, their data (hashes, sealed seeds) is not. */
