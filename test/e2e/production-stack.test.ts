@@ -14,6 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Collector } from '../support/stream-collector';
+import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai';
 
 /**
  * The compose stack without Docker: each service in its own process as compose runs them (command API,
@@ -51,6 +52,7 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
   let gateway: Gateway;
   let queryApiUrl: string;
   let integratorSmtpPort: number;
+  let model: FakeOpenAi;
   const headers = { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' };
 
   /** One service as compose starts it (`bin/service.ts <name>` with the stack's environment). */
@@ -121,6 +123,8 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'records-stack-'));
+    model = await startFakeOpenAi();
+    model.chatReply = (request) => JSON.stringify({ value: `AI: ${request.messages.at(-1)!.content}` });
     stream = createKafkaStream({ brokers: brokers!.split(','), clientId: 'stack-test' });
     await collector.start(stream, topic);
     // As compose does: the command API serves MCP and sends its tool calls back through the gateway.
@@ -129,6 +133,8 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
       MCP_API_URL: `http://127.0.0.1:${gatewayPort}`,
       HOOK_BASE_URL: `http://127.0.0.1:${gatewayPort}/hook`,
       HOOK_TRUSTED_PROXIES: '127.0.0.1',
+      AI_URL: model.baseUrl,
+      AI_API_KEY: 'test-key',
     });
     await startService('projections');
     // Two integrators in one consumer group share the topic's partitions, as compose's replicas do; each runs
@@ -155,6 +161,7 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
     await Promise.all(children.map((child) => exited(child)));
     await collector.stop();
     await stream?.close();
+    await model?.close();
     const client = await MongoClient.connect(mongoUrl!);
     try {
       await client.db(database).dropDatabase();
@@ -307,5 +314,60 @@ describeContract('production stack e2e', 'gateway, separate services, mongodb, k
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expect(names).toEqual(['Mail through the stack']);
+  });
+
+  test('AI through the stack: an execute, its job and the balance read from MongoDB by a replica, a generated value', async () => {
+    const space = await create('/space', { name: 'AI' });
+    const module = await create('/module', { spaceId: space.id, name: 'Notes' });
+    const field = await create<{ key: string }>('/field', {
+      moduleId: module.id,
+      name: 'Summary',
+      type: 'text',
+    });
+    const records = [
+      await create('/record', { moduleId: module.id, name: 'One' }),
+      await create('/record', { moduleId: module.id, name: 'Two' }),
+    ];
+    const transform = await create('/ai/column-data-transform', {
+      name: 'Sum',
+      moduleId: module.id,
+      fieldId: field.id,
+      prompt: 'sum {{name}}',
+    });
+    await create('/ai/balance/top-up', { tokens: 100_000 });
+    const executed = await fetch(`${gateway.url}/api/column-data-transform/${transform.id}/execute`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ ids: records.map((record) => record.id) }),
+    });
+    expect(executed.status).toBe(201);
+    const job = (await executed.json()) as { jobId: number; done: number; tokens: number };
+    expect(job.done).toBe(2);
+    // The command API finds a field's module in the read model: once the projections process has written it.
+    expect((await readThroughGateway(`/field/${field.id}`, field.position)).status).toBe(200);
+    const position = (
+      await fetch(`${gateway.url}/api/field/generate/${field.id}`, { headers }).then(async (response) => {
+        expect(response.status).toBe(200);
+        expect(((await response.json()) as { value: string }).value).toMatch(/^AI: /);
+        return response;
+      })
+    ).headers.get('x-position')!;
+    const read = async <T>(path: string) => (await (await readThroughGateway(path, position)).json()) as T;
+    expect(await read(`/ai/job/${job.jobId}`)).toMatchObject({
+      status: 'finished',
+      done: 2,
+      tokens: job.tokens,
+    });
+    expect(await read<{ fields: Record<string, string> }>(`/record/${records[0]!.id}`)).toMatchObject({
+      fields: { [field.key]: 'AI: sum One' },
+    });
+    const balance = await read<{ spent: number; reserved: number; tokens: number }>('/ai/balance');
+    expect(balance.reserved).toBe(0);
+    expect(balance.spent).toBeGreaterThan(job.tokens);
+    const usage = await read<{ items: Array<{ operation: string | null }> }>('/ai/usage?group_by=operation');
+    expect(usage.items.map((row) => row.operation).sort()).toEqual([
+      'generate-field-value',
+      'transform-execute',
+    ]);
   });
 });
