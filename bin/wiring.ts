@@ -291,29 +291,35 @@ export async function buildServices(
     const seen = integrator.position;
     return { lagPositions: seen > head ? 0 : Number(head - seen), runsStarted: integrator.runsStarted };
   };
-  const metrics = new Metrics(async () => {
-    if (!host) return [];
-    const head = await adapters.events.headPosition();
-    const vectors = semantic?.position();
-    return [
-      ...host.status().map((status) => ({
-        projection: status.name,
-        version: status.version,
-        lagPositions: Number(head - status.position),
-        caughtUp: status.caughtUp,
-      })),
-      ...(vectors === undefined
-        ? []
-        : [
-            {
-              projection: VECTOR_PROJECTION,
-              version: 1,
-              lagPositions: Number(head > vectors ? head - vectors : 0n),
-              caughtUp: vectors >= head,
-            },
-          ]),
-    ];
-  }, integratorProgress);
+  // Model calls of AI jobs: fair between systems, bounded per system and per process.
+  const aiSlots = new FairSlots(config.AI_MAX_CONCURRENCY, config.AI_TENANT_CONCURRENCY);
+  const metrics = new Metrics(
+    async () => {
+      if (!host) return [];
+      const head = await adapters.events.headPosition();
+      const vectors = semantic?.position();
+      return [
+        ...host.status().map((status) => ({
+          projection: status.name,
+          version: status.version,
+          lagPositions: Number(head - status.position),
+          caughtUp: status.caughtUp,
+        })),
+        ...(vectors === undefined
+          ? []
+          : [
+              {
+                projection: VECTOR_PROJECTION,
+                version: 1,
+                lagPositions: Number(head > vectors ? head - vectors : 0n),
+                caughtUp: vectors >= head,
+              },
+            ]),
+      ];
+    },
+    integratorProgress,
+    () => aiSlots.inUse,
+  );
   const threaded =
     selection.projections && config.PROJECTIONS_THREAD
       ? new ThreadedProjections(
@@ -506,13 +512,14 @@ export async function buildServices(
     // Long enough for a call and its retries; a call that never settles (the process died) then lapses.
     reservationHoldMs: config.AI_TIMEOUT_MS * 6 + 60_000,
     backoffMs: exponentialBackoff,
+    observe: (outcome, tokens) => metrics.observeAiCall(outcome, tokens),
   });
   const aiJobs = new AiJobs({
     handler,
     ids,
     idempotency,
     model: meteredModel,
-    slots: new FairSlots(config.AI_MAX_CONCURRENCY, config.AI_TENANT_CONCURRENCY),
+    slots: aiSlots,
     reads: commandReads,
     now: hooks.now,
     logger: logger.child({ component: 'ai-jobs' }),

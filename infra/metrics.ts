@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Gauge, Registry, Summary } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry, Summary } from 'prom-client';
 
 export interface ProjectionLag {
   readonly projection: string;
@@ -22,12 +22,35 @@ export interface IntegratorProgress {
 export class Metrics {
   readonly registry = new Registry();
   private readonly visibleLag: Summary<'projection'>;
+  private readonly aiCalls: Counter<'outcome'>;
+  private readonly aiTokens: Counter;
 
   constructor(
     lag: () => Promise<readonly ProjectionLag[]>,
     integrator: () => Promise<IntegratorProgress | undefined> = () => Promise.resolve(undefined),
+    /** Model calls of AI jobs under way in this process. */
+    aiCallsInFlight: () => number = () => 0,
   ) {
     collectDefaultMetrics({ register: this.registry });
+    this.aiCalls = new Counter({
+      name: 'ai_model_calls_total',
+      help: 'AI model calls by outcome: answered, cached (answered from kept answers), failed, refused (balance)',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+    this.aiTokens = new Counter({
+      name: 'ai_tokens_spent_total',
+      help: 'AI tokens spent by this process (as the model reported them)',
+      registers: [this.registry],
+    });
+    new Gauge({
+      name: 'ai_job_calls_in_flight',
+      help: 'Model calls of AI execute jobs under way in this process',
+      registers: [this.registry],
+      collect() {
+        this.set(aiCallsInFlight());
+      },
+    });
     this.visibleLag = new Summary({
       name: 'projection_visible_lag_seconds',
       help: 'Write-to-visible lag: from an event commit to its projection applying it (live events, last 60 s)',
@@ -81,6 +104,11 @@ export class Metrics {
 
   observeVisibleLag(projection: string, lagMs: number): void {
     this.visibleLag.observe({ projection }, lagMs / 1000);
+  }
+
+  observeAiCall(outcome: 'answered' | 'cached' | 'failed' | 'refused', tokens: number): void {
+    this.aiCalls.inc({ outcome });
+    if (tokens > 0) this.aiTokens.inc(tokens);
   }
 
   async render(): Promise<{ contentType: string; body: string }> {

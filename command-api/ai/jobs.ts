@@ -183,11 +183,6 @@ export class AiJobs {
     return job;
   }
 
-  /** Jobs under way in this process. */
-  get active(): number {
-    return this.running.size;
-  }
-
   /** Stops taking records; calls under way are cut, their records stay without an outcome until a resume. */
   async stop(): Promise<void> {
     clearInterval(this.resumeTimer);
@@ -203,8 +198,8 @@ export class AiJobs {
     takeOver: boolean,
   ): Promise<AiJobState> {
     const stream = jobStream(tenant, jobId);
-    const job = (await this.options.handler.load(stream, aiJobDecider)).state;
-    if (job.status !== 'running') return job;
+    const before = (await this.options.handler.load(stream, aiJobDecider)).state;
+    if (before.status !== 'running') return before;
     const lease = (force = false, ttlMs = this.options.leaseMs) =>
       this.appends.run(stream, () =>
         this.options.handler.handle(
@@ -214,13 +209,16 @@ export class AiJobs {
           { ...context, commandId: crypto.randomUUID() },
         ),
       );
+    let job: AiJobState;
     try {
-      await lease(takeOver);
+      // The job as it is once this process holds it (a process before may have gone on meanwhile).
+      job = (await lease(takeOver)).state;
     } catch (error) {
       // Another process runs it.
-      if (error instanceof PlatformError && error.kind === 'conflict') return job;
+      if (error instanceof PlatformError && error.kind === 'conflict') return before;
       throw error;
     }
+    if (job.status !== 'running') return job;
     const pending = job.ids.filter((id) => !job.items.has(id));
     let setting: JobSetting | PlatformError;
     try {

@@ -33,6 +33,8 @@ export interface MeteredModelOptions {
   /** Waits between attempts; the endpoint's `Retry-After` wins when it says longer. */
   readonly backoffMs: (attempt: number) => number;
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Told of every call: how it ended and what it spent (for metrics). */
+  readonly observe?: (outcome: 'answered' | 'cached' | 'failed' | 'refused', tokens: number) => void;
 }
 
 export interface MeteredCall {
@@ -203,15 +205,26 @@ export class MeteredModel {
     const answerStream = digest === null ? null : streamName('aiAnswer', call.tenant, digest);
     if (answerStream !== null) {
       const kept = (await this.options.handler.load(answerStream, answerDecider)).state;
-      if (kept) return { text: kept.text, model: kept.model, tokens: 0, cached: true, finishReason: 'stop' };
+      if (kept) {
+        this.options.observe?.('cached', 0);
+        return { text: kept.text, model: kept.model, tokens: 0, cached: true, finishReason: 'stop' };
+      }
     }
 
     const estimate = estimateTokens(call.request);
-    const held = await this.hold(call, estimate);
+    let held: Held;
+    try {
+      held = await this.hold(call, estimate);
+    } catch (error) {
+      if (error instanceof PlatformError && error.kind === 'ai_balance_insufficient')
+        this.options.observe?.('refused', 0);
+      throw error;
+    }
     let completion;
     try {
       completion = await this.withRetries(model, call);
     } catch (error) {
+      this.options.observe?.('failed', 0);
       await this.letGo(call, held);
       throw error instanceof LanguageModelError ? platformErrorOf(error) : error;
     }
@@ -229,6 +242,7 @@ export class MeteredModel {
       model: completion.model,
       purpose: call.purpose,
     });
+    this.options.observe?.('answered', promptTokens + completionTokens);
     if (answerStream !== null && completion.finishReason !== 'length')
       await this.options.handler.handle(
         answerStream,

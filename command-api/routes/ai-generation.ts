@@ -62,7 +62,6 @@ const EXAMPLE_TEMPERATURE = 0.7;
 const MODEL_ATTEMPTS = 3;
 /** Stands for the module or space a proposal is checked against before it has one (stripped again). */
 const PLACEHOLDER_ID = 1;
-/** At most this much of a model's answer is quoted in an error. */
 
 /** What a type holds, where its name alone leaves the model guessing. */
 const TYPE_NOTES: Readonly<Partial<Record<FieldType, string>>> = {

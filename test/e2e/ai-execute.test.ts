@@ -151,6 +151,13 @@ describe('executing a transform', () => {
     ]);
     expect(fake.chatRequests.length - requestsBefore).toBe(2);
     expect((await balance()).spent - before.spent).toBe(spent);
+
+    const metrics = await (await fetch(`${platform.url}/metrics`)).text();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    expect(value('ai_model_calls_total{outcome="answered"}')).toBeGreaterThanOrEqual(2);
+    expect(value('ai_model_calls_total{outcome="cached"}')).toBeGreaterThanOrEqual(2);
+    expect(value('ai_tokens_spent_total')).toBeGreaterThanOrEqual(spent);
+    expect(value('ai_job_calls_in_flight')).toBe(0);
   });
 
   test('outcomes per record: skipped, a value the field refuses, malformed output, foreign and missing records', async () => {
