@@ -249,6 +249,9 @@ export class MeteredModel {
         answerDecider,
         { digest: digest!, text: completion.text, model: completion.model, promptTokens, completionTokens },
         { ...call.context, commandId: randomUUID() },
+        // Read empty a moment ago; a call asking the same meanwhile made it first: then the append fails its
+        // expectation, the handler reads it, and the decider keeps the answer there.
+        { newStream: true },
       );
     return {
       text: completion.text,
