@@ -492,6 +492,7 @@ export async function buildServices(
     readModels,
     (projections) => awaitPosition(consistency, consistency.defaultMinPosition(), projections),
     awaitCredentialWrites,
+    async (projections) => awaitPosition(consistency, await adapters.events.headPosition(), projections),
   );
   const sealer = createSealer(loadMasterKey(config.SECRETS_KEY, resolve(config.DATA_DIR)));
   const deploymentModel = deploymentModelOf(config);

@@ -45,12 +45,14 @@ export interface CommandReads {
  * The command side's reads of the read models. `ownWritesApplied(projections)` resolves once those
  * projections include every write this process made, so a command sees what the commands before it did;
  * `credentialWritesApplied()` once the credential projections include every credential write of any process
- * (a deactivation must find the grant another process issued a moment ago).
+ * (a deactivation must find the grant another process issued a moment ago); `everyWriteApplied(projections)`
+ * once they include every write of any process acknowledged so far (asked before a "not found").
  */
 export function readModelCommandReads(
   readModels: ReadModels,
   ownWritesApplied: (projections: readonly string[]) => Promise<void>,
   credentialWritesApplied: () => Promise<void>,
+  everyWriteApplied: (projections: readonly string[]) => Promise<void>,
 ): CommandReads {
   const countWhere = async (
     tenant: string,
@@ -65,9 +67,17 @@ export function readModelCommandReads(
   };
   return {
     async fieldModule(tenant, fieldId) {
-      await ownWritesApplied([PROJECTION_OF_READ_MODEL[READ_MODELS.fields]!]);
-      const field = await readModels.get(tenant, READ_MODELS.fields, documentId(tenant, fieldId));
-      return typeof field?.moduleId === 'number' ? field.moduleId : null;
+      const projections = [PROJECTION_OF_READ_MODEL[READ_MODELS.fields]!];
+      const lookUp = async () => {
+        const field = await readModels.get(tenant, READ_MODELS.fields, documentId(tenant, fieldId));
+        return typeof field?.moduleId === 'number' ? field.moduleId : null;
+      };
+      await ownWritesApplied(projections);
+      const found = await lookUp();
+      if (found !== null) return found;
+      // Another process may have added it a moment ago: "no such field" only once the read model has every write.
+      await everyWriteApplied(projections);
+      return lookUp();
     },
     // Soft-deleted records do not hold their module: a restore checks that the module still exists.
     recordsInModule: (tenant, moduleId) =>

@@ -73,6 +73,9 @@ test('a job of a killed process is taken over by the other once its lease runs o
       type: 'text',
     })
   ).body;
+  // Another command-api process finds the field at once (it waits for the read model before a "not found").
+  expect((await call(second, 'PUT', `/field/${field.id}`, { name: 'Output' })).status).toBe(200);
+  expect((await call(second, 'PUT', '/field/999999', { name: 'Nothing' })).status).toBe(404);
   const ids: number[] = [];
   for (let index = 0; index < RECORDS; index++)
     ids.push(
@@ -123,5 +126,4 @@ test('a job of a killed process is taken over by the other once its lease runs o
   const record = (await call<{ fields: Record<string, unknown> }>(queries, 'GET', `/record/${ids.at(-1)}`))
     .body;
   expect(record.fields[field.key]).toBe(`done: note N${RECORDS - 1}`);
-  expect(second).toMatch(/^http/);
 });
