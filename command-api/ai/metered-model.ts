@@ -204,7 +204,8 @@ export class MeteredModel {
     const digest = call.cache ? requestDigest(modelName, call.request) : null;
     const answerStream = digest === null ? null : streamName('aiAnswer', call.tenant, digest);
     if (answerStream !== null) {
-      const kept = (await this.options.handler.load(answerStream, answerDecider)).state;
+      // Not through the aggregate cache: an answer is read once or twice, and may be long.
+      const kept = (await this.options.handler.peek(answerStream, answerDecider)).state;
       if (kept) {
         this.options.observe?.('cached', 0);
         return { text: kept.text, model: kept.model, tokens: 0, cached: true, finishReason: 'stop' };
@@ -251,7 +252,7 @@ export class MeteredModel {
         { ...call.context, commandId: randomUUID() },
         // Read empty a moment ago; a call asking the same meanwhile made it first: then the append fails its
         // expectation, the handler reads it, and the decider keeps the answer there.
-        { newStream: true },
+        { newStream: true, uncached: true },
       );
     return {
       text: completion.text,

@@ -76,6 +76,8 @@ export interface HandleOptions {
    * it exist after all, the append fails its `no_stream` expectation and the handler reads it and retries.
    */
   readonly newStream?: boolean;
+  /** The stream's state is not kept in the aggregate cache (streams read once or twice, with a large state). */
+  readonly uncached?: boolean;
   readonly maxAttempts?: number;
 }
 
@@ -186,6 +188,21 @@ export class CommandHandler {
     return loaded;
   }
 
+  /** Reads the stream and folds it, keeping nothing in the cache (see `HandleOptions.uncached`). */
+  async peek<State, Event extends DomainEvent>(
+    streamId: string,
+    decider: Decider<State, never, Event>,
+  ): Promise<Loaded<State>> {
+    let loaded: Loaded<State> = { state: decider.initialState, revision: undefined, position: undefined };
+    for await (const recorded of this.store.readStream(streamId))
+      loaded = {
+        state: decider.evolve(loaded.state, toDomainEvent<Event>(recorded)),
+        revision: recorded.revision,
+        position: recorded.position,
+      };
+    return loaded;
+  }
+
   /**
    * Reads the whole stream in one pass: the current state, and the state right after the events `commandId`
    * appended earlier (null when it never appended). One read for both, so a first run that lands between
@@ -290,7 +307,12 @@ export class CommandHandler {
               loaded: { state: decider.initialState, revision: undefined, position: undefined },
               previous: null,
             }
-          : { loaded: await this.load(streamId, decider), previous: null };
+          : {
+              loaded: options.uncached
+                ? await this.peek(streamId, decider)
+                : await this.load(streamId, decider),
+              previous: null,
+            };
       if (previous) return { ...previous, replayed: true };
       if (options.ifMatch !== undefined && loaded.revision !== options.ifMatch) {
         throw new PlatformError(
@@ -309,7 +331,7 @@ export class CommandHandler {
         );
         const state = events.reduce((current, event) => decider.evolve(current, event), loaded.state);
         const after = { state, revision: result.nextExpectedRevision, position: result.position };
-        this.cache.set(streamId, after);
+        if (!options.uncached) this.cache.set(streamId, after);
         return { ...after, replayed: false };
       } catch (error) {
         if (!(error instanceof WrongExpectedRevisionError)) throw error;

@@ -463,6 +463,19 @@ describe('CommandHandler', () => {
       });
     });
 
+    test('an uncached command and a peek keep nothing: the next load reads the stream whole', async () => {
+      const store = new ObservedEventStore();
+      const handler = new CommandHandler(store);
+      await handler.handle(SPACE_STREAM, spaceDecider, CREATE_SPACE, commandContext(), {
+        newStream: true,
+        uncached: true,
+      });
+      expect((await handler.peek(SPACE_STREAM, spaceDecider)).state).toMatchObject({ name: 'Sales' });
+      store.reads.length = 0;
+      await handler.load(SPACE_STREAM, spaceDecider);
+      expect(store.reads).toEqual([{ streamId: SPACE_STREAM, options: { fromRevision: 0n } }]);
+    });
+
     test('evicts the least recently used stream beyond its capacity', () => {
       const cache = new AggregateCache(2);
       const entry = (revision: bigint): { state: string; revision: bigint; position: bigint } => ({
