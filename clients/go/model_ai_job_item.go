@@ -23,8 +23,10 @@ type AiJobItem struct {
 	RecordId int32 `json:"recordId"`
 	// `done`: written; `unchanged`: the answer was the value already there (nothing written); `skipped`: not asked (an `onlyEmpty` transform and a filled field); `failed`: see `reason`.
 	Status string `json:"status"`
-	// The value written, or the verdict (`{valid, reason}`).
+	// The value written, or the verdict (`{valid, reason}`); a text longer than 2000 characters is cut (see `cut`).
 	Value interface{} `json:"value,omitempty"`
+	// The value shown is the start of a longer text: the record holds it whole.
+	Cut *bool `json:"cut,omitempty"`
 	ValidationResultId *int32 `json:"validationResultId,omitempty"`
 	Reason *string `json:"reason,omitempty"`
 	// Tokens this record cost (0 when answered from the result cache).
@@ -136,6 +138,38 @@ func (o *AiJobItem) HasValue() bool {
 // SetValue gets a reference to the given interface{} and assigns it to the Value field.
 func (o *AiJobItem) SetValue(v interface{}) {
 	o.Value = v
+}
+
+// GetCut returns the Cut field value if set, zero value otherwise.
+func (o *AiJobItem) GetCut() bool {
+	if o == nil || IsNil(o.Cut) {
+		var ret bool
+		return ret
+	}
+	return *o.Cut
+}
+
+// GetCutOk returns a tuple with the Cut field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *AiJobItem) GetCutOk() (*bool, bool) {
+	if o == nil || IsNil(o.Cut) {
+		return nil, false
+	}
+	return o.Cut, true
+}
+
+// HasCut returns a boolean if a field has been set.
+func (o *AiJobItem) HasCut() bool {
+	if o != nil && !IsNil(o.Cut) {
+		return true
+	}
+
+	return false
+}
+
+// SetCut gets a reference to the given bool and assigns it to the Cut field.
+func (o *AiJobItem) SetCut(v bool) {
+	o.Cut = &v
 }
 
 // GetValidationResultId returns the ValidationResultId field value if set, zero value otherwise.
@@ -265,6 +299,9 @@ func (o AiJobItem) ToMap() (map[string]interface{}, error) {
 	if o.Value != nil {
 		toSerialize["value"] = o.Value
 	}
+	if !IsNil(o.Cut) {
+		toSerialize["cut"] = o.Cut
+	}
 	if !IsNil(o.ValidationResultId) {
 		toSerialize["validationResultId"] = o.ValidationResultId
 	}
@@ -322,6 +359,7 @@ func (o *AiJobItem) UnmarshalJSON(data []byte) (err error) {
 		delete(additionalProperties, "recordId")
 		delete(additionalProperties, "status")
 		delete(additionalProperties, "value")
+		delete(additionalProperties, "cut")
 		delete(additionalProperties, "validationResultId")
 		delete(additionalProperties, "reason")
 		delete(additionalProperties, "tokens")

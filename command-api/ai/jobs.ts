@@ -1,3 +1,4 @@
+import { MAX_SHOWN_VALUE_CHARS } from '../../contracts/api/ai';
 import { parseValueAnswer, parseVerdictAnswer, valueInstruction } from '../../contracts/ai-output';
 import { fillPrompt } from '../../contracts/ai-prompt';
 import type { AiJobItem } from '../../contracts/events/ai';
@@ -381,7 +382,13 @@ export class AiJobs {
       if (!parsed.ok) return failedAnswer(parsed.reason, answer);
       const value = parsed.value as FieldValue;
       if (JSON.stringify(value) === JSON.stringify(current))
-        return { recordId, status: 'unchanged', value, tokens: answer.tokens, cached: answer.cached };
+        return {
+          recordId,
+          status: 'unchanged',
+          ...shown(value),
+          tokens: answer.tokens,
+          cached: answer.cached,
+        };
       await this.options.handler.handle(
         stream,
         recordDecider,
@@ -394,7 +401,7 @@ export class AiJobs {
         { ...context, actor, commandId: `aiJob:${job.jobId}:${recordId}` },
         { mayBeRepeat: true },
       );
-      return { recordId, status: 'done', value, tokens: answer.tokens, cached: answer.cached };
+      return { recordId, status: 'done', ...shown(value), tokens: answer.tokens, cached: answer.cached };
     }
 
     const request = validationRequest(attributes, field, record, references, signal);
@@ -474,6 +481,13 @@ export class AiJobs {
 
 export function jobStream(tenant: string, jobId: number): string {
   return streamName('aiJob', tenant, jobId);
+}
+
+/** A value as a job's outcome keeps it: a long text cut (the record holds it whole, and a job may have 10,000). */
+function shown(value: FieldValue): { value: FieldValue; cut?: true } {
+  return typeof value === 'string' && value.length > MAX_SHOWN_VALUE_CHARS
+    ? { value: value.slice(0, MAX_SHOWN_VALUE_CHARS), cut: true }
+    : { value };
 }
 
 function isEmpty(value: unknown): boolean {

@@ -25,6 +25,8 @@ import {
 export const MAX_PROMPT_CHARS = 8000;
 export const MAX_FORMAT_CHARS = 1000;
 export const MAX_EXECUTE_IDS = 10_000;
+/** How much of a written text a job's outcome shows (the record holds it whole). */
+export const MAX_SHOWN_VALUE_CHARS = 2000;
 export const DEFAULT_MAX_OUTPUT_TOKENS = 256;
 export const MAX_OUTPUT_TOKENS = 4000;
 export const VALIDATION_SEVERITIES = ['info', 'warning', 'error'] as const;
@@ -359,7 +361,13 @@ const jobItem = z
     value: z
       .unknown()
       .optional()
-      .meta({ description: 'The value written, or the verdict (`{valid, reason}`).' }),
+      .meta({
+        description: `The value written, or the verdict (\`{valid, reason}\`); a text longer than ${MAX_SHOWN_VALUE_CHARS} characters is cut (see \`cut\`).`,
+      }),
+    cut: z
+      .boolean()
+      .optional()
+      .meta({ description: 'The value shown is the start of a longer text: the record holds it whole.' }),
     validationResultId: entityId.optional(),
     reason: z.string().optional(),
     tokens: z.int().meta({ description: 'Tokens this record cost (0 when answered from the result cache).' }),

@@ -70,6 +70,8 @@ export const aiJobItemSchema = z.object({
   recordId: id,
   status: z.enum(['done', 'unchanged', 'skipped', 'failed']),
   value: z.unknown().optional(),
+  /** `value` is the start of a longer text. */
+  cut: z.boolean().optional(),
   validationResultId: id.optional(),
   reason: z.string().optional(),
   tokens,

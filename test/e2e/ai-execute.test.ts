@@ -198,6 +198,18 @@ describe('executing a transform', () => {
     }
   });
 
+  test('a long text written is shown cut in the outcome; the record holds it whole', async () => {
+    const id = await record('Long', 'short');
+    const transformId = await transform({ fieldId: fieldIds.Description, prompt: 'LONG {{name}}' });
+    const long = 'word '.repeat(900).trim();
+    fake.chatReplies.push(JSON.stringify({ value: long }));
+    const executed = await call('POST', `/column-data-transform/${transformId}/execute`, { ids: [id] });
+    const item = (executed.body.items as Array<{ value: string; cut?: boolean; status: string }>)[0]!;
+    expect(item).toMatchObject({ status: 'done', cut: true });
+    expect(item.value).toBe(long.slice(0, 2000));
+    expect((await read(`/record/${id}`)).body.fields).toMatchObject({ [keys.Description!]: long });
+  });
+
   test('a rate limit is waited out and retried; the record is done', async () => {
     const id = await record('Retried', 'after a wait');
     const transformId = await transform({

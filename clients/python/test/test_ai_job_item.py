@@ -38,6 +38,7 @@ class TestAiJobItem(unittest.TestCase):
                 record_id = 1,
                 status = 'done',
                 value = None,
+                cut = True,
                 validation_result_id = 1,
                 reason = '',
                 tokens = -9007199254740991,

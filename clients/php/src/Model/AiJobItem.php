@@ -61,6 +61,7 @@ class AiJobItem implements ModelInterface, ArrayAccess, JsonSerializable
         'record_id' => 'int',
         'status' => 'string',
         'value' => 'mixed',
+        'cut' => 'bool',
         'validation_result_id' => 'int',
         'reason' => 'string',
         'tokens' => 'int',
@@ -76,6 +77,7 @@ class AiJobItem implements ModelInterface, ArrayAccess, JsonSerializable
         'record_id' => null,
         'status' => null,
         'value' => null,
+        'cut' => null,
         'validation_result_id' => null,
         'reason' => null,
         'tokens' => null,
@@ -91,6 +93,7 @@ class AiJobItem implements ModelInterface, ArrayAccess, JsonSerializable
         'record_id' => false,
         'status' => false,
         'value' => true,
+        'cut' => false,
         'validation_result_id' => false,
         'reason' => false,
         'tokens' => false,
@@ -176,6 +179,7 @@ class AiJobItem implements ModelInterface, ArrayAccess, JsonSerializable
         'record_id' => 'recordId',
         'status' => 'status',
         'value' => 'value',
+        'cut' => 'cut',
         'validation_result_id' => 'validationResultId',
         'reason' => 'reason',
         'tokens' => 'tokens',
@@ -191,6 +195,7 @@ class AiJobItem implements ModelInterface, ArrayAccess, JsonSerializable
         'record_id' => 'setRecordId',
         'status' => 'setStatus',
         'value' => 'setValue',
+        'cut' => 'setCut',
         'validation_result_id' => 'setValidationResultId',
         'reason' => 'setReason',
         'tokens' => 'setTokens',
@@ -206,6 +211,7 @@ class AiJobItem implements ModelInterface, ArrayAccess, JsonSerializable
         'record_id' => 'getRecordId',
         'status' => 'getStatus',
         'value' => 'getValue',
+        'cut' => 'getCut',
         'validation_result_id' => 'getValidationResultId',
         'reason' => 'getReason',
         'tokens' => 'getTokens',
@@ -281,6 +287,7 @@ class AiJobItem implements ModelInterface, ArrayAccess, JsonSerializable
         $this->setIfExists('record_id', $data ?? [], null);
         $this->setIfExists('status', $data ?? [], null);
         $this->setIfExists('value', $data ?? [], null);
+        $this->setIfExists('cut', $data ?? [], null);
         $this->setIfExists('validation_result_id', $data ?? [], null);
         $this->setIfExists('reason', $data ?? [], null);
         $this->setIfExists('tokens', $data ?? [], null);
@@ -453,7 +460,7 @@ class AiJobItem implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets value
      *
-     * @param mixed|null $value The value written, or the verdict (`{valid, reason}`).
+     * @param mixed|null $value The value written, or the verdict (`{valid, reason}`); a text longer than 2000 characters is cut (see `cut`).
      *
      * @return $this
      */
@@ -470,6 +477,33 @@ class AiJobItem implements ModelInterface, ArrayAccess, JsonSerializable
             }
         }
         $this->container['value'] = $value;
+
+        return $this;
+    }
+
+    /**
+     * Gets cut
+     *
+     * @return bool|null
+     */
+    public function getCut(): ?bool
+    {
+        return $this->container['cut'];
+    }
+
+    /**
+     * Sets cut
+     *
+     * @param bool|null $cut The value shown is the start of a longer text: the record holds it whole.
+     *
+     * @return $this
+     */
+    public function setCut(?bool $cut): static
+    {
+        if (is_null($cut)) {
+            throw new InvalidArgumentException('non-nullable cut cannot be null');
+        }
+        $this->container['cut'] = $cut;
 
         return $this;
     }

@@ -105,6 +105,15 @@ class AiJobItemTest extends TestCase
     }
 
     /**
+     * Test attribute "cut"
+     */
+    public function testPropertyCut()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
      * Test attribute "validation_result_id"
      */
     public function testPropertyValidationResultId()

@@ -30,12 +30,13 @@ class AiJobItem(BaseModel):
     """ # noqa: E501
     record_id: Annotated[int, Field(le=2147483647, strict=True, ge=1)] = Field(alias="recordId")
     status: StrictStr = Field(description="`done`: written; `unchanged`: the answer was the value already there (nothing written); `skipped`: not asked (an `onlyEmpty` transform and a filled field); `failed`: see `reason`.")
-    value: Optional[Any] = Field(default=None, description="The value written, or the verdict (`{valid, reason}`).")
+    value: Optional[Any] = Field(default=None, description="The value written, or the verdict (`{valid, reason}`); a text longer than 2000 characters is cut (see `cut`).")
+    cut: Optional[StrictBool] = Field(default=None, description="The value shown is the start of a longer text: the record holds it whole.")
     validation_result_id: Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]] = Field(default=None, alias="validationResultId")
     reason: Optional[StrictStr] = None
     tokens: Annotated[int, Field(le=9007199254740991, strict=True, ge=-9007199254740991)] = Field(description="Tokens this record cost (0 when answered from the result cache).")
     cached: StrictBool = Field(description="The same question was answered before: nothing spent.")
-    __properties: ClassVar[List[str]] = ["recordId", "status", "value", "validationResultId", "reason", "tokens", "cached"]
+    __properties: ClassVar[List[str]] = ["recordId", "status", "value", "cut", "validationResultId", "reason", "tokens", "cached"]
 
     @field_validator('status')
     def status_validate_enum(cls, value):
@@ -103,6 +104,7 @@ class AiJobItem(BaseModel):
             "recordId": obj.get("recordId"),
             "status": obj.get("status"),
             "value": obj.get("value"),
+            "cut": obj.get("cut"),
             "validationResultId": obj.get("validationResultId"),
             "reason": obj.get("reason"),
             "tokens": obj.get("tokens"),

@@ -28,9 +28,13 @@ export interface AiJobItem {
      */
     status: AiJobItemStatusEnum;
     /**
-     * The value written, or the verdict (`{valid, reason}`).
+     * The value written, or the verdict (`{valid, reason}`); a text longer than 2000 characters is cut (see `cut`).
      */
     value?: any | null;
+    /**
+     * The value shown is the start of a longer text: the record holds it whole.
+     */
+    cut?: boolean;
     /**
      * 
      */
@@ -86,6 +90,7 @@ export function AiJobItemFromJSONTyped(json: any, ignoreDiscriminator: boolean):
         'recordId': json['recordId'],
         'status': json['status'],
         'value': json['value'] === undefined ? undefined : json['value'] === null ? null : json['value'],
+        'cut': json['cut'] == null ? undefined : json['cut'],
         'validationResultId': json['validationResultId'] == null ? undefined : json['validationResultId'],
         'reason': json['reason'] == null ? undefined : json['reason'],
         'tokens': json['tokens'],
@@ -107,6 +112,7 @@ export function AiJobItemToJSONTyped(value?: AiJobItem | null, ignoreDiscriminat
         'recordId': value['recordId'],
         'status': value['status'],
         'value': value['value'],
+        'cut': value['cut'],
         'validationResultId': value['validationResultId'],
         'reason': value['reason'],
         'tokens': value['tokens'],
