@@ -230,27 +230,33 @@ export class AiJobs {
     }
 
     const buffer: AiJobItem[] = [];
-    const flush = () => {
+    /** Appends the outcomes waiting; when that fails they wait for the next flush (the final one throws). */
+    const flush = async (final = false): Promise<void> => {
       const items = buffer.splice(0, buffer.length);
-      return items.length === 0
-        ? Promise.resolve()
-        : this.appends.run(stream, () =>
-            this.options.handler.handle(
-              stream,
-              aiJobDecider,
-              { kind: 'RecordItems', items },
-              { ...context, commandId: crypto.randomUUID() },
-            ),
-          );
+      if (items.length === 0) return;
+      try {
+        await this.appends.run(stream, () =>
+          this.options.handler.handle(
+            stream,
+            aiJobDecider,
+            { kind: 'RecordItems', items },
+            { ...context, commandId: crypto.randomUUID() },
+          ),
+        );
+      } catch (error) {
+        buffer.unshift(...items);
+        if (final) throw error;
+        this.options.logger.warn({ err: error, tenant, jobId }, 'keeping AI job outcomes failed; retrying');
+      }
     };
-    const flushing = new Set<Promise<unknown>>();
+    const flushing = new Set<Promise<void>>();
+    const track = (promise: Promise<void>) => {
+      const tracked = promise.finally(() => flushing.delete(tracked));
+      flushing.add(tracked);
+    };
     const keep = (item: AiJobItem) => {
       buffer.push(item);
       if (buffer.length >= ITEMS_PER_EVENT) track(flush());
-    };
-    const track = (promise: Promise<unknown>) => {
-      const tracked = promise.finally(() => flushing.delete(tracked));
-      flushing.add(tracked);
     };
     const timer = setInterval(() => track(flush()), FLUSH_MS);
     // Stopped with the process, or when the lease is lost (another process took the job over).
@@ -287,10 +293,14 @@ export class AiJobs {
       clearInterval(timer);
       clearInterval(renewal);
       await Promise.allSettled([...flushing]);
-      await flush();
-      await this.options.model.closeBlock(block);
-      // Stopping: the lease ends now, so another process goes on with the job at its next look.
-      if (this.stopping.signal.aborted) await lease(false, 0).catch(() => undefined);
+      try {
+        await flush(true);
+      } finally {
+        // What the block still holds is let go (or lapses, should the store not answer now).
+        await this.options.model.closeBlock(block).catch(() => undefined);
+        // Stopping: the lease ends now, so another process goes on with the job at its next look.
+        if (this.stopping.signal.aborted) await lease(false, 0).catch(() => undefined);
+      }
     }
     if (signal.aborted) return (await this.options.handler.load(stream, aiJobDecider)).state;
     const finished = await this.appends.run(stream, () =>
