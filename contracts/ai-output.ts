@@ -3,23 +3,12 @@
  * field's type, or a verdict `{"valid": …, "reason": …}`. A model's answer is untrusted text: anything that is
  * not exactly such an object is refused with the reason, never guessed at.
  */
-import type { FieldDefinition, FieldType } from './fields';
+import { FIELD_TYPES, type FieldDefinition, type FieldType } from './fields';
 
 /** Field types a model can write: a value that is text, a number, a date, a choice or a flag. */
-export const TRANSFORMABLE_TYPES: readonly FieldType[] = [
-  'text',
-  'long_text',
-  'number',
-  'decimal',
-  'date',
-  'datetime',
-  'checkbox',
-  'select',
-  'multi_select',
-  'email',
-  'url',
-  'phone',
-];
+export const TRANSFORMABLE_TYPES: readonly FieldType[] = FIELD_TYPES.filter(
+  (type) => !['user', 'relation', 'file', 'button'].includes(type),
+);
 
 /** Field types a validation may check: all that hold a value. */
 export const VALIDATABLE_TYPES: readonly FieldType[] = [...TRANSFORMABLE_TYPES, 'user', 'relation', 'file'];

@@ -97,6 +97,20 @@ export async function activeConfiguration(
 
 /** The saved transforms, validations and validation results. */
 export function aiConfigurationResources(aggregates: AggregateLoader, now: () => Date) {
+  /** A changed prompt or rule refers only to what the records of the configuration's module have. */
+  async function checkChangedPrompt(
+    kind: 'transform' | 'validation',
+    path: string,
+    prompt: string | undefined,
+    tenant: string,
+    entityId: number,
+  ): Promise<void> {
+    if (prompt === undefined) return;
+    const current = await activeConfiguration(aggregates, kind, tenant, entityId);
+    const module = await moduleFields(aggregates, tenant, current.attributes.moduleId as number);
+    checkReferences(path, prompt, module?.fields ?? []);
+  }
+
   const transform = attributesResource({
     entity: COLUMN_DATA_TRANSFORM,
     idParam: 'entityId',
@@ -127,11 +141,7 @@ export function aiConfigurationResources(aggregates: AggregateLoader, now: () =>
       };
     },
     async checkUpdate(body, tenant, entityId) {
-      if (body.prompt !== undefined) {
-        const current = await activeConfiguration(aggregates, 'transform', tenant, entityId);
-        const module = await moduleFields(aggregates, tenant, current.attributes.moduleId as number);
-        checkReferences('prompt', body.prompt, module?.fields ?? []);
-      }
+      await checkChangedPrompt('transform', 'prompt', body.prompt, tenant, entityId);
       return body;
     },
   });
@@ -163,11 +173,7 @@ export function aiConfigurationResources(aggregates: AggregateLoader, now: () =>
       };
     },
     async checkUpdate(body, tenant, entityId) {
-      if (body.rule !== undefined) {
-        const current = await activeConfiguration(aggregates, 'validation', tenant, entityId);
-        const module = await moduleFields(aggregates, tenant, current.attributes.moduleId as number);
-        checkReferences('rule', body.rule, module?.fields ?? []);
-      }
+      await checkChangedPrompt('validation', 'rule', body.rule, tenant, entityId);
       return body;
     },
   });
