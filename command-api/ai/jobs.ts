@@ -1,6 +1,5 @@
 import { MAX_SHOWN_VALUE_CHARS } from '../../contracts/api/ai';
-import { parseValueAnswer, parseVerdictAnswer, valueInstruction } from '../../contracts/ai-output';
-import { fillPrompt } from '../../contracts/ai-prompt';
+import { parseValueAnswer, parseVerdictAnswer } from '../../contracts/ai-output';
 import type { AiJobItem } from '../../contracts/events/ai';
 import type { FieldValue } from '../../contracts/events/records';
 import { PlatformError } from '../../contracts/errors';
@@ -11,15 +10,15 @@ import type { CommandReads } from '../../infra/read-store/command-reads';
 import type { Logger } from '../../infra/logging';
 import { aiJobDecider, type AiJobState } from '../domain/ai-job';
 import type { AttributesState } from '../domain/attributes';
-import { recordDecider, type RecordState } from '../domain/record';
+import { recordDecider } from '../domain/record';
 import type { CommandContext, CommandHandler } from '../kit/handler';
 import type { IdAllocator } from '../kit/id-allocator';
 import { requestHash, type IdempotencyKeys } from '../kit/idempotency';
 import { OneAtATime } from '../kit/one-at-a-time';
-import { activeConfiguration, validationResultDecider } from '../routes/ai-configurations';
-import { moduleFields } from '../routes/records';
+import { activeConfiguration, configurationField, validationResultDecider } from './configurations';
 import type { FairSlots } from './fair-slots';
-import { requestDigest, type MeteredAnswer, type MeteredModel, type ReservationBlock } from './metered-model';
+import { ReservationBlock, type MeteredAnswer, type MeteredModel } from './metered-model';
+import { recordReferences, transformRequest, validationRequest } from './requests';
 
 /** Outcomes are appended to the job a few at a time: at most this many per event, at least every 200 ms. */
 const ITEMS_PER_EVENT = 50;
@@ -28,13 +27,6 @@ const FLUSH_MS = 200;
 const ATTEMPTS_PER_RECORD = 5;
 /** Records one reservation of a job covers (see `ReservationBlock`). */
 const RECORDS_PER_RESERVATION = 16;
-
-export const TRANSFORM_SYSTEM_PROMPT =
-  'You rewrite one field of a record in a database. Follow the instructions. Answer with one JSON object ' +
-  'and nothing else: {"value": <the new value>}, where <the new value> is ';
-export const VALIDATION_SYSTEM_PROMPT =
-  'You check one field value of a record in a database against a rule. Answer with one JSON object and ' +
-  'nothing else: {"valid": true or false, "reason": "<one short sentence>"}.';
 
 export interface AiJobsOptions {
   readonly handler: CommandHandler;
@@ -141,7 +133,7 @@ export class AiJobs {
     let resumed = 0;
     for (const { tenant, jobId } of unfinished) {
       if (this.running.has(`${tenant}.${jobId}`)) continue;
-      const job = await this.current(tenant, jobId);
+      const { job } = await this.current(tenant, jobId);
       const leased = job.lease !== null && job.lease.until > this.options.now().getTime();
       if (job.status !== 'running' || (leased && !force)) continue;
       resumed++;
@@ -177,11 +169,11 @@ export class AiJobs {
     this.resumeTimer.unref();
   }
 
-  /** The job as it is now (404 when there is none). */
-  async current(tenant: string, jobId: number): Promise<AiJobState> {
-    const job = (await this.options.handler.load(jobStream(tenant, jobId), aiJobDecider)).state;
-    if (job.status === 'none') throw new PlatformError('not_found', `AI job ${jobId} not found`);
-    return job;
+  /** The job as it is now, and the position of its last event (404 when there is none). */
+  async current(tenant: string, jobId: number): Promise<{ job: AiJobState; position: bigint | undefined }> {
+    const { state, position } = await this.options.handler.load(jobStream(tenant, jobId), aiJobDecider);
+    if (state.status === 'none') throw new PlatformError('not_found', `AI job ${jobId} not found`);
+    return { job: state, position };
   }
 
   /** Stops taking records; calls under way are cut, their records stay without an outcome until a resume. */
@@ -265,7 +257,7 @@ export class AiJobs {
     const renewal = setInterval(() => {
       lease().catch((error: unknown) => leaseLost.abort(error));
     }, this.options.leaseMs / 3);
-    const block = this.options.model.block(tenant, context, RECORDS_PER_RESERVATION);
+    const block = new ReservationBlock(tenant, context, RECORDS_PER_RESERVATION);
 
     try {
       let next = 0;
@@ -318,15 +310,7 @@ export class AiJobs {
   /** The configuration as it is now, and its field (a job whose configuration or field is gone fails each record). */
   private async settingOf(tenant: string, job: AiJobState): Promise<JobSetting> {
     const configuration = await activeConfiguration(this.options.handler, job.kind, tenant, job.entityId);
-    const moduleId = configuration.attributes.moduleId as number;
-    const module = await moduleFields(this.options.handler, tenant, moduleId);
-    const field = module?.fields.find((candidate) => candidate.fieldId === configuration.attributes.fieldId);
-    if (!field)
-      throw new PlatformError(
-        'not_found',
-        `the field ${String(configuration.attributes.fieldId)} of module ${moduleId} no longer exists`,
-      );
-    return { configuration, field, fields: module!.fields };
+    return { configuration, ...(await configurationField(this.options.handler, tenant, configuration)) };
   }
 
   private async runRecord(
@@ -354,7 +338,7 @@ export class AiJobs {
         cached: false,
       };
     const current = record.fields[field.key] ?? null;
-    const references = { ...record.fields, name: record.name, id: record.recordId, value: current };
+    const references = recordReferences(record, field);
     const purpose = {
       configuration: { kind: job.kind, entityId: job.entityId },
       userId: context.actor.userId,
@@ -418,7 +402,8 @@ export class AiJobs {
     const answer = await ask(request);
     const parsed = parseVerdictAnswer(answer.text);
     if (!parsed.ok) return failedAnswer(parsed.reason, answer);
-    const inputDigest = requestDigest(request.model ?? '', request);
+    // Kept answers carry the digest of what was asked: the same digest is the same rule, value and model.
+    const inputDigest = answer.digest ?? null;
     const latest = await this.options.reads.latestValidationResult(tenant, job.entityId, recordId);
     const verdict = { valid: parsed.value.valid, reason: parsed.value.reason };
     if (latest !== null && latest.inputDigest === inputDigest && latest.source === 'ai')
@@ -489,7 +474,7 @@ export class AiJobs {
   }
 }
 
-export function jobStream(tenant: string, jobId: number): string {
+function jobStream(tenant: string, jobId: number): string {
   return streamName('aiJob', tenant, jobId);
 }
 
@@ -507,57 +492,4 @@ function isEmpty(value: unknown): boolean {
 function failure(recordId: number, error: unknown): AiJobItem {
   const reason = error instanceof Error ? error.message : String(error);
   return { recordId, status: 'failed', reason, tokens: 0, cached: false };
-}
-
-/** What a transform asks of the model for one record. */
-export function transformRequest(
-  attributes: Readonly<Record<string, unknown>>,
-  field: FieldDefinition,
-  references: Readonly<Record<string, unknown>>,
-  signal?: AbortSignal,
-): CompletionRequest {
-  const format = typeof attributes.format === 'string' ? `\nOutput format: ${attributes.format}` : '';
-  return {
-    messages: [
-      {
-        role: 'system',
-        content: `${TRANSFORM_SYSTEM_PROMPT}${valueInstruction(field)} for the field "${field.name}" (or null for no value).${format}`,
-      },
-      { role: 'user', content: fillPrompt(String(attributes.prompt), references) },
-    ],
-    maxOutputTokens: Number(attributes.maxOutputTokens),
-    temperature: Number(attributes.temperature ?? 0),
-    json: true,
-    ...(typeof attributes.model === 'string' && { model: attributes.model }),
-    ...(signal && { signal }),
-  };
-}
-
-/** What a validation asks of the model for one record. */
-function validationRequest(
-  attributes: Readonly<Record<string, unknown>>,
-  field: FieldDefinition,
-  record: RecordState,
-  references: Readonly<Record<string, unknown>>,
-  signal: AbortSignal,
-): CompletionRequest {
-  const value = record.fields[field.key] ?? null;
-  return {
-    messages: [
-      { role: 'system', content: VALIDATION_SYSTEM_PROMPT },
-      {
-        role: 'user',
-        content:
-          `Rule: ${fillPrompt(String(attributes.rule), references)}\n` +
-          `Field: "${field.name}" (${field.type})\n` +
-          `Value: ${JSON.stringify(value)}\n` +
-          `Record: "${record.name}"`,
-      },
-    ],
-    maxOutputTokens: Number(attributes.maxOutputTokens),
-    temperature: 0,
-    json: true,
-    ...(typeof attributes.model === 'string' && { model: attributes.model }),
-    signal,
-  };
 }

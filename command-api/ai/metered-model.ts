@@ -7,18 +7,20 @@ import {
   type CompletionRequest,
   type LanguageModel,
 } from '../../infra/ai/language-model/port';
+import { insufficientBalance } from '../../contracts/ai-balance';
 import {
   AI_BALANCE_STREAM_ID,
   aiBalanceDecider,
+  balanceView,
   type AiBalanceCommand,
   type AiBalanceState,
 } from '../domain/ai-balance';
-import type { Decider, DomainEvent } from '../kit/decider';
+import { aiAnswerDecider } from '../domain/ai-answer';
 import type { CommandContext, CommandHandler, CommandResult } from '../kit/handler';
 import { OneAtATime } from '../kit/one-at-a-time';
 
 /** How to set a model up, for the answer of an AI route on a system that has none. */
-export const NO_MODEL_MESSAGE =
+const NO_MODEL_MESSAGE =
   'no language model is configured for this system: set AI_URL (an OpenAI-compatible endpoint such as ' +
   'https://api.openai.com/v1, Azure, Ollama or vLLM), AI_MODEL and AI_API_KEY for the deployment, or have ' +
   'an operator administrator set one for this system with PUT /system/{system}/ai';
@@ -86,49 +88,18 @@ export interface MeteredAnswer {
   readonly finishReason: string;
   /** The position of what the call spent (undefined when it spent nothing): `X-Position` for the answer. */
   readonly position?: bigint;
+  /** What was asked, as a digest (when the answer is kept): the same digest is the same question. */
+  readonly digest?: string;
 }
-
-interface RecordedAnswer {
-  readonly text: string;
-  readonly model: string;
-}
-
-const answerDecider: Decider<
-  RecordedAnswer | null,
-  RecordedAnswer & { digest: string; promptTokens: number; completionTokens: number },
-  DomainEvent
-> = {
-  initialState: null,
-  decide: (command, state) =>
-    state === null
-      ? [
-          {
-            type: 'AiAnswerRecorded',
-            data: {
-              digest: command.digest,
-              text: command.text,
-              model: command.model,
-              promptTokens: command.promptTokens,
-              completionTokens: command.completionTokens,
-            },
-          },
-        ]
-      : [],
-  evolve: (state, event) => {
-    if (event.type !== 'AiAnswerRecorded') return state;
-    const data = event.data as RecordedAnswer;
-    return { text: data.text, model: data.model };
-  },
-};
 
 /** A conservative guess of the tokens a request takes: its text at 3 characters a token, and the answer's limit. */
-export function estimateTokens(request: CompletionRequest): number {
+function estimateTokens(request: CompletionRequest): number {
   const characters = request.messages.reduce((sum, message) => sum + message.content.length, 0);
   return Math.ceil(characters / 3) + 8 * request.messages.length + request.maxOutputTokens;
 }
 
 /** What the request asks, as one digest: the same digest is the same question to the same model. */
-export function requestDigest(modelName: string, request: CompletionRequest): string {
+function requestDigest(modelName: string, request: CompletionRequest): string {
   return createHash('sha256')
     .update(
       JSON.stringify([
@@ -205,10 +176,17 @@ export class MeteredModel {
     const answerStream = digest === null ? null : streamName('aiAnswer', call.tenant, digest);
     if (answerStream !== null) {
       // Not through the aggregate cache: an answer is read once or twice, and may be long.
-      const kept = (await this.options.handler.peek(answerStream, answerDecider)).state;
+      const kept = (await this.options.handler.peek(answerStream, aiAnswerDecider)).state;
       if (kept) {
         this.options.observe?.('cached', 0);
-        return { text: kept.text, model: kept.model, tokens: 0, cached: true, finishReason: 'stop' };
+        return {
+          text: kept.text,
+          model: kept.model,
+          tokens: 0,
+          cached: true,
+          finishReason: 'stop',
+          digest: digest!,
+        };
       }
     }
 
@@ -247,7 +225,7 @@ export class MeteredModel {
     if (answerStream !== null && completion.finishReason !== 'length')
       await this.options.handler.handle(
         answerStream,
-        answerDecider,
+        aiAnswerDecider,
         { digest: digest!, text: completion.text, model: completion.model, promptTokens, completionTokens },
         { ...call.context, commandId: randomUUID() },
         // Read empty a moment ago; a call asking the same meanwhile made it first: then the append fails its
@@ -261,12 +239,19 @@ export class MeteredModel {
       cached: false,
       finishReason: completion.finishReason,
       ...(spent.position !== undefined && { position: spent.position }),
+      ...(digest !== null && { digest }),
     };
   }
 
-  /** A block for a job's calls (let go with `closeBlock` when the job ends). */
-  block(tenant: string, context: Omit<CommandContext, 'commandId'>, calls: number): ReservationBlock {
-    return new ReservationBlock(tenant, context, calls);
+  /**
+   * Refuses (402) work whose first call the balance cannot cover, before anything is started: an execute that
+   * could do nothing is no job. Each call still reserves its own estimate when it comes.
+   */
+  async assertCovers(tenant: string, what: string, request: CompletionRequest): Promise<void> {
+    const balance = await this.options.handler.load(balanceStream(tenant), aiBalanceDecider);
+    const needed = estimateTokens(request);
+    const { available } = balanceView(balance.state, this.options.now());
+    if (available < needed) throw insufficientBalance(what, needed, available);
   }
 
   /** Lets the rest of a job's block go. */
@@ -276,45 +261,24 @@ export class MeteredModel {
       const reservationId = block.reservationId;
       block.reservationId = null;
       block.remaining = 0;
-      await this.balance(block, { kind: 'Release', reservationId, now: this.options.now() });
+      await this.release(block, reservationId);
     });
   }
 
   /** Reserves the call's estimate: out of its job's block when it has one, else a reservation of its own. */
   private async hold(call: MeteredCall, estimate: number): Promise<Held> {
-    const own = async (): Promise<Held> => {
-      const reservationId = randomUUID();
-      await this.balance(call, {
-        kind: 'Reserve',
-        reservationId,
-        tokens: estimate,
-        now: this.options.now(),
-        holdMs: this.options.reservationHoldMs,
-      });
-      return { reservationId };
-    };
+    const own = async (): Promise<Held> => ({ reservationId: await this.reserve(call, estimate) });
     const block = call.block;
     if (block === undefined || block.calls <= 1) return own();
     const fromBlock = await block.turns.run('block', async (): Promise<Held | null> => {
       if (block.reservationId === null || block.remaining < estimate) {
-        if (block.reservationId !== null)
-          await this.balance(call, {
-            kind: 'Release',
-            reservationId: block.reservationId,
-            now: this.options.now(),
-          });
+        if (block.reservationId !== null) await this.release(call, block.reservationId);
         block.reservationId = null;
         block.remaining = 0;
-        const reservationId = randomUUID();
         const tokens = estimate * block.calls;
+        let reservationId: string;
         try {
-          await this.balance(call, {
-            kind: 'Reserve',
-            reservationId,
-            tokens,
-            now: this.options.now(),
-            holdMs: this.options.reservationHoldMs,
-          });
+          reservationId = await this.reserve(call, tokens);
         } catch (error) {
           // Not enough for a block: this call (and the next) reserve what they need alone.
           if (error instanceof PlatformError && error.kind === 'ai_balance_insufficient') return null;
@@ -331,14 +295,7 @@ export class MeteredModel {
 
   /** A failed call's hold: its own reservation released; its estimate back into its block. */
   private async letGo(call: MeteredCall, held: Held): Promise<void> {
-    if (held.fromBlock === undefined) {
-      await this.balance(call, {
-        kind: 'Release',
-        reservationId: held.reservationId,
-        now: this.options.now(),
-      });
-      return;
-    }
+    if (held.fromBlock === undefined) return this.release(call, held.reservationId);
     const block = call.block!;
     await block.turns.run('block', async () => {
       if (block.reservationId === held.reservationId) block.remaining += held.fromBlock!;
@@ -358,19 +315,39 @@ export class MeteredModel {
     }
   }
 
+  /** A new reservation of `tokens` (402 when the balance cannot cover them); its id. */
+  private async reserve(call: Pick<MeteredCall, 'tenant' | 'context'>, tokens: number): Promise<string> {
+    const reservationId = randomUUID();
+    const now = this.options.now();
+    await this.balance(call, {
+      kind: 'Reserve',
+      reservationId,
+      tokens,
+      now,
+      holdMs: this.options.reservationHoldMs,
+    });
+    return reservationId;
+  }
+
+  private async release(call: Pick<MeteredCall, 'tenant' | 'context'>, reservationId: string): Promise<void> {
+    await this.balance(call, { kind: 'Release', reservationId, now: this.options.now() });
+  }
+
   private balance(
     call: Pick<MeteredCall, 'tenant' | 'context'>,
     command: AiBalanceCommand,
   ): Promise<CommandResult<AiBalanceState>> {
     return this.balanceTurns.run(call.tenant, () =>
-      this.options.handler.handle(
-        streamName('aiBalance', call.tenant, AI_BALANCE_STREAM_ID),
-        aiBalanceDecider,
-        command,
-        { ...call.context, commandId: randomUUID() },
-      ),
+      this.options.handler.handle(balanceStream(call.tenant), aiBalanceDecider, command, {
+        ...call.context,
+        commandId: randomUUID(),
+      }),
     );
   }
+}
+
+function balanceStream(tenant: string): string {
+  return streamName('aiBalance', tenant, AI_BALANCE_STREAM_ID);
 }
 
 /** Exponential backoff with jitter: about 0.5 s, 1 s, 2 s… at most 20 s. */

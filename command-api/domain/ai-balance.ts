@@ -1,5 +1,5 @@
 import type { AiSpendingPurpose } from '../../contracts/events/ai';
-import { PlatformError } from '../../contracts/errors';
+import { aiBalanceView, insufficientBalance, type AiBalanceView } from '../../contracts/ai-balance';
 import type { Decider, DomainEvent } from '../kit/decider';
 
 /**
@@ -47,26 +47,9 @@ export type AiBalanceCommand =
     }
   | { readonly kind: 'Release'; readonly reservationId: string; readonly now: Date };
 
-export interface AiBalanceView {
-  readonly tokens: number;
-  readonly reserved: number;
-  readonly available: number;
-  readonly toppedUp: number;
-  readonly spent: number;
-}
-
 /** The balance as a client sees it, at `now` (reservations past their time hold nothing). */
 export function balanceView(state: AiBalanceState, now: Date): AiBalanceView {
-  const tokens = state.toppedUp - state.spent;
-  const reserved = reservedAt(state, now.getTime());
-  return { tokens, reserved, available: tokens - reserved, toppedUp: state.toppedUp, spent: state.spent };
-}
-
-function reservedAt(state: AiBalanceState, now: number): number {
-  let reserved = 0;
-  for (const reservation of state.reservations.values())
-    if (reservation.expiresAt > now) reserved += reservation.tokens;
-  return reserved;
+  return aiBalanceView(state, state.reservations.values(), now.getTime());
 }
 
 function withoutLapsed(
@@ -93,12 +76,7 @@ export const aiBalanceDecider: Decider<AiBalanceState, AiBalanceCommand, DomainE
       case 'Reserve': {
         if (state.reservations.has(command.reservationId)) return [];
         const { available } = balanceView(state, command.now);
-        if (available < command.tokens)
-          throw new PlatformError(
-            'ai_balance_insufficient',
-            `the AI token balance cannot cover this call: it needs up to ${command.tokens} tokens and ${Math.max(available, 0)} are available; an administrator adds tokens with POST /ai/balance/top-up`,
-            { needed: command.tokens, available: Math.max(available, 0) },
-          );
+        if (available < command.tokens) throw insufficientBalance('this call', command.tokens, available);
         return [
           {
             type: 'AiTokensReserved',

@@ -16,20 +16,16 @@ import { PlatformError } from '../../contracts/errors';
 import type { FieldDefinition } from '../../contracts/fields';
 import { streamName } from '../../contracts/streams';
 import {
-  attributesDecider,
   COLUMN_DATA_TRANSFORM,
   COLUMN_DATA_VALIDATION,
   COLUMN_DATA_VALIDATION_RESULT,
   type AttributesState,
 } from '../domain/attributes';
+import { activeConfiguration, validationDecider } from '../ai/configurations';
 import { recordDecider } from '../domain/record';
 import type { AggregateLoader } from '../kit/handler';
 import { attributesResource } from './attributes-resource';
 import { moduleFields } from './records';
-
-export const transformDecider = attributesDecider(COLUMN_DATA_TRANSFORM);
-export const validationDecider = attributesDecider(COLUMN_DATA_VALIDATION);
-export const validationResultDecider = attributesDecider(COLUMN_DATA_VALIDATION_RESULT);
 
 /** The answer shape of an AI configuration: its attributes, with its id as `id` and as the spec's `entityId`. */
 function configurationView(state: AttributesState): Record<string, unknown> {
@@ -65,7 +61,11 @@ async function targetField(
 }
 
 /** Refuses a prompt that refers to something the module's records do not have. */
-function checkReferences(path: string, prompt: string | undefined, fields: readonly FieldDefinition[]): void {
+export function checkReferences(
+  path: string,
+  prompt: string | undefined,
+  fields: readonly FieldDefinition[],
+): void {
   if (prompt === undefined) return;
   const unknown = unknownReferences(
     prompt,
@@ -77,22 +77,6 @@ function checkReferences(path: string, prompt: string | undefined, fields: reado
       `the ${path} refers to what the records do not have: ${unknown.map((name) => `{{${name}}}`).join(', ')}`,
       [{ path, message: `unknown references: ${unknown.join(', ')}` }],
     );
-}
-
-/** A saved configuration as it is now (404 when it never was or was deleted). */
-export async function activeConfiguration(
-  aggregates: AggregateLoader,
-  kind: 'transform' | 'validation',
-  tenant: string,
-  entityId: number,
-): Promise<AttributesState> {
-  const loaded =
-    kind === 'transform'
-      ? await aggregates.load(streamName('columnDataTransform', tenant, entityId), transformDecider)
-      : await aggregates.load(streamName('columnDataValidation', tenant, entityId), validationDecider);
-  if (loaded.state.status !== 'active')
-    throw new PlatformError('not_found', `column-data ${kind} ${entityId} not found`);
-  return loaded.state;
 }
 
 /** The saved transforms, validations and validation results. */

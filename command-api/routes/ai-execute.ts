@@ -7,27 +7,22 @@ import {
   previewTransform,
 } from '../../contracts/api/ai';
 import { parseValueAnswer } from '../../contracts/ai-output';
-import { unknownReferences } from '../../contracts/ai-prompt';
 import { PlatformError } from '../../contracts/errors';
 import type { FieldValue } from '../../contracts/events/records';
-import { streamName } from '../../contracts/streams';
 import { validate } from '../../contracts/validation';
 import { mount } from '../../infra/http/operations';
 import { idParam } from '../../infra/http/params';
-import { sendJson } from '../../infra/http/respond';
-import { transformRequest } from '../ai/jobs';
-import { estimateTokens } from '../ai/metered-model';
-import { AI_BALANCE_STREAM_ID, aiBalanceDecider, balanceView } from '../domain/ai-balance';
+import { transformRequest } from '../ai/requests';
 import { jobCounts, type AiJobState } from '../domain/ai-job';
 import { checkRecordValues } from '../domain/field-values';
 import type { CommandDeps } from '../deps';
 import { requestHash } from '../kit/idempotency';
-import { activeConfiguration } from './ai-configurations';
-import { authorize, commandContext, idempotencyKey } from './context';
-import { moduleFields } from './records';
+import { activeConfiguration, configurationField } from '../ai/configurations';
+import { checkReferences } from './ai-configurations';
+import { authorize, commandContext, idempotencyKey, sendAt } from './context';
 
 /** An execute job as its answers show it: counts, and (once finished) every record's outcome in the order asked. */
-export function jobView(job: AiJobState, withItems: boolean): Record<string, unknown> {
+function jobView(job: AiJobState, withItems: boolean): Record<string, unknown> {
   const counts = jobCounts(job);
   return {
     jobId: job.jobId,
@@ -40,22 +35,6 @@ export function jobView(job: AiJobState, withItems: boolean): Record<string, unk
     finishedAt: job.finishedAt,
     ...(withItems && { items: job.ids.flatMap((id) => job.items.get(id) ?? []) }),
   };
-}
-
-/** The field a transform writes, and the module's fields (404 when the field is gone). */
-async function transformField(
-  deps: CommandDeps,
-  tenant: string,
-  attributes: Readonly<Record<string, unknown>>,
-) {
-  const module = await moduleFields(deps.handler, tenant, attributes.moduleId as number);
-  const field = module?.fields.find((candidate) => candidate.fieldId === attributes.fieldId);
-  if (!module || !field)
-    throw new PlatformError(
-      'not_found',
-      `the field ${String(attributes.fieldId)} of the transform no longer exists`,
-    );
-  return { field, fields: module.fields };
 }
 
 /** Executes (as jobs) and the preview of a transform. */
@@ -73,23 +52,12 @@ export function addAiExecuteRoutes(router: Router, deps: CommandDeps, executeWai
     const { tenant } = principal;
     const configuration = await activeConfiguration(deps.handler, kind, tenant, entityId);
     await deps.ai.model.modelOf(tenant);
-    // Refused before anything starts when the balance cannot cover even one record (each record reserves its own).
-    const text = String(configuration.attributes.prompt ?? configuration.attributes.rule ?? '');
-    const oneRecord = estimateTokens({
-      messages: [{ role: 'user', content: text }],
+    await deps.ai.model.assertCovers(tenant, 'one record of this execute', {
+      messages: [
+        { role: 'user', content: String(configuration.attributes.prompt ?? configuration.attributes.rule) },
+      ],
       maxOutputTokens: Number(configuration.attributes.maxOutputTokens),
     });
-    const balance = await deps.handler.load(
-      streamName('aiBalance', tenant, AI_BALANCE_STREAM_ID),
-      aiBalanceDecider,
-    );
-    const { available } = balanceView(balance.state, deps.hooks.now());
-    if (available < oneRecord)
-      throw new PlatformError(
-        'ai_balance_insufficient',
-        `the AI token balance cannot cover one record of this execute: about ${oneRecord} tokens are needed and ${Math.max(available, 0)} are available; an administrator adds tokens with POST /ai/balance/top-up`,
-        { needed: oneRecord, available: Math.max(available, 0) },
-      );
 
     const path =
       kind === 'transform'
@@ -114,19 +82,20 @@ export function addAiExecuteRoutes(router: Router, deps: CommandDeps, executeWai
       commandId: identity.commandId,
     });
     let waited: NodeJS.Timeout | undefined;
-    const finished = await Promise.race([
-      done,
-      new Promise<null>((resolve) => {
-        waited = setTimeout(() => resolve(null), executeWaitMs);
+    // A job that stops before its end is logged and resumed; the answer is its progress then.
+    await Promise.race([
+      done.catch(() => undefined),
+      new Promise<void>((resolve) => {
+        waited = setTimeout(resolve, executeWaitMs);
       }),
     ]).finally(() => clearTimeout(waited));
-    if (finished !== null && finished.status === 'finished') {
-      sendJson(res, 201, jobView(finished, true));
+    const { job, position } = await deps.ai.jobs.current(tenant, jobId);
+    if (job.status === 'finished') {
+      sendAt(res, 201, position, jobView(job, true));
       return;
     }
     res.setHeader('Location', `${req.baseUrl}/ai/job/${jobId}`);
-    const now = finished ?? (await deps.ai.jobs.current(tenant, jobId));
-    sendJson(res, 202, jobView(now, false));
+    sendAt(res, 202, position, jobView(job, false));
   };
   mount(router, executeTransform, (req, res) => execute(req, res, 'transform'));
   mount(router, executeValidation, (req, res) => execute(req, res, 'validation'));
@@ -137,17 +106,8 @@ export function addAiExecuteRoutes(router: Router, deps: CommandDeps, executeWai
     const body = validate(previewBody, req.body, 'body');
     const { tenant } = principal;
     const configuration = await activeConfiguration(deps.handler, 'transform', tenant, entityId);
-    const { field, fields } = await transformField(deps, tenant, configuration.attributes);
-    const unknown = unknownReferences(
-      body.prompt,
-      fields.map((candidate) => candidate.key),
-    );
-    if (unknown.length > 0)
-      throw new PlatformError(
-        'validation_failed',
-        `the prompt refers to what the records do not have: ${unknown.map((name) => `{{${name}}}`).join(', ')}`,
-        [{ path: 'prompt', message: `unknown references: ${unknown.join(', ')}` }],
-      );
+    const { field, fields } = await configurationField(deps.handler, tenant, configuration);
+    checkReferences('prompt', body.prompt, fields);
     const sample = body.preview;
     const values =
       typeof sample.fields === 'object' && sample.fields !== null && !Array.isArray(sample.fields)
@@ -183,23 +143,16 @@ export function addAiExecuteRoutes(router: Router, deps: CommandDeps, executeWai
       if (!(error instanceof PlatformError)) throw error;
       problem = error.message;
     }
-    const spent: Record<string, string> =
-      answer.position === undefined ? {} : { 'X-Position': answer.position.toString() };
-    sendJson(
-      res,
-      201,
-      {
-        entityId,
-        fieldId: field.fieldId,
-        outputType: field.type,
-        prompt: request.messages.at(-1)!.content,
-        value: parsed.value,
-        fits: problem === null,
-        problem,
-        model: answer.model,
-        tokens: answer.tokens,
-      },
-      spent,
-    );
+    sendAt(res, 201, answer.position, {
+      entityId,
+      fieldId: field.fieldId,
+      outputType: field.type,
+      prompt: request.messages.at(-1)!.content,
+      value: parsed.value,
+      fits: problem === null,
+      problem,
+      model: answer.model,
+      tokens: answer.tokens,
+    });
   });
 }

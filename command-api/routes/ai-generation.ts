@@ -1,4 +1,4 @@
-import type { Request, Response, Router } from 'express';
+import type { Request, Router } from 'express';
 import { z } from 'zod';
 import {
   DEFAULT_MAX_OUTPUT_TOKENS,
@@ -35,14 +35,14 @@ import { issuesOf, validate } from '../../contracts/validation';
 import type { ChatMessage } from '../../infra/ai/language-model/port';
 import { mount } from '../../infra/http/operations';
 import { idParam } from '../../infra/http/params';
-import { sendJson } from '../../infra/http/respond';
 import type { MeteredAnswer } from '../ai/metered-model';
+import { recordReferences } from '../ai/requests';
 import type { CommandDeps } from '../deps';
 import { checkRecordValues } from '../domain/field-values';
 import type { ModuleState } from '../domain/module';
 import { recordDecider, type RecordState } from '../domain/record';
-import { activeConfiguration } from './ai-configurations';
-import { authorize, commandContext } from './context';
+import { activeConfiguration } from '../ai/configurations';
+import { authorize, commandContext, sendAt } from './context';
 import { moduleFields } from './records';
 
 /** `GET /field/generate/{fieldId}` spends tokens: the command API serves it (`commandGets`, the gateway). */
@@ -385,16 +385,6 @@ async function recordOf(
   return record;
 }
 
-/** What a prompt's references stand for in a record; the record's own references win over field keys. */
-function referenceValues(record: RecordState, field: FieldDefinition): Record<string, unknown> {
-  return {
-    ...record.fields,
-    name: record.name,
-    id: record.recordId,
-    value: record.fields[field.key] ?? null,
-  };
-}
-
 /** The transform that guides the field's values, when it has one. */
 async function transformOf(deps: CommandDeps, tenant: string, fieldId: number) {
   const transformId = await deps.reads.transformOfField(tenant, fieldId);
@@ -435,12 +425,6 @@ function ask(deps: CommandDeps, call: GenerationCall): Promise<MeteredAnswer> {
     cache: false,
     context,
   });
-}
-
-/** Answers with the position of what the call spent, so a read of the balance or the usage that sends it as
- * `X-Min-Position` sees it. */
-function sendSpent(res: Response, answer: MeteredAnswer, body: unknown): void {
-  sendJson(res, 200, body, answer.position === undefined ? {} : { 'X-Position': answer.position.toString() });
 }
 
 /** The answer's value, checked as a record write checks it; a 502 saying why it does not fit. */
@@ -487,7 +471,7 @@ export function addAiGenerationRoutes(router: Router, deps: CommandDeps): void {
       maxOutputTokens: MODULES_OUTPUT_TOKENS,
       temperature: DESIGN_TEMPERATURE,
     });
-    sendSpent(res, answer, { result: JSON.stringify(proposedModules(answer)) });
+    sendAt(res, 200, answer.position, { result: JSON.stringify(proposedModules(answer)) });
   });
 
   mount(router, generateField, async (req, res) => {
@@ -511,7 +495,7 @@ export function addAiGenerationRoutes(router: Router, deps: CommandDeps): void {
     });
     const field = proposedField(answer, module);
     const result = module === null ? field : { moduleId: module.moduleId, ...field };
-    sendSpent(res, answer, { result: JSON.stringify(result) });
+    sendAt(res, 200, answer.position, { result: JSON.stringify(result) });
   });
 
   mount(router, generateFieldValue, async (req, res) => {
@@ -535,7 +519,7 @@ export function addAiGenerationRoutes(router: Router, deps: CommandDeps): void {
         ? exampleRequest(field)
         : record === null
           ? `${String(attributes.prompt)}\n\n${NO_RECORD_NOTE}`
-          : fillPrompt(String(attributes.prompt), referenceValues(record, field));
+          : fillPrompt(String(attributes.prompt), recordReferences(record, field));
     const answer = await ask(deps, {
       req,
       principal,
@@ -562,7 +546,7 @@ export function addAiGenerationRoutes(router: Router, deps: CommandDeps): void {
       ...(typeof attributes?.model === 'string' && { model: attributes.model }),
     });
     const value = fittingValue(answer, field);
-    sendSpent(res, answer, {
+    sendAt(res, 200, answer.position, {
       fieldId,
       key: field.key,
       type: field.type,

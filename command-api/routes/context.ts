@@ -68,8 +68,13 @@ export function sendResult<State>(
   result: CommandResult<State>,
   body: unknown,
 ): void {
-  if (result.position !== undefined) res.setHeader('X-Position', result.position.toString());
   if (result.revision !== undefined) res.setHeader('ETag', etagOf(result.revision));
   if (result.replayed) res.setHeader('Idempotent-Replayed', 'true');
+  sendAt(res, status, result.position, body);
+}
+
+/** Sends an answer with the position its writes reached, if any, as `X-Position` (read-your-writes). */
+export function sendAt(res: Response, status: number, position: bigint | undefined, body: unknown): void {
+  if (position !== undefined) res.setHeader('X-Position', position.toString());
   sendJson(res, status, body);
 }

@@ -3,50 +3,44 @@ import { documentId, READ_MODELS } from '../../contracts/read-models';
 import type { ReadModelChange } from '../../contracts/read-model-changes';
 import type { Projection } from '../projection';
 import { createdColumns, updatedColumns } from './common';
-import { entityProjection, setAllBut } from './entity';
+import { attributesProjection } from './catalogue-entities';
 
-export const transformsProjection = entityProjection({
+export const transformsProjection = attributesProjection({
   name: 'ai-transforms',
   category: 'columnDataTransform',
   collection: READ_MODELS.aiTransforms,
+  eventPrefix: 'ColumnDataTransform',
+  idKey: 'transformId',
   indexes: [
     { name: 'tenant_transformId', paths: ['tenant', 'transformId'] },
     { name: 'tenant_moduleId_transformId', paths: ['tenant', 'moduleId', 'transformId'] },
   ],
-  idKey: 'transformId',
-  created: 'ColumnDataTransformCreated',
-  deleted: 'ColumnDataTransformDeleted',
-  patches: { ColumnDataTransformUpdated: setAllBut('transformId') },
 });
 
-export const validationsProjection = entityProjection({
+export const validationsProjection = attributesProjection({
   name: 'ai-validations',
   category: 'columnDataValidation',
   collection: READ_MODELS.aiValidations,
+  eventPrefix: 'ColumnDataValidation',
+  idKey: 'validationId',
   indexes: [
     { name: 'tenant_validationId', paths: ['tenant', 'validationId'] },
     { name: 'tenant_moduleId_validationId', paths: ['tenant', 'moduleId', 'validationId'] },
   ],
-  idKey: 'validationId',
-  created: 'ColumnDataValidationCreated',
-  deleted: 'ColumnDataValidationDeleted',
-  patches: { ColumnDataValidationUpdated: setAllBut('validationId') },
 });
 
-export const validationResultsProjection = entityProjection({
+export const validationResultsProjection = attributesProjection({
   name: 'ai-validation-results',
   category: 'columnDataValidationResult',
   collection: READ_MODELS.aiValidationResults,
+  eventPrefix: 'ColumnDataValidationResult',
+  idKey: 'validationResultId',
   indexes: [
     { name: 'tenant_validationResultId', paths: ['tenant', 'validationResultId'] },
     // An execute finds the latest verdict on a record by these.
     { name: 'tenant_validation_record', paths: ['tenant', 'validationId', 'recordId', 'validationResultId'] },
     { name: 'tenant_record', paths: ['tenant', 'recordId'] },
   ],
-  idKey: 'validationResultId',
-  created: 'ColumnDataValidationResultCreated',
-  deleted: 'ColumnDataValidationResultDeleted',
-  patches: { ColumnDataValidationResultUpdated: setAllBut('validationResultId') },
 });
 
 /** The key a spending is totalled under: what it was for and who asked, in one map key (no `.`). */

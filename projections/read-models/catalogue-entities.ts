@@ -6,7 +6,7 @@ import { entityProjection, setAllBut } from './entity';
  * Entities made of attributes (labels, segments, categories, teams, menus, field groups): one document per
  * entity, its attributes as they are, from `<Prefix>Created`, `<Prefix>Updated` and `<Prefix>Deleted`.
  */
-function attributesProjection(options: {
+export function attributesProjection(options: {
   name: string;
   category: string;
   collection: string;

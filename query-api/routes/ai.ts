@@ -9,6 +9,7 @@ import {
   VALIDATION_OPERATIONS,
   VALIDATION_RESULT_OPERATIONS,
 } from '../../contracts/api/ai';
+import { aiBalanceView } from '../../contracts/ai-balance';
 import { AUDIT_COLUMNS } from '../../contracts/query/record-fields';
 import { catalogue } from '../../contracts/query/resolve';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
@@ -46,7 +47,7 @@ function configurationView(idKey: string): (doc: Document) => Record<string, unk
   };
 }
 
-export const TRANSFORMS: EntityDescription = {
+const TRANSFORMS: EntityDescription = {
   module: 'columnDataTransform',
   collection: READ_MODELS.aiTransforms,
   projection: 'ai-transforms',
@@ -61,7 +62,7 @@ export const TRANSFORMS: EntityDescription = {
   }),
 };
 
-export const VALIDATIONS: EntityDescription = {
+const VALIDATIONS: EntityDescription = {
   module: 'columnDataValidation',
   collection: READ_MODELS.aiValidations,
   projection: 'ai-validations',
@@ -75,7 +76,7 @@ export const VALIDATIONS: EntityDescription = {
   }),
 };
 
-export const VALIDATION_RESULTS: EntityDescription = {
+const VALIDATION_RESULTS: EntityDescription = {
   module: 'columnDataValidationResult',
   collection: READ_MODELS.aiValidationResults,
   projection: 'ai-validation-results',
@@ -174,19 +175,19 @@ export function addAiReadRoutes(router: Router, deps: EntityReadDeps, now: () =>
     const tenant = authorize(req, 'aiBalance', 'read');
     await awaitConsistency(req, deps.consistency, ['ai-balance']);
     const balance = await balanceOf(tenant);
-    const at = now().getTime();
-    const reserved = Object.values(balance.reservations ?? {})
-      .filter((reservation) => Date.parse(reservation.expiresAt) > at)
-      .reduce((sum, reservation) => sum + reservation.tokens, 0);
-    const toppedUp = balance.toppedUp ?? 0;
-    const spent = balance.spent ?? 0;
-    sendJson(res, 200, {
-      tokens: toppedUp - spent,
-      reserved,
-      available: toppedUp - spent - reserved,
-      toppedUp,
-      spent,
-    });
+    const reservations = Object.values(balance.reservations ?? {}).map((reservation) => ({
+      tokens: reservation.tokens,
+      expiresAt: Date.parse(reservation.expiresAt),
+    }));
+    sendJson(
+      res,
+      200,
+      aiBalanceView(
+        { toppedUp: balance.toppedUp ?? 0, spent: balance.spent ?? 0 },
+        reservations,
+        now().getTime(),
+      ),
+    );
   });
 
   mount(router, getAiUsage, async (req, res) => {
