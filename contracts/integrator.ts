@@ -150,11 +150,20 @@ const variableName = z
 const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, 'must be an HTTP header name');
 
 const recordIdValue = mappedValueSchema.meta({ description: 'The record id (an integer).' });
+/** How a record step names a field: its id or its key. */
+const FIELD_NAME = /^[A-Za-z0-9_]{1,64}$/;
 const recordFields = z
-  .record(
-    z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'a field is named by its id or its key (letters, digits or _)'),
-    mappedValueSchema,
-  )
+  .record(z.string(), mappedValueSchema)
+  // Checked here rather than as the key's schema: zod reports a bad record key without its message.
+  .superRefine((fields, context) => {
+    for (const name of Object.keys(fields))
+      if (!FIELD_NAME.test(name))
+        context.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'a field is named by its id or its key (1-64 letters, digits or _)',
+        });
+  })
   .optional()
   .meta({
     description:
