@@ -89,3 +89,13 @@ export function headerText(value: unknown): string | undefined {
   if (value === null || value === undefined) return undefined;
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
+
+/** `text` without the spaces and tabs around it (in one pass: a computed value may be megabytes long). */
+export function withoutSurroundingSpace(text: string): string {
+  const blank = (char: string | undefined) => char === ' ' || char === '\t';
+  let start = 0;
+  let end = text.length;
+  while (start < end && blank(text[start])) start += 1;
+  while (end > start && blank(text[end - 1])) end -= 1;
+  return text.slice(start, end);
+}

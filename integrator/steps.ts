@@ -5,7 +5,11 @@ import {
   type ScenarioStep,
 } from '../contracts/integrator';
 import { evaluateMapped } from '../contracts/mapping';
-import { headerText, responseHeaderProblem } from '../contracts/hook-response-headers';
+import {
+  headerText,
+  responseHeaderProblem,
+  withoutSurroundingSpace,
+} from '../contracts/hook-response-headers';
 
 /** A step that cannot go on: the run fails with this message (not retried, unlike infrastructure errors). */
 export class StepFailure extends Error {}
@@ -208,8 +212,9 @@ function describeType(value: unknown): string {
 function answeredHeaders(headers: Array<{ name: string; value: unknown }>): HookResponse['headers'] {
   const texts: HookResponse['headers'] = [];
   for (const header of headers) {
-    const text = headerText(header.value)?.replace(/^[ \t]+|[ \t]+$/g, '');
-    if (text === undefined) continue;
+    const computed = headerText(header.value);
+    if (computed === undefined) continue;
+    const text = withoutSurroundingSpace(computed);
     const problem = responseHeaderProblem(header.name, text);
     if (problem) throw new StepFailure(`response header ${header.name}: ${problem}`);
     texts.push({ name: header.name, value: text });

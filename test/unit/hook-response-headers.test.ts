@@ -125,6 +125,18 @@ describe('a Webhook response step with computed header values', () => {
     );
   });
 
+  test('a long computed value is checked in linear time, and refused for its length', async () => {
+    const started = Date.now();
+    await expect(
+      computeStep(stepWith('X-Long'), {
+        bundle: { v: `${' '.repeat(2_000_000)}x${' '.repeat(2_000_000)}y` },
+        vars: {},
+        runId: 'run-1',
+      }),
+    ).rejects.toThrow(/at most 8192 characters/);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
   test('a header whose expression gives null or nothing is not answered', async () => {
     const { output } = await computeStep(stepWith('X-Missing'), { bundle: {}, vars: {}, runId: 'run-1' });
     expect(output).toEqual({ status: 200, headers: [], body: '' });
