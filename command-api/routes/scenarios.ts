@@ -34,6 +34,7 @@ import { validate } from '../../contracts/validation';
 import { mount } from '../../infra/http/operations';
 import { idParam, optionalId } from '../../infra/http/params';
 import { moduleDecider } from '../domain/module';
+import { recordDecider } from '../domain/record';
 import type { DataStructure } from '../../contracts/data-structure';
 import { scenarioDecider, type ScenarioCommand, type ScenarioState } from '../domain/scenario';
 import { webhookDecider, type WebhookState } from '../domain/webhook';
@@ -119,6 +120,16 @@ export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
           const module = await deps.handler.load(streamName('module', tenant, step.moduleId), moduleDecider);
           if (module.state.status !== 'active') throw invalid(`${at}.moduleId`, `no module ${step.moduleId}`);
           checkStepFields(at, step.moduleId, step.fields ?? {}, module.state.fields);
+        }
+        if (step.kind === 'updateRecord' && typeof step.recordId === 'number' && step.fields) {
+          // A literal record: its module is known now (a record never changes module).
+          const record = await deps.handler.load(streamName('record', tenant, step.recordId), recordDecider);
+          const module =
+            record.state.status === 'active'
+              ? await deps.handler.load(streamName('module', tenant, record.state.moduleId), moduleDecider)
+              : null;
+          if (module?.state.status === 'active')
+            checkStepFields(at, record.state.moduleId, step.fields, module.state.fields);
         }
         if (step.kind === 'webhookResponse') {
           if (typeof step.status === 'number' && !(step.status >= 200 && step.status < 500))

@@ -213,6 +213,13 @@ describe('scenario record steps write every field type', () => {
     expect(await refusal({ [fieldOf('file').key]: 'x' })).toMatch(/attachRecordFile/);
     expect(await refusal({ [String(fieldOf('button').id)]: 'x' })).toMatch(/button field holds no value/);
     expect(await refusal({ 'not a key': 'x' })).toMatch(/field is named by its id or its key/);
+    // An update of a literal record is checked against that record's module.
+    const record = await created('/record', { moduleId, name: 'Known' });
+    const update = await platform.call('POST', '/scenario', {
+      body: { name: 'Bad', steps: [{ kind: 'updateRecord', recordId: record.id, fields: { nope: 1 } }] },
+    });
+    expect(update.status).toBe(400);
+    expect((await json<{ message: string }>(update)).message).toMatch(/steps\.0\.fields\.nope: no field/);
   });
 
   test('at run time: an update naming a field the record’s module lacks fails the run with why', async () => {
@@ -222,9 +229,9 @@ describe('scenario record steps write every field type', () => {
     });
     const stray = await created('/record', { moduleId: other.id, name: 'Stray' });
     const { key, scenarioId } = await hookWith([
-      { kind: 'updateRecord', recordId: stray.id, fields: { [fieldOf('text').key]: 'x' } },
+      { kind: 'updateRecord', recordId: { expr: 'id' }, fields: { [fieldOf('text').key]: 'x' } },
     ]);
-    expect((await post(key, {})).status).toBe(200);
+    expect((await post(key, { id: stray.id })).status).toBe(200);
     const deadline = Date.now() + 10_000;
     let runs: Page<Record<string, unknown>>;
     do {
