@@ -234,3 +234,36 @@ describe('hook answers', () => {
     expect(hooksAfter.meta.total).toBe(hooksBefore.meta.total);
   });
 });
+
+/** The one-process default: no HOOK_BASE_URL, hooks at `http://<BASE_HOST>:<PORT>/hook`. */
+describe('hook answers without HOOK_BASE_URL', () => {
+  let platform: TestPlatform;
+
+  beforeAll(async () => {
+    platform = await startPlatform({ BASE_HOST });
+  });
+  afterAll(() => platform.stop());
+
+  test("served on the base host (and the platform's own address), never on a system's host", async () => {
+    const hook = await json<Entity & { key: string; url: string }>(
+      await platform.call('POST', '/webhook', { body: { name: 'Default' } }),
+    );
+    expect(hook.url).toMatch(new RegExp(`^http://${BASE_HOST.replace('.', '\\.')}:\\d+/hook/${hook.key}$`));
+    const { port } = new URL(platform.url);
+    for (const host of [`${BASE_HOST}:${port}`, `127.0.0.1:${port}`]) {
+      const answer = await callAs(platform.url, host, 'GET', `/hook/${hook.key}`);
+      expect({ status: answer.status, text: answer.text }).toEqual({ status: 200, text: 'Accepted' });
+      expectSandboxed(answer);
+    }
+    for (const host of [`test.${BASE_HOST}:${port}`, `TEST.${BASE_HOST.toUpperCase()}`]) {
+      const answer = await callAs(platform.url, host, 'GET', `/hook/${hook.key}`);
+      expect(answer.status).toBe(404);
+      expect(answer.text).not.toBe('Accepted');
+      expectSandboxed(answer);
+    }
+    const queue = await json<{ meta: { total: number } }>(
+      await platform.call('GET', `/webhook/${hook.id}/queue`),
+    );
+    expect(queue.meta.total).toBe(2);
+  });
+});
