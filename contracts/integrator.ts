@@ -153,7 +153,7 @@ const recordIdValue = mappedValueSchema.meta({ description: 'The record id (an i
 /** How a record step names a field: its id or its key. */
 const FIELD_NAME = /^[A-Za-z0-9_]{1,64}$/;
 const recordFields = z
-  .record(z.string(), mappedValueSchema)
+  .record(z.string().meta({ pattern: FIELD_NAME.source }), mappedValueSchema)
   // Checked here rather than as the key's schema: zod reports a bad record key without its message.
   .superRefine((fields, context) => {
     for (const name of Object.keys(fields))
