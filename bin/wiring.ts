@@ -566,6 +566,7 @@ export async function buildServices(
     metrics: () => metrics.render(),
     ...(config.METRICS_TOKEN !== undefined && { metricsToken: config.METRICS_TOKEN }),
     ...(hookReceiver && { hooks: hookReceiver.router }),
+    ...(config.HOOK_BASE_URL !== undefined && { hookHost: new URL(config.HOOK_BASE_URL).hostname }),
     ...(attempts && {
       uploadRoutes: [FILE_UPLOAD_ROUTE],
       oauthRoutes: OAUTH_CLIENT_ROUTES,

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { entityIdSchema } from './entity-id';
 import { dataStructureSchema } from './data-structure';
 import { ipAllowlistText } from './ip-allowlist';
+import type { FieldDefinition } from './fields';
 
 /** The last part of a hook's address: 32 characters of [A-Za-z0-9]. */
 export const HOOK_KEY_LENGTH = 32;
@@ -149,10 +150,76 @@ const variableName = z
 const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, 'must be an HTTP header name');
 
 const recordIdValue = mappedValueSchema.meta({ description: 'The record id (an integer).' });
+/** How a record step names a field: its id or its key. */
+const FIELD_NAME = /^[A-Za-z0-9_]{1,64}$/;
 const recordFields = z
-  .record(z.string().regex(/^[1-9][0-9]{0,9}$/, 'field keys are field ids'), mappedValueSchema)
+  .record(z.string().meta({ pattern: FIELD_NAME.source }), mappedValueSchema)
+  // Checked here rather than as the key's schema: zod reports a bad record key without its message.
+  .superRefine((fields, context) => {
+    for (const name of Object.keys(fields))
+      if (!FIELD_NAME.test(name))
+        context.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'a field is named by its id or its key (1-64 letters, digits or _)',
+        });
+  })
   .optional()
-  .meta({ description: 'Field values by field id.' });
+  .meta({
+    description:
+      'Field values by field id (`"12"`) or field key (`"email"`), as the record API takes them; one entry per field.',
+  });
+
+/** A field id as a step names it: digits, no leading zero. */
+const FIELD_ID_NAME = /^[1-9][0-9]{0,9}$/;
+
+/**
+ * The field a record step's `fields` entry names among a module's fields: the one with this key, or with this
+ * id. A name that is the key of one field and the id of another names neither (the step must use the other
+ * form); `problem` says why a name names no field.
+ */
+export function stepFieldOf(
+  name: string,
+  fields: readonly FieldDefinition[],
+): { readonly field: FieldDefinition } | { readonly problem: string } {
+  const byKey = fields.find((field) => field.key === name);
+  const byId = FIELD_ID_NAME.test(name) ? fields.find((field) => field.fieldId === Number(name)) : undefined;
+  if (byKey && byId && byKey !== byId)
+    return {
+      problem: `"${name}" is both the key of field ${byKey.fieldId} and the id of field ${byId.fieldId}: name field ${byKey.fieldId} by its id or field ${byId.fieldId} by its key "${byId.key}"`,
+    };
+  const field = byKey ?? byId;
+  return field ? { field } : { problem: 'no field of the module has this id or key' };
+}
+
+/**
+ * A record step's `fields` by field key (what a record body takes), or the problems of the names that do not
+ * name a field of the module once each (by path `fields.<name>`).
+ */
+export function fieldsByKey<Value>(
+  named: Readonly<Record<string, Value>>,
+  fields: readonly FieldDefinition[],
+):
+  | { readonly values: Record<string, Value> }
+  | { readonly problems: ReadonlyArray<{ readonly path: string; readonly message: string }> } {
+  const values: Record<string, Value> = {};
+  const namedBy = new Map<string, string>();
+  const problems: Array<{ path: string; message: string }> = [];
+  for (const [name, value] of Object.entries(named)) {
+    const found = stepFieldOf(name, fields);
+    if ('problem' in found) {
+      problems.push({ path: `fields.${name}`, message: found.problem });
+      continue;
+    }
+    const { key, fieldId } = found.field;
+    const earlier = namedBy.get(key);
+    if (earlier !== undefined)
+      problems.push({ path: `fields.${name}`, message: `field ${fieldId} is already set as "${earlier}"` });
+    namedBy.set(key, name);
+    values[key] = value;
+  }
+  return problems.length > 0 ? { problems } : { values };
+}
 export const setVariableStep = z
   .strictObject({ kind: z.literal('setVariable'), name: variableName, value: mappedValueSchema })
   .meta({ id: 'SetVariableStep', description: 'Sets `$vars.<name>` for the steps after it.' });

@@ -107,7 +107,8 @@ export const configSchema = z.object({
     .default(12),
   /**
    * The address hooks are published under (`{hook_url}`): a hook's URL is `<HOOK_BASE_URL>/<hook id>`. Unset:
-   * `http://<BASE_HOST>:<PORT>/hook`, served by this platform.
+   * `http://<BASE_HOST>:<PORT>/hook`, served by this platform. Hooks are served on its host name alone (unset:
+   * the base host), never on a system's host.
    */
   HOOK_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
   /**

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { createRecordBody, updateRecordBody } from '../contracts/api/records';
 import { userMay, type Operation } from '../contracts/auth';
 import type { Actor } from '../contracts/events/envelope';
-import { hookFileSchema, type MappedValue } from '../contracts/integrator';
+import { fieldsByKey, hookFileSchema, type MappedValue } from '../contracts/integrator';
 import { evaluateMapped } from '../contracts/mapping';
 import { streamName } from '../contracts/streams';
 import { issuesOf } from '../contracts/validation';
@@ -68,7 +68,9 @@ export class RecordSteps {
         return this.create(at, {
           moduleId: step.moduleId,
           ...(step.name !== undefined && { name: await evaluate(step.name) }),
-          ...(step.fields !== undefined && { fields: await this.mapFields(step.fields, evaluate) }),
+          ...(step.fields !== undefined && {
+            fields: await this.mapFields(at, step.moduleId, step.fields, evaluate),
+          }),
         });
       }
       case 'updateRecord': {
@@ -76,7 +78,9 @@ export class RecordSteps {
         const recordId = idOf('recordId', await evaluate(step.recordId));
         const body = parsed(updateRecordBody, {
           ...(step.name !== undefined && { name: await evaluate(step.name) }),
-          ...(step.fields !== undefined && { fields: await this.mapFields(step.fields, evaluate) }),
+          ...(step.fields !== undefined && {
+            fields: await this.mapFields(at, await this.moduleOf(at, recordId), step.fields, evaluate),
+          }),
         });
         const command = await this.records.prepareUpdate(body, at.tenant, recordId);
         return this.change(at, recordId, command);
@@ -236,12 +240,36 @@ export class RecordSteps {
     };
   }
 
+  /** The module of a record (null when the record is missing: the command then answers that). */
+  private async moduleOf(at: RecordStepAt, recordId: number): Promise<number | null> {
+    const record = await this.deps.handler.load(streamName('record', at.tenant, recordId), recordDecider);
+    return record.state.status === 'active' ? record.state.moduleId : null;
+  }
+
+  /**
+   * A step's field values, named by field id or key, by field key as a record body takes them (the module's
+   * fields as they are now). Without a module the names stay: the command then answers what is missing.
+   */
   private async mapFields(
+    at: RecordStepAt,
+    moduleId: number | null,
     fields: Readonly<Record<string, MappedValue>>,
     evaluate: (value: MappedValue) => Promise<unknown>,
   ): Promise<Record<string, unknown>> {
+    const module = moduleId === null ? null : await moduleFields(this.deps.handler, at.tenant, moduleId);
+    let named: Readonly<Record<string, MappedValue>> = fields;
+    if (module) {
+      const keyed = fieldsByKey(fields, module.fields);
+      if ('problems' in keyed)
+        throw new StepFailure(
+          `the step's fields do not fit module ${moduleId}: ${keyed.problems
+            .map((problem) => `${problem.path}: ${problem.message}`)
+            .join('; ')}`,
+        );
+      named = keyed.values;
+    }
     const mapped: Record<string, unknown> = {};
-    for (const [fieldId, value] of Object.entries(fields)) mapped[fieldId] = await evaluate(value);
+    for (const [key, value] of Object.entries(named)) mapped[key] = await evaluate(value);
     return mapped;
   }
 

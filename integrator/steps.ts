@@ -5,6 +5,11 @@ import {
   type ScenarioStep,
 } from '../contracts/integrator';
 import { evaluateMapped } from '../contracts/mapping';
+import {
+  headerText,
+  responseHeaderProblem,
+  withoutSurroundingSpace,
+} from '../contracts/hook-response-headers';
 
 /** A step that cannot go on: the run fails with this message (not retried, unlike infrastructure errors). */
 export class StepFailure extends Error {}
@@ -200,6 +205,23 @@ function describeType(value: unknown): string {
   return value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 }
 
+/**
+ * The headers a step's mapped values make: text as it is (without surrounding spaces), anything else as JSON,
+ * none for a value that is nothing; one a hook may not answer fails the step, naming it.
+ */
+function answeredHeaders(headers: Array<{ name: string; value: unknown }>): HookResponse['headers'] {
+  const texts: HookResponse['headers'] = [];
+  for (const header of headers) {
+    const computed = headerText(header.value);
+    if (computed === undefined) continue;
+    const text = withoutSurroundingSpace(computed);
+    const problem = responseHeaderProblem(header.name, text);
+    if (problem) throw new StepFailure(`response header ${header.name}: ${problem}`);
+    texts.push({ name: header.name, value: text });
+  }
+  return texts;
+}
+
 /** The Webhook response a step's mapped status, body and headers make, or why they cannot make one. */
 function responseOf(
   status: unknown,
@@ -208,12 +230,7 @@ function responseOf(
 ): HookResponse {
   if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 499)
     throw new StepFailure(`the response status must be 2xx, 3xx or 4xx, got ${JSON.stringify(status)}`);
-  const texts = headers.map((header) => ({
-    name: header.name,
-    value: typeof header.value === 'string' ? header.value : JSON.stringify(header.value),
-  }));
-  if (texts.some((header) => /[\r\n]/.test(header.value)))
-    throw new StepFailure('a response header value must not contain line breaks');
+  const texts = answeredHeaders(headers);
   if (status >= 300 && status < 400 && !texts.some((header) => header.name.toLowerCase() === 'location'))
     throw new StepFailure(`a ${status} response needs a Location header`);
   const isText = typeof body === 'string';

@@ -1,6 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import { receiveWebhook, receiveWebhookGet } from '../../contracts/api/integrator';
 import { HOOK_MAX_BODY_BYTES, type HookResponse } from '../../contracts/integrator';
+import { HOOK_ANSWER_HEADERS, responseHeaderProblem } from '../../contracts/hook-response-headers';
 import { parseIpAllowlist, type IpAllowlist } from '../../contracts/ip-allowlist';
 import { headersOf, readHookRequest, type HookRequest } from '../../infra/http/hook-request';
 import { mount } from '../../infra/http/operations';
@@ -32,11 +33,26 @@ export function callerAddress(req: Pick<Request, 'socket' | 'headers'>, trusted:
   return address;
 }
 
+/** A Content-Type with `charset=utf-8`, the encoding of every hook answer's body. */
+function inUtf8(type: string): string {
+  const parameters = type.split(';').filter((part, index) => index === 0 || !/^\s*charset=/i.test(part));
+  return [...parameters, ' charset=utf-8'].join(';');
+}
+
+/**
+ * Sends a hook's answer: the scenario's headers that a hook may answer (a response kept from before they were
+ * checked may hold others: they are dropped, never a 500), then the sandbox every hook answer carries. The body
+ * goes as bytes, so that node writes the headers apart, in Latin-1 (with a text body it writes them as UTF-8).
+ */
 function sendResponse(res: Response, response: HookResponse): void {
-  const hasType = response.headers.some((header) => header.name.toLowerCase() === 'content-type');
-  for (const header of response.headers) res.setHeader(header.name, header.value);
-  if (!hasType) res.type('text/plain; charset=utf-8');
-  res.status(response.status).send(response.body);
+  const headers = response.headers.filter(
+    (header) => responseHeaderProblem(header.name, header.value) === null,
+  );
+  for (const header of headers) res.setHeader(header.name, header.value);
+  const type = headers.findLast((header) => header.name.toLowerCase() === 'content-type')?.value;
+  res.setHeader('Content-Type', type === undefined ? 'text/plain; charset=utf-8' : inUtf8(type));
+  for (const header of HOOK_ANSWER_HEADERS) res.setHeader(header.name, header.value);
+  res.status(response.status).send(Buffer.from(response.body, 'utf8'));
 }
 
 /** The receiver of every hook: its route, and delivery from inside the platform. */

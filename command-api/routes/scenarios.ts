@@ -12,18 +12,29 @@ import type { Principal } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 import {
   everyStep,
+  fieldsByKey,
+  isExpression,
   mappedValuesOf,
   remapSteps,
+  stepFieldOf,
   withDefaults,
+  type MappedValue,
   type ScenarioSettings,
   type ScenarioStep,
 } from '../../contracts/integrator';
+import type { FieldDefinition } from '../../contracts/fields';
+import {
+  headerText,
+  responseHeaderNameProblem,
+  responseHeaderValueProblem,
+} from '../../contracts/hook-response-headers';
 import { checkMappedValue, MappingError } from '../../contracts/mapping';
 import { streamName } from '../../contracts/streams';
 import { validate } from '../../contracts/validation';
 import { mount } from '../../infra/http/operations';
 import { idParam, optionalId } from '../../infra/http/params';
 import { moduleDecider } from '../domain/module';
+import { recordDecider } from '../domain/record';
 import type { DataStructure } from '../../contracts/data-structure';
 import { scenarioDecider, type ScenarioCommand, type ScenarioState } from '../domain/scenario';
 import { webhookDecider, type WebhookState } from '../domain/webhook';
@@ -48,6 +59,52 @@ function invalid(path: string, message: string): PlatformError {
   return new PlatformError('validation_failed', `invalid body: ${path}: ${message}`, [{ path, message }]);
 }
 
+/** The fields a step names are fields of its module that take a value, each named once. */
+function checkStepFields(
+  at: string,
+  moduleId: number,
+  named: Readonly<Record<string, unknown>>,
+  fields: readonly FieldDefinition[],
+): void {
+  const mapped = fieldsByKey(named, fields);
+  const problems =
+    'problems' in mapped
+      ? mapped.problems
+      : Object.keys(named).flatMap((name) => {
+          const found = stepFieldOf(name, fields);
+          const type = 'field' in found ? found.field.type : null;
+          if (type === 'file')
+            return [
+              { path: `fields.${name}`, message: 'a file field is filled by an attachRecordFile step' },
+            ];
+          if (type === 'button')
+            return [{ path: `fields.${name}`, message: 'a button field holds no value' }];
+          return [];
+        });
+  if (problems.length === 0) return;
+  const details = problems.map((problem) => ({ path: `${at}.${problem.path}`, message: problem.message }));
+  throw new PlatformError(
+    'validation_failed',
+    `invalid body: ${details.map((detail) => `${detail.path}: ${detail.message}`).join('; ')} (module ${moduleId})`,
+    details,
+  );
+}
+
+/** Literal header values are checked now; computed ones when the run answers (a bad one fails the run). */
+function checkResponseHeaders(
+  at: string,
+  headers: ReadonlyArray<{ name: string; value: MappedValue }>,
+): void {
+  for (const [index, header] of headers.entries()) {
+    const nameProblem = responseHeaderNameProblem(header.name);
+    if (nameProblem) throw invalid(`${at}.headers.${index}.name`, nameProblem);
+    if (isExpression(header.value)) continue;
+    const text = headerText(header.value);
+    const valueProblem = text === undefined ? null : responseHeaderValueProblem(text);
+    if (valueProblem) throw invalid(`${at}.headers.${index}.value`, `${header.name}: ${valueProblem}`);
+  }
+}
+
 /** Scenarios: their trigger (a webhook, one scenario each), schedule and steps; activate, deactivate. */
 export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
   const scenarioStream = (tenant: string, scenarioId: number) => streamName('scenario', tenant, scenarioId);
@@ -62,10 +119,22 @@ export function addScenarioRoutes(router: Router, deps: CommandDeps): void {
         if (step.kind === 'createRecord') {
           const module = await deps.handler.load(streamName('module', tenant, step.moduleId), moduleDecider);
           if (module.state.status !== 'active') throw invalid(`${at}.moduleId`, `no module ${step.moduleId}`);
+          checkStepFields(at, step.moduleId, step.fields ?? {}, module.state.fields);
+        }
+        if (step.kind === 'updateRecord' && typeof step.recordId === 'number' && step.fields) {
+          // A literal record: its module is known now (a record never changes module).
+          const record = await deps.handler.load(streamName('record', tenant, step.recordId), recordDecider);
+          const module =
+            record.state.status === 'active'
+              ? await deps.handler.load(streamName('module', tenant, record.state.moduleId), moduleDecider)
+              : null;
+          if (module?.state.status === 'active')
+            checkStepFields(at, record.state.moduleId, step.fields, module.state.fields);
         }
         if (step.kind === 'webhookResponse') {
           if (typeof step.status === 'number' && !(step.status >= 200 && step.status < 500))
             throw invalid(`${at}.status`, 'a Webhook response status is 2xx, 3xx or 4xx');
+          checkResponseHeaders(at, step.headers ?? []);
         }
       } catch (error) {
         if (error instanceof MappingError) throw invalid(at, error.message);

@@ -527,7 +527,7 @@ const receiverResponses = {
     `\`${HOOK_QUEUE_FULL}\` when the queue is at capacity; otherwise the data failed the hook's data structure or the body is malformed.`,
   ),
   403: text('The caller is not in the IP restrictions, or the hook is disabled.'),
-  404: text('No hook has this id.'),
+  404: text("No hook has this id (on a host other than the hook host: the platform's JSON error)."),
   410: text('The hook was deactivated (no scenario for more than 120 hours).'),
   413: text(`The body is over ${HOOK_MAX_BODY_BYTES} bytes (declared, or while streaming).`),
   415: text('The content type is not one the receiver reads.'),
@@ -537,7 +537,9 @@ const receiverResponses = {
 const receiverDescription =
   'No credentials: the hook id names the hook (and its system). The query string and the body (JSON, form or ' +
   'multipart) become one bundle, the query string winning on duplicate keys. The request is stored before the ' +
-  'answer; the answer waits up to 40 s for a Webhook response step.';
+  'answer; the answer waits up to 40 s for a Webhook response step. Served only on the hook host (that of ' +
+  "HOOK_BASE_URL; by default the base host, never a system's host). Every answer carries " +
+  '`Content-Security-Policy: sandbox` and `X-Content-Type-Options: nosniff`.';
 export const receiveWebhookGet = operation({
   operationId: 'receiveWebhookGet',
   method: 'get',

@@ -13,7 +13,8 @@ import { errorBody, PlatformError } from '../../contracts/errors';
 import type { Logger } from '../logging';
 import { contextOf, principalOf, setContext } from './context';
 import type { ApiMeter } from './metering';
-import { tenantFromHost } from './tenant';
+import { servesHooks, tenantFromHost } from './tenant';
+import { HOOK_ANSWER_HEADERS } from '../../contracts/hook-response-headers';
 import { BEARER_CREDENTIAL, type CredentialPresentation } from './authenticate';
 import { cookieValue, SESSION_COOKIE } from './cookies';
 import { validate } from '../../contracts/validation';
@@ -23,6 +24,7 @@ import { API_BASE, mount } from './operations';
 import type { Operation } from '../../contracts/api/operation';
 import { mcpRouter } from '../mcp/server';
 import { getApiUsage, getHealth, getMetrics, getReadiness, usageQuery } from '../../contracts/api/platform';
+import { receiveWebhook } from '../../contracts/api/integrator';
 
 export interface ReadinessReport {
   readonly ready: boolean;
@@ -87,9 +89,11 @@ export interface HttpKitOptions {
   };
   /**
    * The webhook receiver, mounted at the root before any body parser: it reads its requests itself, and they
-   * carry no credentials.
+   * carry no credentials. It serves only the hook host (`hookHost`, HOOK_BASE_URL's host name; unset: the base
+   * host, any host that is not a system's): a hook's answer is never on a system's origin.
    */
   readonly hooks?: Router;
+  readonly hookHost?: string;
   /** Mounted at the root, for pages such as `/docs`. */
   readonly pages?: Router;
   /** Mounted at the root, for the `/.well-known/…` documents (its routes carry the full path). */
@@ -100,6 +104,8 @@ export interface HttpKitOptions {
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** Where the receiver's routes are: the first segment of `/hook/{hookKey}`. */
+const HOOK_PATH = `/${receiveWebhook.path.split('/')[1]!}`;
 
 const CREDENTIAL_LABELS: Readonly<Record<CredentialSource, string>> = {
   authorization: 'Authorization',
@@ -213,7 +219,19 @@ export function createHttpApp(options: HttpKitOptions): Express {
     res.type(contentType).send(body);
   });
 
-  if (options.hooks) app.use(options.hooks);
+  if (options.hooks) {
+    const { hookHost, baseHost } = options;
+    app.use(HOOK_PATH, (req, res, next) => {
+      for (const header of HOOK_ANSWER_HEADERS) res.setHeader(header.name, header.value);
+      if (!servesHooks(req.headers.host, hookHost, baseHost))
+        throw new PlatformError(
+          'not_found',
+          `no hook is served on host ${JSON.stringify(req.headers.host ?? '')}: hooks are served at their address (HOOK_BASE_URL)`,
+        );
+      next();
+    });
+    app.use(options.hooks);
+  }
   if (options.wellKnown) app.use(options.wellKnown);
   if (options.pages) app.use(options.pages);
   if (options.mcp) {

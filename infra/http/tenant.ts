@@ -11,10 +11,30 @@ export function tenantFromHost(
   defaultTenant: string,
 ): string | null {
   if (!hostHeader) return defaultTenant;
-  const host = hostHeader.replace(/:\d+$/, '').toLowerCase();
+  const host = hostNameOf(hostHeader);
   const suffix = `.${baseHost.toLowerCase()}`;
   if (!host.endsWith(suffix)) return defaultTenant;
   const sub = host.slice(0, -suffix.length);
   const label = sub.includes('.') ? sub.slice(0, sub.indexOf('.')) : sub;
   return isValidTenant(label) ? label : null;
+}
+
+/** The host name of a Host header: lower case, without its port. */
+function hostNameOf(hostHeader: string): string {
+  return hostHeader.replace(/:\d+$/, '').toLowerCase();
+}
+
+/**
+ * Whether hooks are served to a request with this Host header: on `hookHost` (HOOK_BASE_URL's host name, any
+ * port) alone; without one, on the base host — every host that is not a system's (`<system>.<baseHost>`), as
+ * `tenantFromHost` treats them.
+ */
+export function servesHooks(
+  hostHeader: string | undefined,
+  hookHost: string | undefined,
+  baseHost: string,
+): boolean {
+  if (hookHost !== undefined)
+    return hostHeader !== undefined && hostNameOf(hostHeader) === hookHost.toLowerCase();
+  return hostHeader === undefined || !hostNameOf(hostHeader).endsWith(`.${baseHost.toLowerCase()}`);
 }
