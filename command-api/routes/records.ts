@@ -183,7 +183,7 @@ export function addButtonRoute(router: Router, deps: CommandDeps): void {
       };
     } catch (error) {
       if (!(error instanceof OutboundError)) throw error;
-      if (error.reason === 'refused-address')
+      if (error.reason === 'refused-address' || error.reason === 'invalid-request')
         throw new PlatformError(
           'validation_failed',
           `the button's webhook address is not allowed: ${error.message}`,

@@ -1,5 +1,5 @@
 import { lookup } from 'node:dns/promises';
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, validateHeaderName, validateHeaderValue } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP } from 'node:net';
 import { OutboundError, type OutboundHttp, type OutboundRequest, type OutboundResponse } from './port';
@@ -53,6 +53,32 @@ async function systemResolve(hostname: string): Promise<string[]> {
 }
 
 /**
+ * The address to call, once it and every header are ones HTTP allows: what users compute (a scenario's
+ * expression) is refused as the call's own fault, before anything is sent, rather than thrown by node as an
+ * error nobody expects.
+ */
+function checkedTarget(url: string, headers: Readonly<Record<string, string>>): URL {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    throw new OutboundError('invalid-request', `${JSON.stringify(url.slice(0, 200))} is not an address`);
+  }
+  for (const [name, value] of Object.entries(headers)) {
+    try {
+      validateHeaderName(name);
+      validateHeaderValue(name, value);
+    } catch (error) {
+      throw new OutboundError(
+        'invalid-request',
+        `the header ${JSON.stringify(name.slice(0, 100))} cannot be sent: ${(error as Error).message}`,
+      );
+    }
+  }
+  return target;
+}
+
+/**
  * Outbound HTTP behind an SSRF guard: the host is resolved once, every address it resolves to must be
  * public (unless allowed), and the connection goes to that pinned address (so a second, different answer
  * from DNS cannot redirect it). Redirects are returned, not followed; answers are cut at 64 KB.
@@ -67,7 +93,7 @@ export function guardedHttp(options: GuardedHttpOptions): OutboundHttp {
     timeoutMs = options.timeoutMs,
     maxBytes = MAX_RESPONSE_BYTES,
   }: OutboundRequest): Promise<OutboundResponse> => {
-    const target = new URL(url);
+    const target = checkedTarget(url, headers);
     if (target.protocol !== 'https:' && target.protocol !== 'http:')
       throw new OutboundError('refused-address', `only http(s) addresses are called, not ${target.protocol}`);
     const hostname = target.hostname.replace(/^\[|\]$/g, '');

@@ -35,7 +35,8 @@ export interface OutboundResponse {
 /** Why an outbound call did not get an answer. */
 export class OutboundError extends Error {
   constructor(
-    readonly reason: 'refused-address' | 'unreachable' | 'timeout',
+    /** `invalid-request`: the call itself cannot be made (an address, header name or value HTTP does not allow). */
+    readonly reason: 'refused-address' | 'invalid-request' | 'unreachable' | 'timeout',
     message: string,
   ) {
     super(message);

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { guardedHttp, isNonPublicAddress, MAX_RESPONSE_BYTES } from '../../infra/outbound/guarded-http';
@@ -90,6 +91,36 @@ describe('guarded outbound HTTP', () => {
     const answer = await http.postJson(`http://hooks.invalid:${port}/hook`, { a: 1 });
     expect(answer).toMatchObject({ status: 200, body: 'thanks' });
     expect(received.at(-1)).toEqual({ url: '/hook', body: '{"a":1}' });
+  });
+
+  test("any header a user computes is sent as it is or refused as the call's own fault (invalid-request), never thrown by node", async () => {
+    const http = guardedHttp({ allowNonPublic: true, timeoutMs: 2000 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ maxLength: 20 }),
+        fc.string({ unit: 'binary', maxLength: 40 }),
+        async (name, value) => {
+          const call = http.request({
+            method: 'GET',
+            url: `http://127.0.0.1:${port}/h`,
+            headers: { [name]: value },
+          });
+          const outcome = await call.then(
+            (answer) => answer.status,
+            (error: unknown) => error,
+          );
+          if (typeof outcome === 'number') expect(outcome).toBe(200);
+          else expect(outcome).toMatchObject({ name: 'OutboundError', reason: 'invalid-request' });
+        },
+      ),
+      { numRuns: 150 },
+    );
+    await expect(
+      http.request({ method: 'GET', url: `http://127.0.0.1:${port}/h`, headers: { 'x-price': '€' } }),
+    ).rejects.toMatchObject({ reason: 'invalid-request', message: expect.stringContaining('x-price') });
+    await expect(http.request({ method: 'GET', url: 'not an address' })).rejects.toMatchObject({
+      reason: 'invalid-request',
+    });
   });
 
   test('returns a redirect without following it, and cuts long answers', async () => {
