@@ -25,12 +25,12 @@ import {
   sseMessageQuery,
 } from '../../contracts/api/mcp';
 import type { Operation } from '../../contracts/api/operation';
-import { PlatformError } from '../../contracts/errors';
+import { errorBody, PlatformError } from '../../contracts/errors';
 import { validate } from '../../contracts/validation';
 import { BEARER_CREDENTIAL } from '../http/authenticate';
 import { API_BASE, mount } from '../http/operations';
 import { sendJson } from '../http/respond';
-import { toolsOf, type ToolDefinition } from './tools';
+import { toolsOf, type ToolDefinition, type ToolRequest } from './tools';
 
 export interface McpOptions {
   readonly version: string;
@@ -123,7 +123,14 @@ export function mcpRouter(options: McpOptions): Router {
     const origin = auth?.extra?.origin;
     if (auth === undefined || typeof system !== 'string' || !(origin instanceof URL))
       throw new PlatformError('unauthorized', 'a tool call needs the credential of its session');
-    const request = tool.request(args);
+    let request: ToolRequest;
+    try {
+      request = tool.request(args);
+    } catch (error) {
+      if (!(error instanceof PlatformError) || error.status >= 500) throw error;
+      // An argument that is no value of its path parameter: refused as REST refuses one, never dispatched.
+      return toolResult(error.status, JSON.stringify(errorBody(error)));
+    }
     const answer = await callApi(
       origin,
       {

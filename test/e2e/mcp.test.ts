@@ -4,6 +4,7 @@
  * credential exactly as REST would, and bad input of every kind is a clear error, never a crash.
  */
 import { randomBytes, createHash } from 'node:crypto';
+import fc from 'fast-check';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -287,4 +288,97 @@ test('malformed messages get JSON-RPC or HTTP errors, and the platform keeps ans
   });
   expect(invalidSystem.status).toBe(400);
   expect((await fetch(`${platform.url}/healthz`)).status).toBe(200);
+});
+
+describe('tool arguments are path parameters, never path text', () => {
+  let recordId: number;
+  let labelId: number;
+
+  /** The record, the label and the record's labels as REST shows them: what no refused call may change. */
+  async function state() {
+    const record = await platform.call('GET', `/record/${recordId}`);
+    const label = await platform.call('GET', `/label/${labelId}`);
+    const page = await json<{ meta: { total: number } }>(await platform.call('GET', '/record?limit=1'));
+    return {
+      record: record.status,
+      label: label.status,
+      labelIds: record.status === 200 ? (await json<{ labelIds: number[] }>(record)).labelIds : [],
+      records: page.meta.total,
+    };
+  }
+
+  beforeAll(async () => {
+    recordId = (
+      await json<Entity>(await platform.call('POST', '/record', { body: { moduleId, name: 'Kept' } }))
+    ).id;
+    labelId = (await json<Entity>(await platform.call('POST', '/label', { body: { name: 'Kept label' } })))
+      .id;
+    expect((await platform.call('POST', `/record/${recordId}/label/${labelId}`)).status).toBeLessThan(300);
+  });
+
+  test('the reproductions: unlabelRecord with ".." in either id, getRecord with an empty id', async () => {
+    const client = await connected('streamable');
+    try {
+      const before = await state();
+      expect(before).toMatchObject({ record: 200, label: 200, labelIds: [labelId] });
+      for (const args of [
+        { recordId: '..', labelId },
+        { recordId, labelId: '..' },
+      ]) {
+        const refused = await client.callTool({ name: 'unlabelRecord', arguments: args });
+        expect(refused.isError).toBe(true);
+        expect(textOf(refused)).toMatch(/^400 E4001: invalid path parameters: (recordId|labelId): /);
+      }
+      const empty = await client.callTool({ name: 'getRecord', arguments: { recordId: '' } });
+      expect(empty.isError).toBe(true);
+      expect(textOf(empty)).toMatch(/^400 E4001: invalid path parameters: recordId: /);
+      expect(await state()).toEqual(before);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('any non-id argument of a destructive tool is refused and changes nothing', async () => {
+    const client = await connected('streamable');
+    try {
+      const before = await state();
+      const notAnId = fc
+        .oneof(
+          fc.constantFrom(
+            '..',
+            '.',
+            '/',
+            '%2e%2e',
+            '.%2e',
+            '?x=',
+            '#',
+            '',
+            `${recordId}/..`,
+            '1'.repeat(3000),
+          ),
+          fc.string(),
+          fc.stringMatching(/^[./%?#0-9]{0,8}$/),
+        )
+        .filter((text) => !/^[1-9][0-9]{0,8}$/.test(text));
+      const calls = fc.oneof(
+        notAnId.map((text) => ({ name: 'deleteRecord', arguments: { recordId: text } })),
+        notAnId.map((text) => ({ name: 'unlabelRecord', arguments: { recordId: text, labelId } })),
+        notAnId.map((text) => ({ name: 'unlabelRecord', arguments: { recordId, labelId: text } })),
+        notAnId.map((text) => ({ name: 'updateLabelById', arguments: { labelId: text, name: 'Renamed' } })),
+      );
+      await fc.assert(
+        fc.asyncProperty(calls, async (call) => {
+          const answer = await client.callTool(call);
+          expect(answer.isError).toBe(true);
+          expect(textOf(answer)).toMatch(/^400 E4001: invalid path parameters: /);
+        }),
+        { numRuns: 40 },
+      );
+      expect(await state()).toEqual(before);
+      const label = await json<{ name: string }>(await platform.call('GET', `/label/${labelId}`));
+      expect(label.name).toBe('Kept label');
+    } finally {
+      await client.close();
+    }
+  });
 });
