@@ -537,6 +537,13 @@ export async function buildServices(
         operations: OPERATIONS,
         ...(config.MCP_API_URL !== undefined && { apiUrl: config.MCP_API_URL }),
         timeoutMs: config.OUTBOUND_TIMEOUT_MS,
+        sessionLimits: {
+          perCredential: config.MCP_SESSIONS_PER_CREDENTIAL,
+          perUser: config.MCP_SESSIONS_PER_USER,
+          perSystem: config.MCP_SESSIONS_PER_SYSTEM,
+          total: config.MCP_MAX_SESSIONS,
+        },
+        idleSessionMs: config.MCP_SESSION_IDLE_SECONDS * 1000,
       },
     }),
     version: appVersion(),

@@ -78,6 +78,21 @@ export const configSchema = z.object({
    * service behind the compose gateway): the API's base URL, such as `http://gateway:8080`.
    */
   MCP_API_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** MCP sessions the server holds open at once, over every system. */
+  MCP_MAX_SESSIONS: z.coerce.number().int().min(1).max(100_000).default(2000),
+  /** MCP sessions one system's credentials hold at once: its share of MCP_MAX_SESSIONS. */
+  MCP_SESSIONS_PER_SYSTEM: z.coerce.number().int().min(1).max(100_000).default(200),
+  /** MCP sessions one user of a system holds at once, over all their credentials. */
+  MCP_SESSIONS_PER_USER: z.coerce.number().int().min(1).max(100_000).default(32),
+  /** MCP sessions one credential (token, OAuth grant, session) holds at once. */
+  MCP_SESSIONS_PER_CREDENTIAL: z.coerce.number().int().min(1).max(100_000).default(16),
+  /** An MCP session unused this long is ended, and its place in the caps given back. */
+  MCP_SESSION_IDLE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 3600)
+    .default(1800),
   OAUTH_INTROSPECTIONS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(300),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   PROJECTIONS_THREAD: booleanFlag.default(true),

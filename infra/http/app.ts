@@ -20,8 +20,7 @@ import { validate } from '../../contracts/validation';
 import { sendJson } from './respond';
 import { indexedByFirstSegment } from './segment-index';
 import { API_BASE, mount } from './operations';
-import type { Operation } from '../../contracts/api/operation';
-import { mcpRouter } from '../mcp/server';
+import { mcpRouter, type McpOptions } from '../mcp/server';
 import { getApiUsage, getHealth, getMetrics, getReadiness, usageQuery } from '../../contracts/api/platform';
 
 export interface ReadinessReport {
@@ -80,11 +79,7 @@ export interface HttpKitOptions {
    * The MCP tool server (`/v2/{system}/…`) over these operations. Its tool calls go into this app, or to
    * `apiUrl` when this process does not serve both APIs.
    */
-  readonly mcp?: {
-    readonly operations: readonly Operation[];
-    readonly apiUrl?: string;
-    readonly timeoutMs: number;
-  };
+  readonly mcp?: Omit<McpOptions, 'version' | 'baseHost' | 'authenticate'>;
   /**
    * The webhook receiver, mounted at the root before any body parser: it reads its requests itself, and they
    * carry no credentials.
@@ -217,15 +212,12 @@ export function createHttpApp(options: HttpKitOptions): Express {
   if (options.wellKnown) app.use(options.wellKnown);
   if (options.pages) app.use(options.pages);
   if (options.mcp) {
-    const { operations, apiUrl, timeoutMs } = options.mcp;
     app.use(
       mcpRouter({
+        ...options.mcp,
         version: options.version,
         baseHost: options.baseHost,
-        operations,
         authenticate: (tenant, token) => options.authenticate(tenant, token),
-        ...(apiUrl !== undefined && { apiUrl }),
-        timeoutMs,
       }),
     );
   }

@@ -30,6 +30,14 @@ import { validate } from '../../contracts/validation';
 import { BEARER_CREDENTIAL } from '../http/authenticate';
 import { API_BASE, mount } from '../http/operations';
 import { sendJson } from '../http/respond';
+import {
+  DEFAULT_SESSION_LIMITS,
+  SessionCapReached,
+  SessionSlots,
+  type SessionHolder,
+  type SessionLimits,
+  type SessionSlot,
+} from './session-slots';
 import { toolsOf, type ToolDefinition, type ToolRequest } from './tools';
 
 export interface McpOptions {
@@ -44,17 +52,20 @@ export interface McpOptions {
    */
   readonly apiUrl?: string;
   readonly timeoutMs: number;
-  readonly maxSessionsPerCredential?: number;
-  readonly maxSessions?: number;
+  /** The shares of open sessions (per credential, user, system, and in all). */
+  readonly sessionLimits?: SessionLimits;
+  /** A session unused this long is ended. */
   readonly idleSessionMs?: number;
 }
 
-/** An open MCP session: its transport, and the credential that opened it (the only one that may use it). */
+/**
+ * An open MCP session: its transport, and its slot, which names the credential that opened it (the only one
+ * that may use it).
+ */
 interface Session {
-  readonly owner: string;
+  readonly slot: SessionSlot;
   readonly transport: SSEServerTransport | StreamableHTTPServerTransport;
   readonly close: () => Promise<void>;
-  lastUsed: number;
 }
 
 interface Caller {
@@ -73,8 +84,16 @@ function bearerOf(req: Request): string | undefined {
   return undefined;
 }
 
-function ownerOf(caller: Caller): string {
-  return `${caller.system}\u0000${caller.principal.userId}\u0000${caller.principal.credential.id}`;
+function holderOf(caller: Caller): SessionHolder {
+  return {
+    system: caller.system,
+    userId: caller.principal.userId,
+    credentialId: caller.principal.credential.id,
+  };
+}
+
+function sameHolder(a: SessionHolder, b: SessionHolder): boolean {
+  return a.system === b.system && a.userId === b.userId && a.credentialId === b.credentialId;
 }
 
 /** What the REST API answered, as a tool result: the JSON body, and `isError` for a refusal. */
@@ -100,21 +119,23 @@ function toolResult(status: number, text: string): CallToolResult {
 
 export function mcpRouter(options: McpOptions): Router {
   const tools = toolsOf(options.operations);
-  const maxPerCredential = options.maxSessionsPerCredential ?? 16;
-  const maxSessions = options.maxSessions ?? 2000;
   const idleMs = options.idleSessionMs ?? 30 * 60_000;
+  const slots = new SessionSlots(options.sessionLimits ?? DEFAULT_SESSION_LIMITS, idleMs);
   const sessions = new Map<string, Session>();
 
+  // Idle sessions end, and so give their slots back; so does a slot whose session never opened.
   const sweep = setInterval(
     () => {
-      const now = Date.now();
+      const idle = new Set(slots.idle());
       for (const [id, session] of sessions)
-        if (now - session.lastUsed > idleMs) {
+        if (idle.has(session.slot)) {
           sessions.delete(id);
+          session.slot.release();
           void session.close();
         }
+      for (const slot of idle) slot.release();
     },
-    Math.min(idleMs, 60_000),
+    Math.max(250, Math.min(idleMs / 2, 60_000)),
   );
   sweep.unref();
 
@@ -233,37 +254,36 @@ export function mcpRouter(options: McpOptions): Router {
     const session = id === undefined ? undefined : sessions.get(id);
     if (session === undefined || !(session.transport instanceof kind))
       throw new PlatformError('not_found', 'no such MCP session (it may have ended)');
-    if (session.owner !== ownerOf(callerOf(req)))
+    if (!sameHolder(session.slot.holder, holderOf(callerOf(req))))
       throw new PlatformError('forbidden', 'this MCP session belongs to another credential');
-    session.lastUsed = Date.now();
+    session.slot.touch();
     return session.transport;
   };
 
-  /** Room for one more session of this caller (the oldest of theirs is not closed: they asked for too many). */
-  const admitSession = (req: Request): string => {
-    const owner = ownerOf(callerOf(req));
-    const own = [...sessions.values()].filter((session) => session.owner === owner).length;
-    if (own >= maxPerCredential || sessions.size >= maxSessions)
-      throw new PlatformError(
-        'rate_limited',
-        `too many open MCP sessions (at most ${maxPerCredential} per credential): close one first`,
-      );
-    return owner;
+  /**
+   * A slot for one more session of this caller, or a 429 naming the share that is full with `Retry-After`
+   * (the oldest session of theirs is not closed: they asked for too many).
+   */
+  const admitSession = (req: Request, res: Response): SessionSlot => {
+    try {
+      return slots.take(holderOf(callerOf(req)));
+    } catch (error) {
+      if (error instanceof SessionCapReached) res.setHeader('Retry-After', String(error.retryAfterSeconds));
+      throw error;
+    }
   };
 
   const router = Router();
 
   mount(router, openMcpSseStream, authenticated('sse'), async (req: Request, res: Response) => {
-    const owner = admitSession(req);
+    const slot = admitSession(req, res);
     const transport = new SSEServerTransport(`/v2/${callerOf(req).system}/message`, res);
     const server = newServer();
-    sessions.set(transport.sessionId, {
-      owner,
-      transport,
-      lastUsed: Date.now(),
-      close: () => server.close(),
-    });
-    const forget = () => sessions.delete(transport.sessionId);
+    sessions.set(transport.sessionId, { slot, transport, close: () => server.close() });
+    const forget = () => {
+      sessions.delete(transport.sessionId);
+      slot.release();
+    };
     transport.onclose = forget;
     res.on('close', () => {
       forget();
@@ -285,24 +305,30 @@ export function mcpRouter(options: McpOptions): Router {
 
   mount(router, postMcpMessage, authenticated('mcp'), async (req: Request, res: Response) => {
     if (sessionHeader(req) !== undefined) return existing(req).handleRequest(req, res);
-    const owner = admitSession(req);
+    const slot = admitSession(req, res);
     const server = newServer();
+    const forget = (id: string | undefined) => {
+      if (id !== undefined) sessions.delete(id);
+      slot.release();
+    };
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {
-        sessions.set(id, { owner, transport, lastUsed: Date.now(), close: () => transport.close() });
+        sessions.set(id, { slot, transport, close: () => transport.close() });
       },
-      onsessionclosed: (id) => {
-        sessions.delete(id);
-      },
+      onsessionclosed: forget,
     });
-    transport.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
-    };
-    await server.connect(transport);
-    await transport.handleRequest(req, res);
-    // A first message that was no `initialize` opened no session: nothing stays behind.
-    if (transport.sessionId === undefined) await server.close();
+    transport.onclose = () => forget(transport.sessionId);
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req, res);
+    } finally {
+      // A first message that was no `initialize` opened no session: nothing stays behind, its slot neither.
+      if (transport.sessionId === undefined) {
+        slot.release();
+        await server.close();
+      }
+    }
   });
   mount(router, openMcpStream, authenticated('mcp'), async (req: Request, res: Response) => {
     await existing(req).handleRequest(req, res);
