@@ -146,6 +146,12 @@ export const configSchema = z.object({
   /** SMTP connections the listener holds at once; more are turned away with 421 until some close. */
   SMTP_MAX_CLIENTS: z.coerce.number().int().min(1).max(10_000).default(200),
   /**
+   * SMTP connections one sender (an IPv4 address, an IPv6 /64) holds at once, its share of SMTP_MAX_CLIENTS;
+   * more are turned away with 421. Behind a TCP proxy without SMTP_PROXY_PROTOCOL every connection is the
+   * proxy's: raise it to SMTP_MAX_CLIENTS there.
+   */
+  SMTP_MAX_CLIENTS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000).default(20),
+  /**
    * Connections to the SMTP listener come through a TCP proxy that opens each with a PROXY protocol (v1)
    * header (the compose mail gateway): the sending server's address is read from it. Unset: none may.
    */
