@@ -544,6 +544,7 @@ export async function buildServices(
           total: config.MCP_MAX_SESSIONS,
         },
         idleSessionMs: config.MCP_SESSION_IDLE_SECONDS * 1000,
+        ...(config.PUBLIC_URL !== undefined && { publicUrl: config.PUBLIC_URL }),
       },
     }),
     version: appVersion(),

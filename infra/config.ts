@@ -41,6 +41,18 @@ export const configSchema = z.object({
   HOST: z.string().default('0.0.0.0'),
   DATA_DIR: z.string().default('./data'),
   BASE_HOST: z.string().default('localhost'),
+  /**
+   * The platform's address as clients reach it: scheme, BASE_HOST and port, such as `https://records.example.com`
+   * (a system's is `<system>.` before the host). What the platform publishes about itself names it, never a
+   * request's Host header. Unset: `http://<BASE_HOST>:<the port the request came in on>`.
+   */
+  PUBLIC_URL: z
+    .url({ protocol: /^https?$/ })
+    .refine(
+      (url) => URL.canParse(url) && new URL(url).origin === url.replace(/\/$/, ''),
+      'must be an origin: no path, query or fragment',
+    )
+    .optional(),
   DEFAULT_TENANT: z.string().default('test'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   EVENT_STORE: z.enum(['sqlite', 'eventstoredb']).default('sqlite'),
@@ -248,6 +260,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config = result.data;
   if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS)
     throw new Error('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  if (
+    config.PUBLIC_URL !== undefined &&
+    new URL(config.PUBLIC_URL).hostname !== config.BASE_HOST.toLowerCase()
+  )
+    throw new Error('PUBLIC_URL must be an address of BASE_HOST (its systems are subdomains of it)');
   if (config.EVENT_STORE === 'eventstoredb' && !config.ESDB_URL)
     throw new Error('EVENT_STORE=eventstoredb needs ESDB_URL');
   if (config.READ_STORE === 'mongodb' && !config.MONGO_URL)

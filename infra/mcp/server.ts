@@ -29,6 +29,7 @@ import { errorBody, PlatformError } from '../../contracts/errors';
 import { validate } from '../../contracts/validation';
 import { BEARER_CREDENTIAL } from '../http/authenticate';
 import { API_BASE, mount } from '../http/operations';
+import { PublicAddress } from '../http/public-address';
 import { sendJson } from '../http/respond';
 import {
   DEFAULT_SESSION_LIMITS,
@@ -52,6 +53,8 @@ export interface McpOptions {
    */
   readonly apiUrl?: string;
   readonly timeoutMs: number;
+  /** `PUBLIC_URL`: the address the resource metadata names (see PublicAddress); never the request's Host. */
+  readonly publicUrl?: string;
   /** The shares of open sessions (per credential, user, system, and in all). */
   readonly sessionLimits?: SessionLimits;
   /** A session unused this long is ended. */
@@ -205,8 +208,9 @@ export function mcpRouter(options: McpOptions): Router {
     return new URL(`http://${host}:${req.socket.localPort}`);
   };
 
+  const publicAddress = new PublicAddress(options.publicUrl, options.baseHost);
   const resourceMetadataUrl = (req: Request, system: string, transport: 'sse' | 'mcp') =>
-    `${req.protocol}://${req.get('host') ?? 'localhost'}/.well-known/oauth-protected-resource/v2/${system}/${transport}`;
+    `${publicAddress.origin(req).origin}/.well-known/oauth-protected-resource/v2/${system}/${transport}`;
 
   /** Authenticates the bearer credential against `{system}`; a 401 points at the resource metadata. */
   const authenticated =
@@ -339,10 +343,10 @@ export function mcpRouter(options: McpOptions): Router {
 
   mount(router, getMcpResourceMetadata, (req, res) => {
     const { system, transport } = validate(getMcpResourceMetadata.params, req.params, 'path');
-    const origin = `${req.protocol}://${req.get('host') ?? 'localhost'}`;
     sendJson(res, 200, {
-      resource: `${origin}/v2/${system}/${transport}`,
-      authorization_servers: [`${origin}${API_BASE}`],
+      resource: `${publicAddress.origin(req).origin}/v2/${system}/${transport}`,
+      // The system's own authorization server: its tokens are the ones this resource takes.
+      authorization_servers: [`${publicAddress.systemOrigin(req, system).origin}${API_BASE}`],
       bearer_methods_supported: ['header'],
       scopes_supported: ['record:read', 'record:create', 'record:update', 'record:delete'],
       resource_name: `Records Platform MCP tools of ${system}`,

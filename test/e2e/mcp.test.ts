@@ -4,6 +4,7 @@
  * credential exactly as REST would, and bad input of every kind is a clear error, never a crash.
  */
 import { randomBytes, createHash } from 'node:crypto';
+import { request, type IncomingHttpHeaders } from 'node:http';
 import fc from 'fast-check';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
@@ -50,6 +51,43 @@ async function connected(kind: Kind, token: string = ADMIN_TOKEN): Promise<Clien
   const client = new Client({ name: 'records-test', version: '1.0.0' });
   await client.connect(transportFor(kind, token));
   return client;
+}
+
+/** The platform's public address when PUBLIC_URL is unset: `http://<BASE_HOST>:<port>`, or a system's. */
+function publicOrigin(system?: string): string {
+  const host = system === undefined ? 'localhost' : `${system}.localhost`;
+  return `http://${host}:${new URL(platform.url).port}`;
+}
+
+/** A request with a Host header of the caller's choosing (fetch will not send one). */
+function withHost(
+  method: string,
+  path: string,
+  host: string,
+): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+  return new Promise((resolve, reject) => {
+    const call = request(
+      {
+        host: '127.0.0.1',
+        port: new URL(platform.url).port,
+        method,
+        path,
+        headers: {
+          Host: host,
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+      },
+    );
+    call.on('error', reject);
+    call.end(method === 'POST' ? '{}' : undefined);
+  });
 }
 
 function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
@@ -165,14 +203,16 @@ describe.each(KINDS)('over %s', (kind) => {
     });
     expect(answer.status).toBe(401);
     const challenge = answer.headers.get('www-authenticate') ?? '';
+    // The platform's public address (PUBLIC_URL unset: BASE_HOST and the port), not the host asked for.
     expect(challenge).toContain(
-      `resource_metadata="${platform.url}/.well-known/oauth-protected-resource/v2/${SYSTEM}/${path}"`,
+      `resource_metadata="${publicOrigin()}/.well-known/oauth-protected-resource/v2/${SYSTEM}/${path}"`,
     );
     const metadata = await json<{ resource: string; authorization_servers: string[] }>(
       await fetch(`${platform.url}/.well-known/oauth-protected-resource/v2/${SYSTEM}/${path}`),
     );
-    expect(metadata.resource).toBe(`${platform.url}/v2/${SYSTEM}/${path}`);
-    expect(metadata.authorization_servers).toEqual([`${platform.url}/api`]);
+    expect(metadata.resource).toBe(`${publicOrigin()}/v2/${SYSTEM}/${path}`);
+    // The system's own authorization server: the host that selects it.
+    expect(metadata.authorization_servers).toEqual([`${publicOrigin(SYSTEM)}/api`]);
     // The admin token belongs to the system `test`; another system does not know it.
     const foreign = await fetch(`${platform.url}/v2/acme/${path}`, {
       method: kind === 'sse' ? 'GET' : 'POST',
@@ -381,4 +421,45 @@ describe('tool arguments are path parameters, never path text', () => {
       await client.close();
     }
   });
+});
+
+test('a hostile Host header is never reflected into the metadata or the challenge', async () => {
+  const hosts = fc.oneof(
+    fc.constantFrom(
+      'evil.example',
+      'evil.example:6666',
+      'test.localhost.evil.example',
+      'localhost.evil.example',
+      'localhost:1@evil.example',
+      'localhost"><script>',
+      '[::1]:1',
+      'acme.localhost',
+    ),
+    fc.domain(),
+    fc.stringMatching(/^[\x21-\x7e]{1,60}$/),
+  );
+  await fc.assert(
+    fc.asyncProperty(hosts, fc.constantFrom('sse', 'mcp'), async (host, transport) => {
+      const metadata = await withHost(
+        'GET',
+        `/.well-known/oauth-protected-resource/v2/${SYSTEM}/${transport}`,
+        host,
+      );
+      expect(metadata.status).toBe(200);
+      expect(JSON.parse(metadata.text)).toMatchObject({
+        resource: `${publicOrigin()}/v2/${SYSTEM}/${transport}`,
+        authorization_servers: [`${publicOrigin(SYSTEM)}/api`],
+      });
+      const challenged = await withHost(
+        transport === 'sse' ? 'GET' : 'POST',
+        `/v2/${SYSTEM}/${transport}`,
+        host,
+      );
+      expect(challenged.status).toBe(401);
+      expect(challenged.headers['www-authenticate']).toBe(
+        `Bearer resource_metadata="${publicOrigin()}/.well-known/oauth-protected-resource/v2/${SYSTEM}/${transport}"`,
+      );
+    }),
+    { numRuns: 60 },
+  );
 });
