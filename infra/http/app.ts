@@ -12,6 +12,7 @@ import { chooseCredential, isAdmin, type CredentialSource } from '../../contract
 import { errorBody, PlatformError } from '../../contracts/errors';
 import type { Logger } from '../logging';
 import { contextOf, principalOf, setContext } from './context';
+import { PublicAddress } from './public-address';
 import type { ApiMeter } from './metering';
 import { tenantFromHost } from './tenant';
 import { BEARER_CREDENTIAL, type CredentialPresentation } from './authenticate';
@@ -32,6 +33,8 @@ export interface HttpKitOptions {
   readonly version: string;
   readonly baseHost: string;
   readonly defaultTenant: string;
+  /** `PUBLIC_URL`: the address the platform publishes about itself (see PublicAddress). */
+  readonly publicUrl?: string;
   readonly bodyLimit: string;
   readonly trustProxyHops: number;
   readonly logger: Logger;
@@ -168,6 +171,7 @@ export function createHttpApp(options: HttpKitOptions): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
 
+  const publicAddress = new PublicAddress(options.publicUrl, options.baseHost, options.defaultTenant);
   app.use((req, res, next) => {
     const requestId = randomUUID();
     if (options.version) res.setHeader('X-Version', options.version);
@@ -177,7 +181,7 @@ export function createHttpApp(options: HttpKitOptions): Express {
       return next(
         new PlatformError('not_found', `unknown system in host ${JSON.stringify(req.headers.host)}`),
       );
-    setContext(req, { requestId, tenant });
+    setContext(req, { requestId, tenant, publicAddress });
     next();
   });
   const log = requestLog(options.logger);

@@ -29,7 +29,7 @@ import { errorBody, PlatformError } from '../../contracts/errors';
 import { validate } from '../../contracts/validation';
 import { BEARER_CREDENTIAL } from '../http/authenticate';
 import { API_BASE, mount } from '../http/operations';
-import { PublicAddress } from '../http/public-address';
+import { contextOf } from '../http/context';
 import { sendJson } from '../http/respond';
 import {
   DEFAULT_SESSION_LIMITS,
@@ -53,8 +53,6 @@ export interface McpOptions {
    */
   readonly apiUrl?: string;
   readonly timeoutMs: number;
-  /** `PUBLIC_URL`: the address the resource metadata names (see PublicAddress); never the request's Host. */
-  readonly publicUrl?: string;
   /** The shares of open sessions (per credential, user, system, and in all). */
   readonly sessionLimits?: SessionLimits;
   /** A session unused this long is ended. */
@@ -208,9 +206,9 @@ export function mcpRouter(options: McpOptions): Router {
     return new URL(`http://${host}:${req.socket.localPort}`);
   };
 
-  const publicAddress = new PublicAddress(options.publicUrl, options.baseHost);
+  // The platform's own names only (PublicAddress), never a Host header as sent.
   const resourceMetadataUrl = (req: Request, system: string, transport: 'sse' | 'mcp') =>
-    `${publicAddress.origin(req).origin}/.well-known/oauth-protected-resource/v2/${system}/${transport}`;
+    `${contextOf(req).publicAddress.origin(req)}/.well-known/oauth-protected-resource/v2/${system}/${transport}`;
 
   /** Authenticates the bearer credential against `{system}`; a 401 points at the resource metadata. */
   const authenticated =
@@ -343,10 +341,11 @@ export function mcpRouter(options: McpOptions): Router {
 
   mount(router, getMcpResourceMetadata, (req, res) => {
     const { system, transport } = validate(getMcpResourceMetadata.params, req.params, 'path');
+    const { publicAddress } = contextOf(req);
     sendJson(res, 200, {
-      resource: `${publicAddress.origin(req).origin}/v2/${system}/${transport}`,
+      resource: `${publicAddress.origin(req)}/v2/${system}/${transport}`,
       // The system's own authorization server: its tokens are the ones this resource takes.
-      authorization_servers: [`${publicAddress.systemOrigin(req, system).origin}${API_BASE}`],
+      authorization_servers: [`${publicAddress.originOf(req, system)}${API_BASE}`],
       bearer_methods_supported: ['header'],
       scopes_supported: ['record:read', 'record:create', 'record:update', 'record:delete'],
       resource_name: `Records Platform MCP tools of ${system}`,

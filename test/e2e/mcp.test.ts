@@ -11,6 +11,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { OPERATIONS } from '../../contracts/api/index';
+import { tenantFromHost } from '../../infra/http/tenant';
 import { ADMIN_TOKEN, json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
 import { registerClient, tokenRequest } from '../support/oauth';
 
@@ -53,7 +54,7 @@ async function connected(kind: Kind, token: string = ADMIN_TOKEN): Promise<Clien
   return client;
 }
 
-/** The platform's public address when PUBLIC_URL is unset: `http://<BASE_HOST>:<port>`, or a system's. */
+/** The platform's public address when PUBLIC_URL is unset: `http://<BASE_HOST>:<port>`, or another system's. */
 function publicOrigin(system?: string): string {
   const host = system === undefined ? 'localhost' : `${system}.localhost`;
   return `http://${host}:${new URL(platform.url).port}`;
@@ -203,16 +204,20 @@ describe.each(KINDS)('over %s', (kind) => {
     });
     expect(answer.status).toBe(401);
     const challenge = answer.headers.get('www-authenticate') ?? '';
-    // The platform's public address (PUBLIC_URL unset: BASE_HOST and the port), not the host asked for.
+    // The address the client reached: the connection's own address and port, one of the platform's names.
     expect(challenge).toContain(
-      `resource_metadata="${publicOrigin()}/.well-known/oauth-protected-resource/v2/${SYSTEM}/${path}"`,
+      `resource_metadata="${platform.url}/.well-known/oauth-protected-resource/v2/${SYSTEM}/${path}"`,
     );
     const metadata = await json<{ resource: string; authorization_servers: string[] }>(
       await fetch(`${platform.url}/.well-known/oauth-protected-resource/v2/${SYSTEM}/${path}`),
     );
-    expect(metadata.resource).toBe(`${publicOrigin()}/v2/${SYSTEM}/${path}`);
-    // The system's own authorization server: the host that selects it.
-    expect(metadata.authorization_servers).toEqual([`${publicOrigin(SYSTEM)}/api`]);
+    expect(metadata.resource).toBe(`${platform.url}/v2/${SYSTEM}/${path}`);
+    // The system's own authorization server: this address selects it (the default system).
+    expect(metadata.authorization_servers).toEqual([`${platform.url}/api`]);
+    const acme = await json<{ authorization_servers: string[] }>(
+      await fetch(`${platform.url}/.well-known/oauth-protected-resource/v2/acme/${path}`),
+    );
+    expect(acme.authorization_servers).toEqual([`${publicOrigin('acme')}/api`]);
     // The admin token belongs to the system `test`; another system does not know it.
     const foreign = await fetch(`${platform.url}/v2/acme/${path}`, {
       method: kind === 'sse' ? 'GET' : 'POST',
@@ -423,7 +428,7 @@ describe('tool arguments are path parameters, never path text', () => {
   });
 });
 
-test('a hostile Host header is never reflected into the metadata or the challenge', async () => {
+test('a hostile Host header is never reflected into the MCP metadata, the challenge or the OAuth metadata', async () => {
   const hosts = fc.oneof(
     fc.constantFrom(
       'evil.example',
@@ -434,6 +439,7 @@ test('a hostile Host header is never reflected into the metadata or the challeng
       'localhost"><script>',
       '[::1]:1',
       'acme.localhost',
+      `localhost:${new URL(platform.url).port}/evil`,
     ),
     fc.domain(),
     fc.stringMatching(/^[\x21-\x7e]{1,60}$/),
@@ -445,11 +451,15 @@ test('a hostile Host header is never reflected into the metadata or the challeng
         `/.well-known/oauth-protected-resource/v2/${SYSTEM}/${transport}`,
         host,
       );
+      // A Host naming a subdomain that is no system's is refused before any route (404), saying nothing more.
+      if (metadata.status === 404) return;
       expect(metadata.status).toBe(200);
-      expect(JSON.parse(metadata.text)).toMatchObject({
-        resource: `${publicOrigin()}/v2/${SYSTEM}/${transport}`,
-        authorization_servers: [`${publicOrigin(SYSTEM)}/api`],
-      });
+      expect(JSON.parse(metadata.text)).toEqual(
+        expect.objectContaining({
+          resource: `${publicOrigin()}/v2/${SYSTEM}/${transport}`,
+          authorization_servers: [`${publicOrigin()}/api`],
+        }),
+      );
       const challenged = await withHost(
         transport === 'sse' ? 'GET' : 'POST',
         `/v2/${SYSTEM}/${transport}`,
@@ -459,6 +469,14 @@ test('a hostile Host header is never reflected into the metadata or the challeng
       expect(challenged.headers['www-authenticate']).toBe(
         `Bearer resource_metadata="${publicOrigin()}/.well-known/oauth-protected-resource/v2/${SYSTEM}/${transport}"`,
       );
+      const server = await withHost('GET', '/.well-known/oauth-authorization-server', host);
+      expect(server.status).toBe(200);
+      // The issuer of the system the Host selected (a validated system name), at the platform's address.
+      const system = tenantFromHost(host, 'localhost', SYSTEM)!;
+      const issuer = `${system === SYSTEM ? publicOrigin() : publicOrigin(system)}/api`;
+      expect((JSON.parse(server.text) as { issuer: string }).issuer).toBe(issuer);
+      for (const [, url] of server.text.matchAll(/"(https?:[^"]*)"/g))
+        expect(url === issuer || url!.startsWith(`${issuer}/`)).toBe(true);
     }),
     { numRuns: 60 },
   );

@@ -7,42 +7,85 @@ import fc from 'fast-check';
 import { loadConfig } from '../../infra/config';
 import { PublicAddress } from '../../infra/http/public-address';
 
-/** A request as the address sees it: the port it came in on, and any Host header at all. */
-function requestOn(localPort: number, host: string): Request {
-  return {
-    socket: { localPort },
-    headers: { host },
-    get: () => host,
-    protocol: 'https',
-  } as unknown as Request;
+/** A request as the address sees it: the connection's local address and port, and any Host header. */
+function requestOn(localPort: number, host: string | undefined, localAddress = '10.0.0.5'): Request {
+  return { socket: { localPort, localAddress }, headers: { host }, protocol: 'http' } as unknown as Request;
 }
 
+/** Host headers that are not the platform's: every one must give way to the public address. */
+const foreignHost = fc.oneof(
+  fc.constantFrom(
+    'evil.example',
+    'evil.example:443',
+    'records.example.com.evil.example',
+    'records.example.com:1@evil.example',
+    'records.example.com/evil',
+    'acme.records.example.com:8443',
+    'a.b.records.example.com',
+    'Bad_Name.records.example.com',
+    '10.0.0.5:3000',
+    '',
+  ),
+  fc.domain(),
+  fc.string(),
+);
+
 describe('PublicAddress', () => {
-  it('given PUBLIC_URL, then it and its systems’ subdomains, whatever the Host', () => {
-    const address = new PublicAddress('https://records.example.com', 'records.example.com');
-    fc.assert(
-      fc.property(fc.string(), fc.integer({ min: 1, max: 65535 }), (host, port) => {
-        const req = requestOn(port, host);
-        expect(address.origin(req).origin).toBe('https://records.example.com');
-        expect(address.systemOrigin(req, 'acme').origin).toBe('https://acme.records.example.com');
-      }),
-    );
-    expect(
-      new PublicAddress('https://records.example.com:8443', 'records.example.com').origin(
-        requestOn(3000, 'x'),
-      ).origin,
-    ).toBe('https://records.example.com:8443');
+  describe('given PUBLIC_URL', () => {
+    const address = new PublicAddress('https://records.example.com', 'records.example.com', 'test');
+
+    it('any Host that is not one of its names gives the configured address, and a system its subdomain', () => {
+      fc.assert(
+        fc.property(foreignHost, (host) => {
+          const req = requestOn(3000, host);
+          expect(address.origin(req)).toBe('https://records.example.com');
+          expect(address.originOf(req, 'acme')).toBe('https://acme.records.example.com');
+          expect(address.originOf(req, 'test')).toBe('https://records.example.com');
+        }),
+        { numRuns: 300 },
+      );
+    });
+
+    it('its own names, as a client reached them, are kept', () => {
+      const viaAcme = requestOn(3000, 'ACME.records.example.com');
+      expect(address.origin(viaAcme)).toBe('https://acme.records.example.com');
+      expect(address.originOf(viaAcme, 'acme')).toBe('https://acme.records.example.com');
+      // Another system's address is never the one reached through acme's name.
+      expect(address.originOf(viaAcme, 'globex')).toBe('https://globex.records.example.com');
+      expect(address.originOf(requestOn(3000, 'records.example.com:443'), 'test')).toBe(
+        'https://records.example.com',
+      );
+    });
   });
 
-  it('given no PUBLIC_URL, then BASE_HOST with the port the request came in on, whatever the Host', () => {
-    const address = new PublicAddress(undefined, 'localhost');
-    fc.assert(
-      fc.property(fc.string(), (host) => {
-        const req = requestOn(4321, host);
-        expect(address.origin(req).origin).toBe('http://localhost:4321');
-        expect(address.systemOrigin(req, 'test').origin).toBe('http://test.localhost:4321');
-      }),
-    );
+  describe('given no PUBLIC_URL', () => {
+    const address = new PublicAddress(undefined, 'localhost', 'test');
+
+    it('any foreign Host gives BASE_HOST with the port the request came in on', () => {
+      fc.assert(
+        fc.property(foreignHost, (host) => {
+          const req = requestOn(4321, host);
+          expect(address.origin(req)).toBe('http://localhost:4321');
+          expect(address.originOf(req, 'acme')).toBe('http://acme.localhost:4321');
+        }),
+        { numRuns: 300 },
+      );
+    });
+
+    it("the connection's own address and port, or BASE_HOST's names with that port, are kept", () => {
+      expect(address.origin(requestOn(4321, '10.0.0.5:4321'))).toBe('http://10.0.0.5:4321');
+      expect(address.originOf(requestOn(4321, '10.0.0.5:4321'), 'test')).toBe('http://10.0.0.5:4321');
+      expect(address.originOf(requestOn(4321, '10.0.0.5:4321'), 'acme')).toBe('http://acme.localhost:4321');
+      expect(address.origin(requestOn(4321, '[::1]:4321', '::1'))).toBe('http://[::1]:4321');
+      expect(address.origin(requestOn(4321, '127.0.0.1:4321', '::ffff:127.0.0.1'))).toBe(
+        'http://127.0.0.1:4321',
+      );
+      expect(address.originOf(requestOn(4321, 'acme.localhost:4321'), 'acme')).toBe(
+        'http://acme.localhost:4321',
+      );
+      // The right name with another port is no name of this platform.
+      expect(address.origin(requestOn(4321, 'localhost:6666'))).toBe('http://localhost:4321');
+    });
   });
 });
 
