@@ -34,6 +34,7 @@ import { sendJson } from '../http/respond';
 import {
   DEFAULT_SESSION_LIMITS,
   SessionCapReached,
+  TOOL_CALL_LIMITS,
   SessionSlots,
   type SessionHolder,
   type SessionLimits,
@@ -123,6 +124,12 @@ export function mcpRouter(options: McpOptions): Router {
   const idleMs = options.idleSessionMs ?? 30 * 60_000;
   const slots = new SessionSlots(options.sessionLimits ?? DEFAULT_SESSION_LIMITS, idleMs);
   const sessions = new Map<string, Session>();
+  // Each tool call is a REST request this server makes: a session's batches (100 calls a message) cannot
+  // pile up thousands of them for one tenant.
+  const toolCalls = new SessionSlots(TOOL_CALL_LIMITS, options.timeoutMs, Date.now, {
+    what: 'MCP tool calls in progress',
+    advice: 'wait for the ones in progress to answer',
+  });
 
   // Idle sessions end, and so give their slots back; so does a slot whose session never opened.
   const sweep = setInterval(
@@ -146,11 +153,18 @@ export function mcpRouter(options: McpOptions): Router {
     if (auth === undefined || typeof system !== 'string' || !(origin instanceof URL))
       throw new PlatformError('unauthorized', 'a tool call needs the credential of its session');
     let request: ToolRequest;
+    let slot: SessionSlot;
     try {
       request = tool.request(args);
+      slot = toolCalls.take({
+        system,
+        userId: String(auth.extra?.userId),
+        credentialId: auth.clientId,
+      });
     } catch (error) {
       if (!(error instanceof PlatformError) || error.status >= 500) throw error;
-      // An argument that is no value of its path parameter: refused as REST refuses one, never dispatched.
+      // An argument that is no value of its path parameter, or a call past its share: refused as REST would
+      // refuse it, never dispatched.
       return toolResult(error.status, JSON.stringify(errorBody(error)));
     }
     const answer = await callApi(
@@ -166,7 +180,7 @@ export function mcpRouter(options: McpOptions): Router {
         ...(request.body !== undefined && { body: JSON.stringify(request.body) }),
       },
       options.timeoutMs,
-    );
+    ).finally(() => slot.release());
     return toolResult(answer.status, answer.body);
   };
 
@@ -237,7 +251,7 @@ export function mcpRouter(options: McpOptions): Router {
         token,
         clientId: principal.credential.id,
         scopes: [],
-        extra: { system, origin: apiOrigin(req) },
+        extra: { system, userId: principal.userId, origin: apiOrigin(req) },
       };
       next();
     };

@@ -1,8 +1,9 @@
 /**
- * The MCP server's open sessions, as shares of one pool: a credential, a user and a system each hold at most
- * their share, and the server at most its total, so that one tenant (or one member, or one token) opening
- * sessions as fast as it can leaves the others theirs. A slot is taken when a session is asked for (before
- * the SDK has opened it, so concurrent requests cannot all pass the check) and given back when it closes.
+ * What the MCP server holds for its callers (open sessions; tool calls in progress), as shares of one pool: a
+ * credential, a user and a system each hold at most their share, and the server at most its total, so that
+ * one tenant (or one member, or one token) asking as fast as it can leaves the others theirs. A slot is taken
+ * when asked for (for a session, before the SDK has opened it, so concurrent requests cannot all pass the
+ * check) and given back when done.
  */
 import { PlatformError } from '../../contracts/errors';
 
@@ -20,6 +21,14 @@ export interface SessionLimits {
   readonly perSystem: number;
   readonly total: number;
 }
+
+/** Tool calls in progress at once: each is a REST request the server makes (a socket, a request's work). */
+export const TOOL_CALL_LIMITS: SessionLimits = {
+  perCredential: 16,
+  perUser: 32,
+  perSystem: 64,
+  total: 512,
+};
 
 export const DEFAULT_SESSION_LIMITS: SessionLimits = {
   perCredential: 16,
@@ -44,13 +53,14 @@ export class SessionCapReached extends PlatformError {
     readonly cap: SessionCap,
     readonly limit: number,
     readonly retryAfterSeconds: number,
+    what: string,
+    advice: string,
   ) {
-    super(
-      'rate_limited',
-      `too many open MCP sessions: ${DESCRIPTIONS[cap](limit)}; close one (or let one stay idle until it ends) ` +
-        `and try again`,
-      { cap, limit, retryAfterSeconds },
-    );
+    super('rate_limited', `too many ${what}: ${DESCRIPTIONS[cap](limit)}; ${advice}`, {
+      cap,
+      limit,
+      retryAfterSeconds,
+    });
   }
 }
 
@@ -82,6 +92,11 @@ export class SessionSlots {
     /** A session unused this long is ended by the server's sweep: the latest a slot frees. */
     private readonly idleMs: number,
     private readonly now: () => number = Date.now,
+    /** What a slot is, and what to do when none is left, for the refusal's message. */
+    private readonly wording = {
+      what: 'open MCP sessions',
+      advice: 'close one (or let one stay idle until it ends) and try again',
+    },
   ) {}
 
   get size(): number {
@@ -94,7 +109,13 @@ export class SessionSlots {
     for (const cap of CAPS) {
       const limit = this.limitOf(cap);
       if ((this.counts.get(`${cap}:${scopes[cap]}`) ?? 0) >= limit)
-        throw new SessionCapReached(cap, limit, this.secondsUntilFree(cap, scopes[cap]));
+        throw new SessionCapReached(
+          cap,
+          limit,
+          this.secondsUntilFree(cap, scopes[cap]),
+          this.wording.what,
+          this.wording.advice,
+        );
     }
     const slot = new Slot(holder, this.now, () => this.release(slot));
     this.slots.add(slot);

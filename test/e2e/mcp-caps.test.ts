@@ -4,6 +4,10 @@
  * its system's share; another system still opens sessions; a refusal says which cap and when to retry; an
  * idle session ends and gives its place back.
  */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ADMIN_TOKEN, json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
 
 jest.setTimeout(60_000);
@@ -11,9 +15,21 @@ jest.setTimeout(60_000);
 const IDLE_SECONDS = 3;
 let platform: TestPlatform;
 let acmeToken: string;
+/** Where the tool calls go (MCP_API_URL): an API that holds every request until the test lets them go. */
+let api: Server;
+const held: ServerResponse[] = [];
+const answerHeld = () => {
+  for (const response of held.splice(0))
+    response.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+};
 
 beforeAll(async () => {
+  api = createServer((_req: IncomingMessage, res: ServerResponse) => {
+    held.push(res);
+  });
+  await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
   platform = await startPlatform({
+    MCP_API_URL: `http://127.0.0.1:${(api.address() as AddressInfo).port}`,
     MCP_SESSIONS_PER_CREDENTIAL: '2',
     MCP_SESSIONS_PER_USER: '3',
     MCP_SESSIONS_PER_SYSTEM: '5',
@@ -26,7 +42,11 @@ beforeAll(async () => {
   expect(provisioned.status).toBe(201);
   acmeToken = String((await json(provisioned)).token);
 });
-afterAll(() => platform.stop());
+afterAll(async () => {
+  answerHeld();
+  await platform.stop();
+  await new Promise((resolve) => api.close(resolve));
+});
 
 /** A new member of `test` who may only read records, and a token of theirs. */
 async function readerToken(email: string): Promise<{ userId: number; token: string }> {
@@ -163,4 +183,51 @@ test('one system flooding holds its shares only; another system still opens sess
   expect((await listTools(acmeToken, acmeSession, 'acme')).status).toBe(404);
   expect((await flood(first.token, 2)).map((answer) => answer.status)).toEqual([200, 200]);
   expect((await open(ADMIN_TOKEN)).status).toBe(200);
+});
+
+test('tool calls in progress are shared out too: past its share a credential is refused at once, others go on', async () => {
+  const connect = async (token: string, system = 'test') => {
+    const client = new Client({ name: 'caps', version: '1' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${platform.url}/v2/${system}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }),
+    );
+    return client;
+  };
+  const reader = await readerToken('tool-caller@example.com');
+  const flooding = await connect(reader.token);
+  const other = await connect(acmeToken, 'acme');
+  try {
+    const calls = Array.from({ length: 20 }, () => flooding.callTool({ name: 'listSpaces', arguments: {} }));
+    // 16 are held by the API; the other 4 are refused without being sent.
+    for (let attempt = 0; attempt < 100 && held.length < 16; attempt++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(held).toHaveLength(16);
+    const elsewhere = other.callTool({ name: 'listSpaces', arguments: {} });
+    for (let attempt = 0; attempt < 100 && held.length < 17; attempt++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(held).toHaveLength(17);
+    answerHeld();
+    const results = await Promise.all(calls);
+    const refused = results.filter((result) => result.isError);
+    expect(results.length - refused.length).toBe(16);
+    expect(refused).toHaveLength(4);
+    for (const result of refused)
+      expect((result.content as Array<{ text: string }>)[0]!.text).toMatch(
+        /^429 E4290: too many MCP tool calls in progress: this credential holds its 16; wait for/,
+      );
+    expect((await elsewhere).isError).toBeFalsy();
+    // Their places came back.
+    const again = flooding.callTool({ name: 'listSpaces', arguments: {} });
+    for (let attempt = 0; attempt < 100 && held.length < 1; attempt++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    answerHeld();
+    expect((await again).isError).toBeFalsy();
+  } finally {
+    answerHeld();
+    await flooding.close();
+    await other.close();
+  }
 });
