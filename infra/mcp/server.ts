@@ -131,7 +131,7 @@ export function mcpRouter(options: McpOptions): Router {
     advice: 'wait for the ones in progress to answer',
   });
 
-  // Idle sessions end, and so give their slots back; so does a slot whose session never opened.
+  // Idle sessions end, and so give their slots back (a session still opening gives its own back if it fails).
   const sweep = setInterval(
     () => {
       const idle = new Set(slots.idle());
@@ -141,7 +141,6 @@ export function mcpRouter(options: McpOptions): Router {
           session.slot.release();
           void session.close();
         }
-      for (const slot of idle) slot.release();
     },
     Math.max(250, Math.min(idleMs / 2, 60_000)),
   );
