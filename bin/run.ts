@@ -51,6 +51,7 @@ export async function run(
       host: config.SMTP_HOST ?? config.HOST,
       maxBytes: MAIL_MAX_BYTES,
       maxClients: config.SMTP_MAX_CLIENTS,
+      maxClientsPerAddress: config.SMTP_MAX_CLIENTS_PER_ADDRESS,
       proxyProtocol: config.SMTP_PROXY_PROTOCOL,
       name: mailDomain(config),
       logger: logger.child({ component: 'smtp' }),

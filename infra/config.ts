@@ -41,6 +41,18 @@ export const configSchema = z.object({
   HOST: z.string().default('0.0.0.0'),
   DATA_DIR: z.string().default('./data'),
   BASE_HOST: z.string().default('localhost'),
+  /**
+   * The platform's address as clients reach it: scheme, BASE_HOST and port, such as `https://records.example.com`
+   * (a system's is `<system>.` before the host). What the platform publishes about itself names it, never a
+   * request's Host header. Unset: `http://<BASE_HOST>:<the port the request came in on>`.
+   */
+  PUBLIC_URL: z
+    .url({ protocol: /^https?$/ })
+    .refine(
+      (url) => URL.canParse(url) && new URL(url).origin === url.replace(/\/$/, ''),
+      'must be an origin: no path, query or fragment',
+    )
+    .optional(),
   DEFAULT_TENANT: z.string().default('test'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   EVENT_STORE: z.enum(['sqlite', 'eventstoredb']).default('sqlite'),
@@ -78,6 +90,21 @@ export const configSchema = z.object({
    * service behind the compose gateway): the API's base URL, such as `http://gateway:8080`.
    */
   MCP_API_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** MCP sessions the server holds open at once, over every system. */
+  MCP_MAX_SESSIONS: z.coerce.number().int().min(1).max(100_000).default(2000),
+  /** MCP sessions one system's credentials hold at once: its share of MCP_MAX_SESSIONS. */
+  MCP_SESSIONS_PER_SYSTEM: z.coerce.number().int().min(1).max(100_000).default(200),
+  /** MCP sessions one user of a system holds at once, over all their credentials. */
+  MCP_SESSIONS_PER_USER: z.coerce.number().int().min(1).max(100_000).default(32),
+  /** MCP sessions one credential (token, OAuth grant, session) holds at once. */
+  MCP_SESSIONS_PER_CREDENTIAL: z.coerce.number().int().min(1).max(100_000).default(16),
+  /** An MCP session unused this long is ended, and its place in the caps given back. */
+  MCP_SESSION_IDLE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 3600)
+    .default(1800),
   OAUTH_INTROSPECTIONS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(300),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   PROJECTIONS_THREAD: booleanFlag.default(true),
@@ -131,6 +158,12 @@ export const configSchema = z.object({
   SMTP_HOST: z.string().optional(),
   /** SMTP connections the listener holds at once; more are turned away with 421 until some close. */
   SMTP_MAX_CLIENTS: z.coerce.number().int().min(1).max(10_000).default(200),
+  /**
+   * SMTP connections one sender (an IPv4 address, an IPv6 /64) holds at once, its share of SMTP_MAX_CLIENTS;
+   * more are turned away with 421. Behind a TCP proxy without SMTP_PROXY_PROTOCOL every connection is the
+   * proxy's: raise it to SMTP_MAX_CLIENTS there.
+   */
+  SMTP_MAX_CLIENTS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000).default(20),
   /**
    * Connections to the SMTP listener come through a TCP proxy that opens each with a PROXY protocol (v1)
    * header (the compose mail gateway): the sending server's address is read from it. Unset: none may.
@@ -228,6 +261,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config = result.data;
   if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS)
     throw new Error('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  if (
+    config.PUBLIC_URL !== undefined &&
+    new URL(config.PUBLIC_URL).hostname !== config.BASE_HOST.toLowerCase()
+  )
+    throw new Error('PUBLIC_URL must be an address of BASE_HOST (its systems are subdomains of it)');
   if (config.EVENT_STORE === 'eventstoredb' && !config.ESDB_URL)
     throw new Error('EVENT_STORE=eventstoredb needs ESDB_URL');
   if (config.READ_STORE === 'mongodb' && !config.MONGO_URL)

@@ -28,7 +28,11 @@ const unauthorized = {
 };
 const MCP_ERRORS = {
   401: unauthorized,
-  429: { description: 'Too many open sessions for this credential.' },
+  429: {
+    description:
+      "Too many open sessions: the credential's, the user's or the system's share, or the server's total, is " +
+      'full (the message says which); `Retry-After` says when one ends by itself at the latest.',
+  },
 };
 
 export const openMcpSseStream = operation({

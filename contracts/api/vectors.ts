@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 
+import { MAX_PAGE_SIZE } from '../query/list-params';
 import { operation } from './operation';
 import { auditFields, entityId, READ_ERRORS } from './shared';
 import { fieldValue, recordSchema } from './records';
@@ -36,8 +37,11 @@ const limitOf = (fallback: number) =>
   z
     .int()
     .min(1)
+    .max(MAX_PAGE_SIZE)
     .optional()
-    .meta({ description: `Records returned at most (default ${fallback}; no upper bound).` });
+    .meta({
+      description: `Records returned at most (default ${fallback}, at most ${MAX_PAGE_SIZE}, as every list).`,
+    });
 
 export const similarQuery = z.object({
   ...common,

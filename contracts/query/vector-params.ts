@@ -12,7 +12,7 @@ import {
 import { echoed, MAX_ENTITY_ID } from '../entity-id';
 import { PlatformError } from '../errors';
 import type { FilterNode } from './ast';
-import { queryText, wholeNumber } from './list-params';
+import { MAX_PAGE_SIZE, queryText, wholeNumber } from './list-params';
 import { parseFilter } from './parse';
 
 export type VectorSearchKind = 'similar' | 'outliers' | 'context';
@@ -53,7 +53,7 @@ function schemaOf(kind: VectorSearchKind) {
   return z.object({
     space_id: wholeNumber('space_id', 1, MAX_ENTITY_ID),
     query: queryText('query'),
-    limit: wholeNumber('limit', 1, Number.MAX_SAFE_INTEGER),
+    limit: wholeNumber('limit', 1, MAX_PAGE_SIZE),
     filter: queryText('filter'),
     segment_id: wholeNumber('segment_id', 1, MAX_ENTITY_ID),
     ...(kind === 'similar' && { min_similarity: decimalIn('min_similarity', 0, 1) }),

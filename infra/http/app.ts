@@ -12,6 +12,7 @@ import { chooseCredential, isAdmin, type CredentialSource } from '../../contract
 import { errorBody, PlatformError } from '../../contracts/errors';
 import type { Logger } from '../logging';
 import { contextOf, principalOf, setContext } from './context';
+import { PublicAddress } from './public-address';
 import type { ApiMeter } from './metering';
 import { servesHooks, tenantFromHost } from './tenant';
 import { HOOK_ANSWER_HEADERS } from '../../contracts/hook-response-headers';
@@ -21,8 +22,7 @@ import { validate } from '../../contracts/validation';
 import { sendJson } from './respond';
 import { indexedByFirstSegment } from './segment-index';
 import { API_BASE, mount } from './operations';
-import type { Operation } from '../../contracts/api/operation';
-import { mcpRouter } from '../mcp/server';
+import { mcpRouter, type McpOptions } from '../mcp/server';
 import { getApiUsage, getHealth, getMetrics, getReadiness, usageQuery } from '../../contracts/api/platform';
 import { receiveWebhook } from '../../contracts/api/integrator';
 
@@ -35,6 +35,8 @@ export interface HttpKitOptions {
   readonly version: string;
   readonly baseHost: string;
   readonly defaultTenant: string;
+  /** `PUBLIC_URL`: the address the platform publishes about itself (see PublicAddress). */
+  readonly publicUrl?: string;
   readonly bodyLimit: string;
   readonly trustProxyHops: number;
   readonly logger: Logger;
@@ -82,11 +84,7 @@ export interface HttpKitOptions {
    * The MCP tool server (`/v2/{system}/…`) over these operations. Its tool calls go into this app, or to
    * `apiUrl` when this process does not serve both APIs.
    */
-  readonly mcp?: {
-    readonly operations: readonly Operation[];
-    readonly apiUrl?: string;
-    readonly timeoutMs: number;
-  };
+  readonly mcp?: Omit<McpOptions, 'version' | 'baseHost' | 'authenticate'>;
   /**
    * The webhook receiver, mounted at the root before any body parser: it reads its requests itself, and they
    * carry no credentials. It serves only the hook host (`hookHost`, HOOK_BASE_URL's host name; unset: the base
@@ -179,6 +177,7 @@ export function createHttpApp(options: HttpKitOptions): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
 
+  const publicAddress = new PublicAddress(options.publicUrl, options.baseHost, options.defaultTenant);
   app.use((req, res, next) => {
     const requestId = randomUUID();
     if (options.version) res.setHeader('X-Version', options.version);
@@ -188,7 +187,7 @@ export function createHttpApp(options: HttpKitOptions): Express {
       return next(
         new PlatformError('not_found', `unknown system in host ${JSON.stringify(req.headers.host)}`),
       );
-    setContext(req, { requestId, tenant });
+    setContext(req, { requestId, tenant, publicAddress });
     next();
   });
   const log = requestLog(options.logger);
@@ -235,15 +234,12 @@ export function createHttpApp(options: HttpKitOptions): Express {
   if (options.wellKnown) app.use(options.wellKnown);
   if (options.pages) app.use(options.pages);
   if (options.mcp) {
-    const { operations, apiUrl, timeoutMs } = options.mcp;
     app.use(
       mcpRouter({
+        ...options.mcp,
         version: options.version,
         baseHost: options.baseHost,
-        operations,
         authenticate: (tenant, token) => options.authenticate(tenant, token),
-        ...(apiUrl !== undefined && { apiUrl }),
-        timeoutMs,
       }),
     );
   }

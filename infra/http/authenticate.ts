@@ -16,7 +16,12 @@ interface CachedCredential {
   readonly session?: { readonly key: string; readonly startedAt: number; readonly csrfHash: string };
 }
 
+/**
+ * Credentials that resolved, and those that did not, are cached apart: anyone can send any number of made-up
+ * credentials, and filling the refused ones' room must not empty everyone's (each system's) cached principals.
+ */
 const MAX_CACHED = 10_000;
+const MAX_CACHED_REFUSALS = 10_000;
 
 export interface AuthenticatorOptions {
   /** The identity projection's position: the cache's stamp. */
@@ -65,7 +70,8 @@ function userRights(user: Document): Pick<Principal, 'userPermissions' | 'creden
  */
 export function tokenAuthenticator(readModels: ReadModels, options: AuthenticatorOptions) {
   const now = options.now ?? Date.now;
-  const cache = new Map<string, CachedCredential | null>();
+  const cache = new Map<string, CachedCredential>();
+  const refused = new Set<string>();
   let cachedAt = -1n;
 
   async function activeUser(tenant: string, userId: unknown): Promise<Document | null> {
@@ -169,19 +175,27 @@ export function tokenAuthenticator(readModels: ReadModels, options: Authenticato
     const position = typeof stamp === 'bigint' ? stamp : await stamp;
     if (position !== cachedAt) {
       cache.clear();
+      refused.clear();
       cachedAt = position;
     }
     // Keyed by the token itself (in this process's memory only) so a hit costs no hashing.
     const key = `${tenant} ${token}`;
+    if (refused.has(key)) return null;
     let entry = cache.get(key);
     if (entry === undefined) {
-      entry = isSession
+      const loaded = isSession
         ? await loadSession(tenant, hashToken(token))
         : isAccessToken
           ? await loadAccessToken(tenant, token)
           : await loadToken(tenant, hashToken(token));
+      if (loaded === null) {
+        if (refused.size >= MAX_CACHED_REFUSALS) refused.clear();
+        refused.add(key);
+        return null;
+      }
       if (cache.size >= MAX_CACHED) cache.clear();
-      cache.set(key, entry);
+      cache.set(key, loaded);
+      entry = loaded;
     }
     const at = now();
     if (!entry || entry.expiresAt <= at) return null;

@@ -1,11 +1,14 @@
 import type { Request } from 'express';
 import type { CredentialSource, Principal } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
+import type { PublicAddress } from './public-address';
 
 /** What every request carries once the HTTP kit has looked at it. */
 export interface RequestContext {
   readonly requestId: string;
   readonly tenant: string;
+  /** The platform's address as it may publish it (one for the app: never the request's Host as sent). */
+  readonly publicAddress: PublicAddress;
   principal?: Principal;
   /** Which of the request's credentials made it (see `/auth/token-priority`). */
   credentialSource?: CredentialSource;

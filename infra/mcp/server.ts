@@ -25,12 +25,22 @@ import {
   sseMessageQuery,
 } from '../../contracts/api/mcp';
 import type { Operation } from '../../contracts/api/operation';
-import { PlatformError } from '../../contracts/errors';
+import { errorBody, PlatformError } from '../../contracts/errors';
 import { validate } from '../../contracts/validation';
 import { BEARER_CREDENTIAL } from '../http/authenticate';
 import { API_BASE, mount } from '../http/operations';
+import { contextOf } from '../http/context';
 import { sendJson } from '../http/respond';
-import { toolsOf, type ToolDefinition } from './tools';
+import {
+  DEFAULT_SESSION_LIMITS,
+  SessionCapReached,
+  TOOL_CALL_LIMITS,
+  SessionSlots,
+  type SessionHolder,
+  type SessionLimits,
+  type SessionSlot,
+} from './session-slots';
+import { toolsOf, type ToolDefinition, type ToolRequest } from './tools';
 
 export interface McpOptions {
   readonly version: string;
@@ -44,17 +54,20 @@ export interface McpOptions {
    */
   readonly apiUrl?: string;
   readonly timeoutMs: number;
-  readonly maxSessionsPerCredential?: number;
-  readonly maxSessions?: number;
+  /** The shares of open sessions (per credential, user, system, and in all). */
+  readonly sessionLimits?: SessionLimits;
+  /** A session unused this long is ended. */
   readonly idleSessionMs?: number;
 }
 
-/** An open MCP session: its transport, and the credential that opened it (the only one that may use it). */
+/**
+ * An open MCP session: its transport, and its slot, which names the credential that opened it (the only one
+ * that may use it).
+ */
 interface Session {
-  readonly owner: string;
+  readonly slot: SessionSlot;
   readonly transport: SSEServerTransport | StreamableHTTPServerTransport;
   readonly close: () => Promise<void>;
-  lastUsed: number;
 }
 
 interface Caller {
@@ -73,8 +86,16 @@ function bearerOf(req: Request): string | undefined {
   return undefined;
 }
 
-function ownerOf(caller: Caller): string {
-  return `${caller.system}\u0000${caller.principal.userId}\u0000${caller.principal.credential.id}`;
+function holderOf(caller: Caller): SessionHolder {
+  return {
+    system: caller.system,
+    userId: caller.principal.userId,
+    credentialId: caller.principal.credential.id,
+  };
+}
+
+function sameHolder(a: SessionHolder, b: SessionHolder): boolean {
+  return a.system === b.system && a.userId === b.userId && a.credentialId === b.credentialId;
 }
 
 /** What the REST API answered, as a tool result: the JSON body, and `isError` for a refusal. */
@@ -100,21 +121,28 @@ function toolResult(status: number, text: string): CallToolResult {
 
 export function mcpRouter(options: McpOptions): Router {
   const tools = toolsOf(options.operations);
-  const maxPerCredential = options.maxSessionsPerCredential ?? 16;
-  const maxSessions = options.maxSessions ?? 2000;
   const idleMs = options.idleSessionMs ?? 30 * 60_000;
+  const slots = new SessionSlots(options.sessionLimits ?? DEFAULT_SESSION_LIMITS, idleMs);
   const sessions = new Map<string, Session>();
+  // Each tool call is a REST request this server makes: a session's batches (100 calls a message) cannot
+  // pile up thousands of them for one tenant.
+  const toolCalls = new SessionSlots(TOOL_CALL_LIMITS, options.timeoutMs, Date.now, {
+    what: 'MCP tool calls in progress',
+    advice: 'wait for the ones in progress to answer',
+  });
 
+  // Idle sessions end, and so give their slots back (a session still opening gives its own back if it fails).
   const sweep = setInterval(
     () => {
-      const now = Date.now();
+      const idle = new Set(slots.idle());
       for (const [id, session] of sessions)
-        if (now - session.lastUsed > idleMs) {
+        if (idle.has(session.slot)) {
           sessions.delete(id);
+          session.slot.release();
           void session.close();
         }
     },
-    Math.min(idleMs, 60_000),
+    Math.max(250, Math.min(idleMs / 2, 60_000)),
   );
   sweep.unref();
 
@@ -123,7 +151,21 @@ export function mcpRouter(options: McpOptions): Router {
     const origin = auth?.extra?.origin;
     if (auth === undefined || typeof system !== 'string' || !(origin instanceof URL))
       throw new PlatformError('unauthorized', 'a tool call needs the credential of its session');
-    const request = tool.request(args);
+    let request: ToolRequest;
+    let slot: SessionSlot;
+    try {
+      request = tool.request(args);
+      slot = toolCalls.take({
+        system,
+        userId: String(auth.extra?.userId),
+        credentialId: auth.clientId,
+      });
+    } catch (error) {
+      if (!(error instanceof PlatformError) || error.status >= 500) throw error;
+      // An argument that is no value of its path parameter, or a call past its share: refused as REST would
+      // refuse it, never dispatched.
+      return toolResult(error.status, JSON.stringify(errorBody(error)));
+    }
     const answer = await callApi(
       origin,
       {
@@ -137,7 +179,7 @@ export function mcpRouter(options: McpOptions): Router {
         ...(request.body !== undefined && { body: JSON.stringify(request.body) }),
       },
       options.timeoutMs,
-    );
+    ).finally(() => slot.release());
     return toolResult(answer.status, answer.body);
   };
 
@@ -177,8 +219,9 @@ export function mcpRouter(options: McpOptions): Router {
     return new URL(`http://${host}:${req.socket.localPort}`);
   };
 
+  // The platform's own names only (PublicAddress), never a Host header as sent.
   const resourceMetadataUrl = (req: Request, system: string, transport: 'sse' | 'mcp') =>
-    `${req.protocol}://${req.get('host') ?? 'localhost'}/.well-known/oauth-protected-resource/v2/${system}/${transport}`;
+    `${contextOf(req).publicAddress.origin(req)}/.well-known/oauth-protected-resource/v2/${system}/${transport}`;
 
   /** Authenticates the bearer credential against `{system}`; a 401 points at the resource metadata. */
   const authenticated =
@@ -207,7 +250,7 @@ export function mcpRouter(options: McpOptions): Router {
         token,
         clientId: principal.credential.id,
         scopes: [],
-        extra: { system, origin: apiOrigin(req) },
+        extra: { system, userId: principal.userId, origin: apiOrigin(req) },
       };
       next();
     };
@@ -226,37 +269,36 @@ export function mcpRouter(options: McpOptions): Router {
     const session = id === undefined ? undefined : sessions.get(id);
     if (session === undefined || !(session.transport instanceof kind))
       throw new PlatformError('not_found', 'no such MCP session (it may have ended)');
-    if (session.owner !== ownerOf(callerOf(req)))
+    if (!sameHolder(session.slot.holder, holderOf(callerOf(req))))
       throw new PlatformError('forbidden', 'this MCP session belongs to another credential');
-    session.lastUsed = Date.now();
+    session.slot.touch();
     return session.transport;
   };
 
-  /** Room for one more session of this caller (the oldest of theirs is not closed: they asked for too many). */
-  const admitSession = (req: Request): string => {
-    const owner = ownerOf(callerOf(req));
-    const own = [...sessions.values()].filter((session) => session.owner === owner).length;
-    if (own >= maxPerCredential || sessions.size >= maxSessions)
-      throw new PlatformError(
-        'rate_limited',
-        `too many open MCP sessions (at most ${maxPerCredential} per credential): close one first`,
-      );
-    return owner;
+  /**
+   * A slot for one more session of this caller, or a 429 naming the share that is full with `Retry-After`
+   * (the oldest session of theirs is not closed: they asked for too many).
+   */
+  const admitSession = (req: Request, res: Response): SessionSlot => {
+    try {
+      return slots.take(holderOf(callerOf(req)));
+    } catch (error) {
+      if (error instanceof SessionCapReached) res.setHeader('Retry-After', String(error.retryAfterSeconds));
+      throw error;
+    }
   };
 
   const router = Router();
 
   mount(router, openMcpSseStream, authenticated('sse'), async (req: Request, res: Response) => {
-    const owner = admitSession(req);
+    const slot = admitSession(req, res);
     const transport = new SSEServerTransport(`/v2/${callerOf(req).system}/message`, res);
     const server = newServer();
-    sessions.set(transport.sessionId, {
-      owner,
-      transport,
-      lastUsed: Date.now(),
-      close: () => server.close(),
-    });
-    const forget = () => sessions.delete(transport.sessionId);
+    sessions.set(transport.sessionId, { slot, transport, close: () => server.close() });
+    const forget = () => {
+      sessions.delete(transport.sessionId);
+      slot.release();
+    };
     transport.onclose = forget;
     res.on('close', () => {
       forget();
@@ -278,24 +320,30 @@ export function mcpRouter(options: McpOptions): Router {
 
   mount(router, postMcpMessage, authenticated('mcp'), async (req: Request, res: Response) => {
     if (sessionHeader(req) !== undefined) return existing(req).handleRequest(req, res);
-    const owner = admitSession(req);
+    const slot = admitSession(req, res);
     const server = newServer();
+    const forget = (id: string | undefined) => {
+      if (id !== undefined) sessions.delete(id);
+      slot.release();
+    };
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {
-        sessions.set(id, { owner, transport, lastUsed: Date.now(), close: () => transport.close() });
+        sessions.set(id, { slot, transport, close: () => transport.close() });
       },
-      onsessionclosed: (id) => {
-        sessions.delete(id);
-      },
+      onsessionclosed: forget,
     });
-    transport.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
-    };
-    await server.connect(transport);
-    await transport.handleRequest(req, res);
-    // A first message that was no `initialize` opened no session: nothing stays behind.
-    if (transport.sessionId === undefined) await server.close();
+    transport.onclose = () => forget(transport.sessionId);
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req, res);
+    } finally {
+      // A first message that was no `initialize` opened no session: nothing stays behind, its slot neither.
+      if (transport.sessionId === undefined) {
+        slot.release();
+        await server.close();
+      }
+    }
   });
   mount(router, openMcpStream, authenticated('mcp'), async (req: Request, res: Response) => {
     await existing(req).handleRequest(req, res);
@@ -306,10 +354,11 @@ export function mcpRouter(options: McpOptions): Router {
 
   mount(router, getMcpResourceMetadata, (req, res) => {
     const { system, transport } = validate(getMcpResourceMetadata.params, req.params, 'path');
-    const origin = `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+    const { publicAddress } = contextOf(req);
     sendJson(res, 200, {
-      resource: `${origin}/v2/${system}/${transport}`,
-      authorization_servers: [`${origin}${API_BASE}`],
+      resource: `${publicAddress.origin(req)}/v2/${system}/${transport}`,
+      // The system's own authorization server: its tokens are the ones this resource takes.
+      authorization_servers: [`${publicAddress.originOf(req, system)}${API_BASE}`],
       bearer_methods_supported: ['header'],
       scopes_supported: ['record:read', 'record:create', 'record:update', 'record:delete'],
       resource_name: `Records Platform MCP tools of ${system}`,

@@ -5,6 +5,8 @@
  */
 import { z } from 'zod';
 import type { Operation } from '../../contracts/api/operation';
+import { PlatformError } from '../../contracts/errors';
+import { validate } from '../../contracts/validation';
 
 /** A request to the REST API, relative to its base. */
 export interface ToolRequest {
@@ -50,6 +52,64 @@ function textOf(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
+const PATH_PARAMETER = /\{(\w+)\}/g;
+
+/** `.` and `..` are no path segment a request can send: a URL resolves them away, naming another path. */
+const DOT_SEGMENTS = new Set(['.', '..']);
+
+/**
+ * The path of `op` with the arguments in place: each one validated as the operation's own path parameter
+ * (an id in its canonical text, a remote key in its pattern), then percent-encoded, so that no argument can
+ * add, remove or rename a segment and the request can only ever be `op`'s own.
+ */
+function pathOf(op: Operation, args: Readonly<Record<string, unknown>>): string {
+  const names = [...op.path.matchAll(PATH_PARAMETER)].map((match) => match[1]!);
+  if (names.length === 0) return op.path;
+  const texts = Object.fromEntries(
+    names.map((name) => [name, args[name] === undefined ? undefined : textOf(args[name])]),
+  );
+  if (op.params === undefined)
+    throw new Error(`${op.operationId} has path parameters but no schema for them`);
+  validate(op.params, texts, 'path parameters');
+  for (const name of names)
+    if (DOT_SEGMENTS.has(texts[name]!))
+      throw new PlatformError(
+        'validation_failed',
+        `invalid path parameters: ${name}: "${texts[name]!}" cannot be a path segment`,
+        [{ path: name, message: 'cannot be a path segment' }],
+      );
+  const path = op.path.replace(PATH_PARAMETER, (_match, name: string) => encodeURIComponent(texts[name]!));
+  assertOwnPath(op, path, texts);
+  return path;
+}
+
+/**
+ * The last guard before dispatch: `path` is `op`'s template with exactly these values in its parameters'
+ * places, and stays so once a URL parser has read it (no segment resolved away, no query or fragment begun).
+ */
+function assertOwnPath(
+  op: Operation,
+  path: string,
+  values: Readonly<Record<string, string | undefined>>,
+): void {
+  const template = op.path.split('/');
+  const segments = path.split('/');
+  const parsed = new URL(path, 'http://tool.invalid');
+  const own =
+    parsed.pathname === path &&
+    parsed.search === '' &&
+    parsed.hash === '' &&
+    segments.length === template.length &&
+    template.every((part, index) => {
+      const segment = segments[index]!;
+      const name = /^\{(\w+)\}$/.exec(part)?.[1];
+      if (name === undefined) return segment === part;
+      return segment !== '' && !DOT_SEGMENTS.has(segment) && decodeURIComponent(segment) === values[name];
+    });
+  if (!own)
+    throw new PlatformError('internal', `the tool ${op.operationId} built a path that is not its own`);
+}
+
 export function toolOf(op: Operation): ToolDefinition {
   const pathShape = scalarsOf(op.params?.shape);
   const queryShape = scalarsOf(op.query?.shape);
@@ -66,9 +126,7 @@ export function toolOf(op: Operation): ToolDefinition {
     readOnly: op.method === 'get',
     destructive: op.method === 'delete',
     request(args) {
-      const path = op.path.replace(/\{(\w+)\}/g, (_match, name: string) =>
-        encodeURIComponent(textOf(args[name])),
-      );
+      const path = pathOf(op, args);
       const query = new URLSearchParams();
       for (const name of Object.keys(queryShape))
         if (args[name] !== undefined) query.set(name, textOf(args[name]));

@@ -7,6 +7,7 @@ import {
   type SMTPServerSession,
 } from 'smtp-server';
 import type { Logger } from '../logging';
+import { addressShareOf } from './address-share';
 
 /** A name and an address, as a header or the envelope gives them. */
 export interface MailAddress {
@@ -72,6 +73,11 @@ export interface MailListenerOptions {
   /** The largest message, headers and attachments included; advertised as SIZE. */
   readonly maxBytes: number;
   readonly maxClients: number;
+  /**
+   * Connections one sender holds at once (an IPv4 address, an IPv6 /64: see address-share.ts), so that one
+   * sender cannot hold all `maxClients`; more are turned away with 421 until some close.
+   */
+  readonly maxClientsPerAddress: number;
   /** Each connection opens with a PROXY protocol (v1) header that names the real client (behind a TCP proxy). */
   readonly proxyProtocol?: boolean;
   /** Recipients one message may have (RFC 5321 asks servers to take at least 100). */
@@ -184,6 +190,9 @@ export async function startMailListener<Accepted>(
   const { logger, maxBytes } = options;
   // Per mail transaction (smtp-server makes a new envelope for each): what each accepted recipient is.
   const accepted = new WeakMap<SMTPServerEnvelope, Array<{ address: string; accepted: Accepted }>>();
+  // The connections each sender holds, and the share each open connection counts in.
+  const heldBy = new Map<string, number>();
+  const shareOf = new WeakMap<SMTPServerSession, string>();
   const failed = (error: unknown, what: string): Error & { responseCode: number } => {
     if (error instanceof SmtpReply) return replyError(error);
     logger.error({ err: error }, `mailhook listener: ${what} failed`);
@@ -203,6 +212,30 @@ export async function startMailListener<Accepted>(
     socketTimeout: options.socketTimeoutMs ?? 60_000,
     closeTimeout: 5_000,
     logger: false,
+    onConnect(session, callback) {
+      const share = addressShareOf(session.remoteAddress);
+      const held = heldBy.get(share) ?? 0;
+      if (held >= options.maxClientsPerAddress)
+        return callback(
+          replyError(
+            new SmtpReply(
+              421,
+              `Too many connections from your address (at most ${options.maxClientsPerAddress} at once); try again later`,
+            ),
+          ),
+        );
+      heldBy.set(share, held + 1);
+      shareOf.set(session, share);
+      callback();
+    },
+    onClose(session) {
+      const share = shareOf.get(session);
+      if (share === undefined) return;
+      shareOf.delete(session);
+      const held = (heldBy.get(share) ?? 1) - 1;
+      if (held <= 0) heldBy.delete(share);
+      else heldBy.set(share, held);
+    },
     onRcptTo(address, session, callback) {
       handlers.recipient(address.address, { ip: session.remoteAddress }).then(
         (result) => {

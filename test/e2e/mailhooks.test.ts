@@ -19,7 +19,9 @@ describe('mailhooks', () => {
   let moduleId: number;
 
   beforeAll(async () => {
-    platform = await startPlatform({ MAIL_DOMAIN });
+    // Every test mail comes from 127.0.0.1: the per-sender connection share (test/e2e/smtp-caps.test.ts) is
+    // raised so that these tests see the hooks' own limits.
+    platform = await startPlatform({ MAIL_DOMAIN, SMTP_MAX_CLIENTS_PER_ADDRESS: '200' });
     smtpPort = platform.running.smtpPort!;
     mailer = createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true });
     const space = await json<Entity>(await platform.call('POST', '/space', { body: { name: 'Inbox' } }));

@@ -4,11 +4,14 @@
  * credential exactly as REST would, and bad input of every kind is a clear error, never a crash.
  */
 import { randomBytes, createHash } from 'node:crypto';
+import { request, type IncomingHttpHeaders } from 'node:http';
+import fc from 'fast-check';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { OPERATIONS } from '../../contracts/api/index';
+import { tenantFromHost } from '../../infra/http/tenant';
 import { ADMIN_TOKEN, json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
 import { registerClient, tokenRequest } from '../support/oauth';
 
@@ -49,6 +52,43 @@ async function connected(kind: Kind, token: string = ADMIN_TOKEN): Promise<Clien
   const client = new Client({ name: 'records-test', version: '1.0.0' });
   await client.connect(transportFor(kind, token));
   return client;
+}
+
+/** The platform's public address when PUBLIC_URL is unset: `http://<BASE_HOST>:<port>`, or another system's. */
+function publicOrigin(system?: string): string {
+  const host = system === undefined ? 'localhost' : `${system}.localhost`;
+  return `http://${host}:${new URL(platform.url).port}`;
+}
+
+/** A request with a Host header of the caller's choosing (fetch will not send one). */
+function withHost(
+  method: string,
+  path: string,
+  host: string,
+): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+  return new Promise((resolve, reject) => {
+    const call = request(
+      {
+        host: '127.0.0.1',
+        port: new URL(platform.url).port,
+        method,
+        path,
+        headers: {
+          Host: host,
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+      },
+    );
+    call.on('error', reject);
+    call.end(method === 'POST' ? '{}' : undefined);
+  });
 }
 
 function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
@@ -164,6 +204,7 @@ describe.each(KINDS)('over %s', (kind) => {
     });
     expect(answer.status).toBe(401);
     const challenge = answer.headers.get('www-authenticate') ?? '';
+    // The address the client reached: the connection's own address and port, one of the platform's names.
     expect(challenge).toContain(
       `resource_metadata="${platform.url}/.well-known/oauth-protected-resource/v2/${SYSTEM}/${path}"`,
     );
@@ -171,7 +212,12 @@ describe.each(KINDS)('over %s', (kind) => {
       await fetch(`${platform.url}/.well-known/oauth-protected-resource/v2/${SYSTEM}/${path}`),
     );
     expect(metadata.resource).toBe(`${platform.url}/v2/${SYSTEM}/${path}`);
+    // The system's own authorization server: this address selects it (the default system).
     expect(metadata.authorization_servers).toEqual([`${platform.url}/api`]);
+    const acme = await json<{ authorization_servers: string[] }>(
+      await fetch(`${platform.url}/.well-known/oauth-protected-resource/v2/acme/${path}`),
+    );
+    expect(acme.authorization_servers).toEqual([`${publicOrigin('acme')}/api`]);
     // The admin token belongs to the system `test`; another system does not know it.
     const foreign = await fetch(`${platform.url}/v2/acme/${path}`, {
       method: kind === 'sse' ? 'GET' : 'POST',
@@ -287,4 +333,204 @@ test('malformed messages get JSON-RPC or HTTP errors, and the platform keeps ans
   });
   expect(invalidSystem.status).toBe(400);
   expect((await fetch(`${platform.url}/healthz`)).status).toBe(200);
+});
+
+describe('tool arguments are path parameters, never path text', () => {
+  let recordId: number;
+  let labelId: number;
+
+  /** The record, the label and the record's labels as REST shows them: what no refused call may change. */
+  async function state() {
+    const record = await platform.call('GET', `/record/${recordId}`);
+    const label = await platform.call('GET', `/label/${labelId}`);
+    const page = await json<{ meta: { total: number } }>(await platform.call('GET', '/record?limit=1'));
+    return {
+      record: record.status,
+      label: label.status,
+      labelIds: record.status === 200 ? (await json<{ labelIds: number[] }>(record)).labelIds : [],
+      records: page.meta.total,
+    };
+  }
+
+  beforeAll(async () => {
+    recordId = (
+      await json<Entity>(await platform.call('POST', '/record', { body: { moduleId, name: 'Kept' } }))
+    ).id;
+    labelId = (await json<Entity>(await platform.call('POST', '/label', { body: { name: 'Kept label' } })))
+      .id;
+    expect((await platform.call('POST', `/record/${recordId}/label/${labelId}`)).status).toBeLessThan(300);
+  });
+
+  test('the reproductions: unlabelRecord with ".." in either id, getRecord with an empty id', async () => {
+    const client = await connected('streamable');
+    try {
+      const before = await state();
+      expect(before).toMatchObject({ record: 200, label: 200, labelIds: [labelId] });
+      for (const args of [
+        { recordId: '..', labelId },
+        { recordId, labelId: '..' },
+      ]) {
+        const refused = await client.callTool({ name: 'unlabelRecord', arguments: args });
+        expect(refused.isError).toBe(true);
+        expect(textOf(refused)).toMatch(/^400 E4001: invalid path parameters: (recordId|labelId): /);
+      }
+      const empty = await client.callTool({ name: 'getRecord', arguments: { recordId: '' } });
+      expect(empty.isError).toBe(true);
+      expect(textOf(empty)).toMatch(/^400 E4001: invalid path parameters: recordId: /);
+      expect(await state()).toEqual(before);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('any non-id argument of a destructive tool is refused and changes nothing', async () => {
+    const client = await connected('streamable');
+    try {
+      const before = await state();
+      const notAnId = fc
+        .oneof(
+          fc.constantFrom(
+            '..',
+            '.',
+            '/',
+            '%2e%2e',
+            '.%2e',
+            '?x=',
+            '#',
+            '',
+            `${recordId}/..`,
+            '1'.repeat(3000),
+          ),
+          fc.string(),
+          fc.stringMatching(/^[./%?#0-9]{0,8}$/),
+        )
+        .filter((text) => !/^[1-9][0-9]{0,8}$/.test(text));
+      const calls = fc.oneof(
+        notAnId.map((text) => ({ name: 'deleteRecord', arguments: { recordId: text } })),
+        notAnId.map((text) => ({ name: 'unlabelRecord', arguments: { recordId: text, labelId } })),
+        notAnId.map((text) => ({ name: 'unlabelRecord', arguments: { recordId, labelId: text } })),
+        notAnId.map((text) => ({ name: 'updateLabelById', arguments: { labelId: text, name: 'Renamed' } })),
+      );
+      await fc.assert(
+        fc.asyncProperty(calls, async (call) => {
+          const answer = await client.callTool(call);
+          expect(answer.isError).toBe(true);
+          expect(textOf(answer)).toMatch(/^400 E4001: invalid path parameters: /);
+        }),
+        { numRuns: 40 },
+      );
+      expect(await state()).toEqual(before);
+      const label = await json<{ name: string }>(await platform.call('GET', `/label/${labelId}`));
+      expect(label.name).toBe('Kept label');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+test('a hostile Host header is never reflected into the MCP metadata, the challenge or the OAuth metadata', async () => {
+  const hosts = fc.oneof(
+    fc.constantFrom(
+      'evil.example',
+      'evil.example:6666',
+      'test.localhost.evil.example',
+      'localhost.evil.example',
+      'localhost:1@evil.example',
+      'localhost"><script>',
+      '[::1]:1',
+      'acme.localhost',
+      `localhost:${new URL(platform.url).port}/evil`,
+    ),
+    fc.domain(),
+    fc.stringMatching(/^[\x21-\x7e]{1,60}$/),
+  );
+  await fc.assert(
+    fc.asyncProperty(hosts, fc.constantFrom('sse', 'mcp'), async (host, transport) => {
+      const metadata = await withHost(
+        'GET',
+        `/.well-known/oauth-protected-resource/v2/${SYSTEM}/${transport}`,
+        host,
+      );
+      // A Host naming a subdomain that is no system's is refused before any route (404), saying nothing more.
+      if (metadata.status === 404) return;
+      expect(metadata.status).toBe(200);
+      expect(JSON.parse(metadata.text)).toEqual(
+        expect.objectContaining({
+          resource: `${publicOrigin()}/v2/${SYSTEM}/${transport}`,
+          authorization_servers: [`${publicOrigin()}/api`],
+        }),
+      );
+      const challenged = await withHost(
+        transport === 'sse' ? 'GET' : 'POST',
+        `/v2/${SYSTEM}/${transport}`,
+        host,
+      );
+      expect(challenged.status).toBe(401);
+      expect(challenged.headers['www-authenticate']).toBe(
+        `Bearer resource_metadata="${publicOrigin()}/.well-known/oauth-protected-resource/v2/${SYSTEM}/${transport}"`,
+      );
+      const server = await withHost('GET', '/.well-known/oauth-authorization-server', host);
+      expect(server.status).toBe(200);
+      // The issuer of the system the Host selected (a validated system name), at the platform's address.
+      const system = tenantFromHost(host, 'localhost', SYSTEM)!;
+      const issuer = `${system === SYSTEM ? publicOrigin() : publicOrigin(system)}/api`;
+      expect((JSON.parse(server.text) as { issuer: string }).issuer).toBe(issuer);
+      for (const [, url] of server.text.matchAll(/"(https?:[^"]*)"/g))
+        expect(url === issuer || url!.startsWith(`${issuer}/`)).toBe(true);
+    }),
+    { numRuns: 60 },
+  );
+});
+
+describe('vector search limit, bounded like every list', () => {
+  const ROUTES = ['similar', 'outliers', 'context'] as const;
+  const TOOLS = { similar: 'similarRecords', outliers: 'outlierRecords', context: 'contextRecords' } as const;
+
+  test('limit=2147483648 and any integer past 1000 is a 400 naming limit, over REST and as a tool', async () => {
+    // Parameters are checked before anything else, so this holds with semantic search switched off too.
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...ROUTES),
+        fc.oneof(fc.constant(2147483648), fc.integer({ min: 1001 }), fc.integer({ max: 0 })),
+        async (route, limit) => {
+          const answer = await platform.call(
+            'GET',
+            `/record/vector/${route}?space_id=1&query=invoices&limit=${String(limit)}`,
+          );
+          expect(answer.status).toBe(400);
+          expect((await json<{ message: string }>(answer)).message).toMatch(/^limit must be /);
+        },
+      ),
+      { numRuns: 30 },
+    );
+    const client = await connected('streamable');
+    try {
+      for (const route of ROUTES) {
+        const refused = await client.callTool({
+          name: TOOLS[route],
+          arguments: { space_id: 1, query: 'invoices', limit: 2147483648 },
+        });
+        expect(refused.isError).toBe(true);
+        expect(textOf(refused)).toMatch(/^400 E4001: limit must be at most 1000/);
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('any text as limit is a 400 naming limit or a limit within 1..1000', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(fc.string(), fc.stringMatching(/^[0-9eE+.x -]{1,14}$/)), async (text) => {
+        const answer = await platform.call(
+          'GET',
+          `/record/vector/similar?${new URLSearchParams({ space_id: '1', query: 'x', limit: text }).toString()}`,
+        );
+        // A limit it takes reaches the next check: semantic search is off in this platform (503).
+        if (answer.status === 503) return;
+        expect(answer.status).toBe(400);
+        expect((await json<{ message: string }>(answer)).message).toMatch(/limit must be /);
+      }),
+      { numRuns: 40 },
+    );
+  });
 });
