@@ -1,6 +1,7 @@
 import { versionedCollection } from '../contracts/read-models';
 import type { RecordedEvent } from '../contracts/events/envelope';
 import type { Document, ReadModelChange } from '../contracts/read-model-changes';
+import type { StoreQuery } from '../contracts/query/store-query';
 import type { EventStore } from '../infra/event-store/port';
 import type { ReadStore } from '../infra/read-store/port';
 import { projectEvent, type Projection } from './projection';
@@ -89,16 +90,9 @@ export class DeadLetters {
     },
   ) {}
 
-  async list(options: { readonly offset: number; readonly limit: number; readonly projection?: string }) {
-    const result = await this.deps.readStore.find(DEAD_LETTERS_COLLECTION, {
-      ...(options.projection !== undefined && {
-        filter: { kind: 'compare', path: 'projection', op: 'eq', value: options.projection },
-      }),
-      sort: [{ path: 'at', direction: 'desc' }],
-      offset: options.offset,
-      limit: options.limit,
-    });
-    return { items: result.items.map(asDeadLetter), total: result.total ?? 0 };
+  async list(query: StoreQuery): Promise<{ items: DeadLetter[]; total: number }> {
+    const result = await this.deps.readStore.find(DEAD_LETTERS_COLLECTION, query);
+    return { items: result.items.map(asDeadLetter), total: result.total ?? result.items.length };
   }
 
   /** Dead letters per projection (for /metrics). */
@@ -108,7 +102,7 @@ export class DeadLetters {
       const count = await this.deps.readStore.count(DEAD_LETTERS_COLLECTION, {
         filter: { kind: 'compare', path: 'projection', op: 'eq', value: projection.name },
       });
-      if (count > 0) counts.set(projection.name, count);
+      counts.set(projection.name, count);
     }
     return counts;
   }
