@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import type { ReadStore } from '../../infra/read-store/port';
 import { createSqliteReadStore } from '../../infra/read-store/sqlite';
 import { DEAD_LETTERS_COLLECTION, DeadLetters, deadLetterId } from '../../projections/dead-letters';
 import type { Projection } from '../../projections/projection';
+import { pathSegmentOf } from '../../projections/read-models/common';
 import { ProjectionRunner } from '../../projections/runner';
 import { newEvent } from '../contracts/event-store';
 
@@ -184,5 +186,22 @@ describe('dead letters', () => {
     });
     expect(await inner.count(DEAD_LETTERS_COLLECTION)).toBe(0);
     expect(started.deadLettered).toBe(0);
+  });
+});
+
+describe('pathSegmentOf', () => {
+  test('any value is one strict path segment, distinct values stay distinct, usual ids stay as they are', () => {
+    const strictSegment = /^(?!\$)[^.]+$/;
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), (a, b) => {
+        expect(pathSegmentOf(a)).toMatch(strictSegment);
+        expect(pathSegmentOf(a)).not.toBe('__proto__');
+        if (a !== b) expect(pathSegmentOf(a)).not.toBe(pathSegmentOf(b));
+      }),
+      { numRuns: 2000 },
+    );
+    for (const id of ['r-1', 'job:7:abc', '3f2b6c1e-1b2a-4c3d-9e8f-0a1b2c3d4e5f'])
+      expect(pathSegmentOf(id)).toBe(id);
+    expect(pathSegmentOf('\ud800.$')).toBe('%%d800;%2e;%24;');
   });
 });
