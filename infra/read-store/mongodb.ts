@@ -12,7 +12,7 @@ import type { StoreQuery } from '../../contracts/query/store-query';
 import { withinTimeLimit } from '../mongodb-time-limit';
 import { compileFilter, compileSort, indexKeys, regexEngineOf } from './mongodb-query';
 import { applyPatch, valueAtPath } from './patch';
-import { escapeKeys, escapePath, unescapeKeys } from './mongodb-keys';
+import { escapeKeys, escapePath, unescapeKeys, unescapePath } from './mongodb-keys';
 import { UniqueViolationError, type Checkpoint, type FindResult, type ReadStore } from './port';
 import {
   MAX_INDEXES_PER_COLLECTION,
@@ -229,7 +229,9 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
       else if (current) intended = applyPatch(toDocument(current), change);
       else continue;
       for (const index of indexes) {
-        const values = index.fields.map((field) => valueAtPath(intended, field === '_id' ? 'id' : field));
+        const values = index.fields.map((field) =>
+          valueAtPath(intended, field === '_id' ? 'id' : unescapePath(field)),
+        );
         if (values.some((value) => value === undefined || value === null)) continue;
         const clash = await target.findOne(
           { _id: { $ne: id }, ...Object.fromEntries(index.fields.map((field, i) => [field, values[i]])) },

@@ -1112,6 +1112,8 @@ export function readStoreContract(factory: () => Promise<ReadStoreUnderTest>): v
         'prototype',
         'toString',
         'hasOwnProperty',
+        '_bsontype',
+        '\u0001',
         '\0',
         'a\0b',
         '\uE000',
