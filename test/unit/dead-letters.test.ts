@@ -14,6 +14,8 @@ import { DEAD_LETTERS_COLLECTION, DeadLetters, deadLetterId } from '../../projec
 import type { Projection } from '../../projections/projection';
 import { pathSegmentOf } from '../../projections/read-models/common';
 import { ProjectionRunner } from '../../projections/runner';
+import { rebuildProjection } from '../../projections/rebuild';
+import { decodeWindow } from '../../projections/window-decoder';
 import { newEvent } from '../contracts/event-store';
 
 /**
@@ -169,6 +171,41 @@ describe('dead letters', () => {
     await until(() => second.position >= more);
     expect(second.deadLettered).toBe(0);
     expect(await inner.count(DEAD_LETTERS_COLLECTION)).toBe(1);
+  });
+
+  test('a rebuild goes past an event it cannot apply, on decoder threads or not, and records it under its version', async () => {
+    await append(1, { name: 'one' });
+    const poison = await append(2, { poison: true });
+    const last = await append(3, { name: 'three' });
+    const deps = { events, readStore: inner, logger: createLogger('silent') };
+    const single = await rebuildProjection(thingsProjection, deps, () => undefined);
+    expect(single).toMatchObject({ fromVersion: 1, toVersion: 2 });
+    // The decoder fails on the window that holds the poison: the rebuild says so and goes on on one thread.
+    const warnings: string[] = [];
+    const logger = Object.create(deps.logger) as typeof deps.logger;
+    logger.warn = ((_details: unknown, message: string) => void warnings.push(message)) as typeof logger.warn;
+    const decoded = await rebuildProjection(thingsProjection, { ...deps, logger }, () => undefined, {
+      startDecoders: async (version) => [
+        {
+          decode: (window) => decodeWindow(events, thingsProjection, version, window),
+          close: () => Promise.resolve(),
+        },
+      ],
+    });
+    expect(decoded).toMatchObject({ fromVersion: 2, toVersion: 3 });
+    expect(warnings).toEqual([expect.stringMatching(/parallel catch-up of a rebuild stopped/)]);
+    for (const version of [2, 3]) {
+      expect(
+        await inner.get(versionedCollection('things', version), streamName('thing', 'acme', 3)),
+      ).toMatchObject({ name: 'three' });
+      expect(await inner.get(DEAD_LETTERS_COLLECTION, deadLetterId('things', version, poison))).toMatchObject(
+        {
+          version,
+          error: 'this projection cannot handle poison',
+        },
+      );
+      expect(await inner.getCheckpoint(checkpointName('things', version))).toBe(last.toString());
+    }
   });
 
   test('a store that takes no write at all is not a poison event: the run waits and records nothing', async () => {
