@@ -70,6 +70,7 @@ async function acmeLogAnswers(hook: Hook, expected: number): Promise<void> {
 }
 
 let webHook: Hook;
+let scenarioId: number;
 let mailHook: Hook;
 let acmeHook: Hook;
 
@@ -80,6 +81,16 @@ test('hostile keys from every receiver are accepted, logged exactly as sent; oth
   );
   acmeHook = JSON.parse((await acme('POST', '/webhook', { name: 'Acme' })).text) as Hook;
   const hookUrl = `${platform.url}/hook/${webHook.key}`;
+  // Every request runs a scenario whose step outputs the whole bundle: the scenario-run projection gets them.
+  const scenario = await platform.call('POST', '/scenario', {
+    body: {
+      name: 'Keep the bundle',
+      webhookId: webHook.id,
+      steps: [{ kind: 'setVariable', name: 'payload', value: { expr: '$' } }],
+    },
+  });
+  expect(scenario.status).toBe(201);
+  scenarioId = (await json<Entity>(scenario)).id;
 
   // No credential at all, as in the issue.
   expect((await fetch(`${hookUrl}?a.b=1&%24where=2&.=3`)).status).toBe(200);
@@ -141,6 +152,19 @@ test('hostile keys from every receiver are accepted, logged exactly as sent; oth
   const headers = (mail.bundle as { headers: Record<string, unknown> }).headers;
   expect(Object.keys(headers)).toEqual(expect.arrayContaining(['x.dotted', '$dollar']));
   expect(headers['x.dotted']).toBe('yes');
+
+  const runs = await eventually(
+    async () => json<Page<LogEntry>>(await platform.call('GET', `/scenario/${scenarioId}/run`)),
+    (page) => page.meta.total >= 3 && page.items.every((run) => run.status === 'succeeded'),
+  );
+  expect(runs.items.map((run) => run.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+  const outputs = await Promise.all(
+    runs.items.map(async (run) =>
+      JSON.stringify(await json(await platform.call('GET', `/scenario/${scenarioId}/run/${String(run.id)}`))),
+    ),
+  );
+  expect(outputs.join('\n')).toContain('"a.b":"1"');
+  expect(outputs.join('\n')).toContain('"$where":"sleep(1)"');
 
   await acmeLogAnswers(acmeHook, 1);
   const deadLetters = await json<Page>(await platform.call('GET', '/dead-letter'));
