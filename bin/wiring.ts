@@ -55,6 +55,8 @@ import { DEFAULT_FILE_CONTENT_TYPES } from '../contracts/files';
 import { FILE_UPLOAD_ROUTE } from '../command-api/routes/files';
 import { FIELD_GENERATE_ROUTE } from '../command-api/routes/ai-generation';
 import { SYSTEM_AI_ROUTE } from '../command-api/routes/system-ai';
+import { DEAD_LETTER_ROUTE } from '../command-api/routes/dead-letters';
+import { DeadLetters } from '../projections/dead-letters';
 import { readModelCommandReads } from '../infra/read-store/command-reads';
 import { createQueryRouter } from '../query-api/app';
 import { oauthMetadataRouter } from '../query-api/routes/oauth-info';
@@ -293,6 +295,11 @@ export async function buildServices(
   };
   // Model calls of AI jobs: fair between systems, bounded per system and per process.
   const aiSlots = new FairSlots(config.AI_MAX_CONCURRENCY, config.AI_TENANT_CONCURRENCY);
+  const deadLetters = new DeadLetters({
+    events: adapters.events,
+    readStore: adapters.readStore,
+    projections: READ_MODEL_PROJECTIONS,
+  });
   const metrics = new Metrics(
     async () => {
       if (!host) return [];
@@ -319,6 +326,8 @@ export async function buildServices(
     },
     integratorProgress,
     () => aiSlots.inUse,
+    // Where the projections run (the dead letters are in the read store: shared by every process).
+    () => (host ? deadLetters.countsByProjection() : Promise.resolve(new Map())),
   );
   const threaded =
     selection.projections && config.PROJECTIONS_THREAD
@@ -578,7 +587,13 @@ export async function buildServices(
     ...(attempts && {
       uploadRoutes: [FILE_UPLOAD_ROUTE],
       oauthRoutes: OAUTH_CLIENT_ROUTES,
-      commandGets: [OAUTH_AUTHORIZE_ROUTE, SOCIAL_LOGIN_ROUTES, FIELD_GENERATE_ROUTE, SYSTEM_AI_ROUTE],
+      commandGets: [
+        OAUTH_AUTHORIZE_ROUTE,
+        SOCIAL_LOGIN_ROUTES,
+        FIELD_GENERATE_ROUTE,
+        SYSTEM_AI_ROUTE,
+        DEAD_LETTER_ROUTE,
+      ],
       sessionForms: [OAUTH_AUTHORIZE_ROUTE],
       formPostCallbacks: [SOCIAL_FORM_POST_CALLBACKS],
       command: createCommandRouter({
@@ -592,6 +607,7 @@ export async function buildServices(
         uploads: uploadLimits(config),
         logger: logger.child({ component: 'command-api' }),
         operatorTenant: config.DEFAULT_TENANT,
+        deadLetters,
         sealer,
         accessTokens,
         socialLogin: config.SOCIAL_LOGIN ?? {},

@@ -29,12 +29,14 @@ import { addAiBalanceRoutes } from './routes/ai-balance';
 import { addAiGenerationRoutes } from './routes/ai-generation';
 import { addAiExecuteRoutes } from './routes/ai-execute';
 import { addSystemAiRoutes } from './routes/system-ai';
+import { addDeadLetterRoutes } from './routes/dead-letters';
 
 /** The command API: every write of the platform. Routes turn requests into commands; deciders rule. */
 export function createCommandRouter(deps: CommandDeps): Router {
   const router = Router();
   addSystemRoutes(router, deps);
   addSystemAiRoutes(router, deps, deps.ai.systems, deps.ai.deployment);
+  addDeadLetterRoutes(router, deps, deps.deadLetters);
   addSessionRoutes(router, deps);
   addTokenPriorityRoute(router, deps);
   addOAuthClientRoutes(router, deps);

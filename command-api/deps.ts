@@ -14,6 +14,7 @@ import type { CommandHandler } from './kit/handler';
 import type { MeteredModel } from './ai/metered-model';
 import type { AiJobs } from './ai/jobs';
 import type { SystemModels } from './ai/system-models';
+import type { DeadLetters } from '../projections/dead-letters';
 
 /** What the command routes need, wired by the composition root. */
 export interface CommandDeps {
@@ -53,6 +54,8 @@ export interface CommandDeps {
   };
   /** The system whose administrators set up other systems. */
   readonly operatorTenant: string;
+  /** Events projections went past (listed and retried by operator administrators). */
+  readonly deadLetters: DeadLetters;
   /** AI features: every model call, metered against the system's AI token balance. */
   readonly ai: {
     readonly model: MeteredModel;

@@ -30,8 +30,20 @@ export class Metrics {
     integrator: () => Promise<IntegratorProgress | undefined> = () => Promise.resolve(undefined),
     /** Model calls of AI jobs under way in this process. */
     aiCallsInFlight: () => number = () => 0,
+    /** Events each projection went past as dead letters, still unresolved (read at scrape time). */
+    deadLetters: () => Promise<ReadonlyMap<string, number>> = () => Promise.resolve(new Map()),
   ) {
     collectDefaultMetrics({ register: this.registry });
+    new Gauge({
+      name: 'projection_dead_letters',
+      help: 'Events a projection could not apply and went past, not yet retried (GET /api/dead-letter)',
+      labelNames: ['projection'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const [projection, count] of await deadLetters()) this.set({ projection }, count);
+      },
+    });
     this.aiCalls = new Counter({
       name: 'ai_model_calls_total',
       help: 'AI model calls by outcome: answered, cached (answered from kept answers), failed, refused (balance)',

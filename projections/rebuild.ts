@@ -62,6 +62,13 @@ export async function rebuildProjection(
           head,
           onApplied: (position, events) => (progress = { events, position }),
         });
+      } catch (error) {
+        // A window holding an event that cannot be applied (or a passing failure): the runner below goes on
+        // from the last written window, event by event where it must, recording dead letters.
+        deps.logger.warn(
+          { err: error, projection: projection.name, version: toVersion },
+          'parallel catch-up of a rebuild stopped; going on from its checkpoint on one thread',
+        );
       } finally {
         await Promise.all(decoders.map((decoder) => decoder.close()));
       }

@@ -3,6 +3,8 @@ import type { EventStore, Subscription } from '../infra/event-store/port';
 import type { Logger } from '../infra/logging';
 import type { ReadStore } from '../infra/read-store/port';
 import type { ReadModelChange } from '../contracts/read-model-changes';
+import type { RecordedEvent } from '../contracts/events/envelope';
+import { deadLetterChange, errorMessage } from './dead-letters';
 import { consumeInBatches } from './batched-consumer';
 import { coalesceChanges } from './coalesce';
 import { runWithRestarts } from './restarts';
@@ -16,6 +18,8 @@ export interface RunnerDeps {
   readonly logger: Logger;
   /** Events per read-store transaction while catching up. */
   readonly batchSize?: number;
+  /** The clock of dead letters (tests set it). */
+  readonly now?: () => Date;
   /** Told after every batch is applied (and on errors), e.g. to report progress to another thread. */
   readonly onProgress?: (runner: ProjectionRunner) => void;
   /**
@@ -30,12 +34,19 @@ export interface RunnerDeps {
  * batches, each with the checkpoint in the same `apply` (one transaction on SQLite), so a crash never
  * loses or doubles an event; a batch is written as soon as the subscription has nothing more at hand,
  * which keeps live lag at about one event loop turn.
+ *
+ * An event the projection cannot apply (`project` throws, or the store refuses its changes while it takes
+ * other writes) never stops it: the batch is applied again event by event, and such an event is recorded as
+ * a dead letter (dead-letters.ts) in the same write as the checkpoint past it. A store that refuses every
+ * write (it is down) fails the run, which restarts from its checkpoint as before.
  */
 export class ProjectionRunner {
   /** Every event up to this position has been applied (and checkpointed, or is in the batch being written). */
   private processed = 0n;
   /** Events applied since start (for rebuild progress). */
   applied = 0;
+  /** Events recorded as dead letters since start. */
+  deadLettered = 0;
   private subscription: Subscription | undefined;
   private loop: Promise<void> | undefined;
   private stopped = false;
@@ -177,27 +188,32 @@ export class ProjectionRunner {
     });
     if (this.stopped) await this.subscription.close();
     let changes: ReadModelChange[] = [];
+    let events: RecordedEvent[] = [];
+    /** A batch whose projecting failed is applied event by event. */
+    let projectingFailed = false;
     let oldestRecordedAt: string | undefined;
     await consumeInBatches(
       this.subscription,
       {
         add: (event) => {
-          changes.push(...projectEvent(this.projection, event, this.collection));
+          events.push(event);
+          if (!projectingFailed) {
+            try {
+              changes.push(...projectEvent(this.projection, event, this.collection));
+            } catch {
+              projectingFailed = true;
+            }
+          }
           oldestRecordedAt ??= event.recordedAt;
           this.applied++;
         },
         flush: async (position) => {
-          // A batch with no changes (the filter skipped everything) only moves the checkpoint: that is kept in
-          // memory and written at most once a second (`deferCheckpoint`). Replaying skipped events after a
-          // crash changes nothing.
-          if (changes.length > 0 || Date.now() - this.checkpointWrittenAt >= IDLE_CHECKPOINT_INTERVAL_MS) {
-            clearTimeout(this.deferredCheckpoint);
-            this.deferredCheckpoint = undefined;
-            await this.writeCheckpoint(coalesceChanges(changes), () => position);
-          } else {
-            this.deferCheckpoint();
-          }
+          const batch = { changes, events, projectingFailed };
           changes = [];
+          events = [];
+          projectingFailed = false;
+          if (batch.projectingFailed) await this.applyOneByOne(batch.events, position);
+          else await this.applyBatch(batch.changes, batch.events, position);
           if (oldestRecordedAt !== undefined && this.caughtUpOnce)
             this.deps.onVisible?.(this.projection.name, Date.now() - Date.parse(oldestRecordedAt));
           oldestRecordedAt = undefined;
@@ -210,6 +226,80 @@ export class ProjectionRunner {
       },
       this.batchSize,
       this.processed,
+    );
+  }
+
+  private async applyBatch(
+    changes: readonly ReadModelChange[],
+    events: readonly RecordedEvent[],
+    position: bigint,
+  ): Promise<void> {
+    // A batch with no changes (the filter skipped everything) only moves the checkpoint: that is kept in
+    // memory and written at most once a second (`deferCheckpoint`). Replaying skipped events after a
+    // crash changes nothing.
+    if (changes.length === 0 && Date.now() - this.checkpointWrittenAt < IDLE_CHECKPOINT_INTERVAL_MS) {
+      this.deferCheckpoint();
+      return;
+    }
+    clearTimeout(this.deferredCheckpoint);
+    this.deferredCheckpoint = undefined;
+    try {
+      await this.writeCheckpoint(coalesceChanges(changes), () => position);
+    } catch (error) {
+      // One event of the batch may be the cause: find out which, event by event. (MongoDB may have applied
+      // part of the batch: its writes are position-guarded, so applying them again changes nothing.)
+      if (events.length === 0) throw error;
+      await this.applyOneByOne(events, position);
+    }
+  }
+
+  /**
+   * Applies each event with the checkpoint at its position; an event that cannot be applied becomes a dead
+   * letter. Before it does, the store must show that it takes writes (the checkpoint before the event) and
+   * the event must fail a second time: a store that is down, or a passing failure, stops the run instead.
+   */
+  private async applyOneByOne(events: readonly RecordedEvent[], position: bigint): Promise<void> {
+    let before = this.processed;
+    for (const event of events) {
+      const attempt = async (): Promise<{ error: unknown } | undefined> => {
+        try {
+          const changes = projectEvent(this.projection, event, this.collection);
+          if (changes.length > 0) await this.writeCheckpoint(changes, () => event.position);
+          return undefined;
+        } catch (error) {
+          return { error };
+        }
+      };
+      let failure = await attempt();
+      if (failure) {
+        // Throws (the run restarts, as it did before dead letters) when the store takes no write at all.
+        await this.writeCheckpoint([], () => before);
+        failure = await attempt();
+      }
+      if (failure) await this.deadLetter(event, failure.error);
+      before = event.position;
+    }
+    await this.writeCheckpoint([], () => position);
+  }
+
+  private async deadLetter(event: RecordedEvent, error: unknown): Promise<void> {
+    const at = this.deps.now?.() ?? new Date();
+    await this.writeCheckpoint(
+      [deadLetterChange(this.projection.name, this.version, event, error, at)],
+      () => event.position,
+    );
+    this.deadLettered++;
+    this.deps.logger.error(
+      {
+        err: error,
+        projection: this.projection.name,
+        version: this.version,
+        position: event.position.toString(),
+        eventId: event.id,
+        type: event.type,
+        stream: event.streamId,
+      },
+      `projection could not apply an event and recorded it as a dead letter: ${errorMessage(error)}`,
     );
   }
 

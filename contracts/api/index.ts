@@ -14,6 +14,7 @@ import { STRUCTURE_OPERATIONS } from './structure';
 import { USER_OPERATIONS } from './users';
 import { VECTOR_OPERATIONS } from './vectors';
 import { AI_OPERATIONS } from './ai';
+import { DEAD_LETTER_OPERATIONS } from './dead-letters';
 
 /** The version of the API description; `npm run release -- <version>` moves it (docs/api.md, "Versions"). */
 export const API_VERSION = '5.9.0';
@@ -33,4 +34,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...MCP_OPERATIONS,
   ...INTEGRATOR_OPERATIONS,
   ...AI_OPERATIONS,
+  ...DEAD_LETTER_OPERATIONS,
 ];

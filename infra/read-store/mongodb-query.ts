@@ -2,6 +2,7 @@ import type { Document as BsonDocument, SortDirection } from 'mongodb';
 import type { Scalar, StoreFilter, StoreSort } from '../../contracts/query/store-query';
 import { LIKE_REGEX_OPTIONS, likePatternToMongoRegex, type RegexEngine } from './like-pattern';
 import { pathOfKey, type IndexKey } from '../../contracts/read-model-changes';
+import { escapePath } from './mongodb-keys';
 import { assertQueryPath } from './validation';
 
 /**
@@ -16,10 +17,10 @@ const MATCH_ALL: BsonDocument = {};
 /** eq null matches missing, null and ''; MongoDB's `null` in `$in`/`$nin` also stands for missing. */
 const EMPTY_VALUES: readonly Scalar[] = [null, ''];
 
-/** The stored field of a path; a document's `id` is its `_id`. */
+/** The stored field of a path (escaped as keys are, mongodb-keys.ts); a document's `id` is its `_id`. */
 export function fieldOf(path: string): string {
   assertQueryPath(path);
-  return path === 'id' ? '_id' : path;
+  return path === 'id' ? '_id' : escapePath(path);
 }
 
 function compare(path: string, op: 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte', value: Scalar): BsonDocument {

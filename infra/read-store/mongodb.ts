@@ -12,6 +12,7 @@ import type { StoreQuery } from '../../contracts/query/store-query';
 import { withinTimeLimit } from '../mongodb-time-limit';
 import { compileFilter, compileSort, indexKeys, regexEngineOf } from './mongodb-query';
 import { applyPatch, valueAtPath } from './patch';
+import { escapeKeys, escapePath, unescapeKeys, unescapePath } from './mongodb-keys';
 import { UniqueViolationError, type Checkpoint, type FindResult, type ReadStore } from './port';
 import {
   MAX_INDEXES_PER_COLLECTION,
@@ -53,7 +54,7 @@ type StoredDocument = BsonDocument & { _id: string };
 function toDocument(stored: BsonDocument): Document {
   const { _id, _pos, ...fields } = stored;
   if (typeof _id !== 'string') throw new Error('stored read-model document has no string _id');
-  return { ...fields, id: _id };
+  return { ...unescapeKeys(fields), id: _id };
 }
 
 function storedPosition(stored: BsonDocument): bigint | undefined {
@@ -119,7 +120,7 @@ function toWrites(change: ReadModelChange): AnyBulkWriteOperation<StoredDocument
   switch (change.op) {
     case 'upsert': {
       const { id: _id } = change.doc;
-      const fields = { ...change.doc, _pos: position };
+      const fields = { ...escapeKeys(change.doc), _pos: position };
       // A guarded upsert (filter on `_pos`, upsert: true) would collide with the existing `_id` on a stale
       // change, and the duplicate-key error would stop the ordered bulk write (FerretDB does not even say
       // which statement failed). Instead: insert the document with a position older than any if it is
@@ -138,10 +139,14 @@ function toWrites(change: ReadModelChange): AnyBulkWriteOperation<StoredDocument
     }
     case 'patch': {
       const set = Object.fromEntries(
-        Object.entries(change.set ?? {}).filter(([, value]) => value !== undefined),
+        Object.entries(change.set ?? {})
+          .filter(([, value]) => value !== undefined)
+          .map(([path, value]) => [escapePath(path), escapeKeys(value)]),
       );
-      const unset = Object.fromEntries((change.unset ?? []).map((path) => [path, '']));
-      const inc = change.inc ?? {};
+      const unset = Object.fromEntries((change.unset ?? []).map((path) => [escapePath(path), '']));
+      const inc = Object.fromEntries(
+        Object.entries(change.inc ?? {}).map(([path, amount]) => [escapePath(path), amount]),
+      );
       const update: BsonDocument = { $set: { ...set, _pos: position } };
       if (Object.keys(unset).length > 0) update.$unset = unset;
       if (Object.keys(inc).length > 0) update.$inc = inc;
@@ -224,7 +229,9 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
       else if (current) intended = applyPatch(toDocument(current), change);
       else continue;
       for (const index of indexes) {
-        const values = index.fields.map((field) => valueAtPath(intended, field === '_id' ? 'id' : field));
+        const values = index.fields.map((field) =>
+          valueAtPath(intended, field === '_id' ? 'id' : unescapePath(field)),
+        );
         if (values.some((value) => value === undefined || value === null)) continue;
         const clash = await target.findOne(
           { _id: { $ne: id }, ...Object.fromEntries(index.fields.map((field, i) => [field, values[i]])) },

@@ -7,6 +7,16 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Own keys only: a document's keys are data, so `constructor` or `toString` must not find Object's. */
+function ownValue(object: JsonObject, key: string): unknown {
+  return Object.hasOwn(object, key) ? object[key] : undefined;
+}
+
+/** Defines rather than assigns, so that no key (not even `__proto__`) can reach a prototype. */
+function setOwn(object: JsonObject, key: string, value: unknown): void {
+  Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
 /**
  * The object that holds the last segment of `path`, creating missing intermediate objects as MongoDB does.
  * Intermediate objects on the path are copied first (copy-on-write), so the input document and anything it
@@ -17,14 +27,14 @@ function parentForWrite(doc: JsonObject, path: string, id: string): { parent: Js
   const key = segments.pop() as string;
   let parent = doc;
   for (const segment of segments) {
-    const next = parent[segment];
+    const next = ownValue(parent, segment);
     if (next === undefined) {
       const created: JsonObject = {};
-      parent[segment] = created;
+      setOwn(parent, segment, created);
       parent = created;
     } else if (isObject(next)) {
       const copy = { ...next };
-      parent[segment] = copy;
+      setOwn(parent, segment, copy);
       parent = copy;
     } else {
       // MongoDB refuses to create a field inside a scalar, null or array; so do we.
@@ -39,7 +49,7 @@ function parentForRead(doc: JsonObject, path: string): { parent: JsonObject; key
   const key = segments.pop() as string;
   let parent = doc;
   for (const segment of segments) {
-    const next = parent[segment];
+    const next = ownValue(parent, segment);
     if (!isObject(next)) return undefined;
     parent = next;
   }
@@ -56,22 +66,22 @@ export function applyPatch(doc: Document, change: PatchChange): Document {
   for (const [path, value] of Object.entries(change.set ?? {})) {
     if (value === undefined) continue;
     const { parent, key } = parentForWrite(patched, path, change.id);
-    parent[key] = value;
+    setOwn(parent, key, value);
   }
   for (const path of change.unset ?? []) {
     const target = parentForRead(patched, path);
     if (target) {
       const { parent, key } = parentForWrite(patched, path, change.id);
-      if (key in target.parent) delete parent[key];
+      if (Object.hasOwn(target.parent, key)) delete parent[key];
     }
   }
   for (const [path, amount] of Object.entries(change.inc ?? {})) {
     const { parent, key } = parentForWrite(patched, path, change.id);
-    const current = key in parent ? parent[key] : 0;
+    const current = Object.hasOwn(parent, key) ? parent[key] : 0;
     if (typeof current !== 'number') {
       throw new TypeError(`patch of ${change.id}: cannot increment the non-numeric value at ${path}`);
     }
-    parent[key] = current + amount;
+    setOwn(parent, key, current + amount);
   }
   return { ...patched, id: doc.id };
 }
@@ -79,5 +89,5 @@ export function applyPatch(doc: Document, change: PatchChange): Document {
 /** The value at a dotted path, or undefined when any segment is missing or not an object. */
 export function valueAtPath(doc: Document, path: string): unknown {
   const target = parentForRead(doc, path);
-  return target ? target.parent[target.key] : undefined;
+  return target ? ownValue(target.parent, target.key) : undefined;
 }

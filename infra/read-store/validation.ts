@@ -30,7 +30,8 @@ export function assertCollectionName(collection: string): void {
 }
 
 export function assertQueryPath(path: string): void {
-  if (!QUERY_PATH.test(path)) {
+  // `__proto__` is stored escaped on MongoDB (mongodb-keys.ts): no query may address it.
+  if (!QUERY_PATH.test(path) || path.split('.').includes('__proto__')) {
     throw new TypeError(
       `invalid path ${JSON.stringify(path)}: expected dot-separated [A-Za-z0-9_]+ segments`,
     );
@@ -47,36 +48,31 @@ export function assertIndexSpec(index: IndexSpec): void {
     throw new TypeError(`index ${index.name}: a unique index cannot have a case-folded key`);
 }
 
-function isValidKey(key: string): boolean {
-  return key.length > 0 && !key.includes('.') && !key.startsWith('$');
+/**
+ * Keys inside a document's values are data (a webhook's query keys, a JSON body's keys): any string is one,
+ * `.`, `$`, empty, NUL and `__proto__` included; each adapter stores them exactly (MongoDB escapes them).
+ * What a store cannot hold is nesting: MongoDB refuses documents nested more than 100 levels, so both
+ * adapters refuse them at the same depth, counting the document itself and each path segment of a patch.
+ */
+export const MAX_DOCUMENT_DEPTH = 100;
+
+/** Patch paths (like query paths) are written by projections, never taken from data: the strict key rule. */
+function isValidPathSegment(key: string): boolean {
+  return key.length > 0 && !key.includes('.') && !key.startsWith('$') && key !== '__proto__';
 }
 
-/** The path of the first key that breaks the key rule inside `value`, or undefined when all are valid. */
-function invalidKeyPath(value: unknown): string[] | undefined {
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const inner = invalidKeyPath(value[i]);
-      if (inner) return [`[${i}]`, ...inner];
-    }
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  for (const key in value) {
-    if (!isValidKey(key)) return [`.${key}`];
-    const inner = invalidKeyPath((value as Record<string, unknown>)[key]);
-    if (inner) return [`.${key}`, ...inner];
-  }
-  return undefined;
+/** Whether `value` nests deeper than `levels` objects or arrays (stops looking at the first that does). */
+function nestsDeeperThan(value: unknown, levels: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (levels <= 0) return true;
+  for (const inner of Array.isArray(value) ? value : Object.values(value))
+    if (nestsDeeperThan(inner, levels - 1)) return true;
+  return false;
 }
 
-/** Walks every key; the path of an offending key is only built when there is one (this runs per write). */
-function assertValueKeys(value: unknown, where: string): void {
-  const path = invalidKeyPath(value);
-  if (!path) return;
-  const key = path[path.length - 1]!.slice(1);
-  throw new TypeError(
-    `invalid key ${JSON.stringify(key)} at ${where}${path.slice(0, -1).join('')}: keys must not contain "." or start with "$"`,
-  );
+function assertDepth(value: unknown, levels: number, where: string): void {
+  if (nestsDeeperThan(value, levels))
+    throw new RangeError(`${where} nests deeper than ${MAX_DOCUMENT_DEPTH} levels`);
 }
 
 export function assertDocument(doc: Document): void {
@@ -85,13 +81,13 @@ export function assertDocument(doc: Document): void {
   for (const key of Object.keys(doc)) {
     if (RESERVED_KEYS.has(key)) throw new TypeError(`document ${doc.id}: the key ${key} is reserved`);
   }
-  assertValueKeys(doc, doc.id);
+  assertDepth(doc, MAX_DOCUMENT_DEPTH, `document ${doc.id}`);
 }
 
 /** Patch paths address stored keys, so they follow the key rule (not the stricter query-path rule). */
 function assertPatchPath(path: string, id: string): void {
   const segments = path.split('.');
-  if (!segments.every(isValidKey))
+  if (!segments.every(isValidPathSegment))
     throw new TypeError(`patch of ${id}: invalid path ${JSON.stringify(path)}`);
   if (segments[0] === 'id' || RESERVED_KEYS.has(segments[0])) {
     throw new TypeError(`patch of ${id}: the path ${path} cannot be changed`);
@@ -140,7 +136,8 @@ export function assertChange(change: ReadModelChange): void {
       if (typeof change.id !== 'string' || change.id.length === 0) throw new TypeError('patch needs an id');
       for (const [path, value] of Object.entries(change.set ?? {})) {
         assertPatchPath(path, change.id);
-        assertValueKeys(value, `${change.id}.${path}`);
+        // The document, then one level per segment above the value's own.
+        assertDepth(value, MAX_DOCUMENT_DEPTH - path.split('.').length, `patch of ${change.id} at ${path}`);
       }
       for (const path of change.unset ?? []) assertPatchPath(path, change.id);
       for (const [path, amount] of Object.entries(change.inc ?? {})) {

@@ -2,7 +2,7 @@ import type { AiJobItem, AiSpendingPurpose } from '../../contracts/events/ai';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import type { ReadModelChange } from '../../contracts/read-model-changes';
 import type { Projection } from '../projection';
-import { createdColumns, updatedColumns } from './common';
+import { createdColumns, pathSegmentOf, updatedColumns } from './common';
 import { attributesProjection } from './catalogue-entities';
 
 export const transformsProjection = attributesProjection({
@@ -97,7 +97,7 @@ export const aiBalanceProjection: Projection = {
             position,
             set: {
               ...updatedColumns(event),
-              [`reservations.${String(data.reservationId)}`]: {
+              [`reservations.${pathSegmentOf(String(data.reservationId))}`]: {
                 tokens: data.tokens,
                 expiresAt: data.expiresAt,
               },
@@ -112,7 +112,7 @@ export const aiBalanceProjection: Projection = {
             id,
             position,
             set: updatedColumns(event),
-            unset: [`reservations.${String(data.reservationId)}`],
+            unset: [`reservations.${pathSegmentOf(String(data.reservationId))}`],
           },
         ];
       case 'AiTokensSpent': {
@@ -127,11 +127,14 @@ export const aiBalanceProjection: Projection = {
             set: updatedColumns(event),
             // All of a call's own reservation goes; a job's block loses what the call held of it.
             ...(data.reservationId !== null &&
-              data.settles === undefined && { unset: [`reservations.${String(data.reservationId)}`] }),
+              data.settles === undefined && {
+                unset: [`reservations.${pathSegmentOf(String(data.reservationId))}`],
+              }),
             inc: {
               ...(data.reservationId !== null &&
                 data.settles !== undefined && {
-                  [`reservations.${String(data.reservationId)}.tokens`]: -(data.settles as number),
+                  [`reservations.${pathSegmentOf(String(data.reservationId))}.tokens`]:
+                    -(data.settles as number),
                 }),
               spent: data.tokens as number,
               [`${key}.calls`]: 1,

@@ -103,13 +103,17 @@ const INDEXED_FIELD_TYPES: ReadonlySet<FieldDefinition['type']> = new Set([
   'relation',
 ]);
 
+const INDEXABLE_KEY = /^[A-Za-z0-9_]+$/;
+
 /**
  * The index that serves a filter or an order on a field's values within one module's live or deleted
  * records. One per key and collection (keys are shared by every module and system that uses them), added
  * when a field is; the read store stops adding them at its bound (`MAX_INDEXES_PER_COLLECTION`).
  */
 export function fieldValueIndex(field: Pick<FieldDefinition, 'key' | 'type'>): IndexSpec | undefined {
-  if (!INDEXED_FIELD_TYPES.has(field.type)) return undefined;
+  // A key that cannot name an index (the store's strict path rule) gets none: lists on it scan instead.
+  if (!INDEXED_FIELD_TYPES.has(field.type) || !INDEXABLE_KEY.test(field.key) || field.key === '__proto__')
+    return undefined;
   const path = field.type === 'datetime' ? instantPath(field.key) : fieldValuePath(field.key);
   return { name: path.replace('.', '__'), paths: ['tenant', 'status', 'moduleId', path] };
 }

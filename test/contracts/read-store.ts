@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import type { Scalar, StoreFilter, StoreQuery } from '../../contracts/query/store-query';
 import { UniqueViolationError, type ReadStore } from '../../infra/read-store/port';
+import { MAX_DOCUMENT_DEPTH } from '../../infra/read-store/validation';
 import {
   MAX_INDEXES_PER_COLLECTION,
   type Document,
@@ -53,6 +55,13 @@ export function and(...children: StoreFilter[]): StoreFilter {
 
 export function or(...children: StoreFilter[]): StoreFilter {
   return { kind: 'or', children };
+}
+
+/** An object nested `levels` objects deep below the one returned (`nested(0)` is `{}`). */
+export function nested(levels: number): Record<string, unknown> {
+  let value: Record<string, unknown> = {};
+  for (let level = 0; level < levels; level++) value = { inner: value };
+  return value;
 }
 
 function idsOf(items: readonly Document[]): string[] {
@@ -1086,6 +1095,157 @@ export function readStoreContract(factory: () => Promise<ReadStoreUnderTest>): v
     });
   });
 
+  describe('any JSON document', () => {
+    /** Keys the stores once refused or could mistake for syntax, then any string at all. */
+    const hostileKey = fc.oneof(
+      fc.constantFrom(
+        '',
+        '.',
+        'a.b',
+        '.a.',
+        '$',
+        '$where',
+        '$set',
+        'a$',
+        '__proto__',
+        'constructor',
+        'prototype',
+        'toString',
+        'hasOwnProperty',
+        '_bsontype',
+        '\u0001',
+        '\0',
+        'a\0b',
+        '\uE000',
+        '\uE000a.b',
+        '%',
+        '%2E',
+        '%25',
+        '\uE000%2E',
+        '_id',
+        '_pos',
+        'id',
+        'Grüße ✓ 𝄞',
+      ),
+      fc.string({ unit: 'binary', maxLength: 12 }),
+    );
+    const jsonNumber = fc.oneof(
+      fc.integer(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }).map((n) => (Object.is(n, -0) ? 0 : n)),
+      fc.constantFrom(Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, 1e308, 5e-324),
+    );
+    /** Objects are built with own data properties, so a `__proto__` key is a key, as JSON.parse makes it. */
+    const objectOf = (value: fc.Arbitrary<unknown>) =>
+      fc
+        .uniqueArray(fc.tuple(hostileKey, value), { maxLength: 5, selector: ([key]) => key })
+        .map((entries) => Object.fromEntries(entries));
+    const { json } = fc.letrec<{ json: unknown }>((tie) => ({
+      json: fc.oneof(
+        { depthSize: 'small', maxDepth: 5 },
+        fc.constant(null),
+        fc.boolean(),
+        jsonNumber,
+        fc.string({ unit: 'binary', maxLength: 20 }),
+        fc.array(tie('json'), { maxLength: 5 }),
+        objectOf(tie('json')),
+      ),
+    }));
+    /** A document: any top-level keys but the reserved ones, and any value under them. */
+    const documentArbitrary = objectOf(json).map(
+      (fields): Document =>
+        Object.fromEntries([
+          ...Object.entries(fields).filter(([key]) => !['id', '_id', '_pos'].includes(key)),
+          ['id', 'doc'],
+        ]) as Document,
+    );
+
+    test('round-trips exactly through upsert, get, getMany and find', async () => {
+      await fc.assert(
+        fc.asyncProperty(documentArbitrary, async (doc) => {
+          const collection = uniqueName('any_json');
+          await store().apply([upsert(collection, doc)]);
+          // Equal, and equal as JSON too: the same keys in the same order, nothing undefined left out.
+          const exactly = (stored: unknown): void => {
+            expect(stored).toEqual(doc);
+            expect(JSON.stringify(stored)).toBe(JSON.stringify(doc));
+          };
+          exactly(await store().get(collection, 'doc'));
+          exactly((await store().getMany(collection, ['doc']))[0]);
+          exactly((await store().find(collection, { filter: compare('id', 'eq', 'doc') })).items[0]);
+        }),
+        { numRuns: 60 },
+      );
+      expect(Object.prototype).not.toHaveProperty('polluted');
+    });
+
+    test('round-trips through a patch set, at the top and on a dotted path, and survives other patches', async () => {
+      await fc.assert(
+        fc.asyncProperty(json, documentArbitrary, async (value, doc) => {
+          const collection = uniqueName('any_json_patch');
+          await store().apply([
+            upsert(collection, doc),
+            {
+              op: 'patch',
+              collection,
+              id: 'doc',
+              set: { payload: value, 'wrap.inner': value },
+              position: 2n,
+            },
+            { op: 'patch', collection, id: 'doc', inc: { 'counts.seen': 1 }, position: 3n },
+          ]);
+          const expected = Object.fromEntries([
+            ...Object.entries(doc).filter(([key]) => !['payload', 'wrap', 'counts'].includes(key)),
+            ['payload', value],
+            ['wrap', { inner: value }],
+            ['counts', { seen: 1 }],
+          ]);
+          const stored = await store().get(collection, 'doc');
+          expect(stored).toEqual(expected);
+          expect(JSON.stringify(stored?.payload)).toBe(JSON.stringify(value));
+        }),
+        { numRuns: 60 },
+      );
+    });
+
+    test('a key __proto__ stays a key and never changes a prototype', async () => {
+      const collection = uniqueName('proto_key');
+      const doc = JSON.parse(
+        '{"id":"p","__proto__":{"polluted":1},"data":{"__proto__":{"polluted":2},"constructor":{"prototype":{"polluted":3}}}}',
+      ) as Document;
+      await store().apply([
+        upsert(collection, doc),
+        { op: 'patch', collection, id: 'p', set: { 'data.other': 1 }, position: 2n },
+      ]);
+      const stored = await store().get(collection, 'p');
+      expect(Object.getPrototypeOf(stored)).toBe(Object.prototype);
+      expect(Object.hasOwn(stored!, '__proto__')).toBe(true);
+      expect(JSON.stringify(stored)).toBe(
+        '{"id":"p","__proto__":{"polluted":1},"data":{"__proto__":{"polluted":2},"constructor":{"prototype":{"polluted":3}},"other":1}}',
+      );
+      expect(Object.prototype).not.toHaveProperty('polluted');
+      expect({}).not.toHaveProperty('polluted');
+    });
+
+    test(`documents nest up to ${MAX_DOCUMENT_DEPTH} levels; deeper ones are refused, the store goes on`, async () => {
+      const collection = uniqueName('deep');
+      const deepest = { id: 'deep', value: nested(MAX_DOCUMENT_DEPTH - 2) };
+      await store().apply([upsert(collection, deepest)]);
+      await expect(store().get(collection, 'deep')).resolves.toEqual(deepest);
+      await expect(
+        store().apply([upsert(collection, { id: 'deeper', value: nested(MAX_DOCUMENT_DEPTH - 1) })]),
+      ).rejects.toThrow(/nests deeper than/);
+      await store().apply([upsert(collection, { id: 'after' })]);
+      await expect(store().get(collection, 'after')).resolves.toEqual({ id: 'after' });
+    });
+
+    test('a large array round-trips', async () => {
+      const collection = uniqueName('large_array');
+      const doc = { id: 'big', items: Array.from({ length: 50_000 }, (_, i) => ({ 'k.$': i })) };
+      await store().apply([upsert(collection, doc)]);
+      await expect(store().get(collection, 'big')).resolves.toEqual(doc);
+    });
+  });
+
   describe('validation', () => {
     test('invalid collection names are refused', async () => {
       await expect(store().get('Bad-Name', 'a')).rejects.toThrow(/invalid collection name/);
@@ -1101,8 +1261,15 @@ export function readStoreContract(factory: () => Promise<ReadStoreUnderTest>): v
       const collection = uniqueName('invalid_batch');
       const checkpoint = uniqueName('invalid_batch_checkpoint');
       const invalid: ReadModelChange[][] = [
-        [upsert(collection, { id: 'ok' }), upsert(collection, { id: 'bad', 'a.b': 1 })],
-        [upsert(collection, { id: 'ok' }), upsert(collection, { id: 'bad', nested: { $where: 1 } })],
+        [upsert(collection, { id: 'ok' }), upsert(collection, { id: 'bad', deep: nested(100) })],
+        [
+          upsert(collection, { id: 'ok' }),
+          { op: 'patch', collection, id: 'ok', set: { 'a.b': nested(98) }, position: 2n },
+        ],
+        [
+          upsert(collection, { id: 'ok' }),
+          { op: 'patch', collection, id: 'ok', set: { '__proto__.polluted': 1 }, position: 2n },
+        ],
         [upsert(collection, { id: 'ok' }), upsert(collection, { id: '' })],
         [upsert(collection, { id: 'ok' }), upsert(collection, { id: 'bad', _id: 'x' })],
         [
