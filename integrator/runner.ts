@@ -1,7 +1,7 @@
 import type { WebhookRequestReceivedData } from '../contracts/events/integrator';
 import { PlatformError } from '../contracts/errors';
 import type { HookResponse, ScenarioStep } from '../contracts/integrator';
-import { MappingError } from '../contracts/mapping';
+import { MappingError, type ExpressionEvaluator } from '../contracts/mapping';
 import { streamName } from '../contracts/streams';
 import { scenarioDecider } from '../command-api/domain/scenario';
 import { scenarioRunDecider, type ScenarioRunCommand } from '../command-api/domain/scenario-run';
@@ -9,6 +9,7 @@ import type { CommandHandler } from '../command-api/kit/handler';
 import type { IdAllocator } from '../command-api/kit/id-allocator';
 import type { IdempotencyKeys } from '../command-api/kit/idempotency';
 import type { BlobStore } from '../infra/blob-store/port';
+import type { FairSlots } from '../infra/fair-slots';
 import type { Logger } from '../infra/logging';
 import {
   computeStep,
@@ -39,6 +40,10 @@ export interface RunnerDeps {
   readonly readModels: ReadModels;
   /** What a file attached to a record may be. */
   readonly uploads: UploadLimits;
+  /** Where the scenarios' expressions are evaluated: apart, so one cannot stop the platform. */
+  readonly expressions: ExpressionEvaluator;
+  /** Runs at once in this process, and for one system: a system's many runs cannot hold every slot. */
+  readonly slots: FairSlots;
 }
 
 /** An accepted request and the run it is for. */
@@ -89,9 +94,18 @@ export class ScenarioRunner {
   }
 
   async run(request: ReceivedRequest, trigger: 'instant' | 'scheduled'): Promise<RunResult> {
-    const { tenant, data } = request;
+    if (request.data.scenarioId === null) return { status: 'skipped' };
+    const release = await this.deps.slots.acquire(request.tenant);
+    try {
+      return await this.runHeld(request, trigger);
+    } finally {
+      release();
+    }
+  }
+
+  private async runHeld(request: ReceivedRequest, trigger: 'instant' | 'scheduled'): Promise<RunResult> {
+    const { tenant, data, runId } = request;
     if (data.scenarioId === null) return { status: 'skipped' };
-    const { runId } = request;
     const runStream = streamName('scenarioRun', tenant, runId);
     const loaded = await this.deps.handler.load(runStream, scenarioRunDecider);
     const run = loaded.state;
@@ -144,6 +158,8 @@ export class ScenarioRunner {
       return fail(null, `scenario ${data.scenarioId} no longer exists`);
 
     const bundle = await this.bundleOf(data);
+    const expressions: StepScope['expressions'] = (expression, input, context) =>
+      this.deps.expressions.evaluate(tenant, expression, input, context);
     let pending: HookResponse | null = null;
     let operation = 0;
     // Each operation in the walk's order: replayed from the run's record when a try before did it, done now
@@ -156,7 +172,7 @@ export class ScenarioRunner {
         if (index >= MAX_OPERATIONS)
           throw new RunStopped(path, step.kind, `the run needs more than ${MAX_OPERATIONS} operations`);
         const started = performance.now();
-        const stepScope = { bundle, runId, ...scope, ...(iterations && { iterations }) };
+        const stepScope = { bundle, runId, expressions, ...scope, ...(iterations && { iterations }) };
         result = await this.act(step, path, stepScope, {
           tenant,
           scenarioId: scenario.scenarioId,

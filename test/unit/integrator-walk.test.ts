@@ -1,6 +1,7 @@
 import { scenarioSettingsSchema, scenarioStepSchema, type ScenarioStep } from '../../contracts/integrator';
 import { computeStep, isComputeStep, replayStep, type StepResult } from '../../integrator/steps';
 import { walkSteps, type Perform, type WalkScope } from '../../integrator/walk';
+import { evaluateHere } from '../support/expressions';
 
 /**
  * The walk over routers, iterators and aggregators: given a bundle and steps, when the scenario is walked
@@ -25,7 +26,13 @@ async function walk(
       index < recorded.length
         ? replayStep(step, recorded[index])
         : isComputeStep(step)
-          ? await computeStep(step, { bundle, runId: 'run', ...scope, ...(iterations && { iterations }) })
+          ? await computeStep(step, {
+              bundle,
+              runId: 'run',
+              expressions: evaluateHere,
+              ...scope,
+              ...(iterations && { iterations }),
+            })
           : { output: { made: scope.item?.value ?? null } };
     operations.push({ path, kind: step.kind, output: result.output });
     return result;
