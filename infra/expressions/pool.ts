@@ -44,6 +44,7 @@ class Member {
   private held: number[] = [];
   /** Why the process was ended on purpose (its evaluation overran). */
   private endedFor: string | undefined;
+  private closed = false;
 
   constructor(private readonly options: ExpressionPoolOptions) {}
 
@@ -83,6 +84,7 @@ class Member {
   }
 
   async stop(): Promise<void> {
+    this.closed = true;
     const child = this.child;
     this.child = undefined;
     this.ready = undefined;
@@ -95,6 +97,7 @@ class Member {
 
   /** Starts the process now if it is not running (a replacement is started as soon as one ends). */
   start(): Promise<ChildProcess> {
+    if (this.closed) return Promise.reject(new Error('the expression pool is closed'));
     this.ready ??= new Promise<ChildProcess>((resolve, reject) => {
       const { entry, memoryMb } = this.options;
       const limits = [
@@ -142,9 +145,10 @@ class Member {
         );
         current.reject(new MappingError(`expression ${quoted(current.expression)} was ended: ${why}`));
         // The replacement starts now, so the next evaluation does not wait for it.
-        this.start().catch((error: unknown) =>
-          this.log.error({ err: error }, 'the expression process could not be started again'),
-        );
+        if (!this.closed)
+          this.start().catch((error: unknown) =>
+            this.log.error({ err: error }, 'the expression process could not be started again'),
+          );
       });
     });
     return this.ready;
