@@ -143,3 +143,27 @@ test('a run of slow expressions in one system holds neither /healthz nor another
   );
   expect(long).toMatchObject({ status: 'succeeded', operations: 41 });
 });
+
+test('a first request of 300,000 keys is refused at once with why (400), before anything costly', async () => {
+  const hook = await json<Entity & { key: string }>(
+    await platform.call('POST', '/webhook', { body: { name: 'Wide' } }),
+  );
+  const body = JSON.stringify(Object.fromEntries(Array.from({ length: 300_000 }, (_, i) => [`k${i}`, i])));
+  const started = performance.now();
+  const healthz = (async () => {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const at = performance.now();
+    await fetch(`${platform.url}/healthz`);
+    return performance.now() - at;
+  })();
+  const answer = await fetch(`${platform.url}/hook/${hook.key}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body,
+  });
+  const took = performance.now() - started;
+  expect(answer.status).toBe(400);
+  expect(await answer.text()).toContain('more than 50000 keys');
+  expect(took).toBeLessThan(3_000);
+  expect(await healthz).toBeLessThan(1_000);
+});
