@@ -69,8 +69,12 @@ class Member {
     holdOpen(child, true);
     return new Promise<unknown>((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.endedFor = `it ran longer than ${this.options.timeoutMs} ms`;
-        child.kill('SIGKILL');
+        // An answer that arrived while this thread was busy is read first (I/O before `setImmediate`).
+        setImmediate(() => {
+          if (this.current?.timer !== timer) return;
+          this.endedFor = `it ran longer than ${this.options.timeoutMs} ms`;
+          child.kill('SIGKILL');
+        });
       }, this.options.timeoutMs);
       this.current = { expression, resolve, reject, timer };
       child.send({

@@ -94,6 +94,23 @@ test('an expression that never ends fails its run naming the time limit', async 
   expect(String(failed!.error)).toMatch(/^step 0 \(setVariable\): .*(ran longer than \d+ ms|timeout)/i);
 });
 
+test('outputs that add up past the run budget fail the run with why, not the memory of the platform', async () => {
+  const { key, scenarioId } = await hookWith([
+    { kind: 'iterator', array: { expr: '[1..100]' } },
+    { kind: 'setVariable', name: 'wide', value: { expr: '$pad("", 1000000)' } },
+  ]);
+  await fetch(`${platform.url}/hook/${key}`);
+  const [failed] = await eventually(
+    () => runsOf(scenarioId),
+    (runs) => runs[0]?.status === 'failed',
+    40_000,
+  );
+  expect(String(failed!.error)).toMatch(
+    /^step 1\[\d+\] \(setVariable\): the run's step outputs are more than \d+ characters of JSON in all$/,
+  );
+  expect((await fetch(`${platform.url}/healthz`)).status).toBe(200);
+});
+
 test('a run of slow expressions in one system holds neither /healthz nor another system', async () => {
   // 40 items, each a slow (but allowed) expression: seconds of computing in all.
   const { key, scenarioId } = await hookWith([
