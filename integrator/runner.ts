@@ -77,7 +77,7 @@ const FLUSH_EVERY = 500;
  */
 const MAX_RUN_OUTPUT_CHARS = 8 * 1024 * 1024;
 /** Output characters recorded per write: a write of large outputs stays bounded. */
-const FLUSH_CHARS = 1024 * 1024;
+const FLUSH_CHARS = 512 * 1024;
 
 /** A step failed: the run ends there (not retried, unlike infrastructure errors). */
 class RunStopped extends Error {

@@ -161,6 +161,46 @@ test('a run of slow expressions in one system holds neither /healthz nor another
   expect(long).toMatchObject({ status: 'succeeded', operations: 41 });
 });
 
+test('a 10,000-operation iteration in one system does not keep another system waiting', async () => {
+  const { key, scenarioId } = await hookWith([
+    { kind: 'iterator', array: { expr: '[1..9999]' } },
+    { kind: 'setVariable', name: 'doubled', value: { expr: '$item * 2' } },
+  ]);
+  const acmeHook = JSON.parse((await acme('POST', '/webhook', { name: 'Answering' })).text) as Entity & {
+    key: string;
+  };
+  const created = await acme('POST', '/scenario', {
+    name: 'Answering',
+    webhookId: acmeHook.id,
+    steps: [
+      { kind: 'setVariable', name: 'doubled', value: { expr: '$number(n) * 2' } },
+      { kind: 'webhookResponse', status: 200, body: { expr: '$vars.doubled' } },
+    ],
+  });
+  expect(created.status).toBe(201);
+  const started = Date.now();
+  void fetch(`${platform.url}/hook/${key}`);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  // acme's runs answer their callers (the answer is their run's response) while test's iteration goes on.
+  for (const n of [1, 2, 3]) {
+    const asked = Date.now();
+    const answer = await fetch(`${platform.url}/hook/${acmeHook.key}?n=${n}`);
+    expect({ status: answer.status, body: await answer.text() }).toEqual({
+      status: 200,
+      body: String(n * 2),
+    });
+    expect(Date.now() - asked).toBeLessThan(2_000);
+  }
+  const [long] = await eventually(
+    () => runsOf(scenarioId),
+    (runs) => runs[0]?.status === 'succeeded',
+    60_000,
+  );
+  expect(long).toMatchObject({ status: 'succeeded', operations: 10_000 });
+  // The iteration took longer than acme's three runs together: they did not wait for it.
+  expect(Date.now() - started).toBeGreaterThan(2_000);
+});
+
 test('a first request of 300,000 keys is refused at once with why (400), before anything costly', async () => {
   const hook = await json<Entity & { key: string }>(
     await platform.call('POST', '/webhook', { body: { name: 'Wide' } }),
