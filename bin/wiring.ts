@@ -751,9 +751,10 @@ async function startIntegrator(
     logger: integratorLogger,
     topic: config.EVENTS_TOPIC,
     group: config.INTEGRATOR_GROUP,
-    // Messages in hand at once: more than the runs that may go at once, so the runs of one busy system that
-    // wait for their system's share do not keep another system's messages from being taken.
-    concurrency: Math.min(1000, config.INTEGRATOR_CONCURRENCY * 16),
+    // Messages in hand at once: more than the runs that may go at once (the runner's fair slots), so the runs
+    // of one busy system that wait for their system's share do not keep another system's messages from being
+    // taken. (The stream reads ahead 16 times this many messages.)
+    concurrency: Math.min(1000, config.INTEGRATOR_CONCURRENCY * 4),
   });
   await integrator.start();
   const scheduler = new IntegratorScheduler({
