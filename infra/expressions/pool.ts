@@ -131,7 +131,7 @@ class Member {
         else if (message.kind === 'error') current.reject(new MappingError(message.message));
         else current.reject(new Error(`the expression process failed: ${message.message}`));
       });
-      child.on('error', (error) => this.log.error({ err: error }, 'expression process error'));
+      child.on('error', (error) => this.log.warn({ err: error }, 'expression process error'));
       child.on('exit', (code, signal) => {
         const current = this.current;
         const ended = this.endedFor;
