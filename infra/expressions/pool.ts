@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { serialize } from 'node:v8';
 import {
   contextReads,
@@ -112,11 +113,15 @@ class Member {
         execArgv: entry.endsWith('.js') ? limits : ['--require', require.resolve('tsx/cjs'), ...limits],
         // Nothing of the platform's environment (its secrets) reaches user-written code's process.
         env: { NODE_ENV: process.env.NODE_ENV ?? 'production' },
-        // A V8 abort prints its native stack: the pool logs one line instead.
-        stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+        // What it prints is kept short: a V8 abort prints its native stack (the pool logs one line instead), a
+        // process that cannot start says why.
+        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
         serialization: 'advanced',
       });
       this.child = child;
+      let printed = '';
+      child.stderr?.setEncoding('utf8');
+      child.stderr?.on('data', (chunk: string) => (printed = (printed + chunk).slice(-2000)));
       this.held = [];
       this.endedFor = undefined;
       child.on('message', (message: FromExpressionProcess) => {
@@ -139,7 +144,7 @@ class Member {
           this.child = undefined;
           this.ready = undefined;
         }
-        reject(new Error(`the expression process ended before it was ready (${signal ?? code})`));
+        reject(new Error(`the expression process ended before it was ready (${signal ?? code}): ${printed}`));
         if (current === undefined) return;
         this.settle();
         const why = ended ?? `it used more than ${this.options.memoryMb} MB of memory`;
@@ -171,12 +176,15 @@ class Member {
 
 /** A process starting or evaluating keeps the platform's process alive (it is awaited); an idle one does not. */
 function holdOpen(child: ChildProcess, hold: boolean): void {
+  const printed = child.stderr as Socket | null;
   if (hold) {
     child.ref();
     child.channel?.ref();
+    printed?.ref();
   } else {
     child.unref();
     child.channel?.unref();
+    printed?.unref();
   }
 }
 
