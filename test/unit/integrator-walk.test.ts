@@ -242,3 +242,27 @@ describe('the shape of a scenario', () => {
     );
   });
 });
+
+describe('pacing', () => {
+  test('a long walk lets other work in between its operations (timers, requests, other runs)', async () => {
+    const steps = [
+      { kind: 'iterator', array: Array.from({ length: 200 }, (_, index) => index) },
+      { kind: 'setVariable', name: 'x', value: 1 },
+    ].map((step) => scenarioStepSchema.parse(step));
+    let done = 0;
+    // Each operation holds the thread 1 ms and answers at once (no I/O): only the walk can let others in.
+    const perform: Perform = async (step, _path, scope) => {
+      const until = performance.now() + 1;
+      while (performance.now() < until);
+      done += 1;
+      return step.kind === 'iterator'
+        ? { output: (step.array as number[]).slice() }
+        : { output: scope.item?.value ?? null };
+    };
+    let doneWhenOthersRan: number | undefined;
+    setImmediate(() => (doneWhenOthersRan = done));
+    await walkSteps(steps, { vars: {}, outputs: {} }, perform);
+    expect(done).toBe(201);
+    expect(doneWhenOthersRan).toBeLessThan(50);
+  });
+});
