@@ -26,6 +26,8 @@ import { ReadModels } from '../infra/read-store/read-models';
 import { createSqliteReadStore } from '../infra/read-store/sqlite';
 import { pooledReadStore, SqliteReadPool, type ReadThreadData } from '../infra/read-store/sqlite-read-pool';
 import { startTypeScriptWorker } from '../infra/worker-thread';
+import { ExpressionPool } from '../infra/expressions/pool';
+import { EXPRESSION_MAX_INPUT_BYTES, EXPRESSION_MAX_RESULT_CHARS } from '../contracts/mapping';
 import { createInProcessStream, type InProcessStreamHandle } from '../infra/stream/in-process';
 import type { Stream } from '../infra/stream/port';
 import { ProjectionHost, type Projections } from '../projections/host';
@@ -86,7 +88,7 @@ import { createOpenAiLanguageModel } from '../infra/ai/language-model/openai';
 import { SystemModels } from '../command-api/ai/system-models';
 import { exponentialBackoff, MeteredModel } from '../command-api/ai/metered-model';
 import { AiJobs } from '../command-api/ai/jobs';
-import { FairSlots } from '../command-api/ai/fair-slots';
+import { FairSlots } from '../infra/fair-slots';
 
 /**
  * Remembers the highest position this process appended, for read-your-writes without a header, tells
@@ -661,6 +663,7 @@ export async function buildServices(
       await aiJobs.stop();
       await integration?.scheduler.stop();
       await integration?.integrator.stop();
+      await integration?.expressions.close();
       await hookResponses?.stop();
       await sharedLog?.close();
       await relay?.stop();
@@ -735,10 +738,22 @@ async function startIntegrator(
   logger: Logger,
   commands: Pick<RunnerDeps, 'handler' | 'ids' | 'idempotency'>,
   readModels: ReadModels,
-): Promise<{ integrator: Integrator; scheduler: IntegratorScheduler }> {
+): Promise<{ integrator: Integrator; scheduler: IntegratorScheduler; expressions: ExpressionPool }> {
   const integratorLogger = logger.child({ component: 'integrator' });
   const now = () => new Date();
+  const expressions = new ExpressionPool({
+    entry: EXPRESSION_PROCESS_ENTRY,
+    size: config.EXPRESSION_PROCESSES,
+    perTenant: config.EXPRESSION_TENANT_PROCESSES,
+    memoryMb: config.EXPRESSION_MEMORY_MB,
+    timeoutMs: config.EXPRESSION_TIMEOUT_MS,
+    maxResultBytes: EXPRESSION_MAX_RESULT_CHARS,
+    maxInputBytes: EXPRESSION_MAX_INPUT_BYTES,
+    logger: integratorLogger.child({ component: 'expressions' }),
+  });
   const runner = new ScenarioRunner({
+    expressions,
+    slots: new FairSlots(config.INTEGRATOR_CONCURRENCY, config.INTEGRATOR_TENANT_CONCURRENCY),
     ...commands,
     blobs: adapters.blobs,
     logger: integratorLogger,
@@ -761,7 +776,10 @@ async function startIntegrator(
     logger: integratorLogger,
     topic: config.EVENTS_TOPIC,
     group: config.INTEGRATOR_GROUP,
-    concurrency: config.INTEGRATOR_CONCURRENCY,
+    // Messages in hand at once: more than the runs that may go at once (the runner's fair slots), so the runs
+    // of one busy system that wait for their system's share do not keep another system's messages from being
+    // taken. (The stream reads ahead 16 times this many messages.)
+    concurrency: Math.min(1000, config.INTEGRATOR_CONCURRENCY * 4),
   });
   await integrator.start();
   const scheduler = new IntegratorScheduler({
@@ -776,8 +794,11 @@ async function startIntegrator(
     dueCheckMs: 5_000,
   });
   scheduler.start();
-  return { integrator, scheduler };
+  return { integrator, scheduler, expressions };
 }
+
+/** The expression processes' entry (see `ExpressionPool`). */
+export const EXPRESSION_PROCESS_ENTRY = join(__dirname, `expression-process${extname(__filename)}`);
 
 export async function startRelay(
   config: Config,

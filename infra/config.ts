@@ -220,6 +220,19 @@ export const configSchema = z.object({
   AI_EXECUTE_WAIT_MS: z.coerce.number().int().min(0).max(120_000).default(25_000),
   /** Scenario runs one integrator process executes at once. */
   INTEGRATOR_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
+  /** Scenario runs one system may have going at once in one integrator process (the others wait their turn). */
+  INTEGRATOR_TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
+  /** Processes that evaluate scenarios' expressions (apart from the platform: see infra/expressions). */
+  EXPRESSION_PROCESSES: z.coerce.number().int().min(1).max(64).default(2),
+  /** Expression processes one system's evaluations may hold at once (less than all: others get one). */
+  EXPRESSION_TENANT_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
+  /** The heap of one expression process: an expression that needs more fails its run. */
+  EXPRESSION_MEMORY_MB: z.coerce.number().int().min(16).max(4096).default(128),
+  /**
+   * The longest one expression may run, built-in calls included: then its process is ended (JSONata's own
+   * limit of 1 s ends most sooner; this one is for a built-in call that never returns, with room for a busy host).
+   */
+  EXPRESSION_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3000),
   /** The consumer group of the integrator on the events topic. */
   INTEGRATOR_GROUP: z.string().min(1).default('integrator'),
   /** Where file contents go; unset: GridFS when the read store is MongoDB, else files under DATA_DIR/blobs. */

@@ -11,7 +11,10 @@ export interface IntegratorOptions {
   readonly logger: Logger;
   readonly topic: string;
   readonly group: string;
-  /** Runs at once in this process (requests of a sequential scenario still run one after another). */
+  /**
+   * Messages handled at once in this process (requests of a sequential scenario still run one after another);
+   * how many of them run a scenario at once, and for one system, is the runner's (its fair slots).
+   */
   readonly concurrency: number;
 }
 

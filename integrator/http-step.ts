@@ -1,7 +1,6 @@
 import type { MappedValue } from '../contracts/integrator';
-import { evaluateMapped } from '../contracts/mapping';
 import { OutboundError, type OutboundHttp, type OutboundResponse } from '../infra/outbound/port';
-import { bindingsOf, StepFailure, type HttpRequestStep, type StepScope } from './steps';
+import { mapValue, StepFailure, type HttpRequestStep, type StepScope } from './steps';
 
 /** What an HTTP request step outputs. */
 export interface HttpStepOutput {
@@ -24,7 +23,7 @@ export async function runHttpStep(
   scope: StepScope,
   outbound: OutboundHttp,
 ): Promise<HttpStepOutput> {
-  const evaluate = (value: MappedValue | undefined) => evaluateMapped(value, scope.bundle, bindingsOf(scope));
+  const evaluate = (value: MappedValue | undefined) => mapValue(scope, value);
   const url = await evaluate(step.url);
   if (typeof url !== 'string' || !URL.canParse(url))
     throw new StepFailure(`the URL must be an http(s) address, got ${JSON.stringify(url) ?? 'nothing'}`);

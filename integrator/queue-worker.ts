@@ -63,17 +63,34 @@ export class QueueWorker {
         limit: PAGE,
         withTotal: false,
       });
+      // Systems side by side, each system's due scenarios one after another: one system's long queues do not
+      // hold back another's scheduled runs.
+      const bySystem = new Map<string, typeof items>();
       for (const doc of items) {
         const minutes = (doc.schedule as { minutes: number }).minutes;
         const slot = slotOf(now, minutes);
         const last = typeof doc.lastScheduledRunAt === 'string' ? new Date(doc.lastScheduledRunAt) : null;
         if (last !== null && slotOf(last, minutes) >= slot) continue;
-        try {
-          if (await this.runScheduled(String(doc.tenant), Number(doc.scenarioId), slot, now)) ran += 1;
-        } catch (error) {
-          this.deps.logger.error({ err: error, scenarioId: doc.scenarioId }, 'scheduled run failed to run');
-        }
+        const tenant = String(doc.tenant);
+        const due = bySystem.get(tenant);
+        if (due) due.push(doc);
+        else bySystem.set(tenant, [doc]);
       }
+      await Promise.all(
+        [...bySystem].map(async ([tenant, due]) => {
+          for (const doc of due) {
+            const slot = slotOf(now, (doc.schedule as { minutes: number }).minutes);
+            try {
+              if (await this.runScheduled(tenant, Number(doc.scenarioId), slot, now)) ran += 1;
+            } catch (error) {
+              this.deps.logger.error(
+                { err: error, scenarioId: doc.scenarioId },
+                'scheduled run failed to run',
+              );
+            }
+          }
+        }),
+      );
       if (items.length < PAGE) return ran;
     }
   }

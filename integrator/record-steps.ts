@@ -3,7 +3,6 @@ import { createRecordBody, updateRecordBody } from '../contracts/api/records';
 import { userMay, type Operation } from '../contracts/auth';
 import type { Actor } from '../contracts/events/envelope';
 import { fieldsByKey, hookFileSchema, type MappedValue } from '../contracts/integrator';
-import { evaluateMapped } from '../contracts/mapping';
 import { streamName } from '../contracts/streams';
 import { issuesOf } from '../contracts/validation';
 import { attributesDecider, LABEL } from '../command-api/domain/attributes';
@@ -18,7 +17,7 @@ import type { UploadLimits } from '../command-api/deps';
 import type { BlobStore } from '../infra/blob-store/port';
 import type { ReadModels } from '../infra/read-store/read-models';
 import { searchRecords } from '../query-api/routes/record-lists';
-import { bindingsOf, StepFailure, type RecordStep, type StepScope } from './steps';
+import { mapValue, StepFailure, type RecordStep, type StepScope } from './steps';
 
 export interface RecordStepDeps {
   readonly handler: CommandHandler;
@@ -60,8 +59,7 @@ export class RecordSteps {
   }
 
   async run(step: RecordStep, at: RecordStepAt): Promise<unknown> {
-    const evaluate = (value: MappedValue | undefined) =>
-      evaluateMapped(value, at.scope.bundle, bindingsOf(at.scope));
+    const evaluate = (value: MappedValue | undefined) => mapValue(at.scope, value);
     switch (step.kind) {
       case 'createRecord': {
         await this.ownerMay(at, 'record', 'create');

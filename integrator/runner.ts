@@ -1,7 +1,7 @@
 import type { WebhookRequestReceivedData } from '../contracts/events/integrator';
 import { PlatformError } from '../contracts/errors';
 import type { HookResponse, ScenarioStep } from '../contracts/integrator';
-import { MappingError } from '../contracts/mapping';
+import { MappingError, type ExpressionEvaluator } from '../contracts/mapping';
 import { streamName } from '../contracts/streams';
 import { scenarioDecider } from '../command-api/domain/scenario';
 import { scenarioRunDecider, type ScenarioRunCommand } from '../command-api/domain/scenario-run';
@@ -9,6 +9,7 @@ import type { CommandHandler } from '../command-api/kit/handler';
 import type { IdAllocator } from '../command-api/kit/id-allocator';
 import type { IdempotencyKeys } from '../command-api/kit/idempotency';
 import type { BlobStore } from '../infra/blob-store/port';
+import type { FairSlots } from '../infra/fair-slots';
 import type { Logger } from '../infra/logging';
 import {
   computeStep,
@@ -39,6 +40,10 @@ export interface RunnerDeps {
   readonly readModels: ReadModels;
   /** What a file attached to a record may be. */
   readonly uploads: UploadLimits;
+  /** Where the scenarios' expressions are evaluated: apart, so one cannot stop the platform. */
+  readonly expressions: ExpressionEvaluator;
+  /** Runs at once in this process, and for one system: a system's many runs cannot hold every slot. */
+  readonly slots: FairSlots;
 }
 
 /** An accepted request and the run it is for. */
@@ -64,6 +69,15 @@ export interface RunResult {
 const MAX_OPERATIONS = 10_000;
 /** Operations recorded per write of a long run. */
 const FLUSH_EVERY = 500;
+/**
+ * What one run's step outputs may add up to, in characters of JSON: a run holds its outputs while it goes (an
+ * aggregator gathers every item's) and records them (the run's read model keeps them in one document), so many
+ * large outputs must not add up to the platform's memory. One output is at most an expression's result
+ * (EXPRESSION_MAX_RESULT_CHARS).
+ */
+const MAX_RUN_OUTPUT_CHARS = 8 * 1024 * 1024;
+/** Output characters recorded per write: a write of large outputs stays bounded. */
+const FLUSH_CHARS = 512 * 1024;
 
 /** A step failed: the run ends there (not retried, unlike infrastructure errors). */
 class RunStopped extends Error {
@@ -89,9 +103,18 @@ export class ScenarioRunner {
   }
 
   async run(request: ReceivedRequest, trigger: 'instant' | 'scheduled'): Promise<RunResult> {
-    const { tenant, data } = request;
+    if (request.data.scenarioId === null) return { status: 'skipped' };
+    const release = await this.deps.slots.acquire(request.tenant);
+    try {
+      return await this.runHeld(request, trigger);
+    } finally {
+      release();
+    }
+  }
+
+  private async runHeld(request: ReceivedRequest, trigger: 'instant' | 'scheduled'): Promise<RunResult> {
+    const { tenant, data, runId } = request;
     if (data.scenarioId === null) return { status: 'skipped' };
-    const { runId } = request;
     const runStream = streamName('scenarioRun', tenant, runId);
     const loaded = await this.deps.handler.load(runStream, scenarioRunDecider);
     const run = loaded.state;
@@ -144,19 +167,25 @@ export class ScenarioRunner {
       return fail(null, `scenario ${data.scenarioId} no longer exists`);
 
     const bundle = await this.bundleOf(data);
+    const expressions: StepScope['expressions'] = (expression, input, context) =>
+      this.deps.expressions.evaluate(tenant, expression, input, context);
     let pending: HookResponse | null = null;
     let operation = 0;
+    let outputChars = 0;
+    let unflushedChars = 0;
     // Each operation in the walk's order: replayed from the run's record when a try before did it, done now
     // otherwise. A step's failure ends the walk with where it happened.
     const perform: Perform = async (step, path, scope, iterations) => {
       const index = operation++;
       let result: StepResult;
-      if (index < run.outputs.length) result = replayStep(step, run.outputs[index]);
-      else {
+      if (index < run.outputs.length) {
+        result = replayStep(step, run.outputs[index]);
+        outputChars += sizeOf(result.output);
+      } else {
         if (index >= MAX_OPERATIONS)
           throw new RunStopped(path, step.kind, `the run needs more than ${MAX_OPERATIONS} operations`);
         const started = performance.now();
-        const stepScope = { bundle, runId, ...scope, ...(iterations && { iterations }) };
+        const stepScope = { bundle, runId, expressions, ...scope, ...(iterations && { iterations }) };
         result = await this.act(step, path, stepScope, {
           tenant,
           scenarioId: scenario.scenarioId,
@@ -164,6 +193,15 @@ export class ScenarioRunner {
           operation: index,
         });
         const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+        const size = sizeOf(result.output);
+        outputChars += size;
+        unflushedChars += size;
+        if (outputChars > MAX_RUN_OUTPUT_CHARS)
+          throw new RunStopped(
+            path,
+            step.kind,
+            `the run's step outputs are more than ${MAX_RUN_OUTPUT_CHARS} characters of JSON in all`,
+          );
         record({
           kind: 'CompleteStep',
           runId,
@@ -183,7 +221,10 @@ export class ScenarioRunner {
           await flush();
         }
         // A long run keeps what it did as it goes, in bounded writes.
-        if (recorded.length >= FLUSH_EVERY) await flush();
+        if (recorded.length >= FLUSH_EVERY || unflushedChars >= FLUSH_CHARS) {
+          unflushedChars = 0;
+          await flush();
+        }
       }
       if (step.kind === 'webhookResponse' && !scenario.settings.autoCommit)
         pending = result.output as HookResponse;
@@ -234,4 +275,9 @@ export class ScenarioRunner {
     for await (const chunk of content) chunks.push(chunk as Buffer);
     return (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { bundle: unknown }).bundle;
   }
+}
+
+/** The characters of JSON an output takes (as recorded). */
+function sizeOf(output: unknown): number {
+  return JSON.stringify(output)?.length ?? 0;
 }

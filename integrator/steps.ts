@@ -4,7 +4,7 @@ import {
   type MappedValue,
   type ScenarioStep,
 } from '../contracts/integrator';
-import { evaluateMapped } from '../contracts/mapping';
+import { evaluateMapped, type EvaluateExpression, type ExpressionContext } from '../contracts/mapping';
 import {
   headerText,
   responseHeaderProblem,
@@ -34,6 +34,8 @@ export interface StepScope {
     readonly outputs?: Readonly<Record<string, unknown>>;
     readonly item?: IterationItem;
   }>;
+  /** Where the run's expressions are evaluated (for its system; never on this thread). */
+  readonly expressions: EvaluateExpression;
 }
 
 /** What a step did: its output (kept in the run), the variables it set, whether the run goes on. */
@@ -77,24 +79,25 @@ export function isComputeStep(step: ScenarioStep): step is ComputeStep {
 }
 
 /**
- * The names an expression reads besides the bundle: `$vars`, `$runId`, `$step(place)` (the output of an
- * earlier step on this path: `$step(2)`, `$step("4.1.0")`), and in an iteration `$item`, `$index`.
+ * What an expression reads besides the bundle: `$vars`, `$runId`, `$step(place)` (the output of an earlier
+ * step on this path: `$step(2)`, `$step("4.1.0")`), and in an iteration `$item`, `$index`.
  */
-export function bindingsOf(scope: Omit<StepScope, 'bundle'>): Record<string, unknown> {
-  const outputs = scope.outputs ?? {};
+export function contextOf(scope: Omit<StepScope, 'bundle' | 'expressions'>): ExpressionContext {
   return {
     vars: scope.vars,
+    outputs: scope.outputs ?? {},
     runId: scope.runId,
-    step: (place: unknown) => {
-      const key = String(place);
-      return Object.hasOwn(outputs, key) ? outputs[key] : undefined;
-    },
     ...(scope.item && { item: scope.item.value, index: scope.item.index }),
   };
 }
 
+/** A step's mapped value: a literal as it is, an expression evaluated over the bundle and the scope. */
+export function mapValue(scope: StepScope, value: MappedValue | undefined): Promise<unknown> {
+  return evaluateMapped(value, scope.bundle, contextOf(scope), scope.expressions);
+}
+
 export async function computeStep(step: ComputeStep, scope: StepScope): Promise<StepResult> {
-  const evaluate = (value: MappedValue | undefined) => evaluateMapped(value, scope.bundle, bindingsOf(scope));
+  const evaluate = (value: MappedValue | undefined) => mapValue(scope, value);
   switch (step.kind) {
     case 'setVariable': {
       const value = await evaluate(step.value);
@@ -157,7 +160,12 @@ export async function computeStep(step: ComputeStep, scope: StepScope): Promise<
       const values: unknown[] = [];
       for (const iteration of scope.iterations ?? [])
         values.push(
-          await evaluateMapped(step.value, scope.bundle, bindingsOf({ ...iteration, runId: scope.runId })),
+          await evaluateMapped(
+            step.value,
+            scope.bundle,
+            contextOf({ ...iteration, runId: scope.runId }),
+            scope.expressions,
+          ),
         );
       return { output: values, vars: { [step.name]: values } };
     }

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { matchingAggregator, type ScenarioStep } from '../contracts/integrator';
 import type { IterationItem, StepResult } from './steps';
 
@@ -28,6 +29,9 @@ export type Perform = (
  * list, for its item). The order depends only on the operations' results, so a run replaying recorded
  * results walks the same way: operation n of a resumed run is operation n of the first try.
  *
+ * Between operations the walk lets the event loop run at least every `SLICE_MS`, so a long run (a large
+ * iteration) never holds the thread that answers requests and runs other systems' runs.
+ *
  * Returns whether the path reached the end of its list.
  */
 export async function walkSteps(
@@ -35,8 +39,19 @@ export async function walkSteps(
   scope: WalkScope,
   perform: Perform,
 ): Promise<boolean> {
-  return walkRange(steps, 0, steps.length, scope, { prefix: '', suffix: '' }, perform);
+  let sliceStarted = performance.now();
+  const paced: Perform = async (...operation) => {
+    if (performance.now() - sliceStarted >= SLICE_MS) {
+      await nextTurn();
+      sliceStarted = performance.now();
+    }
+    return perform(...operation);
+  };
+  return walkRange(steps, 0, steps.length, scope, { prefix: '', suffix: '' }, paced);
 }
+
+/** The longest a walk runs operations without letting other work in. */
+const SLICE_MS = 5;
 
 interface PathParts {
   /** Before the step's index: the routes it is in (`4.1.`). */

@@ -16,7 +16,7 @@ import type { IdAllocator } from '../kit/id-allocator';
 import { requestHash, type IdempotencyKeys } from '../kit/idempotency';
 import { OneAtATime } from '../kit/one-at-a-time';
 import { activeConfiguration, configurationField, validationResultDecider } from './configurations';
-import type { FairSlots } from './fair-slots';
+import type { FairSlots } from '../../infra/fair-slots';
 import { ReservationBlock, type MeteredAnswer, type MeteredModel } from './metered-model';
 import { recordReferences, transformRequest, validationRequest } from './requests';
 

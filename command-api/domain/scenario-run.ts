@@ -71,7 +71,7 @@ export const scenarioRunDecider: Decider<ScenarioRunState, ScenarioRunCommand, S
         current = decided.reduce(scenarioRunDecider.evolve, current);
         events.push(...decided);
       }
-      return events;
+      return joinSteps(events);
     }
     if (command.kind === 'StartRun') {
       if (state.status !== 'none') return [];
@@ -154,6 +154,8 @@ export const scenarioRunDecider: Decider<ScenarioRunState, ScenarioRunCommand, S
         return { ...state, status: 'running' };
       case 'ScenarioStepCompleted':
         return { ...state, outputs: [...state.outputs, event.data.output] };
+      case 'ScenarioStepsCompleted':
+        return { ...state, outputs: [...state.outputs, ...event.data.steps.map((step) => step.output)] };
       case 'WebhookResponseReady':
         return { ...state, responded: true };
       case 'ScenarioRunSucceeded':
@@ -163,3 +165,27 @@ export const scenarioRunDecider: Decider<ScenarioRunState, ScenarioRunCommand, S
     }
   },
 };
+
+/** Steps completed one after another in a write become one event. */
+function joinSteps(events: ScenarioRunEvent[]): ScenarioRunEvent[] {
+  const joined: ScenarioRunEvent[] = [];
+  for (const event of events) {
+    const last = joined.at(-1);
+    if (event.type !== 'ScenarioStepCompleted') joined.push(event);
+    else if (last?.type === 'ScenarioStepsCompleted') last.data.steps.push(stepOf(event.data));
+    else if (last?.type === 'ScenarioStepCompleted')
+      joined[joined.length - 1] = {
+        type: 'ScenarioStepsCompleted',
+        data: { runId: last.data.runId, steps: [stepOf(last.data), stepOf(event.data)] },
+      };
+    else joined.push(event);
+  }
+  return joined;
+}
+
+function stepOf({
+  runId: _runId,
+  ...step
+}: Extract<ScenarioRunEvent, { type: 'ScenarioStepCompleted' }>['data']) {
+  return step;
+}

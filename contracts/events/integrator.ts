@@ -127,6 +127,14 @@ const stepCompleted = z.object({
   /** Where the step is (`4.1.0` in a route, `5[3]` for an item); absent: the step of this index. */
   path: z.string().max(200).optional(),
 });
+/**
+ * Several steps of a run recorded in one write, in order (a long run's steps in few events: its read model
+ * takes one change per write, not one per step).
+ */
+const stepsCompleted = z.object({
+  runId: z.string(),
+  steps: z.array(stepCompleted.omit({ runId: true })).min(1),
+});
 const responseReady = z.object({ runId: z.string(), requestId: z.string(), response: hookResponseSchema });
 const runSucceeded = z.object({
   runId: z.string(),
@@ -176,6 +184,7 @@ export type ScenarioEvent =
 export type ScenarioRunEvent =
   | Event<'ScenarioRunStarted', typeof runStarted>
   | Event<'ScenarioStepCompleted', typeof stepCompleted>
+  | Event<'ScenarioStepsCompleted', typeof stepsCompleted>
   | Event<'WebhookResponseReady', typeof responseReady>
   | Event<'ScenarioRunSucceeded', typeof runSucceeded>
   | Event<'ScenarioRunFailed', typeof runFailed>;
@@ -223,6 +232,7 @@ export const INTEGRATOR_EVENTS: readonly EventDefinition[] = [
   { type: 'ScenarioScheduledRunEnded', version: 1, schema: scheduledRunEnded },
   { type: 'ScenarioRunStarted', version: 1, schema: runStarted },
   { type: 'ScenarioStepCompleted', version: 1, schema: stepCompleted },
+  { type: 'ScenarioStepsCompleted', version: 1, schema: stepsCompleted },
   { type: 'WebhookResponseReady', version: 1, schema: responseReady },
   { type: 'ScenarioRunSucceeded', version: 1, schema: runSucceeded },
   { type: 'ScenarioRunFailed', version: 1, schema: runFailed },

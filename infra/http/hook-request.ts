@@ -42,6 +42,8 @@ export interface BundleOptions {
 }
 
 const MAX_JSON_DEPTH = 64;
+/** Keys a JSON body's objects may have in all (as a form's fields are bounded): a request stays cheap to keep. */
+const MAX_JSON_KEYS = 50_000;
 const ACCEPTED =
   'application/json (or application/*+json), application/x-www-form-urlencoded, multipart/form-data or text/plain';
 const UTF8_NAMES = new Set(['utf-8', 'utf8', 'us-ascii']);
@@ -150,15 +152,24 @@ function decodeUtf8(bytes: Buffer): string {
   }
 }
 
-/** Counts containers iteratively and stops at the first one past the limit. */
-function deeperThan(value: unknown, limit: number): boolean {
+/**
+ * Why a parsed JSON body is refused (nested deeper than `MAX_JSON_DEPTH`, or more than `MAX_JSON_KEYS` keys in
+ * all its objects), or null: walks it iteratively and stops at the first container past a limit, before
+ * anything costly is done with the body.
+ */
+function jsonShapeIssue(value: unknown): string | null {
+  let keys = 0;
   const pending: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     if (typeof next.value !== 'object' || next.value === null) continue;
-    if (next.depth + 1 > limit) return true;
-    for (const child of Object.values(next.value)) pending.push({ value: child, depth: next.depth + 1 });
+    if (next.depth + 1 > MAX_JSON_DEPTH)
+      return `the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`;
+    const children = Object.values(next.value);
+    if (!Array.isArray(next.value)) keys += children.length;
+    if (keys > MAX_JSON_KEYS) return `the JSON body has more than ${MAX_JSON_KEYS} keys`;
+    for (const child of children) pending.push({ value: child, depth: next.depth + 1 });
   }
-  return false;
+  return null;
 }
 
 function parseJson(text: string): unknown {
@@ -168,8 +179,8 @@ function parseJson(text: string): unknown {
   } catch (error) {
     throw new PlatformError('malformed_json', `malformed JSON body: ${(error as Error).message}`);
   }
-  if (deeperThan(value, MAX_JSON_DEPTH))
-    throw new PlatformError('bad_request', `the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  const issue = jsonShapeIssue(value);
+  if (issue !== null) throw new PlatformError('bad_request', issue);
   return value;
 }
 

@@ -133,6 +133,27 @@ export const hookQueueProjection: Projection = {
 
 type RunEventData = Record<string, unknown> & { runId: string };
 
+interface RecordedStep {
+  readonly index: number;
+  readonly kind: string;
+  readonly output: unknown;
+  readonly durationMs?: number;
+  readonly path?: string;
+}
+
+/** The run document's `steps.<index>` entries of recorded steps. */
+function stepEntries(steps: readonly RecordedStep[]): Record<string, unknown> {
+  const entries: Record<string, unknown> = {};
+  for (const step of steps)
+    entries[`steps.${String(step.index)}`] = {
+      kind: step.kind,
+      output: step.output,
+      durationMs: step.durationMs ?? null,
+      path: step.path ?? String(step.index),
+    };
+  return entries;
+}
+
 /**
  * One entry per request a hook accepted: what came in, what was answered, how its run went. Runs of queued
  * requests fill in their entry when they happen.
@@ -275,17 +296,13 @@ export const scenarioRunsProjection: Projection = {
           },
         ];
       case 'ScenarioStepCompleted':
-        return patch(
-          {
-            [`steps.${String(data.index)}`]: {
-              kind: data.kind,
-              output: data.output,
-              durationMs: data.durationMs ?? null,
-              path: data.path ?? String(data.index),
-            },
-          },
-          { operations: 1 },
-        );
+        return patch(stepEntries([data as unknown as RecordedStep]), { operations: 1 });
+      // A write of several steps: one change for all of them (a change per step rewrites a long run's document
+      // once per step).
+      case 'ScenarioStepsCompleted': {
+        const steps = data.steps as RecordedStep[];
+        return patch(stepEntries(steps), { operations: steps.length });
+      }
       case 'WebhookResponseReady':
         return patch({ responseStatus: (data.response as { status: number }).status });
       case 'ScenarioRunSucceeded':

@@ -53,6 +53,7 @@ test('the build emits the entry points, the worker-thread entries and the manife
     'bin/decoder-thread.js',
     'bin/checkpoint-thread.js',
     'bin/read-thread.js',
+    'bin/expression-process.js',
     'package.json',
   ]) {
     expect({ file, exists: existsSync(join(ROOT, 'dist', file)) }).toEqual({ file, exists: true });

@@ -1,4 +1,4 @@
-import { FairSlots } from '../../command-api/ai/fair-slots';
+import { FairSlots } from '../../infra/fair-slots';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 

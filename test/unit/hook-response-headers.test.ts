@@ -1,3 +1,4 @@
+import { evaluateHere } from '../support/expressions';
 import fc from 'fast-check';
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import {
@@ -106,7 +107,12 @@ describe('a Webhook response step with computed header values', () => {
         async (value, name) => {
           const step = stepWith(name);
           try {
-            const { output } = await computeStep(step, { bundle: { v: value }, vars: {}, runId: 'run-1' });
+            const { output } = await computeStep(step, {
+              bundle: { v: value },
+              vars: {},
+              runId: 'run-1',
+              expressions: evaluateHere,
+            });
             const headers = (output as { headers: Array<{ name: string; value: string }> }).headers;
             for (const header of headers) expect(responseHeaderProblem(header.name, header.value)).toBeNull();
             const answered = headers.find((header) => header.name === name)?.value;
@@ -132,13 +138,19 @@ describe('a Webhook response step with computed header values', () => {
         bundle: { v: `${' '.repeat(2_000_000)}x${' '.repeat(2_000_000)}y` },
         vars: {},
         runId: 'run-1',
+        expressions: evaluateHere,
       }),
     ).rejects.toThrow(/at most 8192 characters/);
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
   test('a header whose expression gives null or nothing is not answered', async () => {
-    const { output } = await computeStep(stepWith('X-Missing'), { bundle: {}, vars: {}, runId: 'run-1' });
+    const { output } = await computeStep(stepWith('X-Missing'), {
+      bundle: {},
+      vars: {},
+      runId: 'run-1',
+      expressions: evaluateHere,
+    });
     expect(output).toEqual({ status: 200, headers: [], body: '' });
   });
 
@@ -149,9 +161,9 @@ describe('a Webhook response step with computed header values', () => {
       headers: [{ name: 'Set-Cookie', value: 'rp_session=x; Domain=records.example' }],
     });
     if (!isComputeStep(step)) throw new Error('not a computing step');
-    await expect(computeStep(step, { bundle: {}, vars: {}, runId: 'run-1' })).rejects.toThrow(
-      /response header Set-Cookie: a Webhook response may not set Set-Cookie/,
-    );
+    await expect(
+      computeStep(step, { bundle: {}, vars: {}, runId: 'run-1', expressions: evaluateHere }),
+    ).rejects.toThrow(/response header Set-Cookie: a Webhook response may not set Set-Cookie/);
   });
 });
 

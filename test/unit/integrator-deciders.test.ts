@@ -464,6 +464,43 @@ describe('scenario run decider', () => {
       .thenThrows('conflict');
   });
 
+  test('steps written together are one event; a resumed run reads their outputs from it', () => {
+    const complete = (index: number, output: number) => ({
+      kind: 'CompleteStep' as const,
+      runId: 'r1',
+      index,
+      stepKind: 'setVariable',
+      output,
+      path: `1[${index}]`,
+    });
+    const together: ScenarioRunEvent = {
+      type: 'ScenarioStepsCompleted',
+      data: {
+        runId: 'r1',
+        steps: [
+          { index: 0, kind: 'setVariable', output: 10, path: '1[0]' },
+          { index: 1, kind: 'setVariable', output: 11, path: '1[1]' },
+          { index: 2, kind: 'setVariable', output: 12, path: '1[2]' },
+        ],
+      },
+    };
+    spec
+      .given([started])
+      .when({ kind: 'Batch', commands: [complete(0, 10), complete(1, 11), complete(2, 12)] })
+      .then([together]);
+    const state = [started, together].reduce(scenarioRunDecider.evolve, scenarioRunDecider.initialState);
+    expect(state.outputs).toEqual([10, 11, 12]);
+    spec
+      .given([started, together])
+      .when({ kind: 'Batch', commands: [complete(2, 12), complete(3, 13)] })
+      .then([
+        {
+          type: 'ScenarioStepCompleted',
+          data: { runId: 'r1', index: 3, kind: 'setVariable', output: 13, path: '1[3]' },
+        },
+      ]);
+  });
+
   test('a step keeps how long it took', () => {
     spec
       .given([started])

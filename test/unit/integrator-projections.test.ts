@@ -216,4 +216,30 @@ describe('scenario runs projection', () => {
         },
       ]);
   });
+
+  test('steps written together are one change of the run', () => {
+    const together = log.record(runStream, {
+      type: 'ScenarioStepsCompleted',
+      data: {
+        runId: 'r1~2',
+        steps: [
+          { index: 1, kind: 'setVariable', output: 'a', durationMs: 0.5, path: '1[0]' },
+          { index: 2, kind: 'setVariable', output: 'b', path: '1[1]' },
+        ],
+      },
+    });
+    runs
+      .given([started, step])
+      .when(together)
+      .thenDocuments('scenario_runs', [
+        expect.objectContaining({
+          operations: 3,
+          steps: {
+            '0': { kind: 'setVariable', output: 2, durationMs: 1.5, path: '0' },
+            '1': { kind: 'setVariable', output: 'a', durationMs: 0.5, path: '1[0]' },
+            '2': { kind: 'setVariable', output: 'b', durationMs: null, path: '1[1]' },
+          },
+        }),
+      ]);
+  });
 });

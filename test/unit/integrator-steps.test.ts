@@ -6,6 +6,7 @@ import {
 } from '../../contracts/integrator';
 import { MappingError } from '../../contracts/mapping';
 import { computeStep, isComputeStep, replayStep, StepFailure, type StepResult } from '../../integrator/steps';
+import { evaluateHere } from '../support/expressions';
 
 /** The computing steps, given a bundle and variables, when the step runs, then its output, variables and flow. */
 function given(bundle: unknown, vars: Record<string, unknown> = {}) {
@@ -13,7 +14,7 @@ function given(bundle: unknown, vars: Record<string, unknown> = {}) {
     when: (config: unknown) => {
       const step = scenarioStepSchema.parse(config);
       if (!isComputeStep(step)) throw new Error(`${step.kind} is not a computing step`);
-      const result = computeStep(step, { bundle, vars, runId: 'run-1' });
+      const result = computeStep(step, { bundle, vars, runId: 'run-1', expressions: evaluateHere });
       return {
         then: async (expected: StepResult) => {
           const actual = await result;
@@ -130,7 +131,7 @@ describe('jsonParse and jsonCreate', () => {
     const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
     const result = computeStep(
       { kind: 'jsonParse', name: 'x', text: deep },
-      { bundle: {}, vars: {}, runId: 'r' },
+      { bundle: {}, vars: {}, runId: 'r', expressions: evaluateHere },
     );
     await result.then(
       (done) => expect(Array.isArray(done.output)).toBe(true),

@@ -1,6 +1,7 @@
 import { scenarioSettingsSchema, scenarioStepSchema, type ScenarioStep } from '../../contracts/integrator';
 import { computeStep, isComputeStep, replayStep, type StepResult } from '../../integrator/steps';
 import { walkSteps, type Perform, type WalkScope } from '../../integrator/walk';
+import { evaluateHere } from '../support/expressions';
 
 /**
  * The walk over routers, iterators and aggregators: given a bundle and steps, when the scenario is walked
@@ -25,7 +26,13 @@ async function walk(
       index < recorded.length
         ? replayStep(step, recorded[index])
         : isComputeStep(step)
-          ? await computeStep(step, { bundle, runId: 'run', ...scope, ...(iterations && { iterations }) })
+          ? await computeStep(step, {
+              bundle,
+              runId: 'run',
+              expressions: evaluateHere,
+              ...scope,
+              ...(iterations && { iterations }),
+            })
           : { output: { made: scope.item?.value ?? null } };
     operations.push({ path, kind: step.kind, output: result.output });
     return result;
@@ -233,5 +240,29 @@ describe('the shape of a scenario', () => {
     expect(messages([router])).toEqual(
       [': at most 500 steps in all, routes included'].map((m) => `steps${m}`),
     );
+  });
+});
+
+describe('pacing', () => {
+  test('a long walk lets other work in between its operations (timers, requests, other runs)', async () => {
+    const steps = [
+      { kind: 'iterator', array: Array.from({ length: 200 }, (_, index) => index) },
+      { kind: 'setVariable', name: 'x', value: 1 },
+    ].map((step) => scenarioStepSchema.parse(step));
+    let done = 0;
+    // Each operation holds the thread 1 ms and answers at once (no I/O): only the walk can let others in.
+    const perform: Perform = async (step, _path, scope) => {
+      const until = performance.now() + 1;
+      while (performance.now() < until);
+      done += 1;
+      return step.kind === 'iterator'
+        ? { output: (step.array as number[]).slice() }
+        : { output: scope.item?.value ?? null };
+    };
+    let doneWhenOthersRan: number | undefined;
+    setImmediate(() => (doneWhenOthersRan = done));
+    await walkSteps(steps, { vars: {}, outputs: {} }, perform);
+    expect(done).toBe(201);
+    expect(doneWhenOthersRan).toBeLessThan(50);
   });
 });

@@ -1,14 +1,15 @@
 import { compileExpression, evaluateMapped, MappingError } from '../../contracts/mapping';
 import { LinearRegex } from '../../contracts/linear-regex';
+import { evaluateHere } from '../support/expressions';
 
 /** Mapping expressions cannot hold the integrator: every guard ends an expression with a clear error. */
 describe('mapping expressions', () => {
-  const evaluate = (expr: string, input: unknown = {}) => evaluateMapped({ expr }, input, {});
+  const evaluate = (expr: string, input: unknown = {}) => evaluateMapped({ expr }, input, {}, evaluateHere);
 
   test('literals stay as they are; an expression is evaluated over the bundle and the bindings', async () => {
-    expect(await evaluateMapped('text', {}, {})).toBe('text');
-    expect(await evaluateMapped({ expr: 'amount * 2' }, { amount: 21 }, {})).toBe(42);
-    expect(await evaluateMapped({ expr: '$vars.total' }, {}, { vars: { total: 7 } })).toBe(7);
+    expect(await evaluateMapped('text', {}, {}, evaluateHere)).toBe('text');
+    expect(await evaluateMapped({ expr: 'amount * 2' }, { amount: 21 }, {}, evaluateHere)).toBe(42);
+    expect(await evaluateMapped({ expr: '$vars.total' }, {}, { vars: { total: 7 } }, evaluateHere)).toBe(7);
     expect(await evaluate('missing')).toBeNull();
   });
 

@@ -1,7 +1,7 @@
 /**
- * Slots for model calls in this process: at most `total` at once, at most `perTenant` for one system, and
- * when slots free up the systems waiting take turns (round robin), so one system's large executes never
- * hold back another's.
+ * Slots for a shared resource of this process (model calls, scenario runs, expression processes): at most
+ * `total` at once, at most `perTenant` for one system, and when slots free up the systems waiting take turns
+ * (round robin), so one system's load never holds back another's.
  */
 export class FairSlots {
   private running = 0;
