@@ -251,7 +251,9 @@ export class CommandHandler {
         }
         appends.push({
           streamId,
-          events: events.map((event, n) => toNewEvent(event, eventIdFor(context.commandId, n), context)),
+          events: events.map((event, n) =>
+            toNewEvent(event, eventIdFor(context.tenant, context.commandId, n), context),
+          ),
           expectedRevision: 'no_stream',
         });
         decided.push({ index, events });
@@ -326,7 +328,9 @@ export class CommandHandler {
       try {
         const result = await this.store.append(
           streamId,
-          events.map((event, index) => toNewEvent(event, eventIdFor(context.commandId, index), context)),
+          events.map((event, index) =>
+            toNewEvent(event, eventIdFor(context.tenant, context.commandId, index), context),
+          ),
           { expectedRevision },
         );
         const state = events.reduce((current, event) => decider.evolve(current, event), loaded.state);
