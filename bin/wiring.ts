@@ -512,8 +512,14 @@ export async function buildServices(
     now: hooks.now,
     // Long enough for a call and its retries; a call that never settles (the process died) then lapses.
     reservationHoldMs: config.AI_TIMEOUT_MS * 6 + 60_000,
+    callTimeoutMs: config.AI_TIMEOUT_MS,
     backoffMs: exponentialBackoff,
     observe: (outcome, tokens) => metrics.observeAiCall(outcome, tokens),
+    onExcessUsage: (excess) =>
+      logger.warn(
+        excess,
+        'a language model reported more tokens than its call reserved; charged what was reserved',
+      ),
   });
   const aiJobs = new AiJobs({
     handler,

@@ -356,7 +356,7 @@ export class AiJobs {
         },
         request,
         attempts: ATTEMPTS_PER_RECORD,
-        cache: true,
+        keptFor: `aiJob:${job.jobId}:${recordId}`,
         context: { ...context, actor },
         block,
       });

@@ -61,6 +61,30 @@ function withoutLapsed(
   return kept;
 }
 
+/**
+ * The most a spending may charge: what its reservation holds for it (its `settles`, or the whole reservation).
+ * A reservation that lapsed holds nothing, and its tokens may have been reserved by others since: then the
+ * spending takes only what is still available, so the balance never goes below zero nor below what others
+ * hold. (A spending with no reservation is charged as it says.)
+ */
+function spendingLimit(command: Extract<AiBalanceCommand, { kind: 'Spend' }>, state: AiBalanceState): number {
+  if (command.reservationId === null) return Number.POSITIVE_INFINITY;
+  const now = command.now.getTime();
+  const held = state.reservations.get(command.reservationId);
+  if (held !== undefined && held.expiresAt > now)
+    return Math.min(held.tokens, command.settles ?? held.tokens);
+  return Math.max(0, balanceView(state, command.now).available);
+}
+
+/** The spending's tokens cut to `limit`, the answer's (completion) tokens first. */
+function withinLimit(
+  spending: { readonly promptTokens: number; readonly completionTokens: number },
+  limit: number,
+): { promptTokens: number; completionTokens: number } {
+  const promptTokens = Math.min(spending.promptTokens, limit);
+  return { promptTokens, completionTokens: Math.min(spending.completionTokens, limit - promptTokens) };
+}
+
 export const aiBalanceDecider: Decider<AiBalanceState, AiBalanceCommand, DomainEvent> = {
   initialState: { toppedUp: 0, spent: 0, reservations: new Map(), latestAt: 0 },
 
@@ -89,7 +113,8 @@ export const aiBalanceDecider: Decider<AiBalanceState, AiBalanceCommand, DomainE
           },
         ];
       }
-      case 'Spend':
+      case 'Spend': {
+        const { promptTokens, completionTokens } = withinLimit(command, spendingLimit(command, state));
         return [
           {
             type: 'AiTokensSpent',
@@ -97,15 +122,16 @@ export const aiBalanceDecider: Decider<AiBalanceState, AiBalanceCommand, DomainE
               reservationId: command.reservationId,
               ...(command.settles !== undefined && { settles: command.settles }),
               at: command.now.toISOString(),
-              promptTokens: command.promptTokens,
-              completionTokens: command.completionTokens,
-              tokens: command.promptTokens + command.completionTokens,
+              promptTokens,
+              completionTokens,
+              tokens: promptTokens + completionTokens,
               reported: command.reported,
               model: command.model,
               purpose: command.purpose,
             },
           },
         ];
+      }
       case 'Release':
         return state.reservations.has(command.reservationId)
           ? [

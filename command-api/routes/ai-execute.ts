@@ -101,7 +101,8 @@ export function addAiExecuteRoutes(router: Router, deps: CommandDeps, executeWai
   mount(router, executeValidation, (req, res) => execute(req, res, 'validation'));
 
   mount(router, previewTransform, async (req, res) => {
-    const principal = authorize(req, 'columnDataTransform', 'read');
+    // A preview spends the system's tokens: the transform's write right, not its read right, says so.
+    const principal = authorize(req, 'columnDataTransform', 'update');
     const entityId = idParam(req, 'entityId');
     const body = validate(previewBody, req.body, 'body');
     const { tenant } = principal;
@@ -131,7 +132,6 @@ export function addAiExecuteRoutes(router: Router, deps: CommandDeps, executeWai
       },
       request,
       attempts: 2,
-      cache: false,
       context,
     });
     const parsed = parseValueAnswer(answer.text, field);

@@ -422,7 +422,6 @@ function ask(deps: CommandDeps, call: GenerationCall): Promise<MeteredAnswer> {
       ...(call.model !== undefined && { model: call.model }),
     },
     attempts: MODEL_ATTEMPTS,
-    cache: false,
     context,
   });
 }
@@ -500,7 +499,8 @@ export function addAiGenerationRoutes(router: Router, deps: CommandDeps): void {
 
   mount(router, generateFieldValue, async (req, res) => {
     const principal = authorize(req, 'field', 'read');
-    authorize(req, 'record', 'read');
+    // A generated value spends the system's tokens, for a record value: the right to write records says so.
+    authorize(req, 'record', 'update');
     const fieldId = idParam(req, 'fieldId');
     const query = validate(generateFieldValue.query, req.query, 'query');
     const { module, field } = await fieldAndModule(deps, principal.tenant, fieldId);

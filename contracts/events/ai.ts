@@ -177,6 +177,16 @@ export const AI_EVENTS: readonly EventDefinition[] = [
       model: z.string(),
       promptTokens: tokens,
       completionTokens: tokens,
+      /**
+       * Whose call paid for it (a job's record, `aiJob:<job>:<record>`), and the reservation its spending settles:
+       * a job run again after a crash answers that record from it with what it cost, and settles that spending
+       * once. Absent on answers kept before.
+       */
+      paidBy: z.string().optional(),
+      reservationId: z.string().optional(),
+      settles: tokens.optional(),
+      /** Cut at the output limit: kept for its payer only; anyone else asks anew. */
+      cut: z.literal(true).optional(),
     }),
   },
   {
