@@ -84,7 +84,7 @@ import { createOpenAiLanguageModel } from '../infra/ai/language-model/openai';
 import { SystemModels } from '../command-api/ai/system-models';
 import { exponentialBackoff, MeteredModel } from '../command-api/ai/metered-model';
 import { AiJobs } from '../command-api/ai/jobs';
-import { FairSlots } from '../command-api/ai/fair-slots';
+import { AiSlots } from '../command-api/ai/ai-slots';
 
 /**
  * Remembers the highest position this process appended, for read-your-writes without a header, tells
@@ -292,7 +292,11 @@ export async function buildServices(
     return { lagPositions: seen > head ? 0 : Number(head - seen), runsStarted: integrator.runsStarted };
   };
   // Model calls of AI jobs: fair between systems, bounded per system and per process.
-  const aiSlots = new FairSlots(config.AI_MAX_CONCURRENCY, config.AI_TENANT_CONCURRENCY);
+  const aiSlots = new AiSlots(
+    config.AI_MAX_CONCURRENCY,
+    config.AI_TENANT_CONCURRENCY,
+    config.AI_CREDENTIAL_CONCURRENCY,
+  );
   const metrics = new Metrics(
     async () => {
       if (!host) return [];
@@ -597,6 +601,7 @@ export async function buildServices(
         ai: {
           model: meteredModel,
           jobs: aiJobs,
+          slots: aiSlots,
           executeWaitMs: config.AI_EXECUTE_WAIT_MS,
           systems: systemModels,
           deployment: deploymentModel,

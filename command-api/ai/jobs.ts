@@ -16,7 +16,7 @@ import type { IdAllocator } from '../kit/id-allocator';
 import { requestHash, type IdempotencyKeys } from '../kit/idempotency';
 import { OneAtATime } from '../kit/one-at-a-time';
 import { activeConfiguration, configurationField, validationResultDecider } from './configurations';
-import type { FairSlots } from './fair-slots';
+import type { AiSlots } from './ai-slots';
 import { ReservationBlock, type MeteredAnswer, type MeteredModel } from './metered-model';
 import { recordReferences, transformRequest, validationRequest } from './requests';
 
@@ -33,7 +33,7 @@ export interface AiJobsOptions {
   readonly ids: IdAllocator;
   readonly idempotency: IdempotencyKeys;
   readonly model: MeteredModel;
-  readonly slots: FairSlots;
+  readonly slots: AiSlots;
   readonly reads: Pick<CommandReads, 'latestValidationResult' | 'runningAiJobs'>;
   readonly now: () => Date;
   readonly logger: Logger;
@@ -66,7 +66,7 @@ interface JobSetting {
 }
 
 /**
- * Runs execute jobs in this process: each record's model call takes a fair slot (FairSlots), each outcome is
+ * Runs execute jobs in this process: each record's model call takes a fair slot (AiSlots), each outcome is
  * kept on the job as it finishes, and a job cut short goes on from its last kept outcome when it is run again.
  * Record changes and validation results are named by the job and the record, so running a record twice writes
  * once; answers are kept by what was asked, so asking twice spends once.
@@ -268,7 +268,7 @@ export class AiJobs {
             keep({ recordId, status: 'failed', reason: setting.message, tokens: 0, cached: false });
             continue;
           }
-          const release = await this.options.slots.acquire(tenant);
+          const release = await this.options.slots.acquire(tenant, job.credentialId ?? `user:${job.userId}`);
           try {
             if (signal.aborted) return;
             keep(await this.runRecord(tenant, job, setting, recordId, context, signal, block));

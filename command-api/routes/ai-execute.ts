@@ -20,6 +20,7 @@ import { requestHash } from '../kit/idempotency';
 import { activeConfiguration, configurationField } from '../ai/configurations';
 import { checkReferences } from './ai-configurations';
 import { authorize, commandContext, idempotencyKey, sendAt } from './context';
+import { inSlot } from '../ai/ai-slots';
 
 /** An execute job as its answers show it: counts, and (once finished) every record's outcome in the order asked. */
 function jobView(job: AiJobState, withItems: boolean): Record<string, unknown> {
@@ -122,18 +123,20 @@ export function addAiExecuteRoutes(router: Router, deps: CommandDeps, executeWai
     };
     const request = transformRequest({ ...configuration.attributes, prompt: body.prompt }, field, references);
     const context = commandContext(req, principal, '');
-    const answer = await deps.ai.model.complete({
-      tenant,
-      purpose: {
-        operation: 'transform-preview',
-        configuration: { kind: 'transform', entityId },
-        userId: principal.userId,
-        recordId: null,
-      },
-      request,
-      attempts: 2,
-      context,
-    });
+    const answer = await inSlot(deps.ai.slots, tenant, principal.credential.id, () =>
+      deps.ai.model.complete({
+        tenant,
+        purpose: {
+          operation: 'transform-preview',
+          configuration: { kind: 'transform', entityId },
+          userId: principal.userId,
+          recordId: null,
+        },
+        request,
+        attempts: 2,
+        context,
+      }),
+    );
     const parsed = parseValueAnswer(answer.text, field);
     if (!parsed.ok) throw new PlatformError('upstream_failed', parsed.reason);
     let problem: string | null = null;

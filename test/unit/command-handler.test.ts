@@ -427,6 +427,43 @@ describe('CommandHandler', () => {
       expect(a!.id).not.toBe(b!.id);
     });
 
+    test('repeatAfter: a command that ran after the position is found among the latest events only', async () => {
+      const store = new MemoryEventStore();
+      const handler = new CommandHandler(store);
+      const created = await handler.handle(SPACE_STREAM, spaceDecider, CREATE_SPACE, commandContext());
+      const rename = commandContext('rename-once');
+      const first = await handler.handle(
+        SPACE_STREAM,
+        spaceDecider,
+        { kind: 'UpdateSpace', name: 'A' },
+        rename,
+      );
+      await handler.handle(SPACE_STREAM, spaceDecider, { kind: 'UpdateSpace', name: 'B' }, commandContext());
+
+      const repeat = await handler.handle(
+        SPACE_STREAM,
+        spaceDecider,
+        { kind: 'UpdateSpace', name: 'A' },
+        rename,
+        {
+          repeatAfter: created.position!,
+        },
+      );
+      expect(repeat).toMatchObject({ replayed: true, position: first.position, state: { name: 'B' } });
+      expect(await streamEvents(store, SPACE_STREAM)).toHaveLength(3);
+
+      // A command not found after the position is decided (and appended) as usual.
+      const anew = await handler.handle(
+        SPACE_STREAM,
+        spaceDecider,
+        { kind: 'UpdateSpace', name: 'C' },
+        commandContext('never-ran'),
+        { repeatAfter: first.position! },
+      );
+      expect(anew).toMatchObject({ replayed: false, state: { name: 'C' } });
+      expect(await streamEvents(store, SPACE_STREAM)).toHaveLength(4);
+    });
+
     test('a command that may be a repeat but never ran is decided as usual', async () => {
       const result = await new CommandHandler(new MemoryEventStore()).handle(
         SPACE_STREAM,
