@@ -35,8 +35,9 @@ export interface MeteredModelOptions {
   /** How long a reservation holds tokens if its call never settles (the process died). */
   readonly reservationHoldMs: number;
   /**
-   * The longest one call may take, its retries and their waits included (`AI_TIMEOUT_MS`): an endpoint's
-   * `Retry-After` never makes a caller wait longer. Must leave `SETTLE_MARGIN_MS` of `reservationHoldMs`.
+   * `AI_TIMEOUT_MS`: the longest a request's call (a preview, a generation) may take, its retry and waits
+   * included, and a job's record call for each of its attempts (see `budgetOf`); an endpoint's `Retry-After`
+   * never makes a caller wait longer. Must leave `SETTLE_MARGIN_MS` of `reservationHoldMs`.
    */
   readonly callTimeoutMs: number;
   /** Waits between attempts; the endpoint's `Retry-After` wins when it says longer. */
@@ -262,7 +263,7 @@ export class MeteredModel {
     let completion: Completion;
     try {
       const deadline = Math.min(
-        this.options.now().getTime() + this.options.callTimeoutMs,
+        this.options.now().getTime() + this.budgetOf(call),
         held.until - SETTLE_MARGIN_MS,
       );
       completion = await this.withRetries(model, call, deadline);
@@ -409,6 +410,15 @@ export class MeteredModel {
     });
   }
 
+  /**
+   * How long a call may take, retries and waits included: `AI_TIMEOUT_MS` for a request someone waits on; a job's
+   * record call (it has a block) that for each of its attempts, so its retries get their time. A call's deadline
+   * is also never later than `SETTLE_MARGIN_MS` before its reservation lapses.
+   */
+  private budgetOf(call: MeteredCall): number {
+    return call.block === undefined ? this.options.callTimeoutMs : this.options.callTimeoutMs * call.attempts;
+  }
+
   /** Reserves the call's estimate: out of its job's block when it has one, else a reservation of its own. */
   private async hold(call: MeteredCall, estimate: number): Promise<Held> {
     const own = (): Promise<Held> => this.reserve(call, estimate);
@@ -417,7 +427,7 @@ export class MeteredModel {
     const fromBlock = await block.turns.run('block', async (): Promise<Held | null> => {
       // A block that would lapse before a call drawn from it now ends (see SETTLE_MARGIN_MS) is not drawn from.
       const lastsTheCall =
-        block.until - this.options.now().getTime() >= this.options.callTimeoutMs + SETTLE_MARGIN_MS;
+        block.until - this.options.now().getTime() >= this.budgetOf(call) + SETTLE_MARGIN_MS;
       if (block.reservationId === null || block.remaining < estimate || !lastsTheCall) {
         if (block.reservationId !== null) await this.release(call, block.reservationId);
         block.reservationId = null;
@@ -468,7 +478,7 @@ export class MeteredModel {
         if (outOfTime.aborted)
           throw new LanguageModelError(
             'timeout',
-            `no answer within ${this.options.callTimeoutMs} ms (AI_TIMEOUT_MS), retries included`,
+            `no answer within ${this.budgetOf(call)} ms (AI_TIMEOUT_MS), retries included`,
             undefined,
             { cause: error },
           );

@@ -180,18 +180,25 @@ test('any Retry-After and any slowness: a call ends within its timeout, never pa
       const world = setUp([...steps], 188);
       await world.topUp();
       let spent = 0;
-      // Two calls one after the other on a balance that covers one: the first's lapse never pays for the second.
-      for (let call = 0; call < 2; call++) {
+      // Calls one after the other on a balance that covers one or two: a request's, then a job's (from a block,
+      // its retries given AI_TIMEOUT_MS each); a lapse never pays for another call.
+      const block = new ReservationBlock(TENANT, context, 2);
+      for (let call = 0; call < 3; call++) {
+        const waitedBefore = world.waited();
         try {
-          spent += (await ask(world.metered)).tokens;
+          spent += (await ask(world.metered, call === 0 ? undefined : block)).tokens;
         } catch (error) {
           expect(error).toBeInstanceOf(PlatformError);
           expect(['unavailable', 'upstream_timeout', 'ai_balance_insufficient']).toContain(
             (error as PlatformError).kind,
           );
         }
-        expect(world.waited()).toBeLessThan(2 * CALL_TIMEOUT_MS);
+        // A request's call waits less than AI_TIMEOUT_MS; a job's, less than its reservation holds.
+        expect(world.waited() - waitedBefore).toBeLessThan(
+          call === 0 ? CALL_TIMEOUT_MS : HOLD_MS - SETTLE_MARGIN_MS,
+        );
       }
+      await world.metered.closeBlock(block);
       const balance = await world.balance();
       expect(balance).toMatchObject({ spent, reserved: 0 });
       expect(balance.tokens).toBeGreaterThanOrEqual(0);
