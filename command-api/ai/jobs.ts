@@ -257,7 +257,8 @@ export class AiJobs {
     const renewal = setInterval(() => {
       lease().catch((error: unknown) => leaseLost.abort(error));
     }, this.options.leaseMs / 3);
-    const block = new ReservationBlock(tenant, context, RECORDS_PER_RESERVATION);
+    const heldFor = `aiJob:${jobId}`;
+    const block = new ReservationBlock(tenant, context, RECORDS_PER_RESERVATION, heldFor);
 
     try {
       let next = 0;
@@ -295,6 +296,13 @@ export class AiJobs {
       }
     }
     if (signal.aborted) return (await this.options.handler.load(stream, aiJobDecider)).state;
+    // Every record has its outcome: nothing of the job's is under way anywhere, so what a process that died
+    // while running it had reserved is let go now (before the job shows finished) rather than when it lapses.
+    await this.options.model
+      .releaseHeldFor({ tenant, context }, heldFor)
+      .catch((error: unknown) =>
+        this.options.logger.warn({ err: error, tenant, jobId }, 'letting go of AI job reservations failed'),
+      );
     const finished = await this.appends.run(stream, () =>
       this.options.handler.handle(
         stream,

@@ -100,6 +100,8 @@ export class ReservationBlock {
     readonly context: Omit<CommandContext, 'commandId'>,
     /** Calls one block covers. */
     readonly calls: number,
+    /** The job it is for (`aiJob:<job>`): its reservations say so, and the job's end lets go any left. */
+    readonly heldFor?: string,
   ) {}
 }
 
@@ -399,6 +401,14 @@ export class MeteredModel {
     if (available < needed) throw insufficientBalance(what, needed, available);
   }
 
+  /**
+   * Lets go every reservation still held for a job that ended (`ReservationBlock.heldFor`): what a process that
+   * died while running it had reserved no longer waits out its lapse.
+   */
+  async releaseHeldFor(call: Pick<MeteredCall, 'tenant' | 'context'>, heldFor: string): Promise<void> {
+    await this.balance(call, { kind: 'ReleaseHeldFor', heldFor, now: this.options.now() });
+  }
+
   /** Lets the rest of a job's block go. */
   async closeBlock(block: ReservationBlock): Promise<void> {
     await block.turns.run('block', async () => {
@@ -421,7 +431,7 @@ export class MeteredModel {
 
   /** Reserves the call's estimate: out of its job's block when it has one, else a reservation of its own. */
   private async hold(call: MeteredCall, estimate: number): Promise<Held> {
-    const own = (): Promise<Held> => this.reserve(call, estimate);
+    const own = (): Promise<Held> => this.reserve(call, estimate, call.block?.heldFor);
     const block = call.block;
     if (block === undefined || block.calls <= 1) return own();
     const fromBlock = await block.turns.run('block', async (): Promise<Held | null> => {
@@ -435,7 +445,7 @@ export class MeteredModel {
         const tokens = estimate * block.calls;
         let reserved: { reservationId: string; until: number };
         try {
-          reserved = await this.reserve(call, tokens);
+          reserved = await this.reserve(call, tokens, block.heldFor);
         } catch (error) {
           // Not enough for a block: this call (and the next) reserve what they need alone.
           if (error instanceof PlatformError && error.kind === 'ai_balance_insufficient') return null;
@@ -498,6 +508,7 @@ export class MeteredModel {
   private async reserve(
     call: Pick<MeteredCall, 'tenant' | 'context'>,
     tokens: number,
+    heldFor?: string,
   ): Promise<{ reservationId: string; until: number }> {
     const reservationId = randomUUID();
     const now = this.options.now();
@@ -507,6 +518,7 @@ export class MeteredModel {
       tokens,
       now,
       holdMs: this.options.reservationHoldMs,
+      ...(heldFor !== undefined && { heldFor }),
     });
     return { reservationId, until: now.getTime() + this.options.reservationHoldMs };
   }

@@ -12,9 +12,16 @@ export interface AiBalanceState {
   readonly toppedUp: number;
   readonly spent: number;
   /** Open reservations: their tokens and when they lapse (epoch ms). */
-  readonly reservations: ReadonlyMap<string, { readonly tokens: number; readonly expiresAt: number }>;
+  readonly reservations: ReadonlyMap<string, Reservation>;
   /** The latest event's time (epoch ms): reservations past it are dropped as events come. */
   readonly latestAt: number;
+}
+
+interface Reservation {
+  readonly tokens: number;
+  readonly expiresAt: number;
+  /** The job whose calls it covers (see `ReleaseHeldFor`). */
+  readonly heldFor?: string;
 }
 
 export type AiBalanceCommand =
@@ -30,6 +37,7 @@ export type AiBalanceCommand =
       readonly tokens: number;
       readonly now: Date;
       readonly holdMs: number;
+      readonly heldFor?: string;
     }
   | {
       readonly kind: 'Spend';
@@ -45,7 +53,9 @@ export type AiBalanceCommand =
       readonly model: string;
       readonly purpose: AiSpendingPurpose;
     }
-  | { readonly kind: 'Release'; readonly reservationId: string; readonly now: Date };
+  | { readonly kind: 'Release'; readonly reservationId: string; readonly now: Date }
+  /** Lets go every reservation still held for a job that ended (its calls, of any process, are over). */
+  | { readonly kind: 'ReleaseHeldFor'; readonly heldFor: string; readonly now: Date };
 
 /** The balance as a client sees it, at `now` (reservations past their time hold nothing). */
 export function balanceView(state: AiBalanceState, now: Date): AiBalanceView {
@@ -53,10 +63,10 @@ export function balanceView(state: AiBalanceState, now: Date): AiBalanceView {
 }
 
 function withoutLapsed(
-  reservations: ReadonlyMap<string, { tokens: number; expiresAt: number }>,
+  reservations: ReadonlyMap<string, Reservation>,
   now: number,
-): Map<string, { tokens: number; expiresAt: number }> {
-  const kept = new Map<string, { tokens: number; expiresAt: number }>();
+): Map<string, Reservation> {
+  const kept = new Map<string, Reservation>();
   for (const [id, reservation] of reservations) if (reservation.expiresAt > now) kept.set(id, reservation);
   return kept;
 }
@@ -109,6 +119,7 @@ export const aiBalanceDecider: Decider<AiBalanceState, AiBalanceCommand, DomainE
               tokens: command.tokens,
               at: command.now.toISOString(),
               expiresAt: new Date(command.now.getTime() + command.holdMs).toISOString(),
+              ...(command.heldFor !== undefined && { heldFor: command.heldFor }),
             },
           },
         ];
@@ -132,6 +143,15 @@ export const aiBalanceDecider: Decider<AiBalanceState, AiBalanceCommand, DomainE
           },
         ];
       }
+      case 'ReleaseHeldFor': {
+        const at = command.now.toISOString();
+        return [...state.reservations]
+          .filter(
+            ([, reservation]) =>
+              reservation.heldFor === command.heldFor && reservation.expiresAt > command.now.getTime(),
+          )
+          .map(([reservationId]) => ({ type: 'AiReservationReleased', data: { reservationId, at } }));
+      }
       case 'Release':
         return state.reservations.has(command.reservationId)
           ? [
@@ -151,6 +171,7 @@ export const aiBalanceDecider: Decider<AiBalanceState, AiBalanceCommand, DomainE
       reservationId?: string | null;
       at?: string;
       expiresAt?: string;
+      heldFor?: string;
     };
     const latestAt = data.at === undefined ? state.latestAt : Math.max(state.latestAt, Date.parse(data.at));
     switch (event.type) {
@@ -161,6 +182,7 @@ export const aiBalanceDecider: Decider<AiBalanceState, AiBalanceCommand, DomainE
         reservations.set(data.reservationId!, {
           tokens: data.tokens!,
           expiresAt: Date.parse(data.expiresAt!),
+          ...(data.heldFor !== undefined && { heldFor: data.heldFor }),
         });
         return { ...state, reservations, latestAt };
       }

@@ -148,6 +148,8 @@ export const AI_EVENTS: readonly EventDefinition[] = [
       at: z.iso.datetime(),
       /** A reservation its call never settled (the process died) stops holding tokens then. */
       expiresAt: z.iso.datetime(),
+      /** The job whose calls it covers (`aiJob:<job>`): the job's end lets go what a process that died left held. */
+      heldFor: z.string().optional(),
     }),
   },
   {

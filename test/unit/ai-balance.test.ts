@@ -220,4 +220,19 @@ describe('AI token balance decider', () => {
       .then([spent('a', 18, 0, later(63_000))]);
     expect(balanceView(state, later(63_000))).toMatchObject({ tokens: 0, spent: 188 });
   });
+
+  test("a job's end lets go every reservation still held for it, and no other", () => {
+    const forJob = (reservationId: string, tokens: number): DomainEvent => {
+      const event = reserved(reservationId, tokens);
+      return { ...event, data: { ...(event.data as object), heldFor: 'aiJob:4' } };
+    };
+    const state = spec
+      .given([toppedUp(1_000), forJob('dead-block', 300), forJob('other', 100), reserved('preview', 50)])
+      .when({ kind: 'ReleaseHeldFor', heldFor: 'aiJob:4', now: AT })
+      .then([
+        { type: 'AiReservationReleased', data: { reservationId: 'dead-block', at: AT.toISOString() } },
+        { type: 'AiReservationReleased', data: { reservationId: 'other', at: AT.toISOString() } },
+      ]);
+    expect(balanceView(state, AT)).toMatchObject({ reserved: 50, available: 950 });
+  });
 });
