@@ -602,6 +602,7 @@ export async function buildServices(
           model: meteredModel,
           jobs: aiJobs,
           slots: aiSlots,
+          slotWaitMs: config.AI_TIMEOUT_MS,
           executeWaitMs: config.AI_EXECUTE_WAIT_MS,
           systems: systemModels,
           deployment: deploymentModel,

@@ -60,6 +60,8 @@ export interface CommandDeps {
     readonly jobs: AiJobs;
     /** Every model call takes one (jobs, previews, generations): shares per system and per credential. */
     readonly slots: AiSlots;
+    /** How long a preview or a generation waits for a slot before a 503 (`AI_TIMEOUT_MS`). */
+    readonly slotWaitMs: number;
     /** How long an execute waits for its job before answering with its progress. */
     readonly executeWaitMs: number;
     /** The model each system uses, and the deployment's (AI_URL; null: none). */

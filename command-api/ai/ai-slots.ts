@@ -1,3 +1,4 @@
+import { PlatformError } from '../../contracts/errors';
 import { FairSlots } from './fair-slots';
 
 /**
@@ -40,14 +41,33 @@ export class AiSlots {
   }
 }
 
-/** One model call of a request (a preview, a generation) in a slot of its credential and system. */
+/**
+ * One model call of a request (a preview, a generation) in a slot of its credential and system. Someone waits
+ * on it: a slot not free within `maxWaitMs` is a 503 (the place in the queue is let go when its turn comes).
+ */
 export async function inSlot<T>(
   slots: AiSlots,
   tenant: string,
   credential: string,
+  maxWaitMs: number,
   call: () => Promise<T>,
 ): Promise<T> {
-  const release = await slots.acquire(tenant, credential);
+  const acquiring = slots.acquire(tenant, credential);
+  let timer: NodeJS.Timeout | undefined;
+  const release = await Promise.race([
+    acquiring,
+    new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), maxWaitMs);
+    }),
+  ]).finally(() => clearTimeout(timer));
+  if (release === null) {
+    void acquiring.then((late) => late());
+    throw new PlatformError(
+      'unavailable',
+      'every model call this system or credential may make at once is under way; retry shortly',
+      { retryAfterMs: 1_000 },
+    );
+  }
   try {
     return await call();
   } finally {

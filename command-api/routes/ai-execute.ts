@@ -123,7 +123,7 @@ export function addAiExecuteRoutes(router: Router, deps: CommandDeps, executeWai
     };
     const request = transformRequest({ ...configuration.attributes, prompt: body.prompt }, field, references);
     const context = commandContext(req, principal, '');
-    const answer = await inSlot(deps.ai.slots, tenant, principal.credential.id, () =>
+    const answer = await inSlot(deps.ai.slots, tenant, principal.credential.id, deps.ai.slotWaitMs, () =>
       deps.ai.model.complete({
         tenant,
         purpose: {

@@ -412,7 +412,7 @@ interface GenerationCall {
 /** One metered model call for a generation: never cached (each asks anew), retried on the model's hiccups. */
 function ask(deps: CommandDeps, call: GenerationCall): Promise<MeteredAnswer> {
   const { commandId: _none, ...context } = commandContext(call.req, call.principal, '');
-  return inSlot(deps.ai.slots, call.principal.tenant, call.principal.credential.id, () =>
+  return inSlot(deps.ai.slots, call.principal.tenant, call.principal.credential.id, deps.ai.slotWaitMs, () =>
     deps.ai.model.complete({
       tenant: call.principal.tenant,
       purpose: { ...call.purpose, userId: call.principal.userId },

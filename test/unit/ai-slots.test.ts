@@ -33,11 +33,23 @@ test('one credential takes at most its share; another credential of its system a
 
 test('a call in a slot lets it go whether it answers or fails', async () => {
   const slots = new AiSlots(1, 1, 1);
-  await expect(inSlot(slots, 'acme', 't', async () => 'answer')).resolves.toBe('answer');
+  await expect(inSlot(slots, 'acme', 't', 1_000, async () => 'answer')).resolves.toBe('answer');
   await expect(
-    inSlot(slots, 'acme', 't', async () => {
+    inSlot(slots, 'acme', 't', 1_000, async () => {
       throw new Error('model down');
     }),
   ).rejects.toThrow('model down');
   expect(slots.inUse).toBe(0);
+});
+
+test('a request that finds no slot within its wait is a 503; its place is let go when its turn comes', async () => {
+  const slots = new AiSlots(1, 1, 1);
+  const held = await slots.acquire('acme', 'job');
+  await expect(inSlot(slots, 'acme', 'preview', 20, async () => 'never')).rejects.toMatchObject({
+    kind: 'unavailable',
+  });
+  held();
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(slots.inUse).toBe(0);
+  await expect(inSlot(slots, 'acme', 'preview', 20, async () => 'now')).resolves.toBe('now');
 });
