@@ -23,7 +23,7 @@ const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000);
 
 function event(type: string, data: unknown, commandId: string, index: number): NewEvent {
   return {
-    id: eventIdFor(commandId, index),
+    id: eventIdFor('bench', commandId, index),
     type,
     schemaVersion: 1,
     data,

@@ -88,6 +88,7 @@ import { createOpenAiLanguageModel } from '../infra/ai/language-model/openai';
 import { SystemModels } from '../command-api/ai/system-models';
 import { exponentialBackoff, MeteredModel } from '../command-api/ai/metered-model';
 import { AiJobs } from '../command-api/ai/jobs';
+import { AiSlots } from '../command-api/ai/ai-slots';
 import { FairSlots } from '../infra/fair-slots';
 
 /**
@@ -296,7 +297,11 @@ export async function buildServices(
     return { lagPositions: seen > head ? 0 : Number(head - seen), runsStarted: integrator.runsStarted };
   };
   // Model calls of AI jobs: fair between systems, bounded per system and per process.
-  const aiSlots = new FairSlots(config.AI_MAX_CONCURRENCY, config.AI_TENANT_CONCURRENCY);
+  const aiSlots = new AiSlots(
+    config.AI_MAX_CONCURRENCY,
+    config.AI_TENANT_CONCURRENCY,
+    config.AI_CREDENTIAL_CONCURRENCY,
+  );
   const deadLetters = new DeadLetters({
     events: adapters.events,
     readStore: adapters.readStore,
@@ -523,8 +528,14 @@ export async function buildServices(
     now: hooks.now,
     // Long enough for a call and its retries; a call that never settles (the process died) then lapses.
     reservationHoldMs: config.AI_TIMEOUT_MS * 6 + 60_000,
+    callTimeoutMs: config.AI_TIMEOUT_MS,
     backoffMs: exponentialBackoff,
     observe: (outcome, tokens) => metrics.observeAiCall(outcome, tokens),
+    onExcessUsage: (excess) =>
+      logger.warn(
+        excess,
+        'a language model reported more tokens than its call reserved; charged what was reserved',
+      ),
   });
   const aiJobs = new AiJobs({
     handler,
@@ -618,6 +629,8 @@ export async function buildServices(
         ai: {
           model: meteredModel,
           jobs: aiJobs,
+          slots: aiSlots,
+          slotWaitMs: config.AI_TIMEOUT_MS,
           executeWaitMs: config.AI_EXECUTE_WAIT_MS,
           systems: systemModels,
           deployment: deploymentModel,

@@ -11,6 +11,7 @@ import type { CommandReads } from '../infra/read-store/command-reads';
 import type { IdAllocator } from './kit/id-allocator';
 import type { IdempotencyKeys } from './kit/idempotency';
 import type { CommandHandler } from './kit/handler';
+import type { AiSlots } from './ai/ai-slots';
 import type { MeteredModel } from './ai/metered-model';
 import type { AiJobs } from './ai/jobs';
 import type { SystemModels } from './ai/system-models';
@@ -60,6 +61,10 @@ export interface CommandDeps {
   readonly ai: {
     readonly model: MeteredModel;
     readonly jobs: AiJobs;
+    /** Every model call takes one (jobs, previews, generations): shares per system and per credential. */
+    readonly slots: AiSlots;
+    /** How long a preview or a generation waits for a slot before a 503 (`AI_TIMEOUT_MS`). */
+    readonly slotWaitMs: number;
     /** How long an execute waits for its job before answering with its progress. */
     readonly executeWaitMs: number;
     /** The model each system uses, and the deployment's (AI_URL; null: none). */

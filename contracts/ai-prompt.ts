@@ -1,3 +1,5 @@
+import { PlatformError } from './errors';
+
 /**
  * The prompts of AI transforms and validations refer to the record in double braces: `{{name}}`, `{{id}}`,
  * `{{value}}` (the target field's current value) and `{{<field key>}}`. References are checked when a
@@ -25,9 +27,36 @@ export function promptText(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-/** The prompt with each reference replaced by its value (`values` by reference name). */
+/**
+ * The longest a prompt may be once its references are filled in, in characters: a reference may stand for a
+ * long value and be used many times, and the prompt is built before any balance check could stop it.
+ */
+export const MAX_RENDERED_PROMPT_CHARS = 200_000;
+
+const PROMPT_TOO_LONG = `the prompt with its references filled in is longer than ${MAX_RENDERED_PROMPT_CHARS} characters; refer to fewer or shorter values`;
+
+/**
+ * The prompt with each reference replaced by its value (`values` by reference name). Refused (400) as soon as
+ * it would grow past `MAX_RENDERED_PROMPT_CHARS`, before the longer text is built.
+ */
 export function fillPrompt(prompt: string, values: Readonly<Record<string, unknown>>): string {
-  return prompt.replace(REFERENCE, (_whole, reference: string) =>
-    Object.hasOwn(values, reference) ? promptText(values[reference]) : '',
-  );
+  const parts: string[] = [];
+  let length = 0;
+  let from = 0;
+  const add = (part: string) => {
+    length += part.length;
+    if (length > MAX_RENDERED_PROMPT_CHARS)
+      throw new PlatformError('validation_failed', PROMPT_TOO_LONG, [
+        { path: 'prompt', message: PROMPT_TOO_LONG },
+      ]);
+    parts.push(part);
+  };
+  for (const match of prompt.matchAll(REFERENCE)) {
+    add(prompt.slice(from, match.index));
+    const reference = match[1]!;
+    add(Object.hasOwn(values, reference) ? promptText(values[reference]) : '');
+    from = match.index + match[0].length;
+  }
+  add(prompt.slice(from));
+  return parts.join('');
 }

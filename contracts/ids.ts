@@ -54,7 +54,13 @@ export function childId(parentId: string, suffix: string): string {
   return `${parentId.slice(0, 13)}-8${hashed.slice(15)}`;
 }
 
-/** Event id of the n-th event a command produces. */
-export function eventIdFor(commandId: string, index: number): string {
-  return childId(commandId, `#${index}`);
+/**
+ * Event id of the n-th event a command of `tenant` produces. Event ids are unique store-wide while command ids
+ * are only unique within a system (a job's `${jobId}:finish` names job 1 of every system alike), so the system
+ * is part of the name: no caller can derive another system's event id. Events appended before the system was
+ * part of it keep their ids; a repeated command is still recognised by its `metadata.commandId` (`mayBeRepeat`).
+ * A tenant is a DNS label (no `@`), so `#<index>@<tenant>` ends the name unambiguously.
+ */
+export function eventIdFor(tenant: string, commandId: string, index: number): string {
+  return childId(commandId, `#${index}@${tenant}`);
 }

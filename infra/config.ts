@@ -212,6 +212,8 @@ export const configSchema = z.object({
   AI_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
   /** Model calls one system's jobs make at once in one process (the others' jobs keep their share). */
   AI_TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  /** Model calls one credential (token, session, OAuth client) of a system makes at once in one process. */
+  AI_CREDENTIAL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
   /** Model calls all jobs make at once in one process. */
   AI_MAX_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(64),
   /** How long a process holds an execute job without renewing; a job of a dead process resumes elsewhere after it. */

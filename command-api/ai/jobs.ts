@@ -16,7 +16,7 @@ import type { IdAllocator } from '../kit/id-allocator';
 import { requestHash, type IdempotencyKeys } from '../kit/idempotency';
 import { OneAtATime } from '../kit/one-at-a-time';
 import { activeConfiguration, configurationField, validationResultDecider } from './configurations';
-import type { FairSlots } from '../../infra/fair-slots';
+import type { AiSlots } from './ai-slots';
 import { ReservationBlock, type MeteredAnswer, type MeteredModel } from './metered-model';
 import { recordReferences, transformRequest, validationRequest } from './requests';
 
@@ -33,7 +33,7 @@ export interface AiJobsOptions {
   readonly ids: IdAllocator;
   readonly idempotency: IdempotencyKeys;
   readonly model: MeteredModel;
-  readonly slots: FairSlots;
+  readonly slots: AiSlots;
   readonly reads: Pick<CommandReads, 'latestValidationResult' | 'runningAiJobs'>;
   readonly now: () => Date;
   readonly logger: Logger;
@@ -66,7 +66,7 @@ interface JobSetting {
 }
 
 /**
- * Runs execute jobs in this process: each record's model call takes a fair slot (FairSlots), each outcome is
+ * Runs execute jobs in this process: each record's model call takes a fair slot (AiSlots), each outcome is
  * kept on the job as it finishes, and a job cut short goes on from its last kept outcome when it is run again.
  * Record changes and validation results are named by the job and the record, so running a record twice writes
  * once; answers are kept by what was asked, so asking twice spends once.
@@ -257,7 +257,8 @@ export class AiJobs {
     const renewal = setInterval(() => {
       lease().catch((error: unknown) => leaseLost.abort(error));
     }, this.options.leaseMs / 3);
-    const block = new ReservationBlock(tenant, context, RECORDS_PER_RESERVATION);
+    const heldFor = `aiJob:${jobId}`;
+    const block = new ReservationBlock(tenant, context, RECORDS_PER_RESERVATION, heldFor);
 
     try {
       let next = 0;
@@ -268,7 +269,7 @@ export class AiJobs {
             keep({ recordId, status: 'failed', reason: setting.message, tokens: 0, cached: false });
             continue;
           }
-          const release = await this.options.slots.acquire(tenant);
+          const release = await this.options.slots.acquire(tenant, job.credentialId ?? `user:${job.userId}`);
           try {
             if (signal.aborted) return;
             keep(await this.runRecord(tenant, job, setting, recordId, context, signal, block));
@@ -295,6 +296,13 @@ export class AiJobs {
       }
     }
     if (signal.aborted) return (await this.options.handler.load(stream, aiJobDecider)).state;
+    // Every record has its outcome: nothing of the job's is under way anywhere, so what a process that died
+    // while running it had reserved is let go now (before the job shows finished) rather than when it lapses.
+    await this.options.model
+      .releaseHeldFor({ tenant, context }, heldFor)
+      .catch((error: unknown) =>
+        this.options.logger.warn({ err: error, tenant, jobId }, 'letting go of AI job reservations failed'),
+      );
     const finished = await this.appends.run(stream, () =>
       this.options.handler.handle(
         stream,
@@ -356,7 +364,7 @@ export class AiJobs {
         },
         request,
         attempts: ATTEMPTS_PER_RECORD,
-        cache: true,
+        keptFor: `aiJob:${job.jobId}:${recordId}`,
         context: { ...context, actor },
         block,
       });

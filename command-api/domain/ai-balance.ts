@@ -12,9 +12,16 @@ export interface AiBalanceState {
   readonly toppedUp: number;
   readonly spent: number;
   /** Open reservations: their tokens and when they lapse (epoch ms). */
-  readonly reservations: ReadonlyMap<string, { readonly tokens: number; readonly expiresAt: number }>;
+  readonly reservations: ReadonlyMap<string, Reservation>;
   /** The latest event's time (epoch ms): reservations past it are dropped as events come. */
   readonly latestAt: number;
+}
+
+interface Reservation {
+  readonly tokens: number;
+  readonly expiresAt: number;
+  /** The job whose calls it covers (see `ReleaseHeldFor`). */
+  readonly heldFor?: string;
 }
 
 export type AiBalanceCommand =
@@ -30,6 +37,7 @@ export type AiBalanceCommand =
       readonly tokens: number;
       readonly now: Date;
       readonly holdMs: number;
+      readonly heldFor?: string;
     }
   | {
       readonly kind: 'Spend';
@@ -45,7 +53,9 @@ export type AiBalanceCommand =
       readonly model: string;
       readonly purpose: AiSpendingPurpose;
     }
-  | { readonly kind: 'Release'; readonly reservationId: string; readonly now: Date };
+  | { readonly kind: 'Release'; readonly reservationId: string; readonly now: Date }
+  /** Lets go every reservation still held for a job that ended (its calls, of any process, are over). */
+  | { readonly kind: 'ReleaseHeldFor'; readonly heldFor: string; readonly now: Date };
 
 /** The balance as a client sees it, at `now` (reservations past their time hold nothing). */
 export function balanceView(state: AiBalanceState, now: Date): AiBalanceView {
@@ -53,12 +63,36 @@ export function balanceView(state: AiBalanceState, now: Date): AiBalanceView {
 }
 
 function withoutLapsed(
-  reservations: ReadonlyMap<string, { tokens: number; expiresAt: number }>,
+  reservations: ReadonlyMap<string, Reservation>,
   now: number,
-): Map<string, { tokens: number; expiresAt: number }> {
-  const kept = new Map<string, { tokens: number; expiresAt: number }>();
+): Map<string, Reservation> {
+  const kept = new Map<string, Reservation>();
   for (const [id, reservation] of reservations) if (reservation.expiresAt > now) kept.set(id, reservation);
   return kept;
+}
+
+/**
+ * The most a spending may charge: what its reservation holds for it (its `settles`, or the whole reservation).
+ * A reservation that lapsed holds nothing, and its tokens may have been reserved by others since: then the
+ * spending takes only what is still available, so the balance never goes below zero nor below what others
+ * hold. (A spending with no reservation is charged as it says.)
+ */
+function spendingLimit(command: Extract<AiBalanceCommand, { kind: 'Spend' }>, state: AiBalanceState): number {
+  if (command.reservationId === null) return Number.POSITIVE_INFINITY;
+  const now = command.now.getTime();
+  const held = state.reservations.get(command.reservationId);
+  if (held !== undefined && held.expiresAt > now)
+    return Math.min(held.tokens, command.settles ?? held.tokens);
+  return Math.max(0, balanceView(state, command.now).available);
+}
+
+/** The spending's tokens cut to `limit`, the answer's (completion) tokens first. */
+function withinLimit(
+  spending: { readonly promptTokens: number; readonly completionTokens: number },
+  limit: number,
+): { promptTokens: number; completionTokens: number } {
+  const promptTokens = Math.min(spending.promptTokens, limit);
+  return { promptTokens, completionTokens: Math.min(spending.completionTokens, limit - promptTokens) };
 }
 
 export const aiBalanceDecider: Decider<AiBalanceState, AiBalanceCommand, DomainEvent> = {
@@ -85,11 +119,13 @@ export const aiBalanceDecider: Decider<AiBalanceState, AiBalanceCommand, DomainE
               tokens: command.tokens,
               at: command.now.toISOString(),
               expiresAt: new Date(command.now.getTime() + command.holdMs).toISOString(),
+              ...(command.heldFor !== undefined && { heldFor: command.heldFor }),
             },
           },
         ];
       }
-      case 'Spend':
+      case 'Spend': {
+        const { promptTokens, completionTokens } = withinLimit(command, spendingLimit(command, state));
         return [
           {
             type: 'AiTokensSpent',
@@ -97,15 +133,25 @@ export const aiBalanceDecider: Decider<AiBalanceState, AiBalanceCommand, DomainE
               reservationId: command.reservationId,
               ...(command.settles !== undefined && { settles: command.settles }),
               at: command.now.toISOString(),
-              promptTokens: command.promptTokens,
-              completionTokens: command.completionTokens,
-              tokens: command.promptTokens + command.completionTokens,
+              promptTokens,
+              completionTokens,
+              tokens: promptTokens + completionTokens,
               reported: command.reported,
               model: command.model,
               purpose: command.purpose,
             },
           },
         ];
+      }
+      case 'ReleaseHeldFor': {
+        const at = command.now.toISOString();
+        return [...state.reservations]
+          .filter(
+            ([, reservation]) =>
+              reservation.heldFor === command.heldFor && reservation.expiresAt > command.now.getTime(),
+          )
+          .map(([reservationId]) => ({ type: 'AiReservationReleased', data: { reservationId, at } }));
+      }
       case 'Release':
         return state.reservations.has(command.reservationId)
           ? [
@@ -125,6 +171,7 @@ export const aiBalanceDecider: Decider<AiBalanceState, AiBalanceCommand, DomainE
       reservationId?: string | null;
       at?: string;
       expiresAt?: string;
+      heldFor?: string;
     };
     const latestAt = data.at === undefined ? state.latestAt : Math.max(state.latestAt, Date.parse(data.at));
     switch (event.type) {
@@ -135,6 +182,7 @@ export const aiBalanceDecider: Decider<AiBalanceState, AiBalanceCommand, DomainE
         reservations.set(data.reservationId!, {
           tokens: data.tokens!,
           expiresAt: Date.parse(data.expiresAt!),
+          ...(data.heldFor !== undefined && { heldFor: data.heldFor }),
         });
         return { ...state, reservations, latestAt };
       }

@@ -72,6 +72,12 @@ export interface HandleOptions {
   /** A command that may already have run: look for its events in the stream before deciding again. */
   readonly mayBeRepeat?: boolean;
   /**
+   * A command that may already have run, and if it did, after this position: its events are looked for among
+   * the stream's latest events only (read back to it), not in the whole stream as `mayBeRepeat` does. Found,
+   * the result is the stream's current state with the position of those events (`replayed`).
+   */
+  readonly repeatAfter?: bigint;
+  /**
    * The stream is new (its id was just allocated): decide on the initial state without reading it. Should
    * it exist after all, the append fails its `no_stream` expectation and the handler reads it and retries.
    */
@@ -251,7 +257,9 @@ export class CommandHandler {
         }
         appends.push({
           streamId,
-          events: events.map((event, n) => toNewEvent(event, eventIdFor(context.commandId, n), context)),
+          events: events.map((event, n) =>
+            toNewEvent(event, eventIdFor(context.tenant, context.commandId, n), context),
+          ),
           expectedRevision: 'no_stream',
         });
         decided.push({ index, events });
@@ -291,6 +299,19 @@ export class CommandHandler {
     return outcomes;
   }
 
+  /** The position of the last event `commandId` appended to the stream after `after` (undefined: none). */
+  private async appendedAfter(
+    streamId: string,
+    commandId: string,
+    after: bigint,
+  ): Promise<bigint | undefined> {
+    for await (const recorded of this.store.readStream(streamId, { direction: 'backwards' })) {
+      if (recorded.position <= after) return undefined;
+      if (recorded.metadata.commandId === commandId) return recorded.position;
+    }
+    return undefined;
+  }
+
   async handle<State, Command, Event extends DomainEvent>(
     streamId: string,
     decider: Decider<State, Command, Event>,
@@ -299,6 +320,13 @@ export class CommandHandler {
     options: HandleOptions = {},
   ): Promise<CommandResult<State>> {
     const maxAttempts = options.maxAttempts ?? 10;
+    if (options.repeatAfter !== undefined) {
+      const position = await this.appendedAfter(streamId, context.commandId, options.repeatAfter);
+      if (position !== undefined) {
+        const loaded = await this.load(streamId, decider);
+        return { ...loaded, position, replayed: true };
+      }
+    }
     for (let attempt = 1; ; attempt++) {
       const { loaded, previous } = options.mayBeRepeat
         ? await this.loadLookingFor(streamId, decider, context.commandId)
@@ -326,7 +354,9 @@ export class CommandHandler {
       try {
         const result = await this.store.append(
           streamId,
-          events.map((event, index) => toNewEvent(event, eventIdFor(context.commandId, index), context)),
+          events.map((event, index) =>
+            toNewEvent(event, eventIdFor(context.tenant, context.commandId, index), context),
+          ),
           { expectedRevision },
         );
         const state = events.reduce((current, event) => decider.evolve(current, event), loaded.state);

@@ -50,7 +50,7 @@ export class IdAllocator {
           [
             toNewEvent(
               { type: 'IdBlockReserved', data },
-              eventIdFor(commandId, 0),
+              eventIdFor(tenant, commandId, 0),
               bookkeepingContext(tenant, commandId),
             ),
           ],

@@ -98,7 +98,7 @@ export class IdempotencyKeys {
         [
           toNewEvent(
             { type: 'IdempotencyKeyClaimed', data: claim },
-            // Not eventIdFor(commandId, 0): that is the id of the command's own first event (event ids are unique store-wide).
+            // Not eventIdFor(tenant, commandId, 0): that is the id of the command's own first event (event ids are unique store-wide).
             uuidV5(`idempotency-key-claim:${claim.commandId}`),
             bookkeepingContext(tenant, claim.commandId, { userId: null, credentialId }),
           ),

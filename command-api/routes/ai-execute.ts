@@ -20,6 +20,7 @@ import { requestHash } from '../kit/idempotency';
 import { activeConfiguration, configurationField } from '../ai/configurations';
 import { checkReferences } from './ai-configurations';
 import { authorize, commandContext, idempotencyKey, sendAt } from './context';
+import { inSlot } from '../ai/ai-slots';
 
 /** An execute job as its answers show it: counts, and (once finished) every record's outcome in the order asked. */
 function jobView(job: AiJobState, withItems: boolean): Record<string, unknown> {
@@ -101,7 +102,8 @@ export function addAiExecuteRoutes(router: Router, deps: CommandDeps, executeWai
   mount(router, executeValidation, (req, res) => execute(req, res, 'validation'));
 
   mount(router, previewTransform, async (req, res) => {
-    const principal = authorize(req, 'columnDataTransform', 'read');
+    // A preview spends the system's tokens: the transform's write right, not its read right, says so.
+    const principal = authorize(req, 'columnDataTransform', 'update');
     const entityId = idParam(req, 'entityId');
     const body = validate(previewBody, req.body, 'body');
     const { tenant } = principal;
@@ -121,19 +123,20 @@ export function addAiExecuteRoutes(router: Router, deps: CommandDeps, executeWai
     };
     const request = transformRequest({ ...configuration.attributes, prompt: body.prompt }, field, references);
     const context = commandContext(req, principal, '');
-    const answer = await deps.ai.model.complete({
-      tenant,
-      purpose: {
-        operation: 'transform-preview',
-        configuration: { kind: 'transform', entityId },
-        userId: principal.userId,
-        recordId: null,
-      },
-      request,
-      attempts: 2,
-      cache: false,
-      context,
-    });
+    const answer = await inSlot(deps.ai.slots, tenant, principal.credential.id, deps.ai.slotWaitMs, () =>
+      deps.ai.model.complete({
+        tenant,
+        purpose: {
+          operation: 'transform-preview',
+          configuration: { kind: 'transform', entityId },
+          userId: principal.userId,
+          recordId: null,
+        },
+        request,
+        attempts: 2,
+        context,
+      }),
+    );
     const parsed = parseValueAnswer(answer.text, field);
     if (!parsed.ok) throw new PlatformError('upstream_failed', parsed.reason);
     let problem: string | null = null;

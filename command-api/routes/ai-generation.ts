@@ -44,6 +44,7 @@ import { recordDecider, type RecordState } from '../domain/record';
 import { activeConfiguration } from '../ai/configurations';
 import { authorize, commandContext, sendAt } from './context';
 import { moduleFields } from './records';
+import { inSlot } from '../ai/ai-slots';
 
 /** `GET /field/generate/{fieldId}` spends tokens: the command API serves it (`commandGets`, the gateway). */
 export const FIELD_GENERATE_ROUTE = /^\/field\/generate\/[^/]+\/?$/;
@@ -411,20 +412,21 @@ interface GenerationCall {
 /** One metered model call for a generation: never cached (each asks anew), retried on the model's hiccups. */
 function ask(deps: CommandDeps, call: GenerationCall): Promise<MeteredAnswer> {
   const { commandId: _none, ...context } = commandContext(call.req, call.principal, '');
-  return deps.ai.model.complete({
-    tenant: call.principal.tenant,
-    purpose: { ...call.purpose, userId: call.principal.userId },
-    request: {
-      messages: call.messages,
-      maxOutputTokens: call.maxOutputTokens,
-      temperature: call.temperature,
-      json: true,
-      ...(call.model !== undefined && { model: call.model }),
-    },
-    attempts: MODEL_ATTEMPTS,
-    cache: false,
-    context,
-  });
+  return inSlot(deps.ai.slots, call.principal.tenant, call.principal.credential.id, deps.ai.slotWaitMs, () =>
+    deps.ai.model.complete({
+      tenant: call.principal.tenant,
+      purpose: { ...call.purpose, userId: call.principal.userId },
+      request: {
+        messages: call.messages,
+        maxOutputTokens: call.maxOutputTokens,
+        temperature: call.temperature,
+        json: true,
+        ...(call.model !== undefined && { model: call.model }),
+      },
+      attempts: MODEL_ATTEMPTS,
+      context,
+    }),
+  );
 }
 
 /** The answer's value, checked as a record write checks it; a 502 saying why it does not fit. */
@@ -500,7 +502,8 @@ export function addAiGenerationRoutes(router: Router, deps: CommandDeps): void {
 
   mount(router, generateFieldValue, async (req, res) => {
     const principal = authorize(req, 'field', 'read');
-    authorize(req, 'record', 'read');
+    // A generated value spends the system's tokens, for a record value: the right to write records says so.
+    authorize(req, 'record', 'update');
     const fieldId = idParam(req, 'fieldId');
     const query = validate(generateFieldValue.query, req.query, 'query');
     const { module, field } = await fieldAndModule(deps, principal.tenant, fieldId);

@@ -353,7 +353,7 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
       );
 
     const commandId = newId();
-    const requestId = eventIdFor(commandId, 0);
+    const requestId = eventIdFor(tenant, commandId, 0);
     const scenario =
       state.scenarioId === null
         ? null

@@ -148,6 +148,8 @@ export const AI_EVENTS: readonly EventDefinition[] = [
       at: z.iso.datetime(),
       /** A reservation its call never settled (the process died) stops holding tokens then. */
       expiresAt: z.iso.datetime(),
+      /** The job whose calls it covers (`aiJob:<job>`): the job's end lets go what a process that died left held. */
+      heldFor: z.string().optional(),
     }),
   },
   {
@@ -177,6 +179,16 @@ export const AI_EVENTS: readonly EventDefinition[] = [
       model: z.string(),
       promptTokens: tokens,
       completionTokens: tokens,
+      /**
+       * Whose call paid for it (a job's record, `aiJob:<job>:<record>`), and the reservation its spending settles:
+       * a job run again after a crash answers that record from it with what it cost, and settles that spending
+       * once. Absent on answers kept before.
+       */
+      paidBy: z.string().optional(),
+      reservationId: z.string().optional(),
+      settles: tokens.optional(),
+      /** Cut at the output limit: kept for its payer only; anyone else asks anew. */
+      cut: z.literal(true).optional(),
     }),
   },
   {

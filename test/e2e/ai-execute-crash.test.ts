@@ -135,10 +135,23 @@ test('kill -9 during an execute: the job resumes after the restart, every record
   expect(perRecord.size).toBe(RECORDS);
   expect([...perRecord.values()].every((count) => count === 1)).toBe(true);
 
-  // Asked at most once more than there are records: only calls cut by the crash are asked again.
+  // Asked at most once more than there are records: only calls cut by the crash (AI_CONCURRENCY of them at
+  // most) are asked again; a record whose answer came before the crash is answered from it.
   const asked = fake.chatRequests.map((request) => request.messages.at(-1)!.content);
   expect(new Set(asked).size).toBe(RECORDS);
   expect(asked.length - RECORDS).toBeLessThanOrEqual(3);
+
+  // Every token spent belongs to an outcome: what the outcomes show is what the balance spent, and what the
+  // killed process had reserved for the job is let go when the job finishes.
+  const outcomes = (
+    await call<{ items: Array<{ tokens: number }> }>(url, 'GET', `/ai/job/${jobId}/item?limit=500`)
+  ).body.items;
+  const shown = outcomes.reduce((sum, item) => sum + item.tokens, 0);
+  const balance = (await call<{ spent: number; tokens: number; reserved: number }>(url, 'GET', '/ai/balance'))
+    .body;
+  expect(job.tokens).toBe(shown);
+  expect(balance).toMatchObject({ spent: shown, tokens: 1_000_000 - shown, reserved: 0 });
+  expect(shown).toBeGreaterThan(0);
   const items = (await call<{ meta: { total: number } }>(url, 'GET', `/ai/job/${jobId}/item?limit=1`)).body;
   expect(items.meta.total).toBe(RECORDS);
 });

@@ -402,11 +402,13 @@ describe('GET /field/generate/{fieldId}', () => {
     expect(fake.chatRequests.length).toBe(asked);
   });
 
-  test('needs the right to read fields and records', async () => {
+  test('needs the right to read fields and to write records (it spends tokens): read rights alone are a 403', async () => {
     const asked = fake.chatRequests.length;
-    for (const permissions of [{ field: ['read'] }, { record: ['read'] }] as Array<
-      Record<string, string[]>
-    >) {
+    for (const permissions of [
+      { field: ['read'] },
+      { record: ['read', 'update'] },
+      { field: ['read'], record: ['read'] },
+    ] as Array<Record<string, string[]>>) {
       const token = await tokenWith(permissions);
       const refused = await call('GET', `/field/generate/${fields.Budget!.id}`, undefined, token);
       expect([permissions, refused.status]).toEqual([permissions, 403]);

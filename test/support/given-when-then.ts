@@ -145,7 +145,7 @@ export class EventLog {
       occurredAt,
     };
     return {
-      id: eventIdFor(commandId, 0),
+      id: eventIdFor(metadata.tenant, commandId, 0),
       type: event.type,
       schemaVersion,
       data: event.data,

@@ -1,6 +1,6 @@
 import { IdAllocator } from '../../command-api/kit/id-allocator';
 import type { NewEvent } from '../../contracts/events/envelope';
-import { eventIdFor, newId } from '../../contracts/ids';
+import { childId, newId } from '../../contracts/ids';
 import { streamName } from '../../contracts/streams';
 import type { EventStore } from '../../infra/event-store/port';
 
@@ -20,7 +20,8 @@ export interface OlderReleaseModule {
 function storedEvent(tenant: string, type: string, schemaVersion: number, data: unknown): NewEvent {
   const commandId = newId();
   return {
-    id: eventIdFor(commandId, 0),
+    // As releases before event ids named their system derived them.
+    id: childId(commandId, '#0'),
     type,
     schemaVersion,
     data,

@@ -167,4 +167,72 @@ describe('AI token balance decider', () => {
       .then([{ type: 'AiReservationReleased', data: { reservationId: 'block', at: AT.toISOString() } }]);
     expect(balanceView(released, AT)).toMatchObject({ reserved: 0, available: 978 });
   });
+
+  const spend = (reservationId: string, promptTokens: number, completionTokens: number, now = AT) =>
+    ({
+      kind: 'Spend',
+      reservationId,
+      now,
+      promptTokens,
+      completionTokens,
+      reported: true,
+      model: 'm',
+      purpose,
+    }) as const;
+  const spent = (
+    reservationId: string,
+    promptTokens: number,
+    completionTokens: number,
+    at = AT,
+  ): DomainEvent => ({
+    type: 'AiTokensSpent',
+    data: {
+      reservationId,
+      at: at.toISOString(),
+      promptTokens,
+      completionTokens,
+      tokens: promptTokens + completionTokens,
+      reported: true,
+      model: 'm',
+      purpose,
+    },
+  });
+
+  test('a spending is charged at most what its reservation holds, the answer cut first', () => {
+    const state = spec
+      .given([toppedUp(1_000), reserved('a', 180)])
+      .when(spend('a', 150, 999_850))
+      .then([spent('a', 150, 30)]);
+    expect(balanceView(state, AT)).toMatchObject({ tokens: 820, reserved: 0 });
+  });
+
+  test('reproduction: a spending whose reservation lapsed (others reserved its tokens since) takes only what is available', () => {
+    // 188 topped up; `a` held 170 and lapsed; `b` reserved 170 and spent them; `a`'s call comes back late.
+    const history = [
+      toppedUp(188),
+      reserved('a', 170),
+      reserved('b', 170, later(61_000)),
+      spent('b', 100, 70, later(62_000)),
+    ];
+    const state = spec
+      .given(history)
+      .when(spend('a', 100, 70, later(63_000)))
+      .then([spent('a', 18, 0, later(63_000))]);
+    expect(balanceView(state, later(63_000))).toMatchObject({ tokens: 0, spent: 188 });
+  });
+
+  test("a job's end lets go every reservation still held for it, and no other", () => {
+    const forJob = (reservationId: string, tokens: number): DomainEvent => {
+      const event = reserved(reservationId, tokens);
+      return { ...event, data: { ...(event.data as object), heldFor: 'aiJob:4' } };
+    };
+    const state = spec
+      .given([toppedUp(1_000), forJob('dead-block', 300), forJob('other', 100), reserved('preview', 50)])
+      .when({ kind: 'ReleaseHeldFor', heldFor: 'aiJob:4', now: AT })
+      .then([
+        { type: 'AiReservationReleased', data: { reservationId: 'dead-block', at: AT.toISOString() } },
+        { type: 'AiReservationReleased', data: { reservationId: 'other', at: AT.toISOString() } },
+      ]);
+    expect(balanceView(state, AT)).toMatchObject({ reserved: 50, available: 950 });
+  });
 });

@@ -1,5 +1,12 @@
+import fc from 'fast-check';
 import { parseValueAnswer, parseVerdictAnswer, valueInstruction } from '../../contracts/ai-output';
-import { fillPrompt, promptReferences, unknownReferences } from '../../contracts/ai-prompt';
+import {
+  fillPrompt,
+  MAX_RENDERED_PROMPT_CHARS,
+  promptReferences,
+  unknownReferences,
+} from '../../contracts/ai-prompt';
+import { PlatformError } from '../../contracts/errors';
 
 describe('prompt references', () => {
   test('found once each, in order; spaces inside the braces allowed', () => {
@@ -83,5 +90,38 @@ describe('model answers', () => {
       /\["new","won"\]/,
     );
     expect(valueInstruction({ type: 'date', config: {} })).toMatch(/YYYY-MM-DD/);
+  });
+});
+
+describe('the rendered prompt cap', () => {
+  test('any prompt and values: the filled prompt is within the cap, or a 400 naming the cap', () => {
+    const reference = fc.constantFrom('{{a}}', '{{ b }}', '{{name}}', '{{missing}}');
+    const prompt = fc
+      .array(fc.oneof(reference, fc.string({ maxLength: 20 })), { maxLength: 40 })
+      .map((parts) => parts.join(''));
+    const value = fc.oneof(
+      fc.string({ maxLength: 50 }),
+      fc.nat(60_000).map((length) => 'x'.repeat(length)),
+      fc.jsonValue({ maxDepth: 2 }),
+    );
+    fc.assert(
+      fc.property(prompt, fc.record({ a: value, b: value, name: value }), (text, values) => {
+        try {
+          expect(fillPrompt(text, values).length).toBeLessThanOrEqual(MAX_RENDERED_PROMPT_CHARS);
+        } catch (error) {
+          expect(error).toBeInstanceOf(PlatformError);
+          expect((error as PlatformError).status).toBe(400);
+          expect((error as PlatformError).message).toContain(String(MAX_RENDERED_PROMPT_CHARS));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('reproduction: a reference expanded 1,000-fold is refused, not built', () => {
+    const started = Date.now();
+    expect(() => fillPrompt('{{a}}'.repeat(1_000), { a: 'x'.repeat(90_000) })).toThrow(/longer than 200000/);
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(fillPrompt('{{a}}'.repeat(2), { a: 'x'.repeat(90_000) })).toHaveLength(180_000);
   });
 });

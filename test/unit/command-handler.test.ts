@@ -11,7 +11,7 @@ import { IdempotencyKeys, requestHash } from '../../command-api/kit/idempotency'
 import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
 import type { IdBlockReservedData, IdempotencyKeyClaimedData } from '../../contracts/events/system';
 import { PlatformError, type ErrorKind } from '../../contracts/errors';
-import { eventIdFor, newId } from '../../contracts/ids';
+import { childId, eventIdFor, newId } from '../../contracts/ids';
 import { streamName } from '../../contracts/streams';
 import type {
   AppendOptions,
@@ -40,7 +40,7 @@ function commandContext(commandId: string = newId()): CommandContext {
 function concurrentRename(name: string): NewEvent {
   const commandId = newId();
   return {
-    id: eventIdFor(commandId, 0),
+    id: eventIdFor(TENANT, commandId, 0),
     type: 'SpaceUpdated',
     schemaVersion: 1,
     data: { spaceId: 7, name },
@@ -137,7 +137,7 @@ describe('CommandHandler', () => {
       const [stored, ...more] = await streamEvents(store, SPACE_STREAM);
       expect(more).toEqual([]);
       expect(stored).toMatchObject({
-        id: eventIdFor(context.commandId, 0),
+        id: eventIdFor(TENANT, context.commandId, 0),
         type: 'SpaceCreated',
         schemaVersion: 1,
         data: { spaceId: 7, name: 'Sales', description: null },
@@ -376,6 +376,94 @@ describe('CommandHandler', () => {
       expect(await streamEvents(store, SPACE_STREAM)).toHaveLength(2);
     });
 
+    test('a command whose first run was stored with an id of before event ids named the system is recognised', async () => {
+      const store = new MemoryEventStore();
+      const context = commandContext('7:finish');
+      await store.append(
+        SPACE_STREAM,
+        [
+          {
+            // As releases before this one derived it: the command id alone.
+            id: childId(context.commandId, '#0'),
+            type: 'SpaceCreated',
+            schemaVersion: 1,
+            data: { spaceId: 7, name: 'Sales', description: null },
+            metadata: { ...context, occurredAt: new Date().toISOString() },
+          },
+        ],
+        { expectedRevision: 'no_stream' },
+      );
+
+      const repeat = await new CommandHandler(store).handle(
+        SPACE_STREAM,
+        spaceDecider,
+        CREATE_SPACE,
+        context,
+        {
+          mayBeRepeat: true,
+        },
+      );
+
+      expect(repeat).toMatchObject({ revision: 0n, replayed: true, state: { name: 'Sales' } });
+      expect(await streamEvents(store, SPACE_STREAM)).toHaveLength(1);
+    });
+
+    test('the same command id in two systems appends in both (event ids are unique store-wide)', async () => {
+      const store = new MemoryEventStore();
+      const handler = new CommandHandler(store);
+      const inSystem = (tenant: string): CommandContext => ({ ...commandContext('1:finish'), tenant });
+      for (const tenant of ['acme', 'other']) {
+        const result = await handler.handle(
+          streamName('space', tenant, 7),
+          spaceDecider,
+          CREATE_SPACE,
+          inSystem(tenant),
+          { mayBeRepeat: true },
+        );
+        expect(result).toMatchObject({ revision: 0n, replayed: false, state: { name: 'Sales' } });
+      }
+      const [a] = await streamEvents(store, streamName('space', 'acme', 7));
+      const [b] = await streamEvents(store, streamName('space', 'other', 7));
+      expect(a!.id).not.toBe(b!.id);
+    });
+
+    test('repeatAfter: a command that ran after the position is found among the latest events only', async () => {
+      const store = new MemoryEventStore();
+      const handler = new CommandHandler(store);
+      const created = await handler.handle(SPACE_STREAM, spaceDecider, CREATE_SPACE, commandContext());
+      const rename = commandContext('rename-once');
+      const first = await handler.handle(
+        SPACE_STREAM,
+        spaceDecider,
+        { kind: 'UpdateSpace', name: 'A' },
+        rename,
+      );
+      await handler.handle(SPACE_STREAM, spaceDecider, { kind: 'UpdateSpace', name: 'B' }, commandContext());
+
+      const repeat = await handler.handle(
+        SPACE_STREAM,
+        spaceDecider,
+        { kind: 'UpdateSpace', name: 'A' },
+        rename,
+        {
+          repeatAfter: created.position!,
+        },
+      );
+      expect(repeat).toMatchObject({ replayed: true, position: first.position, state: { name: 'B' } });
+      expect(await streamEvents(store, SPACE_STREAM)).toHaveLength(3);
+
+      // A command not found after the position is decided (and appended) as usual.
+      const anew = await handler.handle(
+        SPACE_STREAM,
+        spaceDecider,
+        { kind: 'UpdateSpace', name: 'C' },
+        commandContext('never-ran'),
+        { repeatAfter: first.position! },
+      );
+      expect(anew).toMatchObject({ replayed: false, state: { name: 'C' } });
+      expect(await streamEvents(store, SPACE_STREAM)).toHaveLength(4);
+    });
+
     test('a command that may be a repeat but never ran is decided as usual', async () => {
       const result = await new CommandHandler(new MemoryEventStore()).handle(
         SPACE_STREAM,
@@ -600,7 +688,7 @@ describe('CommandHandler.handleNewStreams', () => {
     expect(store.reads).toEqual([]);
     const [stored] = await streamEvents(store, commands[1]!.streamId);
     expect(stored).toMatchObject({
-      id: eventIdFor(commands[1]!.context.commandId, 0),
+      id: eventIdFor(TENANT, commands[1]!.context.commandId, 0),
       type: 'SpaceCreated',
       metadata: { commandId: commands[1]!.context.commandId, tenant: TENANT },
     });
@@ -792,7 +880,7 @@ describe('IdempotencyKeys', () => {
     const [claim, ...more] = await claims(store);
     expect(more).toEqual([]);
     // Event ids are unique store-wide: the claim must not take the id of the command's own first event.
-    expect(claim!.id).not.toBe(eventIdFor(identity.commandId, 0));
+    expect(claim!.id).not.toBe(eventIdFor(TENANT, identity.commandId, 0));
     expect(claim).toMatchObject({
       type: 'IdempotencyKeyClaimed',
       revision: 0n,

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import { childId, eventIdFor, newId, PLATFORM_NAMESPACE, uuidV5 } from '../../contracts/ids';
 
 /** RFC 9562 §5.5 step by step, as the ids of stored events were first derived. */
@@ -28,7 +29,11 @@ describe('uuidV5', () => {
       expect(uuidV5(name)).toBe(referenceUuidV5(name, PLATFORM_NAMESPACE));
     }
     const v4CommandId = '4b0c0a1e-0a4e-4a52-8f6f-1a2b3c4d5e6f';
-    expect(eventIdFor(v4CommandId, 1)).toBe(referenceUuidV5(`${v4CommandId}#1`, PLATFORM_NAMESPACE));
+    // Stored events keep the ids releases before event ids named their system derived (`childId(command, '#n')`).
+    expect(childId(v4CommandId, '#1')).toBe(referenceUuidV5(`${v4CommandId}#1`, PLATFORM_NAMESPACE));
+    expect(eventIdFor('acme', v4CommandId, 1)).toBe(
+      referenceUuidV5(`${v4CommandId}#1@acme`, PLATFORM_NAMESPACE),
+    );
     const v5CommandId = uuidV5('a command of an older release');
     expect(childId(v5CommandId, ':3')).toBe(referenceUuidV5(`${v5CommandId}:3`, PLATFORM_NAMESPACE));
   });
@@ -85,9 +90,45 @@ describe('childId', () => {
 
   test('is deterministic and tells names apart', () => {
     const parent = newId();
-    expect(eventIdFor(parent, 0)).toBe(eventIdFor(parent, 0));
-    const children = Array.from({ length: 1000 }, (_, index) => eventIdFor(parent, index));
+    expect(eventIdFor('acme', parent, 0)).toBe(eventIdFor('acme', parent, 0));
+    const children = Array.from({ length: 1000 }, (_, index) => eventIdFor('acme', parent, index));
     expect(new Set(children).size).toBe(children.length);
-    expect(eventIdFor(parent, 1)).not.toBe(childId(parent, ':1'));
+    expect(eventIdFor('acme', parent, 1)).not.toBe(childId(parent, ':1'));
+  });
+});
+
+describe('eventIdFor', () => {
+  const tenant = fc.stringMatching(/^[a-z0-9](?:[a-z0-9-]{0,20}[a-z0-9])?$/);
+  const commandId = fc.oneof(
+    fc.uuid(),
+    fc.string({ maxLength: 40 }),
+    fc.nat(10_000).map((jobId) => `${jobId}:finish`),
+  );
+
+  test('the same command of two systems names different events; the same system, the same ones', () => {
+    fc.assert(
+      fc.property(tenant, tenant, commandId, fc.nat(100), (a, b, command, index) => {
+        fc.pre(a !== b);
+        expect(eventIdFor(a, command, index)).not.toBe(eventIdFor(b, command, index));
+        expect(eventIdFor(a, command, index)).toBe(eventIdFor(a, command, index));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test('no two (system, command, index) name one event', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.tuple(tenant, commandId, fc.nat(20)), {
+          selector: ([t, c, i]) => JSON.stringify([t, c, i]),
+          maxLength: 50,
+        }),
+        (triples) => {
+          const ids = triples.map(([t, c, i]) => eventIdFor(t, c, i));
+          expect(new Set(ids).size).toBe(ids.length);
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });

@@ -10,16 +10,28 @@ export interface OpenAiLanguageModelOptions {
   readonly timeoutMs: number;
 }
 
-/** The endpoint's `retry-after-ms` or `retry-after` (seconds or an HTTP date), in milliseconds. */
-function retryAfterMsOf(headers: Headers | undefined): number | undefined {
-  const milliseconds = Number(headers?.get('retry-after-ms') ?? Number.NaN);
-  if (Number.isFinite(milliseconds) && milliseconds >= 0) return milliseconds;
-  const retryAfter = headers?.get('retry-after');
-  if (!retryAfter) return undefined;
-  const seconds = Number(retryAfter);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+/** The longest wait an endpoint's hint is taken at (a day); callers cap it by their own deadline anyway. */
+export const MAX_RETRY_AFTER_MS = 86_400_000;
+/** A delay as a decimal number (no sign, exponent, hex or blanks inside). */
+const DECIMAL = /^\d{1,12}(?:\.\d{1,9})?$/;
+/** An HTTP date as RFC 9110 has senders write it (IMF-fixdate): `Sun, 06 Nov 1994 08:49:37 GMT`. */
+const IMF_FIXDATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+
+/**
+ * The endpoint's `retry-after-ms` or `retry-after` (seconds or an HTTP date), in milliseconds, or undefined when
+ * it gives none that reads as one: untrusted input, so only a non-negative decimal or an IMF-fixdate is taken,
+ * and never for longer than `MAX_RETRY_AFTER_MS`.
+ */
+export function retryAfterMsOf(headers: Pick<Headers, 'get'> | undefined): number | undefined {
+  const bounded = (ms: number) => Math.min(Math.max(0, ms), MAX_RETRY_AFTER_MS);
+  const milliseconds = headers?.get('retry-after-ms')?.trim();
+  if (milliseconds !== undefined && DECIMAL.test(milliseconds)) return bounded(Number(milliseconds));
+  const retryAfter = headers?.get('retry-after')?.trim();
+  if (retryAfter === undefined) return undefined;
+  if (DECIMAL.test(retryAfter)) return bounded(Number(retryAfter) * 1000);
+  if (!IMF_FIXDATE.test(retryAfter)) return undefined;
   const date = Date.parse(retryAfter);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+  return Number.isNaN(date) ? undefined : bounded(date - Date.now());
 }
 
 /** The failure as the port names it; the endpoint's own message kept, never the key. */
