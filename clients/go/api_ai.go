@@ -2637,7 +2637,7 @@ func (r ApiGenerateFieldValueRequest) Execute() (*AiFieldValue, *http.Response, 
 /*
 GenerateFieldValue Generate a value for a field
 
-A value of the field's type, checked as a record write would check it. The field's AI configuration is the first saved column-data transform of the field: with one, its prompt and format guide the value and `recordId` fills its references from that record; without one, the value is a plausible example from the field's name, type and options. Spends tokens (a GET that writes: the gateway sends it to the command API).
+A value of the field's type, checked as a record write would check it. The field's AI configuration is the first saved column-data transform of the field: with one, its prompt and format guide the value and `recordId` fills its references from that record; without one, the value is a plausible example from the field's name, type and options. Spends tokens (a GET that writes: the gateway sends it to the command API), so it needs `field: read` and `record: update`; read rights alone are a 403. A prompt longer than 200,000 characters once its references are filled in is a 400.
 
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
  @param fieldId The field.
@@ -5101,6 +5101,8 @@ func (r ApiPreviewColumnDataTransformRequest) Execute() (*AiPreviewResult, *http
 
 /*
 PreviewColumnDataTransform Try a prompt of a transform on one sample record (nothing is saved)
+
+Spends tokens, so it needs the right to change the transform (`columnDataTransform: update`); a read right alone is a 403. The prompt with its references filled in may be at most 200,000 characters (a 400 otherwise, before any model is asked).
 
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
  @param entityId The saved configuration.

@@ -57,7 +57,7 @@ func (r ApiContextRecordsRequest) SegmentId(segmentId int32) ApiContextRecordsRe
 	return r
 }
 
-// Records returned at most (default 100; no upper bound).
+// Records returned at most (default 100, at most 1000, as every list).
 func (r ApiContextRecordsRequest) Limit(limit int32) ApiContextRecordsRequest {
 	r.limit = &limit
 	return r
@@ -2800,7 +2800,7 @@ func (r ApiOutlierRecordsRequest) SegmentId(segmentId int32) ApiOutlierRecordsRe
 	return r
 }
 
-// Records returned at most (default 100; no upper bound).
+// Records returned at most (default 100, at most 1000, as every list).
 func (r ApiOutlierRecordsRequest) Limit(limit int32) ApiOutlierRecordsRequest {
 	r.limit = &limit
 	return r
@@ -3548,7 +3548,7 @@ func (r ApiSimilarRecordsRequest) SegmentId(segmentId int32) ApiSimilarRecordsRe
 	return r
 }
 
-// Records returned at most (default 20; no upper bound).
+// Records returned at most (default 20, at most 1000, as every list).
 func (r ApiSimilarRecordsRequest) Limit(limit int32) ApiSimilarRecordsRequest {
 	r.limit = &limit
 	return r

@@ -25,7 +25,7 @@ type CreateRecordStep struct {
 	ModuleId int32 `json:"moduleId"`
 	// The record name (a string).
 	Name *MappedValue `json:"name,omitempty"`
-	// Field values by field id.
+	// Field values by field id (`\"12\"`) or field key (`\"email\"`), as the record API takes them; one entry per field.
 	Fields map[string]MappedValue `json:"fields,omitempty"`
 }
 

@@ -26,7 +26,7 @@ type UpdateRecordStep struct {
 	RecordId MappedValue `json:"recordId"`
 	// The new record name (a string).
 	Name *MappedValue `json:"name,omitempty"`
-	// Field values by field id.
+	// Field values by field id (`\"12\"`) or field key (`\"email\"`), as the record API takes them; one entry per field.
 	Fields map[string]MappedValue `json:"fields,omitempty"`
 }
 

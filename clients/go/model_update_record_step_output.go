@@ -25,7 +25,7 @@ type UpdateRecordStepOutput struct {
 	RecordId MappedValueOutput `json:"recordId"`
 	// The new record name (a string).
 	Name *MappedValueOutput `json:"name,omitempty"`
-	// Field values by field id.
+	// Field values by field id (`\"12\"`) or field key (`\"email\"`), as the record API takes them; one entry per field.
 	Fields map[string]MappedValueOutput `json:"fields,omitempty"`
 	AdditionalProperties map[string]interface{}
 }

@@ -34,4 +34,30 @@ func Test_records_PlatformAPIService(t *testing.T) {
 
 	})
 
+	t.Run("Test PlatformAPIService ListDeadLetters", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		resp, httpRes, err := apiClient.PlatformAPI.ListDeadLetters(context.Background()).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
+	t.Run("Test PlatformAPIService RetryDeadLetter", func(t *testing.T) {
+
+		t.Skip("skip test")  // remove to run test
+
+		var deadLetterId string
+
+		resp, httpRes, err := apiClient.PlatformAPI.RetryDeadLetter(context.Background(), deadLetterId).Execute()
+
+		require.Nil(t, err)
+		require.NotNil(t, resp)
+		assert.Equal(t, 200, httpRes.StatusCode)
+
+	})
+
 }

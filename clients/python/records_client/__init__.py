@@ -111,6 +111,8 @@ __all__ = [
     "CreateRecordStepOutput",
     "DataStructure",
     "DataStructureOutput",
+    "DeadLetter",
+    "DeadLetterPage",
     "DeleteRecordStep",
     "DeleteRecordStepOutput",
     "Deleted",
@@ -442,6 +444,8 @@ from records_client.models.create_record_step import CreateRecordStep as CreateR
 from records_client.models.create_record_step_output import CreateRecordStepOutput as CreateRecordStepOutput
 from records_client.models.data_structure import DataStructure as DataStructure
 from records_client.models.data_structure_output import DataStructureOutput as DataStructureOutput
+from records_client.models.dead_letter import DeadLetter as DeadLetter
+from records_client.models.dead_letter_page import DeadLetterPage as DeadLetterPage
 from records_client.models.delete_record_step import DeleteRecordStep as DeleteRecordStep
 from records_client.models.delete_record_step_output import DeleteRecordStepOutput as DeleteRecordStepOutput
 from records_client.models.deleted import Deleted as Deleted

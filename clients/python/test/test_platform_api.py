@@ -33,6 +33,20 @@ class TestPlatformApi(unittest.TestCase):
         """
         pass
 
+    def test_list_dead_letters(self) -> None:
+        """Test case for list_dead_letters
+
+        List the events projections could not apply (operator administrators)
+        """
+        pass
+
+    def test_retry_dead_letter(self) -> None:
+        """Test case for retry_dead_letter
+
+        Apply a dead letter’s event again (operator administrators)
+        """
+        pass
+
 
 if __name__ == '__main__':
     unittest.main()

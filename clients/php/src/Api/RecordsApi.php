@@ -186,7 +186,7 @@ class RecordsApi
      * @param  string $query Free text, at most 4000 characters. (required)
      * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
      * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
-     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  int|null $limit Records returned at most (default 100, at most 1000, as every list). (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['contextRecords'] to see the possible values for this operation
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
@@ -215,7 +215,7 @@ class RecordsApi
      * @param  string $query Free text, at most 4000 characters. (required)
      * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
      * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
-     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  int|null $limit Records returned at most (default 100, at most 1000, as every list). (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['contextRecords'] to see the possible values for this operation
      *
      * @throws ApiException on non-2xx response or if the response body is not in the expected format
@@ -433,7 +433,7 @@ class RecordsApi
      * @param  string $query Free text, at most 4000 characters. (required)
      * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
      * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
-     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  int|null $limit Records returned at most (default 100, at most 1000, as every list). (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['contextRecords'] to see the possible values for this operation
      *
      * @throws InvalidArgumentException
@@ -465,7 +465,7 @@ class RecordsApi
      * @param  string $query Free text, at most 4000 characters. (required)
      * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
      * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
-     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  int|null $limit Records returned at most (default 100, at most 1000, as every list). (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['contextRecords'] to see the possible values for this operation
      *
      * @throws InvalidArgumentException
@@ -526,7 +526,7 @@ class RecordsApi
      * @param  string $query Free text, at most 4000 characters. (required)
      * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
      * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
-     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  int|null $limit Records returned at most (default 100, at most 1000, as every list). (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['contextRecords'] to see the possible values for this operation
      *
      * @throws InvalidArgumentException
@@ -571,8 +571,8 @@ class RecordsApi
         if ($segment_id !== null && $segment_id < 1) {
             throw new InvalidArgumentException('invalid value for "$segment_id" when calling RecordsApi.contextRecords, must be bigger than or equal to 1.');
         }
-        if ($limit !== null && $limit > 9007199254740991) {
-            throw new InvalidArgumentException('invalid value for "$limit" when calling RecordsApi.contextRecords, must be smaller than or equal to 9007199254740991.');
+        if ($limit !== null && $limit > 1000) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling RecordsApi.contextRecords, must be smaller than or equal to 1000.');
         }
         if ($limit !== null && $limit < 1) {
             throw new InvalidArgumentException('invalid value for "$limit" when calling RecordsApi.contextRecords, must be bigger than or equal to 1.');
@@ -5347,7 +5347,7 @@ class RecordsApi
      * @param  string $query Free text, at most 4000 characters. (required)
      * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
      * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
-     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  int|null $limit Records returned at most (default 100, at most 1000, as every list). (optional)
      * @param  float|null $max_distance Cosine distance floor in [0, 2]: records closer to the query than this are dropped. (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['outlierRecords'] to see the possible values for this operation
      *
@@ -5378,7 +5378,7 @@ class RecordsApi
      * @param  string $query Free text, at most 4000 characters. (required)
      * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
      * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
-     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  int|null $limit Records returned at most (default 100, at most 1000, as every list). (optional)
      * @param  float|null $max_distance Cosine distance floor in [0, 2]: records closer to the query than this are dropped. (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['outlierRecords'] to see the possible values for this operation
      *
@@ -5598,7 +5598,7 @@ class RecordsApi
      * @param  string $query Free text, at most 4000 characters. (required)
      * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
      * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
-     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  int|null $limit Records returned at most (default 100, at most 1000, as every list). (optional)
      * @param  float|null $max_distance Cosine distance floor in [0, 2]: records closer to the query than this are dropped. (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['outlierRecords'] to see the possible values for this operation
      *
@@ -5632,7 +5632,7 @@ class RecordsApi
      * @param  string $query Free text, at most 4000 characters. (required)
      * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
      * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
-     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  int|null $limit Records returned at most (default 100, at most 1000, as every list). (optional)
      * @param  float|null $max_distance Cosine distance floor in [0, 2]: records closer to the query than this are dropped. (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['outlierRecords'] to see the possible values for this operation
      *
@@ -5695,7 +5695,7 @@ class RecordsApi
      * @param  string $query Free text, at most 4000 characters. (required)
      * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
      * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
-     * @param  int|null $limit Records returned at most (default 100; no upper bound). (optional)
+     * @param  int|null $limit Records returned at most (default 100, at most 1000, as every list). (optional)
      * @param  float|null $max_distance Cosine distance floor in [0, 2]: records closer to the query than this are dropped. (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['outlierRecords'] to see the possible values for this operation
      *
@@ -5742,8 +5742,8 @@ class RecordsApi
         if ($segment_id !== null && $segment_id < 1) {
             throw new InvalidArgumentException('invalid value for "$segment_id" when calling RecordsApi.outlierRecords, must be bigger than or equal to 1.');
         }
-        if ($limit !== null && $limit > 9007199254740991) {
-            throw new InvalidArgumentException('invalid value for "$limit" when calling RecordsApi.outlierRecords, must be smaller than or equal to 9007199254740991.');
+        if ($limit !== null && $limit > 1000) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling RecordsApi.outlierRecords, must be smaller than or equal to 1000.');
         }
         if ($limit !== null && $limit < 1) {
             throw new InvalidArgumentException('invalid value for "$limit" when calling RecordsApi.outlierRecords, must be bigger than or equal to 1.');
@@ -6699,7 +6699,7 @@ class RecordsApi
      * @param  string $query Free text, at most 4000 characters. (required)
      * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
      * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
-     * @param  int|null $limit Records returned at most (default 20; no upper bound). (optional)
+     * @param  int|null $limit Records returned at most (default 20, at most 1000, as every list). (optional)
      * @param  float|null $min_similarity Cosine similarity floor in [0, 1]: records less similar are dropped. (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['similarRecords'] to see the possible values for this operation
      *
@@ -6730,7 +6730,7 @@ class RecordsApi
      * @param  string $query Free text, at most 4000 characters. (required)
      * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
      * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
-     * @param  int|null $limit Records returned at most (default 20; no upper bound). (optional)
+     * @param  int|null $limit Records returned at most (default 20, at most 1000, as every list). (optional)
      * @param  float|null $min_similarity Cosine similarity floor in [0, 1]: records less similar are dropped. (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['similarRecords'] to see the possible values for this operation
      *
@@ -6950,7 +6950,7 @@ class RecordsApi
      * @param  string $query Free text, at most 4000 characters. (required)
      * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
      * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
-     * @param  int|null $limit Records returned at most (default 20; no upper bound). (optional)
+     * @param  int|null $limit Records returned at most (default 20, at most 1000, as every list). (optional)
      * @param  float|null $min_similarity Cosine similarity floor in [0, 1]: records less similar are dropped. (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['similarRecords'] to see the possible values for this operation
      *
@@ -6984,7 +6984,7 @@ class RecordsApi
      * @param  string $query Free text, at most 4000 characters. (required)
      * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
      * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
-     * @param  int|null $limit Records returned at most (default 20; no upper bound). (optional)
+     * @param  int|null $limit Records returned at most (default 20, at most 1000, as every list). (optional)
      * @param  float|null $min_similarity Cosine similarity floor in [0, 1]: records less similar are dropped. (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['similarRecords'] to see the possible values for this operation
      *
@@ -7047,7 +7047,7 @@ class RecordsApi
      * @param  string $query Free text, at most 4000 characters. (required)
      * @param  string|null $filter The list language of &#x60;GET /record&#x60;, applied before ranking: only matching records are ranked. Not with &#x60;segment_id&#x60;. (optional)
      * @param  int|null $segment_id A saved segment whose filter is applied before ranking. Not with &#x60;filter&#x60;. (optional)
-     * @param  int|null $limit Records returned at most (default 20; no upper bound). (optional)
+     * @param  int|null $limit Records returned at most (default 20, at most 1000, as every list). (optional)
      * @param  float|null $min_similarity Cosine similarity floor in [0, 1]: records less similar are dropped. (optional)
      * @param  string $contentType The value for the Content-Type header. Check self::contentTypes['similarRecords'] to see the possible values for this operation
      *
@@ -7094,8 +7094,8 @@ class RecordsApi
         if ($segment_id !== null && $segment_id < 1) {
             throw new InvalidArgumentException('invalid value for "$segment_id" when calling RecordsApi.similarRecords, must be bigger than or equal to 1.');
         }
-        if ($limit !== null && $limit > 9007199254740991) {
-            throw new InvalidArgumentException('invalid value for "$limit" when calling RecordsApi.similarRecords, must be smaller than or equal to 9007199254740991.');
+        if ($limit !== null && $limit > 1000) {
+            throw new InvalidArgumentException('invalid value for "$limit" when calling RecordsApi.similarRecords, must be smaller than or equal to 1000.');
         }
         if ($limit !== null && $limit < 1) {
             throw new InvalidArgumentException('invalid value for "$limit" when calling RecordsApi.similarRecords, must be bigger than or equal to 1.');

@@ -432,7 +432,7 @@ class CreateRecordStep implements ModelInterface, ArrayAccess, JsonSerializable
     /**
      * Sets fields
      *
-     * @param array<string,\Records\Client\Model\MappedValueAnyOf|string|float|bool|array>|null $fields Field values by field id.
+     * @param array<string,\Records\Client\Model\MappedValueAnyOf|string|float|bool|array>|null $fields Field values by field id (`\"12\"`) or field key (`\"email\"`), as the record API takes them; one entry per field.
      *
      * @return $this
      */

@@ -432,7 +432,7 @@ class CreateRecordStepOutput implements ModelInterface, ArrayAccess, JsonSeriali
     /**
      * Sets fields
      *
-     * @param array<string,\Records\Client\Model\MappedValueOutputAnyOf|string|float|bool|array>|null $fields Field values by field id.
+     * @param array<string,\Records\Client\Model\MappedValueOutputAnyOf|string|float|bool|array>|null $fields Field values by field id (`\"12\"`) or field key (`\"email\"`), as the record API takes them; one entry per field.
      *
      * @return $this
      */

@@ -80,4 +80,28 @@ class PlatformApiTest extends TestCase
         // TODO: implement
         self::markTestIncomplete('Not implemented');
     }
+
+    /**
+     * Test case for listDeadLetters
+     *
+     * List the events projections could not apply (operator administrators).
+     *
+     */
+    public function testListDeadLetters()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
+
+    /**
+     * Test case for retryDeadLetter
+     *
+     * Apply a dead letter’s event again (operator administrators).
+     *
+     */
+    public function testRetryDeadLetter()
+    {
+        // TODO: implement
+        self::markTestIncomplete('Not implemented');
+    }
 }

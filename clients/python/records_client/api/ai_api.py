@@ -3447,7 +3447,7 @@ class AiApi:
     ) -> AiFieldValue:
         """Generate a value for a field
 
-        A value of the field's type, checked as a record write would check it. The field's AI configuration is the first saved column-data transform of the field: with one, its prompt and format guide the value and `recordId` fills its references from that record; without one, the value is a plausible example from the field's name, type and options. Spends tokens (a GET that writes: the gateway sends it to the command API).
+        A value of the field's type, checked as a record write would check it. The field's AI configuration is the first saved column-data transform of the field: with one, its prompt and format guide the value and `recordId` fills its references from that record; without one, the value is a plausible example from the field's name, type and options. Spends tokens (a GET that writes: the gateway sends it to the command API), so it needs `field: read` and `record: update`; read rights alone are a 403. A prompt longer than 200,000 characters once its references are filled in is a 400.
 
         :param field_id: The field. (required)
         :type field_id: int
@@ -3528,7 +3528,7 @@ class AiApi:
     ) -> ApiResponse[AiFieldValue]:
         """Generate a value for a field
 
-        A value of the field's type, checked as a record write would check it. The field's AI configuration is the first saved column-data transform of the field: with one, its prompt and format guide the value and `recordId` fills its references from that record; without one, the value is a plausible example from the field's name, type and options. Spends tokens (a GET that writes: the gateway sends it to the command API).
+        A value of the field's type, checked as a record write would check it. The field's AI configuration is the first saved column-data transform of the field: with one, its prompt and format guide the value and `recordId` fills its references from that record; without one, the value is a plausible example from the field's name, type and options. Spends tokens (a GET that writes: the gateway sends it to the command API), so it needs `field: read` and `record: update`; read rights alone are a 403. A prompt longer than 200,000 characters once its references are filled in is a 400.
 
         :param field_id: The field. (required)
         :type field_id: int
@@ -3609,7 +3609,7 @@ class AiApi:
     ) -> RESTResponseType:
         """Generate a value for a field
 
-        A value of the field's type, checked as a record write would check it. The field's AI configuration is the first saved column-data transform of the field: with one, its prompt and format guide the value and `recordId` fills its references from that record; without one, the value is a plausible example from the field's name, type and options. Spends tokens (a GET that writes: the gateway sends it to the command API).
+        A value of the field's type, checked as a record write would check it. The field's AI configuration is the first saved column-data transform of the field: with one, its prompt and format guide the value and `recordId` fills its references from that record; without one, the value is a plausible example from the field's name, type and options. Spends tokens (a GET that writes: the gateway sends it to the command API), so it needs `field: read` and `record: update`; read rights alone are a 403. A prompt longer than 200,000 characters once its references are filled in is a 400.
 
         :param field_id: The field. (required)
         :type field_id: int
@@ -6840,6 +6840,7 @@ class AiApi:
     ) -> AiPreviewResult:
         """Try a prompt of a transform on one sample record (nothing is saved)
 
+        Spends tokens, so it needs the right to change the transform (`columnDataTransform: update`); a read right alone is a 403. The prompt with its references filled in may be at most 200,000 characters (a 400 otherwise, before any model is asked).
 
         :param entity_id: The saved configuration. (required)
         :type entity_id: int
@@ -6920,6 +6921,7 @@ class AiApi:
     ) -> ApiResponse[AiPreviewResult]:
         """Try a prompt of a transform on one sample record (nothing is saved)
 
+        Spends tokens, so it needs the right to change the transform (`columnDataTransform: update`); a read right alone is a 403. The prompt with its references filled in may be at most 200,000 characters (a 400 otherwise, before any model is asked).
 
         :param entity_id: The saved configuration. (required)
         :type entity_id: int
@@ -7000,6 +7002,7 @@ class AiApi:
     ) -> RESTResponseType:
         """Try a prompt of a transform on one sample record (nothing is saved)
 
+        Spends tokens, so it needs the right to change the transform (`columnDataTransform: update`); a read right alone is a 403. The prompt with its references filled in may be at most 200,000 characters (a 400 otherwise, before any model is asked).
 
         :param entity_id: The saved configuration. (required)
         :type entity_id: int

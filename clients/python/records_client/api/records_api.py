@@ -60,7 +60,7 @@ class RecordsApi:
         query: Annotated[str, Field(min_length=1, strict=True, max_length=4000, description="Free text, at most 4000 characters.")],
         filter: Annotated[Optional[StrictStr], Field(description="The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.")] = None,
         segment_id: Annotated[Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(description="A saved segment whose filter is applied before ranking. Not with `filter`.")] = None,
-        limit: Annotated[Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=1)]], Field(description="Records returned at most (default 100; no upper bound).")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]], Field(description="Records returned at most (default 100, at most 1000, as every list).")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -86,7 +86,7 @@ class RecordsApi:
         :type filter: str
         :param segment_id: A saved segment whose filter is applied before ranking. Not with `filter`.
         :type segment_id: int
-        :param limit: Records returned at most (default 100; no upper bound).
+        :param limit: Records returned at most (default 100, at most 1000, as every list).
         :type limit: int
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
@@ -152,7 +152,7 @@ class RecordsApi:
         query: Annotated[str, Field(min_length=1, strict=True, max_length=4000, description="Free text, at most 4000 characters.")],
         filter: Annotated[Optional[StrictStr], Field(description="The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.")] = None,
         segment_id: Annotated[Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(description="A saved segment whose filter is applied before ranking. Not with `filter`.")] = None,
-        limit: Annotated[Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=1)]], Field(description="Records returned at most (default 100; no upper bound).")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]], Field(description="Records returned at most (default 100, at most 1000, as every list).")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -178,7 +178,7 @@ class RecordsApi:
         :type filter: str
         :param segment_id: A saved segment whose filter is applied before ranking. Not with `filter`.
         :type segment_id: int
-        :param limit: Records returned at most (default 100; no upper bound).
+        :param limit: Records returned at most (default 100, at most 1000, as every list).
         :type limit: int
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
@@ -244,7 +244,7 @@ class RecordsApi:
         query: Annotated[str, Field(min_length=1, strict=True, max_length=4000, description="Free text, at most 4000 characters.")],
         filter: Annotated[Optional[StrictStr], Field(description="The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.")] = None,
         segment_id: Annotated[Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(description="A saved segment whose filter is applied before ranking. Not with `filter`.")] = None,
-        limit: Annotated[Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=1)]], Field(description="Records returned at most (default 100; no upper bound).")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]], Field(description="Records returned at most (default 100, at most 1000, as every list).")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -270,7 +270,7 @@ class RecordsApi:
         :type filter: str
         :param segment_id: A saved segment whose filter is applied before ranking. Not with `filter`.
         :type segment_id: int
-        :param limit: Records returned at most (default 100; no upper bound).
+        :param limit: Records returned at most (default 100, at most 1000, as every list).
         :type limit: int
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
@@ -3839,7 +3839,7 @@ class RecordsApi:
         query: Annotated[str, Field(min_length=1, strict=True, max_length=4000, description="Free text, at most 4000 characters.")],
         filter: Annotated[Optional[StrictStr], Field(description="The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.")] = None,
         segment_id: Annotated[Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(description="A saved segment whose filter is applied before ranking. Not with `filter`.")] = None,
-        limit: Annotated[Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=1)]], Field(description="Records returned at most (default 100; no upper bound).")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]], Field(description="Records returned at most (default 100, at most 1000, as every list).")] = None,
         max_distance: Annotated[Optional[Union[Annotated[float, Field(le=2, strict=True, ge=0)], Annotated[int, Field(le=2, strict=True, ge=0)]]], Field(description="Cosine distance floor in [0, 2]: records closer to the query than this are dropped.")] = None,
         _request_timeout: Union[
             None,
@@ -3866,7 +3866,7 @@ class RecordsApi:
         :type filter: str
         :param segment_id: A saved segment whose filter is applied before ranking. Not with `filter`.
         :type segment_id: int
-        :param limit: Records returned at most (default 100; no upper bound).
+        :param limit: Records returned at most (default 100, at most 1000, as every list).
         :type limit: int
         :param max_distance: Cosine distance floor in [0, 2]: records closer to the query than this are dropped.
         :type max_distance: float
@@ -3935,7 +3935,7 @@ class RecordsApi:
         query: Annotated[str, Field(min_length=1, strict=True, max_length=4000, description="Free text, at most 4000 characters.")],
         filter: Annotated[Optional[StrictStr], Field(description="The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.")] = None,
         segment_id: Annotated[Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(description="A saved segment whose filter is applied before ranking. Not with `filter`.")] = None,
-        limit: Annotated[Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=1)]], Field(description="Records returned at most (default 100; no upper bound).")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]], Field(description="Records returned at most (default 100, at most 1000, as every list).")] = None,
         max_distance: Annotated[Optional[Union[Annotated[float, Field(le=2, strict=True, ge=0)], Annotated[int, Field(le=2, strict=True, ge=0)]]], Field(description="Cosine distance floor in [0, 2]: records closer to the query than this are dropped.")] = None,
         _request_timeout: Union[
             None,
@@ -3962,7 +3962,7 @@ class RecordsApi:
         :type filter: str
         :param segment_id: A saved segment whose filter is applied before ranking. Not with `filter`.
         :type segment_id: int
-        :param limit: Records returned at most (default 100; no upper bound).
+        :param limit: Records returned at most (default 100, at most 1000, as every list).
         :type limit: int
         :param max_distance: Cosine distance floor in [0, 2]: records closer to the query than this are dropped.
         :type max_distance: float
@@ -4031,7 +4031,7 @@ class RecordsApi:
         query: Annotated[str, Field(min_length=1, strict=True, max_length=4000, description="Free text, at most 4000 characters.")],
         filter: Annotated[Optional[StrictStr], Field(description="The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.")] = None,
         segment_id: Annotated[Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(description="A saved segment whose filter is applied before ranking. Not with `filter`.")] = None,
-        limit: Annotated[Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=1)]], Field(description="Records returned at most (default 100; no upper bound).")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]], Field(description="Records returned at most (default 100, at most 1000, as every list).")] = None,
         max_distance: Annotated[Optional[Union[Annotated[float, Field(le=2, strict=True, ge=0)], Annotated[int, Field(le=2, strict=True, ge=0)]]], Field(description="Cosine distance floor in [0, 2]: records closer to the query than this are dropped.")] = None,
         _request_timeout: Union[
             None,
@@ -4058,7 +4058,7 @@ class RecordsApi:
         :type filter: str
         :param segment_id: A saved segment whose filter is applied before ranking. Not with `filter`.
         :type segment_id: int
-        :param limit: Records returned at most (default 100; no upper bound).
+        :param limit: Records returned at most (default 100, at most 1000, as every list).
         :type limit: int
         :param max_distance: Cosine distance floor in [0, 2]: records closer to the query than this are dropped.
         :type max_distance: float
@@ -4811,7 +4811,7 @@ class RecordsApi:
         query: Annotated[str, Field(min_length=1, strict=True, max_length=4000, description="Free text, at most 4000 characters.")],
         filter: Annotated[Optional[StrictStr], Field(description="The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.")] = None,
         segment_id: Annotated[Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(description="A saved segment whose filter is applied before ranking. Not with `filter`.")] = None,
-        limit: Annotated[Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=1)]], Field(description="Records returned at most (default 20; no upper bound).")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]], Field(description="Records returned at most (default 20, at most 1000, as every list).")] = None,
         min_similarity: Annotated[Optional[Union[Annotated[float, Field(le=1, strict=True, ge=0)], Annotated[int, Field(le=1, strict=True, ge=0)]]], Field(description="Cosine similarity floor in [0, 1]: records less similar are dropped.")] = None,
         _request_timeout: Union[
             None,
@@ -4838,7 +4838,7 @@ class RecordsApi:
         :type filter: str
         :param segment_id: A saved segment whose filter is applied before ranking. Not with `filter`.
         :type segment_id: int
-        :param limit: Records returned at most (default 20; no upper bound).
+        :param limit: Records returned at most (default 20, at most 1000, as every list).
         :type limit: int
         :param min_similarity: Cosine similarity floor in [0, 1]: records less similar are dropped.
         :type min_similarity: float
@@ -4907,7 +4907,7 @@ class RecordsApi:
         query: Annotated[str, Field(min_length=1, strict=True, max_length=4000, description="Free text, at most 4000 characters.")],
         filter: Annotated[Optional[StrictStr], Field(description="The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.")] = None,
         segment_id: Annotated[Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(description="A saved segment whose filter is applied before ranking. Not with `filter`.")] = None,
-        limit: Annotated[Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=1)]], Field(description="Records returned at most (default 20; no upper bound).")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]], Field(description="Records returned at most (default 20, at most 1000, as every list).")] = None,
         min_similarity: Annotated[Optional[Union[Annotated[float, Field(le=1, strict=True, ge=0)], Annotated[int, Field(le=1, strict=True, ge=0)]]], Field(description="Cosine similarity floor in [0, 1]: records less similar are dropped.")] = None,
         _request_timeout: Union[
             None,
@@ -4934,7 +4934,7 @@ class RecordsApi:
         :type filter: str
         :param segment_id: A saved segment whose filter is applied before ranking. Not with `filter`.
         :type segment_id: int
-        :param limit: Records returned at most (default 20; no upper bound).
+        :param limit: Records returned at most (default 20, at most 1000, as every list).
         :type limit: int
         :param min_similarity: Cosine similarity floor in [0, 1]: records less similar are dropped.
         :type min_similarity: float
@@ -5003,7 +5003,7 @@ class RecordsApi:
         query: Annotated[str, Field(min_length=1, strict=True, max_length=4000, description="Free text, at most 4000 characters.")],
         filter: Annotated[Optional[StrictStr], Field(description="The list language of `GET /record`, applied before ranking: only matching records are ranked. Not with `segment_id`.")] = None,
         segment_id: Annotated[Optional[Annotated[int, Field(le=2147483647, strict=True, ge=1)]], Field(description="A saved segment whose filter is applied before ranking. Not with `filter`.")] = None,
-        limit: Annotated[Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=1)]], Field(description="Records returned at most (default 20; no upper bound).")] = None,
+        limit: Annotated[Optional[Annotated[int, Field(le=1000, strict=True, ge=1)]], Field(description="Records returned at most (default 20, at most 1000, as every list).")] = None,
         min_similarity: Annotated[Optional[Union[Annotated[float, Field(le=1, strict=True, ge=0)], Annotated[int, Field(le=1, strict=True, ge=0)]]], Field(description="Cosine similarity floor in [0, 1]: records less similar are dropped.")] = None,
         _request_timeout: Union[
             None,
@@ -5030,7 +5030,7 @@ class RecordsApi:
         :type filter: str
         :param segment_id: A saved segment whose filter is applied before ranking. Not with `filter`.
         :type segment_id: int
-        :param limit: Records returned at most (default 20; no upper bound).
+        :param limit: Records returned at most (default 20, at most 1000, as every list).
         :type limit: int
         :param min_similarity: Cosine similarity floor in [0, 1]: records less similar are dropped.
         :type min_similarity: float

@@ -72,6 +72,8 @@ from records_client.models.create_record_step import CreateRecordStep
 from records_client.models.create_record_step_output import CreateRecordStepOutput
 from records_client.models.data_structure import DataStructure
 from records_client.models.data_structure_output import DataStructureOutput
+from records_client.models.dead_letter import DeadLetter
+from records_client.models.dead_letter_page import DeadLetterPage
 from records_client.models.delete_record_step import DeleteRecordStep
 from records_client.models.delete_record_step_output import DeleteRecordStepOutput
 from records_client.models.deleted import Deleted

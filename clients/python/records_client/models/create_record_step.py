@@ -32,7 +32,7 @@ class CreateRecordStep(BaseModel):
     kind: StrictStr
     module_id: Annotated[int, Field(le=2147483647, strict=True, ge=1)] = Field(alias="moduleId")
     name: Optional[MappedValue] = Field(default=None, description="The record name (a string).")
-    fields: Optional[Dict[str, MappedValue]] = Field(default=None, description="Field values by field id.")
+    fields: Optional[Dict[str, MappedValue]] = Field(default=None, description="Field values by field id (`\"12\"`) or field key (`\"email\"`), as the record API takes them; one entry per field.")
     __properties: ClassVar[List[str]] = ["kind", "moduleId", "name", "fields"]
 
     @field_validator('kind')

@@ -31,7 +31,7 @@ class UpdateRecordStep(BaseModel):
     kind: StrictStr
     record_id: MappedValue = Field(description="The record id (an integer).", alias="recordId")
     name: Optional[MappedValue] = Field(default=None, description="The new record name (a string).")
-    fields: Optional[Dict[str, MappedValue]] = Field(default=None, description="Field values by field id.")
+    fields: Optional[Dict[str, MappedValue]] = Field(default=None, description="Field values by field id (`\"12\"`) or field key (`\"email\"`), as the record API takes them; one entry per field.")
     __properties: ClassVar[List[str]] = ["kind", "recordId", "name", "fields"]
 
     @field_validator('kind')

@@ -1186,7 +1186,7 @@ export class AiApi extends runtime.BaseAPI {
     }
 
     /**
-     * A value of the field\'s type, checked as a record write would check it. The field\'s AI configuration is the first saved column-data transform of the field: with one, its prompt and format guide the value and `recordId` fills its references from that record; without one, the value is a plausible example from the field\'s name, type and options. Spends tokens (a GET that writes: the gateway sends it to the command API).
+     * A value of the field\'s type, checked as a record write would check it. The field\'s AI configuration is the first saved column-data transform of the field: with one, its prompt and format guide the value and `recordId` fills its references from that record; without one, the value is a plausible example from the field\'s name, type and options. Spends tokens (a GET that writes: the gateway sends it to the command API), so it needs `field: read` and `record: update`; read rights alone are a 403. A prompt longer than 200,000 characters once its references are filled in is a 400.
      * Generate a value for a field
      */
     async generateFieldValueRaw(requestParameters: GenerateFieldValueRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<AiFieldValue>> {
@@ -1197,7 +1197,7 @@ export class AiApi extends runtime.BaseAPI {
     }
 
     /**
-     * A value of the field\'s type, checked as a record write would check it. The field\'s AI configuration is the first saved column-data transform of the field: with one, its prompt and format guide the value and `recordId` fills its references from that record; without one, the value is a plausible example from the field\'s name, type and options. Spends tokens (a GET that writes: the gateway sends it to the command API).
+     * A value of the field\'s type, checked as a record write would check it. The field\'s AI configuration is the first saved column-data transform of the field: with one, its prompt and format guide the value and `recordId` fills its references from that record; without one, the value is a plausible example from the field\'s name, type and options. Spends tokens (a GET that writes: the gateway sends it to the command API), so it needs `field: read` and `record: update`; read rights alone are a 403. A prompt longer than 200,000 characters once its references are filled in is a 400.
      * Generate a value for a field
      */
     async generateFieldValue(requestParameters: GenerateFieldValueRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<AiFieldValue> {
@@ -1865,6 +1865,7 @@ export class AiApi extends runtime.BaseAPI {
     }
 
     /**
+     * Spends tokens, so it needs the right to change the transform (`columnDataTransform: update`); a read right alone is a 403. The prompt with its references filled in may be at most 200,000 characters (a 400 otherwise, before any model is asked).
      * Try a prompt of a transform on one sample record (nothing is saved)
      */
     async previewColumnDataTransformRaw(requestParameters: PreviewColumnDataTransformRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<AiPreviewResult>> {
@@ -1875,6 +1876,7 @@ export class AiApi extends runtime.BaseAPI {
     }
 
     /**
+     * Spends tokens, so it needs the right to change the transform (`columnDataTransform: update`); a read right alone is a 403. The prompt with its references filled in may be at most 200,000 characters (a 400 otherwise, before any model is asked).
      * Try a prompt of a transform on one sample record (nothing is saved)
      */
     async previewColumnDataTransform(requestParameters: PreviewColumnDataTransformRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<AiPreviewResult> {

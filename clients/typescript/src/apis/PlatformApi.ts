@@ -18,6 +18,16 @@ import {
     ApiUsageFromJSON,
     ApiUsageToJSON,
 } from '../models/ApiUsage';
+import {
+    type DeadLetter,
+    DeadLetterFromJSON,
+    DeadLetterToJSON,
+} from '../models/DeadLetter';
+import {
+    type DeadLetterPage,
+    DeadLetterPageFromJSON,
+    DeadLetterPageToJSON,
+} from '../models/DeadLetterPage';
 
 export interface GetApiUsageRequest {
     /**
@@ -28,6 +38,32 @@ export interface GetApiUsageRequest {
      * Last day (default: today).
      */
     to?: Date;
+}
+
+export interface ListDeadLettersRequest {
+    /**
+     * Conditions `field operator value` joined with `;` or `&` (AND) or `|` (OR), grouped with parentheses. Operators: `=` `!=` `>` `>=` `<` `<=` `~` (LIKE, `%` wildcard) `!~` `...` (IN, comma-separated).
+     */
+    filter?: string;
+    /**
+     * Zero-based index of the first item.
+     */
+    offset?: number;
+    /**
+     * Most items returned (default 50).
+     */
+    limit?: number;
+    /**
+     * Comma-separated `field;DIRECTION` pairs, DIRECTION `ASC` or `DESC` (default `DESC`).
+     */
+    order?: string;
+}
+
+export interface RetryDeadLetterRequest {
+    /**
+     * The dead letter: `<projection>:<version>:<position>`.
+     */
+    deadLetterId: string;
 }
 
 /**
@@ -89,6 +125,132 @@ export class PlatformApi extends runtime.BaseAPI {
      */
     async getApiUsage(requestParameters: GetApiUsageRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<ApiUsage> {
         const response = await this.getApiUsageRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for listDeadLetters without sending the request
+     */
+    async listDeadLettersRequestOpts(requestParameters: ListDeadLettersRequest): Promise<runtime.RequestOpts> {
+        const queryParameters: any = {};
+
+        if (requestParameters['filter'] != null) {
+            queryParameters['filter'] = requestParameters['filter'];
+        }
+
+        if (requestParameters['offset'] != null) {
+            queryParameters['offset'] = requestParameters['offset'];
+        }
+
+        if (requestParameters['limit'] != null) {
+            queryParameters['limit'] = requestParameters['limit'];
+        }
+
+        if (requestParameters['order'] != null) {
+            queryParameters['order'] = requestParameters['order'];
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/dead-letter`;
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * An event a projection could not apply (the projection failed on it, or the read store refused its changes while it took other writes) is recorded here and the projection goes on past it, so that one event never stops a read model for every system. Only administrators of the operator system see and retry them: they name events of every system. Filter and order on `projection`, `version`, `tenant`, `type`, `stream`, `eventId`, `at` (default: newest first).
+     * List the events projections could not apply (operator administrators)
+     */
+    async listDeadLettersRaw(requestParameters: ListDeadLettersRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<DeadLetterPage>> {
+        const requestOptions = await this.listDeadLettersRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => DeadLetterPageFromJSON(jsonValue));
+    }
+
+    /**
+     * An event a projection could not apply (the projection failed on it, or the read store refused its changes while it took other writes) is recorded here and the projection goes on past it, so that one event never stops a read model for every system. Only administrators of the operator system see and retry them: they name events of every system. Filter and order on `projection`, `version`, `tenant`, `type`, `stream`, `eventId`, `at` (default: newest first).
+     * List the events projections could not apply (operator administrators)
+     */
+    async listDeadLetters(requestParameters: ListDeadLettersRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<DeadLetterPage> {
+        const response = await this.listDeadLettersRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for retryDeadLetter without sending the request
+     */
+    async retryDeadLetterRequestOpts(requestParameters: RetryDeadLetterRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['deadLetterId'] == null) {
+            throw new runtime.RequiredError(
+                'deadLetterId',
+                'Required parameter "deadLetterId" was null or undefined when calling retryDeadLetter().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["X-Authorization"] = await this.configuration.apiKey("X-Authorization"); // XAuthorization authentication
+        }
+
+        if (this.configuration && this.configuration.accessToken) {
+            const token = this.configuration.accessToken;
+            const tokenString = await token("Token", []);
+
+            if (tokenString) {
+                headerParameters["Authorization"] = `Bearer ${tokenString}`;
+            }
+        }
+
+        let urlPath = `/dead-letter/{deadLetterId}/retry`;
+        urlPath = urlPath.replace('{deadLetterId}', encodeURIComponent(String(requestParameters['deadLetterId'])));
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * An event a projection could not apply (the projection failed on it, or the read store refused its changes while it took other writes) is recorded here and the projection goes on past it, so that one event never stops a read model for every system. Only administrators of the operator system see and retry them: they name events of every system. A retry projects the event again and applies its changes at the event’s position, so they never overwrite what later events wrote; on success the dead letter is gone. To bring a read model wholly up to date with the event, rebuild the projection (`bin/replay`).
+     * Apply a dead letter’s event again (operator administrators)
+     */
+    async retryDeadLetterRaw(requestParameters: RetryDeadLetterRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<DeadLetter>> {
+        const requestOptions = await this.retryDeadLetterRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => DeadLetterFromJSON(jsonValue));
+    }
+
+    /**
+     * An event a projection could not apply (the projection failed on it, or the read store refused its changes while it took other writes) is recorded here and the projection goes on past it, so that one event never stops a read model for every system. Only administrators of the operator system see and retry them: they name events of every system. A retry projects the event again and applies its changes at the event’s position, so they never overwrite what later events wrote; on success the dead letter is gone. To bring a read model wholly up to date with the event, rebuild the projection (`bin/replay`).
+     * Apply a dead letter’s event again (operator administrators)
+     */
+    async retryDeadLetter(requestParameters: RetryDeadLetterRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<DeadLetter> {
+        const response = await this.retryDeadLetterRaw(requestParameters, initOverrides);
         return await response.value();
     }
 

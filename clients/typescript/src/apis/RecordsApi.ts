@@ -112,7 +112,7 @@ export interface ContextRecordsRequest {
      */
     segmentId?: number;
     /**
-     * Records returned at most (default 100; no upper bound).
+     * Records returned at most (default 100, at most 1000, as every list).
      */
     limit?: number;
 }
@@ -268,7 +268,7 @@ export interface OutlierRecordsRequest {
      */
     segmentId?: number;
     /**
-     * Records returned at most (default 100; no upper bound).
+     * Records returned at most (default 100, at most 1000, as every list).
      */
     limit?: number;
     /**
@@ -313,7 +313,7 @@ export interface SimilarRecordsRequest {
      */
     segmentId?: number;
     /**
-     * Records returned at most (default 20; no upper bound).
+     * Records returned at most (default 20, at most 1000, as every list).
      */
     limit?: number;
     /**

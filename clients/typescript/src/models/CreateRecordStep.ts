@@ -40,7 +40,7 @@ export interface CreateRecordStep {
      */
     name?: MappedValue;
     /**
-     * Field values by field id.
+     * Field values by field id (`"12"`) or field key (`"email"`), as the record API takes them; one entry per field.
      */
     fields?: { [key: string]: MappedValue; };
 }

@@ -40,7 +40,7 @@ export interface CreateRecordStepOutput {
      */
     name?: MappedValueOutput;
     /**
-     * Field values by field id.
+     * Field values by field id (`"12"`) or field key (`"email"`), as the record API takes them; one entry per field.
      */
     fields?: { [key: string]: MappedValueOutput; };
 }

@@ -59,6 +59,8 @@ export * from './CreateRecordStep';
 export * from './CreateRecordStepOutput';
 export * from './DataStructure';
 export * from './DataStructureOutput';
+export * from './DeadLetter';
+export * from './DeadLetterPage';
 export * from './DeleteRecordStep';
 export * from './DeleteRecordStepOutput';
 export * from './Deleted';
