@@ -4,7 +4,11 @@ import type { HookResponse, ScenarioStep } from '../contracts/integrator';
 import { MappingError, type ExpressionEvaluator } from '../contracts/mapping';
 import { streamName } from '../contracts/streams';
 import { scenarioDecider } from '../command-api/domain/scenario';
-import { scenarioRunDecider, type ScenarioRunCommand } from '../command-api/domain/scenario-run';
+import {
+  scenarioRunDecider,
+  type ScenarioRunCommand,
+  type ScenarioRunState,
+} from '../command-api/domain/scenario-run';
 import type { CommandHandler } from '../command-api/kit/handler';
 import type { IdAllocator } from '../command-api/kit/id-allocator';
 import type { IdempotencyKeys } from '../command-api/kit/idempotency';
@@ -126,8 +130,8 @@ export class ScenarioRunner {
     let nextRevision = loaded.revision === undefined ? 0n : loaded.revision + 1n;
     let recorded: ScenarioRunCommand[] = [];
     const record = (command: ScenarioRunCommand): void => void recorded.push(command);
-    const flush = async (): Promise<void> => {
-      if (recorded.length === 0) return;
+    const flush = async (): Promise<ScenarioRunState | undefined> => {
+      if (recorded.length === 0) return undefined;
       const commands = recorded;
       recorded = [];
       const result = await this.deps.handler.handle(
@@ -143,6 +147,7 @@ export class ScenarioRunner {
         },
       );
       if (result.revision !== undefined) nextRevision = result.revision + 1n;
+      return result.state;
     };
     if (run.status === 'none')
       record({
@@ -235,13 +240,36 @@ export class ScenarioRunner {
     } catch (error) {
       if (error instanceof RunStopped)
         return fail(Number.parseInt(error.path, 10), `step ${error.path} (${error.kind}): ${error.message}`);
-      throw error;
+      return this.afterUnexpected(error, runId, data.requestId, record, flush);
     }
     if (pending !== null && !run.responded)
       record({ kind: 'Respond', runId, requestId: data.requestId, response: pending });
     record({ kind: 'Succeed', runId, requestId: data.requestId, now: this.deps.now() });
     await flush();
     return { status: 'succeeded' };
+  }
+
+  /**
+   * An error that is neither a step's failure nor a limit: the run keeps what it did and notes the error, and
+   * the request is delivered again, until the run's decider says it has been tried long enough (then it has
+   * failed, once, with why). When even the note cannot be written (the store is down) nothing is counted.
+   */
+  private async afterUnexpected(
+    error: unknown,
+    runId: string,
+    requestId: string,
+    record: (command: ScenarioRunCommand) => void,
+    flush: () => Promise<ScenarioRunState | undefined>,
+  ): Promise<RunResult> {
+    const message = error instanceof Error ? error.message : String(error);
+    record({ kind: 'NoteError', runId, requestId, message, now: this.deps.now() });
+    const state = await flush().catch((noted: unknown) => {
+      this.deps.logger.warn({ err: noted, runId }, "the run's error could not be noted");
+      return undefined;
+    });
+    this.deps.logger.warn({ err: error, runId, errors: state?.errors }, 'a run met an unexpected error');
+    if (state?.status === 'failed') return { status: 'failed', error: state.error ?? message };
+    throw error;
   }
 
   /** Does one step; a failure of the step (not of the platform) stops the run at `path`. */

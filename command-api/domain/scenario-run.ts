@@ -15,7 +15,18 @@ export interface ScenarioRunState {
   readonly responded: boolean;
   /** Why it failed (null: it has not). */
   readonly error: string | null;
+  /** Unexpected errors met by its tries so far, and when the first was (null: none). */
+  readonly errors: number;
+  readonly firstErrorAt: string | null;
 }
+
+/**
+ * A run that keeps meeting an unexpected error (neither a step's failure nor a limit: a bug user data hits, a
+ * write refused for good) fails once it has met one this often over at least this long, so that no request is
+ * delivered again for ever; a store that is down records no error, so an outage never fails a run.
+ */
+export const RUN_ERRORS_BEFORE_FAILING = 5;
+export const RUN_ERROR_WINDOW_MS = 60_000;
 
 export type ScenarioRunCommand =
   | {
@@ -47,6 +58,13 @@ export type ScenarioRunCommand =
     }
   | { readonly kind: 'Succeed'; readonly runId: string; readonly requestId: string; readonly now: Date }
   | {
+      readonly kind: 'NoteError';
+      readonly runId: string;
+      readonly requestId: string;
+      readonly message: string;
+      readonly now: Date;
+    }
+  | {
       readonly kind: 'Fail';
       readonly runId: string;
       readonly requestId: string;
@@ -60,7 +78,14 @@ export type ScenarioRunCommand =
 type Json = z.core.util.JSONType;
 
 export const scenarioRunDecider: Decider<ScenarioRunState, ScenarioRunCommand, ScenarioRunEvent> = {
-  initialState: { status: 'none', outputs: [], responded: false, error: null },
+  initialState: {
+    status: 'none',
+    outputs: [],
+    responded: false,
+    error: null,
+    errors: 0,
+    firstErrorAt: null,
+  },
 
   decide(command, state) {
     if (command.kind === 'Batch') {
@@ -132,6 +157,30 @@ export const scenarioRunDecider: Decider<ScenarioRunState, ScenarioRunCommand, S
             },
           },
         ];
+      case 'NoteError': {
+        const message = command.message.slice(0, 2000);
+        const errored: ScenarioRunEvent = {
+          type: 'ScenarioRunErrored',
+          data: { runId: command.runId, at: command.now.toISOString(), message },
+        };
+        const errors = state.errors + 1;
+        const since = Date.parse(state.firstErrorAt ?? errored.data.at);
+        if (errors < RUN_ERRORS_BEFORE_FAILING || command.now.getTime() - since < RUN_ERROR_WINDOW_MS)
+          return [errored];
+        return [
+          errored,
+          {
+            type: 'ScenarioRunFailed',
+            data: {
+              runId: command.runId,
+              requestId: command.requestId,
+              finishedAt: command.now.toISOString(),
+              step: null,
+              message: `the run met an unexpected error ${errors} times in ${Math.round((command.now.getTime() - since) / 1000)} s and is not tried again: ${message}`,
+            },
+          },
+        ];
+      }
       case 'Fail':
         return [
           {
@@ -160,6 +209,8 @@ export const scenarioRunDecider: Decider<ScenarioRunState, ScenarioRunCommand, S
         return { ...state, responded: true };
       case 'ScenarioRunSucceeded':
         return { ...state, status: 'succeeded' };
+      case 'ScenarioRunErrored':
+        return { ...state, errors: state.errors + 1, firstErrorAt: state.firstErrorAt ?? event.data.at };
       case 'ScenarioRunFailed':
         return { ...state, status: 'failed', error: event.data.message };
     }

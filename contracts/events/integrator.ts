@@ -142,6 +142,12 @@ const runSucceeded = z.object({
   finishedAt: at,
   operations: z.number().int().nonnegative(),
 });
+/** A run met an error that is neither a step's failure nor a limit (a bug, a refused write): it is tried again. */
+const runErrored = z.object({
+  runId: z.string(),
+  at,
+  message: z.string(),
+});
 const runFailed = z.object({
   runId: z.string(),
   requestId: z.string().optional(),
@@ -187,6 +193,7 @@ export type ScenarioRunEvent =
   | Event<'ScenarioStepsCompleted', typeof stepsCompleted>
   | Event<'WebhookResponseReady', typeof responseReady>
   | Event<'ScenarioRunSucceeded', typeof runSucceeded>
+  | Event<'ScenarioRunErrored', typeof runErrored>
   | Event<'ScenarioRunFailed', typeof runFailed>;
 
 /** A reusable data structure: a name and its fields. */
@@ -235,5 +242,6 @@ export const INTEGRATOR_EVENTS: readonly EventDefinition[] = [
   { type: 'ScenarioStepsCompleted', version: 1, schema: stepsCompleted },
   { type: 'WebhookResponseReady', version: 1, schema: responseReady },
   { type: 'ScenarioRunSucceeded', version: 1, schema: runSucceeded },
+  { type: 'ScenarioRunErrored', version: 1, schema: runErrored },
   { type: 'ScenarioRunFailed', version: 1, schema: runFailed },
 ];
