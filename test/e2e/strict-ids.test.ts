@@ -61,6 +61,7 @@ const OTHER_PARAMETERS: Readonly<Record<string, string>> = {
   requestId: '00000000-0000-4000-8000-000000000000',
   runId: '00000000-0000-4000-8000-000000000000',
   hookKey: 'A'.repeat(32),
+  deadLetterId: 'hook-logs:1:5',
 };
 
 /** Routes kept only to say a removed feature is gone (410): they read no id and act on nothing. */
