@@ -81,6 +81,8 @@ describeContract(
       expect((await through('GET', '/api/field/5')).side).toBe('query');
       expect((await through('GET', '/api/system/acme/ai')).side).toBe('command');
       expect((await through('GET', '/api/system/acme/aix')).side).toBe('query');
+      expect((await through('GET', '/api/dead-letter?limit=5')).side).toBe('command');
+      expect((await through('GET', '/api/dead-letters')).side).toBe('query');
     });
 
     test("Apple's form post to the sign-in callback reaches the command API with its body", async () => {
