@@ -1,40 +1,16 @@
 import fc from 'fast-check';
-import { request, type IncomingHttpHeaders } from 'node:http';
 import { REFUSED_RESPONSE_HEADERS } from '../../contracts/hook-response-headers';
+import { requestAsHost, type HostAnswer } from '../support/host-call';
 import { json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
 
 const BASE_HOST = 'records.test';
 const HOOK_HOST = 'hooks.example';
 
-interface Answer {
-  status: number;
-  text: string;
-  headers: IncomingHttpHeaders;
-}
+type Answer = HostAnswer;
 
-/** One request to the platform with this Host header (fetch drops it, so node:http); values read as Latin-1. */
+/** One request to the platform with this Host header. */
 function callAs(url: string, host: string, method: string, path: string, body?: string): Promise<Answer> {
-  const { port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path,
-        agent: false,
-        headers: { Host: host, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, headers: res.headers }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+  return requestAsHost(url, host, method, path, { agent: false, ...(body !== undefined && { body }) });
 }
 
 /** The sandbox every hook answer carries. */

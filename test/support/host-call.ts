@@ -7,32 +7,30 @@ export interface HostAnswer {
 }
 
 /**
- * One API call to the platform at `url` as system `host` (the system is chosen by the Host header, which fetch
- * drops, so this speaks HTTP through node:http).
+ * One request to the platform at `url` with this Host header, which selects the system (fetch drops it, so
+ * this speaks HTTP through node:http); `path` is the whole path.
  */
-export function callHost(
+export function requestAsHost(
   url: string,
   host: string,
-  token: string,
   method: string,
   path: string,
-  body?: unknown,
-  agent?: Agent,
+  options: { headers?: Record<string, string>; body?: string; agent?: Agent | false } = {},
 ): Promise<HostAnswer> {
   const { port } = new URL(url);
-  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const { headers = {}, body, agent } = options;
   return new Promise((resolve, reject) => {
     const req = request(
       {
-        ...(agent && { agent }),
+        ...(agent !== undefined && { agent }),
         host: '127.0.0.1',
         port,
         method,
-        path: `/api${path}`,
+        path,
         headers: {
           Host: host,
-          Authorization: `Bearer ${token}`,
-          ...(payload !== undefined && { 'Content-Type': 'application/json' }),
+          ...(body !== undefined && { 'Content-Type': 'application/json' }),
+          ...headers,
         },
       },
       (res) => {
@@ -43,6 +41,23 @@ export function callHost(
       },
     );
     req.on('error', reject);
-    req.end(payload);
+    req.end(body);
+  });
+}
+
+/** One API call to the platform at `url` as system `host`, with a token. */
+export function callHost(
+  url: string,
+  host: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  agent?: Agent,
+): Promise<HostAnswer> {
+  return requestAsHost(url, host, method, `/api${path}`, {
+    headers: { Authorization: `Bearer ${token}` },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+    ...(agent && { agent }),
   });
 }
