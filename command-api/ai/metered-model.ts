@@ -121,8 +121,13 @@ export interface MeteredAnswer {
 /**
  * The usage as a model reports it is untrusted: a count is a finite non-negative number (a fraction counts as
  * the next whole token); anything else (negative, NaN, a string, missing) is no report, and the estimate is charged.
+ * A reported `-0` counts as 0 (`Math.ceil(-0)` is `-0`, which would reach the answer and the ledger as a different number).
  */
-const reportedCount = z.number().finite().nonnegative().transform(Math.ceil);
+const reportedCount = z
+  .number()
+  .finite()
+  .nonnegative()
+  .transform((count) => Math.max(0, Math.ceil(count)));
 const reportedUsage = z.object({ promptTokens: reportedCount, completionTokens: reportedCount });
 
 /** What a call is charged: what the model reports, never more than the call reserved (`estimate`). */

@@ -148,6 +148,14 @@ test('whatever usage the model reports, the call is charged a whole number withi
   );
 });
 
+test('a reported usage of -0 charges 0, the same number in the answer and the ledger', async () => {
+  const world = setUp([{ usage: { promptTokens: -0, completionTokens: -0, totalTokens: 0 }, takesMs: 10 }], 1_000);
+  await world.topUp();
+  const answer = await ask(world.metered);
+  expect(Object.is(answer.tokens, 0)).toBe(true);
+  expect(await world.balance()).toMatchObject({ spent: 0, reserved: 0 });
+});
+
 test('reproduction: 1,000,000 reported tokens on a 188-token reservation charge 188, not the balance below zero', async () => {
   const world = setUp([{ usage: { promptTokens: 1_000_000, completionTokens: 0 }, takesMs: 10 }], 200);
   await world.topUp();
