@@ -1,5 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { newId } from '../contracts/ids';
 import { createCommandRouter } from '../command-api/app';
 import { ensureBootstrapAdmin } from '../command-api/bootstrap';
@@ -294,7 +296,12 @@ export async function buildServices(
     const { integrator } = integration;
     const head = await adapters.events.headPosition();
     const seen = integrator.position;
-    return { lagPositions: seen > head ? 0 : Number(head - seen), runsStarted: integrator.runsStarted };
+    return {
+      lagPositions: seen > head ? 0 : Number(head - seen),
+      runsStarted: integrator.runsStarted,
+      runsParked: integrator.backlog.parked,
+      backlogsDraining: integrator.backlog.draining,
+    };
   };
   // Model calls of AI jobs: fair between systems, bounded per system and per process.
   const aiSlots = new AiSlots(
@@ -790,9 +797,21 @@ async function startIntegrator(
     topic: config.EVENTS_TOPIC,
     group: config.INTEGRATOR_GROUP,
     // Messages in hand at once: more than the runs that may go at once (the runner's fair slots), so the runs
-    // of one busy system that wait for their system's share do not keep another system's messages from being
+    // of busy systems that wait for their system's share do not keep another system's messages from being
     // taken. (The stream reads ahead 16 times this many messages.)
     concurrency: Math.min(1000, config.INTEGRATOR_CONCURRENCY * 4),
+    // A system holds twice its share of the runner in hand; beyond that its requests wait in its run backlog.
+    tenantInHand: 2 * config.INTEGRATOR_TENANT_CONCURRENCY,
+    backlog: {
+      events: adapters.events,
+      handler: commands.handler,
+      readModels,
+      logger: integratorLogger.child({ component: 'run-backlog' }),
+      now,
+      holder: `${hostname()}:${process.pid}:${randomUUID()}`,
+      leaseMs: config.INTEGRATOR_BACKLOG_LEASE_MS,
+      window: 2 * config.INTEGRATOR_TENANT_CONCURRENCY,
+    },
   });
   await integrator.start();
   const scheduler = new IntegratorScheduler({
@@ -805,6 +824,7 @@ async function startIntegrator(
     intervalMs: 60_000,
     queues,
     dueCheckMs: 5_000,
+    backlogs: integrator.backlog,
   });
   scheduler.start();
   return { integrator, scheduler, expressions };

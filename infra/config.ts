@@ -224,6 +224,11 @@ export const configSchema = z.object({
   INTEGRATOR_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
   /** Scenario runs one system may have going at once in one integrator process (the others wait their turn). */
   INTEGRATOR_TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
+  /**
+   * How long an integrator holds the draining of a system's run backlog without renewing it: after a crash,
+   * another integrator takes the backlog over after it.
+   */
+  INTEGRATOR_BACKLOG_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   /** Processes that evaluate scenarios' expressions (apart from the platform: see infra/expressions). */
   EXPRESSION_PROCESSES: z.coerce.number().int().min(1).max(64).default(2),
   /** Expression processes one system's evaluations may hold at once (less than all: others get one). */

@@ -13,6 +13,10 @@ export interface IntegratorProgress {
   /** Global positions between the event store head and the newest event the integrator has handled. */
   readonly lagPositions: number;
   readonly runsStarted: number;
+  /** Requests this integrator parked in their system's run backlog (see integrator/run-backlog.ts). */
+  readonly runsParked: number;
+  /** Systems whose run backlogs this integrator drains now. */
+  readonly backlogsDraining: number;
 }
 
 /**
@@ -110,6 +114,24 @@ export class Metrics {
       async collect() {
         const progress = await integrator();
         if (progress) this.set(progress.runsStarted);
+      },
+    });
+    new Gauge({
+      name: 'integrator_runs_parked',
+      help: "Requests this integrator process parked in their system's run backlog since it began (the system had its share in hand)",
+      registers: [this.registry],
+      async collect() {
+        const progress = await integrator();
+        if (progress) this.set(progress.runsParked);
+      },
+    });
+    new Gauge({
+      name: 'integrator_backlogs_draining',
+      help: 'Systems whose run backlogs this integrator process drains now',
+      registers: [this.registry],
+      async collect() {
+        const progress = await integrator();
+        if (progress) this.set(progress.backlogsDraining);
       },
     });
   }

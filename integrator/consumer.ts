@@ -1,7 +1,8 @@
-import type { WebhookRequestReceivedData } from '../contracts/events/integrator';
+import type { RunParkedData, WebhookRequestReceivedData } from '../contracts/events/integrator';
 import type { Logger } from '../infra/logging';
 import type { ConsumedMessage, Consumer, Stream } from '../infra/stream/port';
 import type { QueueWorker } from './queue-worker';
+import { RunBacklog, type RunBacklogDeps } from './run-backlog';
 import type { ScenarioRunner } from './runner';
 
 export interface IntegratorOptions {
@@ -16,6 +17,14 @@ export interface IntegratorOptions {
    * how many of them run a scenario at once, and for one system, is the runner's (its fair slots).
    */
   readonly concurrency: number;
+  /**
+   * Runs of one system this integrator holds in hand at once (running, or waiting for the system's share of
+   * the runner): a request beyond them is parked in the system's run backlog, so that one system's excess
+   * does not fill the stream's window in front of the others' requests.
+   */
+  readonly tenantInHand: number;
+  /** The run backlogs (see `RunBacklog`): everything but how a parked request is run, which is this. */
+  readonly backlog: Omit<RunBacklogDeps, 'run'>;
 }
 
 interface RelayedEvent {
@@ -39,11 +48,26 @@ export class Integrator {
   private consumer: Consumer | undefined;
   private lastPosition = 0n;
   private runs = 0;
+  /** Per system, its runs in hand here (see `tenantInHand`). */
+  private readonly inHand = new Map<string, number>();
+  readonly backlog: RunBacklog;
 
-  constructor(private readonly options: IntegratorOptions) {}
+  constructor(private readonly options: IntegratorOptions) {
+    this.backlog = new RunBacklog({
+      ...options.backlog,
+      run: async (tenant, parked) => void (await this.runRequest(tenant, parked.runId, parked.request)),
+    });
+  }
 
   async start(): Promise<void> {
     const { stream, topic, group, concurrency } = this.options;
+    // The backlogs left waiting (by a crash, by another integrator) are known before the first request: a
+    // system's new requests wait behind its parked ones.
+    await this.backlog
+      .sweep()
+      .catch((error: unknown) =>
+        this.options.logger.error({ err: error }, 'the run backlogs could not be looked for at start'),
+      );
     this.consumer = await stream.consume({
       topic,
       group,
@@ -73,19 +97,33 @@ export class Integrator {
     if (type !== 'WebhookRequestReceived') return this.seen(message);
     const event = JSON.parse(message.value) as RelayedEvent;
     const data = event.data as WebhookRequestReceivedData;
-    if (!data.queued) {
-      // Arrival order includes what waited in the queue while the scenario was off: that runs first. (The
-      // drain its activation started may be taking the same items: each still runs once, by its run id.)
-      if (data.sequential && data.scenarioId !== null)
-        await this.options.queues.drain(event.metadata.tenant, data.scenarioId);
-      this.runs += 1;
-      const result = await this.options.runner.run(
-        { tenant: event.metadata.tenant, runId: event.id, attempt: 1, data },
-        'instant',
-      );
-      this.options.logger.debug({ runId: event.id, result }, 'scenario run');
+    if (!data.queued && data.scenarioId !== null) {
+      const tenant = event.metadata.tenant;
+      const held = this.inHand.get(tenant) ?? 0;
+      if (held >= this.options.tenantInHand || this.backlog.hasBacklog(tenant)) {
+        const parked: RunParkedData = { runId: event.id, orderKey: message.key, request: data };
+        await this.backlog.park(tenant, parked);
+        return this.seen(message);
+      }
+      this.inHand.set(tenant, held + 1);
+      try {
+        await this.runRequest(tenant, event.id, data);
+      } finally {
+        const left = (this.inHand.get(tenant) ?? 1) - 1;
+        if (left === 0) this.inHand.delete(tenant);
+        else this.inHand.set(tenant, left);
+      }
     }
     this.seen(message);
+  }
+
+  private async runRequest(tenant: string, runId: string, data: WebhookRequestReceivedData): Promise<void> {
+    // Arrival order includes what waited in the queue while the scenario was off: that runs first. (The
+    // drain its activation started may be taking the same items: each still runs once, by its run id.)
+    if (data.sequential && data.scenarioId !== null) await this.options.queues.drain(tenant, data.scenarioId);
+    this.runs += 1;
+    const result = await this.options.runner.run({ tenant, runId, attempt: 1, data }, 'instant');
+    this.options.logger.debug({ runId, result }, 'scenario run');
   }
 
   private seen(message: ConsumedMessage): void {
@@ -96,5 +134,6 @@ export class Integrator {
 
   async stop(): Promise<void> {
     await this.consumer?.stop();
+    await this.backlog.stop();
   }
 }

@@ -8,6 +8,7 @@ import type { EventStore } from '../infra/event-store/port';
 import type { Logger } from '../infra/logging';
 import type { ReadModels } from '../infra/read-store/read-models';
 import type { QueueWorker } from './queue-worker';
+import type { RunBacklog } from './run-backlog';
 
 export interface SchedulerDeps {
   readonly handler: CommandHandler;
@@ -21,8 +22,10 @@ export interface SchedulerDeps {
   readonly intervalMs: number;
   /** Runs scheduled scenarios when their slot is due. */
   readonly queues: Pick<QueueWorker, 'runDue'>;
-  /** Time between looks for due scheduled runs (the smallest interval is a minute). */
+  /** Time between looks for due scheduled runs (the smallest interval is a minute), and for run backlogs. */
   readonly dueCheckMs: number;
+  /** Run backlogs left waiting (by a crash, or let go by another integrator) are drained here. */
+  readonly backlogs: Pick<RunBacklog, 'sweep'>;
 }
 
 /** Documents one sweep handles per rule: a backlog is worked off over several sweeps. */
@@ -56,6 +59,7 @@ class Periodic {
 
 /**
  * The integrator's time-driven rules, as commands: scheduled scenarios run when their interval slot is due,
+ * run backlogs nobody drains are taken up,
  * hooks without a scenario for more than 120 hours are deactivated, and webhook log entries older than the
  * retention are removed. Every integrator process may do all of it: a slot's run is claimed by a command (a
  * second claim is refused), a deactivation is a command with an id of its own (a second one appends nothing),
@@ -69,6 +73,10 @@ export class IntegratorScheduler {
       { job: new Periodic('integrator sweep', () => this.sweep(), deps.logger), everyMs: deps.intervalMs },
       {
         job: new Periodic('scheduled runs', () => this.runDue(), deps.logger),
+        everyMs: deps.dueCheckMs,
+      },
+      {
+        job: new Periodic('run backlogs', () => deps.backlogs.sweep(), deps.logger),
         everyMs: deps.dueCheckMs,
       },
     ];

@@ -7,8 +7,11 @@ import type { Stream, StreamMessage } from '../infra/stream/port';
 import { consumeInBatches } from './batched-consumer';
 import { runWithRestarts } from './restarts';
 
-/** Write-side bookkeeping streams stay out of the relay: nobody downstream acts on them. */
-const INTERNAL_CATEGORIES = new Set(['sequence', 'idempotency']);
+/**
+ * Write-side bookkeeping streams stay out of the relay: nobody downstream acts on them (the integrator reads
+ * its run backlogs from the store).
+ */
+const INTERNAL_CATEGORIES = new Set(['sequence', 'idempotency', 'runBacklog']);
 
 export function toStreamMessage(event: RecordedEvent): StreamMessage {
   return {

@@ -156,6 +156,26 @@ const runFailed = z.object({
   message: z.string(),
 });
 
+/**
+ * A request the integrator did not run at once because its system already had as many runs in hand as it may
+ * hold: kept in the system's run backlog and run from there, in order per `orderKey` (the request's stream
+ * key: one sequential scenario's requests share it).
+ */
+const runParked = z.object({
+  runId: z.string().min(1),
+  orderKey: z.string().min(1),
+  request: requestReceived,
+});
+/**
+ * An integrator holds the draining of a system's run backlog until `until` (a release: `until` is when it let
+ * go); every backlog item before revision `next` has run.
+ */
+const runBacklogHeld = z.object({
+  holder: z.string().min(1).max(200),
+  until: at,
+  next: z.number().int().nonnegative(),
+});
+
 type Event<Type extends string, Schema extends z.ZodType> = { type: Type; data: z.infer<Schema> };
 
 export type WebhookEvent =
@@ -187,6 +207,10 @@ export type ScenarioEvent =
   | Event<'ScenarioDeleted', typeof scenarioRef>
   | Event<'ScenarioScheduledRunStarted', typeof scheduledRunStarted>
   | Event<'ScenarioScheduledRunEnded', typeof scheduledRunEnded>;
+export type RunParkedData = z.infer<typeof runParked>;
+export type RunBacklogHeldData = z.infer<typeof runBacklogHeld>;
+export type RunBacklogDrainEvent = Event<'RunBacklogHeld', typeof runBacklogHeld>;
+export type RunBacklogEvent = Event<'ScenarioRunParked', typeof runParked> | RunBacklogDrainEvent;
 export type ScenarioRunEvent =
   | Event<'ScenarioRunStarted', typeof runStarted>
   | Event<'ScenarioStepCompleted', typeof stepCompleted>
@@ -244,4 +268,6 @@ export const INTEGRATOR_EVENTS: readonly EventDefinition[] = [
   { type: 'ScenarioRunSucceeded', version: 1, schema: runSucceeded },
   { type: 'ScenarioRunErrored', version: 1, schema: runErrored },
   { type: 'ScenarioRunFailed', version: 1, schema: runFailed },
+  { type: 'ScenarioRunParked', version: 1, schema: runParked },
+  { type: 'RunBacklogHeld', version: 1, schema: runBacklogHeld },
 ];

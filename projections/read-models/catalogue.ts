@@ -20,6 +20,7 @@ import {
   hookLogsProjection,
   hookQueueProjection,
   scenarioRunsProjection,
+  runBacklogsProjection,
   scenariosProjection,
   webhooksProjection,
 } from './integrator';
@@ -54,6 +55,7 @@ export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
   hookQueueProjection,
   hookLogsProjection,
   scenarioRunsProjection,
+  runBacklogsProjection,
   dataStructuresProjection,
   transformsProjection,
   validationsProjection,

@@ -1,4 +1,5 @@
 import type {
+  RunBacklogHeldData,
   WebhookRequestReceivedData,
   WebhookRequestRefusedData,
 } from '../../contracts/events/integrator';
@@ -317,5 +318,33 @@ export const scenarioRunsProjection: Projection = {
       default:
         return [];
     }
+  },
+};
+
+/**
+ * Each system's run backlog as far as the integrators need to find it: how many requests were parked in it
+ * (`parked`: the requests stream's length) and how far its drain got (`next`). Items wait while `next` is below
+ * `parked`; the drain itself reads the event store, this only says where to look.
+ */
+export const runBacklogsProjection: Projection = {
+  name: 'run-backlogs',
+  categories: ['runBacklog'],
+  collections: { [READ_MODELS.runBacklogs]: [{ name: 'tenant', paths: ['tenant'] }] },
+  project(event, collection): ReadModelChange[] {
+    const target = collection(READ_MODELS.runBacklogs);
+    const tenant = event.metadata.tenant;
+    const id = documentId(tenant, 'runs');
+    const position = event.position;
+    if (event.type === 'ScenarioRunParked') {
+      const parked = Number(event.revision) + 1;
+      return event.revision === 0n
+        ? [{ op: 'upsert', collection: target, position, doc: { id, tenant, parked, next: 0 } }]
+        : [{ op: 'patch', collection: target, id, set: { parked }, position }];
+    }
+    if (event.type === 'RunBacklogHeld') {
+      const { next } = event.data as RunBacklogHeldData;
+      return [{ op: 'patch', collection: target, id, set: { next }, position }];
+    }
+    return [];
   },
 };

@@ -149,7 +149,10 @@ test('whatever usage the model reports, the call is charged a whole number withi
 });
 
 test('a reported usage of -0 charges 0, the same number in the answer and the ledger', async () => {
-  const world = setUp([{ usage: { promptTokens: -0, completionTokens: -0, totalTokens: 0 }, takesMs: 10 }], 1_000);
+  const world = setUp(
+    [{ usage: { promptTokens: -0, completionTokens: -0, totalTokens: 0 }, takesMs: 10 }],
+    1_000,
+  );
   await world.topUp();
   const answer = await ask(world.metered);
   expect(Object.is(answer.tokens, 0)).toBe(true);

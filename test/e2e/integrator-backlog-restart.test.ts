@@ -1,0 +1,115 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { exited, freePort, output, spawnBin, waitUntilReady } from '../support/child-platform';
+
+/**
+ * A system's run backlog survives a `kill -9`: every request accepted before it runs after the restart, once
+ * per request, whether it was running, parked, or not yet taken from the stream. The restarted platform takes
+ * the dead one's drain over once its hold runs out (1 s here).
+ */
+const TOKEN = 'rpt_backlog-restart-token-0123456789abcdef';
+const REQUESTS = 30;
+jest.setTimeout(180_000);
+
+let dataDir: string;
+const children: ChildProcess[] = [];
+let slow: Server;
+let slowUrl: string;
+const held: ServerResponse[] = [];
+let slowCalls = 0;
+let releasing = false;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'records-backlog-'));
+  slow = createServer((_req, res) => {
+    slowCalls += 1;
+    if (releasing) res.end('{}');
+    else held.push(res);
+  });
+  await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+  slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/slow`;
+});
+afterAll(async () => {
+  releasing = true;
+  for (const res of held.splice(0)) res.destroy();
+  for (const running of children)
+    if (running.exitCode === null && running.signalCode === null) {
+      running.kill('SIGKILL');
+      await exited(running);
+    }
+  await new Promise((resolve) => slow.close(resolve));
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function start(port: number): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawnBin('platform.ts', [], {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: TOKEN,
+    OUTBOUND_ALLOW_PRIVATE: 'true',
+    OUTBOUND_TIMEOUT_MS: '60000',
+    INTEGRATOR_CONCURRENCY: '4',
+    INTEGRATOR_TENANT_CONCURRENCY: '2',
+    INTEGRATOR_BACKLOG_LEASE_MS: '1000',
+  });
+  children.push(child);
+  const logs = output(child);
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilReady(url).catch((error: unknown) => {
+    throw new Error(`${String(error)}\n${logs()}`);
+  });
+  return { child, url };
+}
+
+async function api<T>(url: string, method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(`${url}/api${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  return (await response.json()) as T;
+}
+
+type Runs = { items: Array<{ status: string; requestId: string }> };
+
+test('kill -9 with a backlog of slow runs: after the restart each accepted request runs once', async () => {
+  const port = await freePort();
+  const first = await start(port);
+  const hook = await api<{ id: number; key: string }>(first.url, 'POST', '/webhook', { name: 'Slow' });
+  const scenario = await api<{ id: number }>(first.url, 'POST', '/scenario', {
+    name: 'Slow',
+    webhookId: hook.id,
+    steps: [{ kind: 'httpRequest', url: slowUrl }],
+  });
+  for (let n = 0; n < REQUESTS; n++) {
+    expect((await fetch(`${first.url}/hook/${hook.key}?n=${n}`, { method: 'POST' })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 40));
+  }
+  const deadline = Date.now() + 30_000;
+  while (held.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(held).toHaveLength(2);
+  first.child.kill('SIGKILL');
+  await exited(first.child);
+  for (const res of held.splice(0)) res.destroy();
+  releasing = true;
+
+  const second = await start(port);
+  const until = Date.now() + 120_000;
+  let runs: Runs = { items: [] };
+  for (;;) {
+    runs = await api<Runs>(second.url, 'GET', `/scenario/${scenario.id}/run?limit=100`);
+    const done = runs.items.filter((run) => run.status === 'succeeded').length === REQUESTS;
+    if (done || Date.now() > until) break;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  expect(runs.items.map((run) => run.status)).toEqual(Array(REQUESTS).fill('succeeded'));
+  expect(new Set(runs.items.map((run) => run.requestId)).size).toBe(REQUESTS);
+  // Each request's call once, and once more for each of the two that were under way at the kill.
+  expect(slowCalls).toBeGreaterThanOrEqual(REQUESTS);
+  expect(slowCalls).toBeLessThanOrEqual(REQUESTS + 2);
+});
