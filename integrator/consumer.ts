@@ -42,7 +42,9 @@ const MAY_DRAIN = new Set(['ScenarioCreated', 'ScenarioUpdated', 'ScenarioActiva
  * scenario run; the stream keeps a sequential scenario's requests under one key, so they run in arrival order,
  * and the others run side by side. A run's effects are recorded in its own stream, so a request delivered
  * again (after a crash, a rebalance, a second integrator) is not run twice. A scenario that starts running
- * instantly takes what its hook queued before.
+ * instantly takes what its hook queued before. A system with `tenantInHand` runs in hand here, or with requests
+ * already waiting in its run backlog, has its next request parked there (see `RunBacklog`): the message is
+ * done with, and the next system's requests are taken.
  */
 export class Integrator {
   private consumer: Consumer | undefined;

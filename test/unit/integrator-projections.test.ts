@@ -3,8 +3,10 @@ import { streamName } from '../../contracts/streams';
 import {
   hookLogsProjection,
   hookQueueProjection,
+  runBacklogsProjection,
   scenarioRunsProjection,
 } from '../../projections/read-models/integrator';
+import { runBacklogStreams } from '../../command-api/domain/run-backlog';
 import { EventLog, projectionSpec, TEST_TENANT } from '../support/given-when-then';
 
 const RECEIVED_AT = '2026-11-24T10:00:00.000Z';
@@ -241,5 +243,36 @@ describe('scenario runs projection', () => {
           },
         }),
       ]);
+  });
+});
+
+describe('run backlogs projection', () => {
+  const log = new EventLog();
+  const { requests, drain } = runBacklogStreams(TEST_TENANT);
+  const parked = (runId: string) =>
+    log.record(requests, {
+      type: 'ScenarioRunParked',
+      data: { runId, orderKey: `hookRequest-${TEST_TENANT}.${runId}`, request: request(runId, false) },
+    });
+  const first = parked('r1');
+  const second = parked('r2');
+  const held = (next: number, until: string) =>
+    log.record(drain, { type: 'RunBacklogHeld', data: { holder: 'integrator-1', until, next } });
+  const drained = held(2, RECEIVED_AT);
+  const backlogs = projectionSpec(runBacklogsProjection);
+
+  test("a system's backlog counts what was parked in it and how far its drain got", () => {
+    backlogs
+      .given([])
+      .when(first)
+      .thenDocuments('run_backlogs', [{ id: 'acme.runs', tenant: TEST_TENANT, parked: 1, next: 0 }]);
+    backlogs
+      .given([first])
+      .when(second)
+      .thenDocuments('run_backlogs', [{ id: 'acme.runs', tenant: TEST_TENANT, parked: 2, next: 0 }]);
+    backlogs
+      .given([first, second])
+      .when(drained)
+      .thenDocuments('run_backlogs', [{ id: 'acme.runs', tenant: TEST_TENANT, parked: 2, next: 2 }]);
   });
 });
