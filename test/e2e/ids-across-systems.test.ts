@@ -2,6 +2,7 @@ import { request } from 'node:http';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai';
 import { callHost } from '../support/host-call';
 import { json, startPlatform, type TestPlatform } from '../support/platform';
+import { polling } from '../support/eventually';
 
 /**
  * Event ids are unique store-wide, but the ids commands derive theirs from are often local to a system: an AI
@@ -84,14 +85,7 @@ async function inBoth(
   return answers;
 }
 
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const eventually = polling(15_000);
 
 let moduleId: number;
 let fieldKey: string;

@@ -1,10 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { exited, freePort, output, spawnBin, waitUntilReady } from '../support/child-platform';
+import { exited, freePort, startPlatformProcess } from '../support/child-platform';
+import { startHeldServer, type HeldServer } from '../support/held-server';
 
 /**
  * A system's run backlog survives a `kill -9`: every request accepted before it runs after the restart, once
@@ -17,38 +16,24 @@ jest.setTimeout(180_000);
 
 let dataDir: string;
 const children: ChildProcess[] = [];
-let slow: Server;
-let slowUrl: string;
-const held: ServerResponse[] = [];
-let slowCalls = 0;
-let releasing = false;
+let slow: HeldServer;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'records-backlog-'));
-  slow = createServer((_req, res) => {
-    slowCalls += 1;
-    if (releasing) res.end('{}');
-    else held.push(res);
-  });
-  await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
-  slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/slow`;
+  slow = await startHeldServer();
 });
 afterAll(async () => {
-  releasing = true;
-  for (const res of held.splice(0)) res.destroy();
+  await slow.close();
   for (const running of children)
     if (running.exitCode === null && running.signalCode === null) {
       running.kill('SIGKILL');
       await exited(running);
     }
-  await new Promise((resolve) => slow.close(resolve));
   rmSync(dataDir, { recursive: true, force: true });
 });
 
 async function start(port: number): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawnBin('platform.ts', [], {
-    PORT: String(port),
-    HOST: '127.0.0.1',
+  const started = await startPlatformProcess(port, {
     DATA_DIR: dataDir,
     ADMIN_TOKEN: TOKEN,
     OUTBOUND_ALLOW_PRIVATE: 'true',
@@ -57,13 +42,8 @@ async function start(port: number): Promise<{ child: ChildProcess; url: string }
     INTEGRATOR_TENANT_CONCURRENCY: '2',
     INTEGRATOR_BACKLOG_LEASE_MS: '1000',
   });
-  children.push(child);
-  const logs = output(child);
-  const url = `http://127.0.0.1:${port}`;
-  await waitUntilReady(url).catch((error: unknown) => {
-    throw new Error(`${String(error)}\n${logs()}`);
-  });
-  return { child, url };
+  children.push(started.child);
+  return started;
 }
 
 async function api<T>(url: string, method: string, path: string, body?: unknown): Promise<T> {
@@ -84,19 +64,18 @@ test('kill -9 with a backlog of slow runs: after the restart each accepted reque
   const scenario = await api<{ id: number }>(first.url, 'POST', '/scenario', {
     name: 'Slow',
     webhookId: hook.id,
-    steps: [{ kind: 'httpRequest', url: slowUrl }],
+    steps: [{ kind: 'httpRequest', url: slow.url }],
   });
   for (let n = 0; n < REQUESTS; n++) {
     expect((await fetch(`${first.url}/hook/${hook.key}?n=${n}`, { method: 'POST' })).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 40));
   }
   const deadline = Date.now() + 30_000;
-  while (held.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-  expect(held).toHaveLength(2);
+  while (slow.held < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(slow.held).toBe(2);
   first.child.kill('SIGKILL');
   await exited(first.child);
-  for (const res of held.splice(0)) res.destroy();
-  releasing = true;
+  slow.release('drop');
 
   const second = await start(port);
   const until = Date.now() + 120_000;
@@ -110,6 +89,6 @@ test('kill -9 with a backlog of slow runs: after the restart each accepted reque
   expect(runs.items.map((run) => run.status)).toEqual(Array(REQUESTS).fill('succeeded'));
   expect(new Set(runs.items.map((run) => run.requestId)).size).toBe(REQUESTS);
   // Each request's call once, and once more for each of the two that were under way at the kill.
-  expect(slowCalls).toBeGreaterThanOrEqual(REQUESTS);
-  expect(slowCalls).toBeLessThanOrEqual(REQUESTS + 2);
+  expect(slow.calls).toBeGreaterThanOrEqual(REQUESTS);
+  expect(slow.calls).toBeLessThanOrEqual(REQUESTS + 2);
 });

@@ -1,7 +1,7 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startHeldServer, type HeldServer } from '../support/held-server';
 import { callHost } from '../support/host-call';
 import { json, startPlatform, type Entity, type Page, type TestPlatform } from '../support/platform';
+import { polling } from '../support/eventually';
 
 jest.setTimeout(120_000);
 
@@ -13,20 +13,10 @@ jest.setTimeout(120_000);
 const SLOW_REQUESTS = 40;
 let platform: TestPlatform;
 let acmeToken: string;
-let slow: Server;
-let slowUrl: string;
-const held: ServerResponse[] = [];
-let slowCalls = 0;
-let releasing = false;
+let slow: HeldServer;
 
 beforeAll(async () => {
-  slow = createServer((_req, res) => {
-    slowCalls += 1;
-    if (releasing) res.end('{"slow":true}');
-    else held.push(res);
-  });
-  await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
-  slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/slow`;
+  slow = await startHeldServer();
   platform = await startPlatform({
     OUTBOUND_ALLOW_PRIVATE: 'true',
     OUTBOUND_TIMEOUT_MS: '60000',
@@ -40,23 +30,14 @@ beforeAll(async () => {
   acmeToken = String((await json(provisioned)).token);
 });
 afterAll(async () => {
-  releasing = true;
-  for (const res of held.splice(0)) res.end('{}');
+  await slow.close();
   await platform.stop();
-  await new Promise((resolve) => slow.close(resolve));
 });
 
 const acme = (method: string, path: string, body?: unknown) =>
   callHost(platform.url, 'acme.localhost', acmeToken, method, path, body);
 
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+const eventually = polling(60_000, 200);
 
 async function runsOf(scenarioId: number): Promise<Array<Record<string, unknown>>> {
   const page = await json<Page<Record<string, unknown>>>(
@@ -70,7 +51,7 @@ test("another system's request runs and answers while one system has a large bac
     await platform.call('POST', '/webhook', { body: { name: 'Slow' } }),
   );
   const scenario = await platform.call('POST', '/scenario', {
-    body: { name: 'Slow', webhookId: hook.id, steps: [{ kind: 'httpRequest', url: slowUrl }] },
+    body: { name: 'Slow', webhookId: hook.id, steps: [{ kind: 'httpRequest', url: slow.url }] },
   });
   expect(scenario.status).toBe(201);
   const slowScenarioId = (await json<Entity>(scenario)).id;
@@ -92,7 +73,7 @@ test("another system's request runs and answers while one system has a large bac
     await new Promise((resolve) => setTimeout(resolve, 40));
   }
   await eventually(
-    async () => held.length,
+    async () => slow.held,
     (count) => count === 2,
   );
 
@@ -101,11 +82,10 @@ test("another system's request runs and answers while one system has a large bac
   const answer = await fetch(`${platform.url}/hook/${acmeHook.key}?n=21`);
   expect({ status: answer.status, body: await answer.text() }).toEqual({ status: 200, body: '42' });
   expect(Date.now() - asked).toBeLessThan(20_000);
-  expect(held).toHaveLength(2);
+  expect(slow.held).toBe(2);
   expect((await runsOf(slowScenarioId)).filter((run) => run.status !== 'running')).toEqual([]);
 
-  releasing = true;
-  for (const res of held.splice(0)) res.end('{"slow":true}');
+  slow.release({ body: '{"slow":true}' });
   const runs = await eventually(
     () => runsOf(slowScenarioId),
     (items) => items.length === SLOW_REQUESTS && items.every((run) => run.status === 'succeeded'),
@@ -113,5 +93,5 @@ test("another system's request runs and answers while one system has a large bac
   );
   expect(runs.map((run) => run.status)).toEqual(Array(SLOW_REQUESTS).fill('succeeded'));
   expect(new Set(runs.map((run) => run.requestId)).size).toBe(SLOW_REQUESTS);
-  expect(slowCalls).toBe(SLOW_REQUESTS);
+  expect(slow.calls).toBe(SLOW_REQUESTS);
 });

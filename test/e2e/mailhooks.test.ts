@@ -1,6 +1,7 @@
 import { createTransport, type Transporter } from 'nodemailer';
 import { json, startPlatform, type Entity, type Page, type TestPlatform } from '../support/platform';
 import { RawSmtp, type SmtpAnswer } from '../support/smtp-client';
+import { polling } from '../support/eventually';
 
 const MAIL_DOMAIN = 'hooks.example.test';
 const MAX_BYTES = 26_214_400;
@@ -43,14 +44,7 @@ describe('mailhooks', () => {
     return json(response);
   }
 
-  async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 10_000): Promise<T> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const value = await read();
-      if (done(value) || Date.now() > deadline) return value;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
+  const eventually = polling(10_000);
 
   const logsOf = async (hookId: number) =>
     json<Page<Record<string, unknown>>>(await platform.call('GET', `/webhook/${hookId}/log`));

@@ -8,6 +8,7 @@ import { createSqliteEventStore } from '../../infra/event-store/sqlite';
 import { newEvent } from '../contracts/event-store';
 import { callHost } from '../support/host-call';
 import { json, startPlatform, type Entity, type Page, type TestPlatform } from '../support/platform';
+import { polling } from '../support/eventually';
 
 /**
  * Issue 28, poison events: keys holding `.` or starting with `$` (a query string, a JSON body, a form, an
@@ -27,14 +28,7 @@ let acmeToken: string;
 const acme = (method: string, path: string, body?: unknown) =>
   callHost(platform.url, 'acme.localhost', acmeToken, method, path, body);
 
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const eventually = polling(15_000);
 
 type Hook = Entity & { key: string; address: string | null };
 type LogEntry = Record<string, unknown> & { id: string };

@@ -1,5 +1,6 @@
 import { callHost } from '../support/host-call';
 import { json, startPlatform, type Entity, type Page, type TestPlatform } from '../support/platform';
+import { polling } from '../support/eventually';
 
 jest.setTimeout(60_000);
 
@@ -41,14 +42,7 @@ async function runsOf(scenarioId: number): Promise<Array<Record<string, unknown>
   ).items;
 }
 
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const eventually = polling(20_000, 100);
 
 test('$length($pad("x", $number(n))) with n = 200000000 fails its run with why; the platform stays up and evaluates on', async () => {
   const { key, scenarioId } = await hookWith([

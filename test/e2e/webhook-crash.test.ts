@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { createTransport } from 'nodemailer';
 import { exited, freePort, output, spawnBin, waitUntilReady } from '../support/child-platform';
+import { polling } from '../support/eventually';
 
 /**
  * Stopping during webhook traffic. `kill -9` during a flood: every request answered 200 is in its hook's log
@@ -88,14 +89,7 @@ async function all<T>(url: string, path: string): Promise<T[]> {
   }
 }
 
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
+const eventually = polling(60_000, 250);
 
 interface Hook {
   id: number;

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { json, startPlatform, type Entity, type Page, type TestPlatform } from '../support/platform';
+import { polling } from '../support/eventually';
 
 /** Webhooks end to end over HTTP: management API, receiver, scenario runs, queue and logs. */
 describe('incoming webhooks', () => {
@@ -36,14 +37,7 @@ describe('incoming webhooks', () => {
     return fetch(`${platform.url}/hook/${key}${init.query ?? ''}`, init);
   }
 
-  async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 10_000): Promise<T> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const value = await read();
-      if (done(value) || Date.now() > deadline) return value;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
+  const eventually = polling(10_000);
 
   test('a hook gets a 32-character address that the platform serves', async () => {
     const hook = await createHook();
