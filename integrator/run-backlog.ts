@@ -1,5 +1,6 @@
 import type { RunParkedData } from '../contracts/events/integrator';
 import { PlatformError } from '../contracts/errors';
+import { upcast } from '../contracts/events/registry';
 import { eventIdFor, newId } from '../contracts/ids';
 import { READ_MODELS } from '../contracts/read-models';
 import {
@@ -249,7 +250,7 @@ export class RunBacklog {
       fromRevision: BigInt(from),
       maxCount: count,
     }))
-      page.push({ revision: Number(event.revision), parked: event.data as RunParkedData });
+      page.push({ revision: Number(event.revision), parked: upcast(event).data as RunParkedData });
     return page;
   }
 
