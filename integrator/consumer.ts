@@ -1,4 +1,5 @@
 import type { RunParkedData, WebhookRequestReceivedData } from '../contracts/events/integrator';
+import { upcast } from '../contracts/events/registry';
 import type { Logger } from '../infra/logging';
 import type { ConsumedMessage, Consumer, Stream } from '../infra/stream/port';
 import type { QueueWorker } from './queue-worker';
@@ -27,11 +28,19 @@ export interface IntegratorOptions {
   readonly backlog: Omit<RunBacklogDeps, 'run'>;
 }
 
+/** An event as the relay publishes it: as stored (any version of its schema), with its envelope. */
 interface RelayedEvent {
   readonly id: string;
-  readonly streamId: string;
+  readonly type: string;
+  readonly schemaVersion: number;
   readonly data: unknown;
   readonly metadata: { readonly tenant: string };
+}
+
+/** The relayed event, its data lifted to the current version of its schema (as every stream reader does). */
+function relayedEventOf(message: ConsumedMessage): RelayedEvent {
+  const stored = JSON.parse(message.value) as RelayedEvent;
+  return { ...stored, data: upcast(stored).data };
 }
 
 /** Events after which an instant scenario may have a queue to take: it was made, changed or activated. */
@@ -90,14 +99,14 @@ export class Integrator {
   private async handle(message: ConsumedMessage): Promise<void> {
     const type = message.headers?.type;
     if (type !== undefined && MAY_DRAIN.has(type)) {
-      const event = JSON.parse(message.value) as RelayedEvent;
+      const event = relayedEventOf(message);
       const { scenarioId } = event.data as { scenarioId: number };
       const taken = await this.options.queues.drain(event.metadata.tenant, scenarioId);
       if (taken > 0) this.options.logger.info({ scenarioId, taken }, 'ran the queued requests');
       return this.seen(message);
     }
     if (type !== 'WebhookRequestReceived') return this.seen(message);
-    const event = JSON.parse(message.value) as RelayedEvent;
+    const event = relayedEventOf(message);
     const data = event.data as WebhookRequestReceivedData;
     if (!data.queued && data.scenarioId !== null) {
       const tenant = event.metadata.tenant;

@@ -380,7 +380,7 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
       method: incoming.method,
       bytes: request.bytes,
       queued: !runsNow,
-      ...(runsNow && scenario.settings.sequential && { sequential: true }),
+      sequential: runsNow && scenario.settings.sequential,
       awaitsResponse,
       ...(inline
         ? { request: record, bundle: bundle as WebhookRequestReceivedData['bundle'] }

@@ -38,11 +38,8 @@ const requestReceived = z.object({
   /** Bytes of the request body. */
   bytes: z.number().int().nonnegative(),
   queued: z.boolean(),
-  /**
-   * It runs at once in a sequential scenario: what the hook queued before runs first (absent in events
-   * recorded before it existed: false).
-   */
-  sequential: z.boolean().optional(),
+  /** It runs at once in a sequential scenario: what the hook queued before runs first. */
+  sequential: z.boolean(),
   /** The receiver waits for this request's Webhook response. */
   awaitsResponse: z.boolean(),
   /** Inline when small; otherwise `{request, bundle}` as JSON under `payloadBlobKey`. */
@@ -51,6 +48,9 @@ const requestReceived = z.object({
   payloadBlobKey: z.string().optional(),
   payloadBytes: z.number().int().nonnegative(),
 });
+
+/** Version 1 had no `sequential` (it was absent when false; a request recorded before it existed: false). */
+const requestReceivedV1 = requestReceived.extend({ sequential: z.boolean().optional() });
 
 /** A request to a live hook refused after it was counted (a body or data the hook does not take, a full queue). */
 const requestRefused = z.object({
@@ -250,7 +250,17 @@ export const INTEGRATOR_EVENTS: readonly EventDefinition[] = [
   { type: 'WebhookStructureDetermined', version: 1, schema: structureDetermined },
   { type: 'WebhookDeleted', version: 1, schema: webhookRef },
   { type: 'WebhookKeyAssigned', version: 1, schema: keyAssigned },
-  { type: 'WebhookRequestReceived', version: 1, schema: requestReceived },
+  {
+    type: 'WebhookRequestReceived',
+    version: 2,
+    schema: requestReceived,
+    upcasters: {
+      1: (data) => {
+        const stored = requestReceivedV1.parse(data);
+        return { ...stored, sequential: stored.sequential ?? false };
+      },
+    },
+  },
   { type: 'WebhookRequestRefused', version: 1, schema: requestRefused },
   { type: 'WebhookQueueItemsRemoved', version: 1, schema: queueItemsRemoved },
   { type: 'WebhookQueueItemFailed', version: 1, schema: queueItemFailed },

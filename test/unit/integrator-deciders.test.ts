@@ -178,6 +178,7 @@ function request(requestId: string): WebhookRequestReceivedData {
     method: 'POST',
     bytes: 2,
     queued: true,
+    sequential: false,
     awaitsResponse: false,
     bundle: {},
     payloadBytes: 12,

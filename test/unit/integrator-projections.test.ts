@@ -20,6 +20,7 @@ function request(requestId: string, queued: boolean): WebhookRequestReceivedData
     method: 'POST',
     bytes: 12,
     queued,
+    sequential: false,
     awaitsResponse: false,
     bundle: { order: 'A-1' },
     payloadBytes: 30,

@@ -38,6 +38,7 @@ function request(runId: string): RunParkedData['request'] {
     method: 'POST',
     bytes: 2,
     queued: false,
+    sequential: false,
     awaitsResponse: false,
     bundle: {},
     payloadBytes: 2,

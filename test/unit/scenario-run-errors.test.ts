@@ -120,6 +120,7 @@ describe('the runner and an error that is not a step failure', () => {
       method: 'POST',
       bytes: 2,
       queued: false,
+      sequential: false,
       awaitsResponse: false,
       bundle: {},
       payloadBytes: 2,
