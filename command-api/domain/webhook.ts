@@ -2,6 +2,7 @@ import { PlatformError } from '../../contracts/errors';
 import type { DataStructure } from '../../contracts/data-structure';
 import type { WebhookEvent, WebhookKeyEvent } from '../../contracts/events/integrator';
 import {
+  DEFAULT_WEBHOOK_SETTINGS,
   HOOK_UNBOUND_LIFETIME_MS,
   type HookKind,
   type WebhookSettings,
@@ -73,17 +74,7 @@ export const webhookDecider: Decider<WebhookState, WebhookCommand, WebhookEvent>
     key: '',
     udid: '',
     kind: 'web',
-    settings: {
-      name: '',
-      ipRestrictions: '',
-      dataStructure: null,
-      dataStructureId: null,
-      getRequestHeaders: false,
-      getRequestMethod: false,
-      jsonPassThrough: false,
-      maxResults: 2,
-      queueCapacity: 10_000,
-    },
+    settings: { name: '', ...DEFAULT_WEBHOOK_SETTINGS },
     scenarioId: null,
     unboundSince: null,
     redetermining: false,

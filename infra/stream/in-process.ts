@@ -229,6 +229,8 @@ class InProcessConsumer implements Consumer {
   /** Whether a publish may end the current wait (idle waits yes, back-off waits no). */
   private waitingForMessages = false;
   private running: Promise<void> = Promise.resolve();
+  /** Reads of the storage that failed in a row (their back-off grows with them). */
+  private storageFailures = 0;
 
   constructor(
     private readonly deps: ConsumerDependencies,
@@ -257,36 +259,42 @@ class InProcessConsumer implements Consumer {
   }
 
   private async run(): Promise<void> {
-    let storageFailures = 0;
     while (!this.stopping) {
-      let page: MessageRow[];
-      try {
-        page = this.deps.readPage(this.nextOffset);
-        storageFailures = 0;
-      } catch (error) {
-        storageFailures += 1;
-        await this.waitAfterStorageError(error, storageFailures);
-        continue;
-      }
-      if (page.length === 0) {
-        await this.sleep(this.deps.pollIntervalMs, true);
-        continue;
-      }
+      const page = await this.readNextPage();
       for (const row of page) {
         if (this.stopping) return;
         if (!(await this.deliver(row))) return;
-        try {
-          this.deps.commit(row.message_offset + 1);
-        } catch (error) {
-          // The message stays uncommitted: a restart would deliver it again, which at-least-once allows.
-          this.deps.logger.error(
-            { topic: this.topic, group: this.deps.group, offset: row.message_offset, err: error },
-            'stream: could not commit an offset',
-          );
-        }
+        // Not committed (the store refused): a restart would deliver it again, which at-least-once allows.
+        this.commit(row.message_offset + 1);
         this.nextOffset = row.message_offset + 1;
       }
-      await yieldToEventLoop();
+      if (page.length > 0) await yieldToEventLoop();
+    }
+  }
+
+  /** The messages from `nextOffset` on; none after a wait (nothing new yet, or the storage failed). */
+  private async readNextPage(): Promise<MessageRow[]> {
+    try {
+      const page = this.deps.readPage(this.nextOffset);
+      this.storageFailures = 0;
+      if (page.length === 0) await this.sleep(this.deps.pollIntervalMs, true);
+      return page;
+    } catch (error) {
+      this.storageFailures += 1;
+      await this.waitAfterStorageError(error, this.storageFailures);
+      return [];
+    }
+  }
+
+  /** Commits the group's offset; a failure is logged (the messages since are delivered again after a restart). */
+  private commit(offset: number): void {
+    try {
+      this.deps.commit(offset);
+    } catch (error) {
+      this.deps.logger.error(
+        { topic: this.topic, group: this.deps.group, offset: offset - 1, err: error },
+        'stream: could not commit an offset',
+      );
     }
   }
 
@@ -306,42 +314,21 @@ class InProcessConsumer implements Consumer {
     };
     const commitHandled = (): void => {
       const last = window.takeHandled();
-      if (last === undefined) return;
-      try {
-        this.deps.commit(last.message_offset + 1);
-      } catch (error) {
-        this.deps.logger.error(
-          { topic: this.topic, group: this.deps.group, offset: last.message_offset, err: error },
-          'stream: could not commit an offset',
-        );
-      }
+      if (last !== undefined) this.commit(last.message_offset + 1);
     };
     const window = new KeyedWindow<MessageRow>(this.deps.concurrency, (row) => this.deliver(row), commitSoon);
-    let storageFailures = 0;
     while (!this.stopping) {
       // A full window may be full of handled messages waiting for the commit timer: commit them now.
       if (window.size >= readAhead) commitHandled();
       await window.whenBelow(readAhead);
       if (this.stopping) break;
-      let page: MessageRow[];
-      try {
-        page = this.deps.readPage(this.nextOffset);
-        storageFailures = 0;
-      } catch (error) {
-        storageFailures += 1;
-        await this.waitAfterStorageError(error, storageFailures);
-        continue;
-      }
-      if (page.length === 0) {
-        await this.sleep(this.deps.pollIntervalMs, true);
-        continue;
-      }
+      const page = await this.readNextPage();
       for (const row of page) {
         if (this.stopping || window.size >= readAhead) break;
         window.add(row, row.message_key);
         this.nextOffset = row.message_offset + 1;
       }
-      await yieldToEventLoop();
+      if (page.length > 0) await yieldToEventLoop();
     }
     await window.idle();
     clearTimeout(commitTimer);

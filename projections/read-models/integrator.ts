@@ -5,7 +5,7 @@ import type {
 } from '../../contracts/events/integrator';
 import { HOOK_ACCEPTED } from '../../contracts/integrator';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
-import type { ReadModelChange } from '../../contracts/read-model-changes';
+import type { Document, ReadModelChange } from '../../contracts/read-model-changes';
 import type { Projection } from '../projection';
 import { entityProjection, setAllBut } from './entity';
 
@@ -155,6 +155,24 @@ function stepEntries(steps: readonly RecordedStep[]): Record<string, unknown> {
   return entries;
 }
 
+/** A hook log entry: what every entry has, from its request, and what its outcome says. */
+function logEntry(
+  tenant: string,
+  request: Pick<WebhookRequestRefusedData, 'requestId' | 'webhookId' | 'receivedAt' | 'bytes' | 'method'>,
+  outcome: Record<string, unknown>,
+): Document {
+  return {
+    id: documentId(tenant, request.requestId),
+    tenant,
+    requestId: request.requestId,
+    webhookId: request.webhookId,
+    loggedAt: request.receivedAt,
+    size: request.bytes,
+    method: request.method,
+    ...outcome,
+  };
+}
+
 /**
  * One entry per request a hook accepted: what came in, what was answered, how its run went. Runs of queued
  * requests fill in their entry when they happen.
@@ -169,62 +187,41 @@ export const hookLogsProjection: Projection = {
     const target = collection(READ_MODELS.hookLogs);
     const tenant = event.metadata.tenant;
     const position = event.position;
+    const upsert = (doc: Document): ReadModelChange[] => [
+      { op: 'upsert', collection: target, position, doc },
+    ];
     if (event.type === 'WebhookRequestReceived') {
       const data = event.data as WebhookRequestReceivedData;
       const answered = !data.awaitsResponse;
-      return [
-        {
-          op: 'upsert',
-          collection: target,
-          position,
-          doc: {
-            id: documentId(tenant, data.requestId),
-            tenant,
-            requestId: data.requestId,
-            webhookId: data.webhookId,
-            status: 'success',
-            loggedAt: data.receivedAt,
-            size: data.bytes,
-            method: data.method,
-            queued: data.queued,
-            awaitsResponse: data.awaitsResponse,
-            runId: data.queued ? null : data.requestId,
-            responseStatus: answered ? 200 : null,
-            response: answered ? { status: 200, headers: [], body: HOOK_ACCEPTED } : null,
-            error: null,
-            ...(data.request !== undefined && { request: data.request }),
-            ...(data.bundle !== undefined && { bundle: data.bundle }),
-            ...(data.payloadBlobKey !== undefined && { payloadBlobKey: data.payloadBlobKey }),
-          },
-        },
-      ];
+      return upsert(
+        logEntry(tenant, data, {
+          status: 'success',
+          queued: data.queued,
+          awaitsResponse: data.awaitsResponse,
+          runId: data.queued ? null : data.requestId,
+          responseStatus: answered ? 200 : null,
+          response: answered ? { status: 200, headers: [], body: HOOK_ACCEPTED } : null,
+          error: null,
+          ...(data.request !== undefined && { request: data.request }),
+          ...(data.bundle !== undefined && { bundle: data.bundle }),
+          ...(data.payloadBlobKey !== undefined && { payloadBlobKey: data.payloadBlobKey }),
+        }),
+      );
     }
     if (event.type === 'WebhookRequestRefused') {
       const data = event.data as WebhookRequestRefusedData;
-      return [
-        {
-          op: 'upsert',
-          collection: target,
-          position,
-          doc: {
-            id: documentId(tenant, data.requestId),
-            tenant,
-            requestId: data.requestId,
-            webhookId: data.webhookId,
-            status: 'warning',
-            loggedAt: data.receivedAt,
-            size: data.bytes,
-            method: data.method,
-            queued: false,
-            awaitsResponse: false,
-            runId: null,
-            responseStatus: data.status,
-            response: { status: data.status, headers: [], body: data.message },
-            error: data.message,
-            request: data.request,
-          },
-        },
-      ];
+      return upsert(
+        logEntry(tenant, data, {
+          status: 'warning',
+          queued: false,
+          awaitsResponse: false,
+          runId: null,
+          responseStatus: data.status,
+          response: { status: data.status, headers: [], body: data.message },
+          error: data.message,
+          request: data.request,
+        }),
+      );
     }
     const data = event.data as RunEventData;
     const id = documentId(tenant, String(data.requestId ?? data.runId));
