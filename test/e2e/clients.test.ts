@@ -1,20 +1,23 @@
 /**
  * The typed clients under clients/ (issues 17 and 30): generated from the committed API description by
  * `npm run clients`, never committed. Each builds with its own toolchain and runs its hand-written scenario
- * against a running platform. .ci/run installs the toolchains, generates the clients and sets
- * CLIENT_TOOLCHAINS=1; then a missing or stale generation fails the run. Without the variable the suites are
- * reported as skipped, never passed.
+ * against a running platform, and `npm run release:clients` packs each into its artifact. .ci/run installs the
+ * toolchains, generates the clients and sets CLIENT_TOOLCHAINS=1; then a missing or stale generation fails the
+ * run. Without the variable the suites are reported as skipped, never passed.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { API_VERSION } from '../../contracts/api/index';
 import {
   CLIENTS_DIR,
   GENERATION_STAMP,
   GENERATOR_VERSION,
   generationSource,
 } from '../../bin/generate-clients';
+import { packClients } from '../../bin/release-clients';
 import { describeContract, type AdapterRun } from '../support/adapter-report';
 import { ADMIN_TOKEN, startPlatform, type TestPlatform } from '../support/platform';
 
@@ -72,6 +75,55 @@ describeContract(
     });
   },
 );
+
+describeContract('typed clients', 'release artifacts', toolchains('npm run release:clients'), () => {
+  let out: string;
+  beforeAll(() => {
+    out = mkdtempSync(join(tmpdir(), 'records-clients-release-'));
+  });
+  afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+  const entries = async (file: string): Promise<string[]> => {
+    const listing = file.endsWith('.whl')
+      ? await step('python3', ['-m', 'zipfile', '-l', file], out)
+      : await step('tar', ['-tzf', file], out);
+    return listing.stdout.split('\n');
+  };
+
+  test(
+    'each generated client is built and packed into its artifact',
+    async () => {
+      expectGenerated();
+      const artifacts = await packClients(out);
+      expect(artifacts).toEqual(
+        [
+          `records-client-go-${API_VERSION}.tar.gz`,
+          `records-client-php-${API_VERSION}.tar.gz`,
+          `records-platform-client-${API_VERSION}.tgz`,
+          `records_client-${API_VERSION}-py3-none-any.whl`,
+        ].sort(),
+      );
+      const typescript = await entries(join(out, `records-platform-client-${API_VERSION}.tgz`));
+      expect(typescript).toEqual(
+        expect.arrayContaining([
+          'package/package.json',
+          'package/dist/index.js',
+          'package/dist/esm/index.js',
+        ]),
+      );
+      expect(typescript.filter((line) => line.startsWith('package/build/'))).toEqual([]);
+      const python = await entries(join(out, `records_client-${API_VERSION}-py3-none-any.whl`));
+      expect(python.some((line) => line.startsWith('records_client/api/records_api.py '))).toBe(true);
+      const php = await entries(join(out, `records-client-php-${API_VERSION}.tar.gz`));
+      expect(php).toEqual(expect.arrayContaining(['php/composer.json', 'php/src/Api/RecordsApi.php']));
+      expect(php.filter((line) => line.startsWith('php/vendor/'))).toEqual([]);
+      const go = await entries(join(out, `records-client-go-${API_VERSION}.tar.gz`));
+      expect(go).toEqual(expect.arrayContaining(['go/go.mod', 'go/go.sum', 'go/api_records.go']));
+      expect(go).not.toContain('go/scenario/scenario');
+    },
+    BUILD_TIMEOUT,
+  );
+});
 
 /** What every scenario prints: the same story told through each client. */
 const EXPECTED_SCENARIO = (language: string) => ({
