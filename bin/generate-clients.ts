@@ -328,16 +328,15 @@ function ignoreFile(recipe: ClientRecipe): string {
   ].join('\n');
 }
 
-/** Every file under `dir`, relative to it, skipping the folders named in `skip`. */
-export function filesUnder(dir: string, skip: ReadonlySet<string> = new Set()): string[] {
+/** Every file under `dir`, relative to it. */
+function filesUnder(dir: string): string[] {
   if (!existsSync(dir)) return [];
   const found: string[] = [];
   const walk = (current: string): void => {
     for (const entry of readdirSync(current, { withFileTypes: true })) {
       const path = join(current, entry.name);
-      if (entry.isDirectory()) {
-        if (!skip.has(entry.name)) walk(path);
-      } else found.push(relative(dir, path));
+      if (entry.isDirectory()) walk(path);
+      else found.push(relative(dir, path));
     }
   };
   walk(dir);
