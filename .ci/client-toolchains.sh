@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs what the typed clients' test (test/e2e/clients.test.ts) builds and runs them with, from the package
-# registries only: the OpenAPI Generator jar (Maven Central, into ~/.m2), PHP with Debian's Guzzle and
-# Composer (apt), a Python venv with the Python client's dependencies (PyPI), the Go client's modules (Go proxy).
-# Then the test runs with CLIENT_TOOLCHAINS=1. Caches reused between runs: ~/.m2, pip's cache, Go's module cache.
+# Installs what the typed clients are generated, built and run with (`npm run clients`, test/e2e/clients.test.ts,
+# `npm run release:clients`), from the package registries only: the OpenAPI Generator jar (Maven Central, into
+# ~/.m2), PHP with Debian's Guzzle and Composer (apt), a Python venv with setuptools and wheel (PyPI). The clients'
+# own dependencies come with them: Go modules during generation (`go mod tidy`), the Python client's when it is
+# installed into the venv. Caches reused between runs: ~/.m2, pip's cache, Go's module cache.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -28,7 +29,3 @@ composer --version 2>/dev/null
 echo "clients: Python venv clients/python/.venv (PyPI)"
 [[ -x clients/python/.venv/bin/python ]] || python3 -m venv clients/python/.venv
 clients/python/.venv/bin/python -m pip install --quiet --disable-pip-version-check setuptools wheel
-clients/python/.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation ./clients/python
-
-echo "clients: Go modules of clients/go (Go module proxy)"
-(cd clients/go && go mod download)

@@ -1,16 +1,19 @@
 /**
  * Generates the typed clients under clients/ from the committed API description
- * (openapi/<current version>.json) with OpenAPI Generator (`npm run clients`).
+ * (openapi/<current version>.json) with OpenAPI Generator (`npm run clients`; .ci/run and
+ * `npm run release:clients` run it too). The generated code is not committed: what is reviewed is the
+ * description and the recipes below, and clients/.gitignore keeps everything but the hand-written files out.
  *
  * The generator jar comes from Maven Central into ~/.m2 (`mvn dependency:get`) the first time; nothing is
  * downloaded while the platform runs. Each client is generated into a fresh directory, the hand-written
  * files (README, scenario, …: the `handWritten` list, also written to `.openapi-generator-ignore`) are
  * copied beside it, and the result replaces the generated files of clients/<language>: files the
- * generator no longer writes (a removed operation's) are deleted, untracked build output is left alone.
- * The staleness test (test/e2e/clients.test.ts) generates the same way into a temporary directory and
- * compares.
+ * generator no longer writes (a removed operation's) are deleted, build output is left alone. Last,
+ * clients/generated.json records what the clients were generated from, so a test can tell a missing or
+ * stale generation from a broken client.
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   copyFileSync,
   existsSync,
@@ -20,7 +23,6 @@ import {
   readFileSync,
   rmdirSync,
   rmSync,
-  statSync,
   writeFileSync,
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
@@ -32,7 +34,10 @@ import { releasedDocumentsDir } from './api-descriptions';
 const run = promisify(execFile);
 
 export const GENERATOR_VERSION = '7.25.0';
-export const CLIENTS_DIR = join(__dirname, '..', 'clients');
+const ROOT = join(__dirname, '..');
+export const CLIENTS_DIR = join(ROOT, 'clients');
+/** Written after a complete generation (and removed before one starts): see generationSource. */
+export const GENERATION_STAMP = join(CLIENTS_DIR, 'generated.json');
 const GENERATOR_ARTIFACT = `org.openapitools:openapi-generator-cli:${GENERATOR_VERSION}`;
 /** Where the clients send requests unless told otherwise: a platform started locally on its default port. */
 const DEFAULT_SERVER = 'http://localhost:3000/api';
@@ -287,6 +292,31 @@ export function currentDocumentFile(): string {
   return join(releasedDocumentsDir(), `${API_VERSION}.json`);
 }
 
+/** The description as the generators read it. */
+function preparedDocument(documentFile: string): string {
+  const document = JSON.parse(readFileSync(documentFile, 'utf8')) as JsonObject;
+  return `${JSON.stringify(documentForGenerators(document), null, 2)}\n`;
+}
+
+/** What a generation of clients/ is made from, besides the hand-written files edited in place there. */
+export interface GenerationSource {
+  readonly document: string;
+  readonly generator: string;
+  /** SHA-256 of the description as the generators read it and of the recipes. */
+  readonly inputs: string;
+}
+
+export function generationSource(documentFile: string = currentDocumentFile()): GenerationSource {
+  return {
+    document: relative(ROOT, documentFile),
+    generator: GENERATOR_VERSION,
+    inputs: createHash('sha256')
+      .update(preparedDocument(documentFile))
+      .update(JSON.stringify(CLIENTS))
+      .digest('hex'),
+  };
+}
+
 function ignoreFile(recipe: ClientRecipe): string {
   return [
     '# Written by bin/generate-clients.ts (`npm run clients`); edit the lists there.',
@@ -298,16 +328,15 @@ function ignoreFile(recipe: ClientRecipe): string {
   ].join('\n');
 }
 
-/** Every file under `dir`, relative to it, skipping the folders named in `skip`. */
-export function filesUnder(dir: string, skip: ReadonlySet<string> = new Set()): string[] {
+/** Every file under `dir`, relative to it. */
+function filesUnder(dir: string): string[] {
   if (!existsSync(dir)) return [];
   const found: string[] = [];
   const walk = (current: string): void => {
     for (const entry of readdirSync(current, { withFileTypes: true })) {
       const path = join(current, entry.name);
-      if (entry.isDirectory()) {
-        if (!skip.has(entry.name)) walk(path);
-      } else found.push(relative(dir, path));
+      if (entry.isDirectory()) walk(path);
+      else found.push(relative(dir, path));
     }
   };
   walk(dir);
@@ -389,11 +418,10 @@ export async function generateClients(
   documentFile: string = currentDocumentFile(),
 ): Promise<void> {
   const jar = await generatorJar();
-  const document = JSON.parse(readFileSync(documentFile, 'utf8')) as JsonObject;
   const work = mkdtempSync(join(tmpdir(), 'records-clients-document-'));
   try {
     const prepared = join(work, 'openapi.json');
-    writeFileSync(prepared, `${JSON.stringify(documentForGenerators(document), null, 2)}\n`);
+    writeFileSync(prepared, preparedDocument(documentFile));
     await Promise.all(
       CLIENTS.map((recipe) =>
         generateOne(
@@ -412,39 +440,18 @@ export async function generateClients(
 
 /**
  * Replaces the generated files of `clients/<language>` by a fresh generation's: the files the generator
- * listed last time and no longer writes go, build output and other untracked files stay.
+ * listed last time and no longer writes go, build output and local toolchains (the Python venv) stay.
  */
-function replaceGenerated(fresh: string, committed: string): void {
+function replaceGenerated(fresh: string, target: string): void {
   const next = new Set(filesUnder(fresh));
-  for (const file of generatedFiles(committed))
-    if (!next.has(file)) rmSync(join(committed, file), { force: true });
-  for (const file of next) copyInto(fresh, committed, file);
-  removeEmptyFolders(committed);
+  for (const file of generatedFiles(target)) if (!next.has(file)) rmSync(join(target, file), { force: true });
+  for (const file of next) copyInto(fresh, target, file);
+  removeEmptyFolders(target);
 }
 
-/** What differs between a fresh generation and the committed clients: one line per file. */
-export function staleFiles(freshRoot: string, committedRoot: string = CLIENTS_DIR): string[] {
-  const differences: string[] = [];
-  for (const { language } of CLIENTS) {
-    const fresh = join(freshRoot, language);
-    const committed = join(committedRoot, language);
-    const expected = new Set(filesUnder(fresh));
-    for (const file of expected) {
-      const path = join(committed, file);
-      if (!existsSync(path) || !statSync(path).isFile())
-        differences.push(`missing  clients/${language}/${file}`);
-      else if (!readFileSync(path).equals(readFileSync(join(fresh, file))))
-        differences.push(`differs  clients/${language}/${file}`);
-    }
-    for (const file of generatedFiles(committed))
-      if (!expected.has(file) && existsSync(join(committed, file)))
-        differences.push(`obsolete clients/${language}/${file}`);
-  }
-  return differences;
-}
-
-async function main(): Promise<void> {
-  const started = Date.now();
+/** Generates every client into clients/<language> and stamps the result (`npm run clients`). */
+export async function writeClients(): Promise<void> {
+  rmSync(GENERATION_STAMP, { force: true });
   const fresh = mkdtempSync(join(tmpdir(), 'records-clients-'));
   try {
     await generateClients(fresh);
@@ -455,6 +462,12 @@ async function main(): Promise<void> {
   } finally {
     rmSync(fresh, { recursive: true, force: true });
   }
+  writeFileSync(GENERATION_STAMP, `${JSON.stringify(generationSource(), null, 2)}\n`);
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  await writeClients();
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   process.stdout.write(
     `clients/{${CLIENTS.map((c) => c.language).join(',')}} generated from openapi/${API_VERSION}.json ` +

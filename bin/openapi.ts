@@ -3,11 +3,9 @@
  *   write              writes openapi/<current version>.json from the route table
  *   check              fails when the committed document of the current version differs from the route table's
  *   diff <from> <to>   prints what changed between two versions (`current` names the route table's document)
- *   release <version> [--skip-clients]
- *                      makes <version> the current one: package.json, contracts/api/index.ts, its document, the
- *                      changelog, and the typed clients (`npm run clients`, unless skipped: it needs Java)
+ *   release <version>  makes <version> the current one: package.json, contracts/api/index.ts, its document and
+ *                      the changelog. The typed clients are not committed: `npm run release:clients` makes them.
  */
-import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_VERSION } from '../contracts/api/index';
@@ -66,7 +64,7 @@ function diff(from: string | undefined, to: string | undefined): void {
   );
 }
 
-function release(version: string | undefined, skipClients: boolean): void {
+function release(version: string | undefined): void {
   if (version === undefined || !VERSION.test(version)) fail('usage: npm run release -- <major.minor.patch>');
   if (version === API_VERSION) fail(`${version} is already the current version`);
   const changes = describeChanges(diffDocuments(readDocument(API_VERSION), readDocument('current')));
@@ -89,31 +87,14 @@ function release(version: string | undefined, skipClients: boolean): void {
   );
   process.stdout.write(
     `API version ${API_VERSION} → ${version}: openapi/${version}.json written; contracts/api/index.ts, ` +
-      'package.json and CHANGELOG.md updated.\n',
+      'package.json and CHANGELOG.md updated. Review the changelog entry and commit; ' +
+      '`npm run release:clients` builds the clients of this version into release/clients/.\n',
   );
-  if (skipClients) {
-    process.stdout.write(
-      'Clients not regenerated (--skip-clients): run `npm run clients` before committing.\n',
-    );
-    return;
-  }
-  // A process of its own: it reads the version just written to contracts/api/index.ts.
-  const clients = spawnSync(
-    process.execPath,
-    ['--require', 'tsx/cjs', join(__dirname, 'generate-clients.ts')],
-    {
-      cwd: ROOT,
-      stdio: 'inherit',
-    },
-  );
-  if (clients.status !== 0)
-    fail('the version is bumped, but generating the clients failed: fix it and run `npm run clients`');
-  process.stdout.write('Review the changelog entry and commit.\n');
 }
 
 const [command, ...args] = process.argv.slice(2);
 if (command === 'write') write();
 else if (command === 'check') check();
 else if (command === 'diff') diff(args[0], args[1]);
-else if (command === 'release') release(args[0], args.includes('--skip-clients'));
+else if (command === 'release') release(args[0]);
 else fail('usage: openapi write | check | diff <from> <to> | release <version>');

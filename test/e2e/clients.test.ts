@@ -1,16 +1,23 @@
 /**
- * The typed clients under clients/ (issue 17): the committed code is what `npm run clients` generates from
- * the committed API description, and each client builds with its own toolchain and runs its hand-written
- * scenario against a running platform. The toolchains (Java + the generator jar, Python venv, PHP with
- * Debian's Guzzle, Go modules) are installed by .ci/run, which sets CLIENT_TOOLCHAINS=1; without it the
- * suites are reported as skipped, never passed.
+ * The typed clients under clients/ (issues 17 and 30): generated from the committed API description by
+ * `npm run clients`, never committed. Each builds with its own toolchain and runs its hand-written scenario
+ * against a running platform, and `npm run release:clients` packs each into its artifact. .ci/run installs the
+ * toolchains, generates the clients and sets CLIENT_TOOLCHAINS=1; then a missing or stale generation fails the
+ * run. Without the variable the suites are reported as skipped, never passed.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CLIENTS_DIR, GENERATOR_VERSION, generateClients, staleFiles } from '../../bin/generate-clients';
+import { API_VERSION } from '../../contracts/api/index';
+import {
+  CLIENTS_DIR,
+  GENERATION_STAMP,
+  GENERATOR_VERSION,
+  generationSource,
+} from '../../bin/generate-clients';
+import { packClients } from '../../bin/release-clients';
 import { describeContract, type AdapterRun } from '../support/adapter-report';
 import { ADMIN_TOKEN, startPlatform, type TestPlatform } from '../support/platform';
 
@@ -20,7 +27,9 @@ const BUILD_TIMEOUT = 600_000;
 
 const skipped: AdapterRun = {
   kind: 'skipped',
-  reason: 'CLIENT_TOOLCHAINS not set (.ci/run installs the client toolchains and sets it)',
+  reason:
+    'CLIENT_TOOLCHAINS not set (.ci/run installs the client toolchains, generates the clients with ' +
+    '`npm run clients` and sets it)',
 };
 const toolchains = (where: string): AdapterRun =>
   process.env.CLIENT_TOOLCHAINS ? { kind: 'real-server', where } : skipped;
@@ -42,31 +51,79 @@ async function step(command: string, args: string[], cwd: string, env: Record<st
   }
 }
 
+/**
+ * Fails, naming the fix, unless clients/ holds a complete generation from the committed description with the
+ * current recipes and generator: the clients are not committed, so a checkout has none until they are made.
+ */
+function expectGenerated(): void {
+  if (!existsSync(GENERATION_STAMP))
+    throw new Error('clients/ is not generated: run `npm run clients` (.ci/run does, before `npm test`)');
+  const stamp = JSON.parse(readFileSync(GENERATION_STAMP, 'utf8')) as unknown;
+  if (JSON.stringify(stamp) !== JSON.stringify(generationSource()))
+    throw new Error(
+      `clients/ was generated from other inputs (${JSON.stringify(stamp)}): run \`npm run clients\` again`,
+    );
+}
+
 describeContract(
   'typed clients',
-  'generated code is current',
+  'generated from the committed description',
   toolchains(`OpenAPI Generator ${GENERATOR_VERSION}`),
   () => {
-    test(
-      'regenerating from the committed description gives the committed clients',
-      async () => {
-        const fresh = mkdtempSync(join(tmpdir(), 'records-clients-check-'));
-        try {
-          await generateClients(fresh);
-          const stale = staleFiles(fresh);
-          if (stale.length > 0)
-            throw new Error(
-              `clients/ is stale: run \`npm run clients\` and commit the result.\n${stale.slice(0, 40).join('\n')}` +
-                (stale.length > 40 ? `\n… and ${stale.length - 40} more` : ''),
-            );
-        } finally {
-          rmSync(fresh, { recursive: true, force: true });
-        }
-      },
-      BUILD_TIMEOUT,
-    );
+    test('clients/ holds a generation from the committed description, recipes and generator', () => {
+      expect(expectGenerated).not.toThrow();
+    });
   },
 );
+
+describeContract('typed clients', 'release artifacts', toolchains('npm run release:clients'), () => {
+  let out: string;
+  beforeAll(() => {
+    out = mkdtempSync(join(tmpdir(), 'records-clients-release-'));
+  });
+  afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+  const entries = async (file: string): Promise<string[]> => {
+    const listing = file.endsWith('.whl')
+      ? await step('python3', ['-m', 'zipfile', '-l', file], out)
+      : await step('tar', ['-tzf', file], out);
+    return listing.stdout.split('\n');
+  };
+
+  test(
+    'each generated client is built and packed into its artifact',
+    async () => {
+      expectGenerated();
+      const artifacts = await packClients(out);
+      expect(artifacts).toEqual(
+        [
+          `records-client-go-${API_VERSION}.tar.gz`,
+          `records-client-php-${API_VERSION}.tar.gz`,
+          `records-platform-client-${API_VERSION}.tgz`,
+          `records_client-${API_VERSION}-py3-none-any.whl`,
+        ].sort(),
+      );
+      const typescript = await entries(join(out, `records-platform-client-${API_VERSION}.tgz`));
+      expect(typescript).toEqual(
+        expect.arrayContaining([
+          'package/package.json',
+          'package/dist/index.js',
+          'package/dist/esm/index.js',
+        ]),
+      );
+      expect(typescript.filter((line) => line.startsWith('package/build/'))).toEqual([]);
+      const python = await entries(join(out, `records_client-${API_VERSION}-py3-none-any.whl`));
+      expect(python.some((line) => line.startsWith('records_client/api/records_api.py '))).toBe(true);
+      const php = await entries(join(out, `records-client-php-${API_VERSION}.tar.gz`));
+      expect(php).toEqual(expect.arrayContaining(['php/composer.json', 'php/src/Api/RecordsApi.php']));
+      expect(php.filter((line) => line.startsWith('php/vendor/'))).toEqual([]);
+      const go = await entries(join(out, `records-client-go-${API_VERSION}.tar.gz`));
+      expect(go).toEqual(expect.arrayContaining(['go/go.mod', 'go/go.sum', 'go/api_records.go']));
+      expect(go).not.toContain('go/scenario/scenario');
+    },
+    BUILD_TIMEOUT,
+  );
+});
 
 /** What every scenario prints: the same story told through each client. */
 const EXPECTED_SCENARIO = (language: string) => ({
@@ -160,6 +217,7 @@ for (const client of CLIENTS_UNDER_TEST) {
       test(
         `the ${client.language} client builds and runs its scenario against the platform`,
         async () => {
+          expectGenerated();
           const scenario = await client.build();
           const { stdout } = await step(scenario.command, scenario.args, scenario.cwd, {
             RECORDS_URL: platform.api,

@@ -1,7 +1,0 @@
-module github.com/records-platform/records-platform/clients/go
-
-go 1.23
-
-require github.com/stretchr/testify v1.12.1
-
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
