@@ -1,4 +1,9 @@
-import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
+import {
+  QdrantClient,
+  QdrantClientResourceExhaustedError,
+  QdrantClientTimeoutError,
+  type Schemas,
+} from '@qdrant/js-client-rest';
 import { createHash } from 'node:crypto';
 import {
   checkDimensions,
@@ -8,11 +13,52 @@ import {
   type VectorHit,
   type VectorIndex,
   type VectorQuery,
+  VectorIndexUnavailableError,
 } from './port';
 
 /** The collection that holds the index's identity and checkpoint (one point, a vector of one dimension). */
 const META_COLLECTION = 'records_platform_vector_meta';
 const META_POINT = 1;
+
+/** Answers of a server that cannot serve now (or of a proxy in front of it that cannot reach it). */
+const UNAVAILABLE_STATUSES = new Set([502, 503, 504]);
+
+export interface QdrantOptions {
+  readonly apiKey?: string;
+  /**
+   * Put before every collection's name, so that deployments (or test runs) sharing one server keep apart;
+   * empty: the names as they always were.
+   */
+  readonly collectionPrefix?: string;
+}
+
+/** The HTTP status of a Qdrant answer the client rejected (its `ApiError` carries one), if it is one. */
+function statusOf(error: unknown): number | undefined {
+  return error instanceof Error && 'status' in error && typeof error.status === 'number'
+    ? error.status
+    : undefined;
+}
+
+/** A failure of the server or the way to it, as the port's unavailable error; any other as it was. */
+function translated(error: unknown): unknown {
+  const status = statusOf(error);
+  // undici's fetch rejects with this TypeError when no answer came (refused, reset, DNS), the reason in `cause`.
+  const unreachable = error instanceof TypeError && error.message === 'fetch failed';
+  if (
+    !unreachable &&
+    !(error instanceof QdrantClientTimeoutError) &&
+    !(error instanceof QdrantClientResourceExhaustedError) &&
+    !(status !== undefined && UNAVAILABLE_STATUSES.has(status))
+  )
+    return error;
+  const reason =
+    unreachable && error.cause instanceof Error
+      ? error.cause.message
+      : error instanceof Error
+        ? error.message
+        : String(error);
+  return new VectorIndexUnavailableError(`Qdrant did not answer: ${reason}`, { cause: error });
+}
 
 type Filter = Schemas['Filter'];
 type Condition = Schemas['FieldCondition'];
@@ -48,23 +94,27 @@ interface HeadPayload {
 export class QdrantVectorIndex implements VectorIndex {
   private collection: string | undefined;
   private checkedAt = 0;
+  private readonly metaCollection: string;
 
   private constructor(
     private readonly client: QdrantClient,
     readonly dimension: number,
-  ) {}
+    private readonly prefix: string,
+  ) {
+    this.metaCollection = `${prefix}${META_COLLECTION}`;
+  }
 
-  static async open(url: string, dimension: number, apiKey?: string): Promise<QdrantVectorIndex> {
+  static async open(url: string, dimension: number, options: QdrantOptions = {}): Promise<QdrantVectorIndex> {
     const client = new QdrantClient({
       url,
-      ...(apiKey !== undefined && { apiKey }),
+      ...(options.apiKey !== undefined && { apiKey: options.apiKey }),
+      // The check only warns on the console; the contract suite runs against the release CI tests instead.
       checkCompatibility: false,
     });
-    const index = new QdrantVectorIndex(client, dimension);
-    if (!(await client.collectionExists(META_COLLECTION)).exists)
-      await client.createCollection(META_COLLECTION, { vectors: { size: 1, distance: 'Dot' } });
+    const index = new QdrantVectorIndex(client, dimension, options.collectionPrefix ?? '');
+    await index.createCollection(index.metaCollection, { vectors: { size: 1, distance: 'Dot' } });
     const identity = await index.identity();
-    if (identity !== null) index.collection = collectionFor(identity, dimension);
+    if (identity !== null) index.collection = index.collectionFor(identity);
     return index;
   }
 
@@ -73,28 +123,32 @@ export class QdrantVectorIndex implements VectorIndex {
   }
 
   async reset(identity: string): Promise<void> {
-    const name = collectionFor(identity, this.dimension);
-    if ((await this.client.collectionExists(name)).exists) await this.client.deleteCollection(name);
-    await this.client.createCollection(name, {
+    const name = this.collectionFor(identity);
+    // Deleting a collection that is not there answers false, not an error.
+    await this.request((client) => client.deleteCollection(name));
+    await this.createCollection(name, {
       vectors: { size: this.dimension, distance: 'Cosine' },
       // Per-space graphs: every search names its space (Qdrant's guidance for many tenants).
       hnsw_config: { m: 0, payload_m: 16 },
     });
-    await this.client.createPayloadIndex(name, {
-      field_name: 'space',
-      field_schema: { type: 'keyword', is_tenant: true },
-      wait: true,
-    });
-    for (const field of ['tenant', 'kind'])
-      await this.client.createPayloadIndex(name, { field_name: field, field_schema: 'keyword', wait: true });
-    for (const field of ['record_id', 'module_id'])
-      await this.client.createPayloadIndex(name, { field_name: field, field_schema: 'integer', wait: true });
+    // Creating an index that is there already (another process's reset) succeeds.
+    const indexes: Array<[string, Schemas['PayloadFieldSchema']]> = [
+      ['space', { type: 'keyword', is_tenant: true }],
+      ['tenant', 'keyword'],
+      ['kind', 'keyword'],
+      ['record_id', 'integer'],
+      ['module_id', 'integer'],
+    ];
+    for (const [field, schema] of indexes)
+      await this.request((client) =>
+        client.createPayloadIndex(name, { field_name: field, field_schema: schema, wait: true }),
+      );
     const previous = this.collection;
     this.collection = name;
     this.checkedAt = Date.now();
     await this.writeMeta({ identity, checkpoint: '0' });
-    if (previous !== undefined && previous !== name && (await this.client.collectionExists(previous)).exists)
-      await this.client.deleteCollection(previous);
+    if (previous !== undefined && previous !== name)
+      await this.request((client) => client.deleteCollection(previous));
   }
 
   async checkpoint(): Promise<bigint> {
@@ -138,7 +192,9 @@ export class QdrantVectorIndex implements VectorIndex {
       })),
     ]);
     for (let start = 0; start < points.length; start += 256)
-      await this.client.upsert(collection, { wait: true, points: points.slice(start, start + 256) });
+      await this.request((client) =>
+        client.upsert(collection, { wait: true, points: points.slice(start, start + 256) }),
+      );
   }
 
   async held(tenant: string, recordIds: readonly number[]): Promise<Map<number, HeldRecord>> {
@@ -166,18 +222,17 @@ export class QdrantVectorIndex implements VectorIndex {
     });
     if (current.length === 0) return;
     await this.deleteChunks(current.map((recordId) => [tenant, recordId] as const));
-    await this.client.upsert(await this.collectionName(), {
-      wait: true,
-      points: current.map((recordId) =>
-        this.headPoint(tenant, recordId, {
-          kind: 'head',
-          position: position.toString(),
-          chunks: 0,
-          space: heads.get(headId(tenant, recordId))!.space,
-          text_hash: null,
-        }),
-      ),
-    });
+    const collection = await this.collectionName();
+    const points = current.map((recordId) =>
+      this.headPoint(tenant, recordId, {
+        kind: 'head',
+        position: position.toString(),
+        chunks: 0,
+        space: heads.get(headId(tenant, recordId))!.space,
+        text_hash: null,
+      }),
+    );
+    await this.request((client) => client.upsert(collection, { wait: true, points }));
   }
 
   async search(query: VectorQuery): Promise<VectorHit[]> {
@@ -194,17 +249,20 @@ export class QdrantVectorIndex implements VectorIndex {
       : query.minDistance === undefined
         ? undefined
         : query.minDistance - 1;
-    const answer = await this.client.queryGroups(await this.collectionName(), {
-      query: vector,
-      filter: { must } satisfies Filter,
-      group_by: 'record_id',
-      group_size: 1,
-      limit: query.limit,
-      with_payload: false,
-      // Farthest-first is exact: an approximate graph search for the negated query misses most of them.
-      ...(nearest ? {} : { params: { exact: true } }),
-      ...(threshold !== undefined && { score_threshold: threshold }),
-    });
+    const collection = await this.collectionName();
+    const answer = await this.request((client) =>
+      client.queryGroups(collection, {
+        query: vector,
+        filter: { must } satisfies Filter,
+        group_by: 'record_id',
+        group_size: 1,
+        limit: query.limit,
+        with_payload: false,
+        // Farthest-first is exact: an approximate graph search for the negated query misses most of them.
+        ...(nearest ? {} : { params: { exact: true } }),
+        ...(threshold !== undefined && { score_threshold: threshold }),
+      }),
+    );
     return answer.groups.map((group) => {
       const score = group.hits[0]?.score ?? 0;
       return { recordId: Number(group.id), similarity: nearest ? score : -score };
@@ -212,12 +270,15 @@ export class QdrantVectorIndex implements VectorIndex {
   }
 
   async count(tenant: string, spaceId: number): Promise<number> {
-    const answer = await this.client.count(await this.collectionName(), {
-      filter: {
-        must: [match('space', spaceKey(tenant, spaceId)), match('kind', 'chunk'), match('chunk', 0)],
-      },
-      exact: true,
-    });
+    const collection = await this.collectionName();
+    const answer = await this.request((client) =>
+      client.count(collection, {
+        filter: {
+          must: [match('space', spaceKey(tenant, spaceId)), match('kind', 'chunk'), match('chunk', 0)],
+        },
+        exact: true,
+      }),
+    );
     return answer.count;
   }
 
@@ -231,7 +292,7 @@ export class QdrantVectorIndex implements VectorIndex {
     if (Date.now() - this.checkedAt > 1000) {
       const identity = await this.identity();
       this.checkedAt = Date.now();
-      if (identity !== null) this.collection = collectionFor(identity, this.dimension);
+      if (identity !== null) this.collection = this.collectionFor(identity);
     }
     if (this.collection === undefined)
       throw new Error('the vector index has no identity yet: reset it first');
@@ -251,11 +312,10 @@ export class QdrantVectorIndex implements VectorIndex {
 
   private async heads(records: ReadonlyArray<readonly [string, number]>): Promise<Map<string, HeadPayload>> {
     const ids = records.map(([tenant, recordId]) => headId(tenant, recordId));
-    const found = await this.client.retrieve(await this.collectionName(), {
-      ids,
-      with_payload: true,
-      with_vector: false,
-    });
+    const collection = await this.collectionName();
+    const found = await this.request((client) =>
+      client.retrieve(collection, { ids, with_payload: true, with_vector: false }),
+    );
     return new Map(found.map((point) => [String(point.id), point.payload as unknown as HeadPayload]));
   }
 
@@ -263,34 +323,60 @@ export class QdrantVectorIndex implements VectorIndex {
     const byTenant = new Map<string, number[]>();
     for (const [tenant, recordId] of records)
       byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), recordId]);
+    const collection = await this.collectionName();
     for (const [tenant, recordIds] of byTenant)
-      await this.client.delete(await this.collectionName(), {
-        wait: true,
-        filter: {
-          must: [
-            match('tenant', tenant),
-            match('kind', 'chunk'),
-            { key: 'record_id', match: { any: recordIds } },
-          ],
-        },
-      });
+      await this.request((client) =>
+        client.delete(collection, {
+          wait: true,
+          filter: {
+            must: [
+              match('tenant', tenant),
+              match('kind', 'chunk'),
+              { key: 'record_id', match: { any: recordIds } },
+            ],
+          },
+        }),
+      );
   }
 
   private async meta(): Promise<Record<string, unknown> | null> {
-    const [point] = await this.client.retrieve(META_COLLECTION, { ids: [META_POINT], with_payload: true });
+    const [point] = await this.request((client) =>
+      client.retrieve(this.metaCollection, { ids: [META_POINT], with_payload: true }),
+    );
     return (point?.payload as Record<string, unknown> | null | undefined) ?? null;
   }
 
   private async writeMeta(values: Record<string, string>): Promise<void> {
     const current = (await this.meta()) ?? {};
-    await this.client.upsert(META_COLLECTION, {
-      wait: true,
-      points: [{ id: META_POINT, vector: [1], payload: { ...current, ...values } }],
-    });
+    await this.request((client) =>
+      client.upsert(this.metaCollection, {
+        wait: true,
+        points: [{ id: META_POINT, vector: [1], payload: { ...current, ...values } }],
+      }),
+    );
   }
-}
 
-/** The collection of one identity (model, text recipe) and dimension. */
-function collectionFor(identity: string, dimension: number): string {
-  return `record_vectors_${dimension}_${createHash('sha256').update(identity).digest('hex').slice(0, 16)}`;
+  /** The collection of one identity (model, text recipe) and the index's dimension. */
+  private collectionFor(identity: string): string {
+    const digest = createHash('sha256').update(identity).digest('hex').slice(0, 16);
+    return `${this.prefix}record_vectors_${this.dimension}_${digest}`;
+  }
+
+  /** Creates a collection unless it is there: two processes creating it at once both succeed. */
+  private async createCollection(name: string, params: Schemas['CreateCollection']): Promise<void> {
+    try {
+      await this.request((client) => client.createCollection(name, params));
+    } catch (error) {
+      if (statusOf(error) !== 409) throw error;
+    }
+  }
+
+  /** One call to the server; its failures to answer become the port's unavailable error. */
+  private async request<T>(call: (client: QdrantClient) => Promise<T>): Promise<T> {
+    try {
+      return await call(this.client);
+    } catch (error) {
+      throw translated(error);
+    }
+  }
 }

@@ -1,25 +1,53 @@
 import { randomUUID } from 'node:crypto';
 import { QdrantVectorIndex } from '../../infra/vector-index/qdrant';
 import { describeContract } from '../support/adapter-report';
-import { CONTRACT_DIMENSION, vectorIndexContract } from './vector-index';
+import { dropCollections, qdrantAvailability, testCollectionPrefix } from '../support/qdrant';
+import { axisVector, CONTRACT_DIMENSION, vectorIndexContract } from './vector-index';
 
 /**
  * The vector-index contract against a real Qdrant: `QDRANT_URL=http://127.0.0.1:6333 npx jest
- * test/contracts/vector-index.qdrant.test.ts` (`docker compose up qdrant` publishes none by default: add
- * `ports: ['6333:6333']`). No registry ships Qdrant, so without `QDRANT_URL` the suite is listed as not run.
+ * test/contracts/vector-index.qdrant.test.ts`. `.ci/run` starts one (`.ci/start-qdrant.sh`); without
+ * `QDRANT_URL` the suite is listed as not run. Each test keeps to collections of its own prefix.
  */
 const url = process.env.QDRANT_URL;
 
-describeContract(
-  'vector-index',
-  'Qdrant',
-  url ? { kind: 'real-server', where: url } : { kind: 'skipped', reason: 'QDRANT_URL not set' },
-  () => {
-    vectorIndexContract(async () => {
-      const index = await QdrantVectorIndex.open(url!, CONTRACT_DIMENSION);
-      // A collection of its own per test (the contract expects an empty index at first).
-      await index.reset(`contract/${randomUUID()}`);
-      return { index, cleanup: () => index.close() };
-    });
-  },
-);
+describeContract('vector-index', 'Qdrant', qdrantAvailability(), () => {
+  vectorIndexContract(async () => {
+    const prefix = testCollectionPrefix();
+    const index = await QdrantVectorIndex.open(url!, CONTRACT_DIMENSION, { collectionPrefix: prefix });
+    await index.reset(`contract/${randomUUID()}`);
+    return {
+      index,
+      cleanup: async () => {
+        await index.close();
+        await dropCollections(url!, prefix);
+      },
+    };
+  });
+
+  test('two processes that create the same collections at once both succeed, and share them', async () => {
+    const prefix = testCollectionPrefix();
+    try {
+      // Two clients, as two processes starting together would be: the server sees the same race.
+      const open = () => QdrantVectorIndex.open(url!, CONTRACT_DIMENSION, { collectionPrefix: prefix });
+      const [first, second] = await Promise.all([open(), open()]);
+      await Promise.all([first.reset('model/recipe'), second.reset('model/recipe')]);
+      expect([await first.identity(), await second.identity()]).toEqual(['model/recipe', 'model/recipe']);
+      await first.upsert([
+        { tenant: 'a', recordId: 1, spaceId: 1, moduleId: 1, position: 1n, vectors: [axisVector(0)] },
+      ]);
+      const hits = await second.search({
+        tenant: 'a',
+        spaceId: 1,
+        vector: axisVector(0),
+        limit: 5,
+        order: 'nearest',
+        records: null,
+        modules: null,
+      });
+      expect(hits.map((hit) => hit.recordId)).toEqual([1]);
+    } finally {
+      await dropCollections(url!, prefix);
+    }
+  });
+});
