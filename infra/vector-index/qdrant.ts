@@ -34,29 +34,41 @@ export interface QdrantOptions {
 
 /** The HTTP status of a Qdrant answer the client rejected (its `ApiError` carries one), if it is one. */
 function statusOf(error: unknown): number | undefined {
-  return error instanceof Error && 'status' in error && typeof error.status === 'number'
+  return typeof error === 'object' && error !== null && 'status' in error && typeof error.status === 'number'
     ? error.status
     : undefined;
+}
+
+/**
+ * Why no answer came, when none did: fetch rejects with a TypeError "fetch failed", the reason (refused, reset,
+ * no such host) in its `cause`. Recognised by name and message, as it may come from another realm than this
+ * code's (a test runner's sandbox), where `instanceof TypeError` is false.
+ */
+function unansweredReason(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null || !('name' in error) || !('message' in error))
+    return undefined;
+  if (error.name !== 'TypeError' || error.message !== 'fetch failed') return undefined;
+  const cause = 'cause' in error ? error.cause : undefined;
+  return typeof cause === 'object' &&
+    cause !== null &&
+    'message' in cause &&
+    typeof cause.message === 'string'
+    ? cause.message
+    : 'fetch failed';
 }
 
 /** A failure of the server or the way to it, as the port's unavailable error; any other as it was. */
 function translated(error: unknown): unknown {
   const status = statusOf(error);
-  // undici's fetch rejects with this TypeError when no answer came (refused, reset, DNS), the reason in `cause`.
-  const unreachable = error instanceof TypeError && error.message === 'fetch failed';
+  const unanswered = unansweredReason(error);
   if (
-    !unreachable &&
+    unanswered === undefined &&
     !(error instanceof QdrantClientTimeoutError) &&
     !(error instanceof QdrantClientResourceExhaustedError) &&
     !(status !== undefined && UNAVAILABLE_STATUSES.has(status))
   )
     return error;
-  const reason =
-    unreachable && error.cause instanceof Error
-      ? error.cause.message
-      : error instanceof Error
-        ? error.message
-        : String(error);
+  const reason = unanswered ?? (error instanceof Error ? error.message : String(error));
   return new VectorIndexUnavailableError(`Qdrant did not answer: ${reason}`, { cause: error });
 }
 

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { QdrantClient } from '@qdrant/js-client-rest';
-import { describeContract, type AdapterRun } from './adapter-report';
+import { describeContract, reportAdapter, type AdapterRun } from './adapter-report';
 import { freePort } from './child-platform';
 
 const run = promisify(execFile);
@@ -61,6 +61,7 @@ export function describeWithQdrantServer(
     describeContract(port, adapter, { kind: 'skipped', reason }, () => undefined);
     return;
   }
+  reportAdapter(port, adapter, { kind: 'skipped', reason: `FAILED in CI: ${reason}` });
   describe(`${port} — ${adapter}`, () => {
     test('the Qdrant server CI runs this suite on is there', () => {
       throw new Error(`CI=true but ${reason}`);
