@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
 import { QdrantVectorIndex } from '../../infra/vector-index/qdrant';
 import { describeContract } from '../support/adapter-report';
 import { dropCollections, qdrantAvailability, testCollectionPrefix } from '../support/qdrant';
@@ -11,7 +14,25 @@ import { axisVector, CONTRACT_DIMENSION, vectorIndexContract } from './vector-in
  */
 const url = process.env.QDRANT_URL;
 
+const ROOT = join(__dirname, '..', '..');
+
 describeContract('vector-index', 'Qdrant', qdrantAvailability(), () => {
+  test('the server tested is the release docker-compose.yml runs, and the client is of its minor or the one before', async () => {
+    const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8')) as {
+      services: { qdrant: { image: string } };
+    };
+    const server = (await (await fetch(`${url!}/`)).json()) as { version: string };
+    expect(compose.services.qdrant.image).toBe(`qdrant/qdrant:v${server.version}`);
+    // Qdrant tests each server release with the clients of its own minor version and of the one before.
+    const manifest = JSON.parse(
+      readFileSync(join(ROOT, 'node_modules', '@qdrant', 'js-client-rest', 'package.json'), 'utf8'),
+    ) as { version: string };
+    const [serverMajor, serverMinor] = server.version.split('.').map(Number);
+    const [clientMajor, clientMinor] = manifest.version.split('.').map(Number);
+    expect(clientMajor).toBe(serverMajor);
+    expect([serverMinor! - 1, serverMinor]).toContain(clientMinor);
+  });
+
   vectorIndexContract(async () => {
     const prefix = testCollectionPrefix();
     const index = await QdrantVectorIndex.open(url!, CONTRACT_DIMENSION, { collectionPrefix: prefix });
