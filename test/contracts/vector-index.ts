@@ -117,6 +117,20 @@ export function vectorIndexContract(open: () => Promise<VectorIndexUnderTest>): 
     expect(hits[0]!.similarity).toBeCloseTo(1, 5);
   });
 
+  test('records of many chunks come once each, ranked by their best, up to the limit', async () => {
+    const leaning = (from: number) => [0, 1, 2, 3, 4].map((step) => axisVector(0, from + step / 10));
+    await index.upsert([record(1, leaning(0.1)), record(2, leaning(0.6)), record(3, [axisVector(5)])]);
+    const probe = axisVector(0, 0);
+    const two = await index.search(query(probe, { limit: 2 }));
+    expect(two.map((hit) => hit.recordId)).toEqual([1, 2]);
+    expect(two[0]!.similarity).toBeCloseTo(dot(probe, axisVector(0, 0.1)), 5);
+    expect(two[1]!.similarity).toBeCloseTo(dot(probe, axisVector(0, 0.6)), 5);
+    expect((await index.search(query(probe, { limit: 3 }))).map((hit) => hit.recordId)).toEqual([1, 2, 3]);
+    expect(
+      (await index.search(query(probe, { order: 'farthest', limit: 2 }))).map((hit) => hit.recordId),
+    ).toEqual([3, 2]);
+  });
+
   test('only the records and modules asked for', async () => {
     await index.upsert([
       record(1, [axisVector(0)]),
