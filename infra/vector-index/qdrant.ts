@@ -100,9 +100,7 @@ interface HeadPayload {
  * The vector index on Qdrant: one collection per model, dimension and text recipe (named by their hash),
  * cosine distance, the system and space as a tenant payload index. A record has one point per chunk and a
  * head point (never searched: a placeholder vector) holding its position, so that an older write or a removal
- * is recognised as on the embedded index. A record scores by its best chunk (its first among the chunks found,
- * or `queryGroups` by record).
- * Outliers search the negated query exactly (Qdrant has no farthest-first search; HNSW is unreliable there).
+ * is recognised as on the embedded index. A record scores by its best chunk, whichever the order.
  */
 export class QdrantVectorIndex implements VectorIndex {
   private collection: string | undefined;
@@ -255,25 +253,24 @@ export class QdrantVectorIndex implements VectorIndex {
     const must: Condition[] = [match('space', spaceKey(query.tenant, query.spaceId)), match('kind', 'chunk')];
     if (query.records !== null) must.push({ key: 'record_id', match: { any: [...query.records] } });
     if (query.modules !== null) must.push({ key: 'module_id', match: { any: [...query.modules] } });
-    const nearest = query.order === 'nearest';
-    const vector = nearest ? [...query.vector] : [...query.vector].map((value) => -value);
-    const threshold = nearest
-      ? query.minSimilarity
-      : query.minDistance === undefined
-        ? undefined
-        : query.minDistance - 1;
     const collection = await this.collectionName();
+    return query.order === 'nearest'
+      ? this.nearest(collection, must, query)
+      : this.farthest(collection, must, query);
+  }
+
+  /**
+   * Most alike first, a record ranked by its most alike chunk. Chunks first, twice the limit: their records in
+   * order of first appearance are ranked by their best chunk. That is the answer when it names enough records
+   * or holds every chunk that passed; only records of many chunks leave too few, and then Qdrant groups them
+   * (several times slower than the plain search).
+   */
+  private async nearest(collection: string, must: Condition[], query: VectorQuery): Promise<VectorHit[]> {
     const request = {
-      query: vector,
+      query: [...query.vector],
       filter: { must } satisfies Filter,
-      // Farthest-first is exact: an approximate graph search for the negated query misses most of them.
-      ...(nearest ? {} : { params: { exact: true } }),
-      ...(threshold !== undefined && { score_threshold: threshold }),
+      ...(query.minSimilarity !== undefined && { score_threshold: query.minSimilarity }),
     };
-    const similarity = (score: number) => (nearest ? score : -score);
-    // Chunks first, twice the limit: their records in order of first appearance are ranked by their best chunk.
-    // That is the answer when it names enough records or holds every chunk that passed; only records of many
-    // chunks leave too few, and then Qdrant groups them (several times slower than the plain search).
     const chunkLimit = query.limit * 2;
     const chunks = await this.request((client) =>
       client.query(collection, { ...request, limit: chunkLimit, with_payload: ['record_id'] }),
@@ -284,9 +281,7 @@ export class QdrantVectorIndex implements VectorIndex {
       if (!best.has(recordId)) best.set(recordId, point.score);
     }
     if (best.size >= query.limit || chunks.points.length < chunkLimit)
-      return [...best]
-        .slice(0, query.limit)
-        .map(([recordId, score]) => ({ recordId, similarity: similarity(score) }));
+      return [...best].slice(0, query.limit).map(([recordId, similarity]) => ({ recordId, similarity }));
     const answer = await this.request((client) =>
       client.queryGroups(collection, {
         ...request,
@@ -298,8 +293,64 @@ export class QdrantVectorIndex implements VectorIndex {
     );
     return answer.groups.map((group) => ({
       recordId: Number(group.id),
-      similarity: similarity(group.hits[0]?.score ?? 0),
+      similarity: group.hits[0]?.score ?? 0,
     }));
+  }
+
+  /**
+   * Least alike first, a record ranked by its most alike chunk too (one close chunk keeps it from being far).
+   * Qdrant has no farthest-first search: an exact search of the negated query lists chunks least alike first
+   * (a graph search misses most of them), and a second exact search within their records finds each one's most
+   * alike chunk. A record not among the chunks scanned has every chunk at least as alike as the last one
+   * scanned, so the answer is sure once `limit` records are no more alike than that; else the scan doubles.
+   */
+  private async farthest(collection: string, must: Condition[], query: VectorQuery): Promise<VectorHit[]> {
+    const negated = [...query.vector].map((value) => -value);
+    // Records more alike than this are closer than the distance floor (cosine distance = 1 − similarity).
+    const ceiling = query.minDistance === undefined ? undefined : 1 - query.minDistance;
+    for (let scan = query.limit * 2; ; scan *= 2) {
+      const chunks = await this.request((client) =>
+        client.query(collection, {
+          query: negated,
+          filter: { must } satisfies Filter,
+          limit: scan,
+          with_payload: ['record_id'],
+          params: { exact: true },
+          ...(ceiling !== undefined && { score_threshold: -ceiling }),
+        }),
+      );
+      const recordIds = [...new Set(chunks.points.map((point) => Number(point.payload?.record_id)))];
+      if (recordIds.length === 0) return [];
+      const complete = chunks.points.length < scan;
+      const edge = complete ? Infinity : -chunks.points.at(-1)!.score;
+      const best = await this.mostAlikeChunks(collection, must, query.vector, recordIds);
+      const sure = [...best]
+        .filter(([, similarity]) => similarity <= edge && (ceiling === undefined || similarity <= ceiling))
+        .sort((a, b) => a[1] - b[1]);
+      if (complete || sure.length >= query.limit)
+        return sure.slice(0, query.limit).map(([recordId, similarity]) => ({ recordId, similarity }));
+    }
+  }
+
+  /** The similarity of each record's most alike chunk to `vector`, by an exact search within them. */
+  private async mostAlikeChunks(
+    collection: string,
+    must: Condition[],
+    vector: Float32Array,
+    recordIds: readonly number[],
+  ): Promise<Map<number, number>> {
+    const answer = await this.request((client) =>
+      client.queryGroups(collection, {
+        query: [...vector],
+        filter: { must: [...must, { key: 'record_id', match: { any: [...recordIds] } }] } satisfies Filter,
+        group_by: 'record_id',
+        group_size: 1,
+        limit: recordIds.length,
+        with_payload: false,
+        params: { exact: true },
+      }),
+    );
+    return new Map(answer.groups.map((group) => [Number(group.id), group.hits[0]?.score ?? 0]));
   }
 
   async count(tenant: string, spaceId: number): Promise<number> {
