@@ -20,6 +20,9 @@ import {
 const META_COLLECTION = 'records_platform_vector_meta';
 const META_POINT = 1;
 
+/** How many times a reset makes its collection, other processes' resets deleting it meanwhile. */
+const MAX_RESET_ATTEMPTS = 5;
+
 /** Answers of a server that cannot serve now (or of a proxy in front of it that cannot reach it). */
 const UNAVAILABLE_STATUSES = new Set([502, 503, 504]);
 
@@ -119,7 +122,7 @@ export class QdrantVectorIndex implements VectorIndex {
     const client = new QdrantClient({
       url,
       ...(options.apiKey !== undefined && { apiKey: options.apiKey }),
-      // The check only warns on the console; the contract suite runs against the release CI tests instead.
+      // Its check only warns on the console; the contract suite checks this client against the server CI runs.
       checkCompatibility: false,
     });
     const index = new QdrantVectorIndex(client, dimension, options.collectionPrefix ?? '');
@@ -137,23 +140,15 @@ export class QdrantVectorIndex implements VectorIndex {
     const name = this.collectionFor(identity);
     // Deleting a collection that is not there answers false, not an error.
     await this.request((client) => client.deleteCollection(name));
-    await this.createCollection(name, {
-      vectors: { size: this.dimension, distance: 'Cosine' },
-      // Per-space graphs: every search names its space (Qdrant's guidance for many tenants).
-      hnsw_config: { m: 0, payload_m: 16 },
-    });
-    // Creating an index that is there already (another process's reset) succeeds.
-    const indexes: Array<[string, Schemas['PayloadFieldSchema']]> = [
-      ['space', { type: 'keyword', is_tenant: true }],
-      ['tenant', 'keyword'],
-      ['kind', 'keyword'],
-      ['record_id', 'integer'],
-      ['module_id', 'integer'],
-    ];
-    for (const [field, schema] of indexes)
-      await this.request((client) =>
-        client.createPayloadIndex(name, { field_name: field, field_schema: schema, wait: true }),
-      );
+    // Another process resetting at the same moment may delete the collection this one has just made (its own
+    // delete came first): this one then makes it again, a few times at most.
+    for (let attempt = 1; ; attempt++)
+      try {
+        await this.createIndexedCollection(name);
+        break;
+      } catch (error) {
+        if (statusOf(error) !== 404 || attempt === MAX_RESET_ATTEMPTS) throw error;
+      }
     const previous = this.collection;
     this.collection = name;
     this.checkedAt = Date.now();
@@ -444,6 +439,27 @@ export class QdrantVectorIndex implements VectorIndex {
   private collectionFor(identity: string): string {
     const digest = createHash('sha256').update(identity).digest('hex').slice(0, 16);
     return `${this.prefix}record_vectors_${this.dimension}_${digest}`;
+  }
+
+  /** The collection of an identity with its payload indexes; what another process made already is kept. */
+  private async createIndexedCollection(name: string): Promise<void> {
+    await this.createCollection(name, {
+      vectors: { size: this.dimension, distance: 'Cosine' },
+      // Per-space graphs: every search names its space (Qdrant's guidance for many tenants).
+      hnsw_config: { m: 0, payload_m: 16 },
+    });
+    // Creating an index that is there already succeeds.
+    const indexes: Array<[string, Schemas['PayloadFieldSchema']]> = [
+      ['space', { type: 'keyword', is_tenant: true }],
+      ['tenant', 'keyword'],
+      ['kind', 'keyword'],
+      ['record_id', 'integer'],
+      ['module_id', 'integer'],
+    ];
+    for (const [field, schema] of indexes)
+      await this.request((client) =>
+        client.createPayloadIndex(name, { field_name: field, field_schema: schema, wait: true }),
+      );
   }
 
   /** Creates a collection unless it is there: two processes creating it at once both succeed. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { QdrantClient } from '@qdrant/js-client-rest';
 import { parse } from 'yaml';
 import { QdrantVectorIndex } from '../../infra/vector-index/qdrant';
 import { describeContract } from '../support/adapter-report';
@@ -44,6 +45,33 @@ describeContract('vector-index', 'Qdrant', qdrantAvailability(), () => {
         await dropCollections(url!, prefix);
       },
     };
+  });
+
+  test('a reset that another process’s reset of the same identity overtakes succeeds, and the index works', async () => {
+    const prefix = testCollectionPrefix();
+    const client = new QdrantClient({ url: url!, checkCompatibility: false });
+    const open = () => QdrantVectorIndex.open(url!, CONTRACT_DIMENSION, { collectionPrefix: prefix });
+    try {
+      for (let round = 0; round < 3; round++) {
+        const [first, second] = await Promise.all([open(), open()]);
+        const identity = `model/recipe-${round}`;
+        const firstReset = first.reset(identity);
+        // The second deletes the collection the first has just made, while the first gives it its indexes.
+        const made = async () =>
+          (await client.getCollections()).collections.some((collection) =>
+            collection.name.startsWith(`${prefix}record_vectors`),
+          );
+        while (!(await made())) await new Promise((resolve) => setImmediate(resolve));
+        await Promise.all([firstReset, second.reset(identity)]);
+        await first.upsert([
+          { tenant: 'a', recordId: 1, spaceId: 1, moduleId: 1, position: 1n, vectors: [axisVector(0)] },
+        ]);
+        expect(await second.count('a', 1)).toBe(1);
+        await dropCollections(url!, prefix);
+      }
+    } finally {
+      await dropCollections(url!, prefix);
+    }
   });
 
   test('two processes that create the same collections at once both succeed, and share them', async () => {
