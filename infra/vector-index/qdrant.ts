@@ -448,13 +448,14 @@ export class QdrantVectorIndex implements VectorIndex {
       // Per-space graphs: every search names its space (Qdrant's guidance for many tenants).
       hnsw_config: { m: 0, payload_m: 16 },
     });
-    // Creating an index that is there already succeeds.
+    // Creating an index that is there already succeeds. Only the space gets graphs of its own: every search
+    // names it, and a graph per value of the other fields cost as much indexing time each, unused.
     const indexes: Array<[string, Schemas['PayloadFieldSchema']]> = [
       ['space', { type: 'keyword', is_tenant: true }],
-      ['tenant', 'keyword'],
-      ['kind', 'keyword'],
-      ['record_id', 'integer'],
-      ['module_id', 'integer'],
+      ['tenant', { type: 'keyword', enable_hnsw: false }],
+      ['kind', { type: 'keyword', enable_hnsw: false }],
+      ['record_id', { type: 'integer', enable_hnsw: false }],
+      ['module_id', { type: 'integer', enable_hnsw: false }],
     ];
     for (const [field, schema] of indexes)
       await this.request((client) =>
