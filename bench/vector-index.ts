@@ -231,7 +231,7 @@ async function qdrant(url: string, baseline: Measured): Promise<void> {
       percentile(measured.similar, 99),
       'ms',
       '≤ 20',
-      `${ratio('similar')}; limit ${LIMIT}, p50 ${percentile(measured.similar, 50).toFixed(2)} ms; HNSW of the space, best chunk per record`,
+      `${ratio('similar')}; limit ${LIMIT}, p50 ${percentile(measured.similar, 50).toFixed(2)} ms; Qdrant's own plan within the space, best chunk per record`,
     );
     printFigure(
       'vectors.qdrant.similar_filtered_1pct_p99_ms',
@@ -245,7 +245,7 @@ async function qdrant(url: string, baseline: Measured): Promise<void> {
       percentile(measured.outliers, 99),
       'ms',
       '≤ 40',
-      `${ratio('outliers')}; limit 100, exact search of the negated query, p50 ${percentile(measured.outliers, 50).toFixed(2)} ms`,
+      `${ratio('outliers')}; limit 100, exact scan of the negated query then each found record's best chunk, p50 ${percentile(measured.outliers, 50).toFixed(2)} ms`,
     );
     printFigure(
       'vectors.qdrant.memory_per_100k_mb',
