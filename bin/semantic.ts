@@ -40,7 +40,10 @@ async function vectorIndexOf(config: Config, dimension: number): Promise<VectorI
   if (config.VECTOR_INDEX === 'embedded')
     return EmbeddedVectorIndex.open(embeddedFile(config, 'vectors'), dimension);
   if (config.QDRANT_URL === undefined) throw new Error('VECTOR_INDEX=qdrant needs QDRANT_URL');
-  return QdrantVectorIndex.open(config.QDRANT_URL, dimension, config.QDRANT_API_KEY);
+  return QdrantVectorIndex.open(config.QDRANT_URL, dimension, {
+    ...(config.QDRANT_API_KEY !== undefined && { apiKey: config.QDRANT_API_KEY }),
+    collectionPrefix: config.QDRANT_COLLECTION_PREFIX,
+  });
 }
 
 function embedderOf(config: Config): TextEmbedder {

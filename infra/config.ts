@@ -185,6 +185,11 @@ export const configSchema = z.object({
   VECTOR_INDEX: z.enum(['embedded', 'qdrant']).default('embedded'),
   QDRANT_URL: z.url({ protocol: /^https?$/ }).optional(),
   QDRANT_API_KEY: z.string().min(1).optional(),
+  /** Put before the names of the platform's Qdrant collections, so that deployments sharing a server keep apart. */
+  QDRANT_COLLECTION_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{0,64}$/, 'must be at most 64 letters, digits, _ or -')
+    .default(''),
   /** `EMBEDDINGS=local`: threads that run the model side by side (each holds it, about 230 MB). */
   EMBEDDING_THREADS: z.coerce.number().int().min(1).max(16).default(1),
   /** `EMBEDDINGS=openai`: the endpoint's base URL, `/v1` included. */

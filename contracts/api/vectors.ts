@@ -124,7 +124,7 @@ const VECTOR_ERRORS = {
   ...READ_ERRORS,
   503: {
     description:
-      'Semantic search is not available: switched off (`SEMANTIC_SEARCH=false`), or the embedding model did not answer.',
+      'Semantic search is not available: switched off (`SEMANTIC_SEARCH=false`), or the embedding model or the vector index (Qdrant) did not answer.',
   },
 } as const;
 

@@ -72,6 +72,17 @@ export interface VectorIndex {
   close(): Promise<void>;
 }
 
+/**
+ * The index's server is away (unreachable, timed out or answering that it cannot serve now): a search answers
+ * 503, and the vector projection tries its batch again later, keeping its checkpoint.
+ */
+export class VectorIndexUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'VectorIndexUnavailableError';
+  }
+}
+
 /** How many records a search ranks by estimate before the exact re-rank: twice the limit, at least 64 more. */
 export function candidatesFor(limit: number): number {
   return Math.max(limit * 2, limit + 64);

@@ -10,7 +10,11 @@ import {
 import type { EventStore, Subscription } from '../../infra/event-store/port';
 import type { Logger } from '../../infra/logging';
 import type { ReadModels } from '../../infra/read-store/read-models';
-import type { RecordVectors, VectorIndex } from '../../infra/vector-index/port';
+import {
+  VectorIndexUnavailableError,
+  type RecordVectors,
+  type VectorIndex,
+} from '../../infra/vector-index/port';
 import { recordTexts, vectorIndexIdentity } from './record-text';
 
 export interface VectorProjectionDeps {
@@ -79,7 +83,8 @@ function digestOf(texts: readonly string[]): string {
  * `record-text.ts`) embedded and written to the vector index, deleted records removed. Records are read from
  * the read models once these include the batch (so a batch sees its records as they stand), several records
  * embedded in one call, the index written with the batch's position, then the checkpoint saved. A batch that
- * fails (the model is away) is tried again, later, until it passes: nothing is skipped.
+ * fails (the model or the index's server is away) is tried again, later, until it passes, its checkpoint
+ * unsaved: nothing is skipped.
  *
  * The index names the model and the recipe it was built with; when either differs at start, the index is
  * emptied and rebuilt from the first event, with progress in the log.
@@ -207,7 +212,8 @@ export class VectorProjection {
             err: error,
             records: batch.length,
             retryInMs: delay,
-            unavailable: error instanceof EmbeddingUnavailableError,
+            unavailable:
+              error instanceof EmbeddingUnavailableError || error instanceof VectorIndexUnavailableError,
           },
           'a batch of the vector projection failed; trying again',
         );

@@ -13,7 +13,7 @@ import { EmbeddingUnavailableError, type TextEmbedder } from '../../infra/ai/emb
 import { mount } from '../../infra/http/operations';
 import { sendJson } from '../../infra/http/respond';
 import type { Document } from '../../contracts/read-model-changes';
-import type { VectorHit, VectorIndex } from '../../infra/vector-index/port';
+import { VectorIndexUnavailableError, type VectorHit, type VectorIndex } from '../../infra/vector-index/port';
 import { awaitConsistency } from '../consistency';
 import { recordView } from '../representations';
 import { authorize, type EntityReadDeps } from './entities';
@@ -94,7 +94,7 @@ async function search(req: Request, deps: VectorReadDeps, kind: VectorSearchKind
       throw new PlatformError('unavailable', `the embedding model did not answer: ${error.message}`);
     throw error;
   }
-  const hits =
+  const [hits, searched] = await fromIndex(async () => [
     candidates !== null && candidates.size === 0
       ? []
       : await semantic.index.search({
@@ -107,7 +107,9 @@ async function search(req: Request, deps: VectorReadDeps, kind: VectorSearchKind
           modules: null,
           ...(params.minSimilarity !== undefined && { minSimilarity: params.minSimilarity }),
           ...(params.maxDistance !== undefined && { minDistance: params.maxDistance }),
-        });
+        }),
+    await semantic.index.count(tenant, params.spaceId),
+  ]);
   const records = await recordsById(
     deps,
     tenant,
@@ -119,10 +121,21 @@ async function search(req: Request, deps: VectorReadDeps, kind: VectorSearchKind
     // A record deleted since its vectors were written is not shown.
     hits: hits.filter((hit) => records.has(hit.recordId)),
     records,
-    searched: await semantic.index.count(tenant, params.spaceId),
+    searched,
     ...(segmentName !== undefined && { segmentName }),
     identity: semantic.identity,
   };
+}
+
+/** What the vector index answers; while its server is away, a 503 that says so. */
+async function fromIndex<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof VectorIndexUnavailableError)
+      throw new PlatformError('unavailable', `the vector index did not answer: ${error.message}`);
+    throw error;
+  }
 }
 
 /** The live records of these ids, read a page at a time. */

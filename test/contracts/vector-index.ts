@@ -117,6 +117,41 @@ export function vectorIndexContract(open: () => Promise<VectorIndexUnderTest>): 
     expect(hits[0]!.similarity).toBeCloseTo(1, 5);
   });
 
+  test('records of many chunks come once each, ranked by their best, up to the limit', async () => {
+    const leaning = (from: number) => [0, 1, 2, 3, 4].map((step) => axisVector(0, from + step / 10));
+    await index.upsert([record(1, leaning(0.1)), record(2, leaning(0.6)), record(3, [axisVector(5)])]);
+    const probe = axisVector(0, 0);
+    const two = await index.search(query(probe, { limit: 2 }));
+    expect(two.map((hit) => hit.recordId)).toEqual([1, 2]);
+    expect(two[0]!.similarity).toBeCloseTo(dot(probe, axisVector(0, 0.1)), 5);
+    expect(two[1]!.similarity).toBeCloseTo(dot(probe, axisVector(0, 0.6)), 5);
+    expect((await index.search(query(probe, { limit: 3 }))).map((hit) => hit.recordId)).toEqual([1, 2, 3]);
+    expect(
+      (await index.search(query(probe, { order: 'farthest', limit: 2 }))).map((hit) => hit.recordId),
+    ).toEqual([3, 2]);
+  });
+
+  test('outliers rank a record by its most alike chunk: one close chunk keeps it from being far', async () => {
+    await index.upsert([
+      record(1, [axisVector(0, 0), axisVector(5)]),
+      record(2, [axisVector(0, 1)]),
+      record(3, [axisVector(0, 0.3)]),
+      record(4, [axisVector(6), axisVector(0, 0.05)]),
+    ]);
+    const probe = axisVector(0, 0);
+    const far = await index.search(query(probe, { order: 'farthest' }));
+    expect(far.map((hit) => hit.recordId)).toEqual([2, 3, 4, 1]);
+    expect(far[0]!.similarity).toBeCloseTo(dot(probe, axisVector(0, 1)), 5);
+    expect(far[3]!.similarity).toBeCloseTo(1, 5);
+    // The two least alike chunks are records 1's and 4's, whose other chunks are close: neither is an answer.
+    expect(
+      (await index.search(query(probe, { order: 'farthest', limit: 1 }))).map((hit) => hit.recordId),
+    ).toEqual([2]);
+    expect(
+      (await index.search(query(probe, { order: 'farthest', minDistance: 0.2 }))).map((hit) => hit.recordId),
+    ).toEqual([2]);
+  });
+
   test('only the records and modules asked for', async () => {
     await index.upsert([
       record(1, [axisVector(0)]),

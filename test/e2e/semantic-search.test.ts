@@ -1,6 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { describeContract } from '../support/adapter-report';
 import { json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
+import { dropCollections, qdrantAvailability, testCollectionPrefix } from '../support/qdrant';
 
 jest.setTimeout(120_000);
 
@@ -9,8 +11,11 @@ interface Found {
   meta: { spaceId: number; limit: number; total: number; searched: number; model: string };
 }
 
-/** Semantic search end to end on the embedded model and index: records written, found by meaning. */
-describe('semantic search', () => {
+/**
+ * Semantic search end to end on the embedded model, on each vector index: records written, found by meaning.
+ * `index` is the platform's settings for it (Qdrant's with collections of this suite's own prefix).
+ */
+function semanticSearchSuite(index: Record<string, string>): void {
   let platform: TestPlatform;
   let spaceId: number;
   let otherSpaceId: number;
@@ -18,7 +23,7 @@ describe('semantic search', () => {
   let lastPosition = '0';
 
   beforeAll(async () => {
-    platform = await startPlatform({ SEMANTIC_SEARCH: 'true' });
+    platform = await startPlatform({ SEMANTIC_SEARCH: 'true', ...index });
     spaceId = (await json<Entity>(await platform.call('POST', '/space', { body: { name: 'Support' } }))).id;
     otherSpaceId = (await json<Entity>(await platform.call('POST', '/space', { body: { name: 'Other' } })))
       .id;
@@ -53,7 +58,10 @@ describe('semantic search', () => {
       lastPosition = response.headers.get('x-position')!;
     }
   });
-  afterAll(() => platform.stop());
+  afterAll(async () => {
+    await platform?.stop();
+    if (index.QDRANT_URL) await dropCollections(index.QDRANT_URL, index.QDRANT_COLLECTION_PREFIX!);
+  });
 
   const search = (kind: string, params: Record<string, string | number>) =>
     platform.call(
@@ -201,7 +209,13 @@ describe('semantic search', () => {
       process.execPath,
       ['--require', require.resolve('tsx/cjs'), join(__dirname, '..', '..', 'bin', 'replay.ts'), 'vectors'],
       {
-        env: { ...process.env, DATA_DIR: platform.dataDir, SEMANTIC_SEARCH: 'true', LOG_LEVEL: 'warn' },
+        env: {
+          ...process.env,
+          DATA_DIR: platform.dataDir,
+          SEMANTIC_SEARCH: 'true',
+          LOG_LEVEL: 'warn',
+          ...index,
+        },
         encoding: 'utf8',
         timeout: 120_000,
       },
@@ -254,4 +268,16 @@ describe('semantic search', () => {
     expect((await search('outliers', { space_id: spaceId, query: 'x', max_distance: 2.5 })).status).toBe(400);
     expect((await search('outliers', { space_id: spaceId, query: 'x', max_distance: 2 })).status).toBe(200);
   });
-});
+}
+
+describeContract('semantic search e2e', 'embedded index', { kind: 'embedded' }, () =>
+  semanticSearchSuite({}),
+);
+
+describeContract('semantic search e2e', 'Qdrant', qdrantAvailability(), () =>
+  semanticSearchSuite({
+    VECTOR_INDEX: 'qdrant',
+    QDRANT_URL: process.env.QDRANT_URL!,
+    QDRANT_COLLECTION_PREFIX: testCollectionPrefix(),
+  }),
+);
