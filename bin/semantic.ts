@@ -43,6 +43,7 @@ async function vectorIndexOf(config: Config, dimension: number): Promise<VectorI
   return QdrantVectorIndex.open(config.QDRANT_URL, dimension, {
     ...(config.QDRANT_API_KEY !== undefined && { apiKey: config.QDRANT_API_KEY }),
     collectionPrefix: config.QDRANT_COLLECTION_PREFIX,
+    timeoutMs: config.QDRANT_TIMEOUT_MS,
   });
 }
 

@@ -190,6 +190,8 @@ export const configSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{0,64}$/, 'must be at most 64 letters, digits, _ or -')
     .default(''),
+  /** The longest one call to Qdrant waits for its answer; then the search answers 503 (the projection retries). */
+  QDRANT_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   /** `EMBEDDINGS=local`: threads that run the model side by side (each holds it, about 230 MB). */
   EMBEDDING_THREADS: z.coerce.number().int().min(1).max(16).default(1),
   /** `EMBEDDINGS=openai`: the endpoint's base URL, `/v1` included. */

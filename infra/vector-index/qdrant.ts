@@ -33,7 +33,12 @@ export interface QdrantOptions {
    * empty: the names as they always were.
    */
   readonly collectionPrefix?: string;
+  /** The longest a call may wait for the server's answer (the client's own default is 5 minutes). */
+  readonly timeoutMs?: number;
 }
+
+/** How long a call waits for the server by default: a server that hangs holds no search longer. */
+const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** The HTTP status of a Qdrant answer the client rejected (its `ApiError` carries one), if it is one. */
 function statusOf(error: unknown): number | undefined {
@@ -44,12 +49,14 @@ function statusOf(error: unknown): number | undefined {
 
 /**
  * Why no answer came, when none did: fetch rejects with a TypeError "fetch failed", the reason (refused, reset,
- * no such host) in its `cause`. Recognised by name and message, as it may come from another realm than this
+ * no such host) in its `cause`, or is aborted at the client's timeout. Recognised by name and message, as it may come from another realm than this
  * code's (a test runner's sandbox), where `instanceof TypeError` is false.
  */
 function unansweredReason(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null || !('name' in error) || !('message' in error))
     return undefined;
+  // The client's timeout aborts the fetch (a DOMException, whichever realm).
+  if (error.name === 'AbortError' || error.name === 'TimeoutError') return 'no answer within the timeout';
   if (error.name !== 'TypeError' || error.message !== 'fetch failed') return undefined;
   const cause = 'cause' in error ? error.cause : undefined;
   return typeof cause === 'object' &&
@@ -122,6 +129,7 @@ export class QdrantVectorIndex implements VectorIndex {
     const client = new QdrantClient({
       url,
       ...(options.apiKey !== undefined && { apiKey: options.apiKey }),
+      timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       // Its check only warns on the console; the contract suite checks this client against the server CI runs.
       checkCompatibility: false,
     });
