@@ -175,6 +175,7 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
           ? kafkaStreamAdapter().createKafkaStream({
               brokers: config.KAFKA_BROKERS!.split(',').map((broker) => broker.trim()),
               clientId: 'records-platform',
+              maxBatchBytes: config.KAFKA_MAX_BATCH_BYTES,
               logger: streamLogger,
             })
           : (embeddedStream = createInProcessStream({
@@ -802,6 +803,7 @@ async function startIntegrator(
     concurrency: Math.min(1000, config.INTEGRATOR_CONCURRENCY * 4),
     // A system holds twice its share of the runner in hand; beyond that its requests wait in its run backlog.
     tenantInHand: 2 * config.INTEGRATOR_TENANT_CONCURRENCY,
+    events: adapters.events,
     backlog: {
       events: adapters.events,
       handler: commands.handler,

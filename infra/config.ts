@@ -63,6 +63,11 @@ export const configSchema = z.object({
   MONGO_DATABASE: z.string().default('records_platform'),
   STREAM: z.enum(['in-process', 'kafka']).default('in-process'),
   KAFKA_BROKERS: z.string().optional(),
+  /**
+   * The most bytes one send puts in a partition's batch, below the broker's `message.max.bytes`: larger
+   * publishes go in parts, and an event larger than this is relayed without its data (read from the store).
+   */
+  KAFKA_MAX_BATCH_BYTES: z.coerce.number().int().min(10_000).max(100_000_000).default(900_000),
   EVENTS_TOPIC: z.string().default('records-platform.events'),
   ADMIN_EMAIL: z.email().default('admin@example.com'),
   ADMIN_PASSWORD: z.string().min(12).optional(),

@@ -1,5 +1,6 @@
 import type { RunParkedData, WebhookRequestReceivedData } from '../contracts/events/integrator';
 import { upcast } from '../contracts/events/registry';
+import type { EventStore } from '../infra/event-store/port';
 import type { Logger } from '../infra/logging';
 import type { ConsumedMessage, Consumer, Stream } from '../infra/stream/port';
 import type { QueueWorker } from './queue-worker';
@@ -26,21 +27,21 @@ export interface IntegratorOptions {
   readonly tenantInHand: number;
   /** The run backlogs (see `RunBacklog`): everything but how a parked request is run, which is this. */
   readonly backlog: Omit<RunBacklogDeps, 'run'>;
+  /** Where an event relayed without its data is read. */
+  readonly events: Pick<EventStore, 'readStream'>;
 }
 
 /** An event as the relay publishes it: as stored (any version of its schema), with its envelope. */
 interface RelayedEvent {
   readonly id: string;
+  readonly streamId: string;
+  readonly revision: string;
   readonly type: string;
   readonly schemaVersion: number;
   readonly data: unknown;
   readonly metadata: { readonly tenant: string };
-}
-
-/** The relayed event, its data lifted to the current version of its schema (as every stream reader does). */
-function relayedEventOf(message: ConsumedMessage): RelayedEvent {
-  const stored = JSON.parse(message.value) as RelayedEvent;
-  return { ...stored, data: upcast(stored).data };
+  /** Relayed without its data (larger than the stream takes): the data is read from the store. */
+  readonly dataOmitted?: boolean;
 }
 
 /** Events after which an instant scenario may have a queue to take: it was made, changed or activated. */
@@ -99,14 +100,14 @@ export class Integrator {
   private async handle(message: ConsumedMessage): Promise<void> {
     const type = message.headers?.type;
     if (type !== undefined && MAY_DRAIN.has(type)) {
-      const event = relayedEventOf(message);
+      const event = await this.relayedEventOf(message);
       const { scenarioId } = event.data as { scenarioId: number };
       const taken = await this.options.queues.drain(event.metadata.tenant, scenarioId);
       if (taken > 0) this.options.logger.info({ scenarioId, taken }, 'ran the queued requests');
       return this.seen(message);
     }
     if (type !== 'WebhookRequestReceived') return this.seen(message);
-    const event = relayedEventOf(message);
+    const event = await this.relayedEventOf(message);
     const data = event.data as WebhookRequestReceivedData;
     if (!data.queued && data.scenarioId !== null) {
       const tenant = event.metadata.tenant;
@@ -126,6 +127,18 @@ export class Integrator {
       }
     }
     this.seen(message);
+  }
+
+  /** The relayed event, its data lifted to the current version of its schema (as every stream reader does). */
+  private async relayedEventOf(message: ConsumedMessage): Promise<RelayedEvent> {
+    const relayed = JSON.parse(message.value) as RelayedEvent;
+    if (relayed.dataOmitted !== true) return { ...relayed, data: upcast(relayed).data };
+    for await (const stored of this.options.events.readStream(relayed.streamId, {
+      fromRevision: BigInt(relayed.revision),
+      maxCount: 1,
+    }))
+      return { ...relayed, data: upcast(stored).data };
+    throw new Error(`event ${relayed.id} was relayed without its data and is not in the store`);
   }
 
   private async runRequest(tenant: string, runId: string, data: WebhookRequestReceivedData): Promise<void> {

@@ -3,7 +3,7 @@ import { categoryOf, partitionKeyOf } from '../contracts/streams';
 import type { EventStore, Subscription } from '../infra/event-store/port';
 import type { Logger } from '../infra/logging';
 import type { ReadStore } from '../infra/read-store/port';
-import type { Stream, StreamMessage } from '../infra/stream/port';
+import { messageBytes, type Stream, type StreamMessage } from '../infra/stream/port';
 import { consumeInBatches } from './batched-consumer';
 import { runWithRestarts } from './restarts';
 
@@ -13,20 +13,24 @@ import { runWithRestarts } from './restarts';
  */
 const INTERNAL_CATEGORIES = new Set(['sequence', 'idempotency', 'runBacklog']);
 
-export function toStreamMessage(event: RecordedEvent): StreamMessage {
+/**
+ * The event as a stream message. One larger than the stream takes (`maxBytes`) goes without its data
+ * (`dataOmitted`): a consumer that needs the data reads the event from the store by its stream and revision.
+ */
+export function toStreamMessage(event: RecordedEvent, maxBytes = Number.POSITIVE_INFINITY): StreamMessage {
+  const headers = {
+    type: event.type,
+    tenant: event.metadata.tenant,
+    eventId: event.id,
+    position: event.position.toString(),
+  };
+  const envelope = { ...event, revision: event.revision.toString(), position: event.position.toString() };
+  const whole = { key: partitionKeyOf(event.streamId), value: JSON.stringify(envelope), headers };
+  if (messageBytes(whole) <= maxBytes) return whole;
   return {
-    key: partitionKeyOf(event.streamId),
-    value: JSON.stringify({
-      ...event,
-      revision: event.revision.toString(),
-      position: event.position.toString(),
-    }),
-    headers: {
-      type: event.type,
-      tenant: event.metadata.tenant,
-      eventId: event.id,
-      position: event.position.toString(),
-    },
+    ...whole,
+    value: JSON.stringify({ ...envelope, data: null, dataOmitted: true }),
+    headers: { ...headers, dataOmitted: 'true' },
   };
 }
 
@@ -96,7 +100,8 @@ export class Relay {
       this.subscription,
       {
         add: (event) => {
-          if (!INTERNAL_CATEGORIES.has(categoryOf(event.streamId))) batch.push(toStreamMessage(event));
+          if (!INTERNAL_CATEGORIES.has(categoryOf(event.streamId)))
+            batch.push(toStreamMessage(event, this.deps.stream.maxMessageBytes));
         },
         flush: async (position) => {
           const published = batch.length > 0;

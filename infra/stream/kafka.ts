@@ -13,7 +13,14 @@ import {
 import { defaultRetryBackoff, retryDelayMs, type RetryBackoff } from './backoff';
 import { KeyedWindow } from './keyed-window';
 import { silentStreamLogger, type StreamLogger } from './logger';
-import type { ConsumedMessage, ConsumeOptions, Consumer, Stream, StreamMessage } from './port';
+import {
+  messageBytes,
+  type ConsumedMessage,
+  type ConsumeOptions,
+  type Consumer,
+  type Stream,
+  type StreamMessage,
+} from './port';
 
 export interface KafkaStreamOptions {
   readonly brokers: readonly string[];
@@ -37,6 +44,11 @@ export interface KafkaStreamOptions {
    * break idempotence; a failed publish therefore replaces the producer, so no sequence number is reused.
    */
   readonly publishRetries?: number;
+  /**
+   * The most bytes one send puts in a partition's batch, below the broker's `message.max.bytes` (1 MiB by
+   * default): a publish of more goes in several sends, in order, and no one message may be larger. Default 900,000.
+   */
+  readonly maxBatchBytes?: number;
   readonly retryBackoff?: RetryBackoff;
   readonly logger?: StreamLogger;
 }
@@ -53,6 +65,29 @@ export interface KafkaStreamOptions {
  * rejection the partition seeks back to the message and pauses for a back-off; its later messages wait, so
  * a key's order holds.
  */
+const DEFAULT_MAX_BATCH_BYTES = 900_000;
+
+/** Consecutive parts of `messages` of at most `maxBytes` each (a larger message alone is refused). */
+function partsOf(messages: readonly StreamMessage[], maxBytes: number): StreamMessage[][] {
+  const parts: StreamMessage[][] = [];
+  let part: StreamMessage[] = [];
+  let bytes = 0;
+  for (const message of messages) {
+    const size = messageBytes(message);
+    if (size > maxBytes)
+      throw new Error(`a message of ${size} bytes is larger than the stream takes (${maxBytes})`);
+    if (bytes + size > maxBytes && part.length > 0) {
+      parts.push(part);
+      part = [];
+      bytes = 0;
+    }
+    part.push(message);
+    bytes += size;
+  }
+  if (part.length > 0) parts.push(part);
+  return parts;
+}
+
 export function createKafkaStream(options: KafkaStreamOptions): Stream {
   return new KafkaStream(options);
 }
@@ -131,20 +166,26 @@ class KafkaStream implements Stream {
     return this.closing;
   }
 
+  get maxMessageBytes(): number {
+    return this.options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
+  }
+
   private async send(topic: string, messages: readonly StreamMessage[]): Promise<void> {
     if (messages.length === 0) return;
     await this.ensureTopic(topic);
     const producer = await this.connectedProducer();
     try {
-      await producer.send({
-        topic,
-        acks: -1,
-        messages: messages.map((message) => ({
-          key: message.key,
-          value: message.value,
-          headers: message.headers ? { ...message.headers } : undefined,
-        })),
-      });
+      // A partition's batch larger than the broker takes is refused whole, and would be sent again for ever.
+      for (const part of partsOf(messages, this.maxMessageBytes))
+        await producer.send({
+          topic,
+          acks: -1,
+          messages: part.map((message) => ({
+            key: message.key,
+            value: message.value,
+            headers: message.headers ? { ...message.headers } : undefined,
+          })),
+        });
     } catch (error) {
       // After a failed send the producer's sequence numbers may disagree with the broker's; a new producer
       // (a new producer id) keeps the next publish from being taken for a duplicate and dropped.

@@ -32,11 +32,27 @@ export interface ConsumeOptions {
   readonly concurrency?: number;
 }
 
+/** What a message takes of a broker's batch: its key, value and headers, and what a record adds to them. */
+export function messageBytes(message: StreamMessage): number {
+  let bytes = RECORD_OVERHEAD_BYTES + Buffer.byteLength(message.key) + Buffer.byteLength(message.value);
+  for (const [name, value] of Object.entries(message.headers ?? {}))
+    bytes += Buffer.byteLength(name) + Buffer.byteLength(value) + 2;
+  return bytes;
+}
+
+/** A record's framing in a Kafka batch (lengths, offsets, timestamps, attributes), generously. */
+const RECORD_OVERHEAD_BYTES = 64;
+
 export interface Consumer {
   stop(): Promise<void>;
 }
 
 export interface Stream {
+  /**
+   * The largest message (key, value and headers) the stream takes, in bytes; none: any. A publisher shrinks a
+   * larger one. Messages of one publish may add up to more: the adapter sends them in parts, in order.
+   */
+  readonly maxMessageBytes?: number;
   /** Resolves once the broker has acknowledged every message. */
   publish(topic: string, messages: readonly StreamMessage[]): Promise<void>;
   consume(options: ConsumeOptions): Promise<Consumer>;

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type {
-  ConsumedMessage,
-  ConsumeOptions,
-  Consumer,
-  Stream,
-  StreamMessage,
+import {
+  messageBytes,
+  type ConsumedMessage,
+  type ConsumeOptions,
+  type Consumer,
+  type Stream,
+  type StreamMessage,
 } from '../../infra/stream/port';
 
 /**
@@ -76,6 +77,44 @@ export function streamContract(openFixture: StreamFixtureFactory): void {
       expect([first.value, second.value]).toEqual(['first', 'second']);
       expect(second.partition).toBe(first.partition);
       expect(BigInt(second.offset)).toBeGreaterThan(BigInt(first.offset));
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  test(
+    'takes a publish larger than one message may be (2,000 messages of 2 KB on one key, about 4 MB), in order',
+    async () => {
+      const topic = uniqueName('large-publish');
+      const published = Array.from({ length: 2_000 }, (_, i) => ({
+        key: 'one-key',
+        value: `${i}:${'x'.repeat(2_000)}`,
+      }));
+      await fixture.stream.publish(topic, published);
+      const received = new Recorder();
+      await consume(fixture.stream, { topic, group: uniqueName('group'), handle: received.handle });
+      await received.waitForCount(published.length);
+      expect(received.messages.map((m) => m.value)).toEqual(published.map((m) => m.value));
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  test(
+    'says how large one message may be, if there is a limit, and takes a message of that size',
+    async () => {
+      const limit = fixture.stream.maxMessageBytes;
+      if (limit === undefined) return;
+      const topic = uniqueName('largest');
+      const overhead = messageBytes({ key: 'k', value: '' });
+      const largest = { key: 'k', value: 'y'.repeat(limit - overhead) };
+      expect(messageBytes(largest)).toBe(limit);
+      await fixture.stream.publish(topic, [largest]);
+      const received = new Recorder();
+      await consume(fixture.stream, { topic, group: uniqueName('group'), handle: received.handle });
+      await received.waitForCount(1);
+      expect(received.messages[0]!.value).toHaveLength(largest.value.length);
+      await expect(
+        fixture.stream.publish(topic, [{ key: 'k', value: 'y'.repeat(limit - overhead + 1) }]),
+      ).rejects.toThrow(/larger than the stream takes/);
     },
     TEST_TIMEOUT_MS,
   );

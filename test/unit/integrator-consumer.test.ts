@@ -31,6 +31,8 @@ function relayed(id: string, schemaVersion: number, data: unknown, key = id): Co
     key,
     value: JSON.stringify({
       id,
+      streamId: `hookRequest-${TENANT}.${id}`,
+      revision: '0',
       type: 'WebhookRequestReceived',
       schemaVersion,
       data,
@@ -67,6 +69,7 @@ async function integratorWith(runner: Pick<ScenarioRunner, 'run'>, tenantInHand 
     group: 'integrator',
     concurrency: 16,
     tenantInHand,
+    events,
     backlog: {
       events,
       handler: new CommandHandler(events),
@@ -143,5 +146,43 @@ test("a system's request beyond its runs in hand is parked in its backlog, and r
   while (integrator.backlog.draining > 0) await new Promise((resolve) => setTimeout(resolve, 5));
   expect(ran.sort()).toEqual(['r1', 'r2', 'r3']);
   expect(integrator.backlog.hasBacklog(TENANT)).toBe(false);
+  await integrator.stop();
+});
+
+test('a request relayed without its data (larger than the stream takes) is read from the store and runs', async () => {
+  const runs: ReceivedRequest[] = [];
+  const { integrator, handle, events } = await integratorWith({
+    run: (request) => {
+      runs.push(request);
+      return Promise.resolve({ status: 'succeeded' });
+    },
+  });
+  const data: WebhookRequestReceivedData = {
+    ...requestV1,
+    requestId: 'big',
+    sequential: false,
+    bundle: { text: 'x'.repeat(2_000_000) },
+  };
+  await events.append(`hookRequest-${TENANT}.big`, [
+    {
+      id: 'big',
+      type: 'WebhookRequestReceived',
+      schemaVersion: 2,
+      data,
+      metadata: {
+        tenant: TENANT,
+        actor: { userId: null },
+        correlationId: 'big',
+        causationId: 'big',
+        commandId: 'big',
+        occurredAt: '2026-11-27T10:00:00.000Z',
+      },
+    },
+  ]);
+  const omitted = relayed('big', 2, null);
+  const value = { ...(JSON.parse(omitted.value) as object), dataOmitted: true };
+  await handle({ ...omitted, value: JSON.stringify(value) });
+  expect(runs).toHaveLength(1);
+  expect(runs[0]!.data).toEqual(data);
   await integrator.stop();
 });
