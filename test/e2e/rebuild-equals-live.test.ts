@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { totpCode } from '../../command-api/kit/totp';
 import { READ_MODELS } from '../../contracts/read-models';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite';
+import { polling } from '../support/eventually';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai';
+import { startHeldServer } from '../support/held-server';
 import { writeOlderReleaseModule } from '../support/older-release';
 import { ADMIN_TOKEN, json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
 import { rebuildProjections, waitForAllProjections } from '../support/rebuild';
@@ -48,6 +50,7 @@ async function write(method: string, path: string, body?: unknown, status = 200)
 }
 
 const create = (path: string, body: unknown): Promise<Entity> => write('POST', path, body, 201);
+const eventually = polling(30_000);
 
 /** Every resource family the platform has, created, changed and deleted through HTTP. */
 async function driveEveryResource(hookUrl: string): Promise<void> {
@@ -295,6 +298,7 @@ async function driveEveryResource(hookUrl: string): Promise<void> {
     ],
   });
   expect((await fetch(`${platform!.url}/hook/${String(hook.key)}?n=Hooked`)).status).toBe(201);
+  await parkOneRun();
 
   // AI configurations, a verdict changed by hand, and the token balance.
   const summary = await create('/field', { moduleId: projects.id, name: 'Summary', type: 'text' });
@@ -327,6 +331,42 @@ async function driveEveryResource(hookUrl: string): Promise<void> {
   });
 }
 
+/**
+ * A request parked in its system's run backlog (the platform runs one run of a system at once and holds two in
+ * hand): three runs of a scenario whose call waits, the third parked, then all three let go.
+ */
+async function parkOneRun(): Promise<void> {
+  const slow = await startHeldServer();
+  try {
+    const busy = await create('/webhook', { name: 'Busy' });
+    const scenario = await create('/scenario', {
+      name: 'Slow call',
+      webhookId: busy.id,
+      steps: [{ kind: 'httpRequest', url: slow.url }],
+    });
+    for (let n = 0; n < 3; n++)
+      expect((await fetch(`${platform!.url}/hook/${String(busy.key)}?n=${n}`)).status).toBe(200);
+    const metrics = await eventually(
+      async () => (await fetch(`${platform!.url}/metrics`)).text(),
+      (text) => /^integrator_runs_parked 1$/m.test(text),
+    );
+    expect(metrics).toMatch(/^integrator_runs_parked 1$/m);
+    slow.release({ body: '{}' });
+    const runs = await eventually(
+      async () =>
+        (
+          await json<{ items: Array<{ status: string }> }>(
+            await platform!.call('GET', `/scenario/${scenario.id}/run`),
+          )
+        ).items,
+      (items) => items.length === 3 && items.every((run) => run.status === 'succeeded'),
+    );
+    expect(runs.map((run) => run.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+  } finally {
+    await slow.close();
+  }
+}
+
 test('rebuilding every read model from position 0 gives the documents the live projections wrote', async () => {
   // Data an older release wrote (ModuleCreated and FieldAdded at schema version 1) is part of the history.
   const events = createSqliteEventStore({ path: join(dataDir, 'events.db') });
@@ -337,6 +377,7 @@ test('rebuilding every read model from position 0 gives the documents the live p
     OUTBOUND_ALLOW_PRIVATE: 'true',
     AI_URL: model.baseUrl,
     AI_API_KEY: 'test-key',
+    INTEGRATOR_TENANT_CONCURRENCY: '1',
   });
   await create('/field', { moduleId: old.moduleId, name: 'Score', type: 'number' });
   await write('PUT', `/record/${old.recordId}`, { fields: { score: 3 } });
