@@ -22,6 +22,8 @@ const META_POINT = 1;
 
 /** How many times a reset makes its collection, other processes' resets deleting it meanwhile. */
 const MAX_RESET_ATTEMPTS = 5;
+/** What making a collection's indexes answers when another process's reset deletes the collection meanwhile. */
+const RESET_RACE_STATUSES = new Set([404, 500]);
 
 /** Answers of a server that cannot serve now (or of a proxy in front of it that cannot reach it). */
 const UNAVAILABLE_STATUSES = new Set([502, 503, 504]);
@@ -149,13 +151,14 @@ export class QdrantVectorIndex implements VectorIndex {
     // Deleting a collection that is not there answers false, not an error.
     await this.request((client) => client.deleteCollection(name));
     // Another process resetting at the same moment may delete the collection this one has just made (its own
-    // delete came first): this one then makes it again, a few times at most.
+    // delete came first): this one then makes it again, a few times at most. Qdrant answers an index made on a
+    // collection deleted meanwhile with 404, or with 500 when the delete came during the index's build.
     for (let attempt = 1; ; attempt++)
       try {
         await this.createIndexedCollection(name);
         break;
       } catch (error) {
-        if (statusOf(error) !== 404 || attempt === MAX_RESET_ATTEMPTS) throw error;
+        if (!RESET_RACE_STATUSES.has(statusOf(error) ?? 0) || attempt === MAX_RESET_ATTEMPTS) throw error;
       }
     const previous = this.collection;
     this.collection = name;
