@@ -98,42 +98,38 @@ export class Metrics {
           this.set({ projection: row.projection, version: String(row.version) }, row.caughtUp ? 1 : 0);
       },
     });
-    new Gauge({
-      name: 'integrator_lag_positions',
-      help: 'Global positions between the event store head and the newest event the integrator has handled',
-      registers: [this.registry],
-      async collect() {
-        const progress = await integrator();
-        if (progress) this.set(progress.lagPositions);
-      },
-    });
-    new Gauge({
-      name: 'integrator_runs_started',
-      help: 'Scenario runs this integrator process has started since it began',
-      registers: [this.registry],
-      async collect() {
-        const progress = await integrator();
-        if (progress) this.set(progress.runsStarted);
-      },
-    });
-    new Gauge({
-      name: 'integrator_runs_parked',
-      help: "Requests this integrator process parked in their system's run backlog since it began (the system had its share in hand)",
-      registers: [this.registry],
-      async collect() {
-        const progress = await integrator();
-        if (progress) this.set(progress.runsParked);
-      },
-    });
-    new Gauge({
-      name: 'integrator_backlogs_draining',
-      help: 'Systems whose run backlogs this integrator process drains now',
-      registers: [this.registry],
-      async collect() {
-        const progress = await integrator();
-        if (progress) this.set(progress.backlogsDraining);
-      },
-    });
+    const integratorGauges: Array<[string, string, keyof IntegratorProgress]> = [
+      [
+        'integrator_lag_positions',
+        'Global positions between the event store head and the newest event the integrator has handled',
+        'lagPositions',
+      ],
+      [
+        'integrator_runs_started',
+        'Scenario runs this integrator process has started since it began',
+        'runsStarted',
+      ],
+      [
+        'integrator_runs_parked',
+        "Requests this integrator process parked in their system's run backlog since it began (the system had its share in hand)",
+        'runsParked',
+      ],
+      [
+        'integrator_backlogs_draining',
+        'Systems whose run backlogs this integrator process drains now',
+        'backlogsDraining',
+      ],
+    ];
+    for (const [name, help, figure] of integratorGauges)
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        async collect() {
+          const progress = await integrator();
+          if (progress) this.set(progress[figure]);
+        },
+      });
   }
 
   observeVisibleLag(projection: string, lagMs: number): void {
