@@ -805,7 +805,6 @@ async function startIntegrator(
     tenantInHand: 2 * config.INTEGRATOR_TENANT_CONCURRENCY,
     events: adapters.events,
     backlog: {
-      events: adapters.events,
       handler: commands.handler,
       readModels,
       logger: integratorLogger.child({ component: 'run-backlog' }),

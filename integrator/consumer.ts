@@ -1,6 +1,5 @@
 import type { RunParkedData, WebhookRequestReceivedData } from '../contracts/events/integrator';
 import { upcast } from '../contracts/events/registry';
-import type { EventStore } from '../infra/event-store/port';
 import type { Logger } from '../infra/logging';
 import type { ConsumedMessage, Consumer, Stream } from '../infra/stream/port';
 import type { QueueWorker } from './queue-worker';
@@ -25,10 +24,10 @@ export interface IntegratorOptions {
    * does not fill the stream's window in front of the others' requests.
    */
   readonly tenantInHand: number;
-  /** The run backlogs (see `RunBacklog`): everything but how a parked request is run, which is this. */
-  readonly backlog: Omit<RunBacklogDeps, 'run'>;
-  /** Where an event relayed without its data is read. */
-  readonly events: Pick<EventStore, 'readStream'>;
+  /** The run backlogs (see `RunBacklog`): everything but the store and how a parked request is run. */
+  readonly backlog: Omit<RunBacklogDeps, 'run' | 'events'>;
+  /** The event store: the run backlogs are kept there, and an event relayed without its data is read there. */
+  readonly events: RunBacklogDeps['events'];
 }
 
 /** An event as the relay publishes it: as stored (any version of its schema), with its envelope. */
@@ -67,6 +66,7 @@ export class Integrator {
   constructor(private readonly options: IntegratorOptions) {
     this.backlog = new RunBacklog({
       ...options.backlog,
+      events: options.events,
       run: async (tenant, parked) => void (await this.runRequest(tenant, parked.runId, parked.request)),
     });
   }

@@ -26,7 +26,8 @@ export function toStreamMessage(event: RecordedEvent, maxBytes = Number.POSITIVE
   };
   const envelope = { ...event, revision: event.revision.toString(), position: event.position.toString() };
   const whole = { key: partitionKeyOf(event.streamId), value: JSON.stringify(envelope), headers };
-  if (messageBytes(whole) <= maxBytes) return whole;
+  // A stream without a limit (the embedded one) need not have each message measured.
+  if (maxBytes === Number.POSITIVE_INFINITY || messageBytes(whole) <= maxBytes) return whole;
   return {
     ...whole,
     value: JSON.stringify({ ...envelope, data: null, dataOmitted: true }),

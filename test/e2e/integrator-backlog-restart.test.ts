@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { exited, freePort, startPlatformProcess } from '../support/child-platform';
+import { callApi, exited, freePort, startPlatformProcess } from '../support/child-platform';
 import { startHeldServer, type HeldServer } from '../support/held-server';
 
 /**
@@ -46,14 +46,8 @@ async function start(port: number): Promise<{ child: ChildProcess; url: string }
   return started;
 }
 
-async function api<T>(url: string, method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${url}/api${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  return (await response.json()) as T;
-}
+const api = <T>(url: string, method: string, path: string, body?: unknown): Promise<T> =>
+  callApi<T>(url, TOKEN, method, path, body);
 
 type Runs = { items: Array<{ status: string; requestId: string }> };
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { exited, freePort, output, spawnBin, waitUntilReady } from '../support/child-platform';
+import { callApi, exited, freePort, output, spawnBin, waitUntilReady } from '../support/child-platform';
 
 /**
  * The issue's reproduction as a process: `$length($pad("x", $number(n)))` with n = 200000000 used to make V8
@@ -43,14 +43,8 @@ async function start(port: number): Promise<{ child: ChildProcess; url: string; 
   return { child, url, logs };
 }
 
-async function api<T>(url: string, method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${url}/api${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  return (await response.json()) as T;
-}
+const api = <T>(url: string, method: string, path: string, body?: unknown): Promise<T> =>
+  callApi<T>(url, TOKEN, method, path, body);
 
 type Runs = { items: Array<{ status: string; error?: string }> };
 

@@ -86,3 +86,19 @@ export async function startPlatformProcess(
   });
   return { child, url };
 }
+
+/** An API call to a platform process with a bearer token: its JSON answer. */
+export async function callApi<T>(
+  url: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  const response = await fetch(`${url}/api${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  return (await response.json()) as T;
+}

@@ -5,23 +5,14 @@ import { createLogger } from '../../infra/logging';
 import type { ConsumedMessage, ConsumeOptions, Stream } from '../../infra/stream/port';
 import { Integrator } from '../../integrator/consumer';
 import type { ReceivedRequest, ScenarioRunner } from '../../integrator/runner';
+import { receivedRequest } from '../support/hook-requests';
 import { MemoryEventStore } from '../support/memory-event-store';
 
 /** The integrator reads relayed events as every stream reader does: lifted to their schema's current version. */
 const TENANT = 'acme';
 
-const requestV1 = {
-  webhookId: 4,
-  requestId: 'r1',
-  scenarioId: 9,
-  receivedAt: '2026-11-27T10:00:00.000Z',
-  method: 'POST',
-  bytes: 2,
-  queued: false,
-  awaitsResponse: false,
-  bundle: {},
-  payloadBytes: 2,
-};
+/** A request as version 1 of its event held it: no `sequential`. */
+const { sequential: _absentInV1, ...requestV1 } = receivedRequest('r1');
 
 function relayed(id: string, schemaVersion: number, data: unknown, key = id): ConsumedMessage {
   return {
@@ -71,7 +62,6 @@ async function integratorWith(runner: Pick<ScenarioRunner, 'run'>, tenantInHand 
     tenantInHand,
     events,
     backlog: {
-      events,
       handler: new CommandHandler(events),
       readModels: { findInAllTenants: () => Promise.resolve({ items: [] }) },
       logger: createLogger('silent'),

@@ -13,6 +13,7 @@ import type {
 import { DEFAULT_WEBHOOK_SETTINGS, HOOK_QUEUE_FULL, type ScenarioSettings } from '../../contracts/integrator';
 import { partitionKeyOf } from '../../contracts/streams';
 import { deciderSpec } from '../support/given-when-then';
+import { receivedRequest } from '../support/hook-requests';
 
 const KEY = 'A'.repeat(16) + 'b'.repeat(16);
 const UDID = '0b7c1f5e-1d2a-4c3b-9e8f-1234567890ab';
@@ -170,19 +171,7 @@ describe('webhook key decider', () => {
 });
 
 function request(requestId: string): WebhookRequestReceivedData {
-  return {
-    webhookId: 4,
-    requestId,
-    scenarioId: 9,
-    receivedAt: CREATED_AT,
-    method: 'POST',
-    bytes: 2,
-    queued: true,
-    sequential: false,
-    awaitsResponse: false,
-    bundle: {},
-    payloadBytes: 12,
-  };
+  return receivedRequest(requestId, { receivedAt: CREATED_AT, queued: true, payloadBytes: 12 });
 }
 
 describe('hook queue decider', () => {

@@ -8,23 +8,19 @@ import {
 } from '../../projections/read-models/integrator';
 import { runBacklogStreams } from '../../command-api/domain/run-backlog';
 import { EventLog, projectionSpec, TEST_TENANT } from '../support/given-when-then';
+import { receivedRequest } from '../support/hook-requests';
 
 const RECEIVED_AT = '2026-11-24T10:00:00.000Z';
 
 function request(requestId: string, queued: boolean): WebhookRequestReceivedData {
-  return {
-    webhookId: 4,
-    requestId,
+  return receivedRequest(requestId, {
     scenarioId: queued ? null : 9,
     receivedAt: RECEIVED_AT,
-    method: 'POST',
     bytes: 12,
     queued,
-    sequential: false,
-    awaitsResponse: false,
     bundle: { order: 'A-1' },
     payloadBytes: 30,
-  };
+  });
 }
 
 describe('hook queue projection', () => {

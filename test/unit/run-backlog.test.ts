@@ -9,6 +9,7 @@ import type { ReadModels } from '../../infra/read-store/read-models';
 import { RunBacklog, type RunBacklogDeps } from '../../integrator/run-backlog';
 import { runBacklogsProjection } from '../../projections/read-models/integrator';
 import { InMemoryReadModels } from '../support/given-when-then';
+import { receivedRequest } from '../support/hook-requests';
 import { MemoryEventStore } from '../support/memory-event-store';
 
 jest.setTimeout(60_000);
@@ -29,26 +30,10 @@ function readModelsOf(store: EventStore): Pick<ReadModels, 'findInAllTenants'> {
   };
 }
 
-function request(runId: string): RunParkedData['request'] {
-  return {
-    webhookId: 1,
-    requestId: runId,
-    scenarioId: 7,
-    receivedAt: '2026-11-27T10:00:00.000Z',
-    method: 'POST',
-    bytes: 2,
-    queued: false,
-    sequential: false,
-    awaitsResponse: false,
-    bundle: {},
-    payloadBytes: 2,
-  };
-}
-
 const parkedAs = (runId: string, orderKey: string): RunParkedData => ({
   runId,
   orderKey,
-  request: request(runId),
+  request: receivedRequest(runId, { webhookId: 1, scenarioId: 7 }),
 });
 
 function backlogOf(

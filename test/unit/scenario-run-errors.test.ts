@@ -14,6 +14,7 @@ import type { OutboundHttp } from '../../infra/outbound/port';
 import { ScenarioRunner, type RunnerDeps } from '../../integrator/runner';
 import { evaluateHere } from '../support/expressions';
 import { deciderSpec } from '../support/given-when-then';
+import { receivedRequest } from '../support/hook-requests';
 import { MemoryEventStore } from '../support/memory-event-store';
 
 const AT = '2026-11-27T08:00:00.000Z';
@@ -112,19 +113,7 @@ describe('the runner and an error that is not a step failure', () => {
     tenant: 'acme',
     runId: 'run-1',
     attempt: 1,
-    data: {
-      webhookId: 4,
-      requestId: 'run-1',
-      scenarioId: 9,
-      receivedAt: AT,
-      method: 'POST',
-      bytes: 2,
-      queued: false,
-      sequential: false,
-      awaitsResponse: false,
-      bundle: {},
-      payloadBytes: 2,
-    },
+    data: receivedRequest('run-1', { receivedAt: AT }),
   };
 
   async function setUp(store: MemoryEventStore) {
