@@ -16,6 +16,15 @@ module.exports = {
       to: { path: '^(command-api|query-api|projections|integrator|infra|bin|test|bench)/' },
     },
     {
+      name: 'languages-are-pure',
+      comment:
+        'languages/ holds the filter language, the mapping language and data structures: pure code that ' +
+        'imports nothing of ours but languages/ and contracts/.',
+      severity: 'error',
+      from: { path: '^languages/' },
+      to: { path: '^(command-api|query-api|projections|integrator|infra|bin|test|bench)/' },
+    },
+    {
       name: 'infra-does-not-import-applications',
       comment: 'infra/ holds ports and adapters: an adapter never imports an application folder.',
       severity: 'error',
@@ -24,9 +33,11 @@ module.exports = {
     },
     {
       name: 'domain-does-not-import-infra',
-      comment: 'Deciders are pure: command-api/domain/ never imports infra/ (I/O comes in through ports).',
+      comment:
+        "Deciders are pure: a feature's domain/ (command-api/<feature>/domain/) never imports infra/ (I/O comes " +
+        'in through ports).',
       severity: 'error',
-      from: { path: '^command-api/domain/' },
+      from: { path: '^command-api/[^/]+/domain/' },
       to: { path: '^infra/' },
     },
     {
@@ -59,20 +70,20 @@ module.exports = {
         'The integrator acts through the command side and reads through the query side; neither API nor the ' +
         'projections import it (only bin/ wires it in).',
       severity: 'error',
-      from: { path: '^(command-api|query-api|projections|infra|contracts)/' },
+      from: { path: '^(command-api|query-api|projections|infra|contracts|languages)/' },
       to: { path: '^integrator/' },
     },
     {
       name: 'only-composition-roots-import-bin',
       comment: 'bin/ wires everything together; nothing but bin/, tests and benchmarks imports it.',
       severity: 'error',
-      from: { path: '^(contracts|command-api|query-api|projections|integrator|infra)/' },
+      from: { path: '^(contracts|languages|command-api|query-api|projections|integrator|infra)/' },
       to: { path: '^(bin|test|bench)/' },
     },
   ],
   options: {
     // Tests and benchmarks may import anything; the rules are about the application's own folders.
-    includeOnly: '^(contracts|command-api|query-api|projections|integrator|infra|bin)/',
+    includeOnly: '^(contracts|languages|command-api|query-api|projections|integrator|infra|bin)/',
     doNotFollow: { path: 'node_modules' },
     // Type-only imports are arrows too (a domain file naming an adapter's type knows the adapter).
     tsPreCompilationDeps: true,

@@ -24,6 +24,7 @@ module.exports = tseslint.config(
   {
     files: [
       'contracts/**/*.ts',
+      'languages/**/*.ts',
       'command-api/**/*.ts',
       'query-api/**/*.ts',
       'projections/**/*.ts',

@@ -1,5 +1,5 @@
 import type { HookPublication } from '../contracts/integrator';
-import type { HookReceiver } from './routes/hook-receiver';
+import type { HookReceiver } from './hooks/http-receiver';
 import type { AttemptLog } from '../infra/attempts/port';
 import type { BlobStore } from '../infra/blob-store/port';
 import type { Logger } from '../infra/logging';

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { entityIdSchema } from './entity-id';
-import { dataStructureSchema } from './data-structure';
+import { dataStructureSchema } from '../languages/data-structure';
 import { ipAllowlistText } from './ip-allowlist';
 import type { FieldDefinition } from './fields';
 

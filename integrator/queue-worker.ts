@@ -1,12 +1,12 @@
 import type { WebhookRequestReceivedData } from '../contracts/events/integrator';
 import { PlatformError } from '../contracts/errors';
 import { newId } from '../contracts/ids';
-import type { StoreFilter } from '../contracts/query/store-query';
+import type { StoreFilter } from '../languages/filter/store-query';
 import { READ_MODELS } from '../contracts/read-models';
 import { streamName } from '../contracts/streams';
-import { hookQueueDecider, queuedRunId, type HookQueueState } from '../command-api/domain/hook-queue';
-import { scenarioDecider, slotOf } from '../command-api/domain/scenario';
-import { webhookDecider } from '../command-api/domain/webhook';
+import { hookQueueDecider, queuedRunId, type HookQueueState } from '../command-api/hooks/domain/hook-queue';
+import { scenarioDecider, slotOf } from '../command-api/scenarios/domain/scenario';
+import { webhookDecider } from '../command-api/hooks/domain/webhook';
 import { bookkeepingContext, type CommandHandler } from '../command-api/kit/handler';
 import type { Logger } from '../infra/logging';
 import type { ReadModels } from '../infra/read-store/read-models';

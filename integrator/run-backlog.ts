@@ -8,7 +8,7 @@ import {
   runBacklogStreams,
   type RunBacklogDrainCommand,
   type RunBacklogDrainState,
-} from '../command-api/domain/run-backlog';
+} from '../command-api/scenarios/domain/run-backlog';
 import { bookkeepingContext, toNewEvent, type CommandHandler } from '../command-api/kit/handler';
 import type { EventStore } from '../infra/event-store/port';
 import type { Logger } from '../infra/logging';

@@ -1,14 +1,14 @@
 import type { WebhookRequestReceivedData } from '../contracts/events/integrator';
 import { PlatformError } from '../contracts/errors';
 import type { HookResponse, ScenarioStep } from '../contracts/integrator';
-import { MappingError, type ExpressionEvaluator } from '../contracts/mapping';
+import { MappingError, type ExpressionEvaluator } from '../languages/mapping/mapping';
 import { streamName } from '../contracts/streams';
-import { scenarioDecider } from '../command-api/domain/scenario';
+import { scenarioDecider } from '../command-api/scenarios/domain/scenario';
 import {
   scenarioRunDecider,
   type ScenarioRunCommand,
   type ScenarioRunState,
-} from '../command-api/domain/scenario-run';
+} from '../command-api/scenarios/domain/scenario-run';
 import type { CommandHandler } from '../command-api/kit/handler';
 import type { IdAllocator } from '../command-api/kit/id-allocator';
 import type { IdempotencyKeys } from '../command-api/kit/idempotency';

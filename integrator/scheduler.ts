@@ -1,8 +1,8 @@
 import { HOOK_UNBOUND_LIFETIME_MS } from '../contracts/integrator';
-import type { StoreFilter } from '../contracts/query/store-query';
+import type { StoreFilter } from '../languages/filter/store-query';
 import { READ_MODELS } from '../contracts/read-models';
 import { streamName } from '../contracts/streams';
-import { webhookDecider } from '../command-api/domain/webhook';
+import { webhookDecider } from '../command-api/hooks/domain/webhook';
 import { bookkeepingContext, type CommandHandler } from '../command-api/kit/handler';
 import type { EventStore } from '../infra/event-store/port';
 import type { Logger } from '../infra/logging';

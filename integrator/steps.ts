@@ -4,7 +4,11 @@ import {
   type MappedValue,
   type ScenarioStep,
 } from '../contracts/integrator';
-import { evaluateMapped, type EvaluateExpression, type ExpressionContext } from '../contracts/mapping';
+import {
+  evaluateMapped,
+  type EvaluateExpression,
+  type ExpressionContext,
+} from '../languages/mapping/mapping';
 import {
   headerText,
   responseHeaderProblem,

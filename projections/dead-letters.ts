@@ -1,7 +1,7 @@
 import { versionedCollection } from '../contracts/read-models';
 import type { RecordedEvent } from '../contracts/events/envelope';
 import type { Document, ReadModelChange } from '../contracts/read-model-changes';
-import type { StoreQuery } from '../contracts/query/store-query';
+import type { StoreQuery } from '../languages/filter/store-query';
 import type { EventStore } from '../infra/event-store/port';
 import type { ReadStore } from '../infra/read-store/port';
 import { projectEvent, type Projection } from './projection';

@@ -7,9 +7,9 @@ import {
   COLUMN_DATA_VALIDATION,
   COLUMN_DATA_VALIDATION_RESULT,
   type AttributesState,
-} from '../domain/attributes';
+} from '../kit/attributes';
 import type { AggregateLoader } from '../kit/handler';
-import { moduleFields } from '../routes/records';
+import { moduleFields } from '../records/routes/records';
 
 /** What the AI operations read of the saved configurations: the configuration as it is now, and its field. */
 

@@ -16,8 +16,8 @@ import {
   balanceView,
   type AiBalanceCommand,
   type AiBalanceState,
-} from '../domain/ai-balance';
-import { aiAnswerDecider, type KeepAnswer, type KeptAnswer } from '../domain/ai-answer';
+} from './domain/ai-balance';
+import { aiAnswerDecider, type KeepAnswer, type KeptAnswer } from './domain/ai-answer';
 import type { CommandContext, CommandHandler, CommandResult } from '../kit/handler';
 import { OneAtATime } from '../kit/one-at-a-time';
 

@@ -2,7 +2,7 @@ import { valueInstruction } from '../../contracts/ai-output';
 import { fillPrompt } from '../../contracts/ai-prompt';
 import type { FieldDefinition } from '../../contracts/fields';
 import type { CompletionRequest } from '../../infra/ai/language-model/port';
-import type { RecordState } from '../domain/record';
+import type { RecordState } from '../records/domain/record';
 
 /** What the saved AI configurations ask of the model for one record (executes and the preview). */
 

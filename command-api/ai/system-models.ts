@@ -1,7 +1,7 @@
 import { streamName } from '../../contracts/streams';
 import type { LanguageModel } from '../../infra/ai/language-model/port';
 import type { Sealer } from '../../infra/secrets/sealer';
-import { systemAiDecider, type SystemAiSettings } from '../domain/system-ai';
+import { systemAiDecider, type SystemAiSettings } from './domain/system-ai';
 import type { AggregateLoader } from '../kit/handler';
 
 export interface EndpointSettings {

@@ -3,7 +3,7 @@
  * scenarios, and the receiver every hook's address leads to.
  */
 import { z } from 'zod';
-import { dataStructureSchema, structureFieldsSchema } from '../data-structure';
+import { dataStructureSchema, structureFieldsSchema } from '../../languages/data-structure';
 import {
   HOOK_ACCEPTED,
   HOOK_MAX_BODY_BYTES,

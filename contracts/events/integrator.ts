@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dataStructureSchema, structureFieldsSchema } from '../data-structure';
+import { dataStructureSchema, structureFieldsSchema } from '../../languages/data-structure';
 import {
   hookKeySchema,
   hookKindSchema,

@@ -6,10 +6,15 @@
 import { z } from 'zod';
 import { canonicalDecimal, echoed } from '../entity-id';
 import { PlatformError } from '../errors';
-import { parseFilter, parseOrder } from './parse';
-import { resolveFilter, resolveOrder, type FieldCatalogue, type ValidationIssue } from './resolve';
-import type { StoreFilter, StoreQuery, StoreSort } from './store-query';
-import type { FilterNode, OrderTerm } from './ast';
+import { parseFilter, parseOrder } from '../../languages/filter/parse';
+import {
+  resolveFilter,
+  resolveOrder,
+  type FieldCatalogue,
+  type ValidationIssue,
+} from '../../languages/filter/resolve';
+import type { StoreFilter, StoreQuery, StoreSort } from '../../languages/filter/store-query';
+import type { FilterNode, OrderTerm } from '../../languages/filter/ast';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 1000;

@@ -11,9 +11,9 @@ import {
 } from '../api/vectors';
 import { echoed, MAX_ENTITY_ID } from '../entity-id';
 import { PlatformError } from '../errors';
-import type { FilterNode } from './ast';
+import type { FilterNode } from '../../languages/filter/ast';
 import { MAX_PAGE_SIZE, queryText, wholeNumber } from './list-params';
-import { parseFilter } from './parse';
+import { parseFilter } from '../../languages/filter/parse';
 
 export type VectorSearchKind = 'similar' | 'outliers' | 'context';
 

@@ -6,7 +6,7 @@ import {
   MappingError,
   type ExpressionContext,
   type ExpressionEvaluator,
-} from '../../contracts/mapping';
+} from '../../languages/mapping/mapping';
 import { FairSlots } from '../fair-slots';
 import type { Logger } from '../logging';
 import { KEPT_INPUTS, type FromExpressionProcess, type ToExpressionProcess } from './protocol';

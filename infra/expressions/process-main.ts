@@ -1,5 +1,5 @@
 import { deserialize } from 'node:v8';
-import { evaluateToJson, MappingError } from '../../contracts/mapping';
+import { evaluateToJson, MappingError } from '../../languages/mapping/mapping';
 import {
   KEPT_INPUTS,
   type EvaluationPayload,
@@ -9,7 +9,7 @@ import {
 
 /**
  * The body of an expression process (`bin/expression-process.ts`): evaluates one expression at a time with
- * JSONata and its guards (contracts/mapping.ts) and answers its JSON. It has a small heap of its own: an
+ * JSONata and its guards (languages/mapping/mapping.ts) and answers its JSON. It has a small heap of its own: an
  * expression that exhausts it (or makes V8 abort) ends this process only, and the pool starts another.
  */
 export function serveExpressions(): void {

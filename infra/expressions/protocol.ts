@@ -1,4 +1,4 @@
-import type { ExpressionContext } from '../../contracts/mapping';
+import type { ExpressionContext } from '../../languages/mapping/mapping';
 
 /** What an expression process is told: one evaluation (its input and context serialized with `v8`). */
 export interface ToExpressionProcess {

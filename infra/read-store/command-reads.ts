@@ -1,10 +1,10 @@
 import { documentId, PROJECTION_OF_READ_MODEL, READ_MODELS } from '../../contracts/read-models';
-import { equals, type StoreFilter } from '../../contracts/query/store-query';
+import { equals, type StoreFilter } from '../../languages/filter/store-query';
 import {
   namedFieldsFilter,
   recordFieldDefinitionOf,
   type RecordFieldDefinition,
-} from '../../contracts/query/record-fields';
+} from '../../languages/filter/record-fields';
 import type { ReadModels } from './read-models';
 
 /**

@@ -1,5 +1,5 @@
 import type { Document as BsonDocument, SortDirection } from 'mongodb';
-import type { Scalar, StoreFilter, StoreSort } from '../../contracts/query/store-query';
+import type { Scalar, StoreFilter, StoreSort } from '../../languages/filter/store-query';
 import { LIKE_REGEX_OPTIONS, likePatternToMongoRegex, type RegexEngine } from './like-pattern';
 import { pathOfKey, type IndexKey } from '../../contracts/read-model-changes';
 import { escapePath } from './mongodb-keys';

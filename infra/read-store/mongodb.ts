@@ -8,7 +8,7 @@ import {
   type Collection,
 } from 'mongodb';
 import { PlatformError } from '../../contracts/errors';
-import type { StoreQuery } from '../../contracts/query/store-query';
+import type { StoreQuery } from '../../languages/filter/store-query';
 import { withinTimeLimit } from '../mongodb-time-limit';
 import { compileFilter, compileSort, indexKeys, regexEngineOf } from './mongodb-query';
 import { applyPatch, valueAtPath } from './patch';

@@ -1,4 +1,4 @@
-import type { StoreQuery } from '../../contracts/query/store-query';
+import type { StoreQuery } from '../../languages/filter/store-query';
 import type { Document, IndexSpec, ReadModelChange } from '../../contracts/read-model-changes';
 
 export interface FindResult {

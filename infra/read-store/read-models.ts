@@ -4,7 +4,7 @@ import {
   type ProjectionVersionDoc,
   versionedCollection,
 } from '../../contracts/read-models';
-import type { StoreFilter, StoreQuery } from '../../contracts/query/store-query';
+import type { StoreFilter, StoreQuery } from '../../languages/filter/store-query';
 import type { FindResult, ReadStore } from './port';
 import type { Document } from '../../contracts/read-model-changes';
 

@@ -1,4 +1,4 @@
-import type { Scalar, StoreFilter, StoreSort } from '../../contracts/query/store-query';
+import type { Scalar, StoreFilter, StoreSort } from '../../languages/filter/store-query';
 import type { IndexKey } from '../../contracts/read-model-changes';
 import { assertQueryPath } from './validation';
 

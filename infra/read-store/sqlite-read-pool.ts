@@ -1,5 +1,5 @@
 import type { Worker } from 'node:worker_threads';
-import type { StoreQuery } from '../../contracts/query/store-query';
+import type { StoreQuery } from '../../languages/filter/store-query';
 import { PlatformError } from '../../contracts/errors';
 import type { FindResult, QueryOptions, ReadStore } from './port';
 

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { StoreQuery } from '../../contracts/query/store-query';
+import type { StoreQuery } from '../../languages/filter/store-query';
 import { openSqliteFile } from '../sqlite-file';
 import { compileLikeMatcher, type LikeMatcher } from './like-pattern';
 import { applyPatch } from './patch';

@@ -1,6 +1,6 @@
 import type { FieldValue, RecordCreatedData, RecordUpdatedData } from '../../contracts/events/records';
-import { fieldValuePath, instantPath } from '../../contracts/query/record-fields';
-import { parseDateTime } from '../../contracts/query/resolve';
+import { fieldValuePath, instantPath } from '../../languages/filter/record-fields';
+import { parseDateTime } from '../../languages/filter/resolve';
 import { READ_MODELS } from '../../contracts/read-models';
 import { entityProjection } from './entity';
 import type { FieldAddedData } from '../../contracts/events/records';

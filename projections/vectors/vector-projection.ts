@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RecordedEvent } from '../../contracts/events/envelope';
-import type { StoreFilter } from '../../contracts/query/store-query';
+import type { StoreFilter } from '../../languages/filter/store-query';
 import { READ_MODELS } from '../../contracts/read-models';
 import {
   EmbeddingUnavailableError,

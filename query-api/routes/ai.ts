@@ -10,8 +10,8 @@ import {
   VALIDATION_RESULT_OPERATIONS,
 } from '../../contracts/api/ai';
 import { aiBalanceView } from '../../contracts/ai-balance';
-import { AUDIT_COLUMNS } from '../../contracts/query/record-fields';
-import { catalogue } from '../../contracts/query/resolve';
+import { AUDIT_COLUMNS } from '../../languages/filter/record-fields';
+import { catalogue } from '../../languages/filter/resolve';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import type { Document } from '../../contracts/read-model-changes';
 import { validate } from '../../contracts/validation';
@@ -19,7 +19,7 @@ import { mount } from '../../infra/http/operations';
 import { sendJson } from '../../infra/http/respond';
 import { attributesView } from '../representations';
 import { awaitConsistency } from '../consistency';
-import { equals } from '../../contracts/query/store-query';
+import { equals } from '../../languages/filter/store-query';
 import { idParam } from '../../infra/http/params';
 import {
   addEntityRoutes,

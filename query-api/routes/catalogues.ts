@@ -1,5 +1,5 @@
-import { catalogue, type FieldCatalogue } from '../../contracts/query/resolve';
-import { AUDIT_COLUMNS } from '../../contracts/query/record-fields';
+import { catalogue, type FieldCatalogue } from '../../languages/filter/resolve';
+import { AUDIT_COLUMNS } from '../../languages/filter/record-fields';
 
 /** The fields each list route lets a client filter and sort on, and where they live in the read model. */
 

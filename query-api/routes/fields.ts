@@ -1,4 +1,4 @@
-import { equals } from '../../contracts/query/store-query';
+import { equals } from '../../languages/filter/store-query';
 import type { NextFunction, Request, Response, Router } from 'express';
 import { READ_MODELS } from '../../contracts/read-models';
 import {

@@ -1,9 +1,9 @@
 import type { Request, Response, Router } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { PlatformError } from '../../contracts/errors';
-import { AUDIT_COLUMNS } from '../../contracts/query/record-fields';
-import { catalogue } from '../../contracts/query/resolve';
-import { equals } from '../../contracts/query/store-query';
+import { AUDIT_COLUMNS } from '../../languages/filter/record-fields';
+import { catalogue } from '../../languages/filter/resolve';
+import { equals } from '../../languages/filter/store-query';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import { principalOf } from '../../infra/http/context';
 import type { BlobStore } from '../../infra/blob-store/port';

@@ -1,4 +1,4 @@
-import { equals } from '../../contracts/query/store-query';
+import { equals } from '../../languages/filter/store-query';
 import type { Request, Router } from 'express';
 import { isAdmin } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';

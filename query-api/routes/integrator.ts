@@ -24,11 +24,11 @@ import {
   type HookPublication,
   type ScenarioStep,
 } from '../../contracts/integrator';
-import { catalogue } from '../../contracts/query/resolve';
-import { equals } from '../../contracts/query/store-query';
+import { catalogue } from '../../languages/filter/resolve';
+import { equals } from '../../languages/filter/store-query';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import type { Document } from '../../contracts/read-model-changes';
-import { AUDIT_COLUMNS } from '../../contracts/query/record-fields';
+import { AUDIT_COLUMNS } from '../../languages/filter/record-fields';
 import { validate } from '../../contracts/validation';
 import type { BlobStore } from '../../infra/blob-store/port';
 import { principalOf } from '../../infra/http/context';

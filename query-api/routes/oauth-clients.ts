@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import { PlatformError } from '../../contracts/errors';
-import { AUDIT_COLUMNS } from '../../contracts/query/record-fields';
-import { catalogue } from '../../contracts/query/resolve';
+import { AUDIT_COLUMNS } from '../../languages/filter/record-fields';
+import { catalogue } from '../../languages/filter/resolve';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import { validate } from '../../contracts/validation';
 import { sendJson } from '../../infra/http/respond';

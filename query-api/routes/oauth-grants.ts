@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import { PlatformError } from '../../contracts/errors';
 import { mayManageOwnGrants } from '../../contracts/oauth';
-import { equals } from '../../contracts/query/store-query';
+import { equals } from '../../languages/filter/store-query';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import { principalOf } from '../../infra/http/context';
 import { sendJson } from '../../infra/http/respond';

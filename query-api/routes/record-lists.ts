@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { FilterNode, OrderTerm } from '../../contracts/query/ast';
+import type { FilterNode, OrderTerm } from '../../languages/filter/ast';
 import { parseListParams, resolveListParams, type ParsedListParams } from '../../contracts/query/list-params';
 import {
   fieldReferences,
@@ -9,15 +9,15 @@ import {
   recordFieldCatalogue,
   recordFieldDefinitionOf,
   type RecordFieldDefinition,
-} from '../../contracts/query/record-fields';
-import type { FieldCatalogue } from '../../contracts/query/resolve';
-import { equals } from '../../contracts/query/store-query';
+} from '../../languages/filter/record-fields';
+import type { FieldCatalogue } from '../../languages/filter/resolve';
+import { equals } from '../../languages/filter/store-query';
 import { READ_MODELS } from '../../contracts/read-models';
 import { PlatformError } from '../../contracts/errors';
 import { awaitConsistency } from '../consistency';
 import { and, authorize, type EntityDescription, type EntityReadDeps } from './entities';
 import { recordView } from '../representations';
-import { DELETED_RECORD_FIELDS, RECORD_FIELDS } from '../../contracts/query/record-fields';
+import { DELETED_RECORD_FIELDS, RECORD_FIELDS } from '../../languages/filter/record-fields';
 
 /** `GET /record`, `/module/{id}/item`: the live records. */
 export const RECORDS: EntityDescription = {

@@ -1,9 +1,9 @@
 import type { Router } from 'express';
-import { parseFilter, parseOrder } from '../../contracts/query/parse';
-import type { FilterNode } from '../../contracts/query/ast';
-import { resolveFilter, resolveOrder, type FieldCatalogue } from '../../contracts/query/resolve';
+import { parseFilter, parseOrder } from '../../languages/filter/parse';
+import type { FilterNode } from '../../languages/filter/ast';
+import { resolveFilter, resolveOrder, type FieldCatalogue } from '../../languages/filter/resolve';
 import { recordsListed } from './record-lists';
-import { equals, type StoreFilter } from '../../contracts/query/store-query';
+import { equals, type StoreFilter } from '../../languages/filter/store-query';
 import { READ_MODELS } from '../../contracts/read-models';
 import { listSegmentRecords, SEGMENT_OPERATIONS } from '../../contracts/api/catalogue';
 import { mount } from '../../infra/http/operations';

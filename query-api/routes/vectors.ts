@@ -2,8 +2,8 @@ import type { Request, Router } from 'express';
 import { contextRecords, outlierRecords, similarRecords } from '../../contracts/api/vectors';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import { PlatformError } from '../../contracts/errors';
-import { parseFilter } from '../../contracts/query/parse';
-import type { StoreFilter } from '../../contracts/query/store-query';
+import { parseFilter } from '../../languages/filter/parse';
+import type { StoreFilter } from '../../languages/filter/store-query';
 import {
   parseVectorParams,
   type VectorParams,

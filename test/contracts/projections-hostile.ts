@@ -43,7 +43,7 @@ const STREAM_IDS = 4;
 
 /**
  * Where an event schema is laxer than what its deciders write: what they write. A record's changes name
- * `name` or `fields.<key>` (command-api/domain/record.ts), keys as fieldKeySchema allows; an event naming
+ * `name` or `fields.<key>` (command-api/records/domain/record.ts), keys as fieldKeySchema allows; an event naming
  * another path is no event of this platform (its projection records it as a dead letter, it does not stop).
  */
 const AS_DECIDERS_WRITE: Readonly<Record<string, (data: unknown) => unknown>> = {

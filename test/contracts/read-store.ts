@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { Scalar, StoreFilter, StoreQuery } from '../../contracts/query/store-query';
+import type { Scalar, StoreFilter, StoreQuery } from '../../languages/filter/store-query';
 import { UniqueViolationError, type ReadStore } from '../../infra/read-store/port';
 import { MAX_DOCUMENT_DEPTH } from '../../infra/read-store/validation';
 import {

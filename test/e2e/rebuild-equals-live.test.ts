@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { totpCode } from '../../command-api/kit/totp';
+import { totpCode } from '../../command-api/identity/totp';
 import { READ_MODELS } from '../../contracts/read-models';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite';
 import { polling } from '../support/eventually';

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { totpCode } from '../../command-api/kit/totp';
+import { totpCode } from '../../command-api/identity/totp';
 import { exited, startServiceProcess } from '../support/child-platform';
 import { filesHolding } from '../support/platform';
 

@@ -1,4 +1,4 @@
-import { totpCode } from '../../command-api/kit/totp';
+import { totpCode } from '../../command-api/identity/totp';
 import { filesHolding, json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
 
 jest.setTimeout(60_000);

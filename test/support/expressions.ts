@@ -2,7 +2,7 @@ import {
   EXPRESSION_MAX_RESULT_CHARS,
   evaluateToJson,
   type EvaluateExpression,
-} from '../../contracts/mapping';
+} from '../../languages/mapping/mapping';
 
 /**
  * Evaluates on the test's own thread, as an expression process does: for unit tests of steps and mappings

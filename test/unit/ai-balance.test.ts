@@ -1,4 +1,4 @@
-import { aiBalanceDecider, balanceView } from '../../command-api/domain/ai-balance';
+import { aiBalanceDecider, balanceView } from '../../command-api/ai/domain/ai-balance';
 import type { DomainEvent } from '../../command-api/kit/decider';
 import type { AiSpendingPurpose } from '../../contracts/events/ai';
 import { deciderSpec } from '../support/given-when-then';

@@ -1,4 +1,4 @@
-import { aiJobDecider, jobCounts } from '../../command-api/domain/ai-job';
+import { aiJobDecider, jobCounts } from '../../command-api/ai/domain/ai-job';
 import type { DomainEvent } from '../../command-api/kit/decider';
 import { deciderSpec } from '../support/given-when-then';
 

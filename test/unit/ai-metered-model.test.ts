@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { MeteredModel, ReservationBlock, SETTLE_MARGIN_MS } from '../../command-api/ai/metered-model';
-import { aiBalanceDecider, balanceView } from '../../command-api/domain/ai-balance';
+import { aiBalanceDecider, balanceView } from '../../command-api/ai/domain/ai-balance';
 import { CommandHandler } from '../../command-api/kit/handler';
 import { PlatformError } from '../../contracts/errors';
 import { streamName } from '../../contracts/streams';

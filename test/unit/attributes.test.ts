@@ -1,4 +1,4 @@
-import { attributesDecider, CATEGORY } from '../../command-api/domain/attributes';
+import { attributesDecider, CATEGORY } from '../../command-api/kit/attributes';
 import type { DomainEvent } from '../../command-api/kit/decider';
 import { deciderSpec } from '../support/given-when-then';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { moduleDecider, type ModuleCommand } from '../../command-api/domain/module';
+import { moduleDecider, type ModuleCommand } from '../../command-api/structure/domain/module';
 import { fieldKeySchema, type ModuleEvent } from '../../contracts/events/records';
 import { FIELD_CONFIG_SCHEMAS, MAX_FIELDS_PER_MODULE } from '../../contracts/fields';
 import {

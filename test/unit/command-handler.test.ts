@@ -1,4 +1,4 @@
-import { spaceDecider, type SpaceCommand, type SpaceState } from '../../command-api/domain/space';
+import { spaceDecider, type SpaceCommand, type SpaceState } from '../../command-api/structure/domain/space';
 import {
   AggregateCache,
   CommandHandler,

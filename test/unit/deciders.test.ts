@@ -1,7 +1,7 @@
-import { moduleDecider } from '../../command-api/domain/module';
-import { recordDecider } from '../../command-api/domain/record';
-import { spaceDecider } from '../../command-api/domain/space';
-import { userDecider, type UserCommand } from '../../command-api/domain/user';
+import { moduleDecider } from '../../command-api/structure/domain/module';
+import { recordDecider } from '../../command-api/records/domain/record';
+import { spaceDecider } from '../../command-api/structure/domain/space';
+import { userDecider, type UserCommand } from '../../command-api/identity/domain/user';
 import type { ApiTokenIssuedData, IdentityEvent, UserRegisteredData } from '../../contracts/events/identity';
 import type { ModuleEvent, RecordEvent, SpaceEvent } from '../../contracts/events/records';
 import type { FieldDefinition, FieldType } from '../../contracts/fields';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import fc from 'fast-check';
 import pino from 'pino';
-import { MappingError } from '../../contracts/mapping';
+import { MappingError } from '../../languages/mapping/mapping';
 import { ExpressionPool } from '../../infra/expressions/pool';
 
 jest.setTimeout(120_000);

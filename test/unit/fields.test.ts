@@ -1,6 +1,6 @@
-import { checkRecordValues, relationIdsOf } from '../../command-api/domain/field-values';
-import { moduleDecider, type ModuleCommand } from '../../command-api/domain/module';
-import { recordDecider } from '../../command-api/domain/record';
+import { checkRecordValues, relationIdsOf } from '../../command-api/records/domain/field-values';
+import { moduleDecider, type ModuleCommand } from '../../command-api/structure/domain/module';
+import { recordDecider } from '../../command-api/records/domain/record';
 import { PlatformError } from '../../contracts/errors';
 import type { FieldValue, ModuleEvent, RecordEvent } from '../../contracts/events/records';
 import type { FieldDefinition, FieldType } from '../../contracts/fields';

@@ -1,4 +1,4 @@
-import { recordDecider, type RecordCommand } from '../../command-api/domain/record';
+import { recordDecider, type RecordCommand } from '../../command-api/records/domain/record';
 import type { RecordEvent } from '../../contracts/events/records';
 import type { FieldDefinition } from '../../contracts/fields';
 import { contentMatchesType, fileNameSchema, MAX_FILES_PER_RECORD, mediaTypeOf } from '../../contracts/files';

@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { HookResponse } from '../../contracts/integrator';
 import { responseHeaderProblem } from '../../contracts/hook-response-headers';
-import { createHookReceiver } from '../../command-api/routes/hook-receiver';
-import type { HookIntake, OpenHook } from '../../command-api/routes/hook-intake';
+import { createHookReceiver } from '../../command-api/hooks/http-receiver';
+import type { HookIntake, OpenHook } from '../../command-api/hooks/intake';
 import { createLogger } from '../../infra/logging';
 
 /**

@@ -1,8 +1,8 @@
-import { hookQueueDecider, queuedRunId } from '../../command-api/domain/hook-queue';
-import { hookRequestDecider, hookRequestStream } from '../../command-api/domain/hook-request';
-import { scenarioDecider, slotOf } from '../../command-api/domain/scenario';
-import { scenarioRunDecider } from '../../command-api/domain/scenario-run';
-import { effectiveStatus, webhookDecider, webhookKeyDecider } from '../../command-api/domain/webhook';
+import { hookQueueDecider, queuedRunId } from '../../command-api/hooks/domain/hook-queue';
+import { hookRequestDecider, hookRequestStream } from '../../command-api/hooks/domain/hook-request';
+import { scenarioDecider, slotOf } from '../../command-api/scenarios/domain/scenario';
+import { scenarioRunDecider } from '../../command-api/scenarios/domain/scenario-run';
+import { effectiveStatus, webhookDecider, webhookKeyDecider } from '../../command-api/hooks/domain/webhook';
 import type {
   HookQueueEvent,
   ScenarioEvent,

@@ -6,7 +6,7 @@ import {
   runBacklogsProjection,
   scenarioRunsProjection,
 } from '../../projections/read-models/integrator';
-import { runBacklogStreams } from '../../command-api/domain/run-backlog';
+import { runBacklogStreams } from '../../command-api/scenarios/domain/run-backlog';
 import { EventLog, projectionSpec, TEST_TENANT } from '../support/given-when-then';
 import { receivedRequest } from '../support/hook-requests';
 

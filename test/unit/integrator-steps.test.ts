@@ -4,7 +4,7 @@ import {
   stepReferences,
   type ScenarioStep,
 } from '../../contracts/integrator';
-import { MappingError } from '../../contracts/mapping';
+import { MappingError } from '../../languages/mapping/mapping';
 import { computeStep, isComputeStep, replayStep, StepFailure, type StepResult } from '../../integrator/steps';
 import { evaluateHere } from '../support/expressions';
 

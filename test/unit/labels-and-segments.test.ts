@@ -1,6 +1,6 @@
-import { attributesDecider, LABEL, SEGMENT } from '../../command-api/domain/attributes';
+import { attributesDecider, LABEL, SEGMENT } from '../../command-api/kit/attributes';
 import type { DomainEvent } from '../../command-api/kit/decider';
-import { recordDecider } from '../../command-api/domain/record';
+import { recordDecider } from '../../command-api/records/domain/record';
 import type { RecordEvent } from '../../contracts/events/records';
 import { streamName } from '../../contracts/streams';
 import { labelsProjection } from '../../projections/read-models/catalogue-entities';

@@ -5,8 +5,8 @@ import {
   MAX_PAGE_SIZE,
   parseListQuery,
 } from '../../contracts/query/list-params';
-import { catalogue } from '../../contracts/query/resolve';
-import type { StoreSort } from '../../contracts/query/store-query';
+import { catalogue } from '../../languages/filter/resolve';
+import type { StoreSort } from '../../languages/filter/store-query';
 import { thrown } from '../support/thrown';
 
 const FIELDS = catalogue({

@@ -1,4 +1,4 @@
-import { mailBundle } from '../../command-api/routes/mail-receiver';
+import { mailBundle } from '../../command-api/hooks/mail-receiver';
 import { parseMail } from '../../infra/smtp/mail-listener';
 
 const HOOK = 'Ab3dEfGh1jKlMnOpQrStUvWxYz012345@hooks.example';

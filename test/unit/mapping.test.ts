@@ -1,5 +1,5 @@
-import { compileExpression, evaluateMapped, MappingError } from '../../contracts/mapping';
-import { LinearRegex } from '../../contracts/linear-regex';
+import { compileExpression, evaluateMapped, MappingError } from '../../languages/mapping/mapping';
+import { LinearRegex } from '../../languages/mapping/linear-regex';
 import { evaluateHere } from '../support/expressions';
 
 /** Mapping expressions cannot hold the integrator: every guard ends an expression with a clear error. */

@@ -1,4 +1,4 @@
-import { oauthClientDecider } from '../../command-api/domain/oauth-client';
+import { oauthClientDecider } from '../../command-api/oauth/domain/oauth-client';
 import type { OAuthClientEvent } from '../../contracts/events/oauth';
 import { redirectUriProblem } from '../../contracts/oauth';
 import { deciderSpec } from '../support/given-when-then';

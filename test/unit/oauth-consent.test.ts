@@ -1,4 +1,4 @@
-import { oauthConsentDecider, type OAuthConsentCommand } from '../../command-api/domain/oauth-consent';
+import { oauthConsentDecider, type OAuthConsentCommand } from '../../command-api/oauth/domain/oauth-consent';
 import type { OAuthConsentEvent } from '../../contracts/events/oauth';
 import { deciderSpec, oauthRefusal } from '../support/given-when-then';
 

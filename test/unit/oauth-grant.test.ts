@@ -2,7 +2,7 @@ import {
   oauthGrantDecider,
   pkceChallengeOf,
   type OAuthGrantCommand,
-} from '../../command-api/domain/oauth-grant';
+} from '../../command-api/oauth/domain/oauth-grant';
 import type { OAuthGrantEvent } from '../../contracts/events/oauth';
 import { deciderSpec, oauthRefusal } from '../support/given-when-then';
 

@@ -1,4 +1,4 @@
-import type { FilterCondition, FilterNode, FilterOperator } from '../../contracts/query/ast';
+import type { FilterCondition, FilterNode, FilterOperator } from '../../languages/filter/ast';
 import {
   formatFilter,
   MAX_FILTER_CONDITIONS,
@@ -7,7 +7,7 @@ import {
   MAX_ORDER_TERMS,
   parseFilter,
   parseOrder,
-} from '../../contracts/query/parse';
+} from '../../languages/filter/parse';
 import { PlatformError } from '../../contracts/errors';
 import { thrown } from '../support/thrown';
 

@@ -1,5 +1,5 @@
-import type { FilterCondition, FilterOperator } from '../../contracts/query/ast';
-import { parseFilter, parseOrder } from '../../contracts/query/parse';
+import type { FilterCondition, FilterOperator } from '../../languages/filter/ast';
+import { parseFilter, parseOrder } from '../../languages/filter/parse';
 import {
   allowedFieldNames,
   catalogue,
@@ -7,7 +7,7 @@ import {
   resolveOrder,
   type FieldCatalogue,
   type FieldSpec,
-} from '../../contracts/query/resolve';
+} from '../../languages/filter/resolve';
 import { thrown } from '../support/thrown';
 
 const FIELDS = catalogue({

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { StoreQuery } from '../../contracts/query/store-query';
+import type { StoreQuery } from '../../languages/filter/store-query';
 import { UniqueViolationError } from '../../infra/read-store/port';
 import { type Document, type ReadModelChange } from '../../contracts/read-model-changes';
 import { likeReferenceRegExp, seededRandom } from '../support/like-reference';

@@ -1,14 +1,14 @@
 import { FIELD_TYPES, type FieldType } from '../../contracts/fields';
-import type { FilterOperator } from '../../contracts/query/ast';
-import { parseFilter, parseOrder } from '../../contracts/query/parse';
+import type { FilterOperator } from '../../languages/filter/ast';
+import { parseFilter, parseOrder } from '../../languages/filter/parse';
 import {
   fieldReferences,
   modulesRequiredBy,
   namesUsed,
   recordFieldCatalogue,
   type RecordFieldDefinition,
-} from '../../contracts/query/record-fields';
-import { resolveFilter, resolveOrder, type FieldCatalogue } from '../../contracts/query/resolve';
+} from '../../languages/filter/record-fields';
+import { resolveFilter, resolveOrder, type FieldCatalogue } from '../../languages/filter/resolve';
 import { thrown } from '../support/thrown';
 
 const OPTIONS = ['x', 'y z'];

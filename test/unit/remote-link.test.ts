@@ -1,4 +1,4 @@
-import { remoteLinkDecider } from '../../command-api/domain/remote-link';
+import { remoteLinkDecider } from '../../command-api/records/domain/remote-link';
 import type { RemoteLinkEvent } from '../../contracts/events/records';
 import { deciderSpec } from '../support/given-when-then';
 

@@ -1,4 +1,4 @@
-import { runBacklogDrainDecider } from '../../command-api/domain/run-backlog';
+import { runBacklogDrainDecider } from '../../command-api/scenarios/domain/run-backlog';
 import type { RunBacklogDrainEvent } from '../../contracts/events/integrator';
 import { deciderSpec } from '../support/given-when-then';
 

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { runBacklogStreams } from '../../command-api/domain/run-backlog';
+import { runBacklogStreams } from '../../command-api/scenarios/domain/run-backlog';
 import { CommandHandler } from '../../command-api/kit/handler';
 import type { RunBacklogHeldData, RunParkedData } from '../../contracts/events/integrator';
 import { READ_MODELS } from '../../contracts/read-models';

@@ -2,8 +2,8 @@ import {
   RUN_ERROR_WINDOW_MS,
   RUN_ERRORS_BEFORE_FAILING,
   scenarioRunDecider,
-} from '../../command-api/domain/scenario-run';
-import { scenarioDecider } from '../../command-api/domain/scenario';
+} from '../../command-api/scenarios/domain/scenario-run';
+import { scenarioDecider } from '../../command-api/scenarios/domain/scenario';
 import { bookkeepingContext, CommandHandler } from '../../command-api/kit/handler';
 import type { ScenarioRunEvent } from '../../contracts/events/integrator';
 import type { ScenarioSettings } from '../../contracts/integrator';

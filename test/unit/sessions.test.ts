@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LOGIN_LIMITS, LoginThrottle } from '../../command-api/kit/login-throttle';
+import { LOGIN_LIMITS, LoginThrottle } from '../../command-api/identity/login-throttle';
 import { createSqliteAttemptLog } from '../../infra/attempts/sqlite';
 import { hashToken, newCsrfToken, newSessionToken } from '../../contracts/secrets';
 import { tokenAuthenticator } from '../../infra/http/authenticate';

@@ -3,7 +3,7 @@ import {
   ClientAuthThrottle,
   LoginThrottle,
   SecondFactorAttempts,
-} from '../../command-api/kit/login-throttle';
+} from '../../command-api/identity/login-throttle';
 import {
   CLIENT_AUTH_LIMITS,
   clientAuthCounters,
@@ -14,7 +14,7 @@ import {
   retryAfterSeconds,
   secondFactorAttemptAllowed,
   waitMs,
-} from '../../command-api/domain/sign-in-limits';
+} from '../../command-api/identity/domain/sign-in-limits';
 import type { AttemptLog } from '../../infra/attempts/port';
 import { createSqliteAttemptLog } from '../../infra/attempts/sqlite';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { READ_THREAD_ENTRY } from '../../bin/wiring';
 import { PlatformError } from '../../contracts/errors';
-import type { StoreQuery } from '../../contracts/query/store-query';
+import type { StoreQuery } from '../../languages/filter/store-query';
 import type { ReadModelChange } from '../../contracts/read-model-changes';
 import { createSqliteReadStore, type SqliteReadStore } from '../../infra/read-store/sqlite';
 import { SqliteReadPool, type SqliteReadPoolOptions } from '../../infra/read-store/sqlite-read-pool';

@@ -1,4 +1,4 @@
-import { totpCode, verifyTotp, newTotpSecret, totpUri } from '../../command-api/kit/totp';
+import { totpCode, verifyTotp, newTotpSecret, totpUri } from '../../command-api/identity/totp';
 import { createSealer } from '../../infra/secrets/sealer';
 
 const SEEDS = {

@@ -1,4 +1,4 @@
-import { moduleDecider } from '../../command-api/domain/module';
+import { moduleDecider } from '../../command-api/structure/domain/module';
 import { CommandHandler, type CommandContext } from '../../command-api/kit/handler';
 import type { RecordedEvent } from '../../contracts/events/envelope';
 import { schemaVersionOf, upcast } from '../../contracts/events/registry';

@@ -1,5 +1,5 @@
-import { emailClaimDecider } from '../../command-api/domain/email-claim';
-import { userDecider, type Caller } from '../../command-api/domain/user';
+import { emailClaimDecider } from '../../command-api/identity/domain/email-claim';
+import { userDecider, type Caller } from '../../command-api/identity/domain/user';
 import {
   can,
   chooseCredential,
