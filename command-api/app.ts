@@ -1,79 +1,33 @@
 import { Router } from 'express';
 import type { CommandDeps } from './deps';
-import { RECORD_COMMENT_ROUTES } from '../contracts/api/removed';
-import { mountRemoved } from '../infra/http/operations';
-import { addBulkRecordRoutes } from './records/routes/bulk';
-import { catalogueResources } from './catalogue/routes/catalogue-entities';
-import { addFieldRoutes } from './structure/routes/fields';
-import { addFileRoutes } from './records/routes/files';
-import { addTokenRoutes } from './identity/routes/tokens';
-import { addUserRoutes } from './identity/routes/users';
-import { addSystemRoutes } from './systems/routes/systems';
-import { addSessionRoutes } from './identity/routes/sessions';
-import { addTwoFactorRoutes } from './identity/routes/two-factor';
-import { addTokenPriorityRoute } from './identity/routes/token-priority';
-import { addOAuthClientRoutes } from './oauth/routes/oauth-clients';
-import { addOAuthGrantRoutes, addOAuthRoutes } from './oauth/routes/oauth';
-import { addSocialLoginRoutes } from './identity/routes/social-login';
-import { addLabelRoutes, labelResource } from './records/routes/labels';
-import { dataStructureResource } from './structure/routes/data-structures';
-import { addRemoteLinkRoutes } from './records/routes/remote-links';
-import { segmentResource } from './records/routes/segments';
-import { addButtonRoute, addRecordRestoreRoute, recordResource } from './records/routes/records';
-import { addResourceRoutes } from './kit/resource-routes';
-import { moduleResource, spaceResource } from './structure/routes/structure';
-import { addWebhookRoutes } from './hooks/routes/webhooks';
-import { addScenarioRoutes } from './scenarios/routes/scenarios';
-import { aiConfigurationResources } from './ai/routes/ai-configurations';
-import { addAiBalanceRoutes } from './ai/routes/ai-balance';
-import { addAiGenerationRoutes } from './ai/routes/ai-generation';
-import { addAiExecuteRoutes } from './ai/routes/ai-execute';
-import { addSystemAiRoutes } from './ai/routes/system-ai';
-import { addDeadLetterRoutes } from './systems/routes/dead-letters';
+import type { FeatureApi } from './kit/feature';
+import { aiApi } from './ai/service';
+import { catalogueApi } from './catalogue/service';
+import { hooksApi } from './hooks/service';
+import { identityApi } from './identity/service';
+import { oauthApi } from './oauth/service';
+import { recordsApi } from './records/service';
+import { scenariosApi } from './scenarios/service';
+import { structureApi } from './structure/service';
+import { systemsApi } from './systems/service';
+
+/** The features of the command API, in the order they mount their routes. */
+const FEATURES: ReadonlyArray<(deps: CommandDeps) => FeatureApi> = [
+  systemsApi,
+  // Before identity: `/auth/oauth/token` is not a user's `/auth/{userId}/token`.
+  oauthApi,
+  identityApi,
+  structureApi,
+  recordsApi,
+  catalogueApi,
+  hooksApi,
+  scenariosApi,
+  aiApi,
+];
 
 /** The command API: every write of the platform. Routes turn requests into commands; deciders rule. */
 export function createCommandRouter(deps: CommandDeps): Router {
   const router = Router();
-  addSystemRoutes(router, deps);
-  addSystemAiRoutes(router, deps, deps.ai.systems, deps.ai.deployment);
-  addDeadLetterRoutes(router, deps, deps.deadLetters);
-  addSessionRoutes(router, deps);
-  addTokenPriorityRoute(router, deps);
-  addOAuthClientRoutes(router, deps);
-  addOAuthRoutes(router, deps);
-  addOAuthGrantRoutes(router, deps);
-  addSocialLoginRoutes(router, deps, deps.socialLogin);
-  addUserRoutes(router, deps);
-  addTwoFactorRoutes(router, deps);
-  addTokenRoutes(router, deps);
-  addResourceRoutes(router, deps, spaceResource(deps));
-  addResourceRoutes(router, deps, moduleResource(deps));
-  addFieldRoutes(router, deps);
-  // Before the record routes: `bulk` is not a record id.
-  addBulkRecordRoutes(router, deps);
-  addRemoteLinkRoutes(router, deps);
-  addResourceRoutes(router, deps, recordResource(deps.handler));
-  addRecordRestoreRoute(router, deps);
-  addButtonRoute(router, deps);
-  addFileRoutes(router, deps);
-  for (const removed of RECORD_COMMENT_ROUTES) if (removed.method !== 'get') mountRemoved(router, removed);
-  addResourceRoutes(router, deps, labelResource());
-  addResourceRoutes(router, deps, segmentResource(deps));
-  const catalogue = catalogueResources(deps);
-  addResourceRoutes(router, deps, catalogue.category);
-  addResourceRoutes(router, deps, catalogue.team);
-  addResourceRoutes(router, deps, catalogue.menu);
-  addResourceRoutes(router, deps, catalogue.fieldGroup);
-  addLabelRoutes(router, deps);
-  addResourceRoutes(router, deps, dataStructureResource());
-  addWebhookRoutes(router, deps);
-  addScenarioRoutes(router, deps);
-  const ai = aiConfigurationResources(deps.handler, deps.hooks.now);
-  addResourceRoutes(router, deps, ai.transform);
-  addResourceRoutes(router, deps, ai.validation);
-  addResourceRoutes(router, deps, ai.validationResult);
-  addAiBalanceRoutes(router, deps);
-  addAiExecuteRoutes(router, deps, deps.ai.executeWaitMs);
-  addAiGenerationRoutes(router, deps);
+  for (const feature of FEATURES) feature(deps)(router);
   return router;
 }
