@@ -9,7 +9,7 @@ import {
   type AttributesState,
 } from '../kit/attributes';
 import type { AggregateLoader } from '../kit/handler';
-import { moduleFields } from '../records/routes/records';
+import { moduleFields } from '../structure/commands';
 
 /** What the AI operations read of the saved configurations: the configuration as it is now, and its field. */
 

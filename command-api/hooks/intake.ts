@@ -30,7 +30,7 @@ import { effectiveStatus, webhookDecider, webhookKeyDecider, type WebhookState }
 import { bookkeepingContext, type CommandContext, type CommandHandler } from '../kit/handler';
 import type { HookResponses, RunOutcome } from './responses';
 import { OneAtATime } from '../kit/one-at-a-time';
-import { currentStructure } from '../structure/routes/data-structures';
+import { currentStructure } from '../structure/commands';
 
 /**
  * Receiving for every hook, whatever carries its data (HTTP requests, email): the checks, the data structure,

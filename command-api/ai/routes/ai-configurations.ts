@@ -25,7 +25,7 @@ import { activeConfiguration, validationDecider } from '../configurations';
 import { recordDecider } from '../../records/domain/record';
 import type { AggregateLoader } from '../../kit/handler';
 import { attributesResource } from '../../kit/attributes-resource';
-import { moduleFields } from '../../records/routes/records';
+import { moduleFields } from '../../structure/commands';
 
 /** The answer shape of an AI configuration: its attributes, with its id as `id` and as the spec's `entityId`. */
 function configurationView(state: AttributesState): Record<string, unknown> {

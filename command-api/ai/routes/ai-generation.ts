@@ -43,7 +43,7 @@ import type { ModuleState } from '../../structure/domain/module';
 import { recordDecider, type RecordState } from '../../records/domain/record';
 import { activeConfiguration } from '../configurations';
 import { authorize, commandContext, sendAt } from '../../kit/route-context';
-import { moduleFields } from '../../records/routes/records';
+import { moduleFields } from '../../structure/commands';
 import { inSlot } from '../ai-slots';
 
 /** `GET /field/generate/{fieldId}` spends tokens: the command API serves it (`commandGets`, the gateway). */

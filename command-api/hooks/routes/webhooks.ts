@@ -36,7 +36,7 @@ import type { CommandDeps } from '../../deps';
 import type { CommandResult } from '../../kit/handler';
 import type { Principal } from '../../../contracts/auth';
 import { requestHash } from '../../kit/idempotency';
-import { assertStructureExists } from '../../structure/routes/data-structures';
+import { assertStructureExists } from '../../structure/commands';
 import {
   authorize,
   commandContext,

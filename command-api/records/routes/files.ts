@@ -23,7 +23,7 @@ import {
   uploadRecordFile,
 } from '../../../contracts/api/files';
 import { mount } from '../../../infra/http/operations';
-import { moduleFields } from './records';
+import { moduleFields } from '../../structure/commands';
 
 /** `POST /record/{recordId}/file`: the upload route (its body is not JSON; the HTTP kit lets it through). */
 export const FILE_UPLOAD_ROUTE = /^\/record\/[^/]+\/file\/?$/;

@@ -17,7 +17,7 @@ import {
 import type { FieldValue, RecordEvent } from '../../../contracts/events/records';
 import type { FieldDefinition } from '../../../contracts/fields';
 import { streamName } from '../../../contracts/streams';
-import { moduleDecider } from '../../structure/domain/module';
+import { moduleFields } from '../../structure/commands';
 import { relationIdsOf, type RelationTargets } from '../domain/field-values';
 import { recordDecider, type RecordCommand, type RecordState } from '../domain/record';
 import type { CommandDeps } from '../../deps';
@@ -42,11 +42,6 @@ async function relationTargets(
     }),
   );
   return new Map(targets);
-}
-
-export async function moduleFields(aggregates: AggregateLoader, tenant: string, moduleId: number) {
-  const module = await aggregates.load(streamName('module', tenant, moduleId), moduleDecider);
-  return module.state.status === 'active' ? module.state : null;
 }
 
 function recordView(state: RecordState): Record<string, unknown> {

@@ -49,7 +49,7 @@ import {
   sendResult,
 } from '../../kit/route-context';
 import { createWebhook, identifyCreate, webhookView, type CreateIdentity } from '../../hooks/routes/webhooks';
-import { dataStructureDecider } from '../../structure/routes/data-structures';
+import { dataStructureDecider } from '../../structure/domain/data-structure';
 
 export function scenarioView(state: ScenarioState): Record<string, unknown> {
   return {
