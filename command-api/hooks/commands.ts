@@ -14,7 +14,7 @@ import {
 } from '../../contracts/integrator';
 import { streamName } from '../../contracts/streams';
 import type { CommandDeps } from '../deps';
-import type { Caller } from '../kit/caller';
+import type { Caller, RepeatIdentity } from '../kit/caller';
 import type { CommandResult, HandleOptions } from '../kit/handler';
 import { assertStructureExists } from '../structure/commands';
 import { hookQueueDecider, type HookQueueState } from './domain/hook-queue';
@@ -69,17 +69,11 @@ export function webhookView(
   };
 }
 
-/** How a create is recognised when it comes again: its Idempotency-Key (if any) and the request's hash. */
-export interface CreateIdentity {
-  readonly key: string | undefined;
-  readonly hash: () => string;
-}
-
 /** The id and command id of a create: new ones, or the first attempt's when it comes again. */
 export function identifyCreate(
   deps: CommandDeps,
   principal: Principal,
-  create: CreateIdentity,
+  create: RepeatIdentity,
   noun: 'webhook' | 'scenario' | 'dataStructure',
 ): ReturnType<CommandDeps['idempotency']['identify']> {
   return deps.idempotency.identify(principal.tenant, principal.credential.id, create.key, create.hash, () =>
@@ -92,7 +86,7 @@ export async function addWebhook(
   deps: CommandDeps,
   caller: Caller,
   hook: { readonly kind: HookKind; readonly settings: WebhookSettings },
-  create: CreateIdentity,
+  create: RepeatIdentity,
 ): Promise<CommandResult<WebhookState>> {
   const { principal } = caller;
   const identity = await identifyCreate(deps, principal, create, 'webhook');
@@ -132,7 +126,7 @@ export async function createWebhook(
   deps: CommandDeps,
   caller: Caller,
   input: z.infer<typeof createHookBody>,
-  create: CreateIdentity,
+  create: RepeatIdentity,
 ): Promise<CommandResult<WebhookState>> {
   const { kind = 'web', ...given } = input;
   const settings = withDefaults<WebhookSettings>({ ...DEFAULT_WEBHOOK_SETTINGS, name: given.name }, given);

@@ -12,6 +12,12 @@ export interface Caller {
   contextOf(commandId: string): CommandContext;
 }
 
+/** How a command that may come again is recognised: its Idempotency-Key (if any) and the request's hash. */
+export interface RepeatIdentity {
+  readonly key: string | undefined;
+  readonly hash: () => string;
+}
+
 /** Refuses a principal that may not do `operation` on `module`. */
 export function requireRight(principal: Principal, module: string, operation: Operation): void {
   if (!can(principal, module, operation))

@@ -27,9 +27,9 @@ import { streamName } from '../../contracts/streams';
 import type { DataStructure } from '../../languages/data-structure';
 import { checkMappedValue, MappingError } from '../../languages/mapping/mapping';
 import type { CommandDeps } from '../deps';
-import { addWebhook, identifyCreate, type CreateIdentity } from '../hooks/commands';
+import { addWebhook, identifyCreate } from '../hooks/commands';
 import { webhookDecider, type WebhookState } from '../hooks/domain/webhook';
-import { requireRight, type Caller } from '../kit/caller';
+import { requireRight, type Caller, type RepeatIdentity } from '../kit/caller';
 import type { CommandContext, CommandResult, HandleOptions } from '../kit/handler';
 import { recordDecider } from '../records/domain/record';
 import { dataStructureDecider } from '../structure/domain/data-structure';
@@ -174,7 +174,7 @@ async function addScenario(
   caller: Caller,
   settings: ScenarioSettings,
   active: boolean,
-  identifiedBy: CreateIdentity,
+  identifiedBy: RepeatIdentity,
 ): Promise<CommandResult<ScenarioState>> {
   const { principal } = caller;
   const identity = await identifyCreate(deps, principal, identifiedBy, 'scenario');
@@ -197,7 +197,7 @@ export async function createScenario(
   deps: CommandDeps,
   caller: Caller,
   input: z.infer<typeof createScenarioBody>,
-  create: CreateIdentity,
+  create: RepeatIdentity,
 ): Promise<CommandResult<ScenarioState>> {
   const { active, ...given } = input;
   const settings = withDefaults<ScenarioSettings>(
