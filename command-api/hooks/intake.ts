@@ -230,8 +230,8 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
   }
 
   /**
-   * The checks before a hook's body is read: its address, its state and kind, the caller's address (when it
-   * has one), the declared size, and the rate (which counts it).
+   * The checks before a hook's body is read: its address, then what `openingRefusal` decides of its state and
+   * kind, the caller's address and the declared size, then the rate (which counts it).
    */
   async function open(hookKey: unknown, kind: HookKind, incoming: Incoming): Promise<OpenHook> {
     const parsedKey = hookKeySchema.safeParse(hookKey);
