@@ -1,3 +1,4 @@
+import { unknownReferences } from '../../contracts/ai-prompt';
 import { PlatformError } from '../../contracts/errors';
 import type { FieldDefinition } from '../../contracts/fields';
 import { streamName } from '../../contracts/streams';
@@ -11,7 +12,10 @@ import {
 import type { AggregateLoader } from '../kit/handler';
 import { moduleFields } from '../structure/commands';
 
-/** What the AI operations read of the saved configurations: the configuration as it is now, and its field. */
+/**
+ * What the AI operations read and check of the saved configurations: the configuration as it is now, its
+ * field, and the references of its prompt.
+ */
 
 export const transformDecider = attributesDecider(COLUMN_DATA_TRANSFORM);
 export const validationDecider = attributesDecider(COLUMN_DATA_VALIDATION);
@@ -45,4 +49,50 @@ export async function activeConfiguration(
   if (loaded.state.status !== 'active')
     throw new PlatformError('not_found', `column-data ${kind} ${entityId} not found`);
   return loaded.state;
+}
+
+/** The module's field `fieldId`, checked to be of a type in `types` (a 400 naming the types otherwise). */
+export async function targetField(
+  aggregates: AggregateLoader,
+  tenant: string,
+  moduleId: number,
+  fieldId: number,
+  types: readonly string[],
+): Promise<{ field: FieldDefinition; fields: readonly FieldDefinition[] }> {
+  const module = await moduleFields(aggregates, tenant, moduleId);
+  if (!module)
+    throw new PlatformError('validation_failed', `module ${moduleId} does not exist`, [
+      { path: 'moduleId', message: 'no such module' },
+    ]);
+  const field = module.fields.find((candidate) => candidate.fieldId === fieldId);
+  if (!field)
+    throw new PlatformError('validation_failed', `field ${fieldId} is not a field of module ${moduleId}`, [
+      { path: 'fieldId', message: `not a field of module ${moduleId}` },
+    ]);
+  if (!types.includes(field.type))
+    throw new PlatformError(
+      'validation_failed',
+      `field ${fieldId} is a ${field.type} field, an unsupported type here; supported: ${types.join(', ')}`,
+      [{ path: 'fieldId', message: `unsupported type ${field.type}` }],
+    );
+  return { field, fields: module.fields };
+}
+
+/** Refuses a prompt that refers to something the module's records do not have. */
+export function checkReferences(
+  path: string,
+  prompt: string | undefined,
+  fields: readonly FieldDefinition[],
+): void {
+  if (prompt === undefined) return;
+  const unknown = unknownReferences(
+    prompt,
+    fields.map((field) => field.key),
+  );
+  if (unknown.length > 0)
+    throw new PlatformError(
+      'validation_failed',
+      `the ${path} refers to what the records do not have: ${unknown.map((name) => `{{${name}}}`).join(', ')}`,
+      [{ path, message: `unknown references: ${unknown.join(', ')}` }],
+    );
 }

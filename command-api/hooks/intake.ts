@@ -4,13 +4,8 @@ import { PlatformError } from '../../contracts/errors';
 import type { WebhookRequestReceivedData } from '../../contracts/events/integrator';
 import { eventIdFor, newId } from '../../contracts/ids';
 import {
-  HOOK_ACCEPTED,
-  HOOK_MAX_BODY_BYTES,
-  HOOK_REQUESTS_PER_SECOND,
   HOOK_RESPONSE_TIMEOUT_MS,
-  HOOK_SCENARIO_FAILED,
   hookKeySchema,
-  MAIL_MAX_BYTES,
   type HookKind,
   type HookRequestRecord,
   type HookResponse,
@@ -25,17 +20,32 @@ import { bundleOf, setOwn, type HookRequest } from '../../infra/http/hook-reques
 import type { Logger } from '../../infra/logging';
 import { hookQueueDecider } from './domain/hook-queue';
 import { hookRequestDecider, hookRequestStream } from './domain/hook-request';
-import { hasWebhookResponse, scenarioDecider } from '../scenarios/domain/scenario';
-import { effectiveStatus, webhookDecider, webhookKeyDecider, type WebhookState } from './domain/webhook';
+import {
+  ACCEPTED_ANSWER,
+  answerOf,
+  filesByField,
+  filesValue,
+  keptInline,
+  maxBytesOf,
+  mismatchRefusal,
+  NO_SUCH_HOOK,
+  openingRefusal,
+  rateRefusal,
+  receivingDecision,
+  type IntakeRefusal,
+} from './domain/intake';
+import { scenarioDecider } from '../scenarios/domain/scenario';
+import { webhookDecider, webhookKeyDecider, type WebhookState } from './domain/webhook';
 import { bookkeepingContext, type CommandContext, type CommandHandler } from '../kit/handler';
-import type { HookResponses, RunOutcome } from './responses';
+import type { HookResponses } from './responses';
 import { OneAtATime } from '../kit/one-at-a-time';
 import { currentStructure } from '../structure/commands';
 
 /**
  * Receiving for every hook, whatever carries its data (HTTP requests, email): the checks, the data structure,
  * the files, the queue or the run, the log. Receiving is a command: what is accepted is an event before the
- * sender hears so.
+ * sender hears so. What to decide is the pure `domain/intake.ts`; this shell finds out the facts it needs,
+ * stores, appends and answers.
  */
 export interface HookIntakeDeps {
   readonly handler: CommandHandler;
@@ -51,23 +61,17 @@ export interface HookIntakeDeps {
   readonly responseTimeoutMs?: number;
 }
 
-/** Requests and bundles bigger than this go to the blob store; the event keeps their key. */
-const INLINE_PAYLOAD_BYTES = 256 * 1024;
 const MAX_CACHED_ADDRESSES = 100_000;
 
-/** The most a hook of a kind takes: 5 MB requests, 25 MB emails (attachments included). */
-export function maxBytesOf(kind: HookKind): number {
-  return kind === 'mail' ? MAIL_MAX_BYTES : HOOK_MAX_BODY_BYTES;
-}
+/** A refusal of the receiver, thrown to end the request: the spec's answers are short texts. */
+export class HookAnswer extends Error {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
 
-export /** A refusal of the receiver: the spec's answers are short texts. */
-class HookAnswer extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly headers: Readonly<Record<string, string>> = {},
-  ) {
-    super(message);
+  constructor(refusal: IntakeRefusal) {
+    super(refusal.message);
+    this.status = refusal.status;
+    this.headers = refusal.headers;
   }
 }
 
@@ -102,8 +106,6 @@ function requestRecord(
   };
 }
 
-export const ACCEPTED_ANSWER: HookResponse = { status: 200, headers: [], body: HOOK_ACCEPTED };
-
 /** A hook that passed the checks before its data: whose it is and how it stood. */
 export interface OpenHook {
   readonly tenant: string;
@@ -125,14 +127,15 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
 
   /** Addresses never change hands once assigned: each is read from its claim stream once. */
   const addresses = new Map<string, { tenant: string; webhookId: number }>();
-  async function hookOf(key: string): Promise<{ tenant: string; state: WebhookState }> {
+  /** The hook at address `key`, whose it is and how it stands; null when the address names none. */
+  async function hookOf(key: string): Promise<OpenHook | null> {
     let address = addresses.get(key);
     if (!address) {
       const claim = await deps.handler.load(
         streamName('hookKey', deps.operatorTenant, key),
         webhookKeyDecider,
       );
-      if (claim.state.tenant === null) throw new HookAnswer(404, 'No hook has this id.');
+      if (claim.state.tenant === null) return null;
       address = { tenant: claim.state.tenant, webhookId: claim.state.webhookId };
       if (addresses.size >= MAX_CACHED_ADDRESSES) addresses.delete(addresses.keys().next().value!);
       addresses.set(key, address);
@@ -161,52 +164,17 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
       validators.set(structure.fields, validator);
     }
     const result = validator(bundle);
-    if (!result.ok)
-      throw new HookAnswer(
-        400,
-        `The data does not match the hook's data structure: ${result.reasons
-          .map((reason) => `${reason.path}: ${reason.message}`)
-          .join('; ')}`,
-      );
+    if (!result.ok) throw new HookAnswer(mismatchRefusal(result.reasons));
   }
 
   /** Counts the request against the hook's 30 per second; a refused one does not count. */
   async function admit(tenant: string, webhookId: number, now: number): Promise<void> {
     const key = `hook:${tenant}.${webhookId}`;
     const added = await deps.attempts.add(key, now, now + 1000);
-    if (added.times.length <= HOOK_REQUESTS_PER_SECOND) return;
+    const refusal = rateRefusal(added.times, now);
+    if (refusal === null) return;
     await deps.attempts.remove(key, added.id);
-    const oldest = added.times[added.times.length - 1 - HOOK_REQUESTS_PER_SECOND] ?? now;
-    throw new HookAnswer(429, 'Too many requests: a hook takes 30 requests per second.', {
-      'Retry-After': String(Math.max(1, Math.ceil((oldest + 1000 - now) / 1000))),
-    });
-  }
-
-  /**
-   * The files of a request by field, as the data structure validates them (before anything is stored). A
-   * web request's file parts need a field of the structure; an email's attachments always have theirs.
-   */
-  function filesByField(
-    request: HookRequest,
-    structures: readonly DataStructure[],
-    kind: HookKind,
-  ): Map<string, unknown[]> {
-    const byField = new Map<string, unknown[]>();
-    for (const file of request.files) {
-      const field = structures
-        .flatMap((structure) => structure.fields)
-        .find((candidate) => candidate.name === file.field);
-      if (kind === 'web' && field?.type !== 'collection' && field?.type !== 'array')
-        throw new HookAnswer(
-          400,
-          `File part "${file.field}" is not in the hook's data structure: add a collection field "${file.field}" with name (text), mime (text) and data (buffer).`,
-        );
-      byField.set(file.field, [
-        ...(byField.get(file.field) ?? []),
-        { name: file.name, mime: file.mime, data: file.data },
-      ]);
-    }
-    return byField;
+    throw new HookAnswer(refusal);
   }
 
   /** Puts the request's files into the blob store; `written` collects the keys, to remove on a refusal. */
@@ -253,8 +221,7 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
           bytes: request?.bytes ?? 0,
           status: refusal.status,
           message: refusal.message,
-          request:
-            Buffer.byteLength(record.body ?? '') <= INLINE_PAYLOAD_BYTES ? record : { ...record, body: null },
+          request: keptInline(Buffer.byteLength(record.body ?? '')) ? record : { ...record, body: null },
         },
       },
       bookkeepingContext(tenant, requestId),
@@ -263,26 +230,25 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
   }
 
   /**
-   * The checks before a hook's body is read: its address, its state and kind, the caller's address (when it
-   * has one), the declared size, and the rate (which counts it).
+   * The checks before a hook's body is read: its address, then what `openingRefusal` decides of its state and
+   * kind, the caller's address and the declared size, then the rate (which counts it).
    */
   async function open(hookKey: unknown, kind: HookKind, incoming: Incoming): Promise<OpenHook> {
     const parsedKey = hookKeySchema.safeParse(hookKey);
-    if (!parsedKey.success) throw new HookAnswer(404, 'No hook has this id.');
     const now = deps.now();
-    const { tenant, state } = await hookOf(parsedKey.data);
-    const status = effectiveStatus(state, now);
-    if (status === 'none' || state.kind !== kind) throw new HookAnswer(404, 'No hook has this id.');
-    if (status === 'deactivated')
-      throw new HookAnswer(410, 'This hook was deactivated: it had no scenario for more than 120 hours.');
-    if (status === 'disabled') throw new HookAnswer(403, 'This hook is disabled.');
-    if (incoming.ip !== null && !allowlistOf(state).allows(incoming.ip))
-      throw new HookAnswer(403, 'This address may not call this hook.');
-    const maxBytes = maxBytesOf(kind);
-    if (incoming.declaredBytes > maxBytes)
-      throw new HookAnswer(413, `The body is over the limit of ${maxBytes} bytes.`);
-    await admit(tenant, state.webhookId, now.getTime());
-    return { tenant, state };
+    const hook = parsedKey.success ? await hookOf(parsedKey.data) : null;
+    if (hook === null) throw new HookAnswer(NO_SUCH_HOOK);
+    const refusal = openingRefusal({
+      hook: hook.state,
+      allowlist: allowlistOf(hook.state),
+      kind,
+      now,
+      caller: incoming.ip,
+      declaredBytes: incoming.declaredBytes,
+    });
+    if (refusal !== null) throw new HookAnswer(refusal);
+    await admit(hook.tenant, hook.state.webhookId, now.getTime());
+    return hook;
   }
 
   /**
@@ -339,17 +305,28 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
     const structures = [settings.dataStructure, reusable].filter(
       (structure): structure is DataStructure => structure !== null,
     );
-    const byField = filesByField(request, structures, state.kind);
-    // A web hook's one file is a value, several an array; an email's attachments are always an array.
-    const filesValue = (files: unknown[]) => (files.length === 1 && state.kind === 'web' ? files[0] : files);
-    for (const [field, values] of byField) setOwn(bundle, field, filesValue(values));
-    for (const structure of structures) validate(structure, bundle);
-    const stored = await storeFiles(tenant, state.kind, request, written);
-    for (const field of byField.keys())
+    // The files are validated with the data before anything is stored.
+    const placement = filesByField(request.files, structures, state.kind);
+    if ('refusal' in placement) throw new HookAnswer(placement.refusal);
+    for (const [field, files] of placement.byField)
       setOwn(
         bundle,
         field,
-        filesValue(stored.filter((file) => file.field === field).map(({ field: _f, ...ref }) => ref)),
+        filesValue(
+          state.kind,
+          files.map(({ name, mime, data }) => ({ name, mime, data })),
+        ),
+      );
+    for (const structure of structures) validate(structure, bundle);
+    const stored = await storeFiles(tenant, state.kind, request, written);
+    for (const field of placement.byField.keys())
+      setOwn(
+        bundle,
+        field,
+        filesValue(
+          state.kind,
+          stored.filter((file) => file.field === field).map(({ field: _f, ...ref }) => ref),
+        ),
       );
 
     const commandId = newId();
@@ -358,15 +335,17 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
       state.scenarioId === null
         ? null
         : (await deps.handler.load(streamName('scenario', tenant, state.scenarioId), scenarioDecider)).state;
-    const runsNow = scenario?.status === 'active' && scenario.settings.schedule.kind === 'instant';
-    // An email has nobody waiting for an answer; a web request does where this process can hear the run's.
-    const responses =
-      runsNow && state.kind === 'web' && hasWebhookResponse(scenario.settings) ? deps.responses : undefined;
-    const awaitsResponse = responses !== undefined;
+    const { delivery, scenarioId, determinesStructure } = receivingDecision({
+      hook: state,
+      scenario,
+      hearsResponses: deps.responses !== undefined,
+    });
+    const runsNow = delivery.kind === 'run';
+    const awaitsResponse = runsNow && delivery.awaitsResponse;
     const record = requestRecord(incoming, request, stored);
     const payload = JSON.stringify({ request: record, bundle });
     const payloadBytes = Buffer.byteLength(payload);
-    const inline = payloadBytes <= INLINE_PAYLOAD_BYTES;
+    const inline = keptInline(payloadBytes);
     const payloadBlobKey = inline ? undefined : newBlobKey(tenant);
     if (payloadBlobKey) {
       written.push(payloadBlobKey);
@@ -375,12 +354,12 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
     const data: WebhookRequestReceivedData = {
       webhookId: state.webhookId,
       requestId,
-      scenarioId: scenario && scenario.status !== 'deleted' ? state.scenarioId : null,
+      scenarioId,
       receivedAt: now.toISOString(),
       method: incoming.method,
       bytes: request.bytes,
       queued: !runsNow,
-      sequential: runsNow && scenario.settings.sequential,
+      sequential: runsNow && delivery.sequential,
       awaitsResponse,
       ...(inline
         ? { request: record, bundle: bundle as WebhookRequestReceivedData['bundle'] }
@@ -388,11 +367,11 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
       payloadBytes,
     };
     const context: CommandContext = bookkeepingContext(tenant, commandId);
-    const waiter = responses?.expect(requestId, timeoutMs) ?? null;
+    const waiter = awaitsResponse ? (deps.responses?.expect(requestId, timeoutMs) ?? null) : null;
     try {
-      if (runsNow)
+      if (delivery.kind === 'run')
         await deps.handler.handle(
-          hookRequestStream(tenant, state.webhookId, requestId, scenario.settings.sequential),
+          hookRequestStream(tenant, state.webhookId, requestId, delivery.sequential),
           hookRequestDecider,
           { kind: 'ReceiveRequest', request: data },
           context,
@@ -405,7 +384,7 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
           deps.handler.handle(
             streamName('hookQueue', tenant, state.webhookId),
             hookQueueDecider,
-            { kind: 'Enqueue', request: data, capacity: settings.queueCapacity },
+            { kind: 'Enqueue', request: data, capacity: delivery.capacity },
             context,
           ),
         );
@@ -415,16 +394,9 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
     }
     // Accepted: what was stored is the request's now, whatever happens to this answer.
     written.length = 0;
-    if (state.redetermining || (state.determinedStructure === null && settings.dataStructure === null))
-      recordStructure(tenant, state.webhookId, bundle, requestId);
+    if (determinesStructure) recordStructure(tenant, state.webhookId, bundle, requestId);
     if (!waiter) return ACCEPTED_ANSWER;
     return answerOf(await waiter.wait());
-  }
-
-  function answerOf(outcome: RunOutcome): HookResponse {
-    if (outcome.kind === 'response') return outcome.response;
-    if (outcome.kind === 'failed') return { status: 500, headers: [], body: HOOK_SCENARIO_FAILED };
-    return ACCEPTED_ANSWER;
   }
 
   /** Re-determine: the shape of this request is kept with the hook (after the answer; for mapping only). */

@@ -1,13 +1,7 @@
 import type { HookResponse } from '../../contracts/integrator';
 import type { EventStore, Subscription } from '../../infra/event-store/port';
 import type { Logger } from '../../infra/logging';
-
-/** How a run the receiver waits for ended, as far as its caller is concerned. */
-export type RunOutcome =
-  | { readonly kind: 'response'; readonly response: HookResponse }
-  | { readonly kind: 'failed' }
-  | { readonly kind: 'finished' }
-  | { readonly kind: 'timeout' };
+import type { RunOutcome } from './domain/intake';
 
 /** Requests one process may hold open waiting for a response; past it they are answered `Accepted` at once. */
 const MAX_WAITERS = 20_000;

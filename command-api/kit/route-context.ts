@@ -1,16 +1,16 @@
 import type { Request, Response } from 'express';
-import { can, mayActOnAccount, type Operation, type Principal } from '../../contracts/auth';
+import { mayActOnAccount, type Operation, type Principal } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 import { contextOf, principalOf } from '../../infra/http/context';
 import { etagOf, expectedRevisionFromIfMatch } from '../../infra/http/conditional';
 import type { CommandContext, CommandResult, HandleOptions } from './handler';
+import { requireRight, type Caller } from './caller';
 import { sendJson } from '../../infra/http/respond';
 
 /** The principal, after checking it may do `operation` on `module`. */
 export function authorize(req: Request, module: string, operation: Operation): Principal {
   const principal = principalOf(req);
-  if (!can(principal, module, operation))
-    throw new PlatformError('forbidden', `this credential may not ${operation} ${module}`);
+  requireRight(principal, module, operation);
   return principal;
 }
 
@@ -30,6 +30,11 @@ export function authorizeAccount(
   if (!mayActOnAccount(principal, userId, module, operation))
     throw new PlatformError('forbidden', self ? `this credential may not ${operation} ${module}` : refusal);
   return { principal, self };
+}
+
+/** The caller a request's commands act for. */
+export function callerOf(req: Request, principal: Principal): Caller {
+  return { principal, contextOf: (commandId) => commandContext(req, principal, commandId) };
 }
 
 export function commandContext(req: Request, principal: Principal, commandId: string): CommandContext {

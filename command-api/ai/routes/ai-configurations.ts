@@ -11,9 +11,7 @@ import {
   VALIDATION_RESULT_OPERATIONS,
 } from '../../../contracts/api/ai';
 import { TRANSFORMABLE_TYPES, VALIDATABLE_TYPES } from '../../../contracts/ai-output';
-import { unknownReferences } from '../../../contracts/ai-prompt';
 import { PlatformError } from '../../../contracts/errors';
-import type { FieldDefinition } from '../../../contracts/fields';
 import { streamName } from '../../../contracts/streams';
 import {
   COLUMN_DATA_TRANSFORM,
@@ -21,7 +19,7 @@ import {
   COLUMN_DATA_VALIDATION_RESULT,
   type AttributesState,
 } from '../../kit/attributes';
-import { activeConfiguration, validationDecider } from '../configurations';
+import { activeConfiguration, checkReferences, targetField, validationDecider } from '../configurations';
 import { recordDecider } from '../../records/domain/record';
 import type { AggregateLoader } from '../../kit/handler';
 import { attributesResource } from '../../kit/attributes-resource';
@@ -31,52 +29,6 @@ import { moduleFields } from '../../structure/commands';
 function configurationView(state: AttributesState): Record<string, unknown> {
   const { inputDigest: _inputDigest, ...attributes } = state.attributes;
   return { id: state.id, entityId: state.id, ...attributes };
-}
-
-/** The module's field `fieldId`, checked to be of a type in `types` (a 400 naming the types otherwise). */
-async function targetField(
-  aggregates: AggregateLoader,
-  tenant: string,
-  moduleId: number,
-  fieldId: number,
-  types: readonly string[],
-): Promise<{ field: FieldDefinition; fields: readonly FieldDefinition[] }> {
-  const module = await moduleFields(aggregates, tenant, moduleId);
-  if (!module)
-    throw new PlatformError('validation_failed', `module ${moduleId} does not exist`, [
-      { path: 'moduleId', message: 'no such module' },
-    ]);
-  const field = module.fields.find((candidate) => candidate.fieldId === fieldId);
-  if (!field)
-    throw new PlatformError('validation_failed', `field ${fieldId} is not a field of module ${moduleId}`, [
-      { path: 'fieldId', message: `not a field of module ${moduleId}` },
-    ]);
-  if (!types.includes(field.type))
-    throw new PlatformError(
-      'validation_failed',
-      `field ${fieldId} is a ${field.type} field, an unsupported type here; supported: ${types.join(', ')}`,
-      [{ path: 'fieldId', message: `unsupported type ${field.type}` }],
-    );
-  return { field, fields: module.fields };
-}
-
-/** Refuses a prompt that refers to something the module's records do not have. */
-export function checkReferences(
-  path: string,
-  prompt: string | undefined,
-  fields: readonly FieldDefinition[],
-): void {
-  if (prompt === undefined) return;
-  const unknown = unknownReferences(
-    prompt,
-    fields.map((field) => field.key),
-  );
-  if (unknown.length > 0)
-    throw new PlatformError(
-      'validation_failed',
-      `the ${path} refers to what the records do not have: ${unknown.map((name) => `{{${name}}}`).join(', ')}`,
-      [{ path, message: `unknown references: ${unknown.join(', ')}` }],
-    );
 }
 
 /** The saved transforms, validations and validation results. */

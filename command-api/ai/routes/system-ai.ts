@@ -1,16 +1,20 @@
 import type { Request, Router } from 'express';
-import { clearSystemAi, getSystemAi, setSystemAi, systemAiBody } from '../../../contracts/api/ai';
+import {
+  clearSystemAi as clearSystemAiOperation,
+  getSystemAi,
+  setSystemAi as setSystemAiOperation,
+  systemAiBody,
+} from '../../../contracts/api/ai';
 import { isAdmin } from '../../../contracts/auth';
 import { PlatformError } from '../../../contracts/errors';
-import { isValidTenant, streamName } from '../../../contracts/streams';
 import { validate } from '../../../contracts/validation';
 import { mount } from '../../../infra/http/operations';
 import { sendJson } from '../../../infra/http/respond';
 import type { SystemModels } from '../system-models';
 import type { CommandDeps } from '../../deps';
-import { systemAiDecider, type SystemAiSettings } from '../domain/system-ai';
-import { tenantDecider } from '../../systems/domain/tenant';
-import { authorize, commandContext } from '../../kit/route-context';
+import type { SystemAiSettings } from '../domain/system-ai';
+import { authorize, callerOf } from '../../kit/route-context';
+import { clearSystemAi, existingSystem, setSystemAi } from '../commands';
 
 /** `GET /system/{system}/ai` is served by the command API: it reads the setting's own stream. */
 export const SYSTEM_AI_ROUTE = /^\/system\/[^/]+\/ai\/?$/;
@@ -35,17 +39,7 @@ export function addSystemAiRoutes(
     return principal;
   };
   /** The system named in the path, which must exist (the operator's own, or one it set up). */
-  const systemOf = async (req: Request): Promise<string> => {
-    const system = String(req.params.system);
-    if (!isValidTenant(system))
-      throw new PlatformError('validation_failed', 'the system must be a system name (a DNS label)', [
-        { path: 'system', message: 'not a system name' },
-      ]);
-    if (system === deps.operatorTenant) return system;
-    const setUp = await deps.handler.load(streamName('tenant', deps.operatorTenant, system), tenantDecider);
-    if (!setUp.state.provisioned) throw new PlatformError('not_found', `no system ${system}`);
-    return system;
-  };
+  const systemOf = (req: Request): Promise<string> => existingSystem(deps, String(req.params.system));
   const view = (system: string, settings: SystemAiSettings | null) => {
     if (settings !== null)
       return {
@@ -60,7 +54,6 @@ export function addSystemAiRoutes(
       ? { system, source: 'none', baseUrl: null, model: null, hasApiKey: false, timeoutMs: null }
       : { system, source: 'deployment', ...deployment, hasApiKey: true };
   };
-  const stream = (system: string) => streamName('aiSettings', deps.operatorTenant, system);
 
   mount(router, getSystemAi, async (req, res) => {
     operator(req, 'read');
@@ -68,35 +61,18 @@ export function addSystemAiRoutes(
     res.setHeader('Cache-Control', 'no-store');
     sendJson(res, 200, view(system, await models.settingsOf(system)));
   });
-  mount(router, setSystemAi, async (req, res) => {
+  mount(router, setSystemAiOperation, async (req, res) => {
     const principal = operator(req, 'update');
     const system = await systemOf(req);
     const body = validate(systemAiBody, req.body, 'body');
-    const result = await deps.handler.handle(
-      stream(system),
-      systemAiDecider,
-      {
-        kind: 'SetSystemAi',
-        system,
-        baseUrl: body.baseUrl,
-        model: body.model,
-        sealedApiKey: body.apiKey === undefined ? undefined : deps.sealer.seal(body.apiKey),
-        timeoutMs: body.timeoutMs ?? null,
-      },
-      commandContext(req, principal, deps.newCommandId()),
-    );
+    const result = await setSystemAi(deps, callerOf(req, principal), system, body);
     res.setHeader('Cache-Control', 'no-store');
     sendJson(res, 200, view(system, result.state));
   });
-  mount(router, clearSystemAi, async (req, res) => {
+  mount(router, clearSystemAiOperation, async (req, res) => {
     const principal = operator(req, 'update');
     const system = await systemOf(req);
-    const result = await deps.handler.handle(
-      stream(system),
-      systemAiDecider,
-      { kind: 'ClearSystemAi', system },
-      commandContext(req, principal, deps.newCommandId()),
-    );
+    const result = await clearSystemAi(deps, callerOf(req, principal), system);
     sendJson(res, 200, view(system, result.state));
   });
 }

@@ -1,0 +1,25 @@
+import { can, type Operation, type Principal } from '../../contracts/auth';
+import { PlatformError } from '../../contracts/errors';
+import type { CommandContext } from './handler';
+
+/**
+ * Who a command acts for, as a route (or anything else that calls a feature's commands) hands it over: the
+ * principal, and the context the command's events are recorded with.
+ */
+export interface Caller {
+  readonly principal: Principal;
+  /** The context of one of the caller's commands (a create's command id is known once it is identified). */
+  contextOf(commandId: string): CommandContext;
+}
+
+/** How a command that may come again is recognised: its Idempotency-Key (if any) and the request's hash. */
+export interface RepeatIdentity {
+  readonly key: string | undefined;
+  readonly hash: () => string;
+}
+
+/** Refuses a principal that may not do `operation` on `module`. */
+export function requireRight(principal: Principal, module: string, operation: Operation): void {
+  if (!can(principal, module, operation))
+    throw new PlatformError('forbidden', `this credential may not ${operation} ${module}`);
+}
