@@ -46,9 +46,6 @@ import { authorize, commandContext, sendAt } from '../../kit/route-context';
 import { moduleFields } from '../../structure/commands';
 import { inSlot } from '../ai-slots';
 
-/** `GET /field/generate/{fieldId}` spends tokens: the command API serves it (`commandGets`, the gateway). */
-export const FIELD_GENERATE_ROUTE = /^\/field\/generate\/[^/]+\/?$/;
-
 /** A proposal larger than this is no answer to one request: the model went astray. */
 const MAX_GENERATED_MODULES = 20;
 const MAX_GENERATED_FIELDS = 100;

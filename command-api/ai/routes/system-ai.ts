@@ -12,9 +12,6 @@ import { systemAiDecider, type SystemAiSettings } from '../domain/system-ai';
 import { tenantDecider } from '../../systems/domain/tenant';
 import { authorize, commandContext } from '../../kit/route-context';
 
-/** `GET /system/{system}/ai` is served by the command API: it reads the setting's own stream. */
-export const SYSTEM_AI_ROUTE = /^\/system\/[^/]+\/ai\/?$/;
-
 /**
  * `/system/{system}/ai`: which model a system's AI features use. Operator administrators only — the platform
  * calls the address on the system's behalf, so no system may point it at an address of its choosing.

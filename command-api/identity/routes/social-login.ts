@@ -24,20 +24,6 @@ import { requireSecondFactor, startSession } from './sessions';
 import { SOCIAL_SIGN_IN_OPERATIONS } from '../../../contracts/api/auth';
 import { mount } from '../../../infra/http/operations';
 
-/** The sign-in routes (`/auth/<provider>` and its callback) write a session: they go to the command API. */
-export const SOCIAL_LOGIN_ROUTES = new RegExp(`^/auth/(${SOCIAL_PROVIDERS.join('|')})(/callback)?/?$`);
-
-const FORM_POST_PROVIDERS = SOCIAL_PROVIDERS.filter(
-  (provider) => PROVIDER_DEFAULTS[provider].responseMode === 'form_post',
-);
-
-/**
- * The callbacks that providers answering by form post (Apple) reach with a cross-site POST: the HTTP kit
- * lets them in with a form body and no credential (`formPostCallbacks`), since the flow cookie and the state
- * authenticate them.
- */
-export const SOCIAL_FORM_POST_CALLBACKS = new RegExp(`^/auth/(${FORM_POST_PROVIDERS.join('|')})/callback/?$`);
-
 const FLOW_SECONDS = 600;
 
 type Provider = ProviderEndpoints & ProviderSettings;

@@ -39,14 +39,6 @@ import { sendJson } from '../../../infra/http/respond';
 import { sendConsentPage, sendConsentRefusal } from './oauth-consent-page';
 import { AUTHORIZE_PARAMETERS, consentTickets, type ConsentTicket } from './oauth-consent';
 
-/** The OAuth endpoints that take form bodies and authenticate clients themselves (see the HTTP kit). */
-export const OAUTH_CLIENT_ROUTES = [/^\/auth\/oauth\/(token|renew|revoke|introspect)\/?$/];
-/**
- * A GET that writes (it issues a code): routed to the command API. Its POST is the consent page's form (a
- * session-cookie write the route protects with the page's ticket instead of X-CSRF-Token).
- */
-export const OAUTH_AUTHORIZE_ROUTE = /^\/auth\/oauth\/authorize\/?$/;
-
 const GRANT_LIFETIME_MS = GRANT_LIFETIME_DAYS * 24 * 3_600_000;
 const MINUTE_MS = 60_000;
 
