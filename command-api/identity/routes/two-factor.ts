@@ -25,7 +25,7 @@ import {
 } from '../../../contracts/api/users';
 import { mount } from '../../../infra/http/operations';
 import { keptSession } from './users';
-import { revokeGrantsOf } from '../../oauth/routes/oauth';
+import { revokeGrantsOf } from '../../oauth/commands';
 
 const RECOVERY_CODES = 10;
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
@@ -140,7 +140,9 @@ export function addTwoFactorRoutes(router: Router, deps: CommandDeps): void {
       },
       commandContext(req, principal, deps.newCommandId()),
     );
-    await revokeGrantsOf(deps, req, principal, userId);
+    await revokeGrantsOf(deps, principal.tenant, userId, () =>
+      commandContext(req, principal, deps.newCommandId()),
+    );
     const issued = result.state.twoFactor.recoveryCodeHashes[0] === recovery.hashes[0];
     res.setHeader('Cache-Control', 'no-store');
     sendResult(res, 200, result, {
@@ -162,7 +164,9 @@ export function addTwoFactorRoutes(router: Router, deps: CommandDeps): void {
       { kind: 'RemoveTwoFactorDevice', deviceId, ...keptSession(principal, self) },
       commandContext(req, principal, deps.newCommandId()),
     );
-    await revokeGrantsOf(deps, req, principal, result.state.userId);
+    await revokeGrantsOf(deps, principal.tenant, result.state.userId, () =>
+      commandContext(req, principal, deps.newCommandId()),
+    );
     sendResult(res, 200, result, { id: deviceId, removed: true });
   });
 

@@ -21,7 +21,7 @@ import { emailClaimDecider, emailClaimStream } from '../domain/email-claim';
 import { userDecider, type Caller, type UserState } from '../domain/user';
 import { requestHash } from '../../kit/idempotency';
 import { hashPassword, verifyPassword } from '../passwords';
-import { revokeGrantsOf } from '../../oauth/routes/oauth';
+import { revokeGrantsOf } from '../../oauth/commands';
 import {
   authorize,
   authorizeAccount,
@@ -136,7 +136,10 @@ export function addUserRoutes(router: Router, deps: CommandDeps): void {
         commandContext(req, principal, deps.newCommandId()),
         preconditions(req),
       );
-      if (action === 'deactivate') await revokeGrantsOf(deps, req, principal, result.state.userId);
+      if (action === 'deactivate')
+        await revokeGrantsOf(deps, principal.tenant, result.state.userId, () =>
+          commandContext(req, principal, deps.newCommandId()),
+        );
       sendResult(res, 200, result, userView(result.state));
     });
 
@@ -170,7 +173,9 @@ export function addUserRoutes(router: Router, deps: CommandDeps): void {
       },
       commandContext(req, principal, deps.newCommandId()),
     );
-    await revokeGrantsOf(deps, req, principal, userId);
+    await revokeGrantsOf(deps, principal.tenant, userId, () =>
+      commandContext(req, principal, deps.newCommandId()),
+    );
     sendResult(res, 200, result, { id: userId, passwordChanged: true });
   });
 }
