@@ -3,7 +3,7 @@ import { can, mayActOnAccount, type Operation, type Principal } from '../../cont
 import { PlatformError } from '../../contracts/errors';
 import { contextOf, principalOf } from '../../infra/http/context';
 import { etagOf, expectedRevisionFromIfMatch } from '../../infra/http/conditional';
-import type { CommandContext, CommandResult, HandleOptions } from './handler';
+import type { CommandContext, CommandResult, ContextFor, HandleOptions } from './handler';
 import { sendJson } from '../../infra/http/respond';
 
 /** The principal, after checking it may do `operation` on `module`. */
@@ -48,6 +48,11 @@ export function commandContext(req: Request, principal: Principal, commandId: st
     correlationId,
     causationId: requestId,
   };
+}
+
+/** The contexts of the commands `principal` issues by this request (for commands that issue several). */
+export function contextsOf(req: Request, principal: Principal): ContextFor {
+  return (commandId) => commandContext(req, principal, commandId);
 }
 
 /** Handler options from the request: `If-Match` becomes a revision precondition (412 on mismatch). */

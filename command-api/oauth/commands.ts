@@ -4,7 +4,7 @@ import { hashToken } from '../../contracts/secrets';
 import { streamName } from '../../contracts/streams';
 import { ACCESS_TOKEN_AUDIENCE } from '../../infra/secrets/access-tokens';
 import type { CommandDeps } from '../deps';
-import type { AggregateLoader, CommandContext, CommandResult } from '../kit/handler';
+import type { AggregateLoader, CommandContext, CommandResult, ContextFor } from '../kit/handler';
 import { oauthClientDecider, type OAuthClientState } from './domain/oauth-client';
 import { oauthGrantDecider, type OAuthGrantState } from './domain/oauth-grant';
 import { grantOfToken } from './grants/tokens';
@@ -32,21 +32,21 @@ export function clientPrincipal(tenant: string, clientId: string): Principal {
 
 /**
  * OA-29: a change to how a user signs in (password, two-factor, deactivation) revokes the OAuth grants they
- * gave, with every access and refresh token of them. Each revocation is a command of its own: `contextFor`
- * gives each its context (a new command id each time).
+ * gave, with every access and refresh token of them. Each revocation is a command of its own, with a new
+ * command id.
  */
 export async function revokeGrantsOf(
-  deps: Pick<CommandDeps, 'handler' | 'reads'>,
+  deps: Pick<CommandDeps, 'handler' | 'reads' | 'newCommandId'>,
   tenant: string,
   userId: number,
-  contextFor: () => CommandContext,
+  contextFor: ContextFor,
 ): Promise<void> {
   for (const grantId of await deps.reads.liveGrantsOf(tenant, userId))
     await deps.handler.handle(
       streamName('oauthGrant', tenant, grantId),
       oauthGrantDecider,
       { kind: 'RevokeGrant' },
-      contextFor(),
+      contextFor(deps.newCommandId()),
     );
 }
 
