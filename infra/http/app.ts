@@ -135,7 +135,8 @@ function presentedCredentials(
 }
 
 /**
- * Kept on the request as its context is (see `./context.ts`): set once, when the request enters the API.
+ * A request's policy (`./operation-policy.ts`), kept on the request as its context is (`./context.ts`): looked
+ * up once, when the request enters the API.
  */
 const POLICY = Symbol('request policy');
 type RequestWithPolicy = Request & { [POLICY]?: RequestPolicy };
