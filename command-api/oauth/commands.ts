@@ -1,10 +1,19 @@
+import { randomBytes } from 'node:crypto';
+import type { z } from 'zod';
+import type { createClientBody, updateClientBody } from '../../contracts/api/oauth';
 import type { Principal } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 import { hashToken } from '../../contracts/secrets';
 import { streamName } from '../../contracts/streams';
 import { ACCESS_TOKEN_AUDIENCE } from '../../infra/secrets/access-tokens';
 import type { CommandDeps } from '../deps';
-import type { AggregateLoader, CommandContext, CommandResult, ContextFor } from '../kit/handler';
+import type {
+  AggregateLoader,
+  CommandContext,
+  CommandResult,
+  ContextFor,
+  HandleOptions,
+} from '../kit/handler';
 import { oauthClientDecider, type OAuthClientState } from './domain/oauth-client';
 import { oauthGrantDecider, type OAuthGrantState } from './domain/oauth-grant';
 import { grantOfToken } from './grants/tokens';
@@ -18,6 +27,51 @@ export async function activeClient(
   if (!/^rpc_[0-9a-f]{24}$/.test(clientId)) return null;
   const { state } = await aggregates.load(streamName('oauthClient', tenant, clientId), oauthClientDecider);
   return state.status === 'active' ? state : null;
+}
+
+function newClientSecret(): string {
+  return `rpcs_${randomBytes(32).toString('base64url')}`;
+}
+
+/** A new client registration, with its secret (kept only as a hash: this is the one time it is shown). */
+export async function registerClient(
+  deps: Pick<CommandDeps, 'handler'>,
+  settings: z.infer<typeof createClientBody>,
+  context: CommandContext,
+): Promise<{ result: CommandResult<OAuthClientState>; clientId: string; clientSecret: string }> {
+  const clientId = `rpc_${randomBytes(12).toString('hex')}`;
+  const clientSecret = newClientSecret();
+  const result = await deps.handler.handle(
+    streamName('oauthClient', context.tenant, clientId),
+    oauthClientDecider,
+    { kind: 'RegisterClient', client: { clientId, ...settings, secretHash: hashToken(clientSecret) } },
+    context,
+    { newStream: true },
+  );
+  return { result, clientId, clientSecret };
+}
+
+/**
+ * Changes client `clientId`'s settings, and its secret: one the caller chose, or a new one (`regenerateSecret`,
+ * given back as `newSecret`), not both.
+ */
+export async function changeClient(
+  deps: Pick<CommandDeps, 'handler'>,
+  clientId: string,
+  change: z.infer<typeof updateClientBody>,
+  context: CommandContext,
+  options: HandleOptions,
+): Promise<{ result: CommandResult<OAuthClientState>; newSecret: string | undefined }> {
+  const { clientSecret: chosenSecret, regenerateSecret, ...settings } = change;
+  const secret = regenerateSecret ? newClientSecret() : chosenSecret;
+  const result = await deps.handler.handle(
+    streamName('oauthClient', context.tenant, clientId),
+    oauthClientDecider,
+    { kind: 'ChangeClient', ...settings, ...(secret !== undefined && { secretHash: hashToken(secret) }) },
+    context,
+    options,
+  );
+  return { result, newSecret: regenerateSecret ? secret : undefined };
 }
 
 /** Who acts at the token endpoints: the client itself. */
