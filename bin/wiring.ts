@@ -18,8 +18,6 @@ import { tokenAuthenticator } from '../infra/http/authenticate';
 import { SessionActivity } from '../infra/http/session-activity';
 import { createSealer, loadMasterKey } from '../infra/secrets/sealer';
 import { createAccessTokens } from '../infra/secrets/access-tokens';
-import { OAUTH_AUTHORIZE_ROUTE, OAUTH_CLIENT_ROUTES } from '../command-api/oauth/routes/oauth';
-import { SOCIAL_FORM_POST_CALLBACKS, SOCIAL_LOGIN_ROUTES } from '../command-api/identity/routes/social-login';
 import { ApiMeter } from '../infra/http/metering';
 import type { Logger } from '../infra/logging';
 import { Metrics } from '../infra/metrics';
@@ -56,10 +54,6 @@ import type { AttemptLog } from '../infra/attempts/port';
 import { createSqliteAttemptLog } from '../infra/attempts/sqlite';
 import type { BlobStore } from '../infra/blob-store/port';
 import { DEFAULT_FILE_CONTENT_TYPES } from '../contracts/files';
-import { FILE_UPLOAD_ROUTE } from '../command-api/records/routes/files';
-import { FIELD_GENERATE_ROUTE } from '../command-api/ai/routes/ai-generation';
-import { SYSTEM_AI_ROUTE } from '../command-api/ai/routes/system-ai';
-import { DEAD_LETTER_ROUTE } from '../command-api/systems/routes/dead-letters';
 import { DeadLetters } from '../projections/dead-letters';
 import { readModelCommandReads } from '../infra/read-store/command-reads';
 import { createQueryRouter } from '../query-api/app';
@@ -605,18 +599,8 @@ export async function buildServices(
     ...(config.METRICS_TOKEN !== undefined && { metricsToken: config.METRICS_TOKEN }),
     ...(hookReceiver && { hooks: hookReceiver.router }),
     ...(config.HOOK_BASE_URL !== undefined && { hookHost: new URL(config.HOOK_BASE_URL).hostname }),
+    operations: OPERATIONS,
     ...(attempts && {
-      uploadRoutes: [FILE_UPLOAD_ROUTE],
-      oauthRoutes: OAUTH_CLIENT_ROUTES,
-      commandGets: [
-        OAUTH_AUTHORIZE_ROUTE,
-        SOCIAL_LOGIN_ROUTES,
-        FIELD_GENERATE_ROUTE,
-        SYSTEM_AI_ROUTE,
-        DEAD_LETTER_ROUTE,
-      ],
-      sessionForms: [OAUTH_AUTHORIZE_ROUTE],
-      formPostCallbacks: [SOCIAL_FORM_POST_CALLBACKS],
       command: createCommandRouter({
         handler,
         ids,

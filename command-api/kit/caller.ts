@@ -1,6 +1,6 @@
 import { can, type Operation, type Principal } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
-import type { CommandContext } from './handler';
+import type { ContextFor } from './handler';
 
 /**
  * Who a command acts for, as a route (or anything else that calls a feature's commands) hands it over: the
@@ -9,7 +9,7 @@ import type { CommandContext } from './handler';
 export interface Caller {
   readonly principal: Principal;
   /** The context of one of the caller's commands (a create's command id is known once it is identified). */
-  contextOf(commandId: string): CommandContext;
+  readonly contextOf: ContextFor;
 }
 
 /** How a command that may come again is recognised: its Idempotency-Key (if any) and the request's hash. */

@@ -16,6 +16,9 @@ export interface CommandContext {
   readonly causationId: string;
 }
 
+/** The context of one caller's commands, by command id: a request that issues several gives each its own. */
+export type ContextFor = (commandId: string) => CommandContext;
+
 /** The context of write-side bookkeeping (id blocks, idempotency claims): its own command, no user. */
 export function bookkeepingContext(
   tenant: string,

@@ -3,7 +3,7 @@ import { mayActOnAccount, type Operation, type Principal } from '../../contracts
 import { PlatformError } from '../../contracts/errors';
 import { contextOf, principalOf } from '../../infra/http/context';
 import { etagOf, expectedRevisionFromIfMatch } from '../../infra/http/conditional';
-import type { CommandContext, CommandResult, HandleOptions } from './handler';
+import type { CommandContext, CommandResult, ContextFor, HandleOptions } from './handler';
 import { requireRight, type Caller } from './caller';
 import { sendJson } from '../../infra/http/respond';
 
@@ -34,7 +34,7 @@ export function authorizeAccount(
 
 /** The caller a request's commands act for. */
 export function callerOf(req: Request, principal: Principal): Caller {
-  return { principal, contextOf: (commandId) => commandContext(req, principal, commandId) };
+  return { principal, contextOf: contextsOf(req, principal) };
 }
 
 export function commandContext(req: Request, principal: Principal, commandId: string): CommandContext {
@@ -53,6 +53,11 @@ export function commandContext(req: Request, principal: Principal, commandId: st
     correlationId,
     causationId: requestId,
   };
+}
+
+/** The contexts of the commands `principal` issues by this request (for commands that issue several). */
+export function contextsOf(req: Request, principal: Principal): ContextFor {
+  return (commandId) => commandContext(req, principal, commandId);
 }
 
 /** Handler options from the request: `If-Match` becomes a revision precondition (412 on mismatch). */

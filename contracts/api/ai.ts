@@ -601,6 +601,7 @@ export const generateFieldValue = operation({
     ...AI_ERRORS,
   },
   security: 'token',
+  servedByCommandApi: true,
 });
 
 // The model of a system
@@ -662,6 +663,7 @@ export const getSystemAi = operation({
   params: systemPath,
   responses: { 200: { description: 'The setting (never the key).', schema: systemAiAnswer } },
   security: 'token',
+  servedByCommandApi: true,
 });
 export const setSystemAi = operation({
   operationId: 'setSystemAi',

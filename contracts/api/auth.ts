@@ -214,6 +214,7 @@ function socialSignIn(provider: SocialProvider): Operation[] {
       501: { description: 'The provider is not configured (`SOCIAL_LOGIN`), or needs https.' },
     },
     security: 'none',
+    servedByCommandApi: true,
   });
   const formPost = PROVIDER_DEFAULTS[provider].responseMode === 'form_post';
   const callback = operation({
@@ -233,6 +234,7 @@ function socialSignIn(provider: SocialProvider): Operation[] {
       ? { 405: { description: `Use POST /auth/${provider}/callback.` }, 501: finished[501] }
       : finished,
     security: 'none',
+    servedByCommandApi: true,
   });
   if (!formPost) return [start, callback];
   const formCallback = operation({
@@ -244,6 +246,7 @@ function socialSignIn(provider: SocialProvider): Operation[] {
     body: { schema: formPostCallbackSchema, contentTypes: ['application/x-www-form-urlencoded'] },
     responses: finished,
     security: 'none',
+    formPostCallback: true,
   });
   return [start, callback, formCallback];
 }

@@ -41,6 +41,7 @@ export const listDeadLetters = operation({
   summary: 'List the events projections could not apply (operator administrators)',
   description: `${description} Filter and order on \`projection\`, \`version\`, \`tenant\`, \`type\`, \`stream\`, \`eventId\`, \`at\` (default: newest first).`,
   query: listQuery,
+  servedByCommandApi: true,
   responses: {
     200: { description: 'A page of dead letters.', schema: pageOf(deadLetter, 'DeadLetterPage') },
     ...READ_ERRORS,

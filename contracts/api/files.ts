@@ -63,6 +63,7 @@ export const uploadRecordFile = operation({
       .object({ file: z.string().meta({ format: 'binary', description: 'The file.' }) })
       .meta({ id: 'FileUpload' }),
     contentTypes: ['multipart/form-data'],
+    readByRoute: true,
   },
   responses: {
     201: {

@@ -212,6 +212,7 @@ export const authorize = operation({
     'first. A refusal after the client and redirect URI are known goes to the redirect URI as `error`; before, it ' +
     'is a 400 `{error, error_description}`.',
   query: authorizeQuery,
+  servedByCommandApi: true,
   responses: {
     200: { description: 'The consent page (session cookie).', schema: z.string(), contentType: 'text/html' },
     302: {
@@ -235,6 +236,7 @@ export const answerConsent = operation({
   tag: 'oauth',
   summary: "The consent page's Allow / Deny (a form post in the signed-in browser)",
   body: { schema: consentBody, contentTypes: ['application/x-www-form-urlencoded'] },
+  sessionForm: true,
   responses: {
     302: {
       description: 'Back to the client with `code` (allow) or `error=access_denied` (deny).',

@@ -33,6 +33,11 @@ export interface OperationBody {
   readonly contentTypes?: readonly string[];
   readonly required?: boolean;
   readonly example?: unknown;
+  /**
+   * The route reads the body itself (an upload it streams to the blob store, whatever its type): the HTTP kit
+   * neither checks its type nor parses it.
+   */
+  readonly readByRoute?: boolean;
 }
 
 export interface Operation {
@@ -58,6 +63,24 @@ export interface Operation {
   readonly root?: boolean;
   /** Offered as an MCP tool (an operation that reads or changes records and their structure). */
   readonly tool?: boolean;
+  /**
+   * A GET the command API serves, because it writes (issues a code, starts a session, spends AI tokens) or
+   * reads the write side's own state: the one-process app and the gateway send it there, not to the query API.
+   */
+  readonly servedByCommandApi?: boolean;
+  /**
+   * A POST a page of this API submits as an HTML form in the signed-in browser (the OAuth consent page): the
+   * session cookie counts on it without `X-CSRF-Token`, which a form cannot send. The route must check a
+   * single-use value of the page bound to the session instead.
+   */
+  readonly sessionForm?: boolean;
+  /**
+   * A POST where an identity provider hands back the answer to a sign-in this browser started, as a form the
+   * browser posts from the provider's site (`response_mode=form_post`). The route authenticates it by the
+   * state it sent, bound to its own signed flow cookie: the HTTP kit reads no credential on it (one neither
+   * helps nor blocks), and the session's CSRF check does not apply.
+   */
+  readonly formPostCallback?: boolean;
 }
 
 /** Declares an operation; the identity function, so each contract file reads as a table of operations. */

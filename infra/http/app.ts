@@ -25,6 +25,8 @@ import { API_BASE, mount } from './operations';
 import { mcpRouter, type McpOptions } from '../mcp/server';
 import { getApiUsage, getHealth, getMetrics, getReadiness, usageQuery } from '../../contracts/api/platform';
 import { receiveWebhook } from '../../contracts/api/integrator';
+import type { Operation } from '../../contracts/api/operation';
+import { ORDINARY_POLICY, requestPolicies, type RequestPolicy } from './operation-policy';
 
 export interface ReadinessReport {
   readonly ready: boolean;
@@ -57,29 +59,12 @@ export interface HttpKitOptions {
    * on this host connecting directly (loopback, no proxy's forwarding header).
    */
   readonly metricsToken?: string;
-  /** POST routes (paths under `/api`) that read their own body, such as uploads: they skip the JSON-only check. */
-  readonly uploadRoutes?: readonly RegExp[];
   /**
-   * OAuth endpoints (paths under `/api`) that take JSON or form bodies and authenticate the client themselves
-   * (HTTP Basic or body credentials): the platform's credential check leaves them alone.
+   * The operations this app serves under `/api` (`OPERATIONS`). Their declarations say which requests take
+   * forms, read their own body, authenticate their caller themselves, count the session cookie without
+   * `X-CSRF-Token`, or go to the command API though they are GETs (see `./operation-policy.ts`).
    */
-  readonly oauthRoutes?: readonly RegExp[];
-  /** GET routes (paths under `/api`) that write, so they go to the command API (the OAuth authorize endpoint). */
-  readonly commandGets?: readonly RegExp[];
-  /**
-   * POST routes (paths under `/api`) that a page of this API submits as an HTML form (the OAuth consent page):
-   * they take form bodies, and the session cookie counts on them without `X-CSRF-Token`, which a form cannot
-   * send. The route itself must check a single-use value of the page bound to the session instead.
-   */
-  readonly sessionForms?: readonly RegExp[];
-  /**
-   * POST routes (paths under `/api`) where an identity provider hands back the answer to a sign-in this
-   * browser started, as a form the browser posts from the provider's site (Sign in with Apple's
-   * `response_mode=form_post`). They take form bodies and no credential at all: the route authenticates the
-   * post by the state it sent bound to its own signed flow cookie, not by a session, so the session's CSRF
-   * check does not apply, and any credential the request carries is ignored (it neither helps nor blocks).
-   */
-  readonly formPostCallbacks?: readonly RegExp[];
+  readonly operations: readonly Operation[];
   /**
    * The MCP tool server (`/v2/{system}/…`) over these operations. Its tool calls go into this app, or to
    * `apiUrl` when this process does not serve both APIs.
@@ -150,19 +135,22 @@ function presentedCredentials(
 }
 
 /**
- * `routes`, entered only by the requests of its side: GET and HEAD are reads (the query API) unless they are
- * among `commandGets`; everything else is a write (the command API). The handler keeps the routes' `stack`,
- * so both APIs' routes stay visible in the app's router tree.
+ * A request's policy (`./operation-policy.ts`), kept on the request as its context is (`./context.ts`): looked
+ * up once, when the request enters the API.
  */
-function sideOf(
-  routes: Router,
-  reads: boolean,
-  commandGets: readonly RegExp[],
-): RequestHandler & { readonly stack: Router['stack'] } {
+const POLICY = Symbol('request policy');
+type RequestWithPolicy = Request & { [POLICY]?: RequestPolicy };
+const policyOf = (req: Request): RequestPolicy => (req as RequestWithPolicy)[POLICY] ?? ORDINARY_POLICY;
+
+/**
+ * `routes`, entered only by the requests of its side: GET and HEAD are reads (the query API) unless their
+ * operation is served by the command API; everything else is a write (the command API). The handler keeps the
+ * routes' `stack`, so both APIs' routes stay visible in the app's router tree.
+ */
+function sideOf(routes: Router, reads: boolean): RequestHandler & { readonly stack: Router['stack'] } {
   const indexed = indexedByFirstSegment(routes);
   const handler: RequestHandler = (req, res, next) => {
-    const isRead =
-      (req.method === 'GET' || req.method === 'HEAD') && !commandGets.some((route) => route.test(req.path));
+    const isRead = (req.method === 'GET' || req.method === 'HEAD') && !policyOf(req).commandSide;
     if (isRead === reads) indexed(req, res, next);
     else next();
   };
@@ -244,18 +232,7 @@ export function createHttpApp(options: HttpKitOptions): Express {
     );
   }
 
-  const uploadRoutes = options.uploadRoutes ?? [];
-  const oauthRoutes = options.oauthRoutes ?? [];
-  const isUpload = (req: Request) =>
-    req.method === 'POST' && uploadRoutes.some((route) => route.test(req.path));
-  const sessionForms = options.sessionForms ?? [];
-  const isSessionForm = (req: Request) =>
-    req.method === 'POST' && sessionForms.some((route) => route.test(req.path));
-  const formPostCallbacks = options.formPostCallbacks ?? [];
-  const isFormPostCallback = (req: Request) =>
-    req.method === 'POST' && formPostCallbacks.some((route) => route.test(req.path));
-  const isOAuth = (req: Request) => oauthRoutes.some((route) => route.test(req.path));
-  const takesForms = (req: Request) => isOAuth(req) || isSessionForm(req) || isFormPostCallback(req);
+  const policies = requestPolicies(options.operations);
   const parseJson = express.json({
     limit: options.bodyLimit,
     strict: false,
@@ -263,15 +240,17 @@ export function createHttpApp(options: HttpKitOptions): Express {
   });
   const parseForm = express.urlencoded({ extended: false, limit: options.bodyLimit, parameterLimit: 50 });
   api.use((req, res, next) => {
+    const policy = policies(req.method, req.path);
+    (req as RequestWithPolicy)[POLICY] = policy;
     // Most reads carry no body: nothing to check or parse.
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)
       return next();
-    const upload = isUpload(req);
-    const forms = takesForms(req);
-    requireJsonBody(req, upload, forms);
+    requireJsonBody(req, policy.bodyReadByRoute, policy.takesForms);
     // An upload's body is the file, even a JSON one: its route streams it.
-    if (upload) return next();
-    parseJson(req, res, (error?: unknown) => (error || !forms ? next(error) : parseForm(req, res, next)));
+    if (policy.bodyReadByRoute) return next();
+    parseJson(req, res, (error?: unknown) =>
+      error || !policy.takesForms ? next(error) : parseForm(req, res, next),
+    );
   });
   api.use(async (req, res, next) => {
     await authenticateRequest(req);
@@ -280,8 +259,9 @@ export function createHttpApp(options: HttpKitOptions): Express {
   });
   async function authenticateRequest(req: Request): Promise<void> {
     const context = contextOf(req);
-    if (isOAuth(req) || isFormPostCallback(req)) return;
-    const presented = presentedCredentials(req, isSessionForm(req));
+    const policy = policyOf(req);
+    if (policy.authenticatesItself) return;
+    const presented = presentedCredentials(req, policy.sessionForm);
     if (presented.length === 0) return;
     const credentials = await Promise.all(
       presented.map(async ({ source, token, presentation }) => ({
@@ -339,8 +319,8 @@ export function createHttpApp(options: HttpKitOptions): Express {
     const usage = await options.meter.usage(principal.tenant, from, to);
     sendJson(res, 200, { from, to, total: usage.reduce((sum, row) => sum + row.calls, 0), items: usage });
   });
-  if (options.query) api.use(sideOf(options.query, true, options.commandGets ?? []));
-  if (options.command) api.use(sideOf(options.command, false, options.commandGets ?? []));
+  if (options.query) api.use(sideOf(options.query, true));
+  if (options.command) api.use(sideOf(options.command, false));
   api.use((req) => {
     throw new PlatformError('not_found', `no route for ${req.method} ${req.baseUrl}${req.path}`);
   });
@@ -383,9 +363,9 @@ function requestLog(logger: Logger): RequestHandler | undefined {
 }
 
 /** A body that is not JSON is refused up front instead of being silently ignored (uploads excepted). */
-function requireJsonBody(req: Request, upload: boolean, takesForms: boolean): void {
+function requireJsonBody(req: Request, bodyReadByRoute: boolean, takesForms: boolean): void {
   const hasContent = req.headers['content-length'] !== '0' || req.headers['transfer-encoding'] !== undefined;
-  if (!hasContent || upload) return;
+  if (!hasContent || bodyReadByRoute) return;
   const accepted = takesForms
     ? ['application/json', 'application/*+json', 'application/x-www-form-urlencoded']
     : ['application/json', 'application/*+json'];

@@ -3,6 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { OPERATIONS } from '../../contracts/api/index';
+import { API_BASE } from '../../infra/http/operations';
 import { describeContract } from '../support/adapter-report';
 import { nginxBinary, startGateway, type Gateway } from '../support/gateway';
 
@@ -83,6 +85,15 @@ describeContract(
       expect((await through('GET', '/api/system/acme/aix')).side).toBe('query');
       expect((await through('GET', '/api/dead-letter?limit=5')).side).toBe('command');
       expect((await through('GET', '/api/dead-letters')).side).toBe('query');
+    });
+
+    test('every GET its operation declares served by the command API goes there', async () => {
+      const commandGets = OPERATIONS.filter((op) => op.method === 'get' && op.servedByCommandApi);
+      expect(commandGets.length).toBeGreaterThan(0);
+      for (const op of commandGets) {
+        const path = `${API_BASE}${op.path.replace(/\{\w+\}/g, 'x1')}`;
+        expect([path, (await through('GET', path)).side]).toEqual([path, 'command']);
+      }
     });
 
     test("Apple's form post to the sign-in callback reaches the command API with its body", async () => {

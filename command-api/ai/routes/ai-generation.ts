@@ -13,8 +13,6 @@ import type { CommandDeps } from '../../deps';
 import { authorize, callerOf, sendAt } from '../../kit/route-context';
 import { generateValue, proposeField, proposeModules } from '../commands';
 
-/** `GET /field/generate/{fieldId}` spends tokens: the command API serves it (`commandGets`, the gateway). */
-export const FIELD_GENERATE_ROUTE = /^\/field\/generate\/[^/]+\/?$/;
 
 /**
  * Generation: modules and fields proposed for a purpose (answered as the JSON text of the bodies that create

@@ -16,9 +16,6 @@ import type { SystemAiSettings } from '../domain/system-ai';
 import { authorize, callerOf } from '../../kit/route-context';
 import { clearSystemAi, existingSystem, setSystemAi } from '../commands';
 
-/** `GET /system/{system}/ai` is served by the command API: it reads the setting's own stream. */
-export const SYSTEM_AI_ROUTE = /^\/system\/[^/]+\/ai\/?$/;
-
 /**
  * `/system/{system}/ai`: which model a system's AI features use. Operator administrators only — the platform
  * calls the address on the system's behalf, so no system may point it at an address of its choosing.

@@ -1,4 +1,4 @@
-import { createHash, createPublicKey, randomBytes, timingSafeEqual, type JsonWebKey } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
 import jwt from 'jsonwebtoken';
 import { PlatformError } from '../../../contracts/errors';
@@ -7,36 +7,20 @@ import {
   PROVIDER_DEFAULTS,
   providerConfig,
   SOCIAL_PROVIDERS,
-  verifiedEmailOf,
   type ProviderEndpoints,
   type ProviderSettings,
   type SocialProvider,
 } from '../../../contracts/social';
-import { streamName } from '../../../contracts/streams';
 import { validate } from '../../../contracts/validation';
 import { contextOf } from '../../../infra/http/context';
 import { cookieValue, setCookie } from '../../../infra/http/cookies';
 import { issuerOf } from '../../../infra/http/issuer';
 import type { CommandDeps } from '../../deps';
-import { emailClaimDecider, emailClaimStream } from '../domain/email-claim';
-import { hasTwoFactor, userDecider } from '../domain/user';
-import { requireSecondFactor, startSession } from './sessions';
+import { hasTwoFactor } from '../domain/user';
+import { requireSecondFactor, sendSession, sessionContexts } from './sessions';
+import { newPendingLogin, openSession, userVouchedForByProvider } from '../commands';
 import { SOCIAL_SIGN_IN_OPERATIONS } from '../../../contracts/api/auth';
 import { mount } from '../../../infra/http/operations';
-
-/** The sign-in routes (`/auth/<provider>` and its callback) write a session: they go to the command API. */
-export const SOCIAL_LOGIN_ROUTES = new RegExp(`^/auth/(${SOCIAL_PROVIDERS.join('|')})(/callback)?/?$`);
-
-const FORM_POST_PROVIDERS = SOCIAL_PROVIDERS.filter(
-  (provider) => PROVIDER_DEFAULTS[provider].responseMode === 'form_post',
-);
-
-/**
- * The callbacks that providers answering by form post (Apple) reach with a cross-site POST: the HTTP kit
- * lets them in with a form body and no credential (`formPostCallbacks`), since the flow cookie and the state
- * authenticate them.
- */
-export const SOCIAL_FORM_POST_CALLBACKS = new RegExp(`^/auth/(${FORM_POST_PROVIDERS.join('|')})/callback/?$`);
 
 const FLOW_SECONDS = 600;
 
@@ -116,44 +100,6 @@ export function addSocialLoginRoutes(
   };
   const callbackOf = (req: Request, provider: SocialProvider) => `${issuerOf(req)}/auth/${provider}/callback`;
 
-  /** The JSON answer of a provider endpoint, or a 502 naming the step. */
-  const providerJson = async (
-    step: string,
-    call: Parameters<CommandDeps['outbound']['request']>[0],
-  ): Promise<unknown> => {
-    const answer = await deps.outbound.request(call).catch((error: unknown) => {
-      throw new PlatformError('upstream_failed', `the provider's ${step} did not answer: ${String(error)}`);
-    });
-    if (answer.status < 200 || answer.status >= 300)
-      throw new PlatformError('upstream_failed', `the provider's ${step} answered ${answer.status}`);
-    try {
-      return JSON.parse(answer.body) as unknown;
-    } catch {
-      throw new PlatformError('upstream_failed', `the provider's ${step} did not answer JSON`);
-    }
-  };
-
-  /** An ID token's claims once its signature (by a key of the provider's JWKS), issuer and audience check out. */
-  const idTokenClaims = async (provider: Provider, idToken: unknown): Promise<unknown> => {
-    if (typeof idToken !== 'string')
-      throw new PlatformError('upstream_failed', 'the provider sent no ID token');
-    const header = jwt.decode(idToken, { complete: true })?.header;
-    const jwks = (await providerJson('key set', { method: 'GET', url: provider.profileUrl })) as {
-      keys?: JsonWebKey[];
-    };
-    const key = jwks.keys?.find((candidate) => (candidate as { kid?: string }).kid === header?.kid);
-    if (!key) throw new PlatformError('upstream_failed', 'the ID token is signed by an unknown key');
-    try {
-      return jwt.verify(idToken, createPublicKey({ key, format: 'jwk' }), {
-        algorithms: ['RS256', 'ES256'],
-        audience: provider.clientId,
-        ...(provider.issuer !== undefined && { issuer: provider.issuer }),
-      });
-    } catch (error) {
-      throw new PlatformError('upstream_failed', `the ID token does not verify: ${(error as Error).message}`);
-    }
-  };
-
   /**
    * The end of a sign-in: the answer must carry the state of the flow this browser started (its signed
    * cookie, of this provider and system); then the flow is spent, the code is exchanged with the PKCE
@@ -194,51 +140,24 @@ export function addSocialLoginRoutes(
       throw new PlatformError('unauthorized', `the provider refused the sign-in: ${answer.error}`);
     if (answer.code === undefined) throw new PlatformError('bad_request', 'the provider sent no code');
 
-    const tokens = (await providerJson('token endpoint', {
-      method: 'POST',
-      url: settings.tokenUrl,
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code: answer.code,
-        redirect_uri: callbackOf(req, provider),
-        client_id: settings.clientId,
-        client_secret: settings.clientSecret,
-        code_verifier: String(flow.v),
-      }).toString(),
-    })) as Record<string, unknown>;
-    const profile =
-      settings.profile === 'id-token'
-        ? await idTokenClaims(settings, tokens.id_token)
-        : await providerJson('profile endpoint', {
-            method: 'GET',
-            url: settings.profileUrl,
-            headers: {
-              authorization: `Bearer ${String(tokens.access_token)}`,
-              accept: 'application/json',
-              'user-agent': 'records-platform',
-            },
-          });
-    const email = verifiedEmailOf(settings.profile, profile);
-    if (!email) {
-      log.warn({ event: 'login.failed', via: provider }, 'social sign-in without a verified email');
-      throw new PlatformError('forbidden', `${provider} did not vouch for a verified email address`);
-    }
-    const claim = await deps.handler.load(emailClaimStream(tenant, email), emailClaimDecider);
-    const user =
-      claim.state.userId === null
-        ? null
-        : await deps.handler.load(streamName('user', tenant, claim.state.userId), userDecider);
-    if (user?.state.status !== 'active') {
-      log.warn({ event: 'login.failed', via: provider, email }, 'social sign-in for no user');
-      throw new PlatformError(
-        'forbidden',
-        `no active user has the address ${email}: an administrator creates users`,
-      );
-    }
-    if (hasTwoFactor(user.state)) requireSecondFactor(deps, res, tenant, user.state.userId);
-    await startSession(deps, req, res, user.state, (session) => ({ kind: 'StartSession', ...session }));
-    log.info({ event: 'login.succeeded', via: provider, userId: user.state.userId }, 'login succeeded');
+    const user = await userVouchedForByProvider(
+      deps,
+      tenant,
+      provider,
+      settings,
+      { code: answer.code, verifier: String(flow.v), redirectUri: callbackOf(req, provider) },
+      log,
+    );
+    if (hasTwoFactor(user)) requireSecondFactor(res, newPendingLogin(deps, tenant, user.userId));
+    const opened = await openSession(
+      deps,
+      tenant,
+      user,
+      (session) => ({ kind: 'StartSession', ...session }),
+      sessionContexts(req, deps),
+    );
+    sendSession(req, res, deps, opened);
+    log.info({ event: 'login.succeeded', via: provider, userId: user.userId }, 'login succeeded');
   };
 
   for (const provider of SOCIAL_PROVIDERS) {

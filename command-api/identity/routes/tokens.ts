@@ -9,23 +9,20 @@ import {
 } from '../../../contracts/api/users';
 import { mount } from '../../../infra/http/operations';
 import type { Principal } from '../../../contracts/auth';
-import { PlatformError } from '../../../contracts/errors';
-import { uuidV5 } from '../../../contracts/ids';
-import { hashToken, newApiToken, tokenDisplay } from '../../../contracts/secrets';
 import { streamName } from '../../../contracts/streams';
 import { validate } from '../../../contracts/validation';
 import { idParam } from '../../../infra/http/params';
 import type { CommandDeps } from '../../deps';
 import { userDecider } from '../domain/user';
-import { requestHash } from '../../kit/idempotency';
 import {
   authorizeAccount,
   commandContext,
+  contextsOf,
   idempotencyKey,
   preconditions,
   sendResult,
 } from '../../kit/route-context';
-import { callerOf } from './users';
+import { callerOf, issueApiToken } from '../commands';
 
 /** A user's tokens are theirs and their administrators' to manage (never another member's). */
 function tokenOwner(
@@ -48,41 +45,18 @@ export function addTokenRoutes(router: Router, deps: CommandDeps): void {
   mount(router, createToken, async (req, res) => {
     const { principal, userId } = tokenOwner(req, 'create');
     const body = validate(createTokenBody, req.body, 'body');
-    const identity = await deps.idempotency.identify(
-      principal.tenant,
-      principal.credential.id,
+    const { result, token, value } = await issueApiToken(
+      deps,
+      principal,
+      userId,
+      body,
       idempotencyKey(req),
-      () => requestHash('POST', `/auth/${userId}/token`, body),
-      null,
+      contextsOf(req, principal),
     );
-    const value = newApiToken();
-    const tokenId = uuidV5(`api-token:${identity.commandId}`);
-    const token = {
-      tokenId,
-      name: body.name,
-      tokenHash: hashToken(value),
-      ...tokenDisplay(value),
-      permissions: body.permissions ?? null,
-      expiresAt: body.expiresAt ?? null,
-      bootstrap: false,
-    };
-    const result = await deps.handler.handle(
-      streamName('user', principal.tenant, userId),
-      userDecider,
-      { kind: 'IssueApiToken', token, caller: callerOf(principal) },
-      commandContext(req, principal, identity.commandId),
-      identity.mayBeRepeat ? { mayBeRepeat: true } : {},
-    );
-    // Only the hash was kept: a repeat cannot show the value again, and must not mint a second token.
-    if (result.replayed)
-      throw new PlatformError(
-        'conflict',
-        `token ${tokenId} was created by the first request with this Idempotency-Key; its value is shown only once`,
-      );
-    const { tokenHash: _hash, bootstrap: _bootstrap, tokenId: id, ...shown } = token;
+    const { tokenHash: _hash, bootstrap: _bootstrap, tokenId, ...shown } = token;
     res.setHeader('Location', `${req.baseUrl}/auth/${userId}/token/${tokenId}`);
     res.setHeader('Cache-Control', 'no-store');
-    sendResult(res, 201, result, { id, userId, ...shown, token: value });
+    sendResult(res, 201, result, { id: tokenId, userId, ...shown, token: value });
   });
 
   mount(router, updateToken, async (req, res) => {

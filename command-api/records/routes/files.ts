@@ -25,9 +25,6 @@ import {
 import { mount } from '../../../infra/http/operations';
 import { moduleFields } from '../../structure/commands';
 
-/** `POST /record/{recordId}/file`: the upload route (its body is not JSON; the HTTP kit lets it through). */
-export const FILE_UPLOAD_ROUTE = /^\/record\/[^/]+\/file\/?$/;
-
 export function fileView(recordId: number, file: AttachedFile): Record<string, unknown> {
   return {
     id: file.fileId,

@@ -11,9 +11,6 @@ import type { DeadLetters } from '../../../projections/dead-letters';
 import type { CommandDeps } from '../../deps';
 import { authorize } from '../../kit/route-context';
 
-/** `GET /dead-letter` is served by the command API, next to the retry (both operator-only). */
-export const DEAD_LETTER_ROUTE = /^\/dead-letter\/?$/;
-
 const DEAD_LETTER_FIELDS = catalogue({
   projection: { path: 'projection', type: 'string' },
   version: { path: 'version', type: 'integer' },

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { z } from 'zod';
-import type { Principal } from '../../../contracts/auth';
-import { CONSENT_TICKET_SECONDS } from '../../../contracts/oauth';
-import { hashToken } from '../../../contracts/secrets';
+import type { Principal } from '../../contracts/auth';
+import { CONSENT_TICKET_SECONDS } from '../../contracts/oauth';
+import { hashToken } from '../../contracts/secrets';
 
 const AUDIENCE = 'records-platform:oauth-consent';
 

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Router } from 'express';
 import {
   clientIdParams,
@@ -10,18 +9,14 @@ import {
 } from '../../../contracts/api/oauth';
 import { PlatformError } from '../../../contracts/errors';
 import { mount } from '../../../infra/http/operations';
-import { hashToken } from '../../../contracts/secrets';
 import { streamName } from '../../../contracts/streams';
 import { validate } from '../../../contracts/validation';
 import type { CommandDeps } from '../../deps';
 import { oauthClientDecider, type OAuthClientState } from '../domain/oauth-client';
 import { authorize, commandContext, preconditions, sendResult } from '../../kit/route-context';
+import { changeClient, registerClient } from '../commands';
 
-function newClientSecret(): string {
-  return `rpcs_${randomBytes(32).toString('base64url')}`;
-}
-
-export function clientView(state: OAuthClientState): Record<string, unknown> {
+function clientView(state: OAuthClientState): Record<string, unknown> {
   return { ...state.client };
 }
 
@@ -30,14 +25,10 @@ export function addOAuthClientRoutes(router: Router, deps: CommandDeps): void {
   mount(router, createOAuthClient, async (req, res) => {
     const principal = authorize(req, 'oauthClient', 'create');
     const body = validate(createClientBody, req.body, 'body');
-    const clientId = `rpc_${randomBytes(12).toString('hex')}`;
-    const clientSecret = newClientSecret();
-    const result = await deps.handler.handle(
-      streamName('oauthClient', principal.tenant, clientId),
-      oauthClientDecider,
-      { kind: 'RegisterClient', client: { clientId, ...body, secretHash: hashToken(clientSecret) } },
+    const { result, clientId, clientSecret } = await registerClient(
+      deps,
+      body,
       commandContext(req, principal, deps.newCommandId()),
-      { newStream: true },
     );
     res.setHeader('Location', `${req.baseUrl}/auth/oauth/client/${clientId}`);
     res.setHeader('Cache-Control', 'no-store');
@@ -47,25 +38,20 @@ export function addOAuthClientRoutes(router: Router, deps: CommandDeps): void {
   mount(router, updateOAuthClient, async (req, res) => {
     const principal = authorize(req, 'oauthClient', 'update');
     const { clientId } = validate(clientIdParams, req.params, 'path');
-    const {
-      clientSecret: chosenSecret,
-      regenerateSecret,
-      ...settings
-    } = validate(updateClientBody, req.body, 'body');
-    if (chosenSecret !== undefined && regenerateSecret)
+    const change = validate(updateClientBody, req.body, 'body');
+    if (change.clientSecret !== undefined && change.regenerateSecret)
       throw new PlatformError('validation_failed', 'send clientSecret or regenerateSecret, not both');
-    const secret = regenerateSecret ? newClientSecret() : chosenSecret;
-    const result = await deps.handler.handle(
-      streamName('oauthClient', principal.tenant, clientId),
-      oauthClientDecider,
-      { kind: 'ChangeClient', ...settings, ...(secret !== undefined && { secretHash: hashToken(secret) }) },
+    const { result, newSecret } = await changeClient(
+      deps,
+      clientId,
+      change,
       commandContext(req, principal, deps.newCommandId()),
       preconditions(req),
     );
     res.setHeader('Cache-Control', 'no-store');
     sendResult(res, 200, result, {
       ...clientView(result.state),
-      ...(regenerateSecret && { clientSecret: secret }),
+      ...(newSecret !== undefined && { clientSecret: newSecret }),
     });
   });
 
