@@ -7,7 +7,6 @@ import { IdAllocator } from '../command-api/kit/id-allocator';
 import { IdempotencyKeys } from '../command-api/kit/idempotency';
 import type { AttemptLog } from '../infra/attempts/port';
 import type { Config } from '../infra/config';
-import type { CommittedAppend } from '../infra/event-store/port';
 import { ApiMeter } from '../infra/http/metering';
 import type { Logger } from '../infra/logging';
 import { guardedHttp } from '../infra/outbound/guarded-http';
@@ -61,8 +60,8 @@ export interface Kernel {
   readonly accessTokens: AccessTokens;
   readonly hookAddresses: HookAddresses;
   /**
-   * The log shared by every process of the deployment: sign-in and client-authentication attempts,
-   * introspections, received hooks, API call quotas. Opened where a service of this process uses it.
+   * The log every process of the deployment shares: sign-in and client-authentication attempts,
+   * introspections, the hook intake's, API call quotas. Opened where a service of this process uses it.
    */
   attempts(): AttemptLog;
   /** Adds a started service's sources to `/metrics`. */
@@ -121,7 +120,7 @@ export async function openKernel(
     READ_MODEL_PROJECTIONS.filter((projection) => CREDENTIAL_PROJECTIONS.includes(projection.name)),
   );
   const removeHooks = [
-    events.onAfterCommit((commits: readonly CommittedAppend[]) => {
+    events.onAfterCommit((commits) => {
       for (const { position } of commits) if (position > lastPosition) lastPosition = position;
     }),
     events.onAfterCommit(recordCredentialHeads(heads)),
