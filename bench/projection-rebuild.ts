@@ -10,7 +10,7 @@ import { createLogger } from '../infra/logging';
 import { createSqliteReadStore } from '../infra/read-store/sqlite';
 import { recordsProjection } from '../projections/read-models/records';
 import { rebuildProjection } from '../projections/rebuild';
-import { startRebuildDecoders } from '../bin/wiring';
+import { startRebuildDecoders } from '../bin/threads';
 import { startCheckpointerFor } from '../bin/sqlite-checkpointer';
 import { embeddedFile } from '../bin/embedded-stores';
 import { machineConditions, printFigure } from './report';

@@ -1,5 +1,5 @@
 import { categoryOf } from '../contracts/streams';
-import type { EventStore } from '../infra/event-store/port';
+import type { AfterCommitHook, EventStore } from '../infra/event-store/port';
 import type { ReadStore } from '../infra/read-store/port';
 
 /**
@@ -18,6 +18,13 @@ export interface CredentialHeads {
 }
 
 export const CREDENTIAL_HEADS_COLLECTION = 'credential_heads';
+
+/** The event store's after-commit hook that tells `heads` of each append, before it is acknowledged. */
+export function recordCredentialHeads(heads: Pick<CredentialHeads, 'appended'>): AfterCommitHook {
+  return async (commits) => {
+    for (const { streamId, position } of commits) await heads.appended(streamId, position);
+  };
+}
 
 export function credentialHeads(
   events: EventStore,

@@ -3,7 +3,9 @@ import { createLogger } from '../infra/logging';
 import { ProjectionHost } from '../projections/host';
 import type { FromProjectionsThread, ToProjectionsThread } from '../projections/thread-protocol';
 import { READ_MODEL_PROJECTIONS } from '../projections/read-models/catalogue';
-import { openAdapters, startRelay, type ProjectionsThreadData } from './wiring';
+import { openAdapters } from './adapters';
+import { relayOf } from './modules/relay';
+import type { ProjectionsThreadData } from './threads';
 
 /**
  * The projections thread of the one-process platform (see `ThreadedProjections`): its own connections to
@@ -40,8 +42,9 @@ async function main(): Promise<void> {
     });
     await host.start();
     const relay = withRelay
-      ? await startRelay(config, adapters, logger, (topic) => post({ kind: 'published', topic }))
+      ? await relayOf(config, adapters, logger, (topic) => post({ kind: 'published', topic }))
       : undefined;
+    await relay?.start();
     let wakeFlag: Int32Array | undefined;
     port.on('message', (message: ToProjectionsThread) => {
       if (message.kind === 'wake-flag') wakeFlag = new Int32Array(message.flag);

@@ -7,7 +7,9 @@ import { startCheckpointerFor } from './sqlite-checkpointer';
 import { ReadModels } from '../infra/read-store/read-models';
 import { VECTOR_PROJECTION } from '../query-api/routes/vectors';
 import { rebuildVectors } from './semantic';
-import { openAdapters, startRebuildDecoders, waitForCheckpoints } from './wiring';
+import { openAdapters } from './adapters';
+import { waitForCheckpoints } from './read-consistency';
+import { startRebuildDecoders } from './threads';
 
 /**
  * `npm run replay -- <projection>`: rebuilds a projection from position 0 into a new version while the

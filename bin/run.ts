@@ -5,7 +5,9 @@ import { createLogger, type Logger } from '../infra/logging';
 import { startCheckpointerFor } from './sqlite-checkpointer';
 import { MAIL_MAX_BYTES } from '../contracts/integrator';
 import { startMailListener } from '../infra/smtp/mail-listener';
-import { buildServices, mailDomain, openAdapters, type ServiceSelection, type Services } from './wiring';
+import { openAdapters } from './adapters';
+import { mailDomain } from './kernel';
+import { buildServices, type ServiceSelection, type Services } from './wiring';
 
 export interface Running {
   readonly config: Config;
@@ -60,7 +62,7 @@ export async function run(
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
-      await Promise.all([closeGracefully(server, HTTP_DRAIN_MS), mail?.close(), services.releaseWaiting()]);
+      await Promise.all([closeGracefully(server, HTTP_DRAIN_MS), mail?.close(), services.drain()]);
       await services.stop();
       await adapters.close();
       await checkpointer?.stop();

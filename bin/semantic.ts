@@ -16,27 +16,13 @@ import type { VectorIndex } from '../infra/vector-index/port';
 import { QdrantVectorIndex } from '../infra/vector-index/qdrant';
 import { vectorIndexIdentity } from '../projections/vectors/record-text';
 import { VectorProjection } from '../projections/vectors/vector-projection';
-import type { SemanticSearch } from '../query-api/routes/vectors';
 import { embeddedFile } from './embedded-stores';
 
 /** The embedding thread's entry: the `.ts` source from sources, the compiled `.js` in a build. */
 export const EMBEDDING_THREAD_ENTRY = join(__dirname, `embedding-thread${extname(__filename)}`);
 
-/** How often a process without the vector projection looks at the index's checkpoint while a read waits. */
-const CHECKPOINT_POLL_MS = 50;
-
-export interface SemanticServices {
-  readonly search: SemanticSearch;
-  readonly projection?: VectorProjection;
-  /** Whether the index includes `position` within `timeoutMs` (the projection's, or the stored checkpoint). */
-  waitFor(position: bigint, timeoutMs: number): Promise<boolean>;
-  /** The vector projection's position, where it runs here. */
-  position(): bigint | undefined;
-  stop(): Promise<void>;
-}
-
 /** The configured vector index for vectors of `dimension`. */
-async function vectorIndexOf(config: Config, dimension: number): Promise<VectorIndex> {
+export async function vectorIndexOf(config: Config, dimension: number): Promise<VectorIndex> {
   if (config.VECTOR_INDEX === 'embedded')
     return EmbeddedVectorIndex.open(embeddedFile(config, 'vectors'), dimension);
   if (config.QDRANT_URL === undefined) throw new Error('VECTOR_INDEX=qdrant needs QDRANT_URL');
@@ -47,7 +33,7 @@ async function vectorIndexOf(config: Config, dimension: number): Promise<VectorI
   });
 }
 
-function embedderOf(config: Config): TextEmbedder {
+export function embedderOf(config: Config): TextEmbedder {
   if (config.EMBEDDINGS === 'local') {
     const thread = () => new ThreadedEmbedder(EMBEDDING_THREAD_ENTRY, USE_LITE_MODEL, USE_LITE_DIMENSION);
     return config.EMBEDDING_THREADS === 1
@@ -67,7 +53,7 @@ function embedderOf(config: Config): TextEmbedder {
 }
 
 /** The vector projection over these stores; a read model that does not catch up in time fails the batch. */
-function vectorProjectionOf(
+export function vectorProjectionOf(
   logger: Logger,
   deps: {
     readonly events: EventStore;
@@ -135,47 +121,4 @@ export async function rebuildVectors(
     await embedder.close();
     await index.close();
   }
-}
-
-/**
- * Semantic search for the services this process runs: the embedder and the vector index (the query side
- * searches them), and the vector projection where the projections run (`waitForReadModels` given).
- */
-export async function startSemanticSearch(
-  config: Config,
-  logger: Logger,
-  deps: {
-    readonly events: EventStore;
-    readonly readModels: ReadModels;
-    /** Where the read-model projections run here: resolves once they include a position. */
-    readonly waitForReadModels?: (position: bigint) => Promise<boolean>;
-  },
-): Promise<SemanticServices> {
-  const embedder = embedderOf(config);
-  const index = await vectorIndexOf(config, embedder.dimension);
-  const identity = vectorIndexIdentity(embedder.model);
-  const waitForReadModels = deps.waitForReadModels;
-  const projection = waitForReadModels
-    ? vectorProjectionOf(logger, { ...deps, waitForReadModels, index, embedder })
-    : undefined;
-  await projection?.start();
-  return {
-    search: { embedder, index, identity },
-    ...(projection && { projection }),
-    async waitFor(position, timeoutMs) {
-      if (projection) return projection.waitFor(position, timeoutMs);
-      const deadline = Date.now() + timeoutMs;
-      while ((await index.checkpoint()) < position) {
-        if (Date.now() >= deadline) return false;
-        await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_POLL_MS));
-      }
-      return true;
-    },
-    position: () => projection?.position,
-    async stop() {
-      await projection?.stop();
-      await embedder.close();
-      await index.close();
-    },
-  };
 }

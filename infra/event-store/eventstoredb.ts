@@ -19,6 +19,7 @@ import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
 import {
   EventIdConflictError,
   WrongExpectedRevisionError,
+  type AfterCommitHook,
   type AppendOptions,
   type AppendResult,
   type EventStore,
@@ -40,6 +41,7 @@ import {
   toRecordedEvent,
 } from './eventstoredb-events';
 import { EventStoreDbSubscription } from './eventstoredb-subscription';
+import { AfterCommitHooks } from './after-commit';
 
 export interface EventStoreDbEventStoreOptions {
   /** e.g. `esdb://localhost:2113?tls=false`. */
@@ -73,6 +75,7 @@ interface StoredEventId {
 
 class EventStoreDbEventStore implements EventStore {
   private readonly subscriptions = new Set<EventStoreDbSubscription>();
+  private readonly afterCommit = new AfterCommitHooks();
   private closed = false;
 
   constructor(
@@ -80,7 +83,19 @@ class EventStoreDbEventStore implements EventStore {
     private readonly onSubscriptionDropped: (error: unknown) => void,
   ) {}
 
-  async append(
+  append(streamId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
+    return this.afterCommit.append(streamId, this.appendWithoutHooks(streamId, events, options));
+  }
+
+  appendToStreams(appends: readonly StreamAppend[]): Promise<StreamAppendOutcome[]> {
+    return this.afterCommit.appendToStreams(appends, this.appendToStreamsWithoutHooks(appends));
+  }
+
+  onAfterCommit(hook: AfterCommitHook): () => void {
+    return this.afterCommit.add(hook);
+  }
+
+  private async appendWithoutHooks(
     streamId: string,
     events: readonly NewEvent[],
     options?: AppendOptions,
@@ -120,12 +135,17 @@ class EventStoreDbEventStore implements EventStore {
   }
 
   /** One after the other: EventStoreDB has no transaction across streams. */
-  async appendToStreams(appends: readonly StreamAppend[]): Promise<StreamAppendOutcome[]> {
+  private async appendToStreamsWithoutHooks(
+    appends: readonly StreamAppend[],
+  ): Promise<StreamAppendOutcome[]> {
     this.assertOpen();
     const outcomes: StreamAppendOutcome[] = [];
     for (const { streamId, events, expectedRevision } of appends) {
       try {
-        outcomes.push({ ok: true, result: await this.append(streamId, events, { expectedRevision }) });
+        outcomes.push({
+          ok: true,
+          result: await this.appendWithoutHooks(streamId, events, { expectedRevision }),
+        });
       } catch (error) {
         outcomes.push({ ok: false, error });
       }

@@ -28,6 +28,19 @@ export interface StreamAppend {
 export type StreamAppendOutcome =
   { readonly ok: true; readonly result: AppendResult } | { readonly ok: false; readonly error: unknown };
 
+/** One append the store committed: its stream, and the revision and position of its last event. */
+export interface CommittedAppend extends AppendResult {
+  readonly streamId: string;
+}
+
+/**
+ * Told of the appends of one `append` or `appendToStreams` call once they are stored, before the call
+ * returns (awaited: what it records is there before the writer hears of the write). Failed appends are left
+ * out, and a call where every append failed runs no hook. A hook that throws fails the call; the events
+ * stay stored.
+ */
+export type AfterCommitHook = (commits: readonly CommittedAppend[]) => void | Promise<void>;
+
 export interface ReadStreamOptions {
   readonly direction?: 'forwards' | 'backwards';
   /** Inclusive. Default: the start (forwards) or the end (backwards). */
@@ -94,6 +107,11 @@ export interface EventStore {
    * index seek); absent where it would take a scan.
    */
   categoryHead?(categories: readonly string[]): Promise<bigint>;
+  /**
+   * Adds a hook run after each successful append, as `AfterCommitHook` describes (the seam where a process
+   * notes its own writes); the function returned removes it.
+   */
+  onAfterCommit(hook: AfterCommitHook): () => void;
   close(): Promise<void>;
 }
 

@@ -4,6 +4,7 @@ import { categoryOf } from '../../contracts/streams';
 import {
   EventIdConflictError,
   WrongExpectedRevisionError,
+  type AfterCommitHook,
   type AppendOptions,
   type AppendResult,
   type EventStore,
@@ -27,6 +28,7 @@ import {
 } from './sqlite-schema';
 import { RecentEvents } from './sqlite-recent';
 import { SqliteSubscription, toCursor, type SubscriptionSource } from './sqlite-subscription';
+import { AfterCommitHooks } from './after-commit';
 
 export interface SqliteEventStoreOptions {
   /** Database file; created with its schema when missing. */
@@ -80,6 +82,7 @@ class SqliteEventStore implements SqliteEventStoreHandle {
   private readonly subscriptions = new Set<SqliteSubscription>();
   private readonly subscriptionSource: SubscriptionSource;
   private readonly recent = new RecentEvents();
+  private readonly afterCommit = new AfterCommitHooks();
   /** The last position this process appended (what `recent` holds only while there are subscribers). */
   private lastAppendedPosition = 0;
   /** The database's head as last read, and when: appends by other processes are seen at the next read. */
@@ -124,6 +127,22 @@ class SqliteEventStore implements SqliteEventStoreHandle {
    * resolves only after its commit.
    */
   append(streamId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
+    return this.afterCommit.append(streamId, this.appendWithoutHooks(streamId, events, options));
+  }
+
+  appendToStreams(appends: readonly StreamAppend[]): Promise<StreamAppendOutcome[]> {
+    return this.afterCommit.appendToStreams(appends, this.appendToStreamsWithoutHooks(appends));
+  }
+
+  onAfterCommit(hook: AfterCommitHook): () => void {
+    return this.afterCommit.add(hook);
+  }
+
+  private appendWithoutHooks(
+    streamId: string,
+    events: readonly NewEvent[],
+    options?: AppendOptions,
+  ): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new Error('event store closed'));
     if (events.length === 0) return Promise.reject(emptyAppendError(streamId));
     return new Promise((resolve, reject) => {
@@ -139,7 +158,7 @@ class SqliteEventStore implements SqliteEventStoreHandle {
   }
 
   /** All in one transaction (with the group's other appends, if group commit is on). */
-  appendToStreams(appends: readonly StreamAppend[]): Promise<StreamAppendOutcome[]> {
+  private appendToStreamsWithoutHooks(appends: readonly StreamAppend[]): Promise<StreamAppendOutcome[]> {
     if (this.closed) return Promise.reject(new Error('event store closed'));
     if (appends.length === 0) return Promise.resolve([]);
     return new Promise((resolve) => {

@@ -5,6 +5,7 @@ import {
   EventIdConflictError,
   WrongExpectedRevisionError,
   type AppendResult,
+  type CommittedAppend,
   type EventStore,
   type ExpectedRevision,
   type StreamAppendOutcome,
@@ -375,6 +376,97 @@ export function eventStoreContract(factory: EventStoreFactory): void {
 
     test('no appends, no outcomes', async () => {
       await expect(store.appendToStreams([])).resolves.toEqual([]);
+    });
+  });
+
+  describe('after-commit hooks', () => {
+    test('a hook hears of each append once it is stored, with its stream and position, before the append returns', async () => {
+      const stream = uniqueStream();
+      const heard: Array<{ commits: readonly CommittedAppend[]; storedUpTo: bigint | undefined }> = [];
+      store.onAfterCommit(async (commits) => {
+        const stored = await collect(store.readStream(stream));
+        // Still running when the store has answered would be too late: the writer waits for it.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        heard.push({ commits, storedUpTo: stored[stored.length - 1]?.position });
+      });
+
+      const first = await store.append(stream, newEvents(2), { expectedRevision: 'no_stream' });
+      expect(heard).toEqual([{ commits: [{ streamId: stream, ...first }], storedUpTo: first.position }]);
+      const second = await store.append(stream, [newEvent()]);
+      expect(heard.map(({ commits }) => commits)).toEqual([
+        [{ streamId: stream, ...first }],
+        [{ streamId: stream, ...second }],
+      ]);
+      expect(heard[1]!.storedUpTo).toBe(second.position);
+    });
+
+    test('appendToStreams tells a hook once of its successful appends, in order, with their positions', async () => {
+      const existing = uniqueStream();
+      await store.append(existing, [newEvent()], { expectedRevision: 'no_stream' });
+      const heard: CommittedAppend[][] = [];
+      store.onAfterCommit((commits) => {
+        heard.push([...commits]);
+      });
+      const [created, multi] = [uniqueStream(), uniqueStream()];
+
+      const outcomes = await store.appendToStreams([
+        { streamId: created, events: [newEvent()], expectedRevision: 'no_stream' },
+        { streamId: existing, events: [newEvent()], expectedRevision: 'no_stream' },
+        { streamId: multi, events: newEvents(2) },
+      ]);
+
+      expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, false, true]);
+      const results = outcomes.flatMap((outcome) => (outcome.ok ? [outcome.result] : []));
+      expect(heard).toEqual([
+        [
+          { streamId: created, ...results[0]! },
+          { streamId: multi, ...results[1]! },
+        ],
+      ]);
+      expectStrictlyIncreasing(heard[0]!.map((commit) => commit.position));
+    });
+
+    test('a failed append runs no hook, nor does an appendToStreams whose appends all fail', async () => {
+      const existing = uniqueStream();
+      await store.append(existing, [newEvent()], { expectedRevision: 'no_stream' });
+      const hook = jest.fn();
+      store.onAfterCommit(hook);
+
+      await expectWrongRevision(
+        store.append(existing, [newEvent()], { expectedRevision: 'no_stream' }),
+        existing,
+        'no_stream',
+        0n,
+      );
+      const outcomes = await store.appendToStreams([
+        { streamId: existing, events: [newEvent()], expectedRevision: 5n },
+        { streamId: uniqueStream(), events: [newEvent()], expectedRevision: 'stream_exists' },
+      ]);
+
+      expect(outcomes.map((outcome) => outcome.ok)).toEqual([false, false]);
+      expect(hook).not.toHaveBeenCalled();
+    });
+
+    test('hooks run in the order added, a removed one no longer runs, and one that throws fails the call', async () => {
+      const order: string[] = [];
+      store.onAfterCommit(() => {
+        order.push('first');
+      });
+      const removeSecond = store.onAfterCommit(() => {
+        order.push('second');
+      });
+      const stream = uniqueStream();
+      await store.append(stream, [newEvent()]);
+      expect(order).toEqual(['first', 'second']);
+
+      removeSecond();
+      store.onAfterCommit(() => {
+        throw new Error('the hook failed');
+      });
+      await expect(store.append(stream, [newEvent()])).rejects.toThrow('the hook failed');
+      expect(order).toEqual(['first', 'second', 'first']);
+      // The events were stored before the hooks ran.
+      expect(await collect(store.readStream(stream))).toHaveLength(2);
     });
   });
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { READ_THREAD_ENTRY } from '../../bin/wiring';
+import { READ_THREAD_ENTRY } from '../../bin/threads';
 import type { ReadStore } from '../../infra/read-store/port';
 import { createSqliteReadStore } from '../../infra/read-store/sqlite';
 import { pooledReadStore, SqliteReadPool } from '../../infra/read-store/sqlite-read-pool';

@@ -13,7 +13,7 @@ function clientLibrariesLoaded(env: Record<string, string>): string[] {
   const script = `
     const { loadConfig } = require('./infra/config');
     const { createLogger } = require('./infra/logging');
-    const { openAdapters } = require('./bin/wiring');
+    const { openAdapters } = require('./bin/adapters');
     const config = loadConfig(process.env);
     openAdapters(config, createLogger('silent')).then(async (adapters) => {
       await adapters.stream();

@@ -3,6 +3,7 @@ import { categoryOf } from '../../contracts/streams';
 import {
   EventIdConflictError,
   WrongExpectedRevisionError,
+  type AfterCommitHook,
   type AppendOptions,
   type AppendResult,
   type EventStore,
@@ -13,6 +14,7 @@ import {
   type StreamAppendOutcome,
   type Subscription,
 } from '../../infra/event-store/port';
+import { AfterCommitHooks } from '../../infra/event-store/after-commit';
 
 /** One earlier append, remembered by its event ids so that repeating it exactly appends nothing. */
 interface PastAppend {
@@ -38,8 +40,21 @@ export class MemoryEventStore implements EventStore {
   private readonly streams = new Map<string, RecordedEvent[]>();
   private readonly appendsByFirstEventId = new Map<string, PastAppend>();
   private readonly storedEventIds = new Set<string>();
+  private readonly afterCommit = new AfterCommitHooks();
 
-  async append(
+  append(streamId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult> {
+    return this.afterCommit.append(streamId, this.appendWithoutHooks(streamId, events, options));
+  }
+
+  appendToStreams(appends: readonly StreamAppend[]): Promise<StreamAppendOutcome[]> {
+    return this.afterCommit.appendToStreams(appends, this.appendToStreamsWithoutHooks(appends));
+  }
+
+  onAfterCommit(hook: AfterCommitHook): () => void {
+    return this.afterCommit.add(hook);
+  }
+
+  private async appendWithoutHooks(
     streamId: string,
     events: readonly NewEvent[],
     options: AppendOptions = {},
@@ -82,11 +97,16 @@ export class MemoryEventStore implements EventStore {
   }
 
   /** One after the other, each as `append`. */
-  async appendToStreams(appends: readonly StreamAppend[]): Promise<StreamAppendOutcome[]> {
+  private async appendToStreamsWithoutHooks(
+    appends: readonly StreamAppend[],
+  ): Promise<StreamAppendOutcome[]> {
     const outcomes: StreamAppendOutcome[] = [];
     for (const { streamId, events, expectedRevision } of appends) {
       try {
-        outcomes.push({ ok: true, result: await this.append(streamId, events, { expectedRevision }) });
+        outcomes.push({
+          ok: true,
+          result: await this.appendWithoutHooks(streamId, events, { expectedRevision }),
+        });
       } catch (error) {
         outcomes.push({ ok: false, error });
       }

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { startRebuildDecoders, openAdapters } from '../../bin/wiring';
+import { openAdapters } from '../../bin/adapters';
+import { startRebuildDecoders } from '../../bin/threads';
 import { versionedCollection } from '../../contracts/read-models';
 import { loadConfig } from '../../infra/config';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite';

@@ -1,5 +1,4 @@
-import { credentialHeads } from '../../bin/credential-heads';
-import { trackWrites } from '../../bin/wiring';
+import { credentialHeads, recordCredentialHeads } from '../../bin/credential-heads';
 import { createSqliteReadStore } from '../../infra/read-store/sqlite';
 import type { ReadStore } from '../../infra/read-store/port';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite';
@@ -23,7 +22,9 @@ test('without an index seek (EventStoreDB), the processes share the heads throug
   const events: EventStore = new MemoryEventStore();
   expect(events.categoryHead).toBeUndefined();
   // Two processes on one event store and one read store: one writes, the other asks.
-  const writer = trackWrites(events, () => undefined, credentialHeads(events, readStore, PROJECTIONS)).store;
+  // The writer records the heads through the event store's after-commit hook, as the kernel wires it.
+  const writer = events;
+  writer.onAfterCommit(recordCredentialHeads(credentialHeads(events, readStore, PROJECTIONS)));
   const reader = credentialHeads(events, readStore, PROJECTIONS);
   expect(await reader.headOf('identity')).toBe(0n);
 
@@ -48,7 +49,8 @@ test('with SQLite the event store answers by an index seek, and nothing is writt
   const events = createSqliteEventStore({ path: ':memory:' });
   try {
     const heads = credentialHeads(events, readStore, PROJECTIONS);
-    const writer = trackWrites(events, () => undefined, heads).store;
+    const writer = events;
+    writer.onAfterCommit(recordCredentialHeads(heads));
     const grant = await writer.append('oauthGrant-acme.g1', [newEvent()]);
     await writer.append('record-acme.1', [newEvent()]);
     expect(await heads.headOf('oauth')).toBe(grant.position);

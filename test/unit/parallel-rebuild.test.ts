@@ -5,7 +5,7 @@ import type { NewEvent } from '../../contracts/events/envelope';
 import { checkpointName, versionedCollection } from '../../contracts/read-models';
 import { newId } from '../../contracts/ids';
 import { streamName } from '../../contracts/streams';
-import { startRebuildDecoders } from '../../bin/wiring';
+import { startRebuildDecoders } from '../../bin/threads';
 import { loadConfig } from '../../infra/config';
 import { createSqliteEventStore, type SqliteEventStoreHandle } from '../../infra/event-store/sqlite';
 import { createLogger } from '../../infra/logging';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import { READ_THREAD_ENTRY } from '../../bin/wiring';
+import { READ_THREAD_ENTRY } from '../../bin/threads';
 import { PlatformError } from '../../contracts/errors';
 import type { StoreQuery } from '../../languages/filter/store-query';
 import type { ReadModelChange } from '../../contracts/read-model-changes';

@@ -13,7 +13,6 @@ import type { CommandDeps } from '../../deps';
 import { authorize, callerOf, sendAt } from '../../kit/route-context';
 import { generateValue, proposeField, proposeModules } from '../commands';
 
-
 /**
  * Generation: modules and fields proposed for a purpose (answered as the JSON text of the bodies that create
  * them, checked against those operations' rules), and a value for a field. Every call is metered against the

@@ -1,0 +1,36 @@
+import { API_BASE } from '../../infra/http/operations';
+import { createQueryRouter } from '../../query-api/app';
+import { apiDocsRouter } from '../../query-api/routes/api-description';
+import { oauthMetadataRouter } from '../../query-api/routes/oauth-info';
+import type { SemanticSearch } from '../../query-api/routes/vectors';
+import { loadApiDescriptions } from '../api-descriptions';
+import type { Kernel } from '../kernel';
+import type { ReadSide } from '../read-consistency';
+import type { ServiceModule } from '../service-module';
+
+/** The query API (its routes, the API description pages and the OAuth metadata); it runs nothing of its own. */
+export function queryApiService(
+  kernel: Kernel,
+  reads: ReadSide,
+  semantic: SemanticSearch | undefined,
+): ServiceModule {
+  return {
+    http: {
+      wellKnown: oauthMetadataRouter(),
+      pages: apiDocsRouter(API_BASE),
+      query: createQueryRouter({
+        descriptions: loadApiDescriptions(),
+        readModels: kernel.readModels,
+        consistency: reads.consistency,
+        blobs: kernel.adapters.blobs,
+        hookPublication: kernel.hookAddresses,
+        ...(semantic && { semantic }),
+        logger: kernel.logger.child({ component: 'query-api' }),
+        credentialActivity: (tenant, credentials) => kernel.meter.activity(tenant, credentials),
+        accessTokens: kernel.accessTokens,
+      }),
+    },
+    start: () => Promise.resolve(),
+    stop: () => Promise.resolve(),
+  };
+}
