@@ -16,7 +16,7 @@ import type { VectorIndex } from '../infra/vector-index/port';
 import { QdrantVectorIndex } from '../infra/vector-index/qdrant';
 import { vectorIndexIdentity } from '../projections/vectors/record-text';
 import { VectorProjection } from '../projections/vectors/vector-projection';
-import type { SemanticSearch } from '../query-api/routes/vectors';
+import type { SemanticSearch } from '../query-api/app';
 import { embeddedFile } from './embedded-stores';
 
 /** The embedding thread's entry: the `.ts` source from sources, the compiled `.js` in a build. */

@@ -17,7 +17,7 @@ import { storeUpload } from '../command-api/records/routes/files';
 import type { UploadLimits } from '../command-api/deps';
 import type { BlobStore } from '../infra/blob-store/port';
 import type { ReadModels } from '../infra/read-store/read-models';
-import { searchRecords } from '../query-api/routes/record-lists';
+import { searchRecords } from '../query-api/records/search';
 import { mapValue, StepFailure, type RecordStep, type StepScope } from './steps';
 
 export interface RecordStepDeps {
