@@ -56,7 +56,7 @@ import type { AttemptLog } from '../infra/attempts/port';
 import { createSqliteAttemptLog } from '../infra/attempts/sqlite';
 import type { BlobStore } from '../infra/blob-store/port';
 import { DEFAULT_FILE_CONTENT_TYPES } from '../contracts/files';
-import { FILE_UPLOAD_ROUTE } from '../command-api/records/routes/files';
+import { FILE_UPLOAD_ROUTE } from '../command-api/records/service';
 import { FIELD_GENERATE_ROUTE } from '../command-api/ai/routes/ai-generation';
 import { SYSTEM_AI_ROUTE } from '../command-api/ai/routes/system-ai';
 import { DEAD_LETTER_ROUTE } from '../command-api/systems/routes/dead-letters';

@@ -16,6 +16,9 @@ export interface CommandContext {
   readonly causationId: string;
 }
 
+/** A command's context but for its id (a create takes it from its idempotency claim). */
+export type CommandOrigin = Omit<CommandContext, 'commandId'>;
+
 /** The context of write-side bookkeeping (id blocks, idempotency claims): its own command, no user. */
 export function bookkeepingContext(
   tenant: string,

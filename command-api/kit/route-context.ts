@@ -3,7 +3,7 @@ import { can, mayActOnAccount, type Operation, type Principal } from '../../cont
 import { PlatformError } from '../../contracts/errors';
 import { contextOf, principalOf } from '../../infra/http/context';
 import { etagOf, expectedRevisionFromIfMatch } from '../../infra/http/conditional';
-import type { CommandContext, CommandResult, HandleOptions } from './handler';
+import type { CommandContext, CommandOrigin, CommandResult, HandleOptions } from './handler';
 import { sendJson } from '../../infra/http/respond';
 
 /** The principal, after checking it may do `operation` on `module`. */
@@ -33,6 +33,11 @@ export function authorizeAccount(
 }
 
 export function commandContext(req: Request, principal: Principal, commandId: string): CommandContext {
+  return { ...commandOrigin(req, principal), commandId };
+}
+
+/** The context of this request's command, but for the command's id. */
+export function commandOrigin(req: Request, principal: Principal): CommandOrigin {
   const { requestId } = contextOf(req);
   const correlation = req.headers['x-correlation-id'];
   const correlationId =
@@ -44,7 +49,6 @@ export function commandContext(req: Request, principal: Principal, commandId: st
       credentialId: principal.credential.id,
       ...(principal.credential.clientId !== undefined && { clientId: principal.credential.clientId }),
     },
-    commandId,
     correlationId,
     causationId: requestId,
   };
