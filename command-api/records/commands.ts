@@ -121,6 +121,9 @@ export function recordCommandSpec(
   };
 }
 
+/** A file in the blob store, not yet attached. */
+export type StoredUpload = Omit<UploadedFile, 'fileId'>;
+
 /**
  * Checks the declared type, streams the bytes into the blob store within the size limit, then checks that the
  * bytes agree with the declared type. A refused file leaves nothing in the store.
@@ -157,9 +160,6 @@ export async function storeUpload(
   }
   return { name, contentType, size: stored.size, sha256: stored.sha256, blobKey };
 }
-
-/** A file in the blob store, not yet attached. */
-export type StoredUpload = Omit<UploadedFile, 'fileId'>;
 
 /**
  * How an attach gets its file, once the record was found and the file's id claimed: `store` checks and stores
@@ -241,7 +241,7 @@ export function recordCommands(deps: RecordCommandDeps) {
   const schemaOf = async (tenant: string, record: RecordState): Promise<readonly FieldDefinition[]> =>
     (await moduleFields(deps.handler, tenant, record.moduleId))?.fields ?? [];
 
-  const commands = {
+  return {
     create: (origin: CommandOrigin, claim: CreateClaim, body: CreateRecordBody) =>
       resource.create(origin, claim, body),
     update: resource.update,
@@ -503,7 +503,6 @@ export function recordCommands(deps: RecordCommandDeps) {
       });
     },
   };
-  return commands;
 }
 
 export type RecordCommands = ReturnType<typeof recordCommands>;
