@@ -20,7 +20,7 @@ import type { ReadModels } from '../infra/read-store/read-models';
 import { searchRecords } from '../query-api/records/search';
 import { mapValue, StepFailure, type RecordStep, type StepScope } from './steps';
 
-/** The record commands' needs (`blobs`: received files, and the files records are given), and the read models. */
+/** What the record commands need (`blobs`: received files, and records' files), and the read models. */
 export interface RecordStepDeps extends RecordCommandDeps {
   /** Where a search step looks, as the query API does. */
   readonly readModels: ReadModels;

@@ -15,8 +15,8 @@ export interface CreateClaim {
 }
 
 /**
- * The commands of one aggregate kept as a resource (a per-tenant integer id): how its create, update and delete
- * are prepared (reading what they depend on) and how its state is shown. The routes of `resource-routes.ts`
+ * The commands of an aggregate kept as a resource (a per-tenant integer id): how its create, update and
+ * delete are prepared (reading what they depend on) and how its state is shown. The routes of `resource-routes.ts`
  * and other callers (scenario steps) run them through `resourceCommands`.
  */
 export interface ResourceCommandSpec<State, Command, Event extends DomainEvent, CreateBody, UpdateBody> {

@@ -351,7 +351,10 @@ export function recordCommands(deps: RecordCommandDeps) {
       return { result, attached };
     },
 
-    /** Removes a file; its bytes go after the event (a crash in between leaves an orphan, never a file without bytes). */
+    /**
+     * Removes a file; its bytes go after the event: a crash in between leaves an orphan blob, never a file
+     * without its bytes.
+     */
     async detachFile(
       context: CommandContext,
       recordId: number,

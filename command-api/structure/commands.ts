@@ -93,7 +93,7 @@ export function spaceCommandSpec(
   };
 }
 
-/** Modules of a space, empty or installed from a built-in template. A module with records cannot be deleted. */
+/** Modules of a space, empty or from a built-in template. A module with records cannot be deleted. */
 export function moduleCommandSpec(
   deps: Pick<CommandDeps, 'handler' | 'reads' | 'ids'>,
 ): ResourceCommandSpec<ModuleState, ModuleCommand, ModuleEvent, CreateModule, UpdateModule> {

@@ -17,7 +17,7 @@ import type { CommandDeps } from '../../deps';
 import { attributesResource } from '../../kit/attributes-resource';
 import { catalogueChecks } from '../commands';
 
-/** Categories, teams, menus and field groups as REST resources, their references checked by `catalogueChecks`. */
+/** Categories, teams, menus and field groups as REST resources; `catalogueChecks` checks their references. */
 export function catalogueResources(deps: CommandDeps) {
   const checks = catalogueChecks(deps);
   return {
