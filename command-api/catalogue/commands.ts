@@ -14,19 +14,13 @@ import { streamName } from '../../contracts/streams';
 import { userDecider } from '../identity/domain/user';
 import type { CommandDeps } from '../deps';
 import { attributesDecider, CATEGORY, FIELD_GROUP } from '../kit/attributes';
-import type { AttributesResourceSpec } from '../kit/attributes-resource';
+import type { AttributesChecks } from '../kit/attributes-resource';
 import type { Decider, DomainEvent } from '../kit/decider';
 import { moduleDecider } from '../structure/domain/module';
 
 const MAX_CATEGORY_DEPTH = 32;
 
-type Attributes = Record<string, unknown>;
 type Body<Schema extends z.ZodType> = z.infer<Schema>;
-/** What an attributes entity's create and update check before its decider rules. */
-type Checks<Create extends Attributes, Update extends Attributes & { id?: number | undefined }> = Pick<
-  AttributesResourceSpec<Create, Update>,
-  'checkCreate' | 'checkUpdate'
->;
 
 /**
  * What the catalogue's creates and updates check: categories, teams, menus and field groups are each a set of
@@ -34,10 +28,10 @@ type Checks<Create extends Attributes, Update extends Attributes & { id?: number
  * item's module; a field group's module and fields) before the generic attributes decider rules.
  */
 export function catalogueChecks(deps: Pick<CommandDeps, 'handler'>): {
-  readonly category: Checks<Body<typeof createCategoryBody>, Body<typeof updateCategoryBody>>;
-  readonly team: Checks<Body<typeof createTeamBody>, Body<typeof updateTeamBody>>;
-  readonly menu: Checks<Body<typeof createMenuBody>, Body<typeof updateMenuBody>>;
-  readonly fieldGroup: Checks<Body<typeof createFieldGroupBody>, Body<typeof updateFieldGroupBody>>;
+  readonly category: AttributesChecks<Body<typeof createCategoryBody>, Body<typeof updateCategoryBody>>;
+  readonly team: AttributesChecks<Body<typeof createTeamBody>, Body<typeof updateTeamBody>>;
+  readonly menu: AttributesChecks<Body<typeof createMenuBody>, Body<typeof updateMenuBody>>;
+  readonly fieldGroup: AttributesChecks<Body<typeof createFieldGroupBody>, Body<typeof updateFieldGroupBody>>;
 } {
   const load = <State, Command, Event extends DomainEvent>(
     category: string,

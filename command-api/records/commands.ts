@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { createSegmentBody, updateSegmentBody } from '../../contracts/api/catalogue';
 import { createRecordBody, updateRecordBody } from '../../contracts/api/records';
 import { PlatformError } from '../../contracts/errors';
 import type { FieldValue, RecordEvent } from '../../contracts/events/records';
@@ -14,7 +15,8 @@ import { fieldsOf } from '../../infra/http/hook-request';
 import type { IncomingFile } from '../../infra/http/upload';
 import { OutboundError } from '../../infra/outbound/port';
 import type { CommandDeps } from '../deps';
-import { attributesDecider, LABEL } from '../kit/attributes';
+import { attributesDecider, LABEL, SEGMENT } from '../kit/attributes';
+import type { AttributesChecks } from '../kit/attributes-resource';
 import {
   loadingEachStreamOnce,
   type AggregateLoader,
@@ -26,7 +28,16 @@ import {
 } from '../kit/handler';
 import { requestHash } from '../kit/idempotency';
 import { resourceCommands, type CreateClaim, type ResourceCommandSpec } from '../kit/resource-commands';
+import { parseFilter, parseOrder } from '../../languages/filter/parse';
+import {
+  fieldReferences,
+  modulesRequiredBy,
+  namesUsed,
+  recordFieldCatalogue,
+} from '../../languages/filter/record-fields';
+import { resolveFilter, resolveOrder } from '../../languages/filter/resolve';
 import { moduleFields } from '../structure/commands';
+import { spaceDecider } from '../structure/domain/space';
 import { relationIdsOf, type RelationTargets } from './domain/field-values';
 import {
   recordDecider,
@@ -509,6 +520,69 @@ export function recordCommands(deps: RecordCommandDeps) {
 }
 
 export type RecordCommands = ReturnType<typeof recordCommands>;
+
+/**
+ * A segment's filter and order are checked as a record list of its space would check them (a syntax error
+ * is a 400 that names the position, a field key must name a field of the space and its values fit the
+ * field), so a saved segment runs as long as the space's fields stay. Empty text means none.
+ */
+async function checkedListTexts(
+  deps: Pick<CommandDeps, 'reads'>,
+  tenant: string,
+  spaceId: number,
+  texts: { readonly filter?: string | null; readonly order?: string | null },
+): Promise<{ filter?: string | null; order?: string | null }> {
+  const given = (text: string | null | undefined): string | null | undefined => (text === '' ? null : text);
+  const filterText = given(texts.filter);
+  const orderText = given(texts.order);
+  const filter = typeof filterText === 'string' ? parseFilter(filterText) : undefined;
+  const order = typeof orderText === 'string' ? parseOrder(orderText) : undefined;
+  const named = fieldReferences(namesUsed([filter], [order]));
+  // As on the list: keys resolve against the modules the filter requires, if it requires some.
+  const required = modulesRequiredBy(filter);
+  const definitions = (await deps.reads.recordFieldsOfSpace(tenant, spaceId, named)).filter(
+    (definition) => required === undefined || required.includes(definition.moduleId),
+  );
+  const fields = recordFieldCatalogue(definitions);
+  if (filter) resolveFilter(filter, fields);
+  if (order) resolveOrder(order, fields);
+  return {
+    ...(filterText !== undefined && { filter: filterText }),
+    ...(orderText !== undefined && { order: orderText }),
+  };
+}
+
+const segmentDecider = attributesDecider(SEGMENT);
+
+/** What a saved segment's create and update check: its space, and its filter and order as its lists would. */
+export function segmentChecks(
+  deps: Pick<CommandDeps, 'handler' | 'reads'>,
+): AttributesChecks<z.infer<typeof createSegmentBody>, z.infer<typeof updateSegmentBody>> {
+  return {
+    async checkCreate(body, tenant) {
+      const checked = await checkedListTexts(deps, tenant, body.spaceId, body);
+      const filter = checked.filter ?? null;
+      const order = checked.order ?? null;
+      const space = await deps.handler.load(streamName('space', tenant, body.spaceId), spaceDecider);
+      if (space.state.status !== 'active')
+        throw new PlatformError('validation_failed', `space ${body.spaceId} does not exist`, [
+          { path: 'spaceId', message: 'no such space' },
+        ]);
+      return { spaceId: body.spaceId, name: body.name, filter, order };
+    },
+    async checkUpdate(body, tenant, segmentId) {
+      const segment = await deps.handler.load(streamName('segment', tenant, segmentId), segmentDecider);
+      const spaceId = segment.state.attributes.spaceId;
+      const { filter, order } =
+        typeof spaceId === 'number' ? await checkedListTexts(deps, tenant, spaceId, body) : body;
+      return {
+        ...(body.name !== undefined && { name: body.name }),
+        ...(filter !== undefined && { filter }),
+        ...(order !== undefined && { order }),
+      };
+    },
+  };
+}
 
 /**
  * Presses a button field: the button's webhook gets the record (through the SSRF guard); what it answered
