@@ -58,6 +58,25 @@ module.exports = {
       to: { path: '^(command-api|query-api)/', pathNot: '^$1/' },
     },
     {
+      name: 'routes-stay-in-their-app',
+      comment:
+        "An app's route files are HTTP only: nothing outside the app imports them. What others need (a command, " +
+        "a search, a projection name, a router to serve) has a home outside routes/: a feature's commands.ts or " +
+        'service.ts, query-api/app.ts, projections/.',
+      severity: 'error',
+      from: { pathNot: '^(query-api/|command-api/[^/]+/)' },
+      to: { path: '^(query-api/routes/|command-api/[^/]+/routes/)' },
+    },
+    {
+      name: 'feature-routes-stay-in-their-feature',
+      comment:
+        "A command-api feature's routes are its own: only its service.ts and its other routes import them; " +
+        'another feature calls its commands.',
+      severity: 'error',
+      from: { path: '^command-api/([^/]+)/' },
+      to: { path: '^command-api/[^/]+/routes/', pathNot: '^command-api/$1/' },
+    },
+    {
       name: 'projections-do-not-import-apis',
       comment: 'Projections subscribe to the event store; they know neither API.',
       severity: 'error',

@@ -3,11 +3,7 @@ import { join } from 'node:path';
 import { buildOpenApiDocument } from '../contracts/api/document';
 import { API_VERSION, OPERATIONS } from '../contracts/api/index';
 import { API_BASE } from '../infra/http/operations';
-import {
-  servedDocument,
-  type ApiDescriptions,
-  type ServedDocument,
-} from '../query-api/routes/api-description';
+import { servedDocument, type ApiDescriptions, type ServedDocument } from '../query-api/app';
 
 /** The committed documents of released versions: `openapi/` beside bin/ (from source) or beside dist/. */
 export function releasedDocumentsDir(): string {

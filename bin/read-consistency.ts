@@ -3,7 +3,7 @@ import type { ReadStore } from '../infra/read-store/port';
 import type { Projections } from '../projections/host';
 import { activeVersionOf } from '../projections/versions';
 import { awaitCredentialHeads, CREDENTIAL_PROJECTIONS, type ReadConsistency } from '../query-api/consistency';
-import { VECTOR_PROJECTION } from '../query-api/routes/vectors';
+import { VECTOR_PROJECTION } from '../projections/vectors/vector-projection';
 import type { Kernel } from './kernel';
 
 /** What a service of this process reads its consistency from. */

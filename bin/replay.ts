@@ -5,7 +5,7 @@ import { rebuildProjection } from '../projections/rebuild';
 import { projectionNamed, READ_MODEL_PROJECTIONS } from '../projections/read-models/catalogue';
 import { startCheckpointerFor } from './sqlite-checkpointer';
 import { ReadModels } from '../infra/read-store/read-models';
-import { VECTOR_PROJECTION } from '../query-api/routes/vectors';
+import { VECTOR_PROJECTION } from '../projections/vectors/vector-projection';
 import { rebuildVectors } from './semantic';
 import { openAdapters } from './adapters';
 import { waitForCheckpoints } from './read-consistency';

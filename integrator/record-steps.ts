@@ -5,30 +5,25 @@ import type { Actor } from '../contracts/events/envelope';
 import { fieldsByKey, hookFileSchema, type MappedValue } from '../contracts/integrator';
 import { streamName } from '../contracts/streams';
 import { issuesOf } from '../contracts/validation';
-import { attributesDecider, LABEL } from '../command-api/kit/attributes';
-import { recordDecider, type RecordCommand } from '../command-api/records/domain/record';
+import { recordDecider } from '../command-api/records/domain/record';
 import { userDecider } from '../command-api/identity/domain/user';
-import type { CommandContext, CommandHandler } from '../command-api/kit/handler';
-import type { IdAllocator } from '../command-api/kit/id-allocator';
-import { requestHash, type IdempotencyKeys } from '../command-api/kit/idempotency';
-import { recordResource } from '../command-api/records/routes/records';
+import type { CommandContext, CommandOrigin } from '../command-api/kit/handler';
+import { requestHash } from '../command-api/kit/idempotency';
+import {
+  recordCommands,
+  recordView,
+  type RecordCommandDeps,
+  type RecordCommands,
+} from '../command-api/records/commands';
 import { moduleFields } from '../command-api/structure/commands';
-import { storeUpload } from '../command-api/records/routes/files';
-import type { UploadLimits } from '../command-api/deps';
-import type { BlobStore } from '../infra/blob-store/port';
 import type { ReadModels } from '../infra/read-store/read-models';
-import { searchRecords } from '../query-api/routes/record-lists';
+import { searchRecords } from '../query-api/records/search';
 import { mapValue, StepFailure, type RecordStep, type StepScope } from './steps';
 
-export interface RecordStepDeps {
-  readonly handler: CommandHandler;
-  readonly ids: IdAllocator;
-  readonly idempotency: IdempotencyKeys;
+/** What the record commands need (`blobs`: received files, and records' files), and the read models. */
+export interface RecordStepDeps extends RecordCommandDeps {
   /** Where a search step looks, as the query API does. */
   readonly readModels: ReadModels;
-  /** Received files, and the files records are given. */
-  readonly blobs: BlobStore;
-  readonly uploads: UploadLimits;
 }
 
 /** A file a hook received, as the bundle refers to it (its stored form without the form field). */
@@ -45,18 +40,16 @@ export interface RecordStepAt {
   readonly scope: StepScope;
 }
 
-const labelDecider = attributesDecider(LABEL);
-
 /**
- * The record steps: each is a command on the record, as the API would make it (the same validation), with the
- * scenario as the actor and its owner's rights — a step cannot do what its owner could not. Each command is
- * named by the run and operation, so a run resumed after a crash does not do it twice.
+ * The record steps: each is one of the record commands the API runs (the same validation), with the scenario
+ * as the actor and its owner's rights — a step cannot do what its owner could not. Each command is named by
+ * the run and operation, so a run resumed after a crash does not do it twice.
  */
 export class RecordSteps {
-  private readonly records: ReturnType<typeof recordResource>;
+  private readonly records: RecordCommands;
 
   constructor(private readonly deps: RecordStepDeps) {
-    this.records = recordResource(deps.handler);
+    this.records = recordCommands(deps);
   }
 
   async run(step: RecordStep, at: RecordStepAt): Promise<unknown> {
@@ -81,15 +74,15 @@ export class RecordSteps {
             fields: await this.mapFields(at, await this.moduleOf(at, recordId), step.fields, evaluate),
           }),
         });
-        const command = await this.records.prepareUpdate(body, at.tenant, recordId);
-        return this.change(at, recordId, command);
+        const result = await this.records.update(this.contextOf(at), recordId, body, { mayBeRepeat: true });
+        return recordView(result.state);
       }
       case 'getRecord': {
         await this.ownerMay(at, 'record', 'read');
         const recordId = idOf('recordId', await evaluate(step.recordId));
         const record = await this.deps.handler.load(streamName('record', at.tenant, recordId), recordDecider);
         if (record.state.status !== 'active') throw new StepFailure(`record ${recordId} not found`);
-        return this.records.view(record.state);
+        return recordView(record.state);
       }
       case 'searchRecords': {
         await this.ownerMay(at, 'record', 'read');
@@ -124,7 +117,7 @@ export class RecordSteps {
       case 'deleteRecord': {
         await this.ownerMay(at, 'record', 'delete');
         const recordId = idOf('recordId', await evaluate(step.recordId));
-        await this.change(at, recordId, { kind: 'DeleteRecord' });
+        await this.records.delete(this.contextOf(at), recordId, { mayBeRepeat: true });
         return { recordId, deleted: true };
       }
       case 'addRecordLabel':
@@ -132,15 +125,14 @@ export class RecordSteps {
         await this.ownerMay(at, 'record', 'update');
         const recordId = idOf('recordId', await evaluate(step.recordId));
         const labelId = idOf('labelId', await evaluate(step.labelId));
-        let command: RecordCommand;
+        let result;
         if (step.kind === 'addRecordLabel') {
           // As through the API: attaching a label reads it.
           await this.ownerMay(at, 'label', 'read');
-          const label = await this.deps.handler.load(streamName('label', at.tenant, labelId), labelDecider);
-          command = { kind: 'LabelRecord', labelId, labelExists: label.state.status === 'active' };
-        } else command = { kind: 'UnlabelRecord', labelId };
-        const view = await this.change(at, recordId, command);
-        return { recordId, labelIds: view.labelIds };
+          result = await this.records.label(this.contextOf(at), recordId, labelId, { mayBeRepeat: true });
+        } else
+          result = await this.records.unlabel(this.contextOf(at), recordId, labelId, { mayBeRepeat: true });
+        return { recordId, labelIds: recordView(result.state).labelIds };
       }
     }
   }
@@ -152,85 +144,50 @@ export class RecordSteps {
     file: z.infer<typeof receivedFile>,
     fieldId: number | null,
   ): Promise<Record<string, unknown>> {
-    const stream = streamName('record', at.tenant, recordId);
-    const record = await this.deps.handler.load(stream, recordDecider);
-    if (record.state.status !== 'active') throw new StepFailure(`record ${recordId} not found`);
-    const schema = (await moduleFields(this.deps.handler, at.tenant, record.state.moduleId))?.fields ?? [];
-    const identity = await this.deps.idempotency.identify(
-      at.tenant,
-      `scenario:${at.scenarioId}`,
-      `run:${at.scope.runId}:${at.operation}`,
-      () => requestHash('POST', `/record/${recordId}/file`, { blobKey: file.blobKey, fieldId }),
-      () => this.deps.ids.next(at.tenant, 'file'),
+    const { attached } = await this.records.attachFile(
+      this.originOf(at),
+      {
+        ...this.claimOf(at),
+        requestHash: () =>
+          requestHash('POST', `/record/${recordId}/file`, { blobKey: file.blobKey, fieldId }),
+      },
+      recordId,
+      fieldId,
+      async (store) => {
+        const content = await this.deps.blobs.get(file.blobKey);
+        if (!content) throw new StepFailure(`the received file ${file.name} is no longer stored`);
+        return store({ name: file.name, contentType: file.mime, content });
+      },
     );
-    const fileId = identity.entityId!;
-    const content = await this.deps.blobs.get(file.blobKey);
-    if (!content) throw new StepFailure(`the received file ${file.name} is no longer stored`);
-    const upload = await storeUpload(this.deps, at.tenant, {
-      name: file.name,
-      contentType: file.mime,
-      content,
-    });
-    const dropCopy = () => this.deps.blobs.delete(upload.blobKey).catch(() => undefined);
-    let result;
-    try {
-      result = await this.deps.handler.handle(
-        stream,
-        recordDecider,
-        { kind: 'AttachFile', file: { ...upload, fileId }, fieldId, schema },
-        { ...this.contextOf(at), commandId: identity.commandId },
-        identity.mayBeRepeat ? { mayBeRepeat: true } : {},
-      );
-    } catch (error) {
-      await dropCopy();
-      throw error;
-    }
-    const attached = result.state.files.find((candidate) => candidate.fileId === fileId);
-    // A repeat: the first attempt's copy stands.
-    if (result.replayed || attached?.blobKey !== upload.blobKey) await dropCopy();
-    if (!attached) throw new StepFailure(`file ${fileId} was removed from record ${recordId} since`);
-    return { recordId, fileId, name: attached.name, contentType: attached.contentType, size: attached.size };
+    return {
+      recordId,
+      fileId: attached.fileId,
+      name: attached.name,
+      contentType: attached.contentType,
+      size: attached.size,
+    };
   }
 
   private async create(at: RecordStepAt, mapped: Record<string, unknown>): Promise<{ recordId: number }> {
-    const body = parsed(createRecordBody, mapped);
-    const commandFor = await this.records.prepareCreate(body, at.tenant);
-    const { runId } = at.scope;
-    const identity = await this.deps.idempotency.identify(
-      at.tenant,
-      `scenario:${at.scenarioId}`,
-      `run:${runId}:${at.operation}`,
-      () => requestHash('POST', '/record', body),
-      () => this.deps.ids.next(at.tenant, 'record'),
+    const { id } = await this.records.create(
+      this.originOf(at),
+      this.claimOf(at),
+      parsed(createRecordBody, mapped),
     );
-    const recordId = identity.entityId!;
-    await this.deps.handler.handle(
-      streamName('record', at.tenant, recordId),
-      recordDecider,
-      commandFor(recordId),
-      { ...this.contextOf(at), commandId: identity.commandId },
-      identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
-    );
-    return { recordId };
+    return { recordId: id };
   }
 
-  /** A command on an existing record; the record as it is after it. */
-  private async change(
-    at: RecordStepAt,
-    recordId: number,
-    command: RecordCommand,
-  ): Promise<Record<string, unknown>> {
-    const result = await this.deps.handler.handle(
-      streamName('record', at.tenant, recordId),
-      recordDecider,
-      command,
-      { ...this.contextOf(at), commandId: `${at.scope.runId}:operation:${at.operation}` },
-      { mayBeRepeat: true },
-    );
-    return this.records.view(result.state);
+  /** A create's claim: the scenario, under the run and operation, so a repeat of the step is recognised. */
+  private claimOf(at: RecordStepAt): { holder: string; key: string } {
+    return { holder: `scenario:${at.scenarioId}`, key: `run:${at.scope.runId}:${at.operation}` };
   }
 
-  private contextOf(at: RecordStepAt): Omit<CommandContext, 'commandId'> {
+  /** The context of a command on an existing record: named by the run and operation. */
+  private contextOf(at: RecordStepAt): CommandContext {
+    return { ...this.originOf(at), commandId: `${at.scope.runId}:operation:${at.operation}` };
+  }
+
+  private originOf(at: RecordStepAt): CommandOrigin {
     return {
       tenant: at.tenant,
       actor: scenarioActor(at.scenarioId, at.ownerId),

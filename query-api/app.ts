@@ -34,11 +34,23 @@ import { addLabelReadRoutes } from './routes/labels';
 import { addModuleTemplateRoutes } from './routes/module-templates';
 import { addRemoteLinkReadRoutes } from './routes/remote-links';
 import { addSegmentReadRoutes } from './routes/segments';
-import { DELETED_RECORDS, RECORDS, recordsListed } from './routes/record-lists';
+import { DELETED_RECORDS, recordsListed } from './routes/record-lists';
+import { RECORDS } from './records/search';
 import { addApiDescriptionRoutes, type ApiDescriptions } from './routes/api-description';
 import { addIntegratorReadRoutes, type IntegratorReadDeps } from './routes/integrator';
 import { addVectorRoutes, type VectorReadDeps } from './routes/vectors';
 import { addAiReadRoutes } from './routes/ai';
+
+// What the composition roots serve besides the query router: the API description pages and files, and the
+// OAuth metadata under `/.well-known`.
+export {
+  apiDocsRouter,
+  servedDocument,
+  type ApiDescriptions,
+  type ServedDocument,
+} from './routes/api-description';
+export { oauthMetadataRouter } from './routes/oauth-info';
+export type { SemanticSearch } from './records/semantic-search';
 
 export const SPACES: EntityDescription = {
   module: 'space',

@@ -1,8 +1,6 @@
 import { API_BASE } from '../../infra/http/operations';
 import { createQueryRouter } from '../../query-api/app';
-import { apiDocsRouter } from '../../query-api/routes/api-description';
-import { oauthMetadataRouter } from '../../query-api/routes/oauth-info';
-import type { SemanticSearch } from '../../query-api/routes/vectors';
+import { apiDocsRouter, oauthMetadataRouter, type SemanticSearch } from '../../query-api/app';
 import { loadApiDescriptions } from '../api-descriptions';
 import type { Kernel } from '../kernel';
 import type { ReadSide } from '../read-consistency';

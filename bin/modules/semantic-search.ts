@@ -1,6 +1,7 @@
 import type { Projections } from '../../projections/host';
 import { vectorIndexIdentity } from '../../projections/vectors/record-text';
-import { VECTOR_PROJECTION, type SemanticSearch } from '../../query-api/routes/vectors';
+import { VECTOR_PROJECTION } from '../../projections/vectors/vector-projection';
+import type { SemanticSearch } from '../../query-api/app';
 import type { Kernel } from '../kernel';
 import { embedderOf, vectorIndexOf, vectorProjectionOf } from '../semantic';
 import type { ServiceModule } from '../service-module';

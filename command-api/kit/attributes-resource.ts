@@ -24,6 +24,12 @@ export interface AttributesResourceSpec<
   checkUpdate(body: Omit<Update, 'id'>, tenant: string, id: number): Promise<Attributes>;
 }
 
+/** What an attributes entity's create and update check (its feature's commands) before the decider rules. */
+export type AttributesChecks<
+  Create extends Attributes,
+  Update extends Attributes & { id?: number | undefined },
+> = Pick<AttributesResourceSpec<Create, Update>, 'checkCreate' | 'checkUpdate'>;
+
 /** A REST resource of an attributes entity: the routes check the references, the generic decider rules. */
 export function attributesResource<
   Create extends Attributes,

@@ -16,6 +16,9 @@ export interface CommandContext {
   readonly causationId: string;
 }
 
+/** A command's context but for its id (a create takes it from its idempotency claim). */
+export type CommandOrigin = Omit<CommandContext, 'commandId'>;
+
 /** The context of one caller's commands, by command id: a request that issues several gives each its own. */
 export type ContextFor = (commandId: string) => CommandContext;
 

@@ -3,7 +3,7 @@ import { mayActOnAccount, type Operation, type Principal } from '../../contracts
 import { PlatformError } from '../../contracts/errors';
 import { contextOf, principalOf } from '../../infra/http/context';
 import { etagOf, expectedRevisionFromIfMatch } from '../../infra/http/conditional';
-import type { CommandContext, CommandResult, ContextFor, HandleOptions } from './handler';
+import type { CommandContext, CommandOrigin, CommandResult, ContextFor, HandleOptions } from './handler';
 import { requireRight, type Caller } from './caller';
 import { sendJson } from '../../infra/http/respond';
 
@@ -38,6 +38,11 @@ export function callerOf(req: Request, principal: Principal): Caller {
 }
 
 export function commandContext(req: Request, principal: Principal, commandId: string): CommandContext {
+  return { ...commandOrigin(req, principal), commandId };
+}
+
+/** The context of this request's command, but for the command's id. */
+export function commandOrigin(req: Request, principal: Principal): CommandOrigin {
   const { requestId } = contextOf(req);
   const correlation = req.headers['x-correlation-id'];
   const correlationId =
@@ -49,7 +54,6 @@ export function commandContext(req: Request, principal: Principal, commandId: st
       credentialId: principal.credential.id,
       ...(principal.credential.clientId !== undefined && { clientId: principal.credential.clientId }),
     },
-    commandId,
     correlationId,
     causationId: requestId,
   };

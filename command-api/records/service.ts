@@ -3,6 +3,7 @@ import { mountRemoved } from '../../infra/http/operations';
 import type { CommandDeps } from '../deps';
 import type { FeatureApi } from '../kit/feature';
 import { addResourceRoutes } from '../kit/resource-routes';
+import { recordCommands } from './commands';
 import { addBulkRecordRoutes } from './routes/bulk';
 import { addFileRoutes } from './routes/files';
 import { addLabelRoutes, labelResource } from './routes/labels';
@@ -12,17 +13,18 @@ import { segmentResource } from './routes/segments';
 
 /** Records, their files, labels, remote links and segments. */
 export function recordsApi(deps: CommandDeps): FeatureApi {
+  const records = recordCommands(deps);
   return (router) => {
     // Before the record routes: `bulk` is not a record id.
-    addBulkRecordRoutes(router, deps);
-    addRemoteLinkRoutes(router, deps);
+    addBulkRecordRoutes(router, deps, records);
+    addRemoteLinkRoutes(router, deps, records);
     addResourceRoutes(router, deps, recordResource(deps.handler));
-    addRecordRestoreRoute(router, deps);
+    addRecordRestoreRoute(router, deps, records);
     addButtonRoute(router, deps);
-    addFileRoutes(router, deps);
+    addFileRoutes(router, deps, records);
     for (const removed of RECORD_COMMENT_ROUTES) if (removed.method !== 'get') mountRemoved(router, removed);
     addResourceRoutes(router, deps, labelResource());
     addResourceRoutes(router, deps, segmentResource(deps));
-    addLabelRoutes(router, deps);
+    addLabelRoutes(router, deps, records);
   };
 }

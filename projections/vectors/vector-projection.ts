@@ -17,6 +17,9 @@ import {
 } from '../../infra/vector-index/port';
 import { recordTexts, vectorIndexIdentity } from './record-text';
 
+/** The vector projection's name: what `npm run replay` rebuilds, and what a read's `X-Min-Position` may wait for. */
+export const VECTOR_PROJECTION = 'vectors';
+
 export interface VectorProjectionDeps {
   readonly events: EventStore;
   readonly readModels: ReadModels;

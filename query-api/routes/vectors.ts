@@ -9,31 +9,22 @@ import {
   type VectorParams,
   type VectorSearchKind,
 } from '../../contracts/query/vector-params';
-import { EmbeddingUnavailableError, type TextEmbedder } from '../../infra/ai/embeddings/port';
+import { EmbeddingUnavailableError } from '../../infra/ai/embeddings/port';
 import { mount } from '../../infra/http/operations';
 import { sendJson } from '../../infra/http/respond';
 import type { Document } from '../../contracts/read-model-changes';
-import { VectorIndexUnavailableError, type VectorHit, type VectorIndex } from '../../infra/vector-index/port';
+import { VectorIndexUnavailableError, type VectorHit } from '../../infra/vector-index/port';
 import { awaitConsistency } from '../consistency';
 import { recordView } from '../representations';
 import { authorize, type EntityReadDeps } from './entities';
-import { liveRecordIdsMatching } from './record-lists';
-
-/** What semantic search needs on the query side. */
-export interface SemanticSearch {
-  readonly embedder: TextEmbedder;
-  readonly index: VectorIndex;
-  /** The model and text recipe the index is made with. */
-  readonly identity: string;
-}
+import { VECTOR_PROJECTION } from '../../projections/vectors/vector-projection';
+import { liveRecordIdsMatching } from '../records/search';
+import type { SemanticSearch } from '../records/semantic-search';
 
 export interface VectorReadDeps extends EntityReadDeps {
   /** Absent: semantic search is switched off, and its routes answer 503. */
   readonly semantic?: SemanticSearch;
 }
-
-/** The read model name a request's `X-Min-Position` makes a search wait for (the vector projection's). */
-export const VECTOR_PROJECTION = 'vectors';
 
 interface Found {
   readonly tenant: string;

@@ -37,6 +37,14 @@ const TREE: Record<string, string> = {
   'integrator/run.ts': `import { handle } from '../command-api/kit/handler';\nimport { read } from '../query-api/read';\nexport const run = handle + read;\n`,
   'command-api/bad-integrator.ts': `import { run } from '../integrator/run';\nexport const i = run;\n`,
   'bin/main.ts': `import { handle } from '../command-api/kit/handler';\nimport { read } from '../query-api/read';\nimport { put } from '../infra/store/port';\nexport const main = handle + read + put;\n`,
+  'query-api/routes/lists.ts': `import { read } from '../read';\nexport const list = read;\n`,
+  'query-api/records/search.ts': `import { list } from '../routes/lists';\nexport const search = list;\n`,
+  'command-api/records/routes/files.ts': `import { E } from '../../../contracts/errors';\nexport const upload = E;\n`,
+  'command-api/records/service.ts': `import { upload } from './routes/files';\nexport const records = upload;\n`,
+  'command-api/hooks/routes/bad.ts': `import { upload } from '../../records/routes/files';\nexport const h = upload;\n`,
+  'command-api/bad-routes.ts': `import { upload } from './records/routes/files';\nexport const c = upload;\n`,
+  'integrator/bad-routes.ts': `import { list } from '../query-api/routes/lists';\nexport const s = list;\n`,
+  'bin/bad-routes.ts': `import { upload } from '../command-api/records/routes/files';\nimport { records } from '../command-api/records/service';\nexport const r = upload + records;\n`,
   'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'nodenext', strict: true } }),
 };
 
@@ -52,6 +60,10 @@ const EXPECTED_VIOLATIONS = [
   'projections-do-not-import-apis: projections/bad.ts → query-api/read.ts',
   'only-composition-roots-import-bin: infra/bad-bin.ts → bin/main.ts',
   'nothing-imports-the-integrator: command-api/bad-integrator.ts → integrator/run.ts',
+  'routes-stay-in-their-app: command-api/bad-routes.ts → command-api/records/routes/files.ts',
+  'routes-stay-in-their-app: integrator/bad-routes.ts → query-api/routes/lists.ts',
+  'routes-stay-in-their-app: bin/bad-routes.ts → command-api/records/routes/files.ts',
+  'feature-routes-stay-in-their-feature: command-api/hooks/routes/bad.ts → command-api/records/routes/files.ts',
 ].sort();
 
 let tree: string;

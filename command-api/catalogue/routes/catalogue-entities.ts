@@ -12,96 +12,14 @@ import {
   updateMenuBody,
   updateTeamBody,
 } from '../../../contracts/api/catalogue';
-import { PlatformError } from '../../../contracts/errors';
-import { streamName } from '../../../contracts/streams';
-import { attributesDecider, CATEGORY, FIELD_GROUP, MENU, TEAM } from '../../kit/attributes';
-import { moduleDecider } from '../../structure/domain/module';
-import { userDecider } from '../../identity/domain/user';
+import { CATEGORY, FIELD_GROUP, MENU, TEAM } from '../../kit/attributes';
 import type { CommandDeps } from '../../deps';
-import type { Decider, DomainEvent } from '../../kit/decider';
 import { attributesResource } from '../../kit/attributes-resource';
+import { catalogueChecks } from '../commands';
 
-const MAX_CATEGORY_DEPTH = 32;
-
-/**
- * Categories, teams, menus and field groups, each a set of attributes whose references are checked here:
- * a category's parent (no cycles), a team's users, a menu item's module, a field group's module and fields.
- */
+/** Categories, teams, menus and field groups as REST resources; `catalogueChecks` checks their references. */
 export function catalogueResources(deps: CommandDeps) {
-  const load = <State, Command, Event extends DomainEvent>(
-    category: string,
-    tenant: string,
-    entityId: number,
-    decider: Decider<State, Command, Event>,
-  ) => deps.handler.load(streamName(category, tenant, entityId), decider);
-
-  const categoryDecider = attributesDecider(CATEGORY);
-  const fieldGroupDecider = attributesDecider(FIELD_GROUP);
-
-  async function activeModule(tenant: string, moduleId: number, path: string) {
-    const module = await load('module', tenant, moduleId, moduleDecider);
-    if (module.state.status !== 'active')
-      throw new PlatformError('validation_failed', `module ${moduleId} does not exist`, [
-        { path, message: 'no such module' },
-      ]);
-    return module.state;
-  }
-
-  /** The parent must exist, and must not be the category itself or one of its descendants. */
-  async function checkParent(
-    tenant: string,
-    parentId: number | null | undefined,
-    self?: number,
-  ): Promise<void> {
-    let current = parentId ?? null;
-    for (let depth = 0; current !== null; depth++) {
-      if (current === self)
-        throw new PlatformError('validation_failed', 'a category cannot be its own ancestor', [
-          { path: 'parentId', message: 'would make a cycle' },
-        ]);
-      if (depth >= MAX_CATEGORY_DEPTH)
-        throw new PlatformError('validation_failed', `categories nest at most ${MAX_CATEGORY_DEPTH} deep`);
-      const parent = await load('category', tenant, current, categoryDecider);
-      if (parent.state.status !== 'active')
-        throw new PlatformError('validation_failed', `category ${current} does not exist`, [
-          { path: 'parentId', message: 'no such category' },
-        ]);
-      current = (parent.state.attributes.parentId as number | null | undefined) ?? null;
-    }
-  }
-
-  async function checkUsers(tenant: string, userIds: readonly number[] | undefined): Promise<void> {
-    const missing: number[] = [];
-    for (const userId of userIds ?? []) {
-      const user = await load('user', tenant, userId, userDecider);
-      if (user.state.status !== 'active') missing.push(userId);
-    }
-    if (missing.length > 0)
-      throw new PlatformError('validation_failed', `no such users: ${missing.join(', ')}`, [
-        { path: 'userIds', message: `no such users: ${missing.join(', ')}` },
-      ]);
-  }
-
-  async function checkMenuItems(
-    tenant: string,
-    items: ReadonlyArray<{ moduleId?: number | undefined }> | undefined,
-  ) {
-    for (const [index, item] of (items ?? []).entries())
-      if (item.moduleId !== undefined) await activeModule(tenant, item.moduleId, `items.${index}.moduleId`);
-  }
-
-  async function checkFields(tenant: string, moduleId: number, fieldIds: readonly number[] | undefined) {
-    const module = await activeModule(tenant, moduleId, 'moduleId');
-    const known = new Set(module.fields.map((field) => field.fieldId));
-    const foreign = (fieldIds ?? []).filter((fieldId) => !known.has(fieldId));
-    if (foreign.length > 0)
-      throw new PlatformError(
-        'validation_failed',
-        `not fields of module ${moduleId}: ${foreign.join(', ')}`,
-        [{ path: 'fieldIds', message: `not fields of module ${moduleId}: ${foreign.join(', ')}` }],
-      );
-  }
-
+  const checks = catalogueChecks(deps);
   return {
     category: attributesResource({
       entity: CATEGORY,
@@ -109,14 +27,7 @@ export function catalogueResources(deps: CommandDeps) {
       operations: CATEGORY_OPERATIONS,
       createBody: createCategoryBody,
       updateBody: updateCategoryBody,
-      async checkCreate(body, tenant) {
-        await checkParent(tenant, body.parentId);
-        return { name: body.name, description: body.description ?? null, parentId: body.parentId ?? null };
-      },
-      async checkUpdate(body, tenant, categoryId) {
-        await checkParent(tenant, body.parentId, categoryId);
-        return body;
-      },
+      ...checks.category,
     }),
     team: attributesResource({
       entity: TEAM,
@@ -124,14 +35,7 @@ export function catalogueResources(deps: CommandDeps) {
       operations: TEAM_OPERATIONS,
       createBody: createTeamBody,
       updateBody: updateTeamBody,
-      async checkCreate(body, tenant) {
-        await checkUsers(tenant, body.userIds);
-        return { name: body.name, description: body.description ?? null, userIds: body.userIds ?? [] };
-      },
-      async checkUpdate(body, tenant) {
-        await checkUsers(tenant, body.userIds);
-        return body;
-      },
+      ...checks.team,
     }),
     menu: attributesResource({
       entity: MENU,
@@ -139,14 +43,7 @@ export function catalogueResources(deps: CommandDeps) {
       operations: MENU_OPERATIONS,
       createBody: createMenuBody,
       updateBody: updateMenuBody,
-      async checkCreate(body, tenant) {
-        await checkMenuItems(tenant, body.items);
-        return { name: body.name, position: body.position ?? 0, items: body.items ?? [] };
-      },
-      async checkUpdate(body, tenant) {
-        await checkMenuItems(tenant, body.items);
-        return body;
-      },
+      ...checks.menu,
     }),
     fieldGroup: attributesResource({
       entity: FIELD_GROUP,
@@ -154,24 +51,7 @@ export function catalogueResources(deps: CommandDeps) {
       operations: FIELD_GROUP_OPERATIONS,
       createBody: createFieldGroupBody,
       updateBody: updateFieldGroupBody,
-      async checkCreate(body, tenant) {
-        await checkFields(tenant, body.moduleId, body.fieldIds);
-        return {
-          moduleId: body.moduleId,
-          name: body.name,
-          fieldIds: body.fieldIds ?? [],
-          position: body.position ?? 0,
-        };
-      },
-      async checkUpdate(body, tenant, fieldGroupId) {
-        if (body.fieldIds !== undefined) {
-          const group = await load('fieldGroup', tenant, fieldGroupId, fieldGroupDecider);
-          // A missing group: the decider answers 404.
-          if (group.state.status === 'active')
-            await checkFields(tenant, group.state.attributes.moduleId as number, body.fieldIds);
-        }
-        return body;
-      },
+      ...checks.fieldGroup,
     }),
   };
 }

@@ -1,9 +1,8 @@
 import type { Router } from 'express';
-import { streamName } from '../../../contracts/streams';
 import { idParam } from '../../../infra/http/params';
-import { attributesDecider, LABEL } from '../../kit/attributes';
-import { recordDecider } from '../domain/record';
+import { LABEL } from '../../kit/attributes';
 import type { CommandDeps } from '../../deps';
+import type { RecordCommands } from '../commands';
 import { attributesResource } from '../../kit/attributes-resource';
 import {
   createLabelBody,
@@ -15,8 +14,6 @@ import {
 } from '../../../contracts/api/catalogue';
 import { mount } from '../../../infra/http/operations';
 import { authorize, commandContext, preconditions, sendResult } from '../../kit/route-context';
-
-const labelDecider = attributesDecider(LABEL);
 
 /** Labels: a name and a display colour; `DELETE /label` takes the id in the body too (the spec lists it). */
 export function labelResource() {
@@ -32,19 +29,16 @@ export function labelResource() {
 }
 
 /** Attaching labels to records: `POST`/`DELETE /record/{recordId}/label/{labelId}`. */
-export function addLabelRoutes(router: Router, deps: CommandDeps): void {
+export function addLabelRoutes(router: Router, deps: CommandDeps, records: RecordCommands): void {
   mount(router, labelRecord, async (req, res) => {
     // Attaching reads the label: a credential that may not see labels may not attach them either.
     authorize(req, 'label', 'read');
     const principal = authorize(req, 'record', 'update');
     const recordId = idParam(req, 'recordId');
-    const labelId = idParam(req, 'labelId');
-    const label = await deps.handler.load(streamName('label', principal.tenant, labelId), labelDecider);
-    const result = await deps.handler.handle(
-      streamName('record', principal.tenant, recordId),
-      recordDecider,
-      { kind: 'LabelRecord', labelId, labelExists: label.state.status === 'active' },
+    const result = await records.label(
       commandContext(req, principal, deps.newCommandId()),
+      recordId,
+      idParam(req, 'labelId'),
       preconditions(req),
     );
     sendResult(res, 200, result, { recordId, labelIds: result.state.labelIds });
@@ -53,12 +47,10 @@ export function addLabelRoutes(router: Router, deps: CommandDeps): void {
   mount(router, unlabelRecord, async (req, res) => {
     const principal = authorize(req, 'record', 'update');
     const recordId = idParam(req, 'recordId');
-    const labelId = idParam(req, 'labelId');
-    const result = await deps.handler.handle(
-      streamName('record', principal.tenant, recordId),
-      recordDecider,
-      { kind: 'UnlabelRecord', labelId },
+    const result = await records.unlabel(
       commandContext(req, principal, deps.newCommandId()),
+      recordId,
+      idParam(req, 'labelId'),
       preconditions(req),
     );
     sendResult(res, 200, result, { recordId, labelIds: result.state.labelIds });

@@ -12,16 +12,16 @@ import {
 import { PlatformError } from '../../../contracts/errors';
 import type { FieldDefinition } from '../../../contracts/fields';
 import { mount } from '../../../infra/http/operations';
-import { streamName } from '../../../contracts/streams';
 import { validate } from '../../../contracts/validation';
 import { idParam, optionalId } from '../../../infra/http/params';
-import { fieldOf, moduleDecider, type ModuleCommand, type ModuleState } from '../domain/module';
+import { fieldCommands } from '../commands';
+import { fieldOf, type ModuleState } from '../domain/module';
 import type { CommandDeps } from '../../deps';
 import type { CommandResult } from '../../kit/handler';
-import { requestHash } from '../../kit/idempotency';
 import {
   authorize,
   commandContext,
+  commandOrigin,
   idempotencyKey,
   preconditions,
   sendResult,
@@ -43,21 +43,9 @@ export function fieldView(field: FieldDefinition, module: ModuleState): Record<s
   };
 }
 
-/**
- * Field definitions are commands on their module's stream (the module owns its record schema, so a record
- * is always checked against one consistent set of fields). `PUT`/`DELETE /field/{id}` find the module
- * through the fields read model.
- */
+/** `POST /field`, `PUT /field[/{fieldId}]`, `PUT /field/order`, `DELETE /field/{fieldId}`. */
 export function addFieldRoutes(router: Router, deps: CommandDeps): void {
-  const moduleStream = (tenant: string, moduleId: number): string => streamName('module', tenant, moduleId);
-
-  /** Whether the relation target of a config exists (the decider refuses a relation to nothing). */
-  const relationTarget = async (tenant: string, fieldConfig: Record<string, unknown> | undefined) => {
-    const target = fieldConfig?.moduleId;
-    if (typeof target !== 'number' || !Number.isSafeInteger(target) || target <= 0) return {};
-    const module = await deps.handler.load(moduleStream(tenant, target), moduleDecider);
-    return { relationTargetExists: module.state.status === 'active' };
-  };
+  const fields = fieldCommands(deps);
 
   const answer = (
     res: Response,
@@ -71,47 +59,14 @@ export function addFieldRoutes(router: Router, deps: CommandDeps): void {
   mount(router, createField, async (req, res) => {
     const principal = authorize(req, 'field', 'create');
     const body = validate(createFieldBody, req.body, 'body');
-    const module = await deps.handler.load(moduleStream(principal.tenant, body.moduleId), moduleDecider);
-    if (module.state.status !== 'active')
-      throw new PlatformError('validation_failed', `module ${body.moduleId} does not exist`, [
-        { path: 'moduleId', message: 'no such module' },
-      ]);
-    const target = body.type === 'relation' ? await relationTarget(principal.tenant, body.config) : {};
-    const identity = await deps.idempotency.identify(
-      principal.tenant,
-      principal.credential.id,
-      idempotencyKey(req),
-      () => requestHash('POST', '/field', body),
-      () => deps.ids.next(principal.tenant, 'field'),
-    );
-    const fieldId = identity.entityId!;
-    const command: ModuleCommand = {
-      kind: 'AddField',
-      fieldId,
-      name: body.name,
-      ...(body.key !== undefined && { key: body.key }),
-      type: body.type,
-      required: body.required ?? false,
-      config: body.config ?? {},
-      ...target,
-    };
-    const result = await deps.handler.handle(
-      moduleStream(principal.tenant, body.moduleId),
-      moduleDecider,
-      command,
-      commandContext(req, principal, identity.commandId),
-      identity.mayBeRepeat ? { mayBeRepeat: true } : {},
+    const { fieldId, result } = await fields.add(
+      commandOrigin(req, principal),
+      { holder: principal.credential.id, key: idempotencyKey(req) },
+      body,
     );
     res.setHeader('Location', `${req.baseUrl}/field/${fieldId}`);
     answer(res, 201, result, fieldId);
   });
-
-  /** The module that holds field `fieldId`, or a 404. */
-  const moduleOfField = async (tenant: string, fieldId: number): Promise<number> => {
-    const moduleId = await deps.reads.fieldModule(tenant, fieldId);
-    if (moduleId === null) throw new PlatformError('not_found', `field ${fieldId} not found`);
-    return moduleId;
-  };
 
   const update = async (req: Request, res: Response): Promise<void> => {
     const principal = authorize(req, 'field', 'update');
@@ -127,19 +82,10 @@ export function addFieldRoutes(router: Router, deps: CommandDeps): void {
         'validation_failed',
         `the body id ${body.id} differs from the path id ${fieldId}`,
       );
-    const moduleId = await moduleOfField(principal.tenant, fieldId);
-    const result = await deps.handler.handle(
-      moduleStream(principal.tenant, moduleId),
-      moduleDecider,
-      {
-        kind: 'ChangeField',
-        fieldId,
-        ...(body.name !== undefined && { name: body.name }),
-        ...(body.required !== undefined && { required: body.required }),
-        ...(body.config !== undefined && { config: body.config }),
-        ...(await relationTarget(principal.tenant, body.config)),
-      },
+    const result = await fields.change(
       commandContext(req, principal, deps.newCommandId()),
+      fieldId,
+      body,
       preconditions(req),
     );
     answer(res, 200, result, fieldId);
@@ -148,11 +94,9 @@ export function addFieldRoutes(router: Router, deps: CommandDeps): void {
   const order = async (req: Request, res: Response): Promise<void> => {
     const principal = authorize(req, 'field', 'update');
     const body = validate(orderFieldsBody, req.body, 'body');
-    const result = await deps.handler.handle(
-      moduleStream(principal.tenant, body.moduleId),
-      moduleDecider,
-      { kind: 'OrderFields', fieldIds: body.fieldIds },
+    const result = await fields.order(
       commandContext(req, principal, deps.newCommandId()),
+      body,
       preconditions(req),
     );
     sendResult(res, 200, result, {
@@ -167,12 +111,9 @@ export function addFieldRoutes(router: Router, deps: CommandDeps): void {
   mount(router, deleteField, async (req, res) => {
     const principal = authorize(req, 'field', 'delete');
     const fieldId = idParam(req, 'fieldId');
-    const moduleId = await moduleOfField(principal.tenant, fieldId);
-    const result = await deps.handler.handle(
-      moduleStream(principal.tenant, moduleId),
-      moduleDecider,
-      { kind: 'RemoveField', fieldId },
+    const result = await fields.remove(
       commandContext(req, principal, deps.newCommandId()),
+      fieldId,
       preconditions(req),
     );
     sendResult(res, 200, result, { id: fieldId, deleted: true });
