@@ -77,6 +77,24 @@ module.exports = {
       to: { path: '^command-api/[^/]+/routes/', pathNot: '^command-api/$1/' },
     },
     {
+      name: 'kit-below-features',
+      comment:
+        'command-api/kit/ is the kernel every feature stands on (handler, ids, idempotency, route context): it ' +
+        'imports no feature.',
+      severity: 'error',
+      from: { path: '^command-api/kit/' },
+      to: { path: '^command-api/[^/]+/', pathNot: '^command-api/kit/' },
+    },
+    {
+      name: 'deciders-know-no-application',
+      comment:
+        "A feature's deciders (domain/) are the bottom of its room: they import other deciders, never a " +
+        "feature's commands, routes or service.",
+      severity: 'error',
+      from: { path: '^command-api/[^/]+/domain/' },
+      to: { path: '^command-api/[^/]+/(commands|service)\\.ts$|^command-api/[^/]+/routes/' },
+    },
+    {
       name: 'projections-do-not-import-apis',
       comment: 'Projections subscribe to the event store; they know neither API.',
       severity: 'error',

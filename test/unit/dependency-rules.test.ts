@@ -42,6 +42,8 @@ const TREE: Record<string, string> = {
   'command-api/records/routes/files.ts': `import { E } from '../../../contracts/errors';\nexport const upload = E;\n`,
   'command-api/records/service.ts': `import { upload } from './routes/files';\nexport const records = upload;\n`,
   'command-api/hooks/routes/bad.ts': `import { upload } from '../../records/routes/files';\nexport const h = upload;\n`,
+  'command-api/kit/bad.ts': `import { records } from '../records/service';\nexport const k = records;\n`,
+  'command-api/records/domain/bad-command.ts': `import { records } from '../service';\nexport const d = records;\n`,
   'command-api/bad-routes.ts': `import { upload } from './records/routes/files';\nexport const c = upload;\n`,
   'integrator/bad-routes.ts': `import { list } from '../query-api/routes/lists';\nexport const s = list;\n`,
   'bin/bad-routes.ts': `import { upload } from '../command-api/records/routes/files';\nimport { records } from '../command-api/records/service';\nexport const r = upload + records;\n`,
@@ -49,6 +51,8 @@ const TREE: Record<string, string> = {
 };
 
 const EXPECTED_VIOLATIONS = [
+  'kit-below-features: command-api/kit/bad.ts → command-api/records/service.ts',
+  'deciders-know-no-application: command-api/records/domain/bad-command.ts → command-api/records/service.ts',
   'contracts-are-self-contained: contracts/bad.ts → command-api/kit/handler.ts',
   'domain-does-not-import-infra: command-api/records/domain/bad.ts → infra/store/port.ts',
   'languages-are-pure: languages/filter/bad.ts → infra/store/port.ts',
