@@ -193,7 +193,7 @@ describeContract(
       });
 
       test('calls side by side go out together, each with its own answer', async () => {
-        fake.chatDelayMs = 50;
+        fake.chatGatherInFlight = 6;
         fake.chatInFlightMax = 0;
         const model = open();
         const questions = Array.from({ length: 6 }, (_, index) => `question ${index}`);
@@ -207,6 +207,7 @@ describeContract(
         );
         expect(fake.chatInFlightMax).toBe(6);
         expect(fake.chatInFlight).toBe(0);
+        fake.chatGatherInFlight = 0;
       });
     });
   },

@@ -56,6 +56,11 @@ export interface FakeOpenAi {
   chatReply: ((request: FakeChatRequest) => FakeChatReply | undefined) | undefined;
   /** How long every chat answer takes (0 by default), on top of `slow`. */
   chatDelayMs: number;
+  /**
+   * Chat answers wait until this many chat requests are in flight at once (0: none wait), or at most
+   * `GATHER_MS`: a test of calls side by side sees them together however slowly the machine runs.
+   */
+  chatGatherInFlight: number;
   /** Chat requests being answered right now, and the most at once so far (reset it to measure anew). */
   readonly chatInFlight: number;
   chatInFlightMax: number;
@@ -83,6 +88,8 @@ export function hashedVector(text: string, dimension: number): number[] {
 const tokensOf = (text: string) => Math.ceil(text.length / 4);
 
 const SLOW_MS = 3000;
+/** How long a chat answer waits for the others of a gathering (`chatGatherInFlight`) at most. */
+const GATHER_MS = 10_000;
 /** Aborts when the answer is over: sent, or the client gone. */
 function clientGone(res: Response): AbortSignal {
   const gone = new AbortController();
@@ -146,8 +153,24 @@ export async function startFakeOpenAi(defaultDimension = 64): Promise<FakeOpenAi
     chatReplies: [],
     chatReply: undefined,
     chatDelayMs: 0,
+    chatGatherInFlight: 0,
     chatInFlightMax: 0,
   };
+  const gathering = new Set<() => void>();
+  /** Resolves once `count` chats are in flight (and lets every waiting one go), or after `GATHER_MS`. */
+  const gathered = (count: number, gone: AbortSignal) =>
+    new Promise<void>((resolve) => {
+      if (chatInFlight >= count) {
+        for (const release of gathering) release();
+        gathering.clear();
+        return resolve();
+      }
+      gathering.add(resolve);
+      void wait(GATHER_MS, gone).then(() => {
+        gathering.delete(resolve);
+        resolve();
+      });
+    });
   app.post('/v1/embeddings', async (req, res) => {
     const body = req.body as {
       model: string;
@@ -201,6 +224,7 @@ export async function startFakeOpenAi(defaultDimension = 64): Promise<FakeOpenAi
     fake.chatInFlightMax = Math.max(fake.chatInFlightMax, ++chatInFlight);
     res.on('close', () => chatInFlight--);
     const gone = clientGone(res);
+    if (fake.chatGatherInFlight > 0) await gathered(fake.chatGatherInFlight, gone);
     if (fake.chatDelayMs > 0) await wait(fake.chatDelayMs, gone);
     if (fake.mode === 'slow') await wait(SLOW_MS, gone);
     // The client may have given up meanwhile: nothing to answer then.
