@@ -7,7 +7,7 @@ import { streamName } from '../contracts/streams';
 import { issuesOf } from '../contracts/validation';
 import { recordDecider } from '../command-api/records/domain/record';
 import { userDecider } from '../command-api/identity/domain/user';
-import type { CommandContext, CommandOrigin } from '../command-api/kit/handler';
+import { withCommandId, type CommandContext, type CommandOrigin } from '../command-api/kit/handler';
 import { requestHash } from '../command-api/kit/idempotency';
 import {
   recordCommands,
@@ -184,7 +184,7 @@ export class RecordSteps {
 
   /** The context of a command on an existing record: named by the run and operation. */
   private contextOf(at: RecordStepAt): CommandContext {
-    return { ...this.originOf(at), commandId: `${at.scope.runId}:operation:${at.operation}` };
+    return withCommandId(this.originOf(at), `${at.scope.runId}:operation:${at.operation}`);
   }
 
   private originOf(at: RecordStepAt): CommandOrigin {

@@ -14,7 +14,7 @@ import type { FieldValue } from '../../contracts/events/records';
 import { isValidTenant, streamName } from '../../contracts/streams';
 import type { CommandDeps } from '../deps';
 import type { Caller, RepeatIdentity } from '../kit/caller';
-import type { CommandResult } from '../kit/handler';
+import { withCommandId, type CommandResult } from '../kit/handler';
 import { checkRecordValues } from '../records/domain/field-values';
 import { recordDecider, type RecordState } from '../records/domain/record';
 import { moduleFields } from '../structure/commands';
@@ -122,14 +122,13 @@ function ask(
   request: GenerationRequest,
 ): Promise<MeteredAnswer> {
   const { principal } = caller;
-  const { commandId: _none, ...context } = caller.contextOf('');
   return inSlot(deps.ai.slots, principal.tenant, principal.credential.id, deps.ai.slotWaitMs, () =>
     deps.ai.model.complete({
       tenant: principal.tenant,
       purpose: { ...purpose, userId: principal.userId },
       request: { ...request, json: true },
       attempts: MODEL_ATTEMPTS,
-      context,
+      context: caller.origin,
     }),
   );
 }
@@ -257,7 +256,7 @@ export async function executeConfiguration(
     kind,
     entityId,
     ids: input.ids,
-    context: caller.contextOf(identity.commandId),
+    context: withCommandId(caller.origin, identity.commandId),
     commandId: identity.commandId,
   });
   let waited: NodeJS.Timeout | undefined;
@@ -295,7 +294,6 @@ export async function previewTransform(
     value: values[field.key] ?? null,
   };
   const request = transformRequest({ ...configuration.attributes, prompt: input.prompt }, field, references);
-  const context = caller.contextOf('');
   const answer = await inSlot(deps.ai.slots, tenant, principal.credential.id, deps.ai.slotWaitMs, () =>
     deps.ai.model.complete({
       tenant,
@@ -307,7 +305,7 @@ export async function previewTransform(
       },
       request,
       attempts: 2,
-      context,
+      context: caller.origin,
     }),
   );
   const parsed = parseValueAnswer(answer.text, field);
@@ -358,7 +356,7 @@ export async function topUpBalance(
     streamName('aiBalance', principal.tenant, AI_BALANCE_STREAM_ID),
     aiBalanceDecider,
     { kind: 'TopUp', tokens: input.tokens, note: input.note ?? null, userId: principal.userId },
-    caller.contextOf(identity.commandId),
+    withCommandId(caller.origin, identity.commandId),
     identity.mayBeRepeat ? { mayBeRepeat: true } : {},
   );
 }
@@ -396,7 +394,7 @@ export function setSystemAi(
       sealedApiKey: input.apiKey === undefined ? undefined : deps.sealer.seal(input.apiKey),
       timeoutMs: input.timeoutMs ?? null,
     },
-    caller.contextOf(deps.newCommandId()),
+    withCommandId(caller.origin, deps.newCommandId()),
   );
 }
 
@@ -410,6 +408,6 @@ export function clearSystemAi(
     systemAiStream(deps, system),
     systemAiDecider,
     { kind: 'ClearSystemAi', system },
-    caller.contextOf(deps.newCommandId()),
+    withCommandId(caller.origin, deps.newCommandId()),
   );
 }

@@ -11,7 +11,7 @@ import type { Logger } from '../../infra/logging';
 import { aiJobDecider, type AiJobState } from './domain/ai-job';
 import type { AttributesState } from '../kit/attributes';
 import { recordDecider } from '../records/domain/record';
-import type { CommandContext, CommandHandler } from '../kit/handler';
+import { withCommandId, type CommandOrigin, type CommandHandler } from '../kit/handler';
 import type { IdAllocator } from '../kit/id-allocator';
 import { requestHash, type IdempotencyKeys } from '../kit/idempotency';
 import { OneAtATime } from '../kit/one-at-a-time';
@@ -52,7 +52,7 @@ export interface StartJob {
   readonly kind: 'transform' | 'validation';
   readonly entityId: number;
   readonly ids: readonly number[];
-  readonly context: Omit<CommandContext, 'commandId'>;
+  readonly context: CommandOrigin;
   /** The command id of the request that starts it (a repeat with the same Idempotency-Key starts nothing). */
   readonly commandId: string;
 }
@@ -98,19 +98,14 @@ export class AiJobs {
         concurrency: this.options.concurrency,
         now: this.options.now(),
       },
-      { ...job.context, commandId: job.commandId },
+      withCommandId(job.context, job.commandId),
       { mayBeRepeat: true },
     );
     return { state: started.state, done: this.run(job.tenant, job.jobId, job.context) };
   }
 
   /** Runs a job to its end (once in this process however often asked). */
-  run(
-    tenant: string,
-    jobId: number,
-    context: Omit<CommandContext, 'commandId'>,
-    takeOver = false,
-  ): Promise<AiJobState> {
+  run(tenant: string, jobId: number, context: CommandOrigin, takeOver = false): Promise<AiJobState> {
     const key = `${tenant}.${jobId}`;
     const known = this.running.get(key);
     if (known) return known;
@@ -187,7 +182,7 @@ export class AiJobs {
   private async runToEnd(
     tenant: string,
     jobId: number,
-    context: Omit<CommandContext, 'commandId'>,
+    context: CommandOrigin,
     takeOver: boolean,
   ): Promise<AiJobState> {
     const stream = jobStream(tenant, jobId);
@@ -199,7 +194,7 @@ export class AiJobs {
           stream,
           aiJobDecider,
           { kind: 'LeaseJob', owner: this.owner, now: this.options.now(), ttlMs, force },
-          { ...context, commandId: crypto.randomUUID() },
+          withCommandId(context, crypto.randomUUID()),
         ),
       );
     let job: AiJobState;
@@ -232,7 +227,7 @@ export class AiJobs {
             stream,
             aiJobDecider,
             { kind: 'RecordItems', items },
-            { ...context, commandId: crypto.randomUUID() },
+            withCommandId(context, crypto.randomUUID()),
           ),
         );
       } catch (error) {
@@ -326,7 +321,7 @@ export class AiJobs {
     job: AiJobState,
     setting: JobSetting,
     recordId: number,
-    context: Omit<CommandContext, 'commandId'>,
+    context: CommandOrigin,
     signal: AbortSignal,
     block: ReservationBlock,
   ): Promise<AiJobItem> {

@@ -18,7 +18,7 @@ import {
   type AiBalanceState,
 } from './domain/ai-balance';
 import { aiAnswerDecider, type KeepAnswer, type KeptAnswer } from './domain/ai-answer';
-import type { CommandContext, CommandHandler, CommandResult } from '../kit/handler';
+import { withCommandId, type CommandOrigin, type CommandHandler, type CommandResult } from '../kit/handler';
 import { OneAtATime } from '../kit/one-at-a-time';
 
 /** How to set a model up, for the answer of an AI route on a system that has none. */
@@ -62,7 +62,7 @@ export interface MeteredCall {
    */
   readonly keptFor?: string;
   /** Who the balance's events are by. */
-  readonly context: Omit<CommandContext, 'commandId'>;
+  readonly context: CommandOrigin;
   /** The reservation block of a job: its calls draw their estimates from it (see `ReservationBlock`). */
   readonly block?: ReservationBlock;
 }
@@ -97,7 +97,7 @@ export class ReservationBlock {
 
   constructor(
     readonly tenant: string,
-    readonly context: Omit<CommandContext, 'commandId'>,
+    readonly context: CommandOrigin,
     /** Calls one block covers. */
     readonly calls: number,
     /** The job it is for (`aiJob:<job>`): its reservations say so, and the job's end lets go any left. */
@@ -309,7 +309,7 @@ export class MeteredModel {
             answerStream,
             aiAnswerDecider,
             keep,
-            { ...call.context, commandId: randomUUID() },
+            withCommandId(call.context, randomUUID()),
             // Read empty a moment ago; a call asking the same meanwhile made it first: then the append fails its
             // expectation, the handler reads it, and the decider keeps the answer there.
             { newStream: true, uncached: true },

@@ -15,7 +15,7 @@ import {
 import { streamName } from '../../contracts/streams';
 import type { CommandDeps } from '../deps';
 import type { Caller, RepeatIdentity } from '../kit/caller';
-import type { CommandResult, HandleOptions } from '../kit/handler';
+import { withCommandId, type CommandResult, type HandleOptions } from '../kit/handler';
 import { assertStructureExists } from '../structure/commands';
 import { hookQueueDecider, type HookQueueState } from './domain/hook-queue';
 import {
@@ -96,7 +96,7 @@ export async function addWebhook(
   const earlier = identity.mayBeRepeat ? (await deps.handler.load(stream, webhookDecider)).state : null;
   const key = earlier && earlier.status !== 'none' ? earlier.key : newHookKey();
   const udid = earlier && earlier.status !== 'none' ? earlier.udid : randomUUID();
-  const context = caller.contextOf(identity.commandId);
+  const context = withCommandId(caller.origin, identity.commandId);
   await deps.handler.handle(
     streamName('hookKey', deps.operatorTenant, key),
     webhookKeyDecider,
@@ -146,7 +146,7 @@ export function changeWebhook(
     hookStream(caller.principal.tenant, webhookId),
     webhookDecider,
     command,
-    caller.contextOf(deps.newCommandId()),
+    withCommandId(caller.origin, deps.newCommandId()),
     options,
   );
 }
@@ -183,7 +183,7 @@ export async function removeFromQueue(
     queueStream,
     hookQueueDecider,
     { kind: 'RemoveItems', webhookId, requestIds, reason: only === null ? 'cleared' : 'deleted' },
-    caller.contextOf(deps.newCommandId()),
+    withCommandId(caller.origin, deps.newCommandId()),
   );
   return { result, removed: requestIds.length };
 }

@@ -16,14 +16,21 @@ import { hashToken, newApiToken, newCsrfToken, newSessionToken, tokenDisplay } f
 import { streamName } from '../../contracts/streams';
 import type { Logger } from '../../infra/logging';
 import type { CommandDeps } from '../deps';
-import type { CommandContext, CommandResult, ContextFor, HandleOptions } from '../kit/handler';
+import type { Caller } from '../kit/caller';
+import {
+  withCommandId,
+  type CommandContext,
+  type CommandOrigin,
+  type CommandResult,
+  type HandleOptions,
+} from '../kit/handler';
 import { requestHash } from '../kit/idempotency';
 import { revokeGrantsOf } from '../oauth/commands';
 import { emailClaimDecider, emailClaimStream } from './domain/email-claim';
 import {
   hasTwoFactor,
   userDecider,
-  type Caller,
+  type ActingUser,
   type SecondFactorProof,
   type UserCommand,
   type UserState,
@@ -35,7 +42,7 @@ import { newTotpSecret, verifyTotp } from './totp';
 // Accounts
 
 /** The acting user and the rights of the credential in use, for rules that depend on who asks. */
-export function callerOf(principal: Principal): Caller {
+export function actingUserOf(principal: Principal): ActingUser {
   const userId = Number(principal.userId);
   return {
     userId: Number.isSafeInteger(userId) ? userId : null,
@@ -52,11 +59,11 @@ export function keptSession(principal: Principal, self: boolean): { keepSession?
 /** A new user of the principal's system; the address is claimed first, since its stream is the uniqueness rule. */
 export async function registerUser(
   deps: CommandDeps,
-  principal: Principal,
+  caller: Caller,
   body: z.infer<typeof createUserBody>,
   idempotencyKey: string | undefined,
-  contextFor: ContextFor,
 ): Promise<{ userId: number; result: CommandResult<UserState> }> {
+  const { principal, origin } = caller;
   const { tenant } = principal;
   const identity = await deps.idempotency.identify(
     tenant,
@@ -78,7 +85,7 @@ export async function registerUser(
     emailClaimDecider,
     { kind: 'ClaimEmail', email: body.email, userId, holderExists: holder?.state.status !== 'none' },
     // Its own command id: event ids derive from it, and the user's events come from the request's.
-    contextFor(uuidV5(`email-claim:${identity.commandId}`)),
+    withCommandId(origin, uuidV5(`email-claim:${identity.commandId}`)),
   );
   const result = await deps.handler.handle(
     streamName('user', tenant, userId),
@@ -92,7 +99,7 @@ export async function registerUser(
       passwordHash: body.password === undefined ? null : await hashPassword(body.password),
       ...(body.permissions !== undefined && { permissions: body.permissions }),
     },
-    contextFor(identity.commandId),
+    withCommandId(origin, identity.commandId),
     identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
   );
   return { userId, result };
@@ -101,20 +108,20 @@ export async function registerUser(
 /** Deactivates or activates user `userId`; a deactivation revokes the OAuth grants they gave (OA-29). */
 export async function setUserActive(
   deps: CommandDeps,
-  principal: Principal,
+  caller: Caller,
   userId: number,
   active: boolean,
   options: HandleOptions,
-  contextFor: ContextFor,
 ): Promise<CommandResult<UserState>> {
+  const { principal, origin } = caller;
   const result = await deps.handler.handle(
     streamName('user', principal.tenant, userId),
     userDecider,
-    active ? { kind: 'ActivateUser' } : { kind: 'DeactivateUser', caller: callerOf(principal) },
-    contextFor(deps.newCommandId()),
+    active ? { kind: 'ActivateUser' } : { kind: 'DeactivateUser', caller: actingUserOf(principal) },
+    withCommandId(origin, deps.newCommandId()),
     options,
   );
-  if (!active) await revokeGrantsOf(deps, principal.tenant, result.state.userId, contextFor);
+  if (!active) await revokeGrantsOf(deps, result.state.userId, origin);
   return result;
 }
 
@@ -124,12 +131,12 @@ export async function setUserActive(
  */
 export async function changePassword(
   deps: CommandDeps,
-  principal: Principal,
+  caller: Caller,
   userId: number,
   self: boolean,
   body: z.infer<typeof setPasswordBody>,
-  contextFor: ContextFor,
 ): Promise<CommandResult<UserState>> {
+  const { principal, origin } = caller;
   const stream = streamName('user', principal.tenant, userId);
   if (self && !isAdmin(principal)) {
     const user = await deps.handler.load(stream, userDecider);
@@ -143,9 +150,9 @@ export async function changePassword(
     stream,
     userDecider,
     { kind: 'SetPassword', passwordHash: await hashPassword(body.password), ...keptSession(principal, self) },
-    contextFor(deps.newCommandId()),
+    withCommandId(origin, deps.newCommandId()),
   );
-  await revokeGrantsOf(deps, principal.tenant, userId, contextFor);
+  await revokeGrantsOf(deps, userId, origin);
   return result;
 }
 
@@ -157,12 +164,12 @@ export async function changePassword(
  */
 export async function issueApiToken(
   deps: CommandDeps,
-  principal: Principal,
+  caller: Caller,
   userId: number,
   body: z.infer<typeof createTokenBody>,
   idempotencyKey: string | undefined,
-  contextFor: ContextFor,
 ) {
+  const { principal, origin } = caller;
   const identity = await deps.idempotency.identify(
     principal.tenant,
     principal.credential.id,
@@ -184,8 +191,8 @@ export async function issueApiToken(
   const result = await deps.handler.handle(
     streamName('user', principal.tenant, userId),
     userDecider,
-    { kind: 'IssueApiToken', token, caller: callerOf(principal) },
-    contextFor(identity.commandId),
+    { kind: 'IssueApiToken', token, caller: actingUserOf(principal) },
+    withCommandId(origin, identity.commandId),
     identity.mayBeRepeat ? { mayBeRepeat: true } : {},
   );
   if (result.replayed)
@@ -250,7 +257,7 @@ export async function enrolDevice(
   deps: CommandDeps,
   stream: string,
   name: string,
-  contextFor: ContextFor,
+  origin: CommandOrigin,
 ): Promise<{ result: CommandResult<UserState>; deviceId: string; secret: string }> {
   const secret = newTotpSecret();
   const commandId = deps.newCommandId();
@@ -259,7 +266,7 @@ export async function enrolDevice(
     stream,
     userDecider,
     { kind: 'AddTwoFactorDevice', deviceId, name, sealedSecret: deps.sealer.seal(secret) },
-    contextFor(commandId),
+    withCommandId(origin, commandId),
   );
   return { result, deviceId, secret };
 }
@@ -270,12 +277,12 @@ export async function enrolDevice(
  */
 export async function confirmDevice(
   deps: CommandDeps,
-  principal: Principal,
+  caller: Caller,
   userId: number,
   deviceId: string,
   code: string,
-  contextFor: ContextFor,
 ): Promise<{ result: CommandResult<UserState>; recoveryCodes: string[] | null }> {
+  const { principal, origin } = caller;
   const stream = streamName('user', principal.tenant, userId);
   const { state } = await deps.handler.load(stream, userDecider);
   const device = state.twoFactor.devices[deviceId];
@@ -297,9 +304,9 @@ export async function confirmDevice(
       recoveryCodeHashes: recovery.hashes,
       ...keptSession(principal, true),
     },
-    contextFor(deps.newCommandId()),
+    withCommandId(origin, deps.newCommandId()),
   );
-  await revokeGrantsOf(deps, principal.tenant, userId, contextFor);
+  await revokeGrantsOf(deps, userId, origin);
   const issued = result.state.twoFactor.recoveryCodeHashes[0] === recovery.hashes[0];
   return { result, recoveryCodes: issued ? recovery.codes : null };
 }
@@ -307,19 +314,19 @@ export async function confirmDevice(
 /** Removes device `deviceId` of the user of `stream`; the user's OAuth grants are revoked. */
 export async function removeDevice(
   deps: CommandDeps,
-  principal: Principal,
+  caller: Caller,
   stream: string,
   deviceId: string,
   self: boolean,
-  contextFor: ContextFor,
 ): Promise<CommandResult<UserState>> {
+  const { principal, origin } = caller;
   const result = await deps.handler.handle(
     stream,
     userDecider,
     { kind: 'RemoveTwoFactorDevice', deviceId, ...keptSession(principal, self) },
-    contextFor(deps.newCommandId()),
+    withCommandId(origin, deps.newCommandId()),
   );
-  await revokeGrantsOf(deps, principal.tenant, result.state.userId, contextFor);
+  await revokeGrantsOf(deps, result.state.userId, origin);
   return result;
 }
 
@@ -327,14 +334,14 @@ export async function removeDevice(
 export async function issueRecoveryCodes(
   deps: CommandDeps,
   stream: string,
-  contextFor: ContextFor,
+  origin: CommandOrigin,
 ): Promise<{ result: CommandResult<UserState>; recoveryCodes: string[] }> {
   const recovery = newRecoveryCodes();
   const result = await deps.handler.handle(
     stream,
     userDecider,
     { kind: 'IssueRecoveryCodes', codeHashes: recovery.hashes },
-    contextFor(deps.newCommandId()),
+    withCommandId(origin, deps.newCommandId()),
   );
   return { result, recoveryCodes: recovery.codes };
 }
@@ -355,16 +362,19 @@ export interface OpenedSession {
   readonly absoluteExpiresAt: string;
 }
 
+/** A sign-in command's context, by the new session's principal (the session is its actor). */
+export type SignInContext = (sessionPrincipal: Principal) => CommandContext;
+
 /**
- * A fresh session for `user`, recorded by the command `commandFor` makes, in the context `contextFor` gives
- * the session's own principal.
+ * A fresh session for `user`, recorded by the command `commandFor` makes, in the context `signInContext`
+ * gives the session's own principal.
  */
 export async function openSession(
   deps: CommandDeps,
   tenant: string,
   user: UserState,
   commandFor: (session: { sessionHash: string; csrfHash: string; absoluteExpiresAt: string }) => UserCommand,
-  contextFor: (sessionPrincipal: Principal) => CommandContext,
+  signInContext: SignInContext,
 ): Promise<OpenedSession> {
   const session = newSessionToken();
   const csrfToken = newCsrfToken();
@@ -374,7 +384,7 @@ export async function openSession(
     streamName('user', tenant, user.userId),
     userDecider,
     commandFor({ sessionHash, csrfHash: hashToken(csrfToken), absoluteExpiresAt }),
-    contextFor({
+    signInContext({
       tenant,
       userId: String(user.userId),
       role: user.role,
@@ -458,7 +468,7 @@ export function signInSequence(deps: CommandDeps) {
   return {
     async withPassword(
       attempt: { tenant: string; email: string; password: string; address: string },
-      contextFor: (sessionPrincipal: Principal) => CommandContext,
+      signInContext: SignInContext,
     ): Promise<PasswordSignIn> {
       const { tenant, email, address } = attempt;
       const log = deps.logger.child({ tenant, email, address });
@@ -496,7 +506,7 @@ export function signInSequence(deps: CommandDeps) {
         tenant,
         known,
         (opened) => ({ kind: 'StartSession', ...opened }),
-        contextFor,
+        signInContext,
       );
       log.info({ event: 'login.succeeded', userId: known.userId }, 'login succeeded');
       return { kind: 'signed-in', session };
@@ -504,7 +514,7 @@ export function signInSequence(deps: CommandDeps) {
 
     async withSecondFactor(
       attempt: { tenant: string; address: string | undefined } & z.infer<typeof secondFactorBody>,
-      contextFor: (sessionPrincipal: Principal) => CommandContext,
+      signInContext: SignInContext,
     ): Promise<OpenedSession> {
       const { tenant } = attempt;
       const pending = pendingLoginOf(attempt.pendingToken, tenant);
@@ -525,7 +535,7 @@ export function signInSequence(deps: CommandDeps) {
         tenant,
         known,
         (opened) => ({ kind: 'CompleteSecondFactor', pendingLogin: pending.jti, proof, session: opened }),
-        contextFor,
+        signInContext,
       );
       log.info({ event: 'login.succeeded', via: proof.kind }, 'login succeeded with a second factor');
       return session;

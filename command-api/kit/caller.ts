@@ -1,6 +1,6 @@
 import { can, type Operation, type Principal } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
-import type { ContextFor } from './handler';
+import type { CommandOrigin } from './handler';
 
 /**
  * Who a command acts for, as a route (or anything else that calls a feature's commands) hands it over: the
@@ -8,8 +8,8 @@ import type { ContextFor } from './handler';
  */
 export interface Caller {
   readonly principal: Principal;
-  /** The context of one of the caller's commands (a create's command id is known once it is identified). */
-  readonly contextOf: ContextFor;
+  /** The context of the caller's commands but for their ids (a create's is known once it is identified). */
+  readonly origin: CommandOrigin;
 }
 
 /** How a command that may come again is recognised: its Idempotency-Key (if any) and the request's hash. */

@@ -19,8 +19,10 @@ export interface CommandContext {
 /** A command's context but for its id (a create takes it from its idempotency claim). */
 export type CommandOrigin = Omit<CommandContext, 'commandId'>;
 
-/** The context of one caller's commands, by command id: a request that issues several gives each its own. */
-export type ContextFor = (commandId: string) => CommandContext;
+/** The context of `origin`'s command `commandId`: a request that issues several gives each its own id. */
+export function withCommandId(origin: CommandOrigin, commandId: string): CommandContext {
+  return { ...origin, commandId };
+}
 
 /** The context of write-side bookkeeping (id blocks, idempotency claims): its own command, no user. */
 export function bookkeepingContext(

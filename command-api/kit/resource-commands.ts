@@ -1,7 +1,13 @@
 import { streamName } from '../../contracts/streams';
 import type { CommandDeps } from '../deps';
 import type { Decider, DomainEvent } from './decider';
-import type { CommandContext, CommandOrigin, CommandResult, HandleOptions } from './handler';
+import {
+  withCommandId,
+  type CommandContext,
+  type CommandOrigin,
+  type CommandResult,
+  type HandleOptions,
+} from './handler';
 import { requestHash } from './idempotency';
 import { OneAtATime } from './one-at-a-time';
 
@@ -98,7 +104,7 @@ export function resourceCommands<State, Command, Event extends DomainEvent, Crea
           streamOf(tenant, id),
           decider,
           commandFor(id),
-          { ...origin, commandId: identity.commandId },
+          withCommandId(origin, identity.commandId),
           // A chosen id may be taken: the decider says so (409).
           identity.mayBeRepeat || chosenId !== undefined ? { mayBeRepeat: true } : { newStream: true },
         );

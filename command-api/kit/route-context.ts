@@ -3,7 +3,13 @@ import { mayActOnAccount, type Operation, type Principal } from '../../contracts
 import { PlatformError } from '../../contracts/errors';
 import { contextOf, principalOf } from '../../infra/http/context';
 import { etagOf, expectedRevisionFromIfMatch } from '../../infra/http/conditional';
-import type { CommandContext, CommandOrigin, CommandResult, ContextFor, HandleOptions } from './handler';
+import {
+  withCommandId,
+  type CommandContext,
+  type CommandOrigin,
+  type CommandResult,
+  type HandleOptions,
+} from './handler';
 import { requireRight, type Caller } from './caller';
 import { sendJson } from '../../infra/http/respond';
 
@@ -34,11 +40,11 @@ export function authorizeAccount(
 
 /** The caller a request's commands act for. */
 export function callerOf(req: Request, principal: Principal): Caller {
-  return { principal, contextOf: contextsOf(req, principal) };
+  return { principal, origin: commandOrigin(req, principal) };
 }
 
 export function commandContext(req: Request, principal: Principal, commandId: string): CommandContext {
-  return { ...commandOrigin(req, principal), commandId };
+  return withCommandId(commandOrigin(req, principal), commandId);
 }
 
 /** The context of this request's command, but for the command's id. */
@@ -57,11 +63,6 @@ export function commandOrigin(req: Request, principal: Principal): CommandOrigin
     correlationId,
     causationId: requestId,
   };
-}
-
-/** The contexts of the commands `principal` issues by this request (for commands that issue several). */
-export function contextsOf(req: Request, principal: Principal): ContextFor {
-  return (commandId) => commandContext(req, principal, commandId);
 }
 
 /** Handler options from the request: `If-Match` becomes a revision precondition (412 on mismatch). */

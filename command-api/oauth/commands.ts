@@ -7,12 +7,13 @@ import { hashToken } from '../../contracts/secrets';
 import { streamName } from '../../contracts/streams';
 import { ACCESS_TOKEN_AUDIENCE } from '../../infra/secrets/access-tokens';
 import type { CommandDeps } from '../deps';
-import type {
-  AggregateLoader,
-  CommandContext,
-  CommandResult,
-  ContextFor,
-  HandleOptions,
+import {
+  withCommandId,
+  type AggregateLoader,
+  type CommandContext,
+  type CommandOrigin,
+  type CommandResult,
+  type HandleOptions,
 } from '../kit/handler';
 import { oauthClientDecider, type OAuthClientState } from './domain/oauth-client';
 import { oauthGrantDecider, type OAuthGrantState } from './domain/oauth-grant';
@@ -91,16 +92,16 @@ export function clientPrincipal(tenant: string, clientId: string): Principal {
  */
 export async function revokeGrantsOf(
   deps: Pick<CommandDeps, 'handler' | 'reads' | 'newCommandId'>,
-  tenant: string,
   userId: number,
-  contextFor: ContextFor,
+  origin: CommandOrigin,
 ): Promise<void> {
+  const { tenant } = origin;
   for (const grantId of await deps.reads.liveGrantsOf(tenant, userId))
     await deps.handler.handle(
       streamName('oauthGrant', tenant, grantId),
       oauthGrantDecider,
       { kind: 'RevokeGrant' },
-      contextFor(deps.newCommandId()),
+      withCommandId(origin, deps.newCommandId()),
     );
 }
 

@@ -18,6 +18,7 @@ import type { CommandDeps } from '../deps';
 import { attributesDecider, LABEL, SEGMENT } from '../kit/attributes';
 import type { AttributesChecks } from '../kit/attributes-resource';
 import {
+  withCommandId,
   loadingEachStreamOnce,
   type AggregateLoader,
   type CommandContext,
@@ -343,7 +344,7 @@ export function recordCommands(deps: RecordCommandDeps) {
           stream,
           recordDecider,
           { kind: 'AttachFile', file: { ...upload, fileId }, fieldId, schema },
-          { ...origin, commandId: identity.commandId },
+          withCommandId(origin, identity.commandId),
           identity.mayBeRepeat ? { mayBeRepeat: true } : {},
         );
       } catch (error) {

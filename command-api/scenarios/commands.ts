@@ -30,7 +30,7 @@ import type { CommandDeps } from '../deps';
 import { addWebhook, identifyCreate } from '../hooks/commands';
 import { webhookDecider, type WebhookState } from '../hooks/domain/webhook';
 import { requireRight, type Caller, type RepeatIdentity } from '../kit/caller';
-import type { CommandContext, CommandResult, HandleOptions } from '../kit/handler';
+import { withCommandId, type CommandContext, type CommandResult, type HandleOptions } from '../kit/handler';
 import { recordDecider } from '../records/domain/record';
 import { dataStructureDecider } from '../structure/domain/data-structure';
 import { moduleDecider } from '../structure/domain/module';
@@ -179,7 +179,7 @@ async function addScenario(
   const { principal } = caller;
   const identity = await identifyCreate(deps, principal, identifiedBy, 'scenario');
   const scenarioId = identity.entityId!;
-  const context = caller.contextOf(identity.commandId);
+  const context = withCommandId(caller.origin, identity.commandId);
   // The hook first: a scenario is only created once its trigger is its own.
   if (settings.webhookId !== null)
     await bind(deps, principal.tenant, settings.webhookId, scenarioId, context);
@@ -229,7 +229,7 @@ export async function updateScenario(
   const before = (await deps.handler.load(stream, scenarioDecider)).state;
   if (before.status === 'none' || before.status === 'deleted')
     throw new PlatformError('not_found', `scenario ${scenarioId} not found`);
-  const context = caller.contextOf(deps.newCommandId());
+  const context = withCommandId(caller.origin, deps.newCommandId());
   const trigger = settings.webhookId;
   const retriggered = trigger !== undefined && trigger !== before.settings.webhookId;
   if (retriggered && trigger !== null) await bind(deps, tenant, trigger, scenarioId, context);
@@ -257,7 +257,7 @@ export function changeScenario(
     scenarioStream(caller.principal.tenant, scenarioId),
     scenarioDecider,
     command,
-    caller.contextOf(deps.newCommandId()),
+    withCommandId(caller.origin, deps.newCommandId()),
     options,
   );
 }
@@ -270,7 +270,7 @@ export async function deleteScenario(
   options: HandleOptions,
 ): Promise<CommandResult<ScenarioState>> {
   const { tenant } = caller.principal;
-  const context = caller.contextOf(deps.newCommandId());
+  const context = withCommandId(caller.origin, deps.newCommandId());
   const result = await deps.handler.handle(
     scenarioStream(tenant, scenarioId),
     scenarioDecider,
@@ -321,7 +321,7 @@ async function importStructures(
     streamName('dataStructure', principal.tenant, dataStructureId),
     dataStructureDecider,
     { kind: 'Create', id: dataStructureId, attributes: { name: structure.name, fields: structure.fields } },
-    caller.contextOf(identity.commandId),
+    withCommandId(caller.origin, identity.commandId),
     identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
   );
   return dataStructureId;

@@ -12,12 +12,13 @@ import type { DataStructure } from '../../languages/data-structure';
 import { PlatformError } from '../../contracts/errors';
 import { streamName } from '../../contracts/streams';
 import type { CommandDeps } from '../deps';
-import type {
-  AggregateLoader,
-  CommandContext,
-  CommandOrigin,
-  CommandResult,
-  HandleOptions,
+import {
+  withCommandId,
+  type AggregateLoader,
+  type CommandContext,
+  type CommandOrigin,
+  type CommandResult,
+  type HandleOptions,
 } from '../kit/handler';
 import { requestHash } from '../kit/idempotency';
 import type { CreateClaim, ResourceCommandSpec } from '../kit/resource-commands';
@@ -214,7 +215,7 @@ export function fieldCommands(deps: Pick<CommandDeps, 'handler' | 'ids' | 'idemp
         moduleStream(tenant, body.moduleId),
         moduleDecider,
         command,
-        { ...origin, commandId: identity.commandId },
+        withCommandId(origin, identity.commandId),
         identity.mayBeRepeat ? { mayBeRepeat: true } : {},
       );
       return { fieldId, result };

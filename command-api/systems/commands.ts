@@ -6,7 +6,7 @@ import type { CommandDeps } from '../deps';
 import { ensureBootstrapAdmin } from '../identity/bootstrap';
 import { userDecider } from '../identity/domain/user';
 import type { Caller } from '../kit/caller';
-import type { CommandResult } from '../kit/handler';
+import { withCommandId, type CommandResult } from '../kit/handler';
 import { tenantDecider, type TenantState } from './domain/tenant';
 
 /**
@@ -28,7 +28,7 @@ export async function provisionSystem(
       adminEmail: input.adminEmail,
       hasUsers: firstUser.state.status !== 'none',
     },
-    caller.contextOf(deps.newCommandId()),
+    withCommandId(caller.origin, deps.newCommandId()),
   );
   const { generatedToken } = await ensureBootstrapAdmin(deps.handler, deps.ids, {
     tenant: input.system,

@@ -1,5 +1,5 @@
 import { emailClaimDecider } from '../../command-api/identity/domain/email-claim';
-import { userDecider, type Caller } from '../../command-api/identity/domain/user';
+import { userDecider, type ActingUser } from '../../command-api/identity/domain/user';
 import {
   can,
   chooseCredential,
@@ -24,7 +24,7 @@ const member: IdentityEvent = {
     permissions: { record: ['read', 'update'], token: ['create'] },
   },
 };
-const admin: Caller = { userId: 1, credentialPermissions: undefined };
+const admin: ActingUser = { userId: 1, credentialPermissions: undefined };
 const token = (permissions: Record<string, ('create' | 'read' | 'update' | 'delete')[]> | null) => ({
   tokenId: 't-1',
   name: 'CI',
@@ -48,7 +48,7 @@ describe('user decider: changes, deactivation, token rights', () => {
   });
 
   test('administrators cannot demote or deactivate themselves', () => {
-    const self: Caller = { userId: 5, credentialPermissions: undefined };
+    const self: ActingUser = { userId: 5, credentialPermissions: undefined };
     const promoted: IdentityEvent = { type: 'UserChanged', data: { userId: 5, role: 'admin' } };
     spec
       .given([member, promoted])
@@ -102,7 +102,10 @@ describe('user decider: changes, deactivation, token rights', () => {
     expect(beyondOwner.details).toEqual([
       { path: 'permissions', message: 'beyond the rights of user 5: record:delete' },
     ]);
-    const narrowMaker: Caller = { userId: 5, credentialPermissions: { record: ['read'], token: ['create'] } };
+    const narrowMaker: ActingUser = {
+      userId: 5,
+      credentialPermissions: { record: ['read'], token: ['create'] },
+    };
     spec
       .given([member])
       .when({ kind: 'IssueApiToken', token: token({ record: ['update'] }), caller: narrowMaker })

@@ -88,7 +88,7 @@ interface NewSession {
 }
 
 /** Who asks: the acting user, and the rights of the credential they act with (undefined: unlimited). */
-export interface Caller {
+export interface ActingUser {
   readonly userId: number | null;
   readonly credentialPermissions: ModulePermissions | undefined;
 }
@@ -105,24 +105,24 @@ export type UserCommand =
     }
   | {
       readonly kind: 'ChangeUser';
-      readonly caller: Caller;
+      readonly caller: ActingUser;
       readonly name?: string;
       readonly role?: Role;
       readonly permissions?: ModulePermissions | null;
     }
   | { readonly kind: 'SetPassword'; readonly passwordHash: string; readonly keepSession?: string }
-  | { readonly kind: 'DeactivateUser'; readonly caller: Caller }
+  | { readonly kind: 'DeactivateUser'; readonly caller: ActingUser }
   | { readonly kind: 'ActivateUser' }
   /** `caller` is absent only for the bootstrap token, which the platform issues itself. */
   | {
       readonly kind: 'IssueApiToken';
       readonly token: Omit<ApiTokenIssuedData, 'userId'>;
-      readonly caller?: Caller;
+      readonly caller?: ActingUser;
     }
   | {
       readonly kind: 'ChangeApiToken';
       readonly tokenId: string;
-      readonly caller: Caller;
+      readonly caller: ActingUser;
       readonly name?: string;
       readonly permissions?: ModulePermissions | null;
       readonly expiresAt?: string | null;
@@ -168,7 +168,7 @@ function rightsOf(state: UserState): ModulePermissions | undefined {
 function checkTokenRights(
   state: UserState,
   permissions: ModulePermissions | null,
-  caller: Caller | undefined,
+  caller: ActingUser | undefined,
 ): void {
   const requested = permissions ?? undefined;
   // No rights of its own (null) means "the owner's, whatever they are": never beyond the owner.

@@ -6,20 +6,21 @@ import { SESSION_COOKIE, setCookie } from '../../../infra/http/cookies';
 import type { CommandDeps } from '../../deps';
 import { userDecider } from '../domain/user';
 import { streamName } from '../../../contracts/streams';
-import { PENDING_SECONDS, signInSequence, type OpenedSession } from '../commands';
+import { PENDING_SECONDS, signInSequence, type OpenedSession, type SignInContext } from '../commands';
 import { commandContext, sendResult } from '../../kit/route-context';
 import { completeSignIn, loginBody, secondFactorBody, signIn, signOut } from '../../../contracts/api/auth';
 import { mount } from '../../../infra/http/operations';
-import type { Principal } from '../../../contracts/auth';
 import { userView } from './users';
 
 function setSessionCookie(req: Request, res: Response, value: string, maxAgeSeconds: number): void {
   setCookie(req, res, { name: SESSION_COOKIE, value, path: '/api', maxAgeSeconds });
 }
 
-/** The contexts of a sign-in's command: the new session is its actor. */
-export const sessionContexts = (req: Request, deps: CommandDeps) => (sessionPrincipal: Principal) =>
-  commandContext(req, sessionPrincipal, deps.newCommandId());
+/** The context of this request's sign-in command: the new session is its actor. */
+export const signInContextOf =
+  (req: Request, deps: CommandDeps): SignInContext =>
+  (sessionPrincipal) =>
+    commandContext(req, sessionPrincipal, deps.newCommandId());
 
 /** No session yet: the pending login (`newPendingLogin`) for `POST /auth/2fa`, answered as E4031. */
 export function requireSecondFactor(res: Response, pendingToken: string): never {
@@ -59,7 +60,7 @@ export function addSessionRoutes(router: Router, deps: CommandDeps): void {
     const body = validate(loginBody, req.body, 'body');
     const outcome = await signIns.withPassword(
       { tenant, ...body, address: req.ip ?? 'unknown' },
-      sessionContexts(req, deps),
+      signInContextOf(req, deps),
     );
     if (outcome.kind === 'throttled') {
       res.setHeader('Retry-After', String(outcome.retryAfterSeconds));
@@ -77,7 +78,7 @@ export function addSessionRoutes(router: Router, deps: CommandDeps): void {
     const body = validate(secondFactorBody, req.body, 'body');
     const opened = await signIns.withSecondFactor(
       { tenant, address: req.ip, ...body },
-      sessionContexts(req, deps),
+      signInContextOf(req, deps),
     );
     sendSession(req, res, deps, opened);
   });

@@ -17,7 +17,7 @@ import { cookieValue, setCookie } from '../../../infra/http/cookies';
 import { issuerOf } from '../../../infra/http/issuer';
 import type { CommandDeps } from '../../deps';
 import { hasTwoFactor } from '../domain/user';
-import { requireSecondFactor, sendSession, sessionContexts } from './sessions';
+import { requireSecondFactor, sendSession, signInContextOf } from './sessions';
 import { newPendingLogin, openSession, userVouchedForByProvider } from '../commands';
 import { SOCIAL_SIGN_IN_OPERATIONS } from '../../../contracts/api/auth';
 import { mount } from '../../../infra/http/operations';
@@ -154,7 +154,7 @@ export function addSocialLoginRoutes(
       tenant,
       user,
       (session) => ({ kind: 'StartSession', ...session }),
-      sessionContexts(req, deps),
+      signInContextOf(req, deps),
     );
     sendSession(req, res, deps, opened);
     log.info({ event: 'login.succeeded', via: provider, userId: user.userId }, 'login succeeded');

@@ -17,12 +17,12 @@ import { userDecider } from '../domain/user';
 import {
   authorizeAccount,
   commandContext,
-  contextsOf,
+  callerOf,
   idempotencyKey,
   preconditions,
   sendResult,
 } from '../../kit/route-context';
-import { callerOf, issueApiToken } from '../commands';
+import { actingUserOf, issueApiToken } from '../commands';
 
 /** A user's tokens are theirs and their administrators' to manage (never another member's). */
 function tokenOwner(
@@ -47,11 +47,10 @@ export function addTokenRoutes(router: Router, deps: CommandDeps): void {
     const body = validate(createTokenBody, req.body, 'body');
     const { result, token, value } = await issueApiToken(
       deps,
-      principal,
+      callerOf(req, principal),
       userId,
       body,
       idempotencyKey(req),
-      contextsOf(req, principal),
     );
     const { tokenHash: _hash, bootstrap: _bootstrap, tokenId, ...shown } = token;
     res.setHeader('Location', `${req.baseUrl}/auth/${userId}/token/${tokenId}`);
@@ -66,7 +65,7 @@ export function addTokenRoutes(router: Router, deps: CommandDeps): void {
     const result = await deps.handler.handle(
       streamName('user', principal.tenant, userId),
       userDecider,
-      { kind: 'ChangeApiToken', tokenId, caller: callerOf(principal), ...body },
+      { kind: 'ChangeApiToken', tokenId, caller: actingUserOf(principal), ...body },
       commandContext(req, principal, deps.newCommandId()),
       preconditions(req),
     );

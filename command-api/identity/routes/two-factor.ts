@@ -8,7 +8,7 @@ import { idParam } from '../../../infra/http/params';
 import type { CommandDeps } from '../../deps';
 import type { UserState } from '../domain/user';
 import { totpUri } from '../totp';
-import { authorizeAccount, contextsOf, sendResult } from '../../kit/route-context';
+import { authorizeAccount, callerOf, commandOrigin, sendResult } from '../../kit/route-context';
 import {
   confirmDeviceBody,
   confirmTwoFactorDevice,
@@ -57,7 +57,7 @@ export function addTwoFactorRoutes(router: Router, deps: CommandDeps): void {
       deps,
       stream,
       body.name,
-      contextsOf(req, principal),
+      commandOrigin(req, principal),
     );
     const otpauthUri = totpUri(`Records Platform (${contextOf(req).tenant})`, user.email, secret);
     res.setHeader('Cache-Control', 'no-store');
@@ -80,11 +80,10 @@ export function addTwoFactorRoutes(router: Router, deps: CommandDeps): void {
     if (!self) throw new PlatformError('forbidden', refusal);
     const { result, recoveryCodes } = await confirmDevice(
       deps,
-      principal,
+      callerOf(req, principal),
       userId,
       deviceId,
       body.code,
-      contextsOf(req, principal),
     );
     res.setHeader('Cache-Control', 'no-store');
     sendResult(res, 200, result, {
@@ -100,7 +99,7 @@ export function addTwoFactorRoutes(router: Router, deps: CommandDeps): void {
     const { deviceId } = validate(deviceParams, req.params, 'path');
     const body = validate(reauthenticateBody, req.body ?? {}, 'body');
     const { principal, stream, self } = await ownUser(req, deps, userId, body.password, true);
-    const result = await removeDevice(deps, principal, stream, deviceId, self, contextsOf(req, principal));
+    const result = await removeDevice(deps, callerOf(req, principal), stream, deviceId, self);
     sendResult(res, 200, result, { id: deviceId, removed: true });
   });
 
@@ -108,7 +107,7 @@ export function addTwoFactorRoutes(router: Router, deps: CommandDeps): void {
     const userId = idParam(req, 'userId');
     const body = validate(reauthenticateBody, req.body ?? {}, 'body');
     const { principal, stream } = await ownUser(req, deps, userId, body.password);
-    const { result, recoveryCodes } = await issueRecoveryCodes(deps, stream, contextsOf(req, principal));
+    const { result, recoveryCodes } = await issueRecoveryCodes(deps, stream, commandOrigin(req, principal));
     res.setHeader('Cache-Control', 'no-store');
     sendResult(res, 200, result, { recoveryCodes });
   });

@@ -17,12 +17,12 @@ import { validate } from '../../../contracts/validation';
 import { idParam } from '../../../infra/http/params';
 import type { CommandDeps } from '../../deps';
 import { userDecider, type UserState } from '../domain/user';
-import { callerOf, changePassword, registerUser, setUserActive } from '../commands';
+import { actingUserOf, changePassword, registerUser, setUserActive } from '../commands';
 import {
   authorize,
   authorizeAccount,
   commandContext,
-  contextsOf,
+  callerOf,
   idempotencyKey,
   preconditions,
   sendResult,
@@ -51,13 +51,7 @@ export function addUserRoutes(router: Router, deps: CommandDeps): void {
   mount(router, createUser, async (req, res) => {
     const principal = requireAdmin(req, 'create');
     const body = validate(createUserBody, req.body, 'body');
-    const { userId, result } = await registerUser(
-      deps,
-      principal,
-      body,
-      idempotencyKey(req),
-      contextsOf(req, principal),
-    );
+    const { userId, result } = await registerUser(deps, callerOf(req, principal), body, idempotencyKey(req));
     res.setHeader('Location', `${req.baseUrl}/user/${userId}`);
     sendResult(res, 201, result, userView(result.state));
   });
@@ -68,7 +62,7 @@ export function addUserRoutes(router: Router, deps: CommandDeps): void {
     const result = await deps.handler.handle(
       streamName('user', principal.tenant, idParam(req, 'userId')),
       userDecider,
-      { kind: 'ChangeUser', caller: callerOf(principal), ...body },
+      { kind: 'ChangeUser', caller: actingUserOf(principal), ...body },
       commandContext(req, principal, deps.newCommandId()),
       preconditions(req),
     );
@@ -80,11 +74,10 @@ export function addUserRoutes(router: Router, deps: CommandDeps): void {
       const principal = requireAdmin(req, 'update');
       const result = await setUserActive(
         deps,
-        principal,
+        callerOf(req, principal),
         idParam(req, 'userId'),
         action === 'activate',
         preconditions(req),
-        contextsOf(req, principal),
       );
       sendResult(res, 200, result, userView(result.state));
     });
@@ -100,7 +93,7 @@ export function addUserRoutes(router: Router, deps: CommandDeps): void {
       "only administrators set another user's password",
     );
     const body = validate(setPasswordBody, req.body, 'body');
-    const result = await changePassword(deps, principal, userId, self, body, contextsOf(req, principal));
+    const result = await changePassword(deps, callerOf(req, principal), userId, self, body);
     sendResult(res, 200, result, { id: userId, passwordChanged: true });
   });
 }
