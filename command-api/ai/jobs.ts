@@ -10,6 +10,7 @@ import type { CommandReads } from '../../infra/read-store/command-reads';
 import type { Logger } from '../../infra/logging';
 import { aiJobDecider, type AiJobState } from './domain/ai-job';
 import type { AttributesState } from '../kit/attributes';
+import { writeComputedValue } from '../records/commands';
 import { recordDecider } from '../records/domain/record';
 import { withCommandId, type CommandOrigin, type CommandHandler } from '../kit/handler';
 import type { IdAllocator } from '../kit/id-allocator';
@@ -386,17 +387,11 @@ export class AiJobs {
           tokens: answer.tokens,
           cached: answer.cached,
         };
-      await this.options.handler.handle(
-        stream,
-        recordDecider,
-        {
-          kind: 'UpdateRecord',
-          fields: { [field.key]: value },
-          schema: setting.fields,
-          relations: new Map(),
-        },
+      await writeComputedValue(
+        this.options.handler,
         { ...context, actor, commandId: `aiJob:${job.jobId}:${recordId}` },
-        { mayBeRepeat: true },
+        recordId,
+        { fieldKey: field.key, value, schema: setting.fields },
       );
       return { recordId, status: 'done', ...shown(value), tokens: answer.tokens, cached: answer.cached };
     }

@@ -22,6 +22,7 @@ import {
   loadingEachStreamOnce,
   type AggregateLoader,
   type CommandContext,
+  type CommandHandler,
   type CommandOrigin,
   type CommandResult,
   type HandleOptions,
@@ -230,6 +231,34 @@ async function runItems(
     );
   }
   return outcomes;
+}
+
+/**
+ * Writes one field's value as a job computed it (an AI transform), checked against the fields the job was
+ * computed for rather than the module's fields now; the job's command id makes a repeat a no-op.
+ */
+export function writeComputedValue(
+  handler: CommandHandler,
+  context: CommandContext,
+  recordId: number,
+  computed: {
+    readonly fieldKey: string;
+    readonly value: FieldValue;
+    readonly schema: readonly FieldDefinition[];
+  },
+): Promise<CommandResult<RecordState>> {
+  return handler.handle(
+    streamName('record', context.tenant, recordId),
+    recordDecider,
+    {
+      kind: 'UpdateRecord',
+      fields: { [computed.fieldKey]: computed.value },
+      schema: computed.schema,
+      relations: new Map(),
+    },
+    context,
+    { mayBeRepeat: true },
+  );
 }
 
 /**
