@@ -80,10 +80,10 @@ module.exports = {
       name: 'kit-below-features',
       comment:
         'command-api/kit/ is the kernel every feature stands on (handler, ids, idempotency, route context): it ' +
-        'imports no feature.',
+        'imports nothing of the command API above it, neither a feature nor the app and its dependencies.',
       severity: 'error',
       from: { path: '^command-api/kit/' },
-      to: { path: '^command-api/[^/]+/', pathNot: '^command-api/kit/' },
+      to: { path: '^command-api/', pathNot: '^command-api/kit/' },
     },
     {
       name: 'deciders-know-no-application',

@@ -8,9 +8,7 @@ import type { ProviderSettings, SocialProvider } from '../contracts/social';
 import type { AccessTokens } from '../infra/secrets/access-tokens';
 import type { OutboundHttp } from '../infra/outbound/port';
 import type { CommandReads } from '../infra/read-store/command-reads';
-import type { IdAllocator } from './kit/id-allocator';
-import type { IdempotencyKeys } from './kit/idempotency';
-import type { CommandHandler } from './kit/handler';
+import type { KernelDeps } from './kit/kernel-deps';
 import type { AiSlots } from './ai/ai-slots';
 import type { MeteredModel } from './ai/metered-model';
 import type { AiJobs } from './ai/jobs';
@@ -18,11 +16,7 @@ import type { SystemModels } from './ai/system-models';
 import type { DeadLetters } from '../projections/dead-letters';
 
 /** What the command routes need, wired by the composition root. */
-export interface CommandDeps {
-  readonly handler: CommandHandler;
-  readonly ids: IdAllocator;
-  readonly idempotency: IdempotencyKeys;
-  readonly newCommandId: () => string;
+export interface CommandDeps extends KernelDeps {
   readonly reads: CommandReads;
   /** Calls to user-configured addresses, behind the SSRF guard. */
   readonly outbound: OutboundHttp;

@@ -1,5 +1,5 @@
 import { streamName } from '../../contracts/streams';
-import type { CommandDeps } from '../deps';
+import type { KernelDeps } from './kernel-deps';
 import type { Decider, DomainEvent } from './decider';
 import {
   withCommandId,
@@ -69,7 +69,7 @@ export interface ResourceCommands<State, CreateBody, UpdateBody> {
  * allocated id they took is skipped.
  */
 export function resourceCommands<State, Command, Event extends DomainEvent, CreateBody, UpdateBody>(
-  deps: Pick<CommandDeps, 'handler' | 'ids' | 'idempotency'>,
+  deps: Pick<KernelDeps, 'handler' | 'ids' | 'idempotency'>,
   spec: ResourceCommandSpec<State, Command, Event, CreateBody, UpdateBody>,
   idsMayBeChosen = false,
 ): ResourceCommands<State, CreateBody, UpdateBody> {

@@ -6,7 +6,7 @@ import { PlatformError } from '../../contracts/errors';
 import { mount } from '../../infra/http/operations';
 import { optionalId } from '../../infra/http/params';
 import { validate } from '../../contracts/validation';
-import type { CommandDeps } from '../deps';
+import type { KernelDeps } from './kernel-deps';
 import type { DomainEvent } from './decider';
 import { resourceCommands, type ResourceCommandSpec } from './resource-commands';
 import {
@@ -57,11 +57,7 @@ export function addResourceRoutes<
   Event extends DomainEvent,
   CreateBody,
   UpdateBody extends { id?: number | undefined },
->(
-  router: Router,
-  deps: CommandDeps,
-  resource: Resource<State, Command, Event, CreateBody, UpdateBody>,
-): void {
+>(router: Router, deps: KernelDeps, resource: Resource<State, Command, Event, CreateBody, UpdateBody>): void {
   const { noun, operations } = resource;
   const category = resource.category ?? noun;
   const commands = resourceCommands(deps, resource, operations.createWithId !== undefined);

@@ -42,6 +42,8 @@ const TREE: Record<string, string> = {
   'command-api/records/routes/files.ts': `import { E } from '../../../contracts/errors';\nexport const upload = E;\n`,
   'command-api/records/service.ts': `import { upload } from './routes/files';\nexport const records = upload;\n`,
   'command-api/hooks/routes/bad.ts': `import { upload } from '../../records/routes/files';\nexport const h = upload;\n`,
+  'command-api/deps.ts': `export interface Deps { id: string }\n`,
+  'command-api/kit/bad-deps.ts': `import type { Deps } from '../deps';\nexport type K = Deps;\n`,
   'command-api/kit/bad.ts': `import { records } from '../records/service';\nexport const k = records;\n`,
   'command-api/records/domain/bad-command.ts': `import { records } from '../service';\nexport const d = records;\n`,
   'command-api/bad-routes.ts': `import { upload } from './records/routes/files';\nexport const c = upload;\n`,
@@ -52,6 +54,7 @@ const TREE: Record<string, string> = {
 
 const EXPECTED_VIOLATIONS = [
   'kit-below-features: command-api/kit/bad.ts → command-api/records/service.ts',
+  'kit-below-features: command-api/kit/bad-deps.ts → command-api/deps.ts',
   'deciders-know-no-application: command-api/records/domain/bad-command.ts → command-api/records/service.ts',
   'contracts-are-self-contained: contracts/bad.ts → command-api/kit/handler.ts',
   'domain-does-not-import-infra: command-api/records/domain/bad.ts → infra/store/port.ts',
