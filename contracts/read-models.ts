@@ -36,6 +36,7 @@ export const READ_MODELS = {
   aiBalances: 'ai_balances',
   aiJobs: 'ai_jobs',
   aiJobItems: 'ai_job_items',
+  subscriptions: 'subscriptions',
 } as const;
 
 /** Which projection writes each read model (its version decides the collection a reader opens). */
@@ -72,6 +73,7 @@ export const PROJECTION_OF_READ_MODEL: Readonly<Record<string, string>> = {
   [READ_MODELS.aiBalances]: 'ai-balance',
   [READ_MODELS.aiJobs]: 'ai-jobs',
   [READ_MODELS.aiJobItems]: 'ai-jobs',
+  [READ_MODELS.subscriptions]: 'subscriptions',
 };
 
 export const PROJECTION_VERSIONS_COLLECTION = 'projection_versions';

@@ -322,7 +322,7 @@ const auditEntry = z
     data: z.unknown().optional(),
   })
   .meta({ id: 'AuditEntry' });
-const auditPage = pageOf(auditEntry, 'AuditPage');
+export const auditPage = pageOf(auditEntry, 'AuditPage');
 export const listAudit = operation({
   operationId: 'listAudit',
   method: 'get',

@@ -15,6 +15,7 @@ import { USER_OPERATIONS } from './users';
 import { VECTOR_OPERATIONS } from './vectors';
 import { AI_OPERATIONS } from './ai';
 import { DEAD_LETTER_OPERATIONS } from './dead-letters';
+import { SUBSCRIPTION_API_OPERATIONS } from './subscriptions';
 
 /** The version of the API description; `npm run release -- <version>` moves it (docs/api.md, "Versions"). */
 export const API_VERSION = '5.9.0';
@@ -35,4 +36,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...INTEGRATOR_OPERATIONS,
   ...AI_OPERATIONS,
   ...DEAD_LETTER_OPERATIONS,
+  ...SUBSCRIPTION_API_OPERATIONS,
 ];

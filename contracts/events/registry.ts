@@ -9,6 +9,7 @@ import { TENANT_EVENTS } from './tenants';
 import { OAUTH_EVENTS } from './oauth';
 import { INTEGRATOR_EVENTS } from './integrator';
 import { AI_EVENTS } from './ai';
+import { SUBSCRIPTION_EVENTS } from './subscriptions';
 
 /**
  * Every event type, its current schema version and data schema, and the upcasters that lift stored older
@@ -26,6 +27,7 @@ for (const definition of [
   ...OAUTH_EVENTS,
   ...INTEGRATOR_EVENTS,
   ...AI_EVENTS,
+  ...SUBSCRIPTION_EVENTS,
 ]) {
   if (definitions.has(definition.type)) throw new Error(`event type ${definition.type} defined twice`);
   definitions.set(definition.type, definition);

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { subscriptionSettingsShape } from '../subscriptions';
+import type { EventDefinition } from './definition';
+
+const subscriptionId = z.number().int().positive();
+const at = z.iso.datetime();
+/** A signing secret sealed by the platform's sealer: no secret enters an event in clear. */
+const sealed = z.string().startsWith('v1.');
+
+const subscriptionCreated = z.object({
+  subscriptionId,
+  ...subscriptionSettingsShape,
+  active: z.boolean(),
+  sealedSecret: sealed,
+  createdAt: at,
+});
+const subscriptionChanged = z.object({
+  subscriptionId,
+  ...z.object(subscriptionSettingsShape).partial().shape,
+});
+/**
+ * The previous secret (sealed) keeps signing until `previousExpiresAt`, so a deliverer signs with both and
+ * receivers can switch without missing a delivery.
+ */
+const subscriptionSecretRotated = z.object({
+  subscriptionId,
+  sealedSecret: sealed,
+  previousSealedSecret: sealed,
+  previousExpiresAt: at,
+});
+const subscriptionDisabled = z.object({ subscriptionId, reason: z.string().min(1).max(500) });
+const subscriptionRef = z.object({ subscriptionId });
+
+type Event<Type extends string, Schema extends z.ZodType> = { type: Type; data: z.infer<Schema> };
+
+export type SubscriptionEvent =
+  | Event<'SubscriptionCreated', typeof subscriptionCreated>
+  | Event<'SubscriptionChanged', typeof subscriptionChanged>
+  | Event<'SubscriptionSecretRotated', typeof subscriptionSecretRotated>
+  | Event<'SubscriptionDisabled', typeof subscriptionDisabled>
+  | Event<'SubscriptionEnabled', typeof subscriptionRef>
+  | Event<'SubscriptionDeleted', typeof subscriptionRef>;
+
+/** The keys of subscription events that hold sealed secrets: kept out of read models and history. */
+export const SEALED_SUBSCRIPTION_KEYS: readonly string[] = ['sealedSecret', 'previousSealedSecret'];
+
+export const SUBSCRIPTION_EVENTS: readonly EventDefinition[] = [
+  { type: 'SubscriptionCreated', version: 1, schema: subscriptionCreated },
+  { type: 'SubscriptionChanged', version: 1, schema: subscriptionChanged },
+  { type: 'SubscriptionSecretRotated', version: 1, schema: subscriptionSecretRotated },
+  { type: 'SubscriptionDisabled', version: 1, schema: subscriptionDisabled },
+  { type: 'SubscriptionEnabled', version: 1, schema: subscriptionRef },
+  { type: 'SubscriptionDeleted', version: 1, schema: subscriptionRef },
+];
