@@ -9,6 +9,7 @@ import { oauthApi } from './oauth/service';
 import { recordsApi } from './records/service';
 import { scenariosApi } from './scenarios/service';
 import { structureApi } from './structure/service';
+import { subscriptionsApi } from './subscriptions/service';
 import { systemsApi } from './systems/service';
 
 /** The features of the command API, in the order they mount their routes. */
@@ -21,6 +22,7 @@ const FEATURES: ReadonlyArray<(deps: CommandDeps) => FeatureApi> = [
   recordsApi,
   catalogueApi,
   hooksApi,
+  subscriptionsApi,
   scenariosApi,
   aiApi,
 ];

@@ -47,6 +47,11 @@ export interface CommandDeps extends KernelDeps {
     readonly now: () => Date;
     readonly deliverJson?: HookReceiver['deliverJson'];
   };
+  /**
+   * Outgoing subscriptions: whether their URLs may name private addresses (`OUTBOUND_ALLOW_PRIVATE`), and how
+   * many one system may have (`SUBSCRIPTIONS_PER_SYSTEM`).
+   */
+  readonly subscriptions: { readonly allowPrivateUrls: boolean; readonly maxPerSystem: number };
   /** The system whose administrators set up other systems. */
   readonly operatorTenant: string;
   /** Events projections went past (listed and retried by operator administrators). */

@@ -118,6 +118,8 @@ export const configSchema = z.object({
   /** Let outbound calls (button webhooks) reach private and loopback addresses: development only. */
   OUTBOUND_ALLOW_PRIVATE: booleanFlag.default(false),
   OUTBOUND_TIMEOUT_MS: z.coerce.number().int().min(100).max(60000).default(10000),
+  /** Outgoing subscriptions one system may have. */
+  SUBSCRIPTIONS_PER_SYSTEM: z.coerce.number().int().min(1).max(10_000).default(100),
   /** Base64 of 32 random bytes: seals TOTP seeds at rest. Unset: DATA_DIR/secrets.key, made on first start. */
   SECRETS_KEY: z
     .string()

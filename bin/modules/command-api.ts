@@ -113,6 +113,10 @@ export function commandApiService(
     socialLogin: config.SOCIAL_LOGIN ?? {},
     attempts,
     introspectionsPerMinute: config.OAUTH_INTROSPECTIONS_PER_MINUTE,
+    subscriptions: {
+      allowPrivateUrls: config.OUTBOUND_ALLOW_PRIVATE,
+      maxPerSystem: config.SUBSCRIPTIONS_PER_SYSTEM,
+    },
     ai: {
       model: meteredModel,
       jobs: aiJobs,

@@ -36,6 +36,8 @@ export interface Resource<
   readonly operations: ResourceOperations;
   readonly createBody: z.ZodType<CreateBody>;
   readonly updateBody: z.ZodType<UpdateBody>;
+  /** What a create answers, when it shows more than `view` (a secret shown once). */
+  readonly createdView?: (state: State) => Record<string, unknown>;
 }
 
 export interface ResourceOperations {
@@ -73,7 +75,7 @@ export function addResourceRoutes<
       chosenId,
     );
     res.setHeader('Location', `${req.baseUrl}/${noun}/${id}`);
-    sendResult(res, 201, result, resource.view(result.state));
+    sendResult(res, 201, result, (resource.createdView ?? resource.view)(result.state));
   };
   mount(router, operations.create, create);
   if (operations.createWithId) mount(router, operations.createWithId, create);

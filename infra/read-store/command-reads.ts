@@ -39,6 +39,13 @@ export interface CommandReads {
     spaceId: number,
     named: { readonly keys: readonly string[]; readonly fieldIds: readonly number[] },
   ): Promise<RecordFieldDefinition[]>;
+  /** The definitions of the system's fields, in any space, with one of these keys or ids. */
+  recordFieldsOfSystem(
+    tenant: string,
+    named: { readonly keys: readonly string[]; readonly fieldIds: readonly number[] },
+  ): Promise<RecordFieldDefinition[]>;
+  /** How many subscriptions the system has. */
+  subscriptionCount(tenant: string): Promise<number>;
 }
 
 /**
@@ -142,6 +149,21 @@ export function readModelCommandReads(
         withTotal: false,
       });
       return items.flatMap((doc) => recordFieldDefinitionOf(doc) ?? []);
+    },
+    async recordFieldsOfSystem(tenant, { keys, fieldIds }) {
+      const named = namedFieldsFilter(keys, fieldIds);
+      if (!named) return [];
+      await ownWritesApplied([PROJECTION_OF_READ_MODEL[READ_MODELS.fields]!]);
+      const { items } = await readModels.find(tenant, READ_MODELS.fields, {
+        filter: named,
+        limit: 10_000,
+        withTotal: false,
+      });
+      return items.flatMap((doc) => recordFieldDefinitionOf(doc) ?? []);
+    },
+    async subscriptionCount(tenant) {
+      await ownWritesApplied([PROJECTION_OF_READ_MODEL[READ_MODELS.subscriptions]!]);
+      return readModels.count(tenant, READ_MODELS.subscriptions);
     },
     async liveGrantsOf(tenant, userId) {
       await credentialWritesApplied();

@@ -1,0 +1,181 @@
+import { randomBytes } from 'node:crypto';
+import type { z } from 'zod';
+import type { createSubscriptionBody, updateSubscriptionBody } from '../../contracts/api/subscriptions';
+import { PlatformError } from '../../contracts/errors';
+import { streamName } from '../../contracts/streams';
+import {
+  DEFAULT_SECRET_OVERLAP_MINUTES,
+  SIGNING_SECRET_PREFIX,
+  type SubscriptionSettings,
+} from '../../contracts/subscriptions';
+import { parseFilter } from '../../languages/filter/parse';
+import {
+  fieldReferences,
+  modulesRequiredBy,
+  namesUsed,
+  recordFieldCatalogue,
+} from '../../languages/filter/record-fields';
+import { resolveFilter } from '../../languages/filter/resolve';
+import { isNonPublicAddress } from '../../infra/outbound/guarded-http';
+import type { CommandDeps } from '../deps';
+import type { CommandContext, CommandResult, HandleOptions } from '../kit/handler';
+import type { ResourceCommandSpec } from '../kit/resource-commands';
+import { subscriptionDecider, type SubscriptionCommand, type SubscriptionState } from './domain/subscription';
+import type { SubscriptionEvent } from '../../contracts/events/subscriptions';
+
+export type CreateSubscriptionBody = z.infer<typeof createSubscriptionBody>;
+export type UpdateSubscriptionBody = z.infer<typeof updateSubscriptionBody>;
+
+/** Host names that always mean this machine or a cloud's metadata service. */
+const PRIVATE_NAMES = ['localhost', 'metadata.google.internal'];
+
+/**
+ * Refuses an address the SSRF guard would refuse whatever DNS says: a literal private, loopback, link-local or
+ * metadata address, or `localhost`. A name that resolves to such an address is refused by the guard at
+ * delivery, where it is resolved and pinned.
+ */
+export function checkSubscriptionUrl(url: string, allowPrivate: boolean): void {
+  if (allowPrivate) return;
+  const host = new URL(url).hostname.toLowerCase();
+  // `localhost.` is `localhost`: a trailing dot only says the name is complete.
+  const literal = host.startsWith('[') ? host.slice(1, -1) : host.replace(/\.$/, '');
+  const named = PRIVATE_NAMES.some((name) => literal === name || literal.endsWith(`.${name}`));
+  const isLiteralIp = /^[\d.]+$/.test(literal) || literal.includes(':');
+  if (named || (isLiteralIp && isNonPublicAddress(literal)))
+    throw new PlatformError(
+      'validation_failed',
+      `url: ${host} is a private, loopback, link-local or metadata address; subscriptions deliver to public addresses only`,
+      [{ path: 'url', message: 'not a public address' }],
+    );
+}
+
+/**
+ * A filter is the list language, checked as a record list of the whole system would check it: a syntax error
+ * is a 400 naming the position, a field key must name a field of the system (of the modules the filter
+ * requires, if it requires some) and its values fit the field. Empty text means none.
+ */
+async function checkedFilter(
+  deps: Pick<CommandDeps, 'reads'>,
+  tenant: string,
+  text: string | null | undefined,
+): Promise<string | null | undefined> {
+  if (text === undefined || text === null || text === '') return text === '' ? null : text;
+  const filter = parseFilter(text);
+  const required = modulesRequiredBy(filter);
+  const definitions = (
+    await deps.reads.recordFieldsOfSystem(tenant, fieldReferences(namesUsed([filter], [])))
+  ).filter((definition) => required === undefined || required.includes(definition.moduleId));
+  resolveFilter(filter, recordFieldCatalogue(definitions));
+  return text;
+}
+
+/** A new signing secret, as Standard Webhooks writes one. */
+export function newSigningSecret(): string {
+  return `${SIGNING_SECRET_PREFIX}${randomBytes(32).toString('base64')}`;
+}
+
+/** What reads show of a subscription: never a secret, sealed or not. */
+export function subscriptionView(state: SubscriptionState): Record<string, unknown> {
+  const { name, url, events, filter, headers } = state.settings;
+  return {
+    id: state.subscriptionId,
+    name,
+    url,
+    events,
+    filter,
+    headers,
+    active: state.active,
+    disabledReason: state.disabledReason,
+    previousSecretExpiresAt: state.previousExpiresAt,
+  };
+}
+
+/** The create answer: the view and the secret, which only the creator (or a repeat of the create) sees. */
+export function subscriptionWithSecret(
+  deps: Pick<CommandDeps, 'sealer'>,
+  state: SubscriptionState,
+): Record<string, unknown> {
+  return { ...subscriptionView(state), secret: deps.sealer.open(state.sealedSecret) };
+}
+
+const streamOf = (tenant: string, subscriptionId: number) =>
+  streamName('subscription', tenant, subscriptionId);
+
+/** Subscriptions as a resource: create (with a sealed new secret), update, delete. */
+export function subscriptionSpec(
+  deps: Pick<CommandDeps, 'reads' | 'sealer' | 'subscriptions' | 'hooks'>,
+): ResourceCommandSpec<
+  SubscriptionState,
+  SubscriptionCommand,
+  SubscriptionEvent,
+  CreateSubscriptionBody,
+  UpdateSubscriptionBody
+> {
+  const { allowPrivateUrls, maxPerSystem } = deps.subscriptions;
+  return {
+    noun: 'subscription',
+    decider: subscriptionDecider,
+    async prepareCreate(body, tenant) {
+      checkSubscriptionUrl(body.url, allowPrivateUrls);
+      const filter = (await checkedFilter(deps, tenant, body.filter)) ?? null;
+      if ((await deps.reads.subscriptionCount(tenant)) >= maxPerSystem)
+        throw new PlatformError(
+          'conflict',
+          `this system has ${maxPerSystem} subscriptions, as many as it may (SUBSCRIPTIONS_PER_SYSTEM); delete one first`,
+        );
+      const settings: SubscriptionSettings = {
+        name: body.name,
+        url: body.url,
+        events: body.events,
+        filter,
+        headers: body.headers ?? {},
+      };
+      const sealedSecret = deps.sealer.seal(newSigningSecret());
+      const now = deps.hooks.now();
+      return (subscriptionId) => ({
+        kind: 'CreateSubscription',
+        subscriptionId,
+        settings,
+        active: body.active ?? true,
+        sealedSecret,
+        now,
+      });
+    },
+    // One create at a time per system, so the count above sees the one before it.
+    createQueueKey: (_body, tenant) => tenant,
+    async prepareUpdate(body, tenant) {
+      const { id: _id, active, filter, ...settings } = body;
+      if (settings.url !== undefined) checkSubscriptionUrl(settings.url, allowPrivateUrls);
+      const checkedText = await checkedFilter(deps, tenant, filter);
+      return {
+        kind: 'UpdateSubscription',
+        settings: { ...settings, ...(checkedText !== undefined && { filter: checkedText }) },
+        active,
+      };
+    },
+    prepareDelete: async () => ({ kind: 'DeleteSubscription' }),
+    view: subscriptionView,
+  };
+}
+
+/** Rotates subscription `subscriptionId`'s secret: the new one (in clear, to answer once) and the result. */
+export async function rotateSubscriptionSecret(
+  deps: Pick<CommandDeps, 'handler' | 'sealer' | 'hooks'>,
+  context: CommandContext,
+  subscriptionId: number,
+  overlapMinutes: number | undefined,
+  options: HandleOptions,
+): Promise<CommandResult<SubscriptionState>> {
+  return deps.handler.handle(
+    streamOf(context.tenant, subscriptionId),
+    subscriptionDecider,
+    {
+      kind: 'RotateSubscriptionSecret',
+      sealedSecret: deps.sealer.seal(newSigningSecret()),
+      overlapMinutes: overlapMinutes ?? DEFAULT_SECRET_OVERLAP_MINUTES,
+      now: deps.hooks.now(),
+    },
+    context,
+    options,
+  );
+}
