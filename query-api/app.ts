@@ -30,6 +30,7 @@ import { addOAuthClientReadRoutes } from './routes/oauth-clients';
 import { addOAuthGrantReadRoutes } from './routes/oauth-grants';
 import { addOAuthInfoRoutes, addUserinfoRoute, type OAuthInfoDeps } from './routes/oauth-info';
 import { addHistoryRoutes } from './routes/history';
+import { addSubscriptionReadRoutes } from './routes/subscriptions';
 import { addLabelReadRoutes } from './routes/labels';
 import { addModuleTemplateRoutes } from './routes/module-templates';
 import { addRemoteLinkReadRoutes } from './routes/remote-links';
@@ -118,6 +119,7 @@ export function createQueryRouter(deps: QueryDeps): Router {
   addSegmentReadRoutes(router, deps, RECORDS);
   addCatalogueReadRoutes(router, deps, FIELDS);
   addIntegratorReadRoutes(router, deps);
+  addSubscriptionReadRoutes(router, deps);
   addAiReadRoutes(router, deps, () => new Date());
   for (const removed of RECORD_COMMENT_ROUTES) if (removed.method === 'get') mountRemoved(router, removed);
   return router;

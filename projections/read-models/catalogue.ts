@@ -14,6 +14,7 @@ import {
 } from './catalogue-entities';
 import { auditProjection, fieldHistoryProjection } from './history';
 import { remoteLinksProjection } from './remote-links';
+import { subscriptionsProjection } from './subscriptions';
 import { modulesProjection, spacesProjection } from './spaces-and-modules';
 import {
   dataStructuresProjection,
@@ -62,6 +63,7 @@ export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
   validationResultsProjection,
   aiBalanceProjection,
   aiJobsProjection,
+  subscriptionsProjection,
 ];
 
 export function projectionNamed(name: string): Projection | undefined {

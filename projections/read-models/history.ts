@@ -1,6 +1,7 @@
 import type { FieldValue, RecordCreatedData, RecordUpdatedData } from '../../contracts/events/records';
 import { documentId, positionKey, READ_MODELS } from '../../contracts/read-models';
 import { categoryOf } from '../../contracts/streams';
+import { SEALED_SUBSCRIPTION_KEYS } from '../../contracts/events/subscriptions';
 import type { ReadModelChange } from '../../contracts/read-model-changes';
 import type { ProjectedEvent, Projection } from '../projection';
 
@@ -35,7 +36,19 @@ const CATEGORIES_WITH_DATA = new Set([
   'columnDataValidationResult',
   'aiBalance',
   'aiJob',
+  'subscription',
 ]);
+
+/** Keys of event data the audit never shows (sealed secrets: sealed, but secrets all the same). */
+const SEALED_KEYS: ReadonlySet<string> = new Set(SEALED_SUBSCRIPTION_KEYS);
+
+function shownData(data: unknown): unknown {
+  if (typeof data !== 'object' || data === null) return data;
+  const entries = Object.entries(data);
+  return entries.some(([key]) => SEALED_KEYS.has(key))
+    ? Object.fromEntries(entries.filter(([key]) => !SEALED_KEYS.has(key)))
+    : data;
+}
 
 /**
  * Bookkeeping of the AI features, not anyone's act: a call's reservation and spending (reported by
@@ -93,7 +106,7 @@ export const auditProjection: Projection = {
           commandId: event.metadata.commandId,
           correlationId: event.metadata.correlationId,
           ...actorColumns(event),
-          ...(CATEGORIES_WITH_DATA.has(category) && { data: event.data }),
+          ...(CATEGORIES_WITH_DATA.has(category) && { data: shownData(event.data) }),
         },
       },
     ];
