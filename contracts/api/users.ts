@@ -29,7 +29,7 @@ const role = z.enum(['admin', 'member']).meta({ description: 'Administrators hav
 const permissions = modulePermissionsSchema.meta({
   id: 'Permissions',
   description:
-    'Rights per resource family (`record`, `space`, `*`…): operations `create`, `read`, `update`, `delete`.',
+    'Rights per resource family (`record`, `space`, `subscription`, `*`…): operations `create`, `read`, `update`, `delete`.',
   example: { record: ['read', 'update'], space: ['read'] },
 });
 
