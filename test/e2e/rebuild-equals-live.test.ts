@@ -329,6 +329,23 @@ async function driveEveryResource(hookUrl: string): Promise<void> {
     prompt: 'Summarise {{name}}',
     preview: {},
   });
+
+  // Subscriptions: one changed, disabled and rotated; one deleted.
+  const subscription = await create('/subscription', {
+    name: 'Rollouts',
+    url: 'https://receiver.example/hooks',
+    events: ['record.created', 'record.updated'],
+    filter: `moduleId=${projects.id};budget>10`,
+    headers: { 'X-Team': 'sales' },
+  });
+  await write('PUT', `/subscription/${subscription.id}`, { events: ['record.updated'], active: false });
+  await write('POST', `/subscription/${subscription.id}/secret`, { overlapMinutes: 30 });
+  const doomedSubscription = await create('/subscription', {
+    name: 'Old',
+    url: 'https://old.example/hooks',
+    events: ['space.created'],
+  });
+  await write('DELETE', `/subscription/${doomedSubscription.id}`);
 }
 
 /**

@@ -84,6 +84,11 @@ test('every resource family of one system is out of reach from another: reads, w
     clientName: `${MARK} client`,
     redirectUris: ['https://test.example/cb'],
   });
+  const subscription = await twice('/subscription', (n) => ({
+    name: `${MARK} subscription ${n}`,
+    url: 'https://test.example/hooks',
+    events: ['record.created'],
+  }));
   const upload = await fetch(`${platform.api}/record/${record.id}/file?name=secret.txt`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'text/plain' },
@@ -164,6 +169,11 @@ test('every resource family of one system is out of reach from another: reads, w
     ['GET', `/auth/oauth/client/${String(oauthClient.clientId)}`],
     ['PUT', `/auth/oauth/client/${String(oauthClient.clientId)}`, { clientName: 'taken' }],
     ['DELETE', `/auth/oauth/client/${String(oauthClient.clientId)}`],
+    ['GET', `/subscription/${subscription.id}`],
+    ['GET', `/subscription/${subscription.id}/history`],
+    ['PUT', `/subscription/${subscription.id}`, { name: 'taken' }],
+    ['POST', `/subscription/${subscription.id}/secret`],
+    ['DELETE', `/subscription/${subscription.id}`],
     // Another system's client cannot start an authorization here (no redirect either).
     [
       'GET',
@@ -200,6 +210,7 @@ test('every resource family of one system is out of reach from another: reads, w
     '/user',
     '/audit',
     '/auth/oauth/client',
+    '/subscription',
     `/record/${acmeRecord.id}/file`,
   ]) {
     const answer = await acme('GET', path);
