@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { subscriptionSettingsShape } from '../subscriptions';
 import type { EventDefinition } from './definition';
 
 const subscriptionId = z.number().int().positive();
@@ -7,16 +6,28 @@ const at = z.iso.datetime();
 /** A signing secret sealed by the platform's sealer: no secret enters an event in clear. */
 const sealed = z.string().startsWith('v1.');
 
+/**
+ * The settings as stored: checked when written (`contracts/subscriptions.ts`), kept loose here so that a
+ * stored event stays valid when those checks or the catalogue of event types change.
+ */
+const storedSettings = {
+  name: z.string(),
+  url: z.string(),
+  events: z.array(z.string()),
+  filter: z.string().nullable(),
+  headers: z.record(z.string(), z.string()),
+};
+
 const subscriptionCreated = z.object({
   subscriptionId,
-  ...subscriptionSettingsShape,
+  ...storedSettings,
   active: z.boolean(),
   sealedSecret: sealed,
   createdAt: at,
 });
 const subscriptionChanged = z.object({
   subscriptionId,
-  ...z.object(subscriptionSettingsShape).partial().shape,
+  ...z.object(storedSettings).partial().shape,
 });
 /**
  * The previous secret (sealed) keeps signing until `previousExpiresAt`, so a deliverer signs with both and
