@@ -59,7 +59,8 @@ async function checkedFilter(
   tenant: string,
   text: string | null | undefined,
 ): Promise<string | null | undefined> {
-  if (text === undefined || text === null || text === '') return text === '' ? null : text;
+  if (text === undefined) return undefined;
+  if (text === null || text === '') return null;
   const filter = parseFilter(text);
   const required = modulesRequiredBy(filter);
   const definitions = (

@@ -263,3 +263,23 @@ describe('subscriptions', () => {
     expect(list.text).not.toContain('test-only');
   });
 });
+
+describe('subscription settings of the deployment', () => {
+  let platform: TestPlatform;
+  beforeAll(async () => {
+    platform = await startPlatform({ SUBSCRIPTIONS_PER_SYSTEM: '2', OUTBOUND_ALLOW_PRIVATE: 'true' });
+  });
+  afterAll(() => platform.stop());
+
+  test('OUTBOUND_ALLOW_PRIVATE lets a URL name a private address; SUBSCRIPTIONS_PER_SYSTEM caps a system', async () => {
+    const body = { name: 'Local', url: 'http://127.0.0.1:9999/hooks', events: ['label.created'] };
+    for (let n = 0; n < 2; n++)
+      expect((await platform.call('POST', '/subscription', { body })).status).toBe(201);
+    const third = await platform.call('POST', '/subscription', { body });
+    expect(third.status).toBe(409);
+    expect(await third.text()).toContain('SUBSCRIPTIONS_PER_SYSTEM');
+    // A deleted one makes room again.
+    expect((await platform.call('DELETE', '/subscription/1')).status).toBe(200);
+    expect((await platform.call('POST', '/subscription', { body })).status).toBe(201);
+  });
+});

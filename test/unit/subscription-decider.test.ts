@@ -1,4 +1,6 @@
 import fc from 'fast-check';
+import { Webhook } from 'standardwebhooks';
+import { newSigningSecret } from '../../command-api/subscriptions/commands';
 import {
   subscriptionDecider,
   TURNED_OFF_BY_UPDATE,
@@ -208,4 +210,20 @@ describe('subscription settings validation', () => {
     );
     expect(subscriptionHeadersSchema.safeParse(tooMany).success).toBe(false);
   });
+});
+
+test('a new signing secret is one the Standard Webhooks library signs and verifies with', () => {
+  const secret = newSigningSecret();
+  expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+  expect(newSigningSecret()).not.toBe(secret);
+  const payload = JSON.stringify({ type: 'record.created', data: { id: 1 } });
+  const timestamp = new Date();
+  const signature = new Webhook(secret).sign('msg_1', timestamp, payload);
+  const headers = {
+    'webhook-id': 'msg_1',
+    'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+    'webhook-signature': signature,
+  };
+  expect(new Webhook(secret).verify(payload, headers)).toEqual(JSON.parse(payload));
+  expect(() => new Webhook(newSigningSecret()).verify(payload, headers)).toThrow();
 });
