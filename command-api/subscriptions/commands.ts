@@ -159,7 +159,7 @@ export function subscriptionSpec(
   };
 }
 
-/** Rotates subscription `subscriptionId`'s secret: the new one (in clear, to answer once) and the result. */
+/** Rotates subscription `subscriptionId`'s secret: a new one, sealed before the command; the old one overlaps. */
 export async function rotateSubscriptionSecret(
   deps: Pick<CommandDeps, 'handler' | 'sealer' | 'hooks'>,
   context: CommandContext,
