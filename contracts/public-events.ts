@@ -100,7 +100,8 @@ export const PUBLIC_EVENT_DATA_SCHEMAS = {
     position: z.number().int(),
     builtIn: z.boolean(),
   }),
-  'field.updated': z.discriminatedUnion('change', [
+  // A plain union: a discriminator is spelt differently in OpenAPI and AsyncAPI schemas, and `change` tells the two apart.
+  'field.updated': z.union([
     z
       .object({
         change: z.literal('definition'),
@@ -159,6 +160,11 @@ function componentStem(type: PublicEventType): string {
     .join('');
 }
 
+/** The component name of a public event type's schema, in the OpenAPI and the AsyncAPI documents alike. */
+export function publicEventSchemaId(type: PublicEventType): string {
+  return `${componentStem(type)}Event`;
+}
+
 /** The envelope every public event has, with the `data` of its type. */
 function envelopeOf<Type extends PublicEventType>(type: Type) {
   const stem = componentStem(type);
@@ -176,11 +182,11 @@ function envelopeOf<Type extends PublicEventType>(type: Type) {
         .regex(/^(?:0|[1-9][0-9]*)$/)
         .meta({
           description:
-            "The event's place in the system's ordered log, as a decimal string (64-bit): later events have greater positions.",
+            "The event's place in the platform's ordered event log, as a decimal string (64-bit): a later event has a greater position.",
         }),
       data: PUBLIC_EVENT_DATA_SCHEMAS[type].meta({ id: `${stem}Data` }),
     })
-    .meta({ id: `${stem}Event`, description: PUBLIC_EVENT_TYPES[type] });
+    .meta({ id: publicEventSchemaId(type), description: PUBLIC_EVENT_TYPES[type] });
 }
 
 /** Each public event type's whole schema, envelope and `data`. */
