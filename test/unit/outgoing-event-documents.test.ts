@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Parser } from '@asyncapi/parser';
 import { buildAsyncApiDocument } from '../../contracts/api/asyncapi';
 import { API_VERSION } from '../../contracts/api/index';
@@ -83,4 +85,10 @@ describe('the AsyncAPI document of the outgoing events', () => {
     }
     expect(used.size).toBeGreaterThan(PUBLIC_EVENT_TYPE_NAMES.length);
   });
+});
+
+test('the catalogue in docs/api.md lists every public event type', () => {
+  const docs = readFileSync(join(__dirname, '..', '..', 'docs', 'api.md'), 'utf8');
+  const section = docs.slice(docs.indexOf('## Outgoing events'), docs.indexOf('## Semantic search'));
+  expect(PUBLIC_EVENT_TYPE_NAMES.filter((type) => !section.includes(`\`${type}\``))).toEqual([]);
 });
