@@ -56,7 +56,7 @@ const fileOfRecord = {
     .nullable()
     .meta({ description: 'The file field it fills; null for a file of the whole record.' }),
 };
-const spaceDescription = z.string().nullable();
+const description = z.string().nullable();
 
 export const PUBLIC_EVENT_DATA_SCHEMAS = {
   'record.created': z.object({
@@ -125,7 +125,7 @@ export const PUBLIC_EVENT_DATA_SCHEMAS = {
     moduleId: id,
     spaceId: id,
     name: z.string(),
-    description: z.string().nullable(),
+    description,
     kind: z.enum(['built-in', 'custom']),
     template: z
       .string()
@@ -135,14 +135,14 @@ export const PUBLIC_EVENT_DATA_SCHEMAS = {
   'module.updated': z.object({
     moduleId: id,
     name: z.string().optional(),
-    description: z.string().nullable().optional(),
+    description: description.optional(),
   }),
   'module.deleted': z.object({ moduleId: id, spaceId: id }),
-  'space.created': z.object({ spaceId: id, name: z.string(), description: spaceDescription }),
+  'space.created': z.object({ spaceId: id, name: z.string(), description }),
   'space.updated': z.object({
     spaceId: id,
     name: z.string().optional(),
-    description: spaceDescription.optional(),
+    description: description.optional(),
   }),
   'space.deleted': z.object({ spaceId: id }),
   'label.created': z.object({ labelId: id, name: z.string(), color: z.string() }),

@@ -27,7 +27,7 @@ export const DELIVERY_HEADERS = z.object({
   }),
 });
 
-export const DELIVERED_DESCRIPTION = 'Delivered: any 2xx status. The body of the answer is not read.';
+export const DELIVERED_DESCRIPTION = 'Delivered: any 2xx status.';
 export const RETRIED_DESCRIPTION =
   'Any other status (3xx included: redirects are not followed), a timeout or a refused connection: the ' +
   'delivery is retried with exponential backoff and jitter for up to 3 days, the same `webhook-id` each time.';
