@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { buildAsyncApiDocument } from '../contracts/api/asyncapi';
 import { buildOpenApiDocument } from '../contracts/api/document';
 import { API_VERSION, OPERATIONS } from '../contracts/api/index';
 import { API_BASE } from '../infra/http/operations';
@@ -16,7 +17,15 @@ export function currentDocumentJson(version = API_VERSION): string {
   return `${JSON.stringify(buildOpenApiDocument(OPERATIONS, { version, serverUrl: API_BASE }), null, 2)}\n`;
 }
 
-/** What `/latest.json` and `/<version>.json` serve: the current document built now, the others as committed. */
+/** The AsyncAPI document of the outgoing events, of the current version (built at start, never committed). */
+export function currentAsyncApiJson(): string {
+  return JSON.stringify(buildAsyncApiDocument(API_VERSION));
+}
+
+/**
+ * What `/latest.json`, `/asyncapi.json` and `/<version>.json` serve: the current documents built now, the
+ * released ones as committed.
+ */
 export function loadApiDescriptions(dir = releasedDocumentsDir()): ApiDescriptions {
   const released = new Map<string, ServedDocument>();
   const files = existsSync(dir) ? readdirSync(dir).filter((name) => /^\d+\.\d+\.\d+\.json$/.test(name)) : [];
@@ -24,5 +33,9 @@ export function loadApiDescriptions(dir = releasedDocumentsDir()): ApiDescriptio
     const version = file.slice(0, -'.json'.length);
     if (version !== API_VERSION) released.set(version, servedDocument(readFileSync(join(dir, file), 'utf8')));
   }
-  return { current: { version: API_VERSION, document: servedDocument(currentDocumentJson()) }, released };
+  return {
+    current: { version: API_VERSION, document: servedDocument(currentDocumentJson()) },
+    released,
+    asyncApi: servedDocument(currentAsyncApiJson()),
+  };
 }

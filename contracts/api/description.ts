@@ -1,4 +1,7 @@
-/** The API description itself: the OpenAPI documents of the current and the released versions, and the docs page. */
+/**
+ * The API description itself: the OpenAPI documents of the current and the released versions, the AsyncAPI
+ * document of the outgoing events, and the docs page.
+ */
 import { z } from 'zod';
 import { operation } from './operation';
 
@@ -27,6 +30,28 @@ export const getLatestApiDescription = operation({
   security: 'none',
 });
 
+const asyncApiDocument = z
+  .object({
+    asyncapi: z.string(),
+    info: z.object({ version: z.string() }).loose(),
+    channels: z.record(z.string(), z.unknown()),
+  })
+  .loose()
+  .meta({ id: 'AsyncApiDocument', description: 'An AsyncAPI 3 document.' });
+
+export const getAsyncApiDescription = operation({
+  operationId: 'getAsyncApiDescription',
+  method: 'get',
+  path: '/asyncapi.json',
+  tag: 'api description',
+  summary: 'The AsyncAPI document of the outgoing events',
+  description:
+    'The public events a subscription receives, with their schemas and the Standard Webhooks headers of a delivery ' +
+    '(the same events as the `webhooks` of the OpenAPI document).',
+  responses: { 200: { description: 'The AsyncAPI 3 document.', schema: asyncApiDocument } },
+  security: 'none',
+});
+
 export const getApiDescription = operation({
   operationId: 'getApiDescription',
   method: 'get',
@@ -49,4 +74,9 @@ export const getApiDocsPage = operation({
   root: true,
 });
 
-export const API_DESCRIPTION_OPERATIONS = [getLatestApiDescription, getApiDescription, getApiDocsPage];
+export const API_DESCRIPTION_OPERATIONS = [
+  getLatestApiDescription,
+  getAsyncApiDescription,
+  getApiDescription,
+  getApiDocsPage,
+];

@@ -19,6 +19,8 @@ interface OperationLike {
 export interface OpenApiLike {
   readonly info?: { readonly version?: string };
   readonly paths?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  /** The outgoing events: a change of one is a change of the contract with its receivers. */
+  readonly webhooks?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   readonly components?: { readonly schemas?: Readonly<Record<string, unknown>> };
 }
 
@@ -46,9 +48,14 @@ export type Change =
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 
+/** Operations by name: `GET /record` for a path's, `POST webhook record.created` for a webhook's. */
 function operationsOf(doc: OpenApiLike): Map<string, OperationLike> {
   const operations = new Map<string, OperationLike>();
-  for (const [path, item] of Object.entries(doc.paths ?? {}))
+  const items = [
+    ...Object.entries(doc.paths ?? {}),
+    ...Object.entries(doc.webhooks ?? {}).map(([name, item]) => [`webhook ${name}`, item] as const),
+  ];
+  for (const [path, item] of items)
     for (const method of METHODS) {
       const op = item[method];
       if (op !== undefined) operations.set(`${method.toUpperCase()} ${path}`, op as OperationLike);

@@ -11,6 +11,7 @@ import {
   type ZodOpenApiResponsesObject,
 } from 'zod-openapi';
 import type { Operation } from './operation';
+import { OUTGOING_EVENTS_TAG, outgoingEventWebhooks } from './outgoing-events';
 
 /** The one error body of the platform (contracts/errors.ts). */
 export const errorBodySchema = z
@@ -156,7 +157,9 @@ export function buildOpenApiDocument(operations: readonly Operation[], info: Doc
       ...(op.root && { servers: [{ url: '/', description: 'The host itself, outside the API base.' }] }),
       [op.method]: operationObject(op),
     };
-  const tags = [...new Set(operations.map((op) => op.tag))].sort().map((name) => ({ name }));
+  const tags = [...new Set([...operations.map((op) => op.tag), OUTGOING_EVENTS_TAG])]
+    .sort()
+    .map((name) => ({ name }));
   return createDocument({
     openapi: '3.1.0',
     info: {
@@ -164,11 +167,13 @@ export function buildOpenApiDocument(operations: readonly Operation[], info: Doc
       version: info.version,
       description:
         'Spaces, modules, records, fields and labels of a system, with sessions, API tokens and an OAuth 2.0 ' +
-        'authorization server. Every response carries `X-Version`. Lists take `filter`, `offset`, `limit` and `order`.',
+        'authorization server. Every response carries `X-Version`. Lists take `filter`, `offset`, `limit` and `order`. ' +
+        'The `webhooks` are the public events a subscription receives (also described by `/asyncapi.json`).',
     },
     servers: [{ url: info.serverUrl }],
     tags,
     paths,
+    webhooks: outgoingEventWebhooks(),
     components: {
       headers: {
         XVersion: {

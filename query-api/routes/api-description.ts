@@ -3,6 +3,7 @@ import { getAbsoluteFSPath } from 'swagger-ui-dist';
 import {
   getApiDescription,
   getApiDocsPage,
+  getAsyncApiDescription,
   getLatestApiDescription,
   versionText,
 } from '../../contracts/api/description';
@@ -18,11 +19,13 @@ export interface ServedDocument {
   readonly gzip: Buffer;
 }
 
-/** The OpenAPI documents served: built once at start, never per request. */
+/** The documents served: built once at start, never per request. */
 export interface ApiDescriptions {
   readonly current: { readonly version: string; readonly document: ServedDocument };
   /** Earlier releases (the committed `openapi/<version>.json` files), by version. */
   readonly released: ReadonlyMap<string, ServedDocument>;
+  /** The AsyncAPI document of the outgoing events, of the current version. */
+  readonly asyncApi: ServedDocument;
 }
 
 /** The served form of a document given as JSON text. */
@@ -47,10 +50,14 @@ function sendDocument(req: express.Request, res: express.Response, document: Ser
   res.end(body);
 }
 
-/** `GET /latest.json` and `GET /<version>.json` under the API base (no credential needed). */
+/** `GET /latest.json`, `/asyncapi.json` and `/<version>.json` under the API base (no credential needed). */
 export function addApiDescriptionRoutes(router: Router, descriptions: ApiDescriptions): void {
   mount(router, getLatestApiDescription, (req, res) => {
     sendDocument(req, res, descriptions.current.document);
+  });
+  // Before `/<version>.json`, which would otherwise take `asyncapi` for a version.
+  mount(router, getAsyncApiDescription, (req, res) => {
+    sendDocument(req, res, descriptions.asyncApi);
   });
   mount(router, getApiDescription, (req, res) => {
     const { version } = validate(versionParams, req.params, 'path');

@@ -6,7 +6,7 @@ import { request } from 'node:http';
 import { API_VERSION, OPERATIONS } from '../../contracts/api/index';
 import { expressPath } from '../../contracts/api/operation';
 import { REMOVED_ROUTES } from '../../contracts/api/removed';
-import { currentDocumentJson } from '../../bin/api-descriptions';
+import { currentAsyncApiJson, currentDocumentJson } from '../../bin/api-descriptions';
 import { API_BASE } from '../../infra/http/operations';
 import { startPlatform, type TestPlatform } from '../support/platform';
 import { routesOf } from '../support/routes';
@@ -113,6 +113,14 @@ describe('serving', () => {
     const plain = await raw(undefined);
     expect(plain.encoding).toBeUndefined();
     expect(JSON.parse(plain.body.toString('utf8'))).toEqual(expected);
+  });
+
+  test('/asyncapi.json answers the AsyncAPI document of the outgoing events without a credential', async () => {
+    const response = await fetch(`${platform.api}/asyncapi.json`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(response.headers.get('x-version')).toBeTruthy();
+    expect(await response.json()).toEqual(JSON.parse(currentAsyncApiJson()));
   });
 
   test('an unknown version is a 404 naming the published ones; a malformed one a 400', async () => {

@@ -48,3 +48,22 @@ test('operations added and removed, parameters, bodies, responses and schemas ar
     '  schema Gone removed',
   ]);
 });
+
+test('webhooks are compared like operations: added, removed, their body changed', () => {
+  const event = (schema: string) => ({
+    post: { requestBody: { content: { 'application/json': { schema: { $ref: schema } } } }, responses: {} },
+  });
+  const withWebhooks: OpenApiLike = {
+    ...before,
+    webhooks: { 'record.created': event('#/A'), 'label.deleted': event('#/B') },
+  };
+  const after: OpenApiLike = {
+    ...before,
+    webhooks: { 'record.created': event('#/A2'), 'space.created': event('#/C') },
+  };
+  expect(describeChanges(diffDocuments(withWebhooks, after))).toEqual([
+    '  POST webhook record.created: request body changed',
+    '  added POST webhook space.created',
+    '  removed POST webhook label.deleted (breaking)',
+  ]);
+});
