@@ -103,7 +103,7 @@ export const subscriptionHeadersSchema = z
     description:
       `Extra headers sent with every delivery (at most ${MAX_SUBSCRIPTION_HEADERS}; names ≤ ${MAX_HEADER_NAME_LENGTH}, ` +
       `values ≤ ${MAX_HEADER_VALUE_LENGTH} characters). Hop-by-hop headers, \`host\`, \`content-length\` and ` +
-      '`webhook-*` are refused.',
+      '`webhook-*` are refused. Values are sealed at rest and write-only: reads show only `headerNames`.',
   });
 
 export const subscriptionUrlSchema = z

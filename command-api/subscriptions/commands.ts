@@ -3,11 +3,7 @@ import type { z } from 'zod';
 import type { createSubscriptionBody, updateSubscriptionBody } from '../../contracts/api/subscriptions';
 import { PlatformError } from '../../contracts/errors';
 import { streamName } from '../../contracts/streams';
-import {
-  DEFAULT_SECRET_OVERLAP_MINUTES,
-  SIGNING_SECRET_PREFIX,
-  type SubscriptionSettings,
-} from '../../contracts/subscriptions';
+import { DEFAULT_SECRET_OVERLAP_MINUTES, SIGNING_SECRET_PREFIX } from '../../contracts/subscriptions';
 import { parseFilter } from '../../languages/filter/parse';
 import {
   fieldReferences,
@@ -20,8 +16,14 @@ import { isNonPublicAddress } from '../../infra/outbound/guarded-http';
 import type { CommandDeps } from '../deps';
 import type { CommandContext, CommandResult, HandleOptions } from '../kit/handler';
 import type { ResourceCommandSpec } from '../kit/resource-commands';
-import { subscriptionDecider, type SubscriptionCommand, type SubscriptionState } from './domain/subscription';
+import {
+  subscriptionDecider,
+  type SealedHeaders,
+  type SubscriptionCommand,
+  type SubscriptionState,
+} from './domain/subscription';
 import type { SubscriptionEvent } from '../../contracts/events/subscriptions';
+import type { Sealer } from '../../infra/secrets/sealer';
 
 export type CreateSubscriptionBody = z.infer<typeof createSubscriptionBody>;
 export type UpdateSubscriptionBody = z.infer<typeof updateSubscriptionBody>;
@@ -75,16 +77,34 @@ export function newSigningSecret(): string {
   return `${SIGNING_SECRET_PREFIX}${randomBytes(32).toString('base64')}`;
 }
 
-/** What reads show of a subscription: never a secret, sealed or not. */
+/** A subscription's extra headers (name → value), sealed whole: values may be credentials. */
+export function sealHeaders(sealer: Pick<Sealer, 'seal'>, headers: Record<string, string>): SealedHeaders {
+  const headerNames = Object.keys(headers);
+  return {
+    headerNames,
+    sealedHeaders: headerNames.length === 0 ? null : sealer.seal(JSON.stringify(headers)),
+  };
+}
+
+/** The extra headers in clear (name → value), for the delivery to send; none sealed: none. */
+export function headersOf(
+  sealer: Pick<Sealer, 'open'>,
+  state: Pick<SubscriptionState, 'settings'>,
+): Record<string, string> {
+  const { sealedHeaders } = state.settings;
+  return sealedHeaders === null ? {} : (JSON.parse(sealer.open(sealedHeaders)) as Record<string, string>);
+}
+
+/** What reads show of a subscription: never a secret, sealed or not, nor a header's value. */
 export function subscriptionView(state: SubscriptionState): Record<string, unknown> {
-  const { name, url, events, filter, headers } = state.settings;
+  const { name, url, events, filter, headerNames } = state.settings;
   return {
     id: state.subscriptionId,
     name,
     url,
     events,
     filter,
-    headers,
+    headerNames,
     active: state.active,
     disabledReason: state.disabledReason,
     previousSecretExpiresAt: state.previousExpiresAt,
@@ -102,9 +122,25 @@ export function subscriptionWithSecret(
 const streamOf = (tenant: string, subscriptionId: number) =>
   streamName('subscription', tenant, subscriptionId);
 
+/**
+ * `headers` sealed, unless they are the subscription's current ones (undefined): the decider compares only
+ * sealed text, which differs each time the same map is sealed.
+ */
+async function changedHeaders(
+  deps: Pick<CommandDeps, 'handler' | 'sealer'>,
+  tenant: string,
+  subscriptionId: number,
+  headers: Record<string, string>,
+): Promise<SealedHeaders | undefined> {
+  const { state } = await deps.handler.load(streamOf(tenant, subscriptionId), subscriptionDecider);
+  return JSON.stringify(headersOf(deps.sealer, state)) === JSON.stringify(headers)
+    ? undefined
+    : sealHeaders(deps.sealer, headers);
+}
+
 /** Subscriptions as a resource: create (with a sealed new secret), update, delete. */
 export function subscriptionSpec(
-  deps: Pick<CommandDeps, 'reads' | 'sealer' | 'subscriptions' | 'hooks'>,
+  deps: Pick<CommandDeps, 'handler' | 'reads' | 'sealer' | 'subscriptions' | 'hooks'>,
 ): ResourceCommandSpec<
   SubscriptionState,
   SubscriptionCommand,
@@ -124,12 +160,12 @@ export function subscriptionSpec(
           'conflict',
           `this system has ${maxPerSystem} subscriptions, as many as it may (SUBSCRIPTIONS_PER_SYSTEM); delete one first`,
         );
-      const settings: SubscriptionSettings = {
+      const settings = {
         name: body.name,
         url: body.url,
         events: body.events,
         filter,
-        headers: body.headers ?? {},
+        ...sealHeaders(deps.sealer, body.headers ?? {}),
       };
       const sealedSecret = deps.sealer.seal(newSigningSecret());
       const now = deps.hooks.now();
@@ -144,13 +180,14 @@ export function subscriptionSpec(
     },
     // One create at a time per system, so the count above sees the one before it.
     createQueueKey: (_body, tenant) => tenant,
-    async prepareUpdate(body, tenant) {
-      const { id: _id, active, filter, ...settings } = body;
+    async prepareUpdate(body, tenant, id) {
+      const { id: _id, active, filter, headers, ...settings } = body;
       if (settings.url !== undefined) checkSubscriptionUrl(settings.url, allowPrivateUrls);
       const checkedText = await checkedFilter(deps, tenant, filter);
       return {
         kind: 'UpdateSubscription',
         settings: { ...settings, ...(checkedText !== undefined && { filter: checkedText }) },
+        headers: headers === undefined ? undefined : await changedHeaders(deps, tenant, id, headers),
         active,
       };
     },

@@ -48,7 +48,10 @@ const subscriptionCore = {
   url: z.string(),
   events: z.array(z.string()),
   filter: z.string().nullable(),
-  headers: z.record(z.string(), z.string()),
+  headerNames: z.array(z.string()).meta({
+    description:
+      "The extra headers' names. Their values are sealed at rest and write-only: no answer shows them.",
+  }),
   active,
   disabledReason: z
     .string()

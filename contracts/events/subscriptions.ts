@@ -3,7 +3,7 @@ import type { EventDefinition } from './definition';
 
 const subscriptionId = z.number().int().positive();
 const at = z.iso.datetime();
-/** A signing secret sealed by the platform's sealer: no secret enters an event in clear. */
+/** A secret (signing secret, header values) sealed by the platform's sealer: none enters an event in clear. */
 const sealed = z.string().startsWith('v1.');
 
 /**
@@ -15,8 +15,14 @@ const storedSettings = {
   url: z.string(),
   events: z.array(z.string()),
   filter: z.string().nullable(),
-  headers: z.record(z.string(), z.string()),
+  /** The extra headers' names, in the order given; their values are in `sealedHeaders`. */
+  headerNames: z.array(z.string()),
+  /** The extra headers (name → value) as sealed JSON, since values may be credentials (null: none). */
+  sealedHeaders: sealed.nullable(),
 };
+const storedSettingsSchema = z.object(storedSettings);
+/** A subscription's settings as its events carry them. */
+export type StoredSubscriptionSettings = z.infer<typeof storedSettingsSchema>;
 
 const subscriptionCreated = z.object({
   subscriptionId,
@@ -27,7 +33,7 @@ const subscriptionCreated = z.object({
 });
 const subscriptionChanged = z.object({
   subscriptionId,
-  ...z.object(storedSettings).partial().shape,
+  ...storedSettingsSchema.partial().shape,
 });
 /**
  * The previous secret (sealed) keeps signing until `previousExpiresAt`, so a deliverer signs with both and
@@ -53,7 +59,11 @@ export type SubscriptionEvent =
   | Event<'SubscriptionDeleted', typeof subscriptionRef>;
 
 /** The keys of subscription events that hold sealed secrets: kept out of read models and history. */
-export const SEALED_SUBSCRIPTION_KEYS: readonly string[] = ['sealedSecret', 'previousSealedSecret'];
+export const SEALED_SUBSCRIPTION_KEYS: readonly string[] = [
+  'sealedSecret',
+  'previousSealedSecret',
+  'sealedHeaders',
+];
 
 export const SUBSCRIPTION_EVENTS: readonly EventDefinition[] = [
   { type: 'SubscriptionCreated', version: 1, schema: subscriptionCreated },

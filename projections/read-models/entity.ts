@@ -34,10 +34,11 @@ export interface EntityProjectionOptions {
   readonly patches: Readonly<Record<string, PatchOf>>;
 }
 
-/** The default update: every data key but the id is set. */
-export function setAllBut(idKey: string): PatchOf {
+/** The default update: every data key but the id (and any other key named) is set. */
+export function setAllBut(idKey: string, ...otherKeys: readonly string[]): PatchOf {
+  const skipped = new Set([idKey, ...otherKeys]);
   return (data) => ({
-    set: defined(Object.fromEntries(Object.entries(data).filter(([key]) => key !== idKey))),
+    set: defined(Object.fromEntries(Object.entries(data).filter(([key]) => !skipped.has(key)))),
   });
 }
 

@@ -2,7 +2,10 @@ import { READ_MODELS } from '../../contracts/read-models';
 import { SEALED_SUBSCRIPTION_KEYS } from '../../contracts/events/subscriptions';
 import { entityProjection, setAllBut } from './entity';
 
-/** Subscriptions as they stand; sealed secrets stay in the events, only the previous one's expiry shows. */
+/**
+ * Subscriptions as they stand; sealed secrets and header values stay in the events: the previous secret shows
+ * only as its expiry, the headers as their names.
+ */
 export const subscriptionsProjection = entityProjection({
   name: 'subscriptions',
   category: 'subscription',
@@ -14,7 +17,7 @@ export const subscriptionsProjection = entityProjection({
   omit: [...SEALED_SUBSCRIPTION_KEYS, 'createdAt'],
   deleted: 'SubscriptionDeleted',
   patches: {
-    SubscriptionChanged: setAllBut('subscriptionId'),
+    SubscriptionChanged: setAllBut('subscriptionId', ...SEALED_SUBSCRIPTION_KEYS),
     SubscriptionSecretRotated: (data) => ({ set: { previousSecretExpiresAt: data.previousExpiresAt } }),
     SubscriptionDisabled: (data) => ({ set: { active: false, disabledReason: data.reason } }),
     SubscriptionEnabled: () => ({ set: { active: true, disabledReason: null } }),

@@ -35,7 +35,7 @@ function subscriptionView(doc: Document): Record<string, unknown> {
     url: doc.url,
     events: doc.events,
     filter: doc.filter ?? null,
-    headers: doc.headers ?? {},
+    headerNames: doc.headerNames ?? [],
     active: doc.active,
     disabledReason: doc.disabledReason ?? null,
     previousSecretExpiresAt: doc.previousSecretExpiresAt ?? null,

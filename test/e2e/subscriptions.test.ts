@@ -1,5 +1,12 @@
 import { callHost } from '../support/host-call';
-import { json, startPlatform, type Entity, type Page, type TestPlatform } from '../support/platform';
+import {
+  filesHolding,
+  json,
+  startPlatform,
+  type Entity,
+  type Page,
+  type TestPlatform,
+} from '../support/platform';
 
 jest.setTimeout(60_000);
 
@@ -51,7 +58,7 @@ describe('subscriptions', () => {
     expect(created).toMatchObject({
       ...valid,
       filter: `moduleId=${moduleId};status=open`,
-      headers: { 'X-Team': 'ops' },
+      headerNames: ['X-Team'],
       active: true,
       disabledReason: null,
       previousSecretExpiresAt: null,
@@ -105,6 +112,44 @@ describe('subscriptions', () => {
     );
     expect(enabled).toMatchObject({ active: true, disabledReason: null, filter: null });
     expect(enabled).not.toHaveProperty('secret');
+  });
+
+  test('header values are write-only: sealed in the events and stores, never answered; names show', async () => {
+    const API_KEY = 'key-3f9a1c77e2b04d5a';
+    const ROTATED_KEY = 'key-8d20b6e1a9c34f71';
+    const created = await create({ headers: { 'X-Api-Key': API_KEY, 'X-Team': 'ops' } });
+    expect(created).toMatchObject({ headerNames: ['X-Api-Key', 'X-Team'] });
+    expect(created).not.toHaveProperty('headers');
+    const put = (body: Record<string, unknown>) =>
+      platform.call('PUT', `/subscription/${created.id}`, { body });
+    // The same headers again change nothing; other values change them, {} removes them.
+    expect((await put({ headers: { 'X-Api-Key': API_KEY, 'X-Team': 'ops' } })).status).toBe(200);
+    const changed = await put({ headers: { 'X-Api-Key': ROTATED_KEY, 'X-Team': 'ops' } });
+    expect(await json(changed)).toMatchObject({ headerNames: ['X-Api-Key', 'X-Team'] });
+    const cleared = await put({ headers: {} });
+    expect(await json(cleared)).toMatchObject({ headerNames: [] });
+    expect((await put({ headers: {} })).status).toBe(200);
+
+    const history = await platform.call('GET', `/subscription/${created.id}/history`);
+    const historyText = await history.text();
+    const entries = (JSON.parse(historyText) as Page<{ type: string; data: Record<string, unknown> }>).items;
+    expect(entries.map((entry) => [entry.type, entry.data])).toEqual([
+      ['SubscriptionChanged', { subscriptionId: created.id, headerNames: [] }],
+      ['SubscriptionChanged', { subscriptionId: created.id, headerNames: ['X-Api-Key', 'X-Team'] }],
+      ['SubscriptionCreated', expect.objectContaining({ headerNames: ['X-Api-Key', 'X-Team'] })],
+    ]);
+    const answers = [
+      JSON.stringify(created),
+      historyText,
+      await (await platform.call('GET', `/subscription/${created.id}`)).text(),
+      await (await platform.call('GET', '/subscription')).text(),
+    ];
+    for (const key of [API_KEY, ROTATED_KEY]) {
+      for (const answer of answers) expect(answer).not.toContain(key);
+      // The event store and the read models, raw: the names are there, the values are not.
+      expect(filesHolding(platform.dataDir, key)).toEqual([]);
+    }
+    expect(filesHolding(platform.dataDir, 'X-Api-Key')).not.toEqual([]);
   });
 
   test('bad input is a 400 that names what is wrong', async () => {

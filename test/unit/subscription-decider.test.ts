@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
-import { newSigningSecret } from '../../command-api/subscriptions/commands';
+import { randomBytes } from 'node:crypto';
+import { headersOf, newSigningSecret, sealHeaders } from '../../command-api/subscriptions/commands';
 import {
   subscriptionDecider,
   TURNED_OFF_BY_UPDATE,
@@ -13,6 +14,7 @@ import {
   subscriptionEventsSchema,
   subscriptionHeadersSchema,
 } from '../../contracts/subscriptions';
+import { createSealer } from '../../infra/secrets/sealer';
 import { deciderSpec } from '../support/given-when-then';
 
 const SEALED = 'v1.aXY.dGFn.Y2lwaGVy';
@@ -23,8 +25,10 @@ const settings = {
   url: 'https://receiver.example/hooks',
   events: ['record.created'],
   filter: 'moduleId=7',
-  headers: { 'X-Team': 'ops' },
+  headerNames: ['X-Team'],
+  sealedHeaders: 'v1.aGRy.dGFn.b3Bz',
 };
+const SEALED_OTHER_HEADERS = 'v1.aGRyMg.dGFnMg.b3BzMg';
 
 describe('subscription decider', () => {
   const spec = deciderSpec(subscriptionDecider);
@@ -90,6 +94,40 @@ describe('subscription decider', () => {
       .given([created, disabled])
       .when({ kind: 'UpdateSubscription', settings: {}, active: true })
       .then([{ type: 'SubscriptionEnabled', data: { subscriptionId: 3 } }]);
+  });
+
+  test('headers: a different sealed map changes names and map together; clearing removes both', () => {
+    const state = spec
+      .given([created])
+      .when({
+        kind: 'UpdateSubscription',
+        settings: {},
+        headers: { headerNames: ['X-Team'], sealedHeaders: SEALED_OTHER_HEADERS },
+      })
+      .then([
+        {
+          type: 'SubscriptionChanged',
+          data: { subscriptionId: 3, headerNames: ['X-Team'], sealedHeaders: SEALED_OTHER_HEADERS },
+        },
+      ]);
+    expect(state.settings).toMatchObject({ headerNames: ['X-Team'], sealedHeaders: SEALED_OTHER_HEADERS });
+    const cleared = spec
+      .given([created])
+      .when({ kind: 'UpdateSubscription', settings: {}, headers: { headerNames: [], sealedHeaders: null } })
+      .then([
+        { type: 'SubscriptionChanged', data: { subscriptionId: 3, headerNames: [], sealedHeaders: null } },
+      ]);
+    expect(cleared.settings).toMatchObject({ headerNames: [], sealedHeaders: null });
+    // No headers in the command (the caller found them equal), or the very sealed text: nothing changes.
+    spec.given([created]).when({ kind: 'UpdateSubscription', settings: {} }).thenNothingHappens();
+    spec
+      .given([created])
+      .when({
+        kind: 'UpdateSubscription',
+        settings: {},
+        headers: { headerNames: settings.headerNames, sealedHeaders: settings.sealedHeaders },
+      })
+      .thenNothingHappens();
   });
 
   test('rotation keeps the previous secret (sealed) signing until the overlap ends', () => {
@@ -226,4 +264,19 @@ test('a new signing secret is one the Standard Webhooks library signs and verifi
   };
   expect(new Webhook(secret).verify(payload, headers)).toEqual(JSON.parse(payload));
   expect(() => new Webhook(newSigningSecret()).verify(payload, headers)).toThrow();
+});
+
+test('headers are sealed whole, names apart; headersOf opens them for the delivery', () => {
+  const sealer = createSealer(randomBytes(32));
+  const headers = { 'X-Api-Key': 'key-3f9a1c77e2b04d5a', 'X-Team': 'ops' };
+  const sealed = sealHeaders(sealer, headers);
+  expect(sealed.headerNames).toEqual(['X-Api-Key', 'X-Team']);
+  expect(sealed.sealedHeaders).toMatch(/^v1\./);
+  expect(JSON.stringify(sealed)).not.toContain('key-3f9a1c77e2b04d5a');
+  expect(JSON.stringify(sealed)).not.toContain('ops');
+  expect(headersOf(sealer, { settings: { ...settings, ...sealed } })).toEqual(headers);
+  expect(sealHeaders(sealer, {})).toEqual({ headerNames: [], sealedHeaders: null });
+  expect(headersOf(sealer, { settings: { ...settings, headerNames: [], sealedHeaders: null } })).toEqual({});
+  // Another platform key cannot open them.
+  expect(() => headersOf(createSealer(randomBytes(32)), { settings: { ...settings, ...sealed } })).toThrow();
 });

@@ -1,12 +1,14 @@
 import { PlatformError } from '../../../contracts/errors';
-import type { SubscriptionEvent } from '../../../contracts/events/subscriptions';
-import type { SubscriptionSettings } from '../../../contracts/subscriptions';
+import type { StoredSubscriptionSettings, SubscriptionEvent } from '../../../contracts/events/subscriptions';
 import type { Decider } from '../../kit/decider';
+
+/** A subscription's extra headers as the decider sees them: names, and the values sealed. */
+export type SealedHeaders = Pick<StoredSubscriptionSettings, 'headerNames' | 'sealedHeaders'>;
 
 export interface SubscriptionState {
   readonly status: 'none' | 'live' | 'deleted';
   readonly subscriptionId: number;
-  readonly settings: SubscriptionSettings;
+  readonly settings: StoredSubscriptionSettings;
   readonly active: boolean;
   /** Why it was disabled (null: active, or turned off without one). */
   readonly disabledReason: string | null;
@@ -20,7 +22,8 @@ export type SubscriptionCommand =
   | {
       readonly kind: 'CreateSubscription';
       readonly subscriptionId: number;
-      readonly settings: SubscriptionSettings;
+      /** Header values sealed by the caller, as the secret is. */
+      readonly settings: StoredSubscriptionSettings;
       readonly active: boolean;
       /** Sealed by the caller: the decider never sees a secret in clear. */
       readonly sealedSecret: string;
@@ -28,7 +31,12 @@ export type SubscriptionCommand =
     }
   | {
       readonly kind: 'UpdateSubscription';
-      readonly settings: Partial<SubscriptionSettings>;
+      readonly settings: Partial<Omit<StoredSubscriptionSettings, keyof SealedHeaders>>;
+      /**
+       * Only when the headers differ from the current ones: the caller compares them in clear, since sealing
+       * the same map twice gives different text.
+       */
+      readonly headers?: SealedHeaders | undefined;
       readonly active?: boolean | undefined;
     }
   | {
@@ -52,7 +60,7 @@ export const subscriptionDecider: Decider<SubscriptionState, SubscriptionCommand
   initialState: {
     status: 'none',
     subscriptionId: 0,
-    settings: { name: '', url: '', events: [], filter: null, headers: {} },
+    settings: { name: '', url: '', events: [], filter: null, headerNames: [], sealedHeaders: null },
     active: false,
     disabledReason: null,
     sealedSecret: '',
@@ -84,9 +92,13 @@ export const subscriptionDecider: Decider<SubscriptionState, SubscriptionCommand
         const changed = Object.fromEntries(
           Object.entries(command.settings).filter(
             ([key, value]) =>
-              value !== undefined && !sameJson(value, state.settings[key as keyof SubscriptionSettings]),
+              value !== undefined &&
+              !sameJson(value, state.settings[key as keyof StoredSubscriptionSettings]),
           ),
         );
+        // The headers change as one, names beside the sealed map, even when only a value differs.
+        if (command.headers !== undefined && command.headers.sealedHeaders !== state.settings.sealedHeaders)
+          Object.assign(changed, command.headers);
         const events: SubscriptionEvent[] =
           Object.keys(changed).length === 0
             ? []
