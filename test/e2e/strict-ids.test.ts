@@ -178,6 +178,7 @@ describe('ids in paths', () => {
       'scenarioId',
       'segmentId',
       'spaceId',
+      'subscriptionId',
       'teamId',
       'userId',
       'webhookId',
