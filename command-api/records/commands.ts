@@ -36,6 +36,7 @@ import {
   modulesRequiredBy,
   namesUsed,
   recordFieldCatalogue,
+  type RecordFieldDefinition,
 } from '../../languages/filter/record-fields';
 import { resolveFilter, resolveOrder } from '../../languages/filter/resolve';
 import { moduleFields } from '../structure/commands';
@@ -551,15 +552,19 @@ export function recordCommands(deps: RecordCommandDeps) {
 
 export type RecordCommands = ReturnType<typeof recordCommands>;
 
+/** The definitions of the record fields a list may name, by the keys and ids it names (of a space, of a system). */
+export type NamedRecordFields = (named: {
+  readonly keys: readonly string[];
+  readonly fieldIds: readonly number[];
+}) => Promise<readonly RecordFieldDefinition[]>;
+
 /**
- * A segment's filter and order are checked as a record list of its space would check them (a syntax error
- * is a 400 that names the position, a field key must name a field of the space and its values fit the
- * field), so a saved segment runs as long as the space's fields stay. Empty text means none.
+ * A list's `filter` and `order` texts, checked as its list would check them: a syntax error is a 400 naming the
+ * position, a field key must name a field (of the modules the filter requires, if it requires some) and values
+ * must fit it. Empty text means none (null); what was not given stays undefined.
  */
-async function checkedListTexts(
-  deps: Pick<CommandDeps, 'reads'>,
-  tenant: string,
-  spaceId: number,
+export async function checkedListTexts(
+  fieldsNamed: NamedRecordFields,
   texts: { readonly filter?: string | null; readonly order?: string | null },
 ): Promise<{ filter?: string | null; order?: string | null }> {
   const given = (text: string | null | undefined): string | null | undefined => (text === '' ? null : text);
@@ -570,7 +575,7 @@ async function checkedListTexts(
   const named = fieldReferences(namesUsed([filter], [order]));
   // As on the list: keys resolve against the modules the filter requires, if it requires some.
   const required = modulesRequiredBy(filter);
-  const definitions = (await deps.reads.recordFieldsOfSpace(tenant, spaceId, named)).filter(
+  const definitions = (await fieldsNamed(named)).filter(
     (definition) => required === undefined || required.includes(definition.moduleId),
   );
   const fields = recordFieldCatalogue(definitions);
@@ -588,9 +593,13 @@ const segmentDecider = attributesDecider(SEGMENT);
 export function segmentChecks(
   deps: Pick<CommandDeps, 'handler' | 'reads'>,
 ): AttributesChecks<z.infer<typeof createSegmentBody>, z.infer<typeof updateSegmentBody>> {
+  const fieldsOfSpace =
+    (tenant: string, spaceId: number): NamedRecordFields =>
+    (named) =>
+      deps.reads.recordFieldsOfSpace(tenant, spaceId, named);
   return {
     async checkCreate(body, tenant) {
-      const checked = await checkedListTexts(deps, tenant, body.spaceId, body);
+      const checked = await checkedListTexts(fieldsOfSpace(tenant, body.spaceId), body);
       const filter = checked.filter ?? null;
       const order = checked.order ?? null;
       const space = await deps.handler.load(streamName('space', tenant, body.spaceId), spaceDecider);
@@ -604,7 +613,7 @@ export function segmentChecks(
       const segment = await deps.handler.load(streamName('segment', tenant, segmentId), segmentDecider);
       const spaceId = segment.state.attributes.spaceId;
       const { filter, order } =
-        typeof spaceId === 'number' ? await checkedListTexts(deps, tenant, spaceId, body) : body;
+        typeof spaceId === 'number' ? await checkedListTexts(fieldsOfSpace(tenant, spaceId), body) : body;
       return {
         ...(body.name !== undefined && { name: body.name }),
         ...(filter !== undefined && { filter }),

@@ -4,16 +4,9 @@ import type { createSubscriptionBody, updateSubscriptionBody } from '../../contr
 import { PlatformError } from '../../contracts/errors';
 import { streamName } from '../../contracts/streams';
 import { DEFAULT_SECRET_OVERLAP_MINUTES, SIGNING_SECRET_PREFIX } from '../../contracts/subscriptions';
-import { parseFilter } from '../../languages/filter/parse';
-import {
-  fieldReferences,
-  modulesRequiredBy,
-  namesUsed,
-  recordFieldCatalogue,
-} from '../../languages/filter/record-fields';
-import { resolveFilter } from '../../languages/filter/resolve';
 import { isNonPublicAddress } from '../../infra/outbound/guarded-http';
 import type { CommandDeps } from '../deps';
+import { checkedListTexts } from '../records/commands';
 import type { CommandContext, CommandResult, HandleOptions } from '../kit/handler';
 import type { ResourceCommandSpec } from '../kit/resource-commands';
 import {
@@ -51,25 +44,16 @@ export function checkSubscriptionUrl(url: string, allowPrivate: boolean): void {
     );
 }
 
-/**
- * A filter is the list language, checked as a record list of the whole system would check it: a syntax error
- * is a 400 naming the position, a field key must name a field of the system (of the modules the filter
- * requires, if it requires some) and its values fit the field. Empty text means none.
- */
+/** A filter, checked as a record list of the whole system would check it (empty text: none). */
 async function checkedFilter(
   deps: Pick<CommandDeps, 'reads'>,
   tenant: string,
   text: string | null | undefined,
 ): Promise<string | null | undefined> {
-  if (text === undefined) return undefined;
-  if (text === null || text === '') return null;
-  const filter = parseFilter(text);
-  const required = modulesRequiredBy(filter);
-  const definitions = (
-    await deps.reads.recordFieldsOfSystem(tenant, fieldReferences(namesUsed([filter], [])))
-  ).filter((definition) => required === undefined || required.includes(definition.moduleId));
-  resolveFilter(filter, recordFieldCatalogue(definitions));
-  return text;
+  const checked = await checkedListTexts((named) => deps.reads.recordFieldsOfSystem(tenant, named), {
+    ...(text !== undefined && { filter: text }),
+  });
+  return checked.filter;
 }
 
 /** A new signing secret, as Standard Webhooks writes one. */

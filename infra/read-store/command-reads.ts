@@ -72,6 +72,22 @@ export function readModelCommandReads(
     const match = equals(path, value);
     return readModels.count(tenant, base, also ? { kind: 'and', children: [match, also] } : match);
   };
+  /** The record fields with one of these keys or ids, within `scope` (a space) or in the whole system. */
+  const recordFieldsNamed = async (
+    tenant: string,
+    { keys, fieldIds }: { readonly keys: readonly string[]; readonly fieldIds: readonly number[] },
+    scope?: StoreFilter,
+  ) => {
+    const named = namedFieldsFilter(keys, fieldIds);
+    if (!named) return [];
+    await ownWritesApplied([PROJECTION_OF_READ_MODEL[READ_MODELS.fields]!]);
+    const { items } = await readModels.find(tenant, READ_MODELS.fields, {
+      filter: scope ? { kind: 'and', children: [scope, named] } : named,
+      limit: 10_000,
+      withTotal: false,
+    });
+    return items.flatMap((doc) => recordFieldDefinitionOf(doc) ?? []);
+  };
   return {
     async fieldModule(tenant, fieldId) {
       const projections = [PROJECTION_OF_READ_MODEL[READ_MODELS.fields]!];
@@ -139,28 +155,9 @@ export function readModelCommandReads(
       });
       return items.map((doc) => Number(doc.moduleId));
     },
-    async recordFieldsOfSpace(tenant, spaceId, { keys, fieldIds }) {
-      const named = namedFieldsFilter(keys, fieldIds);
-      if (!named) return [];
-      await ownWritesApplied([PROJECTION_OF_READ_MODEL[READ_MODELS.fields]!]);
-      const { items } = await readModels.find(tenant, READ_MODELS.fields, {
-        filter: { kind: 'and', children: [equals('spaceId', spaceId), named] },
-        limit: 10_000,
-        withTotal: false,
-      });
-      return items.flatMap((doc) => recordFieldDefinitionOf(doc) ?? []);
-    },
-    async recordFieldsOfSystem(tenant, { keys, fieldIds }) {
-      const named = namedFieldsFilter(keys, fieldIds);
-      if (!named) return [];
-      await ownWritesApplied([PROJECTION_OF_READ_MODEL[READ_MODELS.fields]!]);
-      const { items } = await readModels.find(tenant, READ_MODELS.fields, {
-        filter: named,
-        limit: 10_000,
-        withTotal: false,
-      });
-      return items.flatMap((doc) => recordFieldDefinitionOf(doc) ?? []);
-    },
+    recordFieldsOfSpace: (tenant, spaceId, named) =>
+      recordFieldsNamed(tenant, named, equals('spaceId', spaceId)),
+    recordFieldsOfSystem: (tenant, named) => recordFieldsNamed(tenant, named),
     async subscriptionCount(tenant) {
       await ownWritesApplied([PROJECTION_OF_READ_MODEL[READ_MODELS.subscriptions]!]);
       return readModels.count(tenant, READ_MODELS.subscriptions);
