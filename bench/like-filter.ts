@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StoreFilter } from '../languages/filter/store-query';
-import { compileLikeMatcher } from '../infra/read-store/like-pattern';
+import { compileLikeMatcher } from '../languages/filter/like-pattern';
 import { createSqliteReadStore } from '../infra/read-store/sqlite';
 import { machineConditions, percentile, printFigure } from './report';
 

@@ -1,6 +1,6 @@
 import type { Document as BsonDocument, SortDirection } from 'mongodb';
 import type { Scalar, StoreFilter, StoreSort } from '../../languages/filter/store-query';
-import { LIKE_REGEX_OPTIONS, likePatternToMongoRegex, type RegexEngine } from './like-pattern';
+import { LIKE_REGEX_OPTIONS, likePatternToMongoRegex, type RegexEngine } from './mongodb-like';
 import { pathOfKey, type IndexKey } from '../../contracts/read-model-changes';
 import { escapePath } from './mongodb-keys';
 import { assertQueryPath } from './validation';

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import type { StoreQuery } from '../../languages/filter/store-query';
 import { openSqliteFile } from '../sqlite-file';
-import { compileLikeMatcher, type LikeMatcher } from './like-pattern';
+import { compileLikeMatcher, type LikeMatcher } from '../../languages/filter/like-pattern';
 import { applyPatch } from './patch';
 import { UniqueViolationError, type Checkpoint, type FindResult, type ReadStore } from './port';
 import {

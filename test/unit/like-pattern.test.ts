@@ -1,10 +1,5 @@
-import {
-  compileLikeMatcher,
-  foldCase,
-  foldCodePoint,
-  likePatternToMongoRegex,
-  type RegexEngine,
-} from '../../infra/read-store/like-pattern';
+import { compileLikeMatcher, foldCase, foldCodePoint } from '../../languages/filter/like-pattern';
+import { likePatternToMongoRegex, type RegexEngine } from '../../infra/read-store/mongodb-like';
 import { likeReferenceRegExp, seededRandom } from '../support/like-reference';
 
 const LAST_CODE_POINT = 0x10ffff;

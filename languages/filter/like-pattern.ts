@@ -4,13 +4,13 @@
  *
  * No backtracking regular expression is ever built from a pattern: one with many `%` over a long value
  * would take time growing with the value's length to the power of the number of `%` runs. The SQLite
- * adapter matches with `compileLikeMatcher` (at most value length × pattern length character
- * comparisons); the MongoDB adapter sends a regular expression that stays within that bound on the
- * server's engine (`likePatternToMongoRegex`).
+ * adapter and the in-memory evaluator (document-match.ts) match with `compileLikeMatcher` (at most value
+ * length × pattern length character comparisons); the MongoDB adapter sends a regular expression that
+ * stays within that bound on the server's engine (infra/read-store/mongodb-like.ts).
  */
 
 /** The literal pieces between the `%` runs of a pattern: prefix, middle pieces, suffix (one piece without `%`). */
-function literalPieces(pattern: string): string[] {
+export function literalPieces(pattern: string): string[] {
   return pattern.split(/%+/);
 }
 
@@ -154,35 +154,4 @@ export function compileLikeMatcher(pattern: string): LikeMatcher {
     }
     return true;
   };
-}
-
-/** Escaping every ASCII punctuation character is valid in both Go's RE2 (FerretDB) and PCRE (MongoDB). */
-const ASCII_PUNCTUATION = /[!-/:-@[-`{-~]/g;
-
-/**
- * How the server runs regular expressions: `automaton` (RE2, as FerretDB 1.x's Go `regexp`: linear in the
- * value whatever the expression, but no lookaheads) or `backtracking` (PCRE, as MongoDB).
- */
-export type RegexEngine = 'automaton' | 'backtracking';
-
-/** The `$options` that go with `likePatternToMongoRegex`: case-insensitive, `.` matches newlines. */
-export const LIKE_REGEX_OPTIONS = 'is';
-
-/**
- * For a MongoDB `$regex` with `LIKE_REGEX_OPTIONS`. `\z` rather than `$`: PCRE's `$` also matches before a
- * final newline. `^a.*b.*c\z` is linear on an automaton, but a backtracking engine tries every split of
- * the value among the `.*` (value length to the power of their number). So there each middle piece
- * follows `(?:(?!piece).)*`, which stops at the piece's first occurrence: every piece has one place to
- * end, and on failure each gap gives back at most the value's length, each position failing within the
- * piece's length (value length × pattern length, as the SQLite adapter's matcher).
- */
-export function likePatternToMongoRegex(pattern: string, engine: RegexEngine): string {
-  const pieces = literalPieces(pattern).map((piece) => piece.replace(ASCII_PUNCTUATION, '\\$&'));
-  if (pieces.length === 1) return `^${pieces[0]}\\z`;
-  const middle = pieces.slice(1, -1);
-  const gaps =
-    engine === 'automaton'
-      ? middle.map((piece) => `.*${piece}`)
-      : middle.map((piece) => `(?:(?!${piece}).)*${piece}`);
-  return `^${pieces[0]}${gaps.join('')}.*${pieces[pieces.length - 1]}\\z`;
 }
