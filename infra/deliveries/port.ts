@@ -21,7 +21,7 @@ export interface NewDelivery extends SubscriptionRef {
   /** The public event's id: the `webhook-id` of every attempt of it. */
   readonly eventId: string;
   readonly eventType: string;
-  /** The event's global position (decimal digits, as `PublicEvent.position`). */
+  /** The event's global position (`PublicEvent.position`, from 0 to `MAX_POSITION`). */
   readonly position: bigint;
   /**
    * Why it is queued: `live`, or the replay it belongs to. A delivery is queued once per subscription, event
@@ -60,11 +60,21 @@ export interface DeliveryAttempt {
   readonly latencyMs: number;
   /** The receiver's HTTP status; null when there was no answer (refused, unreachable, timed out). */
   readonly responseStatus: number | null;
-  /** The start of the answer (at most `MAX_LOGGED_RESPONSE_BYTES` of UTF-8). */
+  /** The start of the answer (at most `MAX_LOGGED_RESPONSE_BYTES` of UTF-8: the caller cuts, the store keeps). */
   readonly responseBody: string;
   /** Why it did not get an answer, or why the answer is not a success. */
   readonly error: string | null;
   readonly nextAttemptAt: number | null;
+}
+
+/** Positions are signed 64-bit integers on every store. */
+export const MAX_POSITION = 2n ** 63n - 1n;
+
+/** Throws unless every position is one a store keeps exactly. */
+export function assertPositions(...positions: bigint[]): void {
+  for (const position of positions)
+    if (position < 0n || position > MAX_POSITION)
+      throw new RangeError(`position ${position} is out of range`);
 }
 
 /** The first kilobyte of a receiver's answer is what the log keeps of it. */
@@ -88,8 +98,9 @@ export interface AttemptPage {
 export interface AttemptQuery extends SubscriptionRef {
   readonly eventId?: string;
   readonly status?: AttemptStatus;
-  /** The `next` of the previous page. */
+  /** The `next` of the previous page (anything else is refused: `validation_failed`). */
   readonly before?: string;
+  /** At least 1. */
   readonly limit: number;
 }
 
@@ -109,23 +120,38 @@ export interface Replay extends SubscriptionRef {
 }
 
 export interface DeliveryStore {
-  /** Queues deliveries (one transaction, or each at most once on MongoDB); repeats are ignored. */
+  /**
+   * Queues deliveries (one transaction, or each at most once on MongoDB); repeats are ignored. Once it has
+   * answered, the deliveries are durable; a call that failed may be repeated.
+   */
   enqueue(deliveries: readonly NewDelivery[]): Promise<void>;
   /** Whether a delivery of the key is queued (a new one must then wait behind it). */
   hasQueued(ref: SubscriptionRef, orderKey: string): Promise<boolean>;
   /**
    * Claims up to `max` heads of the subscription's keys that are due at `now` and not claimed by a lease
-   * running at `now`, earliest due first, each leased to `holder` until `leaseUntil`.
+   * running at `now`, earliest due first, each leased to `holder` until `leaseUntil`. The lease is the key's:
+   * while it runs nothing else of the key is claimed, not even a delivery of a lower position queued since
+   * (that one is the head once the leased one is settled or its lease has run out).
    */
   claim(
     ref: SubscriptionRef,
-    options: { readonly now: number; readonly max: number; readonly holder: string; readonly leaseUntil: number },
+    options: {
+      readonly now: number;
+      readonly max: number;
+      readonly holder: string;
+      readonly leaseUntil: number;
+    },
   ): Promise<ClaimedDelivery[]>;
-  /** When the subscription's earliest unclaimed head is due (ms since the epoch); null: nothing queued. */
+  /**
+   * When a claim could next answer something (ms since the epoch): the earliest due time of the
+   * subscription's heads, a head under a lease running at `now` counting as due when that lease ends (its
+   * holder may never settle it); null: nothing queued.
+   */
   nextDue(ref: SubscriptionRef, now: number): Promise<number | null>;
   /**
-   * Logs the attempt and settles the claimed delivery as `settlement` says. A holder whose lease another has
-   * taken since logs the attempt but leaves the queue as it is.
+   * Logs the attempt and settles the claimed delivery as `settlement` says, ending the lease; the next head of
+   * a key whose delivery left the queue is due no later than `attempt.at`. A holder whose lease another has
+   * taken since (or that `forget` ended) logs the attempt but leaves the queue as it is.
    */
   settle(
     claimed: ClaimedDelivery,
@@ -133,7 +159,10 @@ export interface DeliveryStore {
     attempt: DeliveryAttempt,
     settlement: Settlement,
   ): Promise<void>;
-  /** Makes every unclaimed head of the subscription due at `now` (a receiver is back: no need to wait). */
+  /**
+   * Makes every head of the subscription due later than `now` and not under a lease running at `now` due at
+   * `now` (a receiver is back: no need to wait); answers how many.
+   */
   hurry(ref: SubscriptionRef, now: number): Promise<number>;
   /** The subscriptions with something queued. */
   subscriptionsWithQueue(): Promise<SubscriptionRef[]>;
@@ -158,8 +187,11 @@ export interface DeliveryStore {
     readonly leaseUntil: number;
   }): Promise<Replay | null>;
   /**
-   * Queues deliveries of a claimed replay and moves its cursor, in one step, when `holder` still holds it:
-   * answers false (nothing done) when it does not. `finished` ends the replay and releases it.
+   * Queues deliveries of a claimed replay and moves its cursor, in one step, when `holder` still holds it
+   * (its lease may have run out, as long as no one took it over): answers false (nothing done) when it does
+   * not. Renews the lease until `leaseUntil`; `finishedAt` ends the replay and releases it. On MongoDB, a
+   * holder whose lease is taken over during the call may still queue its deliveries: they are the replay's
+   * own, past its cursor, which the next holder queues again (repeats are ignored).
    */
   advanceReplay(
     replayId: string,
