@@ -11,10 +11,13 @@ import { createLocalBlobStore } from '../infra/blob-store/local-files';
 import type { AttemptLog } from '../infra/attempts/port';
 import { createSqliteAttemptLog } from '../infra/attempts/sqlite';
 import type { BlobStore } from '../infra/blob-store/port';
+import type { DeliveryStore } from '../infra/deliveries/port';
+import { createSqliteDeliveryStore } from '../infra/deliveries/sqlite';
 import { embeddedFile, openSqliteEventStore } from './embedded-stores';
 import {
   eventStoreDbAdapter,
   mongoAttemptLogAdapter,
+  mongoDeliveryStoreAdapter,
   kafkaStreamAdapter,
   gridFsBlobStoreAdapter,
   mongoReadStoreAdapter,
@@ -100,4 +103,22 @@ export async function openAttemptLog(config: Config): Promise<AttemptLog> {
         queryBudgetMs: config.QUERY_BUDGET_MS,
       })
     : createSqliteAttemptLog({ path: embeddedFile(config, 'attempts') });
+}
+
+/**
+ * The delivery store, where the read store is: a SQLite file under DATA_DIR, which the processes of one host
+ * share (as durable as SQLITE_SYNCHRONOUS makes the events it delivers), or collections beside the MongoDB
+ * read models, which every integrator replica shares.
+ */
+export async function openDeliveryStore(config: Config): Promise<DeliveryStore> {
+  return config.READ_STORE === 'mongodb'
+    ? mongoDeliveryStoreAdapter().createMongoDeliveryStore({
+        url: config.MONGO_URL!,
+        database: config.MONGO_DATABASE,
+        queryBudgetMs: config.QUERY_BUDGET_MS,
+      })
+    : createSqliteDeliveryStore({
+        path: embeddedFile(config, 'deliveries'),
+        synchronous: config.SQLITE_SYNCHRONOUS,
+      });
 }

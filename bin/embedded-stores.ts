@@ -8,6 +8,7 @@ export const EMBEDDED_FILES = {
   readModels: 'read-models.db',
   stream: 'stream.db',
   attempts: 'attempts.db',
+  deliveries: 'deliveries.db',
   vectors: 'vectors.db',
 } as const;
 

@@ -25,3 +25,7 @@ export function gridFsBlobStoreAdapter(): typeof import('../infra/blob-store/gri
 export function mongoAttemptLogAdapter(): typeof import('../infra/attempts/mongodb') {
   return require('../infra/attempts/mongodb') as typeof import('../infra/attempts/mongodb');
 }
+
+export function mongoDeliveryStoreAdapter(): typeof import('../infra/deliveries/mongodb') {
+  return require('../infra/deliveries/mongodb') as typeof import('../infra/deliveries/mongodb');
+}
