@@ -1,4 +1,11 @@
-import { MongoClient, MongoServerError, ObjectId, type Collection, type Filter } from 'mongodb';
+import {
+  MongoBulkWriteError,
+  MongoClient,
+  MongoServerError,
+  ObjectId,
+  type Collection,
+  type Filter,
+} from 'mongodb';
 import { PlatformError } from '../../contracts/errors';
 import { withinTimeLimit } from '../mongodb-time-limit';
 import {
@@ -120,8 +127,15 @@ function keyLease(key: LaneKey): LeaseTarget {
   return { lane: laneIdOf(key), kind: 'key', tenant, subscriptionId, target: orderKey };
 }
 
-/** Whether a write failed on a unique index; FerretDB reports some as an internal error with SQLite's text. */
+/**
+ * Whether a write failed on a unique index (a bulk insert: every one that failed did); FerretDB reports some
+ * as an internal error with SQLite's text.
+ */
 function isDuplicate(error: unknown): boolean {
+  if (error instanceof MongoBulkWriteError) {
+    const failed = [error.writeErrors].flat();
+    return failed.length > 0 && failed.every((one) => one.code === DUPLICATE_KEY);
+  }
   return (
     error instanceof MongoServerError &&
     (error.code === DUPLICATE_KEY || error.message.includes('UNIQUE constraint failed'))
@@ -297,7 +311,11 @@ export async function createMongoDeliveryStore(options: MongoDeliveryStoreOption
     throw new Error(`the lane ${_id} changed under every one of ${SYNC_ROUNDS} rounds`);
   };
 
-  /** Brings the lanes of the deliveries in line, then marks the deliveries as accounted for. */
+  /**
+   * Brings the lanes of the deliveries in line, then marks the deliveries as accounted for. On FerretDB the
+   * mark rewrites each unmarked document as read: a settlement of one of them written in between (it was
+   * claimed, tried and settled within this call) is undone, so it is tried once more than it would be.
+   */
   const accountFor = async (queued: readonly StoredDelivery[]): Promise<void> => {
     await eachOf(distinctKeys(queued), async (key) => {
       await syncLane(key, false);

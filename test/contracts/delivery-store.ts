@@ -252,6 +252,38 @@ export function deliveryStoreContract(store: () => Promise<DeliveryStoreUnderTes
         expect(delivered.indexOf(`k${key}-first`)).toBeLessThan(delivered.indexOf(`k${key}-second`));
     });
 
+    test('enqueues, claims and settles at once through two handles lose nothing and keep each key in order', async () => {
+      const ref = uniqueRef();
+      const keys = 8;
+      const waves = 4;
+      const total = keys * waves;
+      const delivered: NewDelivery[] = [];
+      const produce = async () => {
+        for (let wave = 0; wave < waves; wave++)
+          await (wave % 2 === 0 ? deliveries : other).enqueue(
+            Array.from({ length: keys }, (_, key) =>
+              delivery(ref, `k${key}-w${wave}`, { orderKey: `k${key}` }),
+            ),
+          );
+      };
+      const consume = async (handle: DeliveryStore, holder: string) => {
+        for (let round = 0; round < 200 && delivered.length < total; round++) {
+          const claimed = await claimAt(handle, ref, T, { max: 3, holder });
+          for (const one of claimed) {
+            await handle.settle(one, holder, attemptOf(one, T, 'delivered'), { kind: 'delivered' });
+            delivered.push(one);
+          }
+        }
+      };
+      await Promise.all([produce(), consume(deliveries, 'holder-1'), consume(other, 'holder-2')]);
+      expect(delivered).toHaveLength(total);
+      expect(new Set(eventsOf(delivered)).size).toBe(total);
+      for (let key = 0; key < keys; key++) {
+        const ofKey = delivered.filter((one) => one.orderKey === `k${key}`).map((one) => one.position);
+        expect(ofKey).toEqual([...ofKey].sort((a, b) => (a < b ? -1 : 1)));
+      }
+    });
+
     test('settled as delivered: the attempt is logged and the next of the key is due at once', async () => {
       const ref = uniqueRef();
       await deliveries.enqueue([delivery(ref, 'e1'), delivery(ref, 'e2', { dueAt: T + 60_000 })]);
