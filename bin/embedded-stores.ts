@@ -20,7 +20,7 @@ export function embeddedFile(config: Config, file: keyof typeof EMBEDDED_FILES):
 export function embeddedSqliteFiles(config: Config): string[] {
   const used: Array<keyof typeof EMBEDDED_FILES> = [];
   if (config.EVENT_STORE === 'sqlite') used.push('events');
-  if (config.READ_STORE === 'sqlite') used.push('readModels', 'attempts');
+  if (config.READ_STORE === 'sqlite') used.push('readModels', 'attempts', 'deliveries');
   if (config.STREAM === 'in-process') used.push('stream');
   if (config.SEMANTIC_SEARCH && config.VECTOR_INDEX === 'embedded') used.push('vectors');
   return used.map((file) => embeddedFile(config, file));

@@ -200,6 +200,7 @@ function toReplay({ _id, ...replay }: StoredReplay): Replay {
     replayId: _id,
     after: replay.after,
     until: replay.until,
+    eventId: replay.eventId ?? null,
     cursor: replay.cursor,
     queued: replay.queued,
     requestedAt: replay.requestedAt,
@@ -397,12 +398,14 @@ export async function createMongoDeliveryStore(options: MongoDeliveryStoreOption
   return {
     enqueue,
 
-    async hasQueued(ref, orderKey) {
+    async queuedCount(ref, orderKey) {
       const { tenant, subscriptionId } = ref;
-      const found = await read(
-        deliveries.findOne({ tenant, subscriptionId, orderKey }, { maxTimeMS, projection: { _id: 1 } }),
+      return read(
+        deliveries.countDocuments(
+          { tenant, subscriptionId, ...(orderKey !== undefined && { orderKey }) },
+          { maxTimeMS },
+        ),
       );
-      return found !== null;
     },
 
     async claim(ref, { now, max, holder, leaseUntil }) {
@@ -645,6 +648,7 @@ export async function createMongoDeliveryStore(options: MongoDeliveryStoreOption
           subscriptionId: replay.subscriptionId,
           after: replay.after,
           until: replay.until,
+          eventId: replay.eventId,
           cursor: replay.after,
           queued: 0,
           requestedAt: replay.requestedAt,

@@ -111,6 +111,8 @@ export interface Replay extends SubscriptionRef {
   readonly after: bigint;
   /** …up to and including this one. */
   readonly until: bigint;
+  /** A redelivery of this one event (null: a replay of a range). */
+  readonly eventId: string | null;
   /** How far it has come: every event up to here is queued. */
   readonly cursor: bigint;
   readonly queued: number;
@@ -125,8 +127,8 @@ export interface DeliveryStore {
    * answered, the deliveries are durable; a call that failed may be repeated.
    */
   enqueue(deliveries: readonly NewDelivery[]): Promise<void>;
-  /** Whether a delivery of the key is queued (a new one must then wait behind it). */
-  hasQueued(ref: SubscriptionRef, orderKey: string): Promise<boolean>;
+  /** How many deliveries the subscription has queued (of one key: `orderKey`). */
+  queuedCount(ref: SubscriptionRef, orderKey?: string): Promise<number>;
   /**
    * Claims up to `max` heads of the subscription's keys that are due at `now` and not claimed by a lease
    * running at `now`, earliest due first, each leased to `holder` until `leaseUntil`. The lease is the key's:

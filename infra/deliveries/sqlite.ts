@@ -85,6 +85,7 @@ CREATE TABLE IF NOT EXISTS delivery_replays (
   subscription_id INTEGER NOT NULL,
   after INTEGER NOT NULL,
   until INTEGER NOT NULL,
+  event_id TEXT,
   cursor INTEGER NOT NULL,
   queued INTEGER NOT NULL DEFAULT 0,
   requested_at INTEGER NOT NULL,
@@ -103,7 +104,7 @@ const DELIVERY_COLUMNS = `d.seq, d.tenant, d.subscription_id, d.order_key, d.eve
 const ATTEMPT_COLUMNS = `seq, event_id, event_type, CAST(position AS TEXT) AS position, origin, attempt, at,
   status, latency_ms, response_status, response_body, error, next_attempt_at`;
 const REPLAY_COLUMNS = `replay_id, tenant, subscription_id, CAST(after AS TEXT) AS after,
-  CAST(until AS TEXT) AS until, CAST(cursor AS TEXT) AS cursor, queued, requested_at, finished_at`;
+  CAST(until AS TEXT) AS until, event_id, CAST(cursor AS TEXT) AS cursor, queued, requested_at, finished_at`;
 
 /** Before every attempt: the first page's `before`. */
 const NEWEST = { at: Number.MAX_SAFE_INTEGER, seq: 2n ** 63n - 1n };
@@ -146,6 +147,7 @@ interface ReplayRow {
   readonly subscription_id: number;
   readonly after: string;
   readonly until: string;
+  readonly event_id: string | null;
   readonly cursor: string;
   readonly queued: number;
   readonly requested_at: number;
@@ -183,6 +185,7 @@ function toReplay(row: ReplayRow): Replay {
     replayId: row.replay_id,
     after: BigInt(row.after),
     until: BigInt(row.until),
+    eventId: row.event_id,
     cursor: BigInt(row.cursor),
     queued: row.queued,
     requestedAt: row.requested_at,
@@ -229,9 +232,14 @@ export function createSqliteDeliveryStore(options: SqliteDeliveryStoreOptions): 
   const deleteLane = db.prepare<[string, number, string]>(
     'DELETE FROM delivery_lanes WHERE tenant = ? AND subscription_id = ? AND order_key = ?',
   );
-  const selectQueued = db
+  const countQueued = db
+    .prepare<[string, number], number>(
+      'SELECT count(*) FROM deliveries WHERE tenant = ? AND subscription_id = ?',
+    )
+    .pluck();
+  const countQueuedOfKey = db
     .prepare<[string, number, string], number>(
-      'SELECT 1 FROM deliveries WHERE tenant = ? AND subscription_id = ? AND order_key = ? LIMIT 1',
+      'SELECT count(*) FROM deliveries WHERE tenant = ? AND subscription_id = ? AND order_key = ?',
     )
     .pluck();
   const selectClaimable = db.prepare<[string, number, number, number, number], DeliveryRow>(
@@ -345,9 +353,9 @@ export function createSqliteDeliveryStore(options: SqliteDeliveryStoreOptions): 
   );
   const pruneAttempts = db.prepare<[number]>('DELETE FROM delivery_attempts WHERE at < ?');
   const pruneReplays = db.prepare<[number]>('DELETE FROM delivery_replays WHERE finished_at < ?');
-  const insertReplay = db.prepare<[string, string, number, bigint, bigint, bigint, number]>(
-    `INSERT INTO delivery_replays (replay_id, tenant, subscription_id, after, until, cursor, requested_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (replay_id) DO NOTHING`,
+  const insertReplay = db.prepare<[string, string, number, bigint, bigint, string | null, bigint, number]>(
+    `INSERT INTO delivery_replays (replay_id, tenant, subscription_id, after, until, event_id, cursor, requested_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (replay_id) DO NOTHING`,
   );
   const selectReplays = db.prepare<[string, number, number], ReplayRow>(
     `SELECT ${REPLAY_COLUMNS} FROM delivery_replays WHERE tenant = ? AND subscription_id = ?
@@ -506,8 +514,10 @@ export function createSqliteDeliveryStore(options: SqliteDeliveryStoreOptions): 
       assertPositions(...deliveries.map((delivery) => delivery.position));
       if (deliveries.length > 0) enqueue.immediate(deliveries);
     },
-    async hasQueued(ref, orderKey) {
-      return selectQueued.get(ref.tenant, ref.subscriptionId, orderKey) !== undefined;
+    async queuedCount(ref, orderKey) {
+      return orderKey === undefined
+        ? countQueued.get(ref.tenant, ref.subscriptionId)!
+        : countQueuedOfKey.get(ref.tenant, ref.subscriptionId, orderKey)!;
     },
     async claim(ref, { now, max, holder, leaseUntil }) {
       return max > 0 ? claim.immediate(ref, now, max, holder, leaseUntil) : [];
@@ -577,6 +587,7 @@ export function createSqliteDeliveryStore(options: SqliteDeliveryStoreOptions): 
         replay.subscriptionId,
         replay.after,
         replay.until,
+        replay.eventId,
         replay.after,
         replay.requestedAt,
       );

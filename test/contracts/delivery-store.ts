@@ -120,12 +120,23 @@ export function deliveryStoreContract(store: () => Promise<DeliveryStoreUnderTes
     test('a delivery is queued once per subscription, event and origin; another origin is another', async () => {
       const ref = uniqueRef();
       const first = delivery(ref, 'e1');
-      expect(await deliveries.hasQueued(ref, 'record-1')).toBe(false);
+      expect(await deliveries.queuedCount(ref, 'record-1')).toBe(0);
       await deliveries.enqueue([first]);
       await other.enqueue([{ ...first, payload: '{"changed":true}', dueAt: T - 5000 }]);
       await deliveries.enqueue([first, { ...first, origin: 'replay-1' }]);
-      expect(await deliveries.hasQueued(ref, 'record-1')).toBe(true);
-      expect(await deliveries.hasQueued(ref, 'record-2')).toBe(false);
+      expect(await deliveries.queuedCount(ref, 'record-1')).toBe(2);
+      expect(await deliveries.queuedCount(ref, 'record-2')).toBe(0);
+      expect(await deliveries.queuedCount(ref)).toBe(2);
+      const elsewhere = uniqueRef();
+      expect(await deliveries.queuedCount(elsewhere)).toBe(0);
+      await other.enqueue([
+        delivery(elsewhere, 'e1'),
+        delivery(elsewhere, 'e2', { orderKey: 'record-2' }),
+        delivery(elsewhere, 'e3', { orderKey: 'record-2' }),
+      ]);
+      expect(await deliveries.queuedCount(elsewhere)).toBe(3);
+      expect(await deliveries.queuedCount(elsewhere, 'record-2')).toBe(2);
+      await deliveries.forget(elsewhere);
 
       const [live, ...rest] = await claimAt(deliveries, ref, T);
       expect(rest).toEqual([]);
@@ -139,7 +150,7 @@ export function deliveryStoreContract(store: () => Promise<DeliveryStoreUnderTes
         kind: 'delivered',
       });
       expect(await claimAt(deliveries, ref, T + 2)).toEqual([]);
-      expect(await deliveries.hasQueued(ref, 'record-1')).toBe(false);
+      expect(await deliveries.queuedCount(ref, 'record-1')).toBe(0);
     });
 
     test('claim answers the head of each key: the lowest position, then the earliest queued', async () => {
@@ -447,6 +458,7 @@ export function deliveryStoreContract(store: () => Promise<DeliveryStoreUnderTes
           after: 0n,
           until: 9n,
           requestedAt: T,
+          eventId: null,
         });
       }
       const [claimed, ...rest] = await claimAt(deliveries, mine, T);
@@ -457,7 +469,7 @@ export function deliveryStoreContract(store: () => Promise<DeliveryStoreUnderTes
       });
       expect(await deliveries.deliveredSince(mine, T)).toBe(true);
       for (const ref of [sameIdElsewhere, sameTenantOtherId]) {
-        expect(await other.hasQueued(ref, 'record-1')).toBe(true);
+        expect(await other.queuedCount(ref, 'record-1')).toBe(1);
         expect(await other.deliveredSince(ref, 0)).toBe(false);
         expect(await other.lastAttemptOf(ref, 'shared-event')).toBeNull();
         expect((await other.attempts({ ...ref, limit: 10 })).attempts).toEqual([]);
@@ -485,10 +497,11 @@ export function deliveryStoreContract(store: () => Promise<DeliveryStoreUnderTes
         after: 0n,
         until: 5n,
         requestedAt: T,
+        eventId: null,
       });
       await other.forget(ref);
-      expect(await deliveries.hasQueued(ref, 'record-1')).toBe(false);
-      expect(await deliveries.hasQueued(ref, 'other')).toBe(false);
+      expect(await deliveries.queuedCount(ref, 'record-1')).toBe(0);
+      expect(await deliveries.queuedCount(ref, 'other')).toBe(0);
       expect(await deliveries.nextDue(ref, T)).toBeNull();
       expect(await claimAt(deliveries, ref, T + LEASE)).toEqual([]);
       expect((await deliveries.attempts({ ...ref, limit: 10 })).attempts).toEqual([]);
@@ -499,7 +512,7 @@ export function deliveryStoreContract(store: () => Promise<DeliveryStoreUnderTes
         kind: 'retry',
         dueAt: T + 2,
       });
-      expect(await deliveries.hasQueued(ref, 'record-1')).toBe(false);
+      expect(await deliveries.queuedCount(ref, 'record-1')).toBe(0);
     });
   });
 
@@ -599,7 +612,14 @@ export function deliveryStoreContract(store: () => Promise<DeliveryStoreUnderTes
       await logAttempt(deliveries, ref, attemptOf(one, past + 10, 'delivered'));
       const replays = ['old-finished', 'new-finished', 'unfinished'].map((name) => `${name}-${ref.tenant}`);
       for (const [index, replayId] of replays.entries())
-        await deliveries.addReplay({ ...ref, replayId, after: 0n, until: 1n, requestedAt: past + index });
+        await deliveries.addReplay({
+          ...ref,
+          replayId,
+          after: 0n,
+          until: 1n,
+          requestedAt: past + index,
+          eventId: null,
+        });
       for (const [replayId, finishedAt] of [
         [replays[0]!, past + 5],
         [replays[1]!, past + 10],
@@ -636,6 +656,8 @@ export function deliveryStoreContract(store: () => Promise<DeliveryStoreUnderTes
         after: 10n,
         until: 99n,
         requestedAt,
+        // A redelivery names its event; a replay of a range, none.
+        eventId: replayId === 'r-new' ? 'e-redelivered' : null,
       });
       await deliveries.addReplay(replay('r-old', T - 2000));
       await other.addReplay(replay('r-new', T - 1000));
@@ -651,8 +673,22 @@ export function deliveryStoreContract(store: () => Promise<DeliveryStoreUnderTes
     test('claimReplay takes the oldest unfinished replay not leased; a leased one stays its holder’s', async () => {
       const ref = uniqueRef();
       const ids = ['first', 'second'].map((name) => `${name}-${ref.tenant}`);
-      await deliveries.addReplay({ ...ref, replayId: ids[1]!, after: 0n, until: 9n, requestedAt: T - 1000 });
-      await deliveries.addReplay({ ...ref, replayId: ids[0]!, after: 0n, until: 9n, requestedAt: T - 2000 });
+      await deliveries.addReplay({
+        ...ref,
+        replayId: ids[1]!,
+        after: 0n,
+        until: 9n,
+        requestedAt: T - 1000,
+        eventId: null,
+      });
+      await deliveries.addReplay({
+        ...ref,
+        replayId: ids[0]!,
+        after: 0n,
+        until: 9n,
+        requestedAt: T - 2000,
+        eventId: null,
+      });
       try {
         const first = await deliveries.claimReplay({ now: T, holder: 'holder-1', leaseUntil: T + 100 });
         expect(first).toMatchObject({ replayId: ids[0], cursor: 0n, finishedAt: null });
@@ -669,7 +705,7 @@ export function deliveryStoreContract(store: () => Promise<DeliveryStoreUnderTes
             finishedAt: null,
           }),
         ).toBe(false);
-        expect(await deliveries.hasQueued(ref, 'record-1')).toBe(false);
+        expect(await deliveries.queuedCount(ref, 'record-1')).toBe(0);
       } finally {
         await deliveries.forget(ref);
       }
@@ -679,7 +715,14 @@ export function deliveryStoreContract(store: () => Promise<DeliveryStoreUnderTes
       const ref = uniqueRef();
       const replayId = `advance-${ref.tenant}`;
       const base = 2n ** 60n;
-      await deliveries.addReplay({ ...ref, replayId, after: base, until: base + 9n, requestedAt: T - 5000 });
+      await deliveries.addReplay({
+        ...ref,
+        replayId,
+        after: base,
+        until: base + 9n,
+        requestedAt: T - 5000,
+        eventId: null,
+      });
       try {
         const claimed = await deliveries.claimReplay({ now: T, holder: 'holder-1', leaseUntil: T + 100 });
         expect(claimed).toMatchObject({ replayId, after: base, until: base + 9n, cursor: base });
@@ -692,7 +735,7 @@ export function deliveryStoreContract(store: () => Promise<DeliveryStoreUnderTes
             finishedAt: null,
           }),
         ).toBe(false);
-        expect(await other.hasQueued(ref, 'record-1')).toBe(false);
+        expect(await other.queuedCount(ref, 'record-1')).toBe(0);
         expect(
           await deliveries.advanceReplay(replayId, 'holder-1', {
             deliveries: [step(base + 1n), step(base + 3n)],
