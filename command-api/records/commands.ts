@@ -30,15 +30,7 @@ import {
 } from '../kit/handler';
 import { requestHash } from '../kit/idempotency';
 import { resourceCommands, type CreateClaim, type ResourceCommandSpec } from '../kit/resource-commands';
-import { parseFilter, parseOrder } from '../../languages/filter/parse';
-import {
-  fieldReferences,
-  modulesRequiredBy,
-  namesUsed,
-  recordFieldCatalogue,
-  type RecordFieldDefinition,
-} from '../../languages/filter/record-fields';
-import { resolveFilter, resolveOrder } from '../../languages/filter/resolve';
+import { resolveRecordListTexts, type NamedRecordFields } from '../../languages/filter/record-fields';
 import { moduleFields } from '../structure/commands';
 import { spaceDecider } from '../structure/domain/space';
 import { relationIdsOf, type RelationTargets } from './domain/field-values';
@@ -553,11 +545,6 @@ export function recordCommands(deps: RecordCommandDeps) {
 export type RecordCommands = ReturnType<typeof recordCommands>;
 
 /** The definitions of the record fields a list may name, by the keys and ids it names (of a space, of a system). */
-export type NamedRecordFields = (named: {
-  readonly keys: readonly string[];
-  readonly fieldIds: readonly number[];
-}) => Promise<readonly RecordFieldDefinition[]>;
-
 /**
  * A list's `filter` and `order` texts, checked as its list would check them: a syntax error is a 400 naming the
  * position, a field key must name a field (of the modules the filter requires, if it requires some) and values
@@ -570,17 +557,10 @@ export async function checkedListTexts(
   const given = (text: string | null | undefined): string | null | undefined => (text === '' ? null : text);
   const filterText = given(texts.filter);
   const orderText = given(texts.order);
-  const filter = typeof filterText === 'string' ? parseFilter(filterText) : undefined;
-  const order = typeof orderText === 'string' ? parseOrder(orderText) : undefined;
-  const named = fieldReferences(namesUsed([filter], [order]));
-  // As on the list: keys resolve against the modules the filter requires, if it requires some.
-  const required = modulesRequiredBy(filter);
-  const definitions = (await fieldsNamed(named)).filter(
-    (definition) => required === undefined || required.includes(definition.moduleId),
-  );
-  const fields = recordFieldCatalogue(definitions);
-  if (filter) resolveFilter(filter, fields);
-  if (order) resolveOrder(order, fields);
+  await resolveRecordListTexts(fieldsNamed, {
+    ...(typeof filterText === 'string' && { filter: filterText }),
+    ...(typeof orderText === 'string' && { order: orderText }),
+  });
   return {
     ...(filterText !== undefined && { filter: filterText }),
     ...(orderText !== undefined && { order: orderText }),

@@ -48,6 +48,29 @@ export interface CommandReads {
   subscriptionCount(tenant: string): Promise<number>;
 }
 
+/** Field keys and ids a record filter or order names. */
+export interface NamedFields {
+  readonly keys: readonly string[];
+  readonly fieldIds: readonly number[];
+}
+
+/** The record fields with one of these keys or ids, within `scope` (a space) or in the whole system. */
+export async function recordFieldsIn(
+  readModels: Pick<ReadModels, 'find'>,
+  tenant: string,
+  { keys, fieldIds }: NamedFields,
+  scope?: StoreFilter,
+): Promise<RecordFieldDefinition[]> {
+  const named = namedFieldsFilter(keys, fieldIds);
+  if (!named) return [];
+  const { items } = await readModels.find(tenant, READ_MODELS.fields, {
+    filter: scope ? { kind: 'and', children: [scope, named] } : named,
+    limit: 10_000,
+    withTotal: false,
+  });
+  return items.flatMap((doc) => recordFieldDefinitionOf(doc) ?? []);
+}
+
 /**
  * The command side's reads of the read models. `ownWritesApplied(projections)` resolves once those
  * projections include every write this process made, so a command sees what the commands before it did;
@@ -72,21 +95,9 @@ export function readModelCommandReads(
     const match = equals(path, value);
     return readModels.count(tenant, base, also ? { kind: 'and', children: [match, also] } : match);
   };
-  /** The record fields with one of these keys or ids, within `scope` (a space) or in the whole system. */
-  const recordFieldsNamed = async (
-    tenant: string,
-    { keys, fieldIds }: { readonly keys: readonly string[]; readonly fieldIds: readonly number[] },
-    scope?: StoreFilter,
-  ) => {
-    const named = namedFieldsFilter(keys, fieldIds);
-    if (!named) return [];
+  const recordFieldsNamed = async (tenant: string, named: NamedFields, scope?: StoreFilter) => {
     await ownWritesApplied([PROJECTION_OF_READ_MODEL[READ_MODELS.fields]!]);
-    const { items } = await readModels.find(tenant, READ_MODELS.fields, {
-      filter: scope ? { kind: 'and', children: [scope, named] } : named,
-      limit: 10_000,
-      withTotal: false,
-    });
-    return items.flatMap((doc) => recordFieldDefinitionOf(doc) ?? []);
+    return recordFieldsIn(readModels, tenant, named, scope);
   };
   return {
     async fieldModule(tenant, fieldId) {

@@ -1,9 +1,10 @@
 import { entityIdFromText } from '../../contracts/entity-id';
 import { PlatformError } from '../../contracts/errors';
 import { FIELD_TYPES, type FieldType as RecordFieldType } from '../../contracts/fields';
-import type { StoreFilter } from './store-query';
+import type { StoreFilter, StoreSort } from './store-query';
 import type { FilterNode, OrderTerm } from './ast';
-import { catalogue, type FieldCatalogue, type FieldSpec } from './resolve';
+import { parseFilter, parseOrder } from './parse';
+import { catalogue, resolveFilter, resolveOrder, type FieldCatalogue, type FieldSpec } from './resolve';
 
 /** The audit columns every entity read model carries. */
 export const AUDIT_COLUMNS = {
@@ -241,4 +242,32 @@ export function modulesRequiredBy(filter: FilterNode | undefined): number[] | un
     if (ids) required = required ? required.filter((id) => ids.includes(id)) : ids;
   }
   return required;
+}
+
+/** Finds the definitions of the record fields with these keys or ids (in the scope of a list). */
+export type NamedRecordFields = (named: {
+  readonly keys: readonly string[];
+  readonly fieldIds: readonly number[];
+}) => Promise<readonly RecordFieldDefinition[]>;
+
+/**
+ * A record list's filter and order texts resolved as its list resolves them: field keys against the fields
+ * `fieldsNamed` finds, narrowed to the modules the filter requires, if it requires some. Throws the list's 400
+ * when a text does not parse or names what is not there.
+ */
+export async function resolveRecordListTexts(
+  fieldsNamed: NamedRecordFields,
+  texts: { readonly filter?: string | undefined; readonly order?: string | undefined },
+): Promise<{ filter?: StoreFilter; order?: StoreSort[] }> {
+  const filter = texts.filter === undefined ? undefined : parseFilter(texts.filter);
+  const order = texts.order === undefined ? undefined : parseOrder(texts.order);
+  const required = modulesRequiredBy(filter);
+  const definitions = (await fieldsNamed(fieldReferences(namesUsed([filter], [order])))).filter(
+    (definition) => required === undefined || required.includes(definition.moduleId),
+  );
+  const fields = recordFieldCatalogue(definitions);
+  return {
+    ...(filter && { filter: resolveFilter(filter, fields) }),
+    ...(order && { order: resolveOrder(order, fields) }),
+  };
 }
