@@ -47,6 +47,18 @@ const subscriptionSecretRotated = z.object({
 });
 const subscriptionDisabled = z.object({ subscriptionId, reason: z.string().min(1).max(500) });
 const subscriptionRef = z.object({ subscriptionId });
+const position = z.string().regex(/^\d{1,20}$/);
+/**
+ * Deliver again the subscription's matching events after `after` up to `until` (null: up to this event's own
+ * position, so the live flow takes over from there), in order. A redelivery of one event names it.
+ */
+const subscriptionReplayRequested = z.object({
+  subscriptionId,
+  replayId: z.uuid(),
+  after: position,
+  until: position.nullable(),
+  eventId: z.uuid().nullable(),
+});
 
 type Event<Type extends string, Schema extends z.ZodType> = { type: Type; data: z.infer<Schema> };
 
@@ -56,7 +68,9 @@ export type SubscriptionEvent =
   | Event<'SubscriptionSecretRotated', typeof subscriptionSecretRotated>
   | Event<'SubscriptionDisabled', typeof subscriptionDisabled>
   | Event<'SubscriptionEnabled', typeof subscriptionRef>
-  | Event<'SubscriptionDeleted', typeof subscriptionRef>;
+  | Event<'SubscriptionDeleted', typeof subscriptionRef>
+  | Event<'SubscriptionReplayRequested', typeof subscriptionReplayRequested>;
+export type SubscriptionReplayRequestedData = z.infer<typeof subscriptionReplayRequested>;
 
 /** The keys of subscription events that hold sealed secrets: kept out of read models and history. */
 export const SEALED_SUBSCRIPTION_KEYS: readonly string[] = [
@@ -72,4 +86,5 @@ export const SUBSCRIPTION_EVENTS: readonly EventDefinition[] = [
   { type: 'SubscriptionDisabled', version: 1, schema: subscriptionDisabled },
   { type: 'SubscriptionEnabled', version: 1, schema: subscriptionRef },
   { type: 'SubscriptionDeleted', version: 1, schema: subscriptionRef },
+  { type: 'SubscriptionReplayRequested', version: 1, schema: subscriptionReplayRequested },
 ];

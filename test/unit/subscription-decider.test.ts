@@ -170,6 +170,34 @@ describe('subscription decider', () => {
     expect(enabled).toMatchObject({ active: true, disabledReason: null });
   });
 
+  test('a replay asked for is an event of its range; it changes nothing of the subscription', () => {
+    const replayId = '0b7c8a52-3f41-4a8e-9d2c-1f5e6a7b8c9d';
+    const state = spec
+      .given([created])
+      .when({ kind: 'RequestReplay', replayId, after: 41n, until: null, eventId: null })
+      .then([
+        {
+          type: 'SubscriptionReplayRequested',
+          data: { subscriptionId: 3, replayId, after: '41', until: null, eventId: null },
+        },
+      ]);
+    expect(state).toMatchObject({ active: true, settings });
+    // A redelivery names its one event, and a disabled subscription may be replayed (it waits to be enabled).
+    spec
+      .given([created, disabled])
+      .when({ kind: 'RequestReplay', replayId, after: 9n, until: 10n, eventId: replayId })
+      .then([
+        {
+          type: 'SubscriptionReplayRequested',
+          data: { subscriptionId: 3, replayId, after: '9', until: '10', eventId: replayId },
+        },
+      ]);
+    spec
+      .given([])
+      .when({ kind: 'RequestReplay', replayId, after: 0n, until: null, eventId: null })
+      .thenThrows('not_found');
+  });
+
   test('a deleted or unknown subscription is not found', () => {
     const deleted: SubscriptionEvent = { type: 'SubscriptionDeleted', data: { subscriptionId: 3 } };
     spec.given([created]).when({ kind: 'DeleteSubscription' }).then([deleted]);

@@ -46,6 +46,13 @@ export type SubscriptionCommand =
       readonly now: Date;
     }
   | { readonly kind: 'DisableSubscription'; readonly reason: string }
+  | {
+      readonly kind: 'RequestReplay';
+      readonly replayId: string;
+      readonly after: bigint;
+      readonly until: bigint | null;
+      readonly eventId: string | null;
+    }
   | { readonly kind: 'EnableSubscription' }
   | { readonly kind: 'DeleteSubscription' };
 
@@ -130,6 +137,19 @@ export const subscriptionDecider: Decider<SubscriptionState, SubscriptionCommand
         return state.active || state.disabledReason !== command.reason
           ? [{ type: 'SubscriptionDisabled', data: { subscriptionId, reason: command.reason } }]
           : [];
+      case 'RequestReplay':
+        return [
+          {
+            type: 'SubscriptionReplayRequested',
+            data: {
+              subscriptionId,
+              replayId: command.replayId,
+              after: command.after.toString(),
+              until: command.until === null ? null : command.until.toString(),
+              eventId: command.eventId,
+            },
+          },
+        ];
       case 'EnableSubscription':
         return state.active ? [] : [{ type: 'SubscriptionEnabled', data: { subscriptionId } }];
       case 'DeleteSubscription':
@@ -171,6 +191,8 @@ export const subscriptionDecider: Decider<SubscriptionState, SubscriptionCommand
         return { ...state, active: true, disabledReason: null };
       case 'SubscriptionDeleted':
         return { ...state, status: 'deleted' };
+      case 'SubscriptionReplayRequested':
+        return state;
     }
   },
 };
