@@ -175,6 +175,13 @@ const MAPPINGS: Readonly<Record<string, Mapping<z.ZodType, PublicEventType>>> = 
   LabelDeleted: mapping(labelDeleted, 'label.deleted', ({ labelId }) => ({ labelId })),
 };
 
+/**
+ * The stream categories whose events become public events (records with their files, modules with their
+ * fields, spaces, labels): what a replay reads of the log. test/e2e/subscription-deliveries.test.ts replays
+ * every type of the catalogue from these.
+ */
+export const PUBLISHING_CATEGORIES: readonly string[] = ['record', 'module', 'space', 'label'];
+
 /** The internal event types that become public events. */
 export const MAPPED_INTERNAL_EVENT_TYPES: readonly string[] = Object.keys(MAPPINGS);
 

@@ -238,6 +238,30 @@ export const configSchema = z.object({
   INTEGRATOR_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
   /** Scenario runs one system may have going at once in one integrator process (the others wait their turn). */
   INTEGRATOR_TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
+  /** Outgoing deliveries in flight from one integrator process at once… */
+  DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(256),
+  /** …for one system… */
+  DELIVERY_TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(64),
+  /** …and for one subscription: a slow receiver holds only these. */
+  DELIVERY_SUBSCRIPTION_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
+  /** One delivery attempt's deadline: connect, send, and the receiver's answer. */
+  DELIVERY_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /** How long the delivery log keeps each attempt (and finished replays). */
+  DELIVERY_LOG_RETENTION_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 365)
+    .default(72),
+  /**
+   * The delays between a failed delivery's attempts, in ms, comma-separated (default: the published schedule
+   * of about three days, integrator/deliveries/retry-schedule.ts). A shorter one is for tests and benchmarks.
+   */
+  DELIVERY_RETRY_DELAYS_MS: z
+    .string()
+    .regex(/^\d{1,10}(,\d{1,10}){0,49}$/, 'must be up to 50 delays in ms, comma-separated')
+    .transform((list) => list.split(',').map(Number))
+    .optional(),
   /**
    * How long an integrator holds the draining of a system's run backlog without renewing it: after a crash,
    * another integrator takes the backlog over after it.

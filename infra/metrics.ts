@@ -17,6 +17,10 @@ export interface IntegratorProgress {
   readonly runsParked: number;
   /** Systems whose run backlogs this integrator drains now. */
   readonly backlogsDraining: number;
+  /** Outgoing deliveries this integrator made (answered 2xx) since it began. */
+  readonly deliveriesMade: number;
+  /** Outgoing delivery attempts under way in this integrator. */
+  readonly deliveriesInFlight: number;
 }
 
 /**
@@ -118,6 +122,16 @@ export class Metrics {
         'integrator_backlogs_draining',
         'Systems whose run backlogs this integrator process drains now',
         'backlogsDraining',
+      ],
+      [
+        'integrator_deliveries_made',
+        'Outgoing subscription deliveries this integrator process made (the receiver answered 2xx) since it began',
+        'deliveriesMade',
+      ],
+      [
+        'integrator_deliveries_in_flight',
+        'Outgoing subscription delivery attempts under way in this integrator process',
+        'deliveriesInFlight',
       ],
     ];
     for (const [name, help, figure] of integratorGauges)

@@ -1,7 +1,9 @@
 import type { RunParkedData, WebhookRequestReceivedData } from '../contracts/events/integrator';
+import type { RecordedEvent } from '../contracts/events/envelope';
 import { upcast } from '../contracts/events/registry';
 import type { Logger } from '../infra/logging';
 import type { ConsumedMessage, Consumer, Stream } from '../infra/stream/port';
+import type { DeliveryIntake } from './deliveries/intake';
 import type { QueueWorker } from './queue-worker';
 import { RunBacklog, type RunBacklogDeps } from './run-backlog';
 import type { ScenarioRunner } from './runner';
@@ -28,17 +30,14 @@ export interface IntegratorOptions {
   readonly backlog: Omit<RunBacklogDeps, 'run' | 'events'>;
   /** The event store: the run backlogs are kept there, and an event relayed without its data is read there. */
   readonly events: RunBacklogDeps['events'];
+  /** Outgoing subscriptions: the published events to deliver, and the subscriptions' own events. */
+  readonly deliveries?: Pick<DeliveryIntake, 'takes' | 'take'>;
 }
 
 /** An event as the relay publishes it: as stored (any version of its schema), with its envelope. */
-interface RelayedEvent {
-  readonly id: string;
-  readonly streamId: string;
+interface RelayedEvent extends Omit<RecordedEvent, 'revision' | 'position'> {
   readonly revision: string;
-  readonly type: string;
-  readonly schemaVersion: number;
-  readonly data: unknown;
-  readonly metadata: { readonly tenant: string };
+  readonly position: string;
   /** Relayed without its data (larger than the stream takes): the data is read from the store. */
   readonly dataOmitted?: boolean;
 }
@@ -99,6 +98,10 @@ export class Integrator {
 
   private async handle(message: ConsumedMessage): Promise<void> {
     const type = message.headers?.type;
+    if (type !== undefined && this.options.deliveries?.takes(type)) {
+      await this.options.deliveries.take(await this.relayedEventOf(message));
+      return this.seen(message);
+    }
     if (type !== undefined && MAY_DRAIN.has(type)) {
       const event = await this.relayedEventOf(message);
       const { scenarioId } = event.data as { scenarioId: number };
@@ -130,15 +133,20 @@ export class Integrator {
   }
 
   /** The relayed event, its data lifted to the current version of its schema (as every stream reader does). */
-  private async relayedEventOf(message: ConsumedMessage): Promise<RelayedEvent> {
-    const relayed = JSON.parse(message.value) as RelayedEvent;
-    if (relayed.dataOmitted !== true) return { ...relayed, data: upcast(relayed).data };
-    for await (const stored of this.options.events.readStream(relayed.streamId, {
-      fromRevision: BigInt(relayed.revision),
+  private async relayedEventOf(message: ConsumedMessage): Promise<RecordedEvent> {
+    const { dataOmitted, ...relayed } = JSON.parse(message.value) as RelayedEvent;
+    const event: RecordedEvent = {
+      ...relayed,
+      revision: BigInt(relayed.revision),
+      position: BigInt(relayed.position),
+    };
+    if (dataOmitted !== true) return { ...event, data: upcast(event).data };
+    for await (const stored of this.options.events.readStream(event.streamId, {
+      fromRevision: event.revision,
       maxCount: 1,
     }))
-      return { ...relayed, data: upcast(stored).data };
-    throw new Error(`event ${relayed.id} was relayed without its data and is not in the store`);
+      return { ...event, data: upcast(stored).data };
+    throw new Error(`event ${event.id} was relayed without its data and is not in the store`);
   }
 
   private async runRequest(tenant: string, runId: string, data: WebhookRequestReceivedData): Promise<void> {

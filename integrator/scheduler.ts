@@ -5,6 +5,7 @@ import { streamName } from '../contracts/streams';
 import { webhookDecider } from '../command-api/hooks/domain/webhook';
 import { bookkeepingContext, type CommandHandler } from '../command-api/kit/handler';
 import type { EventStore } from '../infra/event-store/port';
+import type { DeliveryStore } from '../infra/deliveries/port';
 import type { Logger } from '../infra/logging';
 import type { ReadModels } from '../infra/read-store/read-models';
 import type { QueueWorker } from './queue-worker';
@@ -26,6 +27,8 @@ export interface SchedulerDeps {
   readonly dueCheckMs: number;
   /** Run backlogs left waiting (by a crash, or let go by another integrator) are drained here. */
   readonly backlogs: Pick<RunBacklog, 'sweep'>;
+  /** The outgoing delivery log, and how long it keeps an attempt. */
+  readonly deliveries: { readonly store: Pick<DeliveryStore, 'prune'>; readonly retentionMs: number };
 }
 
 /** Documents one sweep handles per rule: a backlog is worked off over several sweeps. */
@@ -96,8 +99,16 @@ export class IntegratorScheduler {
   }
 
   /** One sweep of the deactivation and retention rules at `now`; what it did. */
-  async sweep(now = this.deps.now()): Promise<{ deactivated: number; expiredLogs: number }> {
-    return { deactivated: await this.deactivateUnbound(now), expiredLogs: await this.expireLogs(now) };
+  async sweep(
+    now = this.deps.now(),
+  ): Promise<{ deactivated: number; expiredLogs: number; expiredAttempts: number }> {
+    return {
+      deactivated: await this.deactivateUnbound(now),
+      expiredLogs: await this.expireLogs(now),
+      expiredAttempts: await this.deps.deliveries.store.prune(
+        now.getTime() - this.deps.deliveries.retentionMs,
+      ),
+    };
   }
 
   private async deactivateUnbound(now: Date): Promise<number> {

@@ -1,0 +1,74 @@
+import type { RecordedEvent } from '../../contracts/events/envelope';
+import type { Document, ReadModelChange } from '../../contracts/read-model-changes';
+import type { EventStore } from '../../infra/event-store/port';
+import { applyPatch } from '../../infra/read-store/patch';
+import { projectEvent } from '../../projections/projection';
+import { recordsProjection } from '../../projections/read-models/records';
+
+/** The collection names as they are: the documents are kept here, not in a store. */
+const asNamed = (base: string) => base;
+
+/** A record's read-model document after one more change (null: none, or deleted from the collection). */
+function changed(doc: Document | null, change: ReadModelChange): Document | null {
+  switch (change.op) {
+    case 'upsert':
+      return change.doc;
+    case 'patch':
+      return doc === null ? null : applyPatch(doc, change);
+    case 'delete':
+      return null;
+    case 'index':
+      return doc;
+  }
+}
+
+interface Known {
+  readonly revision: bigint;
+  readonly doc: Document | null;
+}
+
+/**
+ * Records as they were right after a given event of theirs: the document the records projection writes,
+ * folded from the record's events, so a subscription's filter sees the record of that moment (a replay of an
+ * old event, too), not the read model's newer one. The last states are kept: a record's next event is one
+ * more step from its last.
+ */
+export class RecordStates {
+  private readonly known = new Map<string, Known>();
+
+  constructor(
+    private readonly events: Pick<EventStore, 'readStream'>,
+    private readonly capacity = 10_000,
+  ) {}
+
+  /** The document of the event's record right after it (null: there is none then). */
+  async after(event: RecordedEvent): Promise<Document | null> {
+    const known = this.known.get(event.streamId);
+    let doc: Document | null;
+    if (known !== undefined && known.revision === event.revision) doc = known.doc;
+    else if (known !== undefined && known.revision === event.revision - 1n) doc = this.step(known.doc, event);
+    else doc = await this.fold(event);
+    this.remember(event.streamId, { revision: event.revision, doc });
+    return doc;
+  }
+
+  private step(doc: Document | null, event: RecordedEvent): Document | null {
+    return projectEvent(recordsProjection, event, asNamed).reduce(changed, doc);
+  }
+
+  private async fold(until: RecordedEvent): Promise<Document | null> {
+    let doc: Document | null = null;
+    for await (const event of this.events.readStream(until.streamId, {
+      maxCount: Number(until.revision) + 1,
+    }))
+      doc = this.step(doc, event);
+    return doc;
+  }
+
+  private remember(streamId: string, known: Known): void {
+    // Oldest first in a Map: re-inserting keeps the most recent at the end.
+    this.known.delete(streamId);
+    this.known.set(streamId, known);
+    if (this.known.size > this.capacity) this.known.delete(this.known.keys().next().value!);
+  }
+}
