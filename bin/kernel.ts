@@ -6,6 +6,7 @@ import { AggregateCache, CommandHandler } from '../command-api/kit/handler';
 import { IdAllocator } from '../command-api/kit/id-allocator';
 import { IdempotencyKeys } from '../command-api/kit/idempotency';
 import type { AttemptLog } from '../infra/attempts/port';
+import type { DeliveryStore } from '../infra/deliveries/port';
 import type { Config } from '../infra/config';
 import { ApiMeter } from '../infra/http/metering';
 import type { Logger } from '../infra/logging';
@@ -19,7 +20,7 @@ import { createSealer, loadMasterKey, type Sealer } from '../infra/secrets/seale
 import { DeadLetters } from '../projections/dead-letters';
 import { READ_MODEL_PROJECTIONS } from '../projections/read-models/catalogue';
 import { CREDENTIAL_PROJECTIONS } from '../query-api/consistency';
-import { openAttemptLog, type Adapters } from './adapters';
+import { openAttemptLog, openDeliveryStore, type Adapters } from './adapters';
 import { credentialHeads, recordCredentialHeads, type CredentialHeads } from './credential-heads';
 import { startReadPool } from './threads';
 
@@ -64,6 +65,11 @@ export interface Kernel {
    * introspections, the hook intake's, API call quotas. Opened where a service of this process uses it.
    */
   attempts(): AttemptLog;
+  /**
+   * The outgoing deliveries: their queue, log and replays, shared by every process of the deployment (the
+   * integrator delivers; the APIs read the log and look up a redelivery). Opened where a service uses it.
+   */
+  deliveries(): DeliveryStore;
   /** Adds a started service's sources to `/metrics`. */
   measure(sources: MetricSources): void;
   /** Closes what the kernel opened, once every service has stopped. */
@@ -74,6 +80,7 @@ export interface KernelNeeds {
   /** Read threads for the query API (embedded read store only). */
   readonly readThreads: boolean;
   readonly attemptLog: boolean;
+  readonly deliveryStore: boolean;
 }
 
 /** Where hook addresses point: HOOK_BASE_URL, or this platform's own receiver. */
@@ -127,6 +134,7 @@ export async function openKernel(
   ];
   const readPool = needs.readThreads ? await startReadPool(config, logger) : undefined;
   const attemptLog = needs.attemptLog ? await openAttemptLog(config) : undefined;
+  const deliveryStore = needs.deliveryStore ? await openDeliveryStore(config) : undefined;
   const sources: MetricSources[] = [];
   const metrics = new Metrics(
     async () => {
@@ -167,12 +175,18 @@ export async function openKernel(
       if (!attemptLog) throw new Error('the attempt log was not opened for the services of this process');
       return attemptLog;
     },
+    deliveries() {
+      if (!deliveryStore)
+        throw new Error('the delivery store was not opened for the services of this process');
+      return deliveryStore;
+    },
     measure(added) {
       sources.push(added);
     },
     async stop() {
       for (const remove of removeHooks) remove();
       await attemptLog?.close();
+      await deliveryStore?.close();
       await readPool?.close();
     },
   };

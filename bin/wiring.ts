@@ -72,6 +72,7 @@ export async function buildServices(
   const kernel = await openKernel(config, logger, adapters, {
     readThreads: selection.query,
     attemptLog: selection.command || receivesMail || (selection.query && quotas),
+    deliveryStore: selection.command || selection.query || selection.integrator,
   });
   const services = new ServiceStack(kernel);
   const relays = selection.relay && config.RELAY;

@@ -2,6 +2,7 @@ import type { HookPublication } from '../contracts/integrator';
 import type { HookReceiver } from './hooks/http-receiver';
 import type { AttemptLog } from '../infra/attempts/port';
 import type { BlobStore } from '../infra/blob-store/port';
+import type { DeliveryStore } from '../infra/deliveries/port';
 import type { Logger } from '../infra/logging';
 import type { Sealer } from '../infra/secrets/sealer';
 import type { ProviderSettings, SocialProvider } from '../contracts/social';
@@ -48,10 +49,16 @@ export interface CommandDeps extends KernelDeps {
     readonly deliverJson?: HookReceiver['deliverJson'];
   };
   /**
-   * Outgoing subscriptions: whether their URLs may name private addresses (`OUTBOUND_ALLOW_PRIVATE`), and how
-   * many one system may have (`SUBSCRIPTIONS_PER_SYSTEM`).
+   * Outgoing subscriptions: whether their URLs may name private addresses (`OUTBOUND_ALLOW_PRIVATE`), how
+   * many one system may have (`SUBSCRIPTIONS_PER_SYSTEM`), their delivery log (a redelivery looks up the
+   * event there), and where in the event log a time falls (a replay from a time).
    */
-  readonly subscriptions: { readonly allowPrivateUrls: boolean; readonly maxPerSystem: number };
+  readonly subscriptions: {
+    readonly allowPrivateUrls: boolean;
+    readonly maxPerSystem: number;
+    readonly deliveries: () => DeliveryStore;
+    readonly positionBefore: (time: Date) => Promise<bigint>;
+  };
   /** The system whose administrators set up other systems. */
   readonly operatorTenant: string;
   /** Events projections went past (listed and retried by operator administrators). */

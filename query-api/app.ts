@@ -30,7 +30,7 @@ import { addOAuthClientReadRoutes } from './routes/oauth-clients';
 import { addOAuthGrantReadRoutes } from './routes/oauth-grants';
 import { addOAuthInfoRoutes, addUserinfoRoute, type OAuthInfoDeps } from './routes/oauth-info';
 import { addHistoryRoutes } from './routes/history';
-import { addSubscriptionReadRoutes } from './routes/subscriptions';
+import { addSubscriptionReadRoutes, type SubscriptionReadDeps } from './routes/subscriptions';
 import { addLabelReadRoutes } from './routes/labels';
 import { addModuleTemplateRoutes } from './routes/module-templates';
 import { addRemoteLinkReadRoutes } from './routes/remote-links';
@@ -75,7 +75,8 @@ export type QueryDeps = FileReadDeps &
   UserReadDeps &
   IntegratorReadDeps &
   VectorReadDeps &
-  OAuthInfoDeps & { readonly descriptions: ApiDescriptions };
+  OAuthInfoDeps &
+  SubscriptionReadDeps & { readonly descriptions: ApiDescriptions };
 
 export function createQueryRouter(deps: QueryDeps): Router {
   const router = Router();

@@ -7,6 +7,7 @@ import { SystemModels } from '../../command-api/ai/system-models';
 import { ensureBootstrapAdmin } from '../../command-api/identity/bootstrap';
 import { createOpenAiLanguageModel } from '../../infra/ai/language-model/openai';
 import type { Config } from '../../infra/config';
+import { positionBefore } from '../../infra/event-store/position-at-time';
 import { readModelCommandReads } from '../../infra/read-store/command-reads';
 import { awaitPosition } from '../../query-api/consistency';
 import { outboundOf, uploadLimits, type Kernel } from '../kernel';
@@ -116,6 +117,8 @@ export function commandApiService(
     subscriptions: {
       allowPrivateUrls: config.OUTBOUND_ALLOW_PRIVATE,
       maxPerSystem: config.SUBSCRIPTIONS_PER_SYSTEM,
+      deliveries: () => kernel.deliveries(),
+      positionBefore: (time) => positionBefore(kernel.adapters.events, time),
     },
     ai: {
       model: meteredModel,

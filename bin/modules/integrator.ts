@@ -6,6 +6,17 @@ import { Integrator } from '../../integrator/consumer';
 import { QueueWorker } from '../../integrator/queue-worker';
 import { ScenarioRunner } from '../../integrator/runner';
 import { IntegratorScheduler } from '../../integrator/scheduler';
+import { bookkeepingContext } from '../../command-api/kit/handler';
+import { disableSubscription } from '../../command-api/subscriptions/commands';
+import { recordFieldsIn } from '../../infra/read-store/command-reads';
+import { resolveRecordListTexts } from '../../languages/filter/record-fields';
+import { Deliverer } from '../../integrator/deliveries/deliverer';
+import { DeliveryIntake } from '../../integrator/deliveries/intake';
+import { cachedFilters, DeliveryMatcher } from '../../integrator/deliveries/matcher';
+import { RecordStates } from '../../integrator/deliveries/record-states';
+import { Replayer } from '../../integrator/deliveries/replayer';
+import { RETRY_DELAYS_MS } from '../../integrator/deliveries/retry-schedule';
+import { SubscriptionDirectory } from '../../integrator/deliveries/subscription-directory';
 import { EXPRESSION_MAX_INPUT_BYTES, EXPRESSION_MAX_RESULT_CHARS } from '../../languages/mapping/mapping';
 import { outboundOf, uploadLimits, type Kernel } from '../kernel';
 import type { ServiceModule } from '../service-module';
@@ -13,6 +24,8 @@ import { EXPRESSION_PROCESS_ENTRY } from '../threads';
 
 export interface IntegratorService extends ServiceModule {
   readonly integrator: Integrator;
+  /** Outgoing deliveries (tests look at their counts). */
+  readonly deliverer: Deliverer;
   /** The integrator's time-driven rules (tests call them with an instant of their choosing). */
   readonly scheduler: IntegratorScheduler;
 }
@@ -46,6 +59,8 @@ export async function integratorService(kernel: Kernel): Promise<IntegratorServi
     outbound: outboundOf(config),
   });
   const queues = new QueueWorker({ handler, readModels, runner, logger, now });
+  const holder = `${hostname()}:${process.pid}:${randomUUID()}`;
+  const deliveries = deliveriesOf(kernel, holder);
   const integrator = new Integrator({
     stream: await adapters.stream(),
     runner,
@@ -60,12 +75,13 @@ export async function integratorService(kernel: Kernel): Promise<IntegratorServi
     // A system holds twice its share of the runner in hand; beyond that its requests wait in its run backlog.
     tenantInHand: 2 * config.INTEGRATOR_TENANT_CONCURRENCY,
     events: adapters.events,
+    deliveries: deliveries.intake,
     backlog: {
       handler,
       readModels,
       logger: logger.child({ component: 'run-backlog' }),
       now,
-      holder: `${hostname()}:${process.pid}:${randomUUID()}`,
+      holder,
       leaseMs: config.INTEGRATOR_BACKLOG_LEASE_MS,
       window: 2 * config.INTEGRATOR_TENANT_CONCURRENCY,
     },
@@ -81,10 +97,15 @@ export async function integratorService(kernel: Kernel): Promise<IntegratorServi
     queues,
     dueCheckMs: 5_000,
     backlogs: integrator.backlog,
+    deliveries: {
+      store: kernel.deliveries(),
+      retentionMs: config.DELIVERY_LOG_RETENTION_HOURS * 3_600_000,
+    },
   });
   return {
     integrator,
     scheduler,
+    deliverer: deliveries.deliverer,
     metrics: {
       async integrator() {
         const head = await adapters.events.headPosition();
@@ -94,17 +115,93 @@ export async function integratorService(kernel: Kernel): Promise<IntegratorServi
           runsStarted: integrator.runsStarted,
           runsParked: integrator.backlog.parked,
           backlogsDraining: integrator.backlog.draining,
+          deliveriesMade: deliveries.deliverer.deliveredCount,
+          deliveriesInFlight: deliveries.deliverer.inFlightCount,
         };
       },
     },
     async start() {
+      deliveries.directory.start();
+      await deliveries.deliverer.start();
+      deliveries.replayer.start();
       await integrator.start();
       scheduler.start();
     },
     async stop() {
       await scheduler.stop();
       await integrator.stop();
+      await deliveries.replayer.stop();
+      await deliveries.deliverer.stop();
+      await deliveries.directory.stop();
       await expressions.close();
     },
   };
+}
+
+/**
+ * Outgoing subscriptions' deliveries: the directory of subscriptions, the matching of published events, the
+ * deliverer that makes them and the replayer, all on the deployment's delivery store.
+ */
+function deliveriesOf(kernel: Kernel, holder: string) {
+  const { config, adapters, handler, readModels } = kernel;
+  const logger = kernel.logger.child({ component: 'deliveries' });
+  const store = kernel.deliveries();
+  const directory = new SubscriptionDirectory({ events: adapters.events, logger });
+  const matcher = new DeliveryMatcher({
+    directory,
+    records: new RecordStates(adapters.events),
+    filters: cachedFilters(async (tenant, text) => {
+      const { filter } = await resolveRecordListTexts((named) => recordFieldsIn(readModels, tenant, named), {
+        filter: text,
+      });
+      return filter ?? null;
+    }, logger),
+  });
+  const deliverer = new Deliverer({
+    store,
+    directory,
+    outbound: outboundOf(config),
+    sealer: kernel.sealer,
+    logger,
+    holder,
+    slots: config.DELIVERY_CONCURRENCY,
+    tenantSlots: config.DELIVERY_TENANT_CONCURRENCY,
+    subscriptionSlots: config.DELIVERY_SUBSCRIPTION_CONCURRENCY,
+    timeoutMs: config.DELIVERY_TIMEOUT_MS,
+    pollMs: 1_000,
+    schedule: config.DELIVERY_RETRY_DELAYS_MS ?? RETRY_DELAYS_MS,
+    disable: async (ref, reason) => {
+      const commandId = randomUUID();
+      await disableSubscription(
+        { handler },
+        bookkeepingContext(ref.tenant, commandId),
+        ref.subscriptionId,
+        reason,
+      );
+      logger.warn({ ...ref, reason }, 'disabled a subscription whose deliveries kept failing');
+    },
+  });
+  const replayer = new Replayer({
+    store,
+    events: adapters.events,
+    matcher,
+    directory,
+    logger,
+    holder,
+    batch: 500,
+    maxQueued: 10_000,
+    leaseMs: 30_000,
+    pollMs: 1_000,
+    queued: (ref) => deliverer.notify(ref),
+    queuedCount: (ref) => store.queuedCount(ref),
+  });
+  const intake = new DeliveryIntake({
+    store,
+    events: adapters.events,
+    directory,
+    matcher,
+    deliverer,
+    replayer,
+  });
+  return { directory, deliverer, replayer, intake };
 }

@@ -26,6 +26,7 @@ export function queryApiService(
         logger: kernel.logger.child({ component: 'query-api' }),
         credentialActivity: (tenant, credentials) => kernel.meter.activity(tenant, credentials),
         accessTokens: kernel.accessTokens,
+        deliveries: () => kernel.deliveries(),
       }),
     },
     start: () => Promise.resolve(),

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { createSubscriptionBody, updateSubscriptionBody } from '../../contracts/api/subscriptions';
 import { PlatformError } from '../../contracts/errors';
@@ -199,5 +199,58 @@ export async function rotateSubscriptionSecret(
     },
     context,
     options,
+  );
+}
+
+/** Which events a replay delivers again: after one position, up to another (null: up to the request). */
+export interface ReplayRange {
+  readonly after: bigint;
+  readonly until: bigint | null;
+  /** A redelivery of one event. */
+  readonly eventId: string | null;
+}
+
+/**
+ * Asks the integrator to deliver the subscription's matching events of `range` again: a replay (until the
+ * request) or the redelivery of one event. Answers what the API shows of a replay just asked for.
+ */
+export async function requestReplay(
+  deps: Pick<CommandDeps, 'handler' | 'hooks'>,
+  context: CommandContext,
+  subscriptionId: number,
+  range: ReplayRange,
+): Promise<Record<string, unknown>> {
+  const replayId = randomUUID();
+  await deps.handler.handle(
+    streamOf(context.tenant, subscriptionId),
+    subscriptionDecider,
+    { kind: 'RequestReplay', replayId, ...range },
+    context,
+  );
+  return {
+    id: replayId,
+    subscriptionId,
+    after: range.after.toString(),
+    until: range.until === null ? null : range.until.toString(),
+    eventId: range.eventId,
+    queued: 0,
+    requestedAt: deps.hooks.now().toISOString(),
+    finishedAt: null,
+    status: 'requested',
+  };
+}
+
+/** Turns off a subscription whose deliveries keep failing (the integrator's decision), saying why. */
+export async function disableSubscription(
+  deps: Pick<CommandDeps, 'handler'>,
+  context: CommandContext,
+  subscriptionId: number,
+  reason: string,
+): Promise<void> {
+  await deps.handler.handle(
+    streamOf(context.tenant, subscriptionId),
+    subscriptionDecider,
+    { kind: 'DisableSubscription', reason },
+    context,
   );
 }

@@ -1,7 +1,15 @@
 import type { Router } from 'express';
-import { listSubscriptionHistory, SUBSCRIPTION_OPERATIONS } from '../../contracts/api/subscriptions';
+import {
+  deliveryLogQuery,
+  listSubscriptionDeliveries,
+  listSubscriptionHistory,
+  listSubscriptionReplays,
+  SUBSCRIPTION_OPERATIONS,
+} from '../../contracts/api/subscriptions';
 import { PlatformError } from '../../contracts/errors';
-import { READ_MODELS } from '../../contracts/read-models';
+import { documentId, READ_MODELS } from '../../contracts/read-models';
+import { validate } from '../../contracts/validation';
+import type { DeliveryAttempt, DeliveryStore, Replay } from '../../infra/deliveries/port';
 import type { Document } from '../../contracts/read-model-changes';
 import { streamName } from '../../contracts/streams';
 import { catalogue } from '../../languages/filter/resolve';
@@ -10,6 +18,7 @@ import { equals } from '../../languages/filter/store-query';
 import { mount } from '../../infra/http/operations';
 import { idParam } from '../../infra/http/params';
 import { sendJson } from '../../infra/http/respond';
+import { awaitConsistency } from '../consistency';
 import { auditView } from '../representations';
 import { AUDIT_FIELDS } from './catalogues';
 import {
@@ -66,8 +75,72 @@ const SUBSCRIPTION_HISTORY: EntityDescription = {
   defaultOrder: [{ path: 'position', direction: 'desc' }],
 };
 
-/** Subscriptions: list (the list language), read one, and its history. */
-export function addSubscriptionReadRoutes(router: Router, deps: EntityReadDeps): void {
+export interface SubscriptionReadDeps extends EntityReadDeps {
+  /** The delivery log and replays, shared by every process of the deployment. */
+  readonly deliveries: () => DeliveryStore;
+}
+
+const REPLAY_ORIGIN = /^replay:(.+)$/;
+const iso = (at: number | null) => (at === null ? null : new Date(at).toISOString());
+
+function attemptView(attempt: DeliveryAttempt & { readonly id: string }): Record<string, unknown> {
+  return {
+    id: attempt.id,
+    eventId: attempt.eventId,
+    eventType: attempt.eventType,
+    position: attempt.position.toString(),
+    replayId: REPLAY_ORIGIN.exec(attempt.origin)?.[1] ?? null,
+    attempt: attempt.attempt,
+    at: iso(attempt.at),
+    status: attempt.status,
+    latencyMs: attempt.latencyMs,
+    responseStatus: attempt.responseStatus,
+    responseBody: attempt.responseBody,
+    error: attempt.error,
+    nextAttemptAt: iso(attempt.nextAttemptAt),
+  };
+}
+
+function replayView(replay: Replay): Record<string, unknown> {
+  return {
+    id: replay.replayId,
+    subscriptionId: replay.subscriptionId,
+    after: replay.after.toString(),
+    until: replay.until.toString(),
+    eventId: replay.eventId,
+    queued: replay.queued,
+    requestedAt: iso(replay.requestedAt),
+    finishedAt: iso(replay.finishedAt),
+    status: replay.finishedAt !== null ? 'finished' : replay.cursor > replay.after ? 'running' : 'requested',
+  };
+}
+
+/** The subscription, or a 404: the log of one that never was (or was deleted) is not there to read. */
+async function subscriptionOf(req: Parameters<typeof authorize>[0], deps: SubscriptionReadDeps) {
+  const tenant = authorize(req, 'subscription', 'read');
+  const subscriptionId = idParam(req, 'subscriptionId');
+  await awaitConsistency(req, deps.consistency, [SUBSCRIPTIONS.projection]);
+  const doc = await deps.readModels.get(
+    tenant,
+    READ_MODELS.subscriptions,
+    documentId(tenant, subscriptionId),
+  );
+  if (!doc) throw new PlatformError('not_found', `subscription ${subscriptionId} not found`);
+  return { tenant, subscriptionId };
+}
+
+/** Subscriptions: list (the list language), read one, its history, its delivery log and its replays. */
+export function addSubscriptionReadRoutes(router: Router, deps: SubscriptionReadDeps): void {
+  mount(router, listSubscriptionDeliveries, async (req, res) => {
+    const ref = await subscriptionOf(req, deps);
+    const query = validate(deliveryLogQuery, req.query, 'query');
+    const page = await deps.deliveries().attempts({ ...ref, ...query });
+    sendJson(res, 200, { items: page.attempts.map(attemptView), next: page.next });
+  });
+  mount(router, listSubscriptionReplays, async (req, res) => {
+    const ref = await subscriptionOf(req, deps);
+    sendJson(res, 200, { items: (await deps.deliveries().replays(ref, 100)).map(replayView) });
+  });
   // Before `/subscription/{subscriptionId}`, which it extends.
   mount(router, listSubscriptionHistory, async (req, res) => {
     const tenant = authorize(req, 'subscription', 'read');

@@ -60,6 +60,7 @@ const OTHER_PARAMETERS: Readonly<Record<string, string>> = {
   transport: 'mcp',
   requestId: '00000000-0000-4000-8000-000000000000',
   runId: '00000000-0000-4000-8000-000000000000',
+  eventId: '00000000-0000-4000-8000-000000000000',
   hookKey: 'A'.repeat(32),
   deadLetterId: 'hook-logs:1:5',
 };
