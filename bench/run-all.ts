@@ -16,6 +16,7 @@ const BENCHES = [
   'webhooks.ts',
   'scenario-steps.ts',
   'mailhooks.ts',
+  'deliveries.ts',
   'vector-index.ts',
   'semantic.ts',
   'ai-execute.ts',

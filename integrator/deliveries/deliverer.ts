@@ -11,12 +11,12 @@ import type { Logger } from '../../infra/logging';
 import { signedHeaders } from '../../infra/outbound/standard-webhooks';
 import { OutboundError, type OutboundHttp } from '../../infra/outbound/port';
 import type { Sealer } from '../../infra/secrets/sealer';
-import { MAX_ATTEMPTS, retryDelay } from './retry-schedule';
+import { retryDelay } from './retry-schedule';
 import type { DirectoryEntry, SubscriptionDirectory } from './subscription-directory';
 
 export interface DelivererOptions {
   readonly store: DeliveryStore;
-  readonly directory: SubscriptionDirectory;
+  readonly directory: Pick<SubscriptionDirectory, 'get'>;
   readonly outbound: OutboundHttp;
   readonly sealer: Pick<Sealer, 'open'>;
   readonly logger: Logger;
@@ -244,7 +244,7 @@ export class Deliverer {
       const delay = retryDelay(attemptNumber, this.random(), this.options.schedule);
       if (delay !== null) settlement = { kind: 'retry', dueAt: startedAt + delay };
       else if (await this.keepsFailing(delivery, startedAt)) {
-        const reason = `every delivery failed since ${new Date(delivery.firstAttemptAt ?? startedAt).toISOString()} (${MAX_ATTEMPTS} attempts); the last: ${error ?? 'no answer'}`;
+        const reason = `every delivery failed since ${new Date(delivery.firstAttemptAt ?? startedAt).toISOString()} (${attemptNumber} attempts); the last: ${error ?? 'no answer'}`;
         await this.options.disable(queue.ref, reason.slice(0, 500));
         disabled = true;
         // It stays queued: enabling the subscription delivers it, and what came after it.

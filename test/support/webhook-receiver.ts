@@ -14,7 +14,14 @@ export interface Received {
 
 /** How a path answers: a status and body, or no answer at all (the connection is held open). */
 export type Answer =
-  { readonly status: number; readonly body?: string; readonly headers?: Record<string, string> } | 'hang';
+  | {
+      readonly status: number;
+      readonly body?: string;
+      readonly headers?: Record<string, string>;
+      /** Answers after this long (a receiver that takes its time). */
+      readonly delayMs?: number;
+    }
+  | 'hang';
 
 export interface WebhookReceiver {
   /** The address of one path on this receiver (a subscription's URL). */
@@ -50,8 +57,12 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       const configured = answers.get(path) ?? { status: 200, body: 'ok' };
       const answer = typeof configured === 'function' ? configured(received) : configured;
       if (answer === 'hang') return;
-      res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
-      res.end(answer.body ?? '');
+      const send = () => {
+        res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
+        res.end(answer.body ?? '');
+      };
+      if (answer.delayMs === undefined) send();
+      else setTimeout(send, answer.delayMs);
     });
   });
   server.on('connection', (socket) => {

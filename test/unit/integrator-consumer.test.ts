@@ -24,12 +24,14 @@ function relayed(id: string, schemaVersion: number, data: unknown, key = id): Co
       id,
       streamId: `hookRequest-${TENANT}.${id}`,
       revision: '0',
+      position: '1',
+      recordedAt: '2026-11-27T10:00:00.000Z',
       type: 'WebhookRequestReceived',
       schemaVersion,
       data,
       metadata: { tenant: TENANT },
     }),
-    headers: { type: 'WebhookRequestReceived', tenant: TENANT },
+    headers: { type: 'WebhookRequestReceived', tenant: TENANT, position: '1' },
   };
 }
 
