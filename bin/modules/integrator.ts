@@ -149,6 +149,7 @@ function deliveriesOf(kernel: Kernel, holder: string) {
   const directory = new SubscriptionDirectory({ events: adapters.events, logger });
   const matcher = new DeliveryMatcher({
     directory,
+    logger,
     records: new RecordStates(adapters.events),
     filters: cachedFilters(async (tenant, text) => {
       const { filter } = await resolveRecordListTexts((named) => recordFieldsIn(readModels, tenant, named), {

@@ -51,11 +51,20 @@ export class DeliveryMatcher {
       readonly directory: SubscriptionDirectory;
       readonly records: RecordStates;
       readonly filters: FilterResolver;
+      readonly logger: Logger;
     },
   ) {}
 
   async deliveriesOf(event: RecordedEvent, options: MatchOptions): Promise<NewDelivery[]> {
-    const published = toPublicEvents(event, event.position);
+    let published: PublicEvent[];
+    try {
+      published = toPublicEvents(event, event.position);
+    } catch (error) {
+      // Data that fails its own schema is a bug upstream, the same each time: it is logged and goes nowhere,
+      // rather than holding up every later event of its record.
+      this.deps.logger.error({ err: error, eventId: event.id }, 'an event could not be made public');
+      return [];
+    }
     if (published.length === 0) return [];
     const tenant = event.metadata.tenant;
     const candidates = options.only

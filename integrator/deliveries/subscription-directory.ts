@@ -25,6 +25,12 @@ export function activeAt(entry: DirectoryEntry, position: bigint): boolean {
 
 /** How long a match waits for the directory to reach an event's position before it goes with what it has. */
 const CATCH_UP_WAIT_MS = 5_000;
+/**
+ * The same where the store cannot tell the newest subscription event (EventStoreDB): its filtered
+ * subscription tells the directory how far it has read only every so many events, so on a quiet log the
+ * directory may never report reaching the position, and each event would wait the whole time.
+ */
+const BLIND_CATCH_UP_WAIT_MS = 250;
 
 /**
  * Every subscription of every system, kept in this process by tailing the subscription streams of the event
@@ -101,7 +107,7 @@ export class SubscriptionDirectory {
       const check = () => {
         if (this.reached >= target || this.stopped) finish();
       };
-      const timer = setTimeout(finish, CATCH_UP_WAIT_MS);
+      const timer = setTimeout(finish, head === undefined ? BLIND_CATCH_UP_WAIT_MS : CATCH_UP_WAIT_MS);
       this.waiters.add(check);
     });
   }

@@ -14,6 +14,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Collector } from '../support/stream-collector';
+import { startWebhookReceiver } from '../support/webhook-receiver';
+import { Webhook } from 'standardwebhooks';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai';
 import { dropCollections, testCollectionPrefix } from '../support/qdrant';
 
@@ -89,6 +91,8 @@ describeContract(
         TRUST_PROXY_HOPS: '1',
         // Every service shows mailhook addresses; the integrators receive their mail.
         MAIL_DOMAIN: 'stack.example',
+        // Subscriptions deliver to a receiver in this process, on loopback.
+        OUTBOUND_ALLOW_PRIVATE: 'true',
         ...(qdrantUrl && {
           SEMANTIC_SEARCH: 'true',
           VECTOR_INDEX: 'qdrant',
@@ -336,6 +340,42 @@ describeContract(
         const answer = await fetch(`${hook.url}?order=${order}`);
         expect(answer.status).toBe(201);
         expect(await answer.json()).toEqual({ order });
+      }
+    });
+
+    test('a subscription through the stack: both integrators deliver from Kafka and the MongoDB delivery store, once each, signed', async () => {
+      const receiver = await startWebhookReceiver();
+      try {
+        const space = await create('/space', { name: 'Subscribed' });
+        const module = await create('/module', { spaceId: space.id, name: 'Events' });
+        const subscription = await create<{ secret: string }>('/subscription', {
+          name: 'Stack',
+          url: receiver.url('/stack'),
+          events: ['record.created'],
+          filter: `moduleId=${module.id}`,
+        });
+        const names = Array.from({ length: 40 }, (_, index) => `Delivered ${index}`);
+        let last = '';
+        for (const name of names) last = (await create('/record', { moduleId: module.id, name })).position;
+        const received = await receiver.waitFor('/stack', names.length, 60_000);
+        const verifier = new Webhook(subscription.secret);
+        const delivered = received.map(
+          (request) => verifier.verify(request.body, request.headers) as { data: { name: string } },
+        );
+        expect(delivered.map((event) => event.data.name).sort()).toEqual([...names].sort());
+        // The log is read by a query API replica from the delivery store every process shares.
+        // (An attempt is logged once its answer is in: the last may come a moment after the receiver has it.)
+        let logged: Array<{ status: string }> = [];
+        for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+          const log = await readThroughGateway(`/subscription/${subscription.id}/delivery?limit=100`, last);
+          expect(log.status).toBe(200);
+          logged = ((await log.json()) as { items: Array<{ status: string }> }).items;
+          if (logged.length >= names.length) break;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        expect(logged.filter((attempt) => attempt.status === 'delivered')).toHaveLength(names.length);
+      } finally {
+        await receiver.close();
       }
     });
 
