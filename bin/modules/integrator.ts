@@ -192,6 +192,7 @@ function deliveriesOf(kernel: Kernel, holder: string) {
     batch: 500,
     maxQueued: 10_000,
     leaseMs: 30_000,
+    maxHeld: 16,
     pollMs: 1_000,
     queued: (ref) => deliverer.notify(ref),
     queuedCount: (ref) => store.queuedCount(ref),

@@ -5,6 +5,12 @@ import type { Logger } from '../../infra/logging';
 import type { DeliveryMatcher } from './matcher';
 import type { SubscriptionDirectory } from './subscription-directory';
 
+interface HeldReplay {
+  readonly replay: Replay;
+  /** Every event up to here is queued. */
+  cursor: bigint;
+}
+
 export interface ReplayerOptions {
   readonly store: DeliveryStore;
   readonly events: Pick<EventStore, 'readAll'>;
@@ -21,6 +27,8 @@ export interface ReplayerOptions {
   readonly maxQueued: number;
   /** How long a claimed replay is held without a step before another process may take it over. */
   readonly leaseMs: number;
+  /** Replays this process holds at once, stepping each in turn. */
+  readonly maxHeld: number;
   readonly pollMs: number;
   /** Tells the deliverer the subscription has new deliveries. */
   readonly queued: (ref: SubscriptionRef) => void;
@@ -30,14 +38,16 @@ export interface ReplayerOptions {
 }
 
 /**
- * Runs replays: claims one at a time (every replica runs one, so a replay goes on where another left off after
- * a crash), reads the log from its cursor in steps, matches each event of its system against its subscription
- * and queues the matches with the step's cursor in one write. The live flow goes on beside it; the replay's
- * deliveries go in position order with the live ones of each record.
+ * Runs replays: holds up to `maxHeld` of them (claimed with leases in the shared store, so a replay goes on
+ * where another replica left off after a crash) and steps each in turn: reads the log from its cursor, matches
+ * each event of its system against its subscription and queues the matches with the step's cursor in one
+ * write. The live flow goes on beside it; the replay's deliveries go in position order with the live ones of
+ * each record.
  */
 export class Replayer {
   private stopped = false;
   private loop: Promise<void> | undefined;
+  private readonly held = new Map<string, HeldReplay>();
   private wake: (() => void) | undefined;
   private readonly now: () => number;
 
@@ -56,84 +66,101 @@ export class Replayer {
 
   private async run(): Promise<void> {
     while (!this.stopped) {
-      let replay: Replay | null = null;
+      let progressed = false;
       try {
-        replay = await this.options.store.claimReplay({
-          now: this.now(),
-          holder: this.options.holder,
-          leaseUntil: this.now() + this.options.leaseMs,
-        });
-        if (replay) await this.replay(replay);
+        if (this.held.size < this.options.maxHeld) {
+          const claimed = await this.options.store.claimReplay({
+            now: this.now(),
+            holder: this.options.holder,
+            leaseUntil: this.now() + this.options.leaseMs,
+          });
+          if (claimed) {
+            this.held.set(claimed.replayId, { replay: claimed, cursor: claimed.cursor });
+            progressed = true;
+          }
+        }
+        // One step of each held replay in turn: a long replay (or one waiting on a slow receiver) shares the
+        // replayer with every other system's.
+        for (const held of [...this.held.values()]) {
+          if (this.stopped) break;
+          progressed = (await this.step(held)) || progressed;
+        }
       } catch (error) {
-        this.options.logger.error({ err: error, replayId: replay?.replayId }, 'a replay step failed');
+        this.options.logger.error({ err: error }, 'a replay step failed');
       }
-      if (!replay) await this.sleep(this.options.pollMs);
+      if (!progressed) await this.sleep(this.options.pollMs);
     }
   }
 
-  private async replay(replay: Replay): Promise<void> {
+  /** One step of a held replay: whether it moved (queued something, or finished). */
+  private async step(held: HeldReplay): Promise<boolean> {
     const { store, holder, batch } = this.options;
+    const { replay } = held;
     const ref: SubscriptionRef = { tenant: replay.tenant, subscriptionId: replay.subscriptionId };
-    const origin = `replay:${replay.replayId}`;
-    let cursor = replay.cursor;
-    while (!this.stopped) {
-      const entry = this.options.directory.get(replay.tenant, replay.subscriptionId);
-      if (!entry) {
-        // Deleted since: nothing to deliver to.
-        await store.advanceReplay(replay.replayId, holder, {
-          deliveries: [],
-          cursor,
-          leaseUntil: this.now(),
-          finishedAt: this.now(),
-        });
-        return;
-      }
-      if ((await this.options.queuedCount(ref)) >= this.options.maxQueued) {
-        // The receiver has enough waiting: hold the replay (and its lease) until some of it went.
-        await store.advanceReplay(replay.replayId, holder, {
-          deliveries: [],
-          cursor,
-          leaseUntil: this.now() + this.options.leaseMs,
-          finishedAt: null,
-        });
-        await this.sleep(this.options.pollMs);
-        continue;
-      }
-      const deliveries: NewDelivery[] = [];
-      let read = 0;
-      let pastUntil = false;
-      let last = cursor;
-      for await (const event of this.options.events.readAll({
-        after: cursor,
-        maxCount: batch,
-        filter: { categories: PUBLISHING_CATEGORIES },
-      })) {
-        read++;
-        if (event.position > replay.until) {
-          pastUntil = true;
-          break;
-        }
-        last = event.position;
-        if (event.metadata.tenant !== replay.tenant) continue;
-        deliveries.push(
-          ...(await this.options.matcher.deliveriesOf(event, { origin, only: entry, dueAt: this.now() })),
-        );
-      }
-      const finished = pastUntil || read < batch || last >= replay.until;
-      const held = await store.advanceReplay(replay.replayId, holder, {
-        deliveries,
-        cursor: finished ? replay.until : last,
-        leaseUntil: finished ? this.now() : this.now() + this.options.leaseMs,
-        finishedAt: finished ? this.now() : null,
+    const release = async (finishedAt: number | null) => {
+      this.held.delete(replay.replayId);
+      await store.advanceReplay(replay.replayId, holder, {
+        deliveries: [],
+        cursor: held.cursor,
+        leaseUntil: this.now(),
+        finishedAt,
       });
-      if (!held) return;
-      if (deliveries.length > 0) this.options.queued(ref);
-      if (finished) {
-        this.options.logger.info({ replayId: replay.replayId, ...ref }, 'replay queued every delivery');
-        return;
-      }
-      cursor = last;
+    };
+    const entry = this.options.directory.get(replay.tenant, replay.subscriptionId);
+    // Deleted since: nothing to deliver to.
+    if (!entry) {
+      await release(this.now());
+      return true;
     }
+    if ((await this.options.queuedCount(ref)) >= this.options.maxQueued) {
+      // The receiver has enough waiting: keep the replay (renew its lease) until some of it went.
+      const kept = await store.advanceReplay(replay.replayId, holder, {
+        deliveries: [],
+        cursor: held.cursor,
+        leaseUntil: this.now() + this.options.leaseMs,
+        finishedAt: null,
+      });
+      if (!kept) this.held.delete(replay.replayId);
+      return false;
+    }
+    const deliveries: NewDelivery[] = [];
+    let read = 0;
+    let pastUntil = false;
+    let last = held.cursor;
+    for await (const event of this.options.events.readAll({
+      after: held.cursor,
+      maxCount: batch,
+      filter: { categories: PUBLISHING_CATEGORIES },
+    })) {
+      read++;
+      if (event.position > replay.until) {
+        pastUntil = true;
+        break;
+      }
+      last = event.position;
+      if (event.metadata.tenant !== replay.tenant) continue;
+      deliveries.push(
+        ...(await this.options.matcher.deliveriesOf(event, {
+          origin: `replay:${replay.replayId}`,
+          only: entry,
+          dueAt: this.now(),
+        })),
+      );
+    }
+    const finished = pastUntil || read < batch || last >= replay.until;
+    const kept = await store.advanceReplay(replay.replayId, holder, {
+      deliveries,
+      cursor: finished ? replay.until : last,
+      leaseUntil: finished ? this.now() : this.now() + this.options.leaseMs,
+      finishedAt: finished ? this.now() : null,
+    });
+    if (!kept || finished) this.held.delete(replay.replayId);
+    if (!kept) return false;
+    if (deliveries.length > 0) this.options.queued(ref);
+    if (finished)
+      this.options.logger.info({ replayId: replay.replayId, ...ref }, 'replay queued every delivery');
+    else held.cursor = last;
+    return true;
   }
 
   private sleep(ms: number): Promise<void> {
@@ -147,9 +174,22 @@ export class Replayer {
     });
   }
 
+  /** Stops after the step under way, and lets go of the replays it holds: another replica goes on at once. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.wake?.();
     await this.loop;
+    for (const { replay, cursor } of this.held.values())
+      await this.options.store
+        .advanceReplay(replay.replayId, this.options.holder, {
+          deliveries: [],
+          cursor,
+          leaseUntil: this.now(),
+          finishedAt: null,
+        })
+        .catch((error: unknown) =>
+          this.options.logger.warn({ err: error, replayId: replay.replayId }, 'could not let go of a replay'),
+        );
+    this.held.clear();
   }
 }
