@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { exited, freePort, output, spawnBin, waitUntilReady } from '../support/child-platform';
+import { exited, freePort, output, spawnBin, waitUntilReady, tokenApi } from '../support/child-platform';
 import { polling } from '../support/eventually';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
@@ -56,18 +56,7 @@ async function startPlatform(port: number): Promise<{ url: string; child: ChildP
   return { url, child };
 }
 
-async function api<T>(url: string, method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${url}/api${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${TOKEN}`,
-      ...(body !== undefined && { 'Content-Type': 'application/json' }),
-    },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as T;
-}
+const api = tokenApi(TOKEN);
 
 interface Delivered {
   id: string;

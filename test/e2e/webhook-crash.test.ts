@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { createTransport } from 'nodemailer';
-import { exited, freePort, output, spawnBin, waitUntilReady } from '../support/child-platform';
+import { exited, freePort, output, spawnBin, waitUntilReady, tokenApi } from '../support/child-platform';
 import { polling } from '../support/eventually';
 
 /**
@@ -57,18 +57,7 @@ async function startServer(
   return url;
 }
 
-async function api<T>(url: string, method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${url}/api${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${TOKEN}`,
-      ...(body !== undefined && { 'Content-Type': 'application/json' }),
-    },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as T;
-}
+const api = tokenApi(TOKEN);
 
 interface Page<T> {
   items: T[];

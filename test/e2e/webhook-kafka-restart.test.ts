@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeContract, type AdapterRun } from '../support/adapter-report';
-import { exited, freePort, output, spawnBin, waitUntilReady } from '../support/child-platform';
+import { exited, freePort, output, spawnBin, waitUntilReady, tokenApi } from '../support/child-platform';
 
 /**
  * The integrator on a real Kafka broker that is restarted in the middle of a webhook flood, with two integrator
@@ -82,18 +82,7 @@ describeContract('integrator on Kafka', 'broker restart, two integrators', avail
     return { url, logs };
   }
 
-  async function api<T>(url: string, method: string, path: string, body?: unknown): Promise<T> {
-    const response = await fetch(`${url}/api${path}`, {
-      method,
-      headers: {
-        Authorization: `Bearer ${TOKEN}`,
-        ...(body !== undefined && { 'Content-Type': 'application/json' }),
-      },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-    return (await response.json()) as T;
-  }
+  const api = tokenApi(TOKEN);
 
   async function runsStarted(url: string): Promise<number> {
     const metrics = await (await fetch(`${url}/metrics`)).text();

@@ -102,3 +102,22 @@ export async function callApi<T>(
   });
   return (await response.json()) as T;
 }
+
+/**
+ * Calls to a platform process with `token`: `api(url, method, path, body?)` answers the JSON of a 2xx answer,
+ * and throws naming the status and the body of any other.
+ */
+export function tokenApi(token: string) {
+  return async <T>(url: string, method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await fetch(`${url}/api${path}`, {
+      method,
+      headers: {
+        Authorization: `Bearer ${token}`,
+        ...(body !== undefined && { 'Content-Type': 'application/json' }),
+      },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+    return (await response.json()) as T;
+  };
+}
