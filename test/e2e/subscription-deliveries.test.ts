@@ -1,4 +1,7 @@
+import { lookup } from 'node:dns/promises';
+import { hostname } from 'node:os';
 import { Webhook } from 'standardwebhooks';
+import { isNonPublicAddress } from '../../infra/outbound/guarded-http';
 import { callHost } from '../support/host-call';
 import { polling } from '../support/eventually';
 import { json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
@@ -306,6 +309,60 @@ describe('subscription deliveries', () => {
     expect(attempts.at(-1)).toMatchObject({ responseStatus: 302, status: 'retrying' });
     expect(attempts.at(-1)!.error).toContain('redirect');
     expect(receiver.received('/elsewhere')).toHaveLength(0);
+  });
+
+  test('a receiver that answers without end costs one attempt: the first kilobyte is read, the rest is not', async () => {
+    const at = newPath();
+    receiver.answer(at, 'flood');
+    const subscription = await subscribe({ url: receiver.url(at), events: ['record.created'] });
+    await createRecord('Flooded');
+    const attempts = await eventually(
+      async () => (await log(subscription.id)).items,
+      (items) => items.length >= 1,
+    );
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]).toMatchObject({
+      status: 'delivered',
+      responseStatus: 200,
+      responseBody: 'y'.repeat(1024),
+    });
+  });
+
+  test('without OUTBOUND_ALLOW_PRIVATE a name that resolves to a private address is refused at delivery', async () => {
+    const name = hostname();
+    const addresses = await lookup(name, { all: true }).catch(() => []);
+    // The machine's own name resolves to a loopback or private address here (CI's machine is this one).
+    expect(addresses.length).toBeGreaterThan(0);
+    expect(addresses.every(({ address }) => isNonPublicAddress(address))).toBe(true);
+    const guarded = await startPlatform({ DELIVERY_RETRY_DELAYS_MS: '60000' });
+    try {
+      const at = newPath();
+      const url = receiver.url(at).replace('127.0.0.1', name);
+      const created = await guarded.call('POST', '/subscription', {
+        body: { name: 'Inside', url, events: ['record.created'] },
+      });
+      // Not a literal private address: accepted when saved, refused by the SSRF guard when it resolves.
+      expect(created.status).toBe(201);
+      const { id } = await json<Entity>(created);
+      const space = await json<Entity>(await guarded.call('POST', '/space', { body: { name: 'S' } }));
+      const module = await json<Entity>(
+        await guarded.call('POST', '/module', { body: { spaceId: space.id, name: 'M' } }),
+      );
+      expect(
+        (await guarded.call('POST', '/record', { body: { moduleId: module.id, name: 'R' } })).status,
+      ).toBe(201);
+      const attempts = await eventually(
+        async () =>
+          (await json<{ items: AttemptView[] }>(await guarded.call('GET', `/subscription/${id}/delivery`)))
+            .items,
+        (items) => items.length >= 1,
+      );
+      expect(attempts[0]).toMatchObject({ status: 'retrying', responseStatus: null });
+      expect(attempts[0]!.error).toMatch(/^refused-address: .*private or reserved address/);
+      expect(receiver.received(at)).toHaveLength(0);
+    } finally {
+      await guarded.stop();
+    }
   });
 
   test('a subscriber in one system never gets another system’s events', async () => {

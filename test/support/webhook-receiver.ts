@@ -21,7 +21,10 @@ export type Answer =
       /** Answers after this long (a receiver that takes its time). */
       readonly delayMs?: number;
     }
-  | 'hang';
+  /** No answer at all: the connection is held open. */
+  | 'hang'
+  /** 200 and a body that never ends (until the caller goes away). */
+  | 'flood';
 
 export interface WebhookReceiver {
   /** The address of one path on this receiver (a subscription's URL). */
@@ -57,6 +60,17 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       const configured = answers.get(path) ?? { status: 200, body: 'ok' };
       const answer = typeof configured === 'function' ? configured(received) : configured;
       if (answer === 'hang') return;
+      if (answer === 'flood') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const chunk = Buffer.alloc(64 * 1024, 'y');
+        const more = () => {
+          while (!res.destroyed && res.write(chunk));
+          if (!res.destroyed) res.once('drain', more);
+        };
+        res.on('close', () => res.removeAllListeners('drain'));
+        more();
+        return;
+      }
       const send = () => {
         res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
         res.end(answer.body ?? '');
