@@ -465,6 +465,39 @@ describe('subscription deliveries', () => {
     expect([...types].sort()).toEqual([...every].sort());
   });
 
+  test('the log keeps an attempt for three days; the scheduler’s sweep forgets older ones and finished replays', async () => {
+    const at = newPath();
+    const subscription = await subscribe({ url: receiver.url(at), events: ['record.created'] });
+    const record = await createRecord('Kept for a while');
+    const [delivered] = events(await receiver.waitFor(at, 1));
+    expect(delivered!.data.recordId).toBe(record.id);
+    const replayed = await platform.call('POST', `/subscription/${subscription.id}/replay`, {
+      body: { from: delivered!.position },
+    });
+    const { id: replayId } = await json<{ id: string }>(replayed);
+    await receiver.waitFor(at, 2);
+    const replays = async () =>
+      (
+        await json<{ items: Array<{ id: string; status: string }> }>(
+          await platform.call('GET', `/subscription/${subscription.id}/replay`),
+        )
+      ).items;
+    await eventually(replays, (items) =>
+      items.some((item) => item.id === replayId && item.status === 'finished'),
+    );
+    await eventually(
+      async () => (await log(subscription.id)).items,
+      (items) => items.length === 2,
+    );
+    const sweep = (hoursLater: number) =>
+      platform.running.services.integratorScheduler!.sweep(new Date(Date.now() + hoursLater * 3_600_000));
+    await sweep(71);
+    expect((await log(subscription.id)).items).toHaveLength(2);
+    expect((await sweep(73)).expiredAttempts).toBeGreaterThanOrEqual(2);
+    expect((await log(subscription.id)).items).toEqual([]);
+    expect(await replays()).toEqual([]);
+  });
+
   test('bad requests are a 400 or 404 that says what is wrong', async () => {
     const subscription = await subscribe({ url: receiver.url(newPath()) });
     for (const from of ['yesterday', '-1', '1.5', '', 12])
