@@ -307,6 +307,16 @@ export class CommandHandler {
     return outcomes;
   }
 
+  /** What command `commandId` made of the stream, if it ran there (a repeat answers it again); else undefined. */
+  async resultOf<State, Event extends DomainEvent>(
+    streamId: string,
+    decider: Decider<State, never, Event>,
+    commandId: string,
+  ): Promise<CommandResult<State> | undefined> {
+    const { previous } = await this.loadLookingFor(streamId, decider, commandId);
+    return previous ? { ...previous, replayed: true } : undefined;
+  }
+
   /** The position of the last event `commandId` appended to the stream after `after` (undefined: none). */
   private async appendedAfter(
     streamId: string,

@@ -55,6 +55,24 @@ export class IdempotencyKeys {
     return { commandId: claim.commandId, entityId: claim.entityId, mayBeRepeat: claim.mayBeRepeat };
   }
 
+  /**
+   * The claim an earlier request made with this key, when it was the same request (another request with the
+   * key is refused as `identify` refuses it); null when the key is new. Claims nothing.
+   */
+  async earlier(
+    tenant: string,
+    credentialId: string,
+    key: string,
+    hashOfRequest: () => string,
+  ): Promise<CommandIdentity | null> {
+    if (!KEY.test(key))
+      throw new PlatformError('validation_failed', 'Idempotency-Key must be 1-255 visible ASCII characters');
+    const existing = await this.claimOf(this.streamOf(tenant, credentialId, key));
+    if (!existing) return null;
+    const repeat = this.repeat(existing, hashOfRequest());
+    return { commandId: repeat.commandId, entityId: repeat.entityId, mayBeRepeat: true };
+  }
+
   /** As `identify`, for a bulk create of `count` entities: a repeat gets the same ids, in the same order. */
   async identifyBulk(
     tenant: string,
@@ -84,11 +102,7 @@ export class IdempotencyKeys {
     const hash = hashOfRequest();
     if (!KEY.test(key))
       throw new PlatformError('validation_failed', 'Idempotency-Key must be 1-255 visible ASCII characters');
-    const stream = streamName(
-      'idempotency',
-      tenant,
-      createHash('sha256').update(`${credentialId}\n${key}`).digest('hex').slice(0, 40),
-    );
+    const stream = this.streamOf(tenant, credentialId, key);
     const existing = await this.claimOf(stream);
     if (existing) return this.repeat(existing, hash);
     const claim: IdempotencyKeyClaimedData = { requestHash: hash, commandId: newId(), ...(await allocate()) };
@@ -112,6 +126,15 @@ export class IdempotencyKeys {
       if (!raced) throw error;
       return this.repeat(raced, hash);
     }
+  }
+
+  /** Where a credential's key is claimed: a hash of both, so neither shows in a stream name. */
+  private streamOf(tenant: string, credentialId: string, key: string): string {
+    return streamName(
+      'idempotency',
+      tenant,
+      createHash('sha256').update(`${credentialId}\n${key}`).digest('hex').slice(0, 40),
+    );
   }
 
   private repeat(

@@ -90,13 +90,29 @@ export function resourceCommands<State, Command, Event extends DomainEvent, Crea
   return {
     async create(origin, claim, body, chosenId) {
       const { tenant } = origin;
+      const hashOfRequest = () =>
+        requestHash('POST', chosenId === undefined ? `/${noun}` : `/${noun}/${chosenId}`, body);
       const run = async () => {
+        // A repeat of a create that ran answers as the first time, before the checks of a new one (a cap the
+        // first create itself reached must not refuse its repeat).
+        const earlier =
+          claim.key === undefined
+            ? null
+            : await deps.idempotency.earlier(tenant, claim.holder, claim.key, hashOfRequest);
+        if (earlier?.entityId != null) {
+          const result = await deps.handler.resultOf(
+            streamOf(tenant, earlier.entityId),
+            decider,
+            earlier.commandId,
+          );
+          if (result) return { id: earlier.entityId, result };
+        }
         const commandFor = await spec.prepareCreate(body, tenant);
         const identity = await deps.idempotency.identify(
           tenant,
           claim.holder,
           claim.key,
-          () => requestHash('POST', chosenId === undefined ? `/${noun}` : `/${noun}/${chosenId}`, body),
+          hashOfRequest,
           async () => chosenId ?? (await freeId(tenant)),
         );
         const id = identity.entityId!;

@@ -323,8 +323,19 @@ describe('subscription settings of the deployment', () => {
     const third = await platform.call('POST', '/subscription', { body });
     expect(third.status).toBe(409);
     expect(await third.text()).toContain('SUBSCRIPTIONS_PER_SYSTEM');
+    // A repeat of a create that reached the cap answers as the first time, secret included.
+    expect((await platform.call('DELETE', '/subscription/2')).status).toBe(200);
+    const keyed = () =>
+      platform.call('POST', '/subscription', { body, headers: { 'Idempotency-Key': 'at-the-cap' } });
+    const first = await keyed();
+    expect(first.status).toBe(201);
+    const repeated = await keyed();
+    expect(repeated.status).toBe(201);
+    expect(await repeated.json()).toEqual(await first.json());
+    expect((await platform.call('POST', '/subscription', { body })).status).toBe(409);
     // A deleted one makes room again.
     expect((await platform.call('DELETE', '/subscription/1')).status).toBe(200);
     expect((await platform.call('POST', '/subscription', { body })).status).toBe(201);
+    expect((await platform.call('POST', '/subscription', { body })).status).toBe(409);
   });
 });
