@@ -48,6 +48,11 @@ interface QueueState {
   nextDue: number;
   /** An attempt failed since the last that was delivered. */
   failing: boolean;
+  /**
+   * This deliverer disabled the subscription: nothing is claimed for it until it is told of it again
+   * (`notify`: enabled, or a replay), whatever the directory, which learns of the disabling a moment later, says.
+   */
+  held: boolean;
 }
 
 const USER_AGENT = 'RecordsPlatform-Webhooks/1';
@@ -110,7 +115,9 @@ export class Deliverer {
 
   /** Something was queued for the subscription: look at once. */
   notify(ref: SubscriptionRef): void {
-    this.queueOf(ref).nextDue = 0;
+    const queue = this.queueOf(ref);
+    queue.held = false;
+    queue.nextDue = 0;
     this.pump();
   }
 
@@ -120,7 +127,10 @@ export class Deliverer {
   }
 
   private async discover(): Promise<void> {
-    for (const ref of await this.options.store.subscriptionsWithQueue()) this.queueOf(ref).nextDue = 0;
+    for (const ref of await this.options.store.subscriptionsWithQueue()) {
+      const queue = this.queueOf(ref);
+      if (!queue.held) queue.nextDue = 0;
+    }
     this.pump();
   }
 
@@ -133,6 +143,7 @@ export class Deliverer {
         inFlight: 0,
         nextDue: 0,
         failing: false,
+        held: false,
       };
       this.queues.set(key, queue);
     }
@@ -277,8 +288,10 @@ export class Deliverer {
       }
     } else {
       queue.failing = true;
-      // Disabled: nothing more until it is enabled (`notify`), whatever the directory knows yet.
-      if (disabled) queue.nextDue = Number.POSITIVE_INFINITY;
+      if (disabled) {
+        queue.held = true;
+        queue.nextDue = Number.POSITIVE_INFINITY;
+      }
       else if (settlement.kind === 'retry') queue.nextDue = Math.min(queue.nextDue, settlement.dueAt);
       else queue.nextDue = 0;
     }
