@@ -1,0 +1,59 @@
+/**
+ * The local key wrapper: data keys at rest are AES-GCM-wrapped under a key derived from the master key and
+ * bound to their subject, so a wrapped key moved to another subject, or read with another master key, fails.
+ */
+import { randomBytes } from 'node:crypto';
+import { localKeyWrapper } from '../../infra/keys/local-wrapper';
+import { createSealer } from '../../infra/secrets/sealer';
+
+const kek = createSealer(randomBytes(32)).derivedKey('data-keys');
+const wrapper = localKeyWrapper(kek);
+const key = randomBytes(32);
+
+test('a wrapped key unwraps for its subject, and its text shows nothing of the key', async () => {
+  const wrapped = await wrapper.wrap(key, 'record:acme:1');
+  expect(wrapped).toMatch(/^wk1\./);
+  for (const encoding of ['base64', 'base64url', 'hex'] as const)
+    expect(wrapped).not.toContain(key.toString(encoding).slice(0, 12));
+  expect((await wrapper.unwrap(wrapped, 'record:acme:1')).equals(key)).toBe(true);
+  // A random IV: wrapping twice gives two texts, both unwrapping to the key.
+  const again = await wrapper.wrap(key, 'record:acme:1');
+  expect(again).not.toBe(wrapped);
+  expect((await wrapper.unwrap(again, 'record:acme:1')).equals(key)).toBe(true);
+});
+
+test('a key wrapped for subject A does not unwrap as subject B', async () => {
+  const wrapped = await wrapper.wrap(key, 'record:acme:1');
+  for (const other of ['record:acme:2', 'user:acme:1', 'record:other:1', 'record:acme:10'])
+    await expect(wrapper.unwrap(wrapped, other)).rejects.toThrow();
+});
+
+test('a key wrapped under one master key does not unwrap under another', async () => {
+  const wrapped = await wrapper.wrap(key, 'record:acme:1');
+  const stranger = localKeyWrapper(createSealer(randomBytes(32)).derivedKey('data-keys'));
+  await expect(stranger.unwrap(wrapped, 'record:acme:1')).rejects.toThrow();
+  // Nor under a key derived for another purpose from the same master key.
+  const sealer = createSealer(Buffer.alloc(32, 1));
+  const wrappedHere = await localKeyWrapper(sealer.derivedKey('data-keys')).wrap(key, 'record:acme:1');
+  await expect(
+    localKeyWrapper(sealer.derivedKey('sealed-secrets')).unwrap(wrappedHere, 'record:acme:1'),
+  ).rejects.toThrow();
+});
+
+test('an altered or malformed wrapped key is refused', async () => {
+  const wrapped = await wrapper.wrap(key, 'record:acme:1');
+  const parts = wrapped.split('.');
+  for (const index of [1, 2, 3]) {
+    const part = parts[index]!;
+    const altered = [...parts];
+    altered[index] = (part[0] === 'A' ? 'B' : 'A') + part.slice(1);
+    await expect(wrapper.unwrap(altered.join('.'), 'record:acme:1')).rejects.toThrow();
+  }
+  for (const text of ['', 'wk1', wrapped.replace(/^wk1/, 'wk2'), `${wrapped}.x`, wrapped.slice(0, -1)])
+    await expect(wrapper.unwrap(text, 'record:acme:1')).rejects.toThrow('not a wrapped data key');
+});
+
+test('only 32-byte keys, under a 32-byte key-encryption key', async () => {
+  await expect(wrapper.wrap(randomBytes(16), 'record:acme:1')).rejects.toThrow('32 bytes');
+  expect(() => localKeyWrapper(randomBytes(16))).toThrow('32 bytes');
+});
