@@ -291,8 +291,7 @@ export class Deliverer {
       if (disabled) {
         queue.held = true;
         queue.nextDue = Number.POSITIVE_INFINITY;
-      }
-      else if (settlement.kind === 'retry') queue.nextDue = Math.min(queue.nextDue, settlement.dueAt);
+      } else if (settlement.kind === 'retry') queue.nextDue = Math.min(queue.nextDue, settlement.dueAt);
       else queue.nextDue = 0;
     }
   }
