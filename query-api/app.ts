@@ -6,6 +6,7 @@ import { MODULE_FIELDS, SPACE_FIELDS } from './routes/catalogues';
 import { idParam } from '../infra/http/params';
 import {
   addEntityRoutes,
+  authorize,
   readOne,
   readRecordOfModule,
   readPage,
@@ -37,6 +38,8 @@ import { addRemoteLinkReadRoutes } from './routes/remote-links';
 import { addSegmentReadRoutes } from './routes/segments';
 import { DELETED_RECORDS, recordsListed } from './routes/record-lists';
 import { RECORDS } from './records/search';
+import { positionOfMoment, recordAt, type PastReadDeps } from './records/past';
+import { pastMomentOf } from '../contracts/query/as-of';
 import { addApiDescriptionRoutes, type ApiDescriptions } from './routes/api-description';
 import { addIntegratorReadRoutes, type IntegratorReadDeps } from './routes/integrator';
 import { addVectorRoutes, type VectorReadDeps } from './routes/vectors';
@@ -76,7 +79,8 @@ export type QueryDeps = FileReadDeps &
   IntegratorReadDeps &
   VectorReadDeps &
   OAuthInfoDeps &
-  SubscriptionReadDeps & { readonly descriptions: ApiDescriptions };
+  SubscriptionReadDeps &
+  PastReadDeps & { readonly descriptions: ApiDescriptions };
 
 export function createQueryRouter(deps: QueryDeps): Router {
   const router = Router();
@@ -97,7 +101,19 @@ export function createQueryRouter(deps: QueryDeps): Router {
   });
   // Before `/record/{recordId}`: `vector` is not a record id.
   addVectorRoutes(router, deps);
-  addEntityRoutes(router, deps, { get: getRecord }, 'recordId', RECORDS);
+  mount(router, getRecord, async (req, res) => {
+    const recordId = idParam(req, 'recordId');
+    const moment = pastMomentOf(req.query);
+    if (moment === undefined) {
+      const { body, etag } = await readOne(req, deps, RECORDS, recordId);
+      sendJson(res, 200, body, { ETag: etag });
+      return;
+    }
+    const tenant = authorize(req, RECORDS.module, 'read');
+    const position = await positionOfMoment(deps, moment);
+    const doc = await recordAt(deps, tenant, recordId, position);
+    sendJson(res, 200, RECORDS.view(doc), { 'X-As-Of-Position': position.toString() });
+  });
   // Before every `/module/{moduleId}…` route: `built-in` is not a module id.
   addModuleTemplateRoutes(router);
   mount(router, listModuleRecords, async (req, res) => {
@@ -116,7 +132,7 @@ export function createQueryRouter(deps: QueryDeps): Router {
   addRemoteLinkReadRoutes(router, deps, RECORDS);
   addLabelReadRoutes(router, deps, RECORDS);
   addFileReadRoutes(router, deps, RECORDS);
-  addHistoryRoutes(router, deps, RECORDS);
+  addHistoryRoutes(router, deps, RECORDS, (moment) => positionOfMoment(deps, moment));
   addSegmentReadRoutes(router, deps, RECORDS);
   addCatalogueReadRoutes(router, deps, FIELDS);
   addIntegratorReadRoutes(router, deps);

@@ -27,6 +27,7 @@ export function queryApiService(
         credentialActivity: (tenant, credentials) => kernel.meter.activity(tenant, credentials),
         accessTokens: kernel.accessTokens,
         deliveries: () => kernel.deliveries(),
+        events: kernel.adapters.events,
       }),
     },
     start: () => Promise.resolve(),

@@ -1,5 +1,6 @@
 /** What hangs off a record: its files, its remote keys, its history; and records in bulk. */
 import { z } from 'zod';
+import { asOfQuery } from '../query/as-of';
 import { entityIdSchema } from '../entity-id';
 import { fieldValueSchema } from '../events/records';
 import { fileWeightsSchema } from '../files';
@@ -339,8 +340,9 @@ export const listRecordHistory = operation({
   path: '/record/{recordId}/history',
   tag: 'history',
   summary: "A record's full history, newest first (administrators)",
+  description: 'With `asOf` or `atPosition`: only what happened up to then.',
   params: recordPath,
-  query: listQuery,
+  query: listQuery.extend(asOfQuery.shape),
   responses: { 200: { description: 'A page of events.', schema: auditPage }, ...READ_ERRORS },
   security: 'token',
   tool: true,

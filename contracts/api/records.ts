@@ -1,5 +1,6 @@
 /** The record operations: create, change, delete and restore records, list and read them, press buttons. */
 import { z } from 'zod';
+import { asOfQuery } from '../query/as-of';
 import { entityIdSchema } from '../entity-id';
 import { fieldKeySchema, fieldValueSchema } from '../events/records';
 import { operation } from './operation';
@@ -217,10 +218,16 @@ export const getRecord = operation({
   method: 'get',
   path: '/record/{recordId}',
   tag: 'records',
-  summary: 'Read a record',
+  summary: 'Read a record, now or as it was at a time or position',
+  description:
+    'With `asOf` or `atPosition`: the record as it was then, folded from its events (the same shape; no ETag, ' +
+    'and `X-As-Of-Position` names the last position included). 404 when it did not exist yet, 410 when it had ' +
+    'been deleted.',
   params: recordPath,
+  query: asOfQuery,
   responses: {
     200: { description: 'The record.', schema: recordSchema, headers: etagHeader },
+    410: { description: 'The record had been deleted at that time or position.' },
     ...READ_ERRORS,
   },
   security: 'token',

@@ -1,26 +1,7 @@
 import type { RecordedEvent } from '../../contracts/events/envelope';
-import type { Document, ReadModelChange } from '../../contracts/read-model-changes';
+import type { Document } from '../../contracts/read-model-changes';
 import type { EventStore } from '../../infra/event-store/port';
-import { applyPatch } from '../../infra/read-store/patch';
-import { projectEvent } from '../../projections/projection';
-import { recordsProjection } from '../../projections/read-models/records';
-
-/** The collection names as they are: the documents are kept here, not in a store. */
-const asNamed = (base: string) => base;
-
-/** A record's read-model document after one more change (null: none, or deleted from the collection). */
-function changed(doc: Document | null, change: ReadModelChange): Document | null {
-  switch (change.op) {
-    case 'upsert':
-      return change.doc;
-    case 'patch':
-      return doc === null ? null : applyPatch(doc, change);
-    case 'delete':
-      return null;
-    case 'index':
-      return doc;
-  }
-}
+import { recordAfter } from '../../projections/record-fold';
 
 interface Known {
   readonly revision: bigint;
@@ -46,14 +27,11 @@ export class RecordStates {
     const known = this.known.get(event.streamId);
     let doc: Document | null;
     if (known !== undefined && known.revision === event.revision) doc = known.doc;
-    else if (known !== undefined && known.revision === event.revision - 1n) doc = this.step(known.doc, event);
+    else if (known !== undefined && known.revision === event.revision - 1n)
+      doc = recordAfter(known.doc, event);
     else doc = await this.fold(event);
     this.remember(event.streamId, { revision: event.revision, doc });
     return doc;
-  }
-
-  private step(doc: Document | null, event: RecordedEvent): Document | null {
-    return projectEvent(recordsProjection, event, asNamed).reduce(changed, doc);
   }
 
   private async fold(until: RecordedEvent): Promise<Document | null> {
@@ -61,7 +39,7 @@ export class RecordStates {
     for await (const event of this.events.readStream(until.streamId, {
       maxCount: Number(until.revision) + 1,
     }))
-      doc = this.step(doc, event);
+      doc = recordAfter(doc, event);
     return doc;
   }
 

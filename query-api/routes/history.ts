@@ -1,4 +1,5 @@
-import { equals } from '../../languages/filter/store-query';
+import { equals, type StoreFilter } from '../../languages/filter/store-query';
+import { AS_OF_PARAMETERS, pastMomentOf, type PastMoment } from '../../contracts/query/as-of';
 import type { Request, Router } from 'express';
 import { isAdmin } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
@@ -36,6 +37,9 @@ const FIELD_HISTORY: EntityDescription = {
   defaultOrder: newestFirst,
 };
 
+/** A record's history: the audit trail of its stream, cut at a moment when asked. */
+const RECORD_HISTORY: EntityDescription = { ...AUDIT, otherQueryParams: AS_OF_PARAMETERS };
+
 function requireAdmin(req: Request): string {
   const principal = principalOf(req);
   if (!isAdmin(principal)) throw new PlatformError('forbidden', 'only admins may read the audit trail');
@@ -46,7 +50,13 @@ function requireAdmin(req: Request): string {
  * History read from the events (through projections, never a separate log): the audit trail of who did
  * what, a record's full history for admins, and the field changes the calling user made to a record.
  */
-export function addHistoryRoutes(router: Router, deps: EntityReadDeps, records: EntityDescription): void {
+export function addHistoryRoutes(
+  router: Router,
+  deps: EntityReadDeps,
+  records: EntityDescription,
+  /** The last position a moment of the past includes (see `query-api/records/past.ts`). */
+  positionOf: (moment: PastMoment) => Promise<bigint>,
+): void {
   mount(router, listAudit, async (req, res) => {
     requireAdmin(req);
     sendJson(res, 200, await readPage(req, deps, AUDIT));
@@ -55,12 +65,24 @@ export function addHistoryRoutes(router: Router, deps: EntityReadDeps, records: 
   mount(router, listRecordHistory, async (req, res) => {
     const tenant = requireAdmin(req);
     const recordId = idParam(req, 'recordId');
+    const moment = pastMomentOf(req.query);
     // Deleted records have a history too; records that never were have none.
     await awaitConsistency(req, deps.consistency, [records.projection]);
     if (!(await deps.readModels.get(tenant, records.collection, documentId(tenant, recordId))))
       throw new PlatformError('not_found', `record ${recordId} not found`);
-    const stream = streamName('record', tenant, recordId);
-    sendJson(res, 200, await readPage(req, deps, AUDIT, equals('streamId', stream)));
+    const stream = equals('streamId', streamName('record', tenant, recordId));
+    const until = moment && (await positionOf(moment));
+    const scope: StoreFilter =
+      until === undefined
+        ? stream
+        : {
+            kind: 'and',
+            children: [
+              stream,
+              { kind: 'compare', path: 'position', op: 'lte', value: Number(until), numeric: true },
+            ],
+          };
+    sendJson(res, 200, await readPage(req, deps, RECORD_HISTORY, scope));
   });
 
   mount(router, listFieldHistory, async (req, res) => {

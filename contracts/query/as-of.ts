@@ -1,0 +1,58 @@
+/**
+ * Reading the past: `asOf` (an RFC 3339 time) or `atPosition` (a position in the event log), on a record and
+ * its history. Validated from the raw URL query; one of them at most.
+ */
+import { z } from 'zod';
+import { PlatformError } from '../errors';
+import { validate } from '../validation';
+import { queryText } from './list-params';
+
+export const AS_OF_PARAMETERS = ['asOf', 'atPosition'] as const;
+
+/** RFC 3339 with its offset (`Z` or `±hh:mm`): a time without one names no moment. */
+const RFC_3339 = z.iso.datetime({ offset: true });
+const POSITION = /^\d{1,20}$/;
+
+const asOfSchema = z.object({
+  asOf: queryText('asOf').refine((text) => text === undefined || RFC_3339.safeParse(text).success, {
+    message: 'asOf must be an RFC 3339 time with its offset, like 2026-11-27T12:00:00Z',
+  }),
+  atPosition: queryText('atPosition').refine((text) => text === undefined || POSITION.test(text), {
+    message: 'atPosition must be a position: decimal digits',
+  }),
+});
+
+/** How the documents describe the two parameters (the operations' query schemas). */
+export const asOfQuery = z.object({
+  asOf: z.string().optional().meta({
+    description:
+      'Read as it was at this RFC 3339 time (a time in the future reads the present; one before the system existed, nothing).',
+    example: '2026-11-27T12:00:00Z',
+  }),
+  atPosition: z.string().optional().meta({
+    description: 'Read as it was right after the event at this position of the log (decimal digits).',
+  }),
+});
+
+/** The moment asked for: a time, a position, or none (the present). A 400 names a malformed parameter. */
+export type PastMoment =
+  { readonly kind: 'time'; readonly at: Date } | { readonly kind: 'position'; readonly position: bigint };
+
+export function pastMomentOf(rawQuery: unknown): PastMoment | undefined {
+  const query = (typeof rawQuery === 'object' && rawQuery !== null ? rawQuery : {}) as Record<
+    string,
+    unknown
+  >;
+  const { asOf, atPosition } = validate(
+    asOfSchema,
+    { asOf: query.asOf, atPosition: query.atPosition },
+    'query',
+  );
+  if (asOf !== undefined && atPosition !== undefined)
+    throw new PlatformError('validation_failed', 'give asOf or atPosition, not both', [
+      { path: 'atPosition', message: 'asOf is given too' },
+    ]);
+  if (asOf !== undefined) return { kind: 'time', at: new Date(asOf) };
+  if (atPosition !== undefined) return { kind: 'position', position: BigInt(atPosition) };
+  return undefined;
+}
