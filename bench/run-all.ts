@@ -17,6 +17,7 @@ const BENCHES = [
   'scenario-steps.ts',
   'mailhooks.ts',
   'deliveries.ts',
+  'time-travel.ts',
   'vector-index.ts',
   'semantic.ts',
   'ai-execute.ts',
