@@ -26,6 +26,25 @@ export type ReadModelChange =
     }
   | { readonly op: 'delete'; readonly collection: string; readonly id: string; readonly position: bigint }
   /**
+   * Copies a document, as it is when the change is applied (after the changes before it in the batch), from
+   * the same collection or another: when the source exists, the target becomes the source with its `id`
+   * replaced by the target's and `set` applied, exactly as an `upsert` of that document at `position` would
+   * (a change not newer than the target's position does nothing; the copy's position is `position`, not the
+   * source's); when the source does not exist, nothing happens. A projection cannot read a document, so this
+   * is how it keeps a document's earlier versions.
+   */
+  | {
+      readonly op: 'copy';
+      /** Where the copy goes. */
+      readonly collection: string;
+      readonly id: string;
+      /** The document copied. */
+      readonly from: { readonly collection: string; readonly id: string };
+      /** Top-level or dotted paths set on the copy, after copying (as a patch's); `undefined` values are ignored. */
+      readonly set?: Readonly<Record<string, unknown>>;
+      readonly position: bigint;
+    }
+  /**
    * Ensures a secondary index a projection asks for as its data comes to need it (a record field's values),
    * as `ensureIndex` does; skipped once the collection has `MAX_INDEXES_PER_COLLECTION` indexes, so the
    * indexes (and the work of every write) stay bounded. Idempotent; the position is not checked.

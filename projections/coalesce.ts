@@ -3,9 +3,14 @@ import type { ReadModelChange } from '../contracts/read-model-changes';
 
 type Change = ReadModelChange;
 
+function documentKey(collection: string, id: string): string {
+  return `${collection}\u0000${id}`;
+}
+
+/** The document a change writes (an index change: its index). */
 function keyOf(change: Change): string {
   if (change.op === 'index') return `${change.collection}\u0000\u0000index ${change.index.name}`;
-  return `${change.collection}\u0000${change.op === 'upsert' ? change.doc.id : change.id}`;
+  return documentKey(change.collection, change.op === 'upsert' ? change.doc.id : change.id);
 }
 
 /**
@@ -13,10 +18,11 @@ function keyOf(change: Change): string {
  * Merges only where the result equals applying both in order, whatever the stored document's position
  * (a document is a function of its own events, so a stored state between the two is reached by the same
  * chain): upsert + patch → upsert of the patched document; anything + upsert → the upsert; upsert or
- * patch + delete → the delete. A patch after a patch or after a delete, and increments, stay apart.
+ * patch + delete → the delete (a copy too: its outcome is replaced). A patch after a patch or after a delete,
+ * increments, and a copy after anything (its outcome depends on its source) stay apart.
  */
 function merge(previous: Change, next: Change): Change | null {
-  if (previous.op === 'index' || next.op === 'index') return null;
+  if (previous.op === 'index' || next.op === 'index' || next.op === 'copy') return null;
   if (next.op === 'upsert') return next;
   if (next.op === 'delete') return previous.op === 'delete' ? null : next;
   if (previous.op !== 'upsert' || next.inc !== undefined) return null;
@@ -30,7 +36,9 @@ function merge(previous: Change, next: Change): Change | null {
 
 /**
  * Folds a batch's changes per document so each document is written once where possible: a rebuild's
- * create-then-update pairs become single upserts. Changes keep the order of their last change.
+ * create-then-update pairs become single upserts. Changes keep the order of their last change. A copy reads
+ * its source as the changes before it left it, so the source's chain ends there: a later change of the source
+ * is not merged into an earlier one, which would move that earlier one after the copy.
  */
 export function coalesceChanges(changes: readonly Change[]): Change[] {
   const result: Array<Change | undefined> = [];
@@ -40,6 +48,7 @@ export function coalesceChanges(changes: readonly Change[]): Change[] {
     const index = lastIndex.get(key);
     const merged = index === undefined ? null : merge(result[index]!, change);
     if (merged && index !== undefined) result[index] = undefined;
+    if (change.op === 'copy') lastIndex.delete(documentKey(change.from.collection, change.from.id));
     lastIndex.set(key, result.length);
     result.push(merged ?? change);
   }

@@ -11,7 +11,7 @@ import { PlatformError } from '../../contracts/errors';
 import type { StoreQuery } from '../../languages/filter/store-query';
 import { withinTimeLimit } from '../mongodb-time-limit';
 import { compileFilter, compileSort, indexKeys, regexEngineOf } from './mongodb-query';
-import { applyPatch, valueAtPath } from './patch';
+import { applyPatch, copiedDocument, valueAtPath } from './patch';
 import { escapeKeys, escapePath, unescapeKeys, unescapePath } from './mongodb-keys';
 import { UniqueViolationError, type Checkpoint, type FindResult, type ReadStore } from './port';
 import {
@@ -115,7 +115,11 @@ interface UniqueIndex {
   readonly fields: readonly string[];
 }
 
-function toWrites(change: ReadModelChange): AnyBulkWriteOperation<StoredDocument>[] {
+/** The changes written as bulk writes; the others are applied alone (`runsByCollection`). */
+type BulkChange = Extract<ReadModelChange, { op: 'upsert' | 'patch' | 'delete' }>;
+type SoleChange = Extract<ReadModelChange, { op: 'index' | 'copy' }>;
+
+function toWrites(change: BulkChange): AnyBulkWriteOperation<StoredDocument>[] {
   const position = Long.fromBigInt(change.position);
   switch (change.op) {
     case 'upsert': {
@@ -154,19 +158,22 @@ function toWrites(change: ReadModelChange): AnyBulkWriteOperation<StoredDocument
     }
     case 'delete':
       return [{ deleteOne: { filter: { _id: change.id, _pos: { $lt: position } } } }];
-    case 'index':
-      return [];
   }
 }
 
-/** Consecutive changes to one collection, written as one ordered bulk write. */
-function runsByCollection(changes: readonly ReadModelChange[]): ReadModelChange[][] {
-  const runs: ReadModelChange[][] = [];
+/**
+ * Consecutive changes to one collection, written as one ordered bulk write; an index or a copy change alone:
+ * an index is not a bulk write, and a copy reads its source only once the writes before it are acknowledged.
+ */
+function runsByCollection(changes: readonly ReadModelChange[]): (BulkChange[] | SoleChange)[] {
+  const runs: (BulkChange[] | SoleChange)[] = [];
   for (const change of changes) {
+    if (change.op === 'index' || change.op === 'copy') {
+      runs.push(change);
+      continue;
+    }
     const last = runs.at(-1);
-    // An index change is a run of its own: it is not a bulk write.
-    const joins = last && last[0].op !== 'index' && change.op !== 'index';
-    if (joins && last[0].collection === change.collection) last.push(change);
+    if (Array.isArray(last) && last[0].collection === change.collection) last.push(change);
     else runs.push([change]);
   }
   return runs;
@@ -214,12 +221,12 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
    * that was not applied and whose resulting document collides with another one on a unique index.
    */
   async function findViolatedIndex(
-    run: readonly ReadModelChange[],
+    run: readonly BulkChange[],
     indexes: readonly UniqueIndex[],
   ): Promise<string> {
     const target = collection(run[0].collection);
     for (const change of run) {
-      if (change.op === 'delete' || change.op === 'index') continue;
+      if (change.op === 'delete') continue;
       const id = change.op === 'upsert' ? change.doc.id : change.id;
       const current = await target.findOne({ _id: id }, { maxTimeMS });
       const currentPosition = current ? storedPosition(current) : undefined;
@@ -245,7 +252,7 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
 
   async function toUniqueViolation(
     error: MongoServerError,
-    run: readonly ReadModelChange[],
+    run: readonly BulkChange[],
   ): Promise<UniqueViolationError> {
     const name = run[0].collection;
     const indexes = (await uniqueIndexes(name)).filter((index) => index.name !== '_id_');
@@ -291,6 +298,34 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
     if (exists || secondary.length < MAX_INDEXES_PER_COLLECTION) await ensureIndex(name, index);
   }
 
+  async function writeRun(run: readonly BulkChange[]): Promise<void> {
+    try {
+      await collection(run[0].collection).bulkWrite(run.flatMap(toWrites), { ordered: true });
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      const violation = await toUniqueViolation(error, run);
+      // An insert whose replacement then failed (possible on FerretDB only, where the insert lacks
+      // top-level nulls) must not stay behind.
+      const upserted = run.flatMap((change) => (change.op === 'upsert' ? [change.doc.id] : []));
+      await collection(run[0].collection).deleteMany({
+        _id: { $in: upserted },
+        _pos: INSERTED_POSITION,
+      });
+      throw violation;
+    }
+  }
+
+  /**
+   * A copy change: its source as the writes before it left it (they are acknowledged), written as the upsert
+   * of the copied document. FerretDB 1.x has no `$merge` to copy on the server.
+   */
+  async function applyCopy(change: Extract<ReadModelChange, { op: 'copy' }>): Promise<void> {
+    const source = await collection(change.from.collection).findOne({ _id: change.from.id });
+    if (!source) return;
+    const doc = copiedDocument(toDocument(source), change);
+    await writeRun([{ op: 'upsert', collection: change.collection, doc, position: change.position }]);
+  }
+
   return {
     ensureIndex,
 
@@ -298,25 +333,9 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
       changes.forEach(assertChange);
       if (checkpoint) assertCheckpoint(checkpoint);
       for (const run of runsByCollection(changes)) {
-        const [first] = run;
-        if (first.op === 'index') {
-          await ensureIndexWithin(first.collection, first.index);
-          continue;
-        }
-        try {
-          await collection(run[0].collection).bulkWrite(run.flatMap(toWrites), { ordered: true });
-        } catch (error) {
-          if (!isUniqueViolation(error)) throw error;
-          const violation = await toUniqueViolation(error, run);
-          // An insert whose replacement then failed (possible on FerretDB only, where the insert lacks
-          // top-level nulls) must not stay behind.
-          const upserted = run.flatMap((change) => (change.op === 'upsert' ? [change.doc.id] : []));
-          await collection(run[0].collection).deleteMany({
-            _id: { $in: upserted },
-            _pos: INSERTED_POSITION,
-          });
-          throw violation;
-        }
+        if (Array.isArray(run)) await writeRun(run);
+        else if (run.op === 'index') await ensureIndexWithin(run.collection, run.index);
+        else await applyCopy(run);
       }
       if (checkpoint) {
         await checkpoints.updateOne(

@@ -1,6 +1,7 @@
 import type { Document, ReadModelChange } from '../../contracts/read-model-changes';
 
 type PatchChange = Extract<ReadModelChange, { op: 'patch' }>;
+type CopyChange = Extract<ReadModelChange, { op: 'copy' }>;
 type JsonObject = Record<string, unknown>;
 
 function isObject(value: unknown): value is JsonObject {
@@ -20,9 +21,9 @@ function setOwn(object: JsonObject, key: string, value: unknown): void {
 /**
  * The object that holds the last segment of `path`, creating missing intermediate objects as MongoDB does.
  * Intermediate objects on the path are copied first (copy-on-write), so the input document and anything it
- * shares with an event are never modified.
+ * shares with an event are never modified. `change` names the change in errors.
  */
-function parentForWrite(doc: JsonObject, path: string, id: string): { parent: JsonObject; key: string } {
+function parentForWrite(doc: JsonObject, path: string, change: string): { parent: JsonObject; key: string } {
   const segments = path.split('.');
   const key = segments.pop() as string;
   let parent = doc;
@@ -38,7 +39,7 @@ function parentForWrite(doc: JsonObject, path: string, id: string): { parent: Js
       parent = copy;
     } else {
       // MongoDB refuses to create a field inside a scalar, null or array; so do we.
-      throw new TypeError(`patch of ${id}: cannot create ${path} inside the non-object value at ${segment}`);
+      throw new TypeError(`${change}: cannot create ${path} inside the non-object value at ${segment}`);
     }
   }
   return { parent, key };
@@ -63,27 +64,39 @@ function parentForRead(doc: JsonObject, path: string): { parent: JsonObject; key
  */
 export function applyPatch(doc: Document, change: PatchChange): Document {
   const patched: JsonObject = { ...doc };
-  for (const [path, value] of Object.entries(change.set ?? {})) {
-    if (value === undefined) continue;
-    const { parent, key } = parentForWrite(patched, path, change.id);
-    setOwn(parent, key, value);
-  }
+  const named = `patch of ${change.id}`;
+  setPaths(patched, change.set, named);
   for (const path of change.unset ?? []) {
     const target = parentForRead(patched, path);
     if (target) {
-      const { parent, key } = parentForWrite(patched, path, change.id);
+      const { parent, key } = parentForWrite(patched, path, named);
       if (Object.hasOwn(target.parent, key)) delete parent[key];
     }
   }
   for (const [path, amount] of Object.entries(change.inc ?? {})) {
-    const { parent, key } = parentForWrite(patched, path, change.id);
+    const { parent, key } = parentForWrite(patched, path, named);
     const current = Object.hasOwn(parent, key) ? parent[key] : 0;
     if (typeof current !== 'number') {
-      throw new TypeError(`patch of ${change.id}: cannot increment the non-numeric value at ${path}`);
+      throw new TypeError(`${named}: cannot increment the non-numeric value at ${path}`);
     }
     setOwn(parent, key, current + amount);
   }
   return { ...patched, id: doc.id };
+}
+
+function setPaths(doc: JsonObject, set: PatchChange['set'], change: string): void {
+  for (const [path, value] of Object.entries(set ?? {})) {
+    if (value === undefined) continue;
+    const { parent, key } = parentForWrite(doc, path, change);
+    setOwn(parent, key, value);
+  }
+}
+
+/** What a copy change writes from its source: the source under the copy's id, with `set` applied (as a patch's). */
+export function copiedDocument(source: Document, change: CopyChange): Document {
+  const copy: JsonObject = { ...source };
+  setPaths(copy, change.set, `copy to ${change.id}`);
+  return { ...copy, id: change.id };
 }
 
 /** The value at a dotted path, or undefined when any segment is missing or not an object. */

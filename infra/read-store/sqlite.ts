@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import type { StoreQuery } from '../../languages/filter/store-query';
 import { openSqliteFile } from '../sqlite-file';
 import { compileLikeMatcher, type LikeMatcher } from '../../languages/filter/like-pattern';
-import { applyPatch } from './patch';
+import { applyPatch, copiedDocument } from './patch';
 import { UniqueViolationError, type Checkpoint, type FindResult, type ReadStore } from './port';
 import {
   MAX_INDEXES_PER_COLLECTION,
@@ -327,6 +327,16 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
       case 'delete':
         write.delete.run(change.id, change.position);
         return;
+      case 'copy': {
+        // Read in this transaction, so the source is as the changes before this one left it.
+        const source = read(change.from.collection, null, (table) =>
+          getStatementOf(change.from.collection, table).get(change.from.id),
+        );
+        if (typeof source !== 'string') return;
+        const copy = copiedDocument(parseDocument(source), change);
+        write.upsert.run(copy.id, JSON.stringify(copy), change.position);
+        return;
+      }
     }
   }
 

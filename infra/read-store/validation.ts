@@ -84,18 +84,33 @@ export function assertDocument(doc: Document): void {
   assertDepth(doc, MAX_DOCUMENT_DEPTH, `document ${doc.id}`);
 }
 
-/** Patch paths address stored keys, so they follow the key rule (not the stricter query-path rule). */
-function assertPatchPath(path: string, id: string): void {
+/**
+ * Patch paths address stored keys, so they follow the key rule (not the stricter query-path rule). `change`
+ * names the change in errors.
+ */
+function assertPatchPath(path: string, change: string): void {
   const segments = path.split('.');
   if (!segments.every(isValidPathSegment))
-    throw new TypeError(`patch of ${id}: invalid path ${JSON.stringify(path)}`);
+    throw new TypeError(`${change}: invalid path ${JSON.stringify(path)}`);
   if (segments[0] === 'id' || RESERVED_KEYS.has(segments[0])) {
-    throw new TypeError(`patch of ${id}: the path ${path} cannot be changed`);
+    throw new TypeError(`${change}: the path ${path} cannot be changed`);
+  }
+}
+
+/** The paths of a set with their values: each a valid patch path, and not too deep for the document. */
+function assertSet(set: Readonly<Record<string, unknown>> | undefined, change: string): void {
+  for (const [path, value] of Object.entries(set ?? {})) {
+    assertPatchPath(path, change);
+    // The document, then one level per segment above the value's own.
+    assertDepth(value, MAX_DOCUMENT_DEPTH - path.split('.').length, `${change} at ${path}`);
   }
 }
 
 /** MongoDB refuses an update that touches a path twice, or a path and a path inside it; so do we. */
-function assertNoOverlap(change: Extract<ReadModelChange, { op: 'patch' }>): void {
+function assertNoOverlap(
+  change: Pick<Extract<ReadModelChange, { op: 'patch' }>, 'set' | 'unset' | 'inc'>,
+  named: string,
+): void {
   const paths = [
     ...Object.entries(change.set ?? {})
       .filter(([, value]) => value !== undefined)
@@ -106,7 +121,7 @@ function assertNoOverlap(change: Extract<ReadModelChange, { op: 'patch' }>): voi
   paths.forEach((path, i) => {
     for (const other of paths.slice(i + 1)) {
       if (path === other || other.startsWith(`${path}.`) || path.startsWith(`${other}.`)) {
-        throw new TypeError(`patch of ${change.id}: the paths ${path} and ${other} overlap`);
+        throw new TypeError(`${named}: the paths ${path} and ${other} overlap`);
       }
     }
   });
@@ -132,22 +147,30 @@ export function assertChange(change: ReadModelChange): void {
     case 'index':
       assertIndexSpec(change.index);
       return;
-    case 'patch':
+    case 'patch': {
       if (typeof change.id !== 'string' || change.id.length === 0) throw new TypeError('patch needs an id');
-      for (const [path, value] of Object.entries(change.set ?? {})) {
-        assertPatchPath(path, change.id);
-        // The document, then one level per segment above the value's own.
-        assertDepth(value, MAX_DOCUMENT_DEPTH - path.split('.').length, `patch of ${change.id} at ${path}`);
-      }
-      for (const path of change.unset ?? []) assertPatchPath(path, change.id);
+      const named = `patch of ${change.id}`;
+      assertSet(change.set, named);
+      for (const path of change.unset ?? []) assertPatchPath(path, named);
       for (const [path, amount] of Object.entries(change.inc ?? {})) {
-        assertPatchPath(path, change.id);
+        assertPatchPath(path, named);
         if (typeof amount !== 'number' || !Number.isFinite(amount)) {
-          throw new TypeError(`patch of ${change.id}: inc of ${path} must be a finite number`);
+          throw new TypeError(`${named}: inc of ${path} must be a finite number`);
         }
       }
-      assertNoOverlap(change);
+      assertNoOverlap(change, named);
       return;
+    }
+    case 'copy': {
+      if (typeof change.id !== 'string' || change.id.length === 0) throw new TypeError('copy needs an id');
+      assertCollectionName(change.from.collection);
+      if (typeof change.from.id !== 'string' || change.from.id.length === 0)
+        throw new TypeError(`copy to ${change.id} needs the id of its source`);
+      const named = `copy to ${change.id}`;
+      assertSet(change.set, named);
+      assertNoOverlap(change, named);
+      return;
+    }
   }
 }
 

@@ -29,6 +29,16 @@ export function upsert(collection: string, doc: Document, position = 1n): ReadMo
   return { op: 'upsert', collection, doc, position };
 }
 
+export function copy(
+  collection: string,
+  id: string,
+  from: { collection: string; id: string },
+  position: bigint,
+  set?: Record<string, unknown>,
+): ReadModelChange {
+  return { op: 'copy', collection, id, from, position, ...(set ? { set } : {}) };
+}
+
 export function compare(
   path: string,
   op: 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte',
@@ -555,6 +565,220 @@ export function readStoreContract(factory: () => Promise<ReadStoreUnderTest>): v
       await store().apply([upsert(collection, { id: 'a', v: 'max' }, 2n ** 63n - 1n)]);
       await store().apply([upsert(collection, { id: 'a', v: 'ten' }, 10n)]);
       await expect(store().get(collection, 'a')).resolves.toEqual({ id: 'a', v: 'max' });
+    });
+  });
+
+  describe('copy', () => {
+    const recordDoc: Document = {
+      id: 'r1',
+      name: 'Record',
+      count: 3,
+      nothing: null,
+      tags: ['x', 'y'],
+      fields: { amount: 10, nested: { deeper: [{ k: 1 }] } },
+    };
+
+    test('a copy to another collection is its source under the copy id; the source is unchanged', async () => {
+      const records = uniqueName('copy_source');
+      const versions = uniqueName('copy_target');
+      await store().apply([upsert(records, recordDoc, 1n)]);
+      await store().apply([copy(versions, 'r1@1', { collection: records, id: 'r1' }, 2n)]);
+      await expect(store().get(versions, 'r1@1')).resolves.toEqual({ ...recordDoc, id: 'r1@1' });
+      await expect(store().get(records, 'r1')).resolves.toEqual(recordDoc);
+      await expect(store().get(versions, 'r1')).resolves.toBeNull();
+    });
+
+    test("the copy's position is the change's, not its source's", async () => {
+      const records = uniqueName('copy_position_source');
+      const versions = uniqueName('copy_position_target');
+      await store().apply([upsert(records, recordDoc, 1n)]);
+      await store().apply([copy(versions, 'v', { collection: records, id: 'r1' }, 5n)]);
+      await store().apply([upsert(versions, { id: 'v', older: true }, 3n)]);
+      await expect(store().get(versions, 'v')).resolves.toEqual({ ...recordDoc, id: 'v' });
+      await store().apply([{ op: 'patch', collection: versions, id: 'v', set: { count: 4 }, position: 6n }]);
+      await expect(store().get(versions, 'v')).resolves.toEqual({ ...recordDoc, id: 'v', count: 4 });
+    });
+
+    test('a copy in the same collection applies set on top-level and dotted paths, keeping nested siblings', async () => {
+      const collection = uniqueName('copy_same');
+      await store().apply([upsert(collection, recordDoc, 1n)]);
+      await store().apply([
+        copy(collection, 'r1@2', { collection, id: 'r1' }, 2n, {
+          validFrom: 1,
+          'validity.to': 2,
+          'fields.amount': 11,
+          'fields.nested.added': { deep: true },
+          name: { replaced: ['by', 'an', 'object'] },
+          ignored: undefined,
+        }),
+      ]);
+      await expect(store().get(collection, 'r1@2')).resolves.toEqual({
+        id: 'r1@2',
+        name: { replaced: ['by', 'an', 'object'] },
+        count: 3,
+        nothing: null,
+        tags: ['x', 'y'],
+        fields: { amount: 11, nested: { deeper: [{ k: 1 }], added: { deep: true } } },
+        validFrom: 1,
+        validity: { to: 2 },
+      });
+      await expect(store().get(collection, 'r1')).resolves.toEqual(recordDoc);
+    });
+
+    test('a later change of the source leaves the copy as it was', async () => {
+      const records = uniqueName('copy_later_source');
+      const versions = uniqueName('copy_later_target');
+      await store().apply([upsert(records, recordDoc, 1n)]);
+      await store().apply([copy(versions, 'r1@1', { collection: records, id: 'r1' }, 2n)]);
+      await store().apply([
+        {
+          op: 'patch',
+          collection: records,
+          id: 'r1',
+          set: { 'fields.amount': 99 },
+          unset: ['tags'],
+          position: 3n,
+        },
+      ]);
+      await store().apply([{ op: 'delete', collection: records, id: 'r1', position: 4n }]);
+      await expect(store().get(versions, 'r1@1')).resolves.toEqual({ ...recordDoc, id: 'r1@1' });
+    });
+
+    test('a copy of a missing source does nothing, whether its collection exists or not', async () => {
+      const records = uniqueName('copy_missing_source');
+      const versions = uniqueName('copy_missing_target');
+      const never = uniqueName('copy_never_written');
+      await store().apply([upsert(records, recordDoc, 1n), upsert(versions, { id: 'kept', v: 1 }, 1n)]);
+      await store().apply([
+        copy(versions, 'new', { collection: records, id: 'missing' }, 2n),
+        copy(versions, 'kept', { collection: records, id: 'missing' }, 3n),
+        copy(versions, 'other', { collection: never, id: 'r1' }, 4n),
+        copy(versions, 'kept', { collection: never, id: 'r1' }, 5n, { v: 2 }),
+      ]);
+      await expect(store().get(versions, 'new')).resolves.toBeNull();
+      await expect(store().get(versions, 'other')).resolves.toBeNull();
+      await expect(store().get(versions, 'kept')).resolves.toEqual({ id: 'kept', v: 1 });
+      await expect(store().count(versions)).resolves.toBe(1);
+      await expect(store().get(never, 'r1')).resolves.toBeNull();
+      // The position of the untouched target did not move: a change older than the copies still applies.
+      await store().apply([{ op: 'patch', collection: versions, id: 'kept', set: { v: 3 }, position: 2n }]);
+      await expect(store().get(versions, 'kept')).resolves.toEqual({ id: 'kept', v: 3 });
+    });
+
+    test('a copy at an equal or older position than its target changes nothing; a newer one replaces it whole', async () => {
+      const records = uniqueName('copy_guard_source');
+      const versions = uniqueName('copy_guard_target');
+      await store().apply([upsert(records, recordDoc, 1n), upsert(versions, { id: 'v', old: 'five' }, 5n)]);
+      await store().apply([
+        copy(versions, 'v', { collection: records, id: 'r1' }, 5n),
+        copy(versions, 'v', { collection: records, id: 'r1' }, 4n, { stale: true }),
+      ]);
+      await expect(store().get(versions, 'v')).resolves.toEqual({ id: 'v', old: 'five' });
+      await store().apply([copy(versions, 'v', { collection: records, id: 'r1' }, 6n, { validTo: 6 })]);
+      await expect(store().get(versions, 'v')).resolves.toEqual({ ...recordDoc, id: 'v', validTo: 6 });
+      // Replayed: nothing changes.
+      await store().apply([copy(versions, 'v', { collection: records, id: 'r1' }, 6n, { validTo: 'again' })]);
+      await expect(store().get(versions, 'v')).resolves.toEqual({ ...recordDoc, id: 'v', validTo: 6 });
+    });
+
+    test('a copy sees the changes before it in its batch, across collections, and not those after it', async () => {
+      const records = uniqueName('copy_batch_source');
+      const versions = uniqueName('copy_batch_target');
+      const archive = uniqueName('copy_batch_archive');
+      await store().apply([
+        upsert(records, { id: 'r', v: 1 }, 1n),
+        upsert(versions, { id: 'other', v: 0 }, 2n),
+        { op: 'patch', collection: records, id: 'r', set: { v: 2, 'm.n': 1 }, position: 3n },
+        copy(versions, 'r@3', { collection: records, id: 'r' }, 4n, { validFrom: 3 }),
+        { op: 'patch', collection: records, id: 'r', inc: { v: 1 }, position: 5n },
+        copy(records, 'r@5', { collection: records, id: 'r' }, 6n),
+        // A copy of a copy made earlier in the batch, then a change of that copy's source after both.
+        copy(archive, 'r@3', { collection: versions, id: 'r@3' }, 7n, { archived: true }),
+        { op: 'patch', collection: versions, id: 'r@3', set: { validTo: 5 }, position: 8n },
+        { op: 'delete', collection: records, id: 'r', position: 9n },
+        copy(versions, 'gone', { collection: records, id: 'r' }, 10n),
+      ]);
+      await expect(store().get(versions, 'r@3')).resolves.toEqual({
+        id: 'r@3',
+        v: 2,
+        m: { n: 1 },
+        validFrom: 3,
+        validTo: 5,
+      });
+      await expect(store().get(records, 'r@5')).resolves.toEqual({ id: 'r@5', v: 3, m: { n: 1 } });
+      await expect(store().get(archive, 'r@3')).resolves.toEqual({
+        id: 'r@3',
+        v: 2,
+        m: { n: 1 },
+        validFrom: 3,
+        archived: true,
+      });
+      await expect(store().get(records, 'r')).resolves.toBeNull();
+      await expect(store().get(versions, 'gone')).resolves.toBeNull();
+    });
+
+    test('find reaches copies by copied and set paths, with the indexes of the target', async () => {
+      const records = uniqueName('copy_find_source');
+      const versions = uniqueName('copy_find_target');
+      await store().apply([
+        {
+          op: 'index',
+          collection: versions,
+          index: { name: 'by_record', paths: ['record', 'validFrom'] },
+          position: 1n,
+        },
+        upsert(records, { id: 'a', tenant: 't', fields: { amount: 1 } }, 1n),
+        upsert(records, { id: 'b', tenant: 't', fields: { amount: 7 } }, 2n),
+        copy(versions, 'a@1', { collection: records, id: 'a' }, 3n, { record: 'a', validFrom: 1 }),
+        copy(versions, 'b@2', { collection: records, id: 'b' }, 4n, { record: 'b', validFrom: 2 }),
+        { op: 'patch', collection: records, id: 'a', set: { 'fields.amount': 5 }, position: 5n },
+        copy(versions, 'a@5', { collection: records, id: 'a' }, 6n, { record: 'a', validFrom: 5 }),
+      ]);
+      await expect(
+        findIds(versions, {
+          filter: and(compare('record', 'eq', 'a'), compare('validFrom', 'lte', 5)),
+          sort: [{ path: 'validFrom', direction: 'desc' }],
+        }),
+      ).resolves.toEqual(['a@5', 'a@1']);
+      await expect(
+        findIds(versions, {
+          filter: and(compare('tenant', 'eq', 't'), compare('fields.amount', 'gte', 5)),
+          sort: [{ path: 'fields.amount', direction: 'asc' }],
+        }),
+      ).resolves.toEqual(['a@5', 'b@2']);
+      await expect(findIds(versions, { filter: like('id', 'a@%') })).resolves.toEqual(['a@1', 'a@5']);
+    });
+
+    test('a copy that duplicates a unique value of its target collection is refused', async () => {
+      const records = uniqueName('copy_unique_source');
+      const versions = uniqueName('copy_unique_target');
+      await store().ensureIndex(versions, {
+        name: 'by_version',
+        paths: ['record', 'validFrom'],
+        unique: true,
+      });
+      await store().apply([
+        upsert(records, { id: 'a' }, 1n),
+        copy(versions, 'a@1', { collection: records, id: 'a' }, 2n, { record: 'a', validFrom: 1 }),
+      ]);
+      const failure = store().apply([
+        copy(versions, 'a@1bis', { collection: records, id: 'a' }, 3n, { record: 'a', validFrom: 1 }),
+      ]);
+      await expect(failure).rejects.toThrow(UniqueViolationError);
+      await expect(failure).rejects.toMatchObject({ collection: versions, index: 'by_version' });
+      await expect(store().get(versions, 'a@1bis')).resolves.toBeNull();
+      await expect(store().count(versions)).resolves.toBe(1);
+    });
+
+    test('a copy whose set would create a path inside a non-object value is refused', async () => {
+      const records = uniqueName('copy_scalar_source');
+      const versions = uniqueName('copy_scalar_target');
+      await store().apply([upsert(records, { id: 'a', name: 'n', list: [1] }, 1n)]);
+      for (const path of ['name.first', 'list.0'])
+        await expect(
+          store().apply([copy(versions, 'a@2', { collection: records, id: 'a' }, 2n, { [path]: 1 })]),
+        ).rejects.toThrow(/copy to a@2: cannot create/);
+      await expect(store().get(versions, 'a@2')).resolves.toBeNull();
     });
   });
 
@@ -1226,6 +1450,55 @@ export function readStoreContract(factory: () => Promise<ReadStoreUnderTest>): v
       expect({}).not.toHaveProperty('polluted');
     });
 
+    test('round-trips exactly through a copy, with a set beside the copied keys', async () => {
+      await fc.assert(
+        fc.asyncProperty(json, documentArbitrary, async (value, doc) => {
+          const records = uniqueName('any_json_copy_source');
+          const versions = uniqueName('any_json_copy_target');
+          const source = Object.fromEntries(
+            Object.entries(doc).filter(([key]) => key !== 'version'),
+          ) as Document;
+          await store().apply([
+            upsert(records, source),
+            copy(versions, 'doc@2', { collection: records, id: 'doc' }, 2n, { 'version.value': value }),
+            copy(records, 'doc@3', { collection: records, id: 'doc' }, 3n),
+          ]);
+          // The copied keys in their order, the id in its place, then what the copy set.
+          const expected = Object.fromEntries([
+            ...Object.entries(source).map(([key, inner]) => (key === 'id' ? [key, 'doc@2'] : [key, inner])),
+            ['version', { value }],
+          ]);
+          const copied = await store().get(versions, 'doc@2');
+          expect(copied).toEqual(expected);
+          expect(JSON.stringify(copied)).toBe(JSON.stringify(expected));
+          const sameCollection = await store().get(records, 'doc@3');
+          expect(JSON.stringify(sameCollection)).toBe(JSON.stringify({ ...source, id: 'doc@3' }));
+        }),
+        { numRuns: 40 },
+      );
+      expect(Object.prototype).not.toHaveProperty('polluted');
+    });
+
+    test('a copy keeps keys __proto__ and constructor as keys and never changes a prototype', async () => {
+      const records = uniqueName('proto_copy_source');
+      const versions = uniqueName('proto_copy_target');
+      const doc = JSON.parse(
+        '{"id":"p","__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":2}},"data":{"__proto__":{"polluted":3},"toString":"s","Grüße ✓ 𝄞":{"$where":"x","a.b":[{"_id":1}]}}}',
+      ) as Document;
+      await store().apply([
+        upsert(records, doc),
+        copy(versions, 'p@2', { collection: records, id: 'p' }, 2n, { 'data.hasOwnProperty': 1 }),
+      ]);
+      const stored = await store().get(versions, 'p@2');
+      expect(Object.getPrototypeOf(stored)).toBe(Object.prototype);
+      expect(Object.hasOwn(stored!, '__proto__')).toBe(true);
+      expect(JSON.stringify(stored)).toBe(
+        '{"id":"p@2","__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":2}},"data":{"__proto__":{"polluted":3},"toString":"s","Grüße ✓ 𝄞":{"$where":"x","a.b":[{"_id":1}]},"hasOwnProperty":1}}',
+      );
+      expect(Object.prototype).not.toHaveProperty('polluted');
+      expect({}).not.toHaveProperty('polluted');
+    });
+
     test(`documents nest up to ${MAX_DOCUMENT_DEPTH} levels; deeper ones are refused, the store goes on`, async () => {
       const collection = uniqueName('deep');
       const deepest = { id: 'deep', value: nested(MAX_DOCUMENT_DEPTH - 2) };
@@ -1289,6 +1562,26 @@ export function readStoreContract(factory: () => Promise<ReadStoreUnderTest>): v
           { op: 'patch', collection, id: 'ok', set: { 'a.b': 1 }, inc: { a: 1 }, position: 2n },
         ],
         [upsert(collection, { id: 'ok' }), upsert(collection, { id: 'bad' }, -1n)],
+        [upsert(collection, { id: 'ok' }), copy(collection, '', { collection, id: 'ok' }, 2n)],
+        [upsert(collection, { id: 'ok' }), copy(collection, 'c', { collection, id: '' }, 2n)],
+        [upsert(collection, { id: 'ok' }), copy(collection, 'c', { collection: 'Bad-Name', id: 'ok' }, 2n)],
+        [upsert(collection, { id: 'ok' }), copy('Bad-Name', 'c', { collection, id: 'ok' }, 2n)],
+        [upsert(collection, { id: 'ok' }), copy(collection, 'c', { collection, id: 'ok' }, -1n)],
+        [upsert(collection, { id: 'ok' }), copy(collection, 'c', { collection, id: 'ok' }, 2n, { id: 'x' })],
+        [upsert(collection, { id: 'ok' }), copy(collection, 'c', { collection, id: 'ok' }, 2n, { _pos: 1 })],
+        [upsert(collection, { id: 'ok' }), copy(collection, 'c', { collection, id: 'ok' }, 2n, { $x: 1 })],
+        [
+          upsert(collection, { id: 'ok' }),
+          copy(collection, 'c', { collection, id: 'ok' }, 2n, { '__proto__.polluted': 1 }),
+        ],
+        [
+          upsert(collection, { id: 'ok' }),
+          copy(collection, 'c', { collection, id: 'ok' }, 2n, { a: 1, 'a.b': 2 }),
+        ],
+        [
+          upsert(collection, { id: 'ok' }),
+          copy(collection, 'c', { collection, id: 'ok' }, 2n, { 'a.b': nested(98) }),
+        ],
       ];
       for (const batch of invalid) {
         await expect(store().apply(batch, { name: checkpoint, value: '1' })).rejects.toThrow();

@@ -190,7 +190,7 @@ function containerOf(
 /**
  * A tiny in-memory read store: folds ReadModelChanges the way the adapters do. Each document keeps the
  * position of the change that last wrote it, and a change whose position is not newer is ignored; a patch
- * or delete of a missing document does nothing; a delete removes the document.
+ * or delete of a missing document, or a copy of one, does nothing; a delete removes the document.
  */
 export class InMemoryReadModels {
   private readonly collections = new Map<string, Map<string, { doc: JsonObject; position: bigint }>>();
@@ -227,14 +227,18 @@ export class InMemoryReadModels {
       case 'delete':
         if (stored) documents.delete(id);
         return;
+      case 'copy': {
+        const source = this.collections.get(change.from.collection)?.get(change.from.id);
+        if (!source) return;
+        const doc = { ...structuredClone(source.doc), id };
+        setPaths(doc, change.set);
+        documents.set(id, { doc, position: change.position });
+        return;
+      }
       case 'patch': {
         if (!stored) return;
         const doc = structuredClone(stored.doc);
-        for (const [path, value] of Object.entries(change.set ?? {})) {
-          if (value === undefined) continue;
-          const { parent, key } = containerOf(doc, path, true)!;
-          parent[key] = structuredClone(value);
-        }
+        setPaths(doc, change.set);
         for (const path of change.unset ?? []) {
           const target = containerOf(doc, path, false);
           if (target) delete target.parent[target.key];
@@ -250,6 +254,14 @@ export class InMemoryReadModels {
         return;
       }
     }
+  }
+}
+
+function setPaths(doc: JsonObject, set: Readonly<JsonObject> | undefined): void {
+  for (const [path, value] of Object.entries(set ?? {})) {
+    if (value === undefined) continue;
+    const { parent, key } = containerOf(doc, path, true)!;
+    parent[key] = structuredClone(value);
   }
 }
 

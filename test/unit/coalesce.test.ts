@@ -27,6 +27,14 @@ const remove = (id: string, position: bigint): ReadModelChange => ({
   id,
   position,
 });
+/** A copy to collection `v` of document `from` of `c`. */
+const copy = (id: string, from: string, position: bigint, collection = 'v'): ReadModelChange => ({
+  op: 'copy',
+  collection,
+  id,
+  from: { collection: 'c', id: from },
+  position,
+});
 
 /** Applying the coalesced batch must give the same documents as applying the batch change by change. */
 function expectSameOutcome(stored: readonly ReadModelChange[], batch: readonly ReadModelChange[]): void {
@@ -36,7 +44,8 @@ function expectSameOutcome(stored: readonly ReadModelChange[], batch: readonly R
   coalesced.apply(stored);
   oneByOne.apply(batch);
   coalesced.apply(coalesceChanges(batch));
-  expect(coalesced.documents('c')).toEqual(oneByOne.documents('c'));
+  for (const collection of ['c', 'v'])
+    expect(coalesced.documents(collection)).toEqual(oneByOne.documents(collection));
 }
 
 describe('coalescing a batch of read-model changes', () => {
@@ -75,6 +84,60 @@ describe('coalescing a batch of read-model changes', () => {
     const chain = [upsert('a', 1n, { v: 1 }), patch('a', 2n, { v: 2 }), patch('a', 3n, { w: 3 })];
     expectSameOutcome([chain[0]!, chain[1]!], chain);
     expectSameOutcome([upsert('a', 5n, { v: 9 })], chain);
+  });
+
+  test('given changes of a source around a copy, when coalesced, then the changes before it stay before it', () => {
+    const batch = [
+      upsert('a', 1n, { v: 1 }),
+      copy('a@1', 'a', 2n),
+      patch('a', 3n, { v: 2 }),
+      copy('a@3', 'a', 4n),
+      remove('a', 5n),
+      copy('a@5', 'a', 6n),
+    ];
+    expect(coalesceChanges(batch)).toEqual(batch);
+    expectSameOutcome([], batch);
+    expectSameOutcome([upsert('a', 0n, { v: 0 })], batch);
+  });
+
+  test('given a copy and later changes of its source, when coalesced, then only those later changes merge', () => {
+    const batch = [
+      upsert('a', 1n, { v: 1 }),
+      copy('a@1', 'a', 2n),
+      upsert('a', 3n, { v: 2 }),
+      patch('a', 4n, { w: 1 }),
+    ];
+    expect(coalesceChanges(batch)).toEqual([
+      upsert('a', 1n, { v: 1 }),
+      copy('a@1', 'a', 2n),
+      upsert('a', 4n, { v: 2, w: 1 }),
+    ]);
+    expectSameOutcome([], batch);
+  });
+
+  test('given a copy of a copy made in the batch, when its source changes later, then nothing moves past it', () => {
+    const batch = [
+      upsert('a', 1n, { v: 1 }),
+      copy('x', 'a', 2n, 'c'),
+      copy('y', 'x', 3n),
+      upsert('x', 4n, { replaced: true }),
+    ];
+    expect(coalesceChanges(batch)).toEqual(batch);
+    expectSameOutcome([], batch);
+  });
+
+  test('given changes of a copy target, when coalesced, then a copy never merges into them, and an upsert or delete replaces it', () => {
+    const beforeCopy = [upsert('t', 1n, { v: 1 }), copy('t', 'a', 2n, 'c'), patch('t', 3n, { w: 1 })];
+    expect(coalesceChanges(beforeCopy)).toEqual(beforeCopy);
+    expectSameOutcome([upsert('a', 0n, { from: 'a' })], beforeCopy);
+    expectSameOutcome([], beforeCopy);
+    expect(coalesceChanges([copy('t', 'a', 1n), copy('t', 'b', 2n)])).toHaveLength(2);
+    const replaced = [copy('t', 'a', 1n, 'c'), upsert('t', 2n, { v: 2 })];
+    expect(coalesceChanges(replaced)).toEqual([upsert('t', 2n, { v: 2 })]);
+    expectSameOutcome([upsert('a', 0n)], replaced);
+    const removed = [copy('t', 'a', 1n, 'c'), remove('t', 2n)];
+    expect(coalesceChanges(removed)).toEqual([remove('t', 2n)]);
+    expectSameOutcome([upsert('a', 0n)], removed);
   });
 
   test('given an upsert after a delete, when coalesced, then the upsert wins', () => {

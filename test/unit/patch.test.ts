@@ -1,4 +1,4 @@
-import { applyPatch } from '../../infra/read-store/patch';
+import { applyPatch, copiedDocument } from '../../infra/read-store/patch';
 
 describe('applyPatch', () => {
   test('given a document sharing nested objects with an event, when patched, then neither is modified', () => {
@@ -29,5 +29,39 @@ describe('applyPatch', () => {
       }),
     ).toEqual({ id: 'x', counts: { n: 5, m: 1 } });
     expect(doc.counts).toEqual({ n: 2 });
+  });
+});
+
+describe('copiedDocument', () => {
+  test('given a source, when copied with set, then the copy has the target id in its place and the source is unchanged', () => {
+    const source = { fields: { a: 1, b: { c: 2 } }, id: 'r', name: 'n' };
+    const copy = copiedDocument(source, {
+      op: 'copy',
+      collection: 'versions',
+      id: 'r@2',
+      from: { collection: 'records', id: 'r' },
+      set: { 'fields.b.d': 3, validFrom: 2, skipped: undefined },
+      position: 2n,
+    });
+    expect(JSON.stringify(copy)).toBe(
+      JSON.stringify({ fields: { a: 1, b: { c: 2, d: 3 } }, id: 'r@2', name: 'n', validFrom: 2 }),
+    );
+    expect(source).toEqual({ fields: { a: 1, b: { c: 2 } }, id: 'r', name: 'n' });
+  });
+
+  test('given a set inside a non-object value, when copied, then it is refused, naming the copy', () => {
+    expect(() =>
+      copiedDocument(
+        { id: 'r', name: 'n' },
+        {
+          op: 'copy',
+          collection: 'versions',
+          id: 'r@2',
+          from: { collection: 'records', id: 'r' },
+          set: { 'name.first': 'x' },
+          position: 2n,
+        },
+      ),
+    ).toThrow('copy to r@2: cannot create name.first inside the non-object value at name');
   });
 });
