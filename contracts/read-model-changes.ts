@@ -3,7 +3,10 @@
  * indexes it asks for. Pure data, shared by the pure projections and the read-store port.
  */
 
-/** A read-model document: a JSON object with a string `id`. Keys must not contain `.` or start with `$`. */
+/**
+ * A read-model document: a JSON object with a string `id`. Any key is data and kept exactly (`.`, `$` and
+ * `__proto__` included: infra/read-store/validation.ts); only `_id` and `_pos` are reserved at the top level.
+ */
 export type Document = { readonly id: string } & Record<string, unknown>;
 
 /**
