@@ -49,13 +49,16 @@ interface QueueState {
   /** An attempt failed since the last that was delivered. */
   failing: boolean;
   /**
-   * This deliverer disabled the subscription: nothing is claimed for it until it is told of it again
-   * (`notify`: enabled, or a replay), whatever the directory, which learns of the disabling a moment later, says.
+   * This deliverer disabled the subscription: nothing is claimed for it until the directory has shown it
+   * disabled and then enabled again (`until-active`), or this process is told of it (`notify`); while the
+   * directory, which learns of the disabling a moment later, still shows it active (`until-disabled`), too.
    */
-  held: boolean;
+  held: false | 'until-disabled' | 'until-active';
 }
 
 const USER_AGENT = 'RecordsPlatform-Webhooks/1';
+/** A known subscription's queue is looked at again after at most this many polls, whatever it expects. */
+const RECHECK_POLLS = 10;
 
 const refKey = (ref: SubscriptionRef) => `${ref.tenant}\n${ref.subscriptionId}`;
 
@@ -127,9 +130,14 @@ export class Deliverer {
   }
 
   private async discover(): Promise<void> {
+    // What this process knows is due when it knows (its own enqueues notify it); another process's enqueue
+    // is looked at within a few polls, not at every one (each look is a query per subscription).
+    const recheckBy = this.now() + this.options.pollMs * RECHECK_POLLS;
     for (const ref of await this.options.store.subscriptionsWithQueue()) {
+      const known = this.queues.has(refKey(ref));
       const queue = this.queueOf(ref);
-      if (!queue.held) queue.nextDue = 0;
+      if (queue.held === 'until-disabled') continue;
+      queue.nextDue = known ? Math.min(queue.nextDue, recheckBy) : 0;
     }
     this.pump();
   }
@@ -193,6 +201,11 @@ export class Deliverer {
           queue.nextDue = this.now() + this.options.pollMs;
           continue;
         }
+        if (queue.held === 'until-disabled' && entry.state.active) {
+          queue.nextDue = this.now() + this.options.pollMs;
+          continue;
+        }
+        if (queue.held !== false) queue.held = entry.state.active ? false : 'until-active';
         if (!entry.state.active) {
           // Disabled: its deliveries wait; enabling it makes them due (see `notify`).
           queue.nextDue = Number.POSITIVE_INFINITY;
@@ -289,8 +302,8 @@ export class Deliverer {
     } else {
       queue.failing = true;
       if (disabled) {
-        queue.held = true;
-        queue.nextDue = Number.POSITIVE_INFINITY;
+        queue.held = 'until-disabled';
+        queue.nextDue = this.now() + this.options.pollMs;
       } else if (settlement.kind === 'retry') queue.nextDue = Math.min(queue.nextDue, settlement.dueAt);
       else queue.nextDue = 0;
     }
