@@ -7,6 +7,10 @@ export const READ_MODELS = {
   spaces: 'spaces',
   modules: 'modules',
   records: 'records',
+  /** The records projection's documents as the temporal read model keeps them, to copy each version from. */
+  recordHeads: 'record_heads',
+  /** Every version of every record, with the positions and times it was valid between. */
+  recordVersions: 'record_versions',
   fields: 'fields',
   labels: 'labels',
   segments: 'segments',
@@ -44,6 +48,8 @@ export const PROJECTION_OF_READ_MODEL: Readonly<Record<string, string>> = {
   [READ_MODELS.spaces]: 'spaces',
   [READ_MODELS.modules]: 'modules',
   [READ_MODELS.records]: 'records',
+  [READ_MODELS.recordHeads]: 'record-versions',
+  [READ_MODELS.recordVersions]: 'record-versions',
   [READ_MODELS.fields]: 'fields',
   [READ_MODELS.labels]: 'labels',
   [READ_MODELS.dataStructures]: 'data-structures',

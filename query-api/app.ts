@@ -1,4 +1,4 @@
-import { equals } from '../languages/filter/store-query';
+import { equals, type StoreFilter } from '../languages/filter/store-query';
 import { Router } from 'express';
 import { READ_MODELS } from '../contracts/read-models';
 import { moduleView, spaceView } from './representations';
@@ -38,8 +38,9 @@ import { addRemoteLinkReadRoutes } from './routes/remote-links';
 import { addSegmentReadRoutes } from './routes/segments';
 import { DELETED_RECORDS, recordsListed } from './routes/record-lists';
 import { RECORDS } from './records/search';
-import { positionOfMoment, recordAt, type PastReadDeps } from './records/past';
+import { positionOfMoment, RECORD_VERSIONS, recordAt, validAt, type PastReadDeps } from './records/past';
 import { pastMomentOf } from '../contracts/query/as-of';
+import { awaitConsistency } from './consistency';
 import { addApiDescriptionRoutes, type ApiDescriptions } from './routes/api-description';
 import { addIntegratorReadRoutes, type IntegratorReadDeps } from './routes/integrator';
 import { addVectorRoutes, type VectorReadDeps } from './routes/vectors';
@@ -110,17 +111,36 @@ export function createQueryRouter(deps: QueryDeps): Router {
       return;
     }
     const tenant = authorize(req, RECORDS.module, 'read');
-    const position = await positionOfMoment(deps, moment);
-    const doc = await recordAt(deps, tenant, recordId, position);
-    sendJson(res, 200, RECORDS.view(doc), { 'X-As-Of-Position': position.toString() });
+    if (moment.kind === 'position') {
+      const position = await positionOfMoment(deps, moment);
+      const doc = await recordAt(deps, tenant, recordId, { kind: 'position', position }, () =>
+        Promise.resolve(),
+      );
+      sendJson(res, 200, RECORDS.view(doc), { 'X-As-Of-Position': position.toString() });
+      return;
+    }
+    const doc = await recordAt(deps, tenant, recordId, moment, () =>
+      awaitConsistency(req, deps.consistency, [RECORD_VERSIONS.projection]),
+    );
+    sendJson(res, 200, RECORDS.view(doc));
   });
   // Before every `/module/{moduleId}…` route: `built-in` is not a module id.
   addModuleTemplateRoutes(router);
   mount(router, listModuleRecords, async (req, res) => {
     const moduleId = idParam(req, 'moduleId');
+    const moment = pastMomentOf(req.query);
     await readOne(req, deps, MODULES, moduleId);
-    const records = await recordsListed(req, deps, RECORDS, { moduleId });
-    sendJson(res, 200, await readPage(req, deps, records, equals('moduleId', moduleId)));
+    if (moment === undefined) {
+      const records = await recordsListed(req, deps, RECORDS, { moduleId });
+      sendJson(res, 200, await readPage(req, deps, records, equals('moduleId', moduleId)));
+      return;
+    }
+    // As of a moment: the versions then, with today's list language (fields as they are defined now).
+    const position = await positionOfMoment(deps, moment);
+    const versions = await recordsListed(req, deps, RECORD_VERSIONS, { moduleId });
+    const scope: StoreFilter = { kind: 'and', children: [equals('moduleId', moduleId), validAt(position)] };
+    res.setHeader('X-As-Of-Position', position.toString());
+    sendJson(res, 200, await readPage(req, deps, versions, scope));
   });
   mount(router, getModuleRecord, async (req, res) => {
     const moduleId = idParam(req, 'moduleId');

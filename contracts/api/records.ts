@@ -239,9 +239,12 @@ export const listModuleRecords = operation({
   method: 'get',
   path: '/module/{moduleId}/item',
   tag: 'records',
-  summary: 'List the records of a module',
+  summary: 'List the records of a module, now or as they were at a time or position',
+  description:
+    'With `asOf` or `atPosition`: the records as they were then (the temporal read model), with the whole list ' +
+    'language; fields are named as they are defined now. `X-As-Of-Position` names the last position included.',
   params: pathIds({ moduleId: 'The module.' }),
-  query: listQuery,
+  query: listQuery.extend(asOfQuery.shape),
   responses: { 200: { description: 'A page of the module’s records.', schema: recordPage }, ...READ_ERRORS },
   security: 'token',
 });

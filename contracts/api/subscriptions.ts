@@ -262,7 +262,7 @@ export const replaySubscriptionBody = z
       })
       .meta({
         description:
-          'A position (every event from it on) or an RFC 3339 time (every event stored from then on).',
+          'A position (every event from it on) or an RFC 3339 time (every event that happened from then on).',
         example: '2026-11-27T09:00:00Z',
       }),
   })

@@ -1,9 +1,10 @@
 import type { EventStore } from './port';
 
 /**
- * The position of the last event the store recorded before `time` (0n: none), found by bisecting positions:
- * a few dozen one-event reads, whatever the size of the log. Recording times follow positions (the store
- * stamps them as it appends); where a clock stepped back, the answer is one of the events around the step.
+ * The position of the last event that occurred before `time` (its `occurredAt`; 0n: none), found by bisecting
+ * positions: a few dozen one-event reads, whatever the size of the log. Times follow positions (a command is
+ * stamped as it is handled, a moment before its append); where a clock stepped back, the answer is one of the
+ * events around the step.
  */
 export async function positionBefore(
   events: Pick<EventStore, 'readAll' | 'headPosition'>,
@@ -22,7 +23,7 @@ export async function positionBefore(
     const middle = low + (high - low) / 2n;
     const event = await firstFrom(middle);
     if (event === undefined || event.position >= high) high = middle;
-    else if (Date.parse(event.recordedAt) < limit) low = event.position;
+    else if (Date.parse(event.metadata.occurredAt) < limit) low = event.position;
     else high = middle;
   }
   return low;

@@ -4,6 +4,7 @@ import { filesProjection } from './files';
 import { oauthProjection } from './oauth';
 import { identityProjection } from './identity';
 import { recordsProjection } from './records';
+import { recordVersionsProjection } from './record-versions';
 import {
   categoriesProjection,
   fieldGroupsProjection,
@@ -39,6 +40,7 @@ export const READ_MODEL_PROJECTIONS: readonly Projection[] = [
   modulesProjection,
   fieldsProjection,
   recordsProjection,
+  recordVersionsProjection,
   filesProjection,
   labelsProjection,
   segmentsProjection,

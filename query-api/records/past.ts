@@ -1,48 +1,111 @@
+import { AS_OF_PARAMETERS, type PastMoment } from '../../contracts/query/as-of';
 import { PlatformError } from '../../contracts/errors';
-import type { PastMoment } from '../../contracts/query/as-of';
+import { READ_MODELS } from '../../contracts/read-models';
 import type { Document } from '../../contracts/read-model-changes';
-import { streamName } from '../../contracts/streams';
 import type { EventStore } from '../../infra/event-store/port';
 import { positionBefore } from '../../infra/event-store/position-at-time';
-import { recordAfter } from '../../projections/record-fold';
+import type { ReadModels } from '../../infra/read-store/read-models';
+import { equals, type StoreFilter } from '../../languages/filter/store-query';
+import { VALIDITY } from '../../projections/read-models/record-versions';
+import { awaitPosition, type ReadConsistency } from '../consistency';
+import type { EntityDescription } from '../routes/entities';
+import { RECORDS } from './search';
 
-/** What reading the past needs: the event log itself. */
+/** What reading the past needs: the event log (where a time falls) and the temporal read model. */
 export interface PastReadDeps {
-  readonly events: Pick<EventStore, 'readStream' | 'readAll' | 'headPosition'>;
+  readonly events: Pick<EventStore, 'readAll' | 'headPosition'>;
+  readonly readModels: ReadModels;
+  readonly consistency: ReadConsistency;
 }
+
+/** Records as they were: every version of each, read with the records' catalogue, views and visibility. */
+export const RECORD_VERSIONS: EntityDescription = {
+  ...RECORDS,
+  collection: READ_MODELS.recordVersions,
+  projection: 'record-versions',
+  otherQueryParams: AS_OF_PARAMETERS,
+};
 
 /**
  * The last position a moment includes: a position as given (capped at the log's head: a later one reads the
- * present), a time the last event recorded at or before it (0: before the first).
+ * present), a time the last event recorded at or before it (0: before the first). Resolves once the
+ * temporal read model includes it.
  */
 export async function positionOfMoment(deps: PastReadDeps, moment: PastMoment): Promise<bigint> {
   const head = await deps.events.headPosition();
-  if (moment.kind === 'position') return moment.position < head ? moment.position : head;
-  return positionBefore(deps.events, new Date(moment.at.getTime() + 1));
+  const position =
+    moment.kind === 'position'
+      ? moment.position < head
+        ? moment.position
+        : head
+      : await positionBefore(deps.events, new Date(moment.at.getTime() + 1));
+  await awaitPosition(deps.consistency, position, [RECORD_VERSIONS.projection]);
+  return position;
+}
+
+/** The versions valid right after the event at `position`: begun at or before it, not ended by then. */
+export function validAt(position: bigint): StoreFilter {
+  const at = Number(position);
+  return {
+    kind: 'and',
+    children: [
+      { kind: 'compare', path: VALIDITY.fromPosition, op: 'lte', value: at, numeric: true },
+      {
+        kind: 'or',
+        children: [
+          { kind: 'compare', path: VALIDITY.toPosition, op: 'gt', value: at, numeric: true },
+          { kind: 'compare', path: VALIDITY.toPosition, op: 'eq', value: null },
+        ],
+      },
+    ],
+  };
+}
+
+/** The versions valid at `time`: begun (their event occurred) at or before it, not ended by then. */
+export function validAtTime(time: Date): StoreFilter {
+  const at = time.toISOString();
+  return {
+    kind: 'and',
+    children: [
+      { kind: 'compare', path: VALIDITY.fromTime, op: 'lte', value: at },
+      {
+        kind: 'or',
+        children: [
+          { kind: 'compare', path: VALIDITY.toTime, op: 'gt', value: at },
+          { kind: 'compare', path: VALIDITY.toTime, op: 'eq', value: null },
+        ],
+      },
+    ],
+  };
 }
 
 /**
- * Record `recordId` as it was right after the event at `position`: its events up to there folded by the records
- * projection, so the answer has the shape of today's. 404 when it did not exist yet, 410 when it had been
- * deleted.
+ * Record `recordId` as it was at `moment`: its version then, found by the record and the moment alone (a time
+ * needs no search of the log). 404 when it did not exist yet, 410 when it had been deleted. The temporal read
+ * model includes every write acknowledged before the request (`consistent`).
  */
 export async function recordAt(
   deps: PastReadDeps,
   tenant: string,
   recordId: number,
-  position: bigint,
+  moment: PastMoment,
+  consistent: () => Promise<void>,
 ): Promise<Document> {
-  let doc: Document | null = null;
-  for await (const event of deps.events.readStream(streamName('record', tenant, recordId))) {
-    if (event.position > position) break;
-    doc = recordAfter(doc, event);
-  }
-  if (doc === null)
-    throw new PlatformError('not_found', `record ${recordId} did not exist at position ${position}`);
+  await consistent();
+  const at = moment.kind === 'position' ? validAt(moment.position) : validAtTime(moment.at);
+  const { items } = await deps.readModels.find(tenant, READ_MODELS.recordVersions, {
+    filter: { kind: 'and', children: [equals('recordId', recordId), at] },
+    limit: 1,
+    withTotal: false,
+  });
+  const doc = items[0];
+  const when =
+    moment.kind === 'position' ? `at position ${moment.position}` : `at ${moment.at.toISOString()}`;
+  if (doc === undefined) throw new PlatformError('not_found', `record ${recordId} did not exist ${when}`);
   if (doc.status === 'deleted')
     throw new PlatformError(
       'gone',
-      `record ${recordId} had been deleted at position ${position} (at ${String(doc.deletedAt)})`,
+      `record ${recordId} had been deleted ${when} (at ${String(doc.deletedAt)})`,
     );
   return doc;
 }

@@ -107,6 +107,52 @@ describe('a record in the past', () => {
     expect((await history(`?atPosition=${created.position}&limit=5`)).items).toHaveLength(1);
   });
 
+  test('a module’s list as of a moment: the records then, filtered and ordered with the list language', async () => {
+    const space = await json<Entity>(await platform.call('POST', '/space', { body: { name: 'Lists' } }));
+    const listed = (
+      await json<Entity>(
+        await platform.call('POST', '/module', { body: { spaceId: space.id, name: 'Pipeline' } }),
+      )
+    ).id;
+    expect(
+      (
+        await platform.call('POST', '/field', {
+          body: { moduleId: listed, name: 'Stage', key: 'stage', type: 'text' },
+        })
+      ).status,
+    ).toBe(201);
+    const a = await write('POST', '/record', { moduleId: listed, name: 'A', fields: { stage: 'lead' } });
+    const b = await write('POST', '/record', { moduleId: listed, name: 'B', fields: { stage: 'won' } });
+    const first = b.position;
+    await write('PUT', `/record/${a.id}`, { fields: { stage: 'won' } });
+    await write('DELETE', `/record/${b.id}`);
+    const c = await write('POST', '/record', { moduleId: listed, name: 'C', fields: { stage: 'won' } });
+    const list = async (query: string) => {
+      const response = await platform.call('GET', `/module/${listed}/item?${query}`, {
+        headers: { 'X-Min-Position': c.position },
+      });
+      expect(response.status).toBe(200);
+      return json<Page<{ id: number; name: string; fields: Record<string, unknown> }>>(response);
+    };
+    const then = await list(`atPosition=${first}&order=name;ASC`);
+    expect(then.items.map((item) => [item.name, item.fields.stage])).toEqual([
+      ['A', 'lead'],
+      ['B', 'won'],
+    ]);
+    expect(then.meta.total).toBe(2);
+    expect((await list(`atPosition=${first}&filter=stage=won`)).items.map((item) => item.name)).toEqual([
+      'B',
+    ]);
+    const now = await list('filter=stage=won&order=name');
+    expect(now.items.map((item) => item.name)).toEqual(['C', 'A']);
+    expect(
+      (await list(`atPosition=${c.position}&filter=stage=won&order=name`)).items.map((item) => item.name),
+    ).toEqual(['C', 'A']);
+    // Before the module had records: an empty list.
+    expect((await list(`atPosition=${Number(a.position) - 1}`)).items).toEqual([]);
+    expect((await platform.call('GET', `/module/${listed}/item?asOf=later`)).status).toBe(400);
+  });
+
   test('malformed moments are a 400 naming the parameter; both at once too', async () => {
     const record = await write('POST', '/record', { moduleId, name: 'Checked' });
     const cases: Array<[string, string]> = [

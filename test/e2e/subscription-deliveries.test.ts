@@ -237,7 +237,7 @@ describe('subscription deliveries', () => {
     expect(first.id).toBe(one!.data.recordId);
   });
 
-  test('a replay from a time delivers what was stored from then on', async () => {
+  test('a replay from a time delivers what happened from then on', async () => {
     const at = newPath();
     const subscription = await subscribe({ url: receiver.url(at), events: ['record.created'] });
     await createRecord('Before');

@@ -1,0 +1,79 @@
+import { documentId, READ_MODELS } from '../../contracts/read-models';
+import { categoryOf } from '../../contracts/streams';
+import type { ReadModelChange } from '../../contracts/read-model-changes';
+import type { FieldAddedData } from '../../contracts/events/records';
+import type { Projection } from '../projection';
+import { fieldValueIndex, recordsProjection } from './records';
+
+/** The version of a record document made by the event at `revision` of its stream. */
+export function versionId(recordDocumentId: string, revision: bigint): string {
+  return `${recordDocumentId}@${revision}`;
+}
+
+/** Positions and times a version was valid between: from its event on, until the next one (none: still). */
+export const VALIDITY = {
+  fromPosition: 'validFromPosition',
+  fromTime: 'validFromTime',
+  toPosition: 'validToPosition',
+  toTime: 'validToTime',
+} as const;
+
+/**
+ * Every version of every record (the temporal read model): the records document as it was after each of its
+ * events, with the positions and times it was valid between, so a list can be read as of any moment with
+ * today's filters, orders and indexes. It keeps its own current document of each record (the records
+ * projection's changes, in `record_heads`), copies it after each event as the new version, and closes the
+ * version before. Pure, like every projection.
+ */
+export const recordVersionsProjection: Projection = {
+  name: 'record-versions',
+  categories: recordsProjection.categories,
+  collections: {
+    [READ_MODELS.recordHeads]: [],
+    [READ_MODELS.recordVersions]: [
+      ...(recordsProjection.collections[READ_MODELS.records] ?? []),
+      { name: 'tenant_record_from', paths: ['tenant', 'recordId', VALIDITY.fromPosition] },
+    ],
+  },
+  project(event, collection): readonly ReadModelChange[] {
+    const versions = collection(READ_MODELS.recordVersions);
+    if (event.type === 'FieldAdded') {
+      const index = fieldValueIndex((event.data as FieldAddedData).field);
+      return index ? [{ op: 'index', collection: versions, index, position: event.position }] : [];
+    }
+    // The module's other events change no record.
+    if (categoryOf(event.streamId) !== 'record') return [];
+    const heads = collection(READ_MODELS.recordHeads);
+    // Every event of a record's stream makes a version, those that change nothing of its document too
+    // (a file attached): so the version before is always the one of the revision before, to be closed.
+    const headChanges = recordsProjection.project(event, (base) =>
+      base === READ_MODELS.records ? heads : collection(base),
+    );
+    const headId = documentId(event.metadata.tenant, String((event.data as { recordId: number }).recordId));
+    const at = event.metadata.occurredAt;
+    const closePrevious: ReadModelChange[] =
+      event.revision > 0n
+        ? [
+            {
+              op: 'patch',
+              collection: versions,
+              id: versionId(headId, event.revision - 1n),
+              set: { [VALIDITY.toPosition]: Number(event.position), [VALIDITY.toTime]: at },
+              position: event.position,
+            },
+          ]
+        : [];
+    return [
+      ...headChanges,
+      ...closePrevious,
+      {
+        op: 'copy',
+        collection: versions,
+        id: versionId(headId, event.revision),
+        from: { collection: heads, id: headId },
+        set: { [VALIDITY.fromPosition]: Number(event.position), [VALIDITY.fromTime]: at },
+        position: event.position,
+      },
+    ];
+  },
+};
