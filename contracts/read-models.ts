@@ -43,6 +43,14 @@ export const READ_MODELS = {
   subscriptions: 'subscriptions',
 } as const;
 
+/** Where a record version (`record_versions`) keeps the positions and times it was valid between: from its event on, until the next one (none: still). */
+export const VALIDITY = {
+  fromPosition: 'validFromPosition',
+  fromTime: 'validFromTime',
+  toPosition: 'validToPosition',
+  toTime: 'validToTime',
+} as const;
+
 /** Which projection writes each read model (its version decides the collection a reader opens). */
 export const PROJECTION_OF_READ_MODEL: Readonly<Record<string, string>> = {
   [READ_MODELS.spaces]: 'spaces',

@@ -25,7 +25,7 @@ function changed(doc: Document | null, change: ReadModelChange): Document | null
 
 /**
  * A record's read-model document one event later, exactly as the records projection writes it: a record at
- * any moment is its events folded with this (time travel, a subscription's filter on the record of an event).
+ * any event is its events folded with this (what a subscription's filter sees of the record of an event).
  */
 export function recordAfter(doc: Document | null, event: RecordedEvent): Document | null {
   return projectEvent(recordsProjection, event, asNamed).reduce(changed, doc);

@@ -195,7 +195,6 @@ function deliveriesOf(kernel: Kernel, holder: string) {
     maxHeld: 16,
     pollMs: 1_000,
     queued: (ref) => deliverer.notify(ref),
-    queuedCount: (ref) => store.queuedCount(ref),
   });
   const intake = new DeliveryIntake({
     store,

@@ -8,3 +8,6 @@ export interface EventDefinition {
   /** `upcasters[v]` turns the data of version v into version v + 1. */
   readonly upcasters?: Readonly<Record<number, (data: unknown) => unknown>>;
 }
+
+/** A domain event of type `Type` whose data is what `Schema` describes: the members of a stream's event union. */
+export type EventOf<Type extends string, Schema extends z.ZodType> = { type: Type; data: z.infer<Schema> };

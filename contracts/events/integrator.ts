@@ -8,7 +8,7 @@ import {
   scenarioSettingsShape,
   webhookSettingsShape,
 } from '../integrator';
-import type { EventDefinition } from './definition';
+import type { EventDefinition, EventOf } from './definition';
 
 const id = z.number().int().positive();
 const webhookId = id;
@@ -176,49 +176,47 @@ const runBacklogHeld = z.object({
   next: z.number().int().nonnegative(),
 });
 
-type Event<Type extends string, Schema extends z.ZodType> = { type: Type; data: z.infer<Schema> };
-
 export type WebhookEvent =
-  | Event<'WebhookCreated', typeof webhookCreated>
-  | Event<'WebhookUpdated', typeof webhookUpdated>
-  | Event<'WebhookEnabled', typeof webhookEnabled>
-  | Event<'WebhookDisabled', typeof webhookRef>
-  | Event<'WebhookBound', typeof webhookBound>
-  | Event<'WebhookUnbound', typeof webhookUnbound>
-  | Event<'WebhookDeactivated', typeof webhookDeactivated>
-  | Event<'WebhookStructureRedetermining', typeof webhookRef>
-  | Event<'WebhookStructureDetermined', typeof structureDetermined>
-  | Event<'WebhookDeleted', typeof webhookRef>;
-export type WebhookKeyEvent = Event<'WebhookKeyAssigned', typeof keyAssigned>;
+  | EventOf<'WebhookCreated', typeof webhookCreated>
+  | EventOf<'WebhookUpdated', typeof webhookUpdated>
+  | EventOf<'WebhookEnabled', typeof webhookEnabled>
+  | EventOf<'WebhookDisabled', typeof webhookRef>
+  | EventOf<'WebhookBound', typeof webhookBound>
+  | EventOf<'WebhookUnbound', typeof webhookUnbound>
+  | EventOf<'WebhookDeactivated', typeof webhookDeactivated>
+  | EventOf<'WebhookStructureRedetermining', typeof webhookRef>
+  | EventOf<'WebhookStructureDetermined', typeof structureDetermined>
+  | EventOf<'WebhookDeleted', typeof webhookRef>;
+export type WebhookKeyEvent = EventOf<'WebhookKeyAssigned', typeof keyAssigned>;
 export type WebhookRequestReceivedData = z.infer<typeof requestReceived>;
 export type WebhookRequestRefusedData = z.infer<typeof requestRefused>;
 export type HookRequestEvent =
-  | Event<'WebhookRequestReceived', typeof requestReceived>
-  | Event<'WebhookRequestRefused', typeof requestRefused>;
+  | EventOf<'WebhookRequestReceived', typeof requestReceived>
+  | EventOf<'WebhookRequestRefused', typeof requestRefused>;
 export type HookQueueEvent =
-  | Event<'WebhookRequestReceived', typeof requestReceived>
-  | Event<'WebhookQueueItemsRemoved', typeof queueItemsRemoved>
-  | Event<'WebhookQueueItemFailed', typeof queueItemFailed>;
+  | EventOf<'WebhookRequestReceived', typeof requestReceived>
+  | EventOf<'WebhookQueueItemsRemoved', typeof queueItemsRemoved>
+  | EventOf<'WebhookQueueItemFailed', typeof queueItemFailed>;
 export type ScenarioEvent =
-  | Event<'ScenarioCreated', typeof scenarioCreated>
-  | Event<'ScenarioUpdated', typeof scenarioUpdated>
-  | Event<'ScenarioActivated', typeof scenarioRef>
-  | Event<'ScenarioDeactivated', typeof scenarioDeactivated>
-  | Event<'ScenarioDeleted', typeof scenarioRef>
-  | Event<'ScenarioScheduledRunStarted', typeof scheduledRunStarted>
-  | Event<'ScenarioScheduledRunEnded', typeof scheduledRunEnded>;
+  | EventOf<'ScenarioCreated', typeof scenarioCreated>
+  | EventOf<'ScenarioUpdated', typeof scenarioUpdated>
+  | EventOf<'ScenarioActivated', typeof scenarioRef>
+  | EventOf<'ScenarioDeactivated', typeof scenarioDeactivated>
+  | EventOf<'ScenarioDeleted', typeof scenarioRef>
+  | EventOf<'ScenarioScheduledRunStarted', typeof scheduledRunStarted>
+  | EventOf<'ScenarioScheduledRunEnded', typeof scheduledRunEnded>;
 export type RunParkedData = z.infer<typeof runParked>;
 export type RunBacklogHeldData = z.infer<typeof runBacklogHeld>;
-export type RunBacklogDrainEvent = Event<'RunBacklogHeld', typeof runBacklogHeld>;
-export type RunBacklogEvent = Event<'ScenarioRunParked', typeof runParked> | RunBacklogDrainEvent;
+export type RunBacklogDrainEvent = EventOf<'RunBacklogHeld', typeof runBacklogHeld>;
+export type RunBacklogEvent = EventOf<'ScenarioRunParked', typeof runParked> | RunBacklogDrainEvent;
 export type ScenarioRunEvent =
-  | Event<'ScenarioRunStarted', typeof runStarted>
-  | Event<'ScenarioStepCompleted', typeof stepCompleted>
-  | Event<'ScenarioStepsCompleted', typeof stepsCompleted>
-  | Event<'WebhookResponseReady', typeof responseReady>
-  | Event<'ScenarioRunSucceeded', typeof runSucceeded>
-  | Event<'ScenarioRunErrored', typeof runErrored>
-  | Event<'ScenarioRunFailed', typeof runFailed>;
+  | EventOf<'ScenarioRunStarted', typeof runStarted>
+  | EventOf<'ScenarioStepCompleted', typeof stepCompleted>
+  | EventOf<'ScenarioStepsCompleted', typeof stepsCompleted>
+  | EventOf<'WebhookResponseReady', typeof responseReady>
+  | EventOf<'ScenarioRunSucceeded', typeof runSucceeded>
+  | EventOf<'ScenarioRunErrored', typeof runErrored>
+  | EventOf<'ScenarioRunFailed', typeof runFailed>;
 
 /** A reusable data structure: a name and its fields. */
 const dataStructureId = id;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EventDefinition } from './definition';
+import type { EventDefinition, EventOf } from './definition';
 
 const subscriptionId = z.number().int().positive();
 const at = z.iso.datetime();
@@ -60,16 +60,14 @@ const subscriptionReplayRequested = z.object({
   eventId: z.uuid().nullable(),
 });
 
-type Event<Type extends string, Schema extends z.ZodType> = { type: Type; data: z.infer<Schema> };
-
 export type SubscriptionEvent =
-  | Event<'SubscriptionCreated', typeof subscriptionCreated>
-  | Event<'SubscriptionChanged', typeof subscriptionChanged>
-  | Event<'SubscriptionSecretRotated', typeof subscriptionSecretRotated>
-  | Event<'SubscriptionDisabled', typeof subscriptionDisabled>
-  | Event<'SubscriptionEnabled', typeof subscriptionRef>
-  | Event<'SubscriptionDeleted', typeof subscriptionRef>
-  | Event<'SubscriptionReplayRequested', typeof subscriptionReplayRequested>;
+  | EventOf<'SubscriptionCreated', typeof subscriptionCreated>
+  | EventOf<'SubscriptionChanged', typeof subscriptionChanged>
+  | EventOf<'SubscriptionSecretRotated', typeof subscriptionSecretRotated>
+  | EventOf<'SubscriptionDisabled', typeof subscriptionDisabled>
+  | EventOf<'SubscriptionEnabled', typeof subscriptionRef>
+  | EventOf<'SubscriptionDeleted', typeof subscriptionRef>
+  | EventOf<'SubscriptionReplayRequested', typeof subscriptionReplayRequested>;
 export type SubscriptionReplayRequestedData = z.infer<typeof subscriptionReplayRequested>;
 
 /** The keys of subscription events that hold sealed secrets: kept out of read models and history. */

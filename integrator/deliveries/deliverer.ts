@@ -50,7 +50,7 @@ interface QueueState {
   failing: boolean;
   /**
    * This deliverer disabled the subscription: nothing is claimed for it until the directory has shown it
-   * disabled and then enabled again (`until-active`), or this process is told of it (`notify`); while the
+   * disabled and then enabled again (`until-active`), or this process is told it was enabled (`enabled`); while the
    * directory, which learns of the disabling a moment later, still shows it active (`until-disabled`), too.
    */
   held: false | 'until-disabled' | 'until-active';
@@ -116,15 +116,19 @@ export class Deliverer {
     return this.inFlight;
   }
 
-  /** Something was queued for the subscription: look at once. */
+  /** Something was queued for the subscription: look at once (one this deliverer disabled stays held). */
   notify(ref: SubscriptionRef): void {
-    const queue = this.queueOf(ref);
-    queue.held = false;
-    queue.nextDue = 0;
+    this.queueOf(ref).nextDue = 0;
     this.pump();
   }
 
-  /** The subscription was deleted (its queue is gone) or cannot deliver now. */
+  /** The subscription was enabled again: what waits for it is due now, held here or not. */
+  enabled(ref: SubscriptionRef): void {
+    this.queueOf(ref).held = false;
+    this.notify(ref);
+  }
+
+  /** The subscription was deleted: its queue is gone. */
   forget(ref: SubscriptionRef): void {
     this.queues.delete(refKey(ref));
   }

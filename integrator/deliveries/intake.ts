@@ -25,7 +25,7 @@ export interface DeliveryIntakeDeps {
   readonly events: Pick<EventStore, 'readStream'>;
   readonly directory: SubscriptionDirectory;
   readonly matcher: DeliveryMatcher;
-  readonly deliverer: Pick<Deliverer, 'notify' | 'forget'>;
+  readonly deliverer: Pick<Deliverer, 'notify' | 'enabled' | 'forget'>;
   readonly replayer: Pick<Replayer, 'notify'>;
   readonly now?: () => number;
 }
@@ -60,7 +60,7 @@ export class DeliveryIntake {
         await this.replayWhatWasMissed(event, ref);
         // Its held deliveries go once the directory knows it is on again.
         await this.deps.directory.reach(event.position);
-        this.deps.deliverer.notify(ref);
+        this.deps.deliverer.enabled(ref);
         return;
       case 'SubscriptionDeleted':
         this.deps.deliverer.forget(ref);

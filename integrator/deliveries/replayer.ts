@@ -32,8 +32,6 @@ export interface ReplayerOptions {
   readonly pollMs: number;
   /** Tells the deliverer the subscription has new deliveries. */
   readonly queued: (ref: SubscriptionRef) => void;
-  /** How many deliveries the subscription has queued (for `maxQueued`). */
-  readonly queuedCount: (ref: SubscriptionRef) => Promise<number>;
   readonly now?: () => number;
 }
 
@@ -112,7 +110,7 @@ export class Replayer {
       await release(this.now());
       return true;
     }
-    if ((await this.options.queuedCount(ref)) >= this.options.maxQueued) {
+    if ((await this.options.store.queuedCount(ref)) >= this.options.maxQueued) {
       // The receiver has enough waiting: keep the replay (renew its lease) until some of it went.
       const kept = await store.advanceReplay(replay.replayId, holder, {
         deliveries: [],

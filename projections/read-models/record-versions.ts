@@ -1,4 +1,4 @@
-import { documentId, READ_MODELS } from '../../contracts/read-models';
+import { documentId, READ_MODELS, VALIDITY } from '../../contracts/read-models';
 import { categoryOf } from '../../contracts/streams';
 import type { ReadModelChange } from '../../contracts/read-model-changes';
 import type { FieldAddedData } from '../../contracts/events/records';
@@ -9,14 +9,6 @@ import { fieldValueIndex, recordsProjection } from './records';
 export function versionId(recordDocumentId: string, revision: bigint): string {
   return `${recordDocumentId}@${revision}`;
 }
-
-/** Positions and times a version was valid between: from its event on, until the next one (none: still). */
-export const VALIDITY = {
-  fromPosition: 'validFromPosition',
-  fromTime: 'validFromTime',
-  toPosition: 'validToPosition',
-  toTime: 'validToTime',
-} as const;
 
 /**
  * Every version of every record (the temporal read model): the records document as it was after each of its

@@ -1,12 +1,11 @@
 import { AS_OF_PARAMETERS, type PastMoment } from '../../contracts/query/as-of';
 import { PlatformError } from '../../contracts/errors';
-import { READ_MODELS } from '../../contracts/read-models';
+import { READ_MODELS, VALIDITY } from '../../contracts/read-models';
 import type { Document } from '../../contracts/read-model-changes';
 import type { EventStore } from '../../infra/event-store/port';
 import { positionBefore } from '../../infra/event-store/position-at-time';
 import type { ReadModels } from '../../infra/read-store/read-models';
 import { equals, type StoreFilter } from '../../languages/filter/store-query';
-import { VALIDITY } from '../../projections/read-models/record-versions';
 import { awaitPosition, type ReadConsistency } from '../consistency';
 import type { EntityDescription } from '../routes/entities';
 import { RECORDS } from './search';
@@ -43,40 +42,32 @@ export async function positionOfMoment(deps: PastReadDeps, moment: PastMoment): 
   return position;
 }
 
-/** The versions valid right after the event at `position`: begun at or before it, not ended by then. */
-export function validAt(position: bigint): StoreFilter {
-  const at = Number(position);
+/** The versions valid at `at`: begun at or before it (`from`), not ended by then (`to` later, or none). */
+function validBetween(from: string, to: string, at: number | string): StoreFilter {
+  const numbers = typeof at === 'number' && { numeric: true };
   return {
     kind: 'and',
     children: [
-      { kind: 'compare', path: VALIDITY.fromPosition, op: 'lte', value: at, numeric: true },
+      { kind: 'compare', path: from, op: 'lte', value: at, ...numbers },
       {
         kind: 'or',
         children: [
-          { kind: 'compare', path: VALIDITY.toPosition, op: 'gt', value: at, numeric: true },
-          { kind: 'compare', path: VALIDITY.toPosition, op: 'eq', value: null },
+          { kind: 'compare', path: to, op: 'gt', value: at, ...numbers },
+          { kind: 'compare', path: to, op: 'eq', value: null },
         ],
       },
     ],
   };
 }
 
-/** The versions valid at `time`: begun (their event occurred) at or before it, not ended by then. */
-export function validAtTime(time: Date): StoreFilter {
-  const at = time.toISOString();
-  return {
-    kind: 'and',
-    children: [
-      { kind: 'compare', path: VALIDITY.fromTime, op: 'lte', value: at },
-      {
-        kind: 'or',
-        children: [
-          { kind: 'compare', path: VALIDITY.toTime, op: 'gt', value: at },
-          { kind: 'compare', path: VALIDITY.toTime, op: 'eq', value: null },
-        ],
-      },
-    ],
-  };
+/** The versions valid right after the event at `position`. */
+export function validAt(position: bigint): StoreFilter {
+  return validBetween(VALIDITY.fromPosition, VALIDITY.toPosition, Number(position));
+}
+
+/** The versions valid at `time` (compared with when their events happened). */
+function validAtTime(time: Date): StoreFilter {
+  return validBetween(VALIDITY.fromTime, VALIDITY.toTime, time.toISOString());
 }
 
 /**

@@ -7,7 +7,7 @@ import {
   SUBSCRIPTION_OPERATIONS,
 } from '../../contracts/api/subscriptions';
 import { PlatformError } from '../../contracts/errors';
-import { documentId, READ_MODELS } from '../../contracts/read-models';
+import { READ_MODELS } from '../../contracts/read-models';
 import { validate } from '../../contracts/validation';
 import type { DeliveryAttempt, DeliveryStore, Replay } from '../../infra/deliveries/port';
 import type { Document } from '../../contracts/read-model-changes';
@@ -18,12 +18,12 @@ import { equals } from '../../languages/filter/store-query';
 import { mount } from '../../infra/http/operations';
 import { idParam } from '../../infra/http/params';
 import { sendJson } from '../../infra/http/respond';
-import { awaitConsistency } from '../consistency';
 import { auditView } from '../representations';
 import { AUDIT_FIELDS } from './catalogues';
 import {
   addEntityRoutes,
   authorize,
+  readOne,
   readPage,
   type EntityDescription,
   type EntityReadDeps,
@@ -119,13 +119,7 @@ function replayView(replay: Replay): Record<string, unknown> {
 async function subscriptionOf(req: Parameters<typeof authorize>[0], deps: SubscriptionReadDeps) {
   const tenant = authorize(req, 'subscription', 'read');
   const subscriptionId = idParam(req, 'subscriptionId');
-  await awaitConsistency(req, deps.consistency, [SUBSCRIPTIONS.projection]);
-  const doc = await deps.readModels.get(
-    tenant,
-    READ_MODELS.subscriptions,
-    documentId(tenant, subscriptionId),
-  );
-  if (!doc) throw new PlatformError('not_found', `subscription ${subscriptionId} not found`);
+  await readOne(req, deps, SUBSCRIPTIONS, subscriptionId);
   return { tenant, subscriptionId };
 }
 

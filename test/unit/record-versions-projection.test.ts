@@ -1,5 +1,5 @@
-import { READ_MODELS } from '../../contracts/read-models';
-import { recordVersionsProjection, VALIDITY } from '../../projections/read-models/record-versions';
+import { READ_MODELS, VALIDITY } from '../../contracts/read-models';
+import { recordVersionsProjection } from '../../projections/read-models/record-versions';
 import { EventLog, projectionSpec } from '../support/given-when-then';
 
 /** The temporal read model: one document per version of a record, valid between two positions. */

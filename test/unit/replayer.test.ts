@@ -106,7 +106,6 @@ describe('the replayer', () => {
       maxHeld: 4,
       pollMs: 20,
       queued: () => undefined,
-      queuedCount: (ref) => store.queuedCount(ref),
     });
     replayer.start();
   }

@@ -34,11 +34,13 @@ export function addSubscriptionRoutes(router: Router, deps: CommandDeps): void {
     const subscriptionId = idParam(req, 'subscriptionId');
     const { from } = validate(replaySubscriptionBody, req.body, 'body');
     // A position is where the replay starts; a time, the first event recorded at or after it.
-    const after = /^\d+$/.test(from)
-      ? BigInt(from) > 0n
-        ? BigInt(from) - 1n
-        : 0n
-      : await deps.subscriptions.positionBefore(new Date(from));
+    const fromPosition = /^\d+$/.test(from) ? BigInt(from) : undefined;
+    const after =
+      fromPosition === undefined
+        ? await deps.subscriptions.positionBefore(new Date(from))
+        : fromPosition > 0n
+          ? fromPosition - 1n
+          : 0n;
     const replay = await requestReplay(
       deps,
       commandContext(req, principal, deps.newCommandId()),
