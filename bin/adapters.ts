@@ -1,7 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Config } from '../infra/config';
-import type { EventStore } from '../infra/event-store/port';
+import { PersonalDataEventStore } from '../infra/event-store/personal-data';
+import type { DataKeyStore } from '../infra/keys/port';
+import { localKeyWrapper } from '../infra/keys/local-wrapper';
+import { createSqliteDataKeyStore } from '../infra/keys/sqlite';
+import { createSealer, loadMasterKey } from '../infra/secrets/sealer';
 import type { Logger } from '../infra/logging';
 import type { ReadStore } from '../infra/read-store/port';
 import { createSqliteReadStore } from '../infra/read-store/sqlite';
@@ -17,6 +21,7 @@ import { embeddedFile, openSqliteEventStore } from './embedded-stores';
 import {
   eventStoreDbAdapter,
   mongoAttemptLogAdapter,
+  mongoDataKeyStoreAdapter,
   mongoDeliveryStoreAdapter,
   kafkaStreamAdapter,
   gridFsBlobStoreAdapter,
@@ -24,7 +29,8 @@ import {
 } from './production-adapters';
 
 export interface Adapters {
-  readonly events: EventStore;
+  /** Personal values sealed on the way in and opened on the way out; `events.sealed` is the store as stored. */
+  readonly events: PersonalDataEventStore;
   readonly readStore: ReadStore;
   readonly blobs: BlobStore;
   readonly stream: () => Promise<Stream>;
@@ -39,11 +45,13 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
   const dataDir = resolve(config.DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
   const sqliteEvents = config.EVENT_STORE === 'sqlite' ? openSqliteEventStore(config) : undefined;
-  const events =
+  const events = new PersonalDataEventStore(
     sqliteEvents ??
-    eventStoreDbAdapter().createEventStoreDbEventStore({
-      connectionString: config.ESDB_URL!,
-    });
+      eventStoreDbAdapter().createEventStoreDbEventStore({
+        connectionString: config.ESDB_URL!,
+      }),
+    await openDataKeys(config),
+  );
   const readStore =
     config.READ_STORE === 'mongodb'
       ? await mongoReadStoreAdapter().createMongoReadStore({
@@ -89,6 +97,24 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
       await events.close();
     },
   };
+}
+
+/**
+ * The data keys personal values are sealed under: a SQLite file under DATA_DIR, or a collection beside the
+ * MongoDB read models; wrapped by a key derived from the platform's master key (SECRETS_KEY).
+ */
+export async function openDataKeys(config: Config): Promise<DataKeyStore> {
+  const wrapper = localKeyWrapper(
+    createSealer(loadMasterKey(config.SECRETS_KEY, resolve(config.DATA_DIR))).derivedKey('data-keys'),
+  );
+  return config.READ_STORE === 'mongodb'
+    ? mongoDataKeyStoreAdapter().createMongoDataKeyStore({
+        url: config.MONGO_URL!,
+        database: config.MONGO_DATABASE,
+        queryBudgetMs: config.QUERY_BUDGET_MS,
+        wrapper,
+      })
+    : createSqliteDataKeyStore({ path: embeddedFile(config, 'dataKeys'), wrapper });
 }
 
 /**

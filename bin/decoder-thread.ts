@@ -2,13 +2,15 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { projectionNamed } from '../projections/read-models/catalogue';
 import type { DecoderThreadData, FromDecoderThread, ToDecoderThread } from '../projections/thread-protocol';
 import { decodeWindow } from '../projections/window-decoder';
+import { PersonalDataEventStore } from '../infra/event-store/personal-data';
+import { openDataKeys } from './adapters';
 import { openSqliteEventStore } from './embedded-stores';
 
 /**
  * A decoder thread of a rebuild (see `ThreadedWindowDecoder`): reads windows of the log through its own
  * event-store connection and sends back the changes they make.
  */
-function main(): void {
+async function main(): Promise<void> {
   const port = parentPort;
   if (!port) throw new Error('decoder-thread must run as a worker thread');
   const post = (message: FromDecoderThread): void => port.postMessage(message);
@@ -18,7 +20,8 @@ function main(): void {
     post({ kind: 'failed', message: `unknown projection ${name}` });
     return;
   }
-  const events = openSqliteEventStore(config);
+  // Projections see personal values opened, as everywhere.
+  const events = new PersonalDataEventStore(openSqliteEventStore(config), await openDataKeys(config));
   port.on('message', (request: ToDecoderThread) => {
     decodeWindow(events, projection, version, request).then(
       (window) => post({ kind: 'decoded', id: request.id, window }),
@@ -33,4 +36,9 @@ function main(): void {
   post({ kind: 'ready' });
 }
 
-main();
+main().catch((error: unknown) =>
+  parentPort?.postMessage({
+    kind: 'failed',
+    message: error instanceof Error ? error.message : String(error),
+  } satisfies FromDecoderThread),
+);

@@ -10,6 +10,7 @@ export const EMBEDDED_FILES = {
   attempts: 'attempts.db',
   deliveries: 'deliveries.db',
   vectors: 'vectors.db',
+  dataKeys: 'data-keys.db',
 } as const;
 
 export function embeddedFile(config: Config, file: keyof typeof EMBEDDED_FILES): string {
@@ -20,7 +21,7 @@ export function embeddedFile(config: Config, file: keyof typeof EMBEDDED_FILES):
 export function embeddedSqliteFiles(config: Config): string[] {
   const used: Array<keyof typeof EMBEDDED_FILES> = [];
   if (config.EVENT_STORE === 'sqlite') used.push('events');
-  if (config.READ_STORE === 'sqlite') used.push('readModels', 'attempts', 'deliveries');
+  if (config.READ_STORE === 'sqlite') used.push('readModels', 'attempts', 'deliveries', 'dataKeys');
   if (config.STREAM === 'in-process') used.push('stream');
   if (config.SEMANTIC_SEARCH && config.VECTOR_INDEX === 'embedded') used.push('vectors');
   return used.map((file) => embeddedFile(config, file));

@@ -29,3 +29,7 @@ export function mongoAttemptLogAdapter(): typeof import('../infra/attempts/mongo
 export function mongoDeliveryStoreAdapter(): typeof import('../infra/deliveries/mongodb') {
   return require('../infra/deliveries/mongodb') as typeof import('../infra/deliveries/mongodb');
 }
+
+export function mongoDataKeyStoreAdapter(): typeof import('../infra/keys/mongodb') {
+  return require('../infra/keys/mongodb') as typeof import('../infra/keys/mongodb');
+}

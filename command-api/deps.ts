@@ -3,6 +3,7 @@ import type { HookReceiver } from './hooks/http-receiver';
 import type { AttemptLog } from '../infra/attempts/port';
 import type { BlobStore } from '../infra/blob-store/port';
 import type { DeliveryStore } from '../infra/deliveries/port';
+import type { EventStore } from '../infra/event-store/port';
 import type { Logger } from '../infra/logging';
 import type { Sealer } from '../infra/secrets/sealer';
 import type { ProviderSettings, SocialProvider } from '../contracts/social';
@@ -16,9 +17,17 @@ import type { AiJobs } from './ai/jobs';
 import type { SystemModels } from './ai/system-models';
 import type { DeadLetters } from '../projections/dead-letters';
 
+/** What erasure needs of the event store that seals personal values (`PersonalDataEventStore`). */
+export interface PersonalData {
+  erase(subject: string, erasedAt: number): Promise<boolean>;
+  readonly sealed: Pick<EventStore, 'readStream'>;
+}
+
 /** What the command routes need, wired by the composition root. */
 export interface CommandDeps extends KernelDeps {
   readonly reads: CommandReads;
+  /** Crypto-shredding: destroying a subject's data key, and the events as stored (to see what was sealed). */
+  readonly personalData: PersonalData;
   /** Calls to user-configured addresses, behind the SSRF guard. */
   readonly outbound: OutboundHttp;
   /** File contents; events carry only their metadata and hash. */

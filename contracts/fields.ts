@@ -90,5 +90,18 @@ export const fieldDefinitionSchema = z.object({
   position: z.number().int().positive(),
   /** Part of a built-in module's template: it stays as long as its module (see `module-templates.ts`). */
   builtIn: z.boolean(),
+  /**
+   * Whether its values are personal data, sealed in events under the record's own key (so erasing the record
+   * makes them unreadable everywhere). Absent: the type's default (`isPersonalField`).
+   */
+  personal: z.boolean().optional(),
 });
 export type FieldDefinition = z.infer<typeof fieldDefinitionSchema>;
+
+/** The types whose values are personal unless the field says otherwise: the ones that usually hold a person's data. */
+export const PERSONAL_BY_DEFAULT: ReadonlySet<FieldType> = new Set(['text', 'long_text', 'email', 'phone']);
+
+/** Whether a field's values are personal: as it says, or as its type usually is. */
+export function isPersonalField(field: Pick<FieldDefinition, 'type' | 'personal'>): boolean {
+  return field.personal ?? PERSONAL_BY_DEFAULT.has(field.type);
+}

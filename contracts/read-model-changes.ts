@@ -48,6 +48,20 @@ export type ReadModelChange =
       readonly position: bigint;
     }
   /**
+   * Patches every document of the collection whose top-level values equal `where`'s and whose position is not
+   * newer than the change's (those the same event wrote included: `set` is absolute, so applying it again
+   * changes nothing); they take the change's position. For the rare change that reaches documents a projection
+   * cannot name one by one (an erasure scrubbing a record's every version); give it an indexed `where`.
+   */
+  | {
+      readonly op: 'patchWhere';
+      readonly collection: string;
+      /** Top-level keys (letters, digits, `_`) and the string or number each must equal; at least one. */
+      readonly where: Readonly<Record<string, string | number>>;
+      readonly set: Readonly<Record<string, unknown>>;
+      readonly position: bigint;
+    }
+  /**
    * Ensures a secondary index a projection asks for as its data comes to need it (a record field's values),
    * as `ensureIndex` does; skipped once the collection has `MAX_INDEXES_PER_COLLECTION` indexes, so the
    * indexes (and the work of every write) stay bounded. Idempotent; the position is not checked.

@@ -15,8 +15,8 @@ export const WAL_AUTOCHECKPOINT_PAGES = 10_000;
 
 /**
  * Opens a SQLite file as the embedded adapters share theirs: the folder made when missing (`:memory:`: a
- * throw-away database), WAL, `synchronous` as asked, and a busy timeout, since other processes (separate
- * services on the same files) may hold the write lock for a moment.
+ * throw-away database), WAL, `synchronous` as asked, a busy timeout, since other processes (separate
+ * services on the same files) may hold the write lock for a moment, and deleted content zeroed.
  */
 export function openSqliteFile(path: string, synchronous: 'NORMAL' | 'FULL' = 'NORMAL'): Database.Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -26,6 +26,9 @@ export function openSqliteFile(path: string, synchronous: 'NORMAL' | 'FULL' = 'N
     db.pragma(`synchronous = ${synchronous}`);
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+    // What a write replaces or deletes is overwritten with zeros, not left in free space: an erased person's
+    // values, scrubbed from the read models, must not stay readable in the file's free pages.
+    db.pragma('secure_delete = ON');
   } catch (error) {
     db.close();
     throw error;

@@ -28,8 +28,13 @@ export interface IntegratorOptions {
   readonly tenantInHand: number;
   /** The run backlogs (see `RunBacklog`): everything but the store and how a parked request is run. */
   readonly backlog: Omit<RunBacklogDeps, 'run' | 'events'>;
-  /** The event store: the run backlogs are kept there, and an event relayed without its data is read there. */
-  readonly events: RunBacklogDeps['events'];
+  /**
+   * The event store: the run backlogs are kept there, an event relayed without its data is read there, and
+   * it opens the personal values of a relayed event (the stream carries them sealed, as stored).
+   */
+  readonly events: RunBacklogDeps['events'] & {
+    reveal(event: RecordedEvent): Promise<RecordedEvent>;
+  };
   /** Outgoing subscriptions: the published events to deliver, and the subscriptions' own events. */
   readonly deliveries?: Pick<DeliveryIntake, 'takes' | 'take'>;
 }
@@ -140,7 +145,7 @@ export class Integrator {
       revision: BigInt(relayed.revision),
       position: BigInt(relayed.position),
     };
-    if (dataOmitted !== true) return { ...event, data: upcast(event).data };
+    if (dataOmitted !== true) return { ...event, data: upcast(await this.options.events.reveal(event)).data };
     for await (const stored of this.options.events.readStream(event.streamId, {
       fromRevision: event.revision,
       maxCount: 1,

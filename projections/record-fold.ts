@@ -16,9 +16,10 @@ function changed(doc: Document | null, change: ReadModelChange): Document | null
       return doc === null ? null : applyPatch(doc, change);
     case 'delete':
       return null;
-    // A copy writes another document (a version of this one): the record stays as it is.
+    // A copy writes another document (a version of this one), a patchWhere others: the record stays as it is.
     case 'index':
     case 'copy':
+    case 'patchWhere':
       return doc;
   }
 }

@@ -1,5 +1,6 @@
 import type { ModuleTemplate } from '../contracts/module-templates';
 import type { Document } from '../contracts/read-model-changes';
+import { isPersonalField, type FieldType } from '../contracts/fields';
 
 /** API shapes of read-model documents: the entity's integer id as `id`, no store bookkeeping. */
 function audit(doc: Document): Record<string, unknown> {
@@ -70,6 +71,10 @@ export function fieldView(doc: Document): Record<string, unknown> {
     config: doc.config ?? {},
     position: doc.position,
     builtIn: doc.builtIn,
+    personal: isPersonalField({
+      type: doc.type as FieldType,
+      ...(typeof doc.personal === 'boolean' && { personal: doc.personal }),
+    }),
     ...audit(doc),
   };
 }

@@ -134,6 +134,7 @@ export function commandApiService(
       maxAgeMs: config.SESSION_MAX_HOURS * 3_600_000,
     },
     reads: commandReads,
+    personalData: kernel.adapters.events,
   });
   let generatedToken: string | undefined;
   let sweepTimer: NodeJS.Timeout | undefined;

@@ -28,7 +28,8 @@ export async function relayOf(
 ): Promise<Relay> {
   return new Relay(
     {
-      events: adapters.events,
+      // The stream carries events as stored: personal values sealed, opened by each consumer.
+      events: adapters.events.sealed,
       readStore: adapters.readStore,
       stream: await adapters.stream(),
       logger: logger.child({ component: 'relay' }),

@@ -1,7 +1,10 @@
+import type { PersonalValues } from '../../contracts/personal-data';
 /** A domain event as deciders produce it; the handler wraps it in the envelope. */
 export interface DomainEvent<Type extends string = string, Data = unknown> {
   readonly type: Type;
   readonly data: Data;
+  /** Which of its values are personal data, to be sealed under their subject's key (see `personal-data.ts`). */
+  readonly personal?: PersonalValues;
 }
 
 /**
@@ -20,4 +23,9 @@ export function fold<State, Event extends DomainEvent>(
   events: readonly Event[],
 ): State {
   return events.reduce((current, event) => decider.evolve(current, event), state);
+}
+
+/** The event, its values at `personal.paths` to be sealed for its subject (the store does it on append). */
+export function withPersonalValues<Event extends DomainEvent>(event: Event, personal: PersonalValues): Event {
+  return { ...event, personal };
 }

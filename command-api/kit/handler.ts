@@ -2,6 +2,7 @@ import type { Actor } from '../../contracts/events/envelope';
 import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
 import { PlatformError } from '../../contracts/errors';
 import { eventIdFor } from '../../contracts/ids';
+import { personalSubject } from '../../contracts/personal-data';
 import { assertValidEventData, upcast, schemaVersionOf } from '../../contracts/events/registry';
 import type { EventStore, ExpectedRevision, StreamAppend } from '../../infra/event-store/port';
 import { WrongExpectedRevisionError } from '../../infra/event-store/port';
@@ -49,6 +50,12 @@ export function toNewEvent(event: DomainEvent, id: string, context: CommandConte
       commandId: context.commandId,
       occurredAt: new Date().toISOString(),
     },
+    ...(event.personal && {
+      sealing: {
+        subject: personalSubject(event.personal.kind, context.tenant, event.personal.id),
+        paths: event.personal.paths,
+      },
+    }),
   };
 }
 

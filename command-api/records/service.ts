@@ -7,7 +7,7 @@ import { recordCommands } from './commands';
 import { addBulkRecordRoutes } from './routes/bulk';
 import { addFileRoutes } from './routes/files';
 import { addLabelRoutes, labelResource } from './routes/labels';
-import { addButtonRoute, addRecordRestoreRoute, recordResource } from './routes/records';
+import { addButtonRoute, addRecordEraseRoute, addRecordRestoreRoute, recordResource } from './routes/records';
 import { addRemoteLinkRoutes } from './routes/remote-links';
 import { segmentResource } from './routes/segments';
 
@@ -20,6 +20,7 @@ export function recordsApi(deps: CommandDeps): FeatureApi {
     addRemoteLinkRoutes(router, deps, records);
     addResourceRoutes(router, deps, recordResource(deps.handler));
     addRecordRestoreRoute(router, deps, records);
+    addRecordEraseRoute(router, deps);
     addButtonRoute(router, deps);
     addFileRoutes(router, deps, records);
     for (const removed of RECORD_COMMENT_ROUTES) if (removed.method !== 'get') mountRemoved(router, removed);

@@ -209,6 +209,7 @@ export function fieldCommands(deps: Pick<CommandDeps, 'handler' | 'ids' | 'idemp
         type: body.type,
         required: body.required ?? false,
         config: body.config ?? {},
+        ...(body.personal !== undefined && { personal: body.personal }),
         ...target,
       };
       const result = await deps.handler.handle(
@@ -237,6 +238,7 @@ export function fieldCommands(deps: Pick<CommandDeps, 'handler' | 'ids' | 'idemp
           ...(body.name !== undefined && { name: body.name }),
           ...(body.required !== undefined && { required: body.required }),
           ...(body.config !== undefined && { config: body.config }),
+          ...(body.personal !== undefined && { personal: body.personal }),
           ...(await relationTarget(context.tenant, body.config)),
         },
         context,

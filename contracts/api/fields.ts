@@ -53,6 +53,13 @@ export const createFieldBody = z
     type: fieldType,
     required: z.boolean().optional().meta({ description: 'Records must give it a value (default false).' }),
     config: fieldConfig.optional(),
+    personal: z
+      .boolean()
+      .optional()
+      .meta({
+        description:
+          "Its values are personal data: sealed in events under the record's own key, so erasing the record (`POST /record/{id}/erase`) makes them unreadable everywhere. Default: true for text, long_text, email and phone, false for the other types. Changing it applies to values written afterwards.",
+      }),
   })
   .meta({ id: 'FieldCreate' });
 export const updateFieldBody = z
@@ -61,6 +68,7 @@ export const updateFieldBody = z
     name: fieldName.optional(),
     required: z.boolean().optional(),
     config: fieldConfig.optional(),
+    personal: z.boolean().optional(),
   })
   .meta({ id: 'FieldUpdate', description: 'The type and key of a field never change.' });
 export const orderFieldsBody = z
@@ -87,6 +95,9 @@ const fieldCore = {
   builtIn: z
     .boolean()
     .meta({ description: 'Installed with a built-in module: it stays as long as the module.' }),
+  personal: z
+    .boolean()
+    .meta({ description: "Its values are personal data, sealed under the record's key and erasable." }),
 };
 export const fieldWritten = z.object(fieldCore).meta({ id: 'FieldWritten' });
 export const fieldSchema = z.object({ ...fieldCore, ...auditFields }).meta({ id: 'Field' });

@@ -155,6 +155,44 @@ export const restoreRecord = operation({
   security: 'token',
 });
 
+export const eraseRecordBody = z
+  .strictObject({
+    reason: z
+      .string()
+      .trim()
+      .min(1, 'say why the record is erased')
+      .max(1000)
+      .meta({ description: 'Why (a request under GDPR Art. 17, say); kept in the audit trail.' }),
+  })
+  .meta({ id: 'RecordErase' });
+
+export const recordErasure = z
+  .object({
+    id: entityId,
+    erased: z.literal(true),
+    fields: z
+      .array(z.string())
+      .meta({ description: 'The keys of the fields whose values were personal data, now erased.' }),
+  })
+  .meta({ id: 'RecordErasure' });
+
+export const eraseRecord = operation({
+  operationId: 'eraseRecord',
+  method: 'post',
+  path: '/record/{recordId}/erase',
+  tag: 'records',
+  summary: "Erase a record's personal data for good",
+  description:
+    "Administrators only. Destroys the record's data key, so its name, the values of its personal fields and its files' names read as `[erased]` on every route, in its history and audit trail, in lists as of any time, in replays and rebuilt read models, in the vector index and in the stream's consumers; its files' contents are deleted. The record itself stays (ids, labels, non-personal values) and takes no new personal values. Erasing again answers the same.",
+  params: recordPath,
+  body: { schema: eraseRecordBody },
+  responses: {
+    200: { description: 'The record is erased.', schema: recordErasure },
+    ...WRITE_ERRORS,
+  },
+  security: 'token',
+});
+
 export const pressRecordButton = operation({
   operationId: 'pressRecordButton',
   method: 'post',
@@ -269,6 +307,7 @@ export const RECORD_OPERATIONS = [
   updateRecordById,
   deleteRecord,
   restoreRecord,
+  eraseRecord,
   pressRecordButton,
   listRecords,
   listDeletedRecords,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { DataPath } from '../personal-data';
 
 /** Who caused an event: the user, and the credential they used (API token or OAuth client), if any. */
 export const actorSchema = z.object({
@@ -15,6 +16,8 @@ export const eventMetadataSchema = z.object({
   causationId: z.string().min(1),
   commandId: z.string().min(1),
   occurredAt: z.iso.datetime(),
+  /** The data key subject (`record:acme:42`) the event's personal values are sealed for, if it has any. */
+  subject: z.string().optional(),
 });
 export type EventMetadata = z.infer<typeof eventMetadataSchema>;
 
@@ -26,6 +29,11 @@ export interface NewEvent<Type extends string = string, Data = unknown> {
   readonly schemaVersion: number;
   readonly data: Data;
   readonly metadata: EventMetadata;
+  /**
+   * The values to seal before the event is stored (the event store does, and drops this): where they are in
+   * `data` and whose they are. Never stored: stored events say only `metadata.subject`.
+   */
+  readonly sealing?: { readonly subject: string; readonly paths: readonly DataPath[] };
 }
 
 /** An event as read back from the store. Revisions are 0-based per stream; positions are global and ordered. */

@@ -67,6 +67,7 @@ export const fieldChanged = z.object({
   name: z.string().optional(),
   required: z.boolean().optional(),
   config: z.record(z.string(), z.unknown()).optional(),
+  personal: z.boolean().optional(),
 });
 export const fieldRemoved = z.object({ moduleId: id, fieldId: id });
 /** Every field of the module, in its new order; positions become 1..n. */
@@ -95,6 +96,18 @@ export const buttonPressed = z.object({
   status: z.number().int().nullable(),
   durationMs: z.number().nonnegative(),
   error: z.string().optional(),
+});
+/**
+ * A record's personal data was erased (its data key destroyed): who and when are the metadata, why is the
+ * reason; `fields` are the keys of the fields whose values had been sealed (names, not data), which readers
+ * now show as erased, as they do its name.
+ */
+export const recordErased = z.object({
+  recordId: id,
+  moduleId: id,
+  spaceId: id,
+  reason: z.string().min(1).max(1000),
+  fields: z.array(fieldKeySchema),
 });
 export const recordLabelled = z.object({ recordId: id, labelId: id });
 export const recordUnlabelled = z.object({ recordId: id, labelId: id });
@@ -143,6 +156,7 @@ export type FieldAddedData = z.infer<typeof fieldAdded>;
 export type FieldChangedData = z.infer<typeof fieldChanged>;
 export type RecordCreatedData = z.infer<typeof recordCreated>;
 export type RecordUpdatedData = z.infer<typeof recordUpdated>;
+export type RecordErasedData = z.infer<typeof recordErased>;
 
 export type SpaceEvent =
   | { type: 'SpaceCreated'; data: SpaceCreatedData }
@@ -163,6 +177,7 @@ export type RecordEvent =
   | { type: 'RecordUpdated'; data: RecordUpdatedData }
   | { type: 'RecordDeleted'; data: z.infer<typeof recordDeleted> }
   | { type: 'RecordRestored'; data: z.infer<typeof recordRestored> }
+  | { type: 'RecordErased'; data: RecordErasedData }
   | { type: 'ButtonPressed'; data: z.infer<typeof buttonPressed> }
   | { type: 'RecordLabelled'; data: z.infer<typeof recordLabelled> }
   | { type: 'RecordUnlabelled'; data: z.infer<typeof recordUnlabelled> }
@@ -198,6 +213,7 @@ export const RECORDS_EVENTS: readonly EventDefinition[] = [
   { type: 'RecordUpdated', version: 1, schema: recordUpdated },
   { type: 'RecordDeleted', version: 1, schema: recordDeleted },
   { type: 'RecordRestored', version: 1, schema: recordRestored },
+  { type: 'RecordErased', version: 1, schema: recordErased },
   { type: 'ButtonPressed', version: 1, schema: buttonPressed },
   { type: 'RecordLabelled', version: 1, schema: recordLabelled },
   { type: 'RecordUnlabelled', version: 1, schema: recordUnlabelled },

@@ -117,7 +117,7 @@ interface UniqueIndex {
 
 /** The changes written as bulk writes; the others are applied alone (`runsByCollection`). */
 type BulkChange = Extract<ReadModelChange, { op: 'upsert' | 'patch' | 'delete' }>;
-type SoleChange = Extract<ReadModelChange, { op: 'index' | 'copy' }>;
+type SoleChange = Extract<ReadModelChange, { op: 'index' | 'copy' | 'patchWhere' }>;
 
 function toWrites(change: BulkChange): AnyBulkWriteOperation<StoredDocument>[] {
   const position = Long.fromBigInt(change.position);
@@ -168,7 +168,7 @@ function toWrites(change: BulkChange): AnyBulkWriteOperation<StoredDocument>[] {
 function runsByCollection(changes: readonly ReadModelChange[]): (BulkChange[] | SoleChange)[] {
   const runs: (BulkChange[] | SoleChange)[] = [];
   for (const change of changes) {
-    if (change.op === 'index' || change.op === 'copy') {
+    if (change.op === 'index' || change.op === 'copy' || change.op === 'patchWhere') {
       runs.push(change);
       continue;
     }
@@ -326,6 +326,19 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
     await writeRun([{ op: 'upsert', collection: change.collection, doc, position: change.position }]);
   }
 
+  /** A patchWhere as one update of many. */
+  async function applyPatchWhere(change: Extract<ReadModelChange, { op: 'patchWhere' }>): Promise<void> {
+    const set = Object.fromEntries(
+      Object.entries(change.set)
+        .filter(([, value]) => value !== undefined)
+        .map(([path, value]) => [escapePath(path), escapeKeys(value)]),
+    );
+    await collection(change.collection).updateMany(
+      { ...change.where, _pos: { $lte: Long.fromBigInt(change.position) } },
+      { $set: { ...set, _pos: Long.fromBigInt(change.position) } },
+    );
+  }
+
   return {
     ensureIndex,
 
@@ -335,7 +348,8 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
       for (const run of runsByCollection(changes)) {
         if (Array.isArray(run)) await writeRun(run);
         else if (run.op === 'index') await ensureIndexWithin(run.collection, run.index);
-        else await applyCopy(run);
+        else if (run.op === 'copy') await applyCopy(run);
+        else await applyPatchWhere(run);
       }
       if (checkpoint) {
         await checkpoints.updateOne(

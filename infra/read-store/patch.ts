@@ -1,6 +1,9 @@
 import type { Document, ReadModelChange } from '../../contracts/read-model-changes';
 
-type PatchChange = Extract<ReadModelChange, { op: 'patch' }>;
+/** A patch's paths; a `patchWhere` applies its `set` the same way to each document it reaches. */
+type PatchChange =
+  | Extract<ReadModelChange, { op: 'patch' }>
+  | Pick<Extract<ReadModelChange, { op: 'patch' }>, 'set' | 'unset' | 'inc'>;
 type CopyChange = Extract<ReadModelChange, { op: 'copy' }>;
 type JsonObject = Record<string, unknown>;
 
@@ -64,7 +67,7 @@ function parentForRead(doc: JsonObject, path: string): { parent: JsonObject; key
  */
 export function applyPatch(doc: Document, change: PatchChange): Document {
   const patched: JsonObject = { ...doc };
-  const named = `patch of ${change.id}`;
+  const named = `patch of ${doc.id}`;
   setPaths(patched, change.set, named);
   for (const path of change.unset ?? []) {
     const target = parentForRead(patched, path);

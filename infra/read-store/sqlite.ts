@@ -10,7 +10,14 @@ import {
   type IndexSpec,
   type ReadModelChange,
 } from '../../contracts/read-model-changes';
-import { LIKE_FUNCTION, compileFilter, compileOrderBy, indexColumns, type SqlFragment } from './sqlite-query';
+import {
+  LIKE_FUNCTION,
+  compileFilter,
+  compileOrderBy,
+  indexColumns,
+  valueExpression,
+  type SqlFragment,
+} from './sqlite-query';
 import {
   assertChange,
   assertCheckpoint,
@@ -327,6 +334,22 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
       case 'delete':
         write.delete.run(change.id, change.position);
         return;
+      case 'patchWhere': {
+        const entries = Object.entries(change.where);
+        const rows = db
+          .prepare<unknown[], { id: string; doc: string }>(
+            `SELECT id, json(doc) AS doc FROM ${tableName(change.collection)} WHERE ` +
+              [...entries.map(([key]) => `${valueExpression(key)} = ?`), 'pos <= ?'].join(' AND '),
+          )
+          .all(...entries.map(([, value]) => value), change.position);
+        for (const row of rows)
+          write.update.run(
+            JSON.stringify(applyPatch(parseDocument(row.doc), change)),
+            change.position,
+            row.id,
+          );
+        return;
+      }
       case 'copy': {
         // Read in this transaction, so the source is as the changes before this one left it.
         const source = read(change.from.collection, null, (table) =>

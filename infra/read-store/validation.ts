@@ -171,8 +171,25 @@ export function assertChange(change: ReadModelChange): void {
       assertNoOverlap(change, named);
       return;
     }
+    case 'patchWhere': {
+      const entries = Object.entries(change.where);
+      if (entries.length === 0) throw new TypeError('patchWhere needs at least one key in where');
+      for (const [key, value] of entries) {
+        if (!WHERE_KEY.test(key))
+          throw new TypeError(`patchWhere: ${JSON.stringify(key)} is not a plain key`);
+        if (typeof value !== 'string' && !(typeof value === 'number' && Number.isFinite(value)))
+          throw new TypeError(`patchWhere: ${key} must equal a string or a finite number`);
+      }
+      const named = 'patchWhere';
+      assertSet(change.set, named);
+      assertNoOverlap(change, named);
+      return;
+    }
   }
 }
+
+/** The keys a `patchWhere` matches on: plain top-level names (so they are written into a query as they are). */
+const WHERE_KEY = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
 export function assertCheckpoint(checkpoint: Checkpoint): void {
   if (typeof checkpoint.name !== 'string' || checkpoint.name.length === 0) {

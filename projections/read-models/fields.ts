@@ -43,14 +43,14 @@ export const fieldsProjection: Projection = {
         ];
       }
       case 'FieldChanged': {
-        const { fieldId, name, required, config } = event.data as FieldChangedData;
+        const { fieldId, name, required, config, personal } = event.data as FieldChangedData;
         return [
           {
             op: 'patch',
             collection: target,
             position,
             id: documentId(tenant, fieldId),
-            set: { ...defined({ name, required, config }), ...updatedColumns(event) },
+            set: { ...defined({ name, required, config, personal }), ...updatedColumns(event) },
           },
         ];
       }

@@ -1,3 +1,5 @@
+import type { RecordErasedData } from '../../contracts/events/records';
+import { ERASED_VALUE } from '../../contracts/personal-data';
 import type { FileAttachedData, FileDetachedData, FileWeightsSetData } from '../../contracts/events/files';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import type { ReadModelChange } from '../../contracts/read-model-changes';
@@ -42,6 +44,16 @@ export const filesProjection: Projection = {
           id: documentId(tenant, fileId),
           set: { weight, ...updatedColumns(event) },
         }));
+      case 'RecordErased':
+        return [
+          {
+            op: 'patchWhere',
+            collection: target,
+            where: { tenant, recordId: (event.data as RecordErasedData).recordId },
+            set: { name: ERASED_VALUE },
+            position,
+          },
+        ];
       default:
         return [];
     }

@@ -1,4 +1,10 @@
-import type { FieldValue, RecordCreatedData, RecordUpdatedData } from '../../contracts/events/records';
+import type {
+  FieldValue,
+  RecordCreatedData,
+  RecordErasedData,
+  RecordUpdatedData,
+} from '../../contracts/events/records';
+import { ERASED_VALUE } from '../../contracts/personal-data';
 import { documentId, positionKey, READ_MODELS } from '../../contracts/read-models';
 import { categoryOf } from '../../contracts/streams';
 import { SEALED_SUBSCRIPTION_KEYS } from '../../contracts/events/subscriptions';
@@ -92,6 +98,7 @@ export const auditProjection: Projection = {
     if (NOT_AUDITED.has(event.type)) return [];
     const category = categoryOf(event.streamId);
     return [
+      ...(event.type === 'RecordErased' ? erasedFromAudit(event, collection(READ_MODELS.audit)) : []),
       {
         op: 'upsert',
         collection: collection(READ_MODELS.audit),
@@ -112,6 +119,41 @@ export const auditProjection: Projection = {
     ];
   },
 };
+
+/**
+ * What an erasure scrubs from the audit of its record's stream: the name and erased values of its creation,
+ * a file's name, and the changes of its updates (the field history keeps which fields they changed).
+ */
+function erasedFromAudit(event: ProjectedEvent, audit: string): ReadModelChange[] {
+  const { fields } = event.data as RecordErasedData;
+  const scrub = (type: string, set: Record<string, unknown>): ReadModelChange => ({
+    op: 'patchWhere',
+    collection: audit,
+    where: { tenant: event.metadata.tenant, streamId: event.streamId, type },
+    set,
+    position: event.position,
+  });
+  return [
+    scrub('RecordCreated', {
+      'data.name': ERASED_VALUE,
+      ...Object.fromEntries(fields.map((key) => [`data.fields.${key}`, ERASED_VALUE])),
+    }),
+    scrub('RecordUpdated', { 'data.changes': ERASED_VALUE }),
+    scrub('FileAttached', { 'data.name': ERASED_VALUE }),
+  ];
+}
+
+/** What an erasure scrubs from its record's field history: what its name and erased values were and became. */
+function erasedFromFieldHistory(event: ProjectedEvent, history: string): ReadModelChange[] {
+  const { recordId, fields } = event.data as RecordErasedData;
+  return ['name', ...fields.map((key) => `fields.${key}`)].map((field) => ({
+    op: 'patchWhere',
+    collection: history,
+    where: { tenant: event.metadata.tenant, recordId, field },
+    set: { from: ERASED_VALUE, to: ERASED_VALUE },
+    position: event.position,
+  }));
+}
 
 /**
  * Field history: one document per changed value of a record (a creation's values count as changes from
@@ -145,7 +187,9 @@ export const fieldHistoryProjection: Projection = {
       const data = event.data as RecordUpdatedData;
       recordId = data.recordId;
       changes = data.changes;
-    } else return [];
+    } else if (event.type === 'RecordErased')
+      return erasedFromFieldHistory(event, collection(READ_MODELS.fieldHistory));
+    else return [];
     return changes.map((change, index) => ({
       op: 'upsert',
       collection: collection(READ_MODELS.fieldHistory),

@@ -1,9 +1,9 @@
 import { documentId, READ_MODELS, VALIDITY } from '../../contracts/read-models';
 import { categoryOf } from '../../contracts/streams';
 import type { ReadModelChange } from '../../contracts/read-model-changes';
-import type { FieldAddedData } from '../../contracts/events/records';
+import type { FieldAddedData, RecordErasedData } from '../../contracts/events/records';
 import type { Projection } from '../projection';
-import { fieldValueIndex, recordsProjection } from './records';
+import { erasedValues, fieldValueIndex, recordsProjection } from './records';
 
 /** The version of a record document made by the event at `revision` of its stream. */
 export function versionId(recordDocumentId: string, revision: bigint): string {
@@ -55,9 +55,23 @@ export const recordVersionsProjection: Projection = {
             },
           ]
         : [];
+    // An erasure reaches back: every version of the record reads as erased (the new one is copied erased).
+    const scrubbed: ReadModelChange[] =
+      event.type === 'RecordErased'
+        ? [
+            {
+              op: 'patchWhere',
+              collection: versions,
+              where: { tenant: event.metadata.tenant, recordId: (event.data as RecordErasedData).recordId },
+              set: erasedValues((event.data as RecordErasedData).fields),
+              position: event.position,
+            },
+          ]
+        : [];
     return [
       ...headChanges,
       ...closePrevious,
+      ...scrubbed,
       {
         op: 'copy',
         collection: versions,

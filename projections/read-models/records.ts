@@ -1,4 +1,10 @@
-import type { FieldValue, RecordCreatedData, RecordUpdatedData } from '../../contracts/events/records';
+import type {
+  FieldValue,
+  RecordCreatedData,
+  RecordErasedData,
+  RecordUpdatedData,
+} from '../../contracts/events/records';
+import { ERASED_VALUE } from '../../contracts/personal-data';
 import { fieldValuePath, instantPath } from '../../languages/filter/record-fields';
 import { parseDateTime } from '../../languages/filter/resolve';
 import { READ_MODELS } from '../../contracts/read-models';
@@ -27,6 +33,14 @@ function instantsOf(fields: Readonly<Record<string, FieldValue>>): Record<string
 }
 
 const FIELD_CHANGE = /^fields\.([A-Za-z0-9_]+)$/;
+
+/** What an erasure sets on a record's documents (its present one and every version): name and values erased. */
+export function erasedValues(fieldKeys: readonly string[]): Record<string, string> {
+  return Object.fromEntries([
+    ['name', ERASED_VALUE],
+    ...fieldKeys.map((key) => [fieldValuePath(key), ERASED_VALUE]),
+  ]);
+}
 
 const recordEntities = entityProjection({
   name: 'records',
@@ -78,6 +92,14 @@ const recordEntities = entityProjection({
         else if (instantOf(change.from) !== undefined) unset.push(instantPath(key));
       }
       return { set, unset };
+    },
+    /** Its name and the personal fields that held values read as erased from now on. */
+    RecordErased(data) {
+      const { fields } = data as unknown as RecordErasedData;
+      return {
+        set: erasedValues(fields),
+        unset: fields.map((key) => instantPath(key)),
+      };
     },
     /** Labels as a set of paths (`labels.<id>`), so attaching one is a patch, not a read-modify-write. */
     RecordLabelled: (data) => ({ set: { [`labels.${String(data.labelId)}`]: true } }),

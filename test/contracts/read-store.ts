@@ -568,6 +568,88 @@ export function readStoreContract(factory: () => Promise<ReadStoreUnderTest>): v
     });
   });
 
+  describe('patchWhere', () => {
+    test('patches exactly the documents whose values equal every key of where, each as a patch would', async () => {
+      const versions = uniqueName('patch_where');
+      await seed(versions, [
+        { id: 'a@0', tenant: 't', recordId: 7, name: 'Ada', fields: { email: 'a@x', n: 1 } },
+        { id: 'a@1', tenant: 't', recordId: 7, name: 'Ada L', fields: { n: 2 } },
+        { id: 'b@0', tenant: 't', recordId: 8, name: 'Bob', fields: { email: 'b@x' } },
+        { id: 'c@0', tenant: 'u', recordId: 7, name: 'Cy', fields: {} },
+        { id: 'd@0', tenant: 't', recordId: '7', name: 'Dee', fields: {} },
+      ]);
+      await store().apply([
+        {
+          op: 'patchWhere',
+          collection: versions,
+          where: { tenant: 't', recordId: 7 },
+          set: { name: '[erased]', 'fields.email': '[erased]' },
+          position: 5n,
+        },
+      ]);
+      const byId = new Map((await store().find(versions, {})).items.map((doc) => [doc.id, doc]));
+      expect(byId.get('a@0')).toEqual({
+        id: 'a@0',
+        tenant: 't',
+        recordId: 7,
+        name: '[erased]',
+        fields: { email: '[erased]', n: 1 },
+      });
+      expect(byId.get('a@1')).toEqual({
+        id: 'a@1',
+        tenant: 't',
+        recordId: 7,
+        name: '[erased]',
+        fields: { n: 2, email: '[erased]' },
+      });
+      expect(byId.get('b@0')?.name).toBe('Bob');
+      expect(byId.get('c@0')?.name).toBe('Cy');
+      expect(byId.get('d@0')?.name).toBe('Dee');
+    });
+
+    test('documents newer than the change keep what they hold; those as old as it are patched too', async () => {
+      const versions = uniqueName('patch_where_position');
+      await store().apply([
+        upsert(versions, { id: 'old', key: 1, name: 'old' }, 2n),
+        upsert(versions, { id: 'new', key: 1, name: 'new' }, 9n),
+        upsert(versions, { id: 'same', key: 1, name: 'same' }, 5n),
+      ]);
+      const scrub: ReadModelChange = {
+        op: 'patchWhere',
+        collection: versions,
+        where: { key: 1 },
+        set: { name: 'x' },
+        position: 5n,
+      };
+      await store().apply([scrub]);
+      await store().apply([scrub]);
+      await expect(store().get(versions, 'old')).resolves.toEqual({ id: 'old', key: 1, name: 'x' });
+      await expect(store().get(versions, 'new')).resolves.toEqual({ id: 'new', key: 1, name: 'new' });
+      await store().apply([
+        { op: 'patch', collection: versions, id: 'old', set: { name: 'y' }, position: 4n },
+      ]);
+      await expect(store().get(versions, 'old')).resolves.toEqual({ id: 'old', key: 1, name: 'x' });
+    });
+
+    test('a where with no key, or a key that is not a plain name, is refused', async () => {
+      const versions = uniqueName('patch_where_refused');
+      await expect(
+        store().apply([{ op: 'patchWhere', collection: versions, where: {}, set: { a: 1 }, position: 1n }]),
+      ).rejects.toThrow(/at least one key/);
+      await expect(
+        store().apply([
+          {
+            op: 'patchWhere',
+            collection: versions,
+            where: { "a') OR 1=1 --": 1 },
+            set: { a: 1 },
+            position: 1n,
+          },
+        ]),
+      ).rejects.toThrow(/plain key/);
+    });
+  });
+
   describe('copy', () => {
     const recordDoc: Document = {
       id: 'r1',

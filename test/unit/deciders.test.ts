@@ -336,7 +336,7 @@ describe('record decider', () => {
           fields: { stage: 'lead', amount: 1200, hot: true, tags: ['b2b', 'eu'] },
         })
         .then([created]);
-      expect(state).toEqual({ status: 'active', ...created.data, labelIds: [], files: [] });
+      expect(state).toEqual({ status: 'active', ...created.data, labelIds: [], files: [], erased: false });
     });
 
     test('leaves out fields given as null', () => {
@@ -403,6 +403,116 @@ describe('record decider', () => {
           fields: {},
         })
         .thenThrows('conflict');
+    });
+  });
+
+  describe('personal values', () => {
+    const personalSchema: readonly FieldDefinition[] = [
+      field(1, 'email', 'email'),
+      field(2, 'amount', 'number'),
+      { ...field(3, 'memo', 'text'), personal: false },
+      { ...field(4, 'salary', 'number'), personal: true },
+    ];
+    const personalValues = { schema: personalSchema, relations: new Map<number, number | null>() };
+    const withEmail: RecordEvent = {
+      type: 'RecordCreated',
+      data: { recordId: 31, moduleId: 12, spaceId: 7, name: 'Ada', fields: { email: 'ada@x.io', memo: 'm' } },
+    };
+
+    test('a creation seals the name and the values of personal fields (by type, or as the field says)', () => {
+      recordSpec
+        .given([])
+        .when({
+          kind: 'CreateRecord',
+          recordId: 31,
+          moduleId: 12,
+          moduleSpaceId: 7,
+          name: 'Ada',
+          fields: { email: 'ada@x.io', amount: 3, memo: 'm', salary: 9 },
+          ...personalValues,
+        })
+        .then([
+          {
+            type: 'RecordCreated',
+            data: {
+              recordId: 31,
+              moduleId: 12,
+              spaceId: 7,
+              name: 'Ada',
+              fields: { email: 'ada@x.io', amount: 3, memo: 'm', salary: 9 },
+            },
+            personal: {
+              kind: 'record',
+              id: 31,
+              paths: [['name'], ['fields', 'email'], ['fields', 'salary']],
+            },
+          },
+        ]);
+    });
+
+    test('an update seals what personal values were and became, and nothing of the others', () => {
+      recordSpec
+        .given([withEmail])
+        .when({ kind: 'UpdateRecord', ...personalValues, fields: { memo: 'n', email: 'a@y.io', amount: 4 } })
+        .then([
+          {
+            type: 'RecordUpdated',
+            data: {
+              recordId: 31,
+              changes: [
+                { field: 'fields.memo', from: 'm', to: 'n' },
+                { field: 'fields.email', from: 'ada@x.io', to: 'a@y.io' },
+                { field: 'fields.amount', from: null, to: 4 },
+              ],
+            },
+            personal: {
+              kind: 'record',
+              id: 31,
+              paths: [
+                ['changes', 1, 'from'],
+                ['changes', 1, 'to'],
+              ],
+            },
+          },
+        ]);
+    });
+
+    test('erasing names the sealed fields and the reason, once; then personal values are refused', () => {
+      const erased = recordSpec
+        .given([withEmail])
+        .when({ kind: 'EraseRecord', reason: 'Art. 17', fields: ['email'] })
+        .then([
+          {
+            type: 'RecordErased',
+            data: { recordId: 31, moduleId: 12, spaceId: 7, reason: 'Art. 17', fields: ['email'] },
+            personal: { kind: 'record', id: 31, paths: [] },
+          },
+        ]);
+      expect(erased).toMatchObject({
+        erased: true,
+        name: '[erased]',
+        fields: { email: '[erased]', memo: 'm' },
+      });
+      const history: RecordEvent[] = [
+        withEmail,
+        {
+          type: 'RecordErased',
+          data: { recordId: 31, moduleId: 12, spaceId: 7, reason: 'x', fields: ['email'] },
+        },
+      ];
+      recordSpec
+        .given(history)
+        .when({ kind: 'EraseRecord', reason: 'again', fields: ['email'] })
+        .thenNothingHappens();
+      recordSpec
+        .given(history)
+        .when({ kind: 'UpdateRecord', ...personalValues, fields: { memo: 'z' } })
+        .thenThrows('gone');
+      recordSpec
+        .given(history)
+        .when({ kind: 'DeleteRecord' })
+        .then([{ type: 'RecordDeleted', data: { recordId: 31, moduleId: 12, spaceId: 7 } }]);
+      recordSpec.given([]).when({ kind: 'EraseRecord', reason: 'x', fields: [] }).thenThrows('not_found');
     });
   });
 

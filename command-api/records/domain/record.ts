@@ -1,9 +1,10 @@
 import { PlatformError } from '../../../contracts/errors';
 import type { FieldChange, FieldValue, RecordEvent } from '../../../contracts/events/records';
-import type { FieldDefinition } from '../../../contracts/fields';
+import { isPersonalField, type FieldDefinition } from '../../../contracts/fields';
+import { ERASED_VALUE, type DataPath } from '../../../contracts/personal-data';
 import { MAX_FILES_PER_RECORD } from '../../../contracts/files';
 import type { FileAttachedData } from '../../../contracts/events/files';
-import type { Decider } from '../../kit/decider';
+import { withPersonalValues, type Decider } from '../../kit/decider';
 import { checkRecordValues, type RelationTargets } from './field-values';
 
 export interface RecordState {
@@ -15,6 +16,8 @@ export interface RecordState {
   readonly fields: Readonly<Record<string, FieldValue>>;
   readonly labelIds: readonly number[];
   readonly files: readonly AttachedFile[];
+  /** Its personal data was erased: its personal values read as erased, and it takes no new ones. */
+  readonly erased: boolean;
 }
 
 /** A file of the record: its metadata (the bytes are in the blob store under `blobKey`). */
@@ -44,6 +47,8 @@ export type RecordCommand =
       readonly relations: RelationTargets;
     }
   | { readonly kind: 'DeleteRecord' }
+  /** `fields`: the keys whose values had been sealed (the route finds them in the stored events). */
+  | { readonly kind: 'EraseRecord'; readonly reason: string; readonly fields: readonly string[] }
   /** `moduleActive`: whether the record's module still exists (the route reads it). */
   | { readonly kind: 'RestoreRecord'; readonly moduleActive: boolean }
   /** `labelExists`: whether the label is a live label of the record's system (the route reads it). */
@@ -92,6 +97,32 @@ function changesOf(
   return changes;
 }
 
+/** The keys of the module's fields whose values are personal data. */
+function personalKeys(schema: readonly FieldDefinition[]): ReadonlySet<string> {
+  return new Set(schema.filter(isPersonalField).map((field) => field.key));
+}
+
+/** The record's event, its personal values (at `paths`) marked to be sealed under the record's key. */
+function personalOf<Event extends RecordEvent>(
+  recordId: number,
+  event: Event,
+  paths: readonly DataPath[],
+): Event {
+  return withPersonalValues(event, { kind: 'record', id: recordId, paths });
+}
+
+/** An update's changes of the name or of a personal field: both what they were and what they became. */
+function updatePersonalPaths(changes: readonly FieldChange[], personal: ReadonlySet<string>): DataPath[] {
+  return changes.flatMap((change, index) =>
+    change.field === 'name' || personal.has(change.field.slice('fields.'.length))
+      ? [
+          ['changes', index, 'from'],
+          ['changes', index, 'to'],
+        ]
+      : [],
+  );
+}
+
 /** The file ids a file field of the record holds. */
 function fileIdsIn(state: RecordState, key: string): number[] {
   const value = Object.hasOwn(state.fields, key) ? state.fields[key] : undefined;
@@ -119,8 +150,13 @@ function attachFile(
   const field = command.fieldId === null ? null : fileFieldOf(command.schema, command.fieldId);
   const { file } = command;
   const weight = state.files.reduce((next, attached) => Math.max(next, attached.weight + 1), 0);
+  // A file's name often names the person it is about: sealed, as the record's own name is.
   const events: RecordEvent[] = [
-    { type: 'FileAttached', data: { recordId: state.recordId, ...file, fieldId: command.fieldId, weight } },
+    personalOf(
+      state.recordId,
+      { type: 'FileAttached', data: { recordId: state.recordId, ...file, fieldId: command.fieldId, weight } },
+      [['name']],
+    ),
   ];
   if (field) {
     const before = fileIdsIn(state, field.key);
@@ -218,6 +254,7 @@ export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
     fields: {},
     labelIds: [],
     files: [],
+    erased: false,
   },
 
   decide(command, state) {
@@ -231,17 +268,27 @@ export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
       }
       checkRecordValues(command.schema, command.fields, command.relations, 'create');
       const fields = Object.fromEntries(Object.entries(command.fields).filter(([, value]) => value !== null));
+      const personal = personalKeys(command.schema);
       return [
-        {
-          type: 'RecordCreated',
-          data: {
-            recordId: command.recordId,
-            moduleId: command.moduleId,
-            spaceId: command.moduleSpaceId,
-            name: command.name,
-            fields,
+        personalOf(
+          command.recordId,
+          {
+            type: 'RecordCreated',
+            data: {
+              recordId: command.recordId,
+              moduleId: command.moduleId,
+              spaceId: command.moduleSpaceId,
+              name: command.name,
+              fields,
+            },
           },
-        },
+          [
+            ['name'],
+            ...Object.keys(fields)
+              .filter((key) => personal.has(key))
+              .map((key) => ['fields', key]),
+          ],
+        ),
       ];
     }
     if (command.kind === 'RestoreRecord') {
@@ -256,7 +303,27 @@ export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
       const { recordId, moduleId, spaceId } = state;
       return [{ type: 'RecordRestored', data: { recordId, moduleId, spaceId } }];
     }
+    if (command.kind === 'EraseRecord') {
+      if (state.status === 'none') throw new PlatformError('not_found', 'record not found');
+      if (state.erased) return [];
+      const { recordId, moduleId, spaceId } = state;
+      return [
+        personalOf(
+          recordId,
+          {
+            type: 'RecordErased',
+            data: { recordId, moduleId, spaceId, reason: command.reason, fields: [...command.fields] },
+          },
+          [],
+        ),
+      ];
+    }
     if (state.status !== 'active') throw new PlatformError('not_found', 'record not found');
+    if (state.erased && (command.kind === 'UpdateRecord' || command.kind === 'AttachFile'))
+      throw new PlatformError(
+        'gone',
+        `the personal data of record ${state.recordId} was erased: it takes no new values or files`,
+      );
     if (command.kind === 'DeleteRecord') {
       return [
         {
@@ -290,13 +357,19 @@ export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
     const changes = changesOf(state, command.name, command.fields);
     return changes.length === 0
       ? []
-      : [{ type: 'RecordUpdated', data: { recordId: state.recordId, changes } }];
+      : [
+          personalOf(
+            state.recordId,
+            { type: 'RecordUpdated', data: { recordId: state.recordId, changes } },
+            updatePersonalPaths(changes, personalKeys(command.schema)),
+          ),
+        ];
   },
 
   evolve(state, event) {
     switch (event.type) {
       case 'RecordCreated':
-        return { status: 'active', ...event.data, labelIds: [], files: [] };
+        return { status: 'active', ...event.data, labelIds: [], files: [], erased: false };
       case 'RecordUpdated': {
         let name = state.name;
         const fields: Record<string, FieldValue> = { ...state.fields };
@@ -311,6 +384,17 @@ export const recordDecider: Decider<RecordState, RecordCommand, RecordEvent> = {
         return { ...state, status: 'deleted' };
       case 'RecordRestored':
         return { ...state, status: 'active' };
+      case 'RecordErased': {
+        const fields: Record<string, FieldValue> = { ...state.fields };
+        for (const key of event.data.fields) if (Object.hasOwn(fields, key)) fields[key] = ERASED_VALUE;
+        return {
+          ...state,
+          erased: true,
+          name: ERASED_VALUE,
+          fields,
+          files: state.files.map((file) => ({ ...file, name: ERASED_VALUE })),
+        };
+      }
       case 'ButtonPressed':
         return state;
       case 'RecordLabelled':

@@ -4,13 +4,18 @@ import {
   createRecord,
   createRecordBody,
   deleteRecord,
+  eraseRecord,
+  eraseRecordBody,
   pressRecordButton,
   restoreRecord,
   updateRecord,
   updateRecordBody,
   updateRecordById,
 } from '../../../contracts/api/records';
+import { isAdmin } from '../../../contracts/auth';
+import { PlatformError } from '../../../contracts/errors';
 import type { RecordEvent } from '../../../contracts/events/records';
+import { validate } from '../../../contracts/validation';
 import { idParam } from '../../../infra/http/params';
 import { mount } from '../../../infra/http/operations';
 import type { CommandDeps } from '../../deps';
@@ -19,6 +24,7 @@ import type { Resource } from '../../kit/resource-routes';
 import { authorize, commandContext, preconditions, sendResult } from '../../kit/route-context';
 import { pressButton, recordCommandSpec, recordView, type RecordCommands } from '../commands';
 import type { RecordCommand, RecordState } from '../domain/record';
+import { eraseRecord as eraseRecordData } from '../erasure';
 
 /** Records as a REST resource: `POST /record`, `PUT /record[/{recordId}]`, `DELETE /record/{recordId}`. */
 export function recordResource(
@@ -54,6 +60,24 @@ export function addRecordRestoreRoute(router: Router, deps: CommandDeps, records
       preconditions(req),
     );
     sendResult(res, 200, result, recordView(result.state));
+  });
+}
+
+/** `POST /record/{recordId}/erase`: administrators erase a record's personal data (crypto-shredding). */
+export function addRecordEraseRoute(router: Router, deps: CommandDeps): void {
+  mount(router, eraseRecord, async (req, res) => {
+    const principal = authorize(req, 'record', 'delete');
+    if (!isAdmin(principal))
+      throw new PlatformError('forbidden', "only administrators erase a record's personal data");
+    const recordId = idParam(req, 'recordId');
+    const { reason } = validate(eraseRecordBody, req.body, 'body');
+    const { result, fields } = await eraseRecordData(
+      deps,
+      commandContext(req, principal, deps.newCommandId()),
+      recordId,
+      reason,
+    );
+    sendResult(res, 200, result, { id: recordId, erased: true, fields });
   });
 }
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { PlatformError } from '../../../contracts/errors';
 import { fieldKeySchema, type ModuleEvent, type ModuleKind } from '../../../contracts/events/records';
 import {
+  isPersonalField,
   FIELD_CONFIG_SCHEMAS,
   MAX_FIELDS_PER_MODULE,
   type FieldDefinition,
@@ -64,6 +65,8 @@ export type ModuleCommand =
       readonly type: FieldType;
       readonly required: boolean;
       readonly config: Readonly<Record<string, unknown>>;
+      /** Absent: as the type usually is (`isPersonalField`). */
+      readonly personal?: boolean;
       /** For a relation: whether its target module exists (the route reads it). */
       readonly relationTargetExists?: boolean;
     }
@@ -73,6 +76,7 @@ export type ModuleCommand =
       readonly name?: string;
       readonly required?: boolean;
       readonly config?: Readonly<Record<string, unknown>>;
+      readonly personal?: boolean;
       readonly relationTargetExists?: boolean;
     }
   | { readonly kind: 'RemoveField'; readonly fieldId: number }
@@ -156,6 +160,7 @@ function decideField(command: ModuleCommand, state: ModuleState): ModuleEvent[] 
               config,
               position,
               builtIn: false,
+              ...(command.personal !== undefined && { personal: command.personal }),
             },
           },
         },
@@ -172,6 +177,8 @@ function decideField(command: ModuleCommand, state: ModuleState): ModuleEvent[] 
         ...(command.required !== undefined &&
           command.required !== field.required && { required: command.required }),
         ...(config !== undefined && !sameJson(config, field.config) && { config }),
+        ...(command.personal !== undefined &&
+          command.personal !== isPersonalField(field) && { personal: command.personal }),
       };
       return Object.keys(change).length === 0
         ? []
@@ -332,11 +339,12 @@ export const moduleDecider: Decider<ModuleState, ModuleCommand, ModuleEvent> = {
       case 'FieldAdded':
         return { ...state, fields: [...state.fields, event.data.field].sort(byPosition) };
       case 'FieldChanged': {
-        const { fieldId, name, required, config } = event.data;
+        const { fieldId, name, required, config, personal } = event.data;
         const change = {
           ...(name !== undefined && { name }),
           ...(required !== undefined && { required }),
           ...(config !== undefined && { config }),
+          ...(personal !== undefined && { personal }),
         };
         return {
           ...state,

@@ -10,7 +10,7 @@ import {
   updateFieldById,
 } from '../../../contracts/api/fields';
 import { PlatformError } from '../../../contracts/errors';
-import type { FieldDefinition } from '../../../contracts/fields';
+import { isPersonalField, type FieldDefinition } from '../../../contracts/fields';
 import { mount } from '../../../infra/http/operations';
 import { validate } from '../../../contracts/validation';
 import { idParam, optionalId } from '../../../infra/http/params';
@@ -40,6 +40,7 @@ export function fieldView(field: FieldDefinition, module: ModuleState): Record<s
     config: field.config,
     position: field.position,
     builtIn: field.builtIn,
+    personal: isPersonalField(field),
   };
 }
 

@@ -1,0 +1,65 @@
+import type { RecordCreatedData, RecordUpdatedData } from '../../contracts/events/records';
+import { personalSubject } from '../../contracts/personal-data';
+import { streamName } from '../../contracts/streams';
+import type { RecordedEvent } from '../../contracts/events/envelope';
+import { isSealedValue } from '../../infra/secrets/personal-values';
+import type { CommandDeps } from '../deps';
+import type { CommandContext, CommandResult } from '../kit/handler';
+import { recordDecider, type RecordState } from './domain/record';
+
+export type ErasureDeps = Pick<CommandDeps, 'handler' | 'personalData' | 'blobs' | 'logger'>;
+
+/** The keys of the fields whose values the record's events sealed: the ones an erasure leaves unreadable. */
+export function sealedFieldKeys(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): string[] {
+  const keys = new Set<string>();
+  for (const event of events) {
+    if (event.type === 'RecordCreated') {
+      for (const [key, value] of Object.entries((event.data as RecordCreatedData).fields))
+        if (isSealedValue(value)) keys.add(key);
+    } else if (event.type === 'RecordUpdated') {
+      for (const { field, from, to } of (event.data as RecordUpdatedData).changes)
+        if (field.startsWith('fields.') && (isSealedValue(from) || isSealedValue(to)))
+          keys.add(field.slice('fields.'.length));
+    }
+  }
+  return [...keys].sort();
+}
+
+/**
+ * Erases a record's personal data: destroys its data key (first: from then on nothing can open what was
+ * sealed, whatever happens next), records the erasure, and deletes its files' contents. Repeating it, after a
+ * success or half-way, finishes the same erasure and answers the same.
+ */
+export async function eraseRecord(
+  deps: ErasureDeps,
+  context: CommandContext,
+  recordId: number,
+  reason: string,
+): Promise<{ result: CommandResult<RecordState>; fields: readonly string[] }> {
+  const stream = streamName('record', context.tenant, recordId);
+  const before = await deps.handler.load(stream, recordDecider);
+  const stored: RecordedEvent[] = [];
+  for await (const event of deps.personalData.sealed.readStream(stream)) stored.push(event);
+  const fields = sealedFieldKeys(stored);
+  if (before.state.status !== 'none' && !before.state.erased)
+    await deps.personalData.erase(personalSubject('record', context.tenant, recordId), Date.now());
+  const result = await deps.handler.handle(
+    stream,
+    recordDecider,
+    { kind: 'EraseRecord', reason, fields },
+    context,
+  );
+  await Promise.all(
+    before.state.files.map((file) =>
+      deps.blobs
+        .delete(file.blobKey)
+        .catch((error: unknown) =>
+          deps.logger.warn(
+            { err: error, blobKey: file.blobKey },
+            'could not delete an erased file; delete it by hand',
+          ),
+        ),
+    ),
+  );
+  return { result, fields };
+}

@@ -1,0 +1,92 @@
+/**
+ * Personal data in events (crypto-shredding, DESIGN §9a): the values a subject (a record, a user) holds that
+ * identify a person are written into events sealed under the subject's own data key, kept outside the log;
+ * erasing the subject destroys the key. These are the names every side shares; the sealing itself is the
+ * event store's (`infra/event-store/personal-data.ts`).
+ */
+
+/** What every reader shows in place of a value whose subject was erased. */
+export const ERASED_VALUE = '[erased]';
+
+export const PERSONAL_SUBJECT_KINDS = ['record', 'user'] as const;
+export type PersonalSubjectKind = (typeof PERSONAL_SUBJECT_KINDS)[number];
+
+/** The data key's subject: `record:acme:42`. */
+export function personalSubject(kind: PersonalSubjectKind, tenant: string, id: number): string {
+  return `${kind}:${tenant}:${id}`;
+}
+
+/** A place in an event's data: object keys and list indexes from its root (`['changes', 0, 'to']`). */
+export type DataPath = readonly (string | number)[];
+
+/**
+ * Which values of a domain event are personal, and whose: the event store seals the values at `paths` (those
+ * present and not null) under the subject's key. No paths: the event only names its subject (an erasure).
+ */
+export interface PersonalValues {
+  readonly kind: PersonalSubjectKind;
+  readonly id: number;
+  readonly paths: readonly DataPath[];
+}
+
+/** The events that erase a subject: once one is read, its subject's key is known to be gone. */
+export const ERASURE_EVENT_TYPES: ReadonlySet<string> = new Set(['RecordErased', 'UserErased']);
+
+/** `data` with the value at each path passed through `change` (paths that lead nowhere, or to null, left). */
+export function withValuesAt(
+  data: unknown,
+  paths: readonly DataPath[],
+  change: (value: unknown) => unknown,
+): unknown {
+  let result = data;
+  for (const path of paths) result = withValueAt(result, path, 0, change);
+  return result;
+}
+
+function withValueAt(
+  node: unknown,
+  path: DataPath,
+  depth: number,
+  change: (value: unknown) => unknown,
+): unknown {
+  if (depth === path.length) return node === null || node === undefined ? node : change(node);
+  const step = path[depth]!;
+  if (Array.isArray(node) && typeof step === 'number' && step >= 0 && step < node.length) {
+    const copy = [...(node as unknown[])];
+    copy[step] = withValueAt(copy[step], path, depth + 1, change);
+    return copy;
+  }
+  if (
+    typeof node === 'object' &&
+    node !== null &&
+    !Array.isArray(node) &&
+    typeof step === 'string' &&
+    Object.hasOwn(node, step)
+  ) {
+    const record = node as Record<string, unknown>;
+    return { ...record, [step]: withValueAt(record[step], path, depth + 1, change) };
+  }
+  return node;
+}
+
+/** `value` with every string in it (at any depth) passed through `change`; a copy only where one changed. */
+export function mapStrings(value: unknown, change: (text: string) => unknown): unknown {
+  if (typeof value === 'string') return change(value);
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    value.forEach((item, index) => {
+      const mapped = mapStrings(item, change);
+      if (mapped !== item) (copy ??= [...(value as unknown[])])[index] = mapped;
+    });
+    return copy ?? value;
+  }
+  if (typeof value === 'object' && value !== null) {
+    let copy: Record<string, unknown> | undefined;
+    for (const [key, item] of Object.entries(value)) {
+      const mapped = mapStrings(item, change);
+      if (mapped !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = mapped;
+    }
+    return copy ?? value;
+  }
+  return value;
+}

@@ -1,0 +1,190 @@
+import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
+import { ERASED_VALUE, ERASURE_EVENT_TYPES, mapStrings, withValuesAt } from '../../contracts/personal-data';
+import type { DataKey, DataKeyStore } from '../keys/port';
+import { isSealedValue, keyIdOf, openValue, sealValue } from '../secrets/personal-values';
+import type {
+  AppendOptions,
+  AppendResult,
+  EventStore,
+  ReadAllOptions,
+  ReadStreamOptions,
+  StreamAppend,
+  StreamAppendOutcome,
+  SubscribeOptions,
+  Subscription,
+  SubscriptionItem,
+} from './port';
+
+export interface PersonalDataOptions {
+  /** How long a key read from the store is used before it is read again (another process may erase it). */
+  readonly keyCacheMs?: number;
+  readonly maxCachedKeys?: number;
+}
+
+type KnownKey = DataKey | 'erased';
+
+/**
+ * The event store as the platform's code uses it: personal values are sealed under their subject's data key
+ * on the way in (as each event's `sealing` says) and opened on the way out, so the log, and the stream the
+ * relay copies from it (`sealed`), hold only ciphertext. A value whose subject was erased reads as
+ * `ERASED_VALUE` in every event, whoever reads it and however long after.
+ */
+export class PersonalDataEventStore implements EventStore {
+  readonly categoryHead?: EventStore['categoryHead'];
+  private readonly keyCacheMs: number;
+  private readonly maxCachedKeys: number;
+  private readonly cached = new Map<string, { key: KnownKey; until: number }>();
+
+  constructor(
+    /** The store itself: events as stored, sealed (the relay publishes these). */
+    readonly sealed: EventStore,
+    private readonly keys: DataKeyStore,
+    options: PersonalDataOptions = {},
+  ) {
+    this.keyCacheMs = options.keyCacheMs ?? 30_000;
+    this.maxCachedKeys = options.maxCachedKeys ?? 50_000;
+    const categoryHead = sealed.categoryHead?.bind(sealed);
+    if (categoryHead) this.categoryHead = categoryHead;
+  }
+
+  async append(
+    streamId: string,
+    events: readonly NewEvent[],
+    options?: AppendOptions,
+  ): Promise<AppendResult> {
+    return this.sealed.append(streamId, await this.sealAll(events), options);
+  }
+
+  async appendToStreams(appends: readonly StreamAppend[]): Promise<StreamAppendOutcome[]> {
+    const sealing = await Promise.allSettled(appends.map((append) => this.sealAll(append.events)));
+    const ready: StreamAppend[] = [];
+    sealing.forEach((outcome, index) => {
+      if (outcome.status === 'fulfilled') ready.push({ ...appends[index]!, events: outcome.value });
+    });
+    const appended = ready.length > 0 ? await this.sealed.appendToStreams(ready) : [];
+    let next = 0;
+    return sealing.map((outcome) =>
+      outcome.status === 'rejected' ? { ok: false, error: outcome.reason as unknown } : appended[next++]!,
+    );
+  }
+
+  readStream(streamId: string, options?: ReadStreamOptions): AsyncIterable<RecordedEvent> {
+    return this.revealing(this.sealed.readStream(streamId, options));
+  }
+
+  readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent> {
+    return this.revealing(this.sealed.readAll(options));
+  }
+
+  subscribeToAll(options?: SubscribeOptions): Subscription {
+    const subscription = this.sealed.subscribeToAll(options);
+    const reveal = (event: RecordedEvent) => this.reveal(event);
+    return {
+      close: () => subscription.close(),
+      async *[Symbol.asyncIterator](): AsyncIterator<SubscriptionItem> {
+        for await (const item of subscription)
+          yield item.kind === 'event' ? { kind: 'event', event: await reveal(item.event) } : item;
+      },
+    };
+  }
+
+  headPosition(): Promise<bigint> {
+    return this.sealed.headPosition();
+  }
+
+  onAfterCommit(hook: Parameters<EventStore['onAfterCommit']>[0]): () => void {
+    return this.sealed.onAfterCommit(hook);
+  }
+
+  async close(): Promise<void> {
+    await this.sealed.close();
+    await this.keys.close();
+  }
+
+  /**
+   * The event with its personal values opened, or `ERASED_VALUE` where the subject was erased (for events read
+   * elsewhere than from this store: a stream's messages). An event that is not its subject's own sealed value
+   * (a user's text shaped like one) is left as it is.
+   */
+  async reveal(event: RecordedEvent): Promise<RecordedEvent> {
+    const subject = event.metadata.subject;
+    if (subject === undefined) return event;
+    if (ERASURE_EVENT_TYPES.has(event.type)) {
+      this.remember(subject, 'erased');
+      return event;
+    }
+    const key = await this.keyOf(subject);
+    const data = mapStrings(event.data, (text) => {
+      if (!isSealedValue(text)) return text;
+      if (key === 'erased') return ERASED_VALUE;
+      return keyIdOf(text) === key.id ? openValue(text, key, subject) : text;
+    });
+    return data === event.data ? event : { ...event, data };
+  }
+
+  /**
+   * Destroys the subject's key: from now on its values read as erased here at once, and in other processes
+   * once their cached key expires (`keyCacheMs`) or they read the erasure's event. Whether this call erased it.
+   */
+  async erase(subject: string, erasedAt: number): Promise<boolean> {
+    const erased = await this.keys.destroy(subject, erasedAt);
+    this.remember(subject, 'erased');
+    return erased;
+  }
+
+  private async sealAll(events: readonly NewEvent[]): Promise<NewEvent[]> {
+    return Promise.all(events.map((event) => this.seal(event)));
+  }
+
+  private async seal(event: NewEvent): Promise<NewEvent> {
+    const { sealing, ...stored } = event;
+    if (!sealing) return stored;
+    const metadata = { ...stored.metadata, subject: sealing.subject };
+    if (sealing.paths.length === 0) return { ...stored, metadata };
+    const key = await this.keyToSeal(sealing.subject);
+    const data = withValuesAt(stored.data, sealing.paths, (value) => sealValue(value, key, sealing.subject));
+    return { ...stored, data, metadata };
+  }
+
+  /** The subject's key, made on first use; throws `gone` once the subject was erased (nothing more is sealed). */
+  private async keyToSeal(subject: string): Promise<DataKey> {
+    const known = this.fresh(subject);
+    if (known !== undefined && known !== 'erased') return known;
+    const key = await this.keys.keyFor(subject);
+    this.remember(subject, key);
+    return key;
+  }
+
+  /** The key to open the subject's values: a subject without a key (none was ever made) reads as erased. */
+  private async keyOf(subject: string): Promise<KnownKey> {
+    const known = this.fresh(subject);
+    if (known !== undefined) return known;
+    const key = (await this.keys.existing([subject])).get(subject) ?? 'erased';
+    this.remember(subject, key);
+    return key;
+  }
+
+  private fresh(subject: string): KnownKey | undefined {
+    const entry = this.cached.get(subject);
+    if (entry === undefined) return undefined;
+    // An erased subject stays erased: only a live key is read again.
+    if (entry.key !== 'erased' && entry.until < Date.now()) {
+      this.cached.delete(subject);
+      return undefined;
+    }
+    return entry.key;
+  }
+
+  private remember(subject: string, key: KnownKey): void {
+    this.cached.delete(subject);
+    this.cached.set(subject, { key, until: Date.now() + this.keyCacheMs });
+    if (this.cached.size > this.maxCachedKeys) {
+      const oldest = this.cached.keys().next().value;
+      if (oldest !== undefined) this.cached.delete(oldest);
+    }
+  }
+
+  private async *revealing(events: AsyncIterable<RecordedEvent>): AsyncIterable<RecordedEvent> {
+    for await (const event of events) yield this.reveal(event);
+  }
+}

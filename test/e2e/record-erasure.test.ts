@@ -1,0 +1,208 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { json, startPlatform, type Entity, type Page, type TestPlatform } from '../support/platform';
+
+jest.setTimeout(120_000);
+
+/** Every file under `dir` (any depth) whose bytes contain `text`. */
+function filesUnder(dir: string, text: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return filesUnder(path, text);
+    return readFileSync(path).includes(text) ? [path] : [];
+  });
+}
+
+/** Crypto-shredding over HTTP: personal values sealed in the log, readable until erased, erased everywhere after. */
+describe('erasing a record', () => {
+  let platform: TestPlatform;
+  let moduleId: number;
+
+  beforeAll(async () => {
+    platform = await startPlatform();
+    const space = await json<Entity>(await platform.call('POST', '/space', { body: { name: 'People' } }));
+    moduleId = (
+      await json<Entity>(
+        await platform.call('POST', '/module', { body: { spaceId: space.id, name: 'Contacts' } }),
+      )
+    ).id;
+    for (const field of [
+      { name: 'Email', key: 'email', type: 'email' },
+      { name: 'Notes', key: 'notes', type: 'text', personal: false },
+      { name: 'Score', key: 'score', type: 'number', personal: true },
+      { name: 'Stage', key: 'stage', type: 'text' },
+    ])
+      expect((await platform.call('POST', '/field', { body: { moduleId, ...field } })).status).toBe(201);
+  });
+  afterAll(() => platform.stop());
+
+  /** A write that must pass; answers its body and the position it reached. */
+  async function write<T = Entity>(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ body: T; position: string }> {
+    const response = await platform.call(method, path, body === undefined ? {} : { body });
+    if (response.status >= 300)
+      throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+    return { body: await json<T>(response), position: response.headers.get('x-position')! };
+  }
+
+  const read = (path: string, position: string) =>
+    platform.call('GET', path, { headers: { 'X-Min-Position': position } });
+
+  test('fields say whether they are personal: by type unless set; the setting can change', async () => {
+    const fields = await json<Page<Entity & { key: string; personal: boolean }>>(
+      await platform.call('GET', `/field?filter=${encodeURIComponent(`moduleId=${moduleId}`)}`),
+    );
+    const personal = Object.fromEntries(fields.items.map((field) => [field.key, field.personal]));
+    expect(personal).toMatchObject({ email: true, notes: false, score: true, stage: true });
+    const stage = fields.items.find((field) => field.key === 'stage')!;
+    const changed = await write<{ personal: boolean }>('PUT', `/field/${stage.id}`, { personal: false });
+    expect(changed.body.personal).toBe(false);
+    expect(
+      (await write<{ personal: boolean }>('PUT', `/field/${stage.id}`, { personal: true })).body.personal,
+    ).toBe(true);
+  });
+
+  test('personal values are only ciphertext in the log; reads show them until the record is erased, then never again', async () => {
+    const marker = `ada-${Date.now()}`;
+    const created = await write('POST', '/record', {
+      moduleId,
+      name: `Ada ${marker}`,
+      fields: { email: `${marker}@example.com`, notes: 'plain note', score: 42, stage: `lead-${marker}` },
+    });
+    const recordId = created.body.id;
+    const updated = await write('PUT', `/record/${recordId}`, {
+      fields: { stage: `won-${marker}`, notes: 'still plain' },
+    });
+
+    const before = await json<Entity & { name: string; fields: Record<string, unknown> }>(
+      await read(`/record/${recordId}`, updated.position),
+    );
+    expect(before).toMatchObject({
+      name: `Ada ${marker}`,
+      fields: { email: `${marker}@example.com`, score: 42, stage: `won-${marker}` },
+    });
+    // The log holds the personal values sealed; what is not personal stays plain.
+    const log = ['events.db', 'events.db-wal']
+      .map((file) => readFileSync(join(platform.dataDir, file)).toString('latin1'))
+      .join('');
+    expect(log.includes(marker)).toBe(false);
+    expect(log.includes('still plain')).toBe(true);
+
+    const erased = await write<{ id: number; erased: boolean; fields: string[] }>(
+      'POST',
+      `/record/${recordId}/erase`,
+      {
+        reason: 'GDPR Art. 17 request #1',
+      },
+    );
+    expect(erased.body).toEqual({ id: recordId, erased: true, fields: ['email', 'score', 'stage'] });
+    const again = await write<{ fields: string[] }>('POST', `/record/${recordId}/erase`, {
+      reason: 'repeat',
+    });
+    expect(again.body.fields).toEqual(['email', 'score', 'stage']);
+
+    const after = await json<Entity & { name: string; fields: Record<string, unknown> }>(
+      await read(`/record/${recordId}`, erased.position),
+    );
+    expect(after).toMatchObject({
+      name: '[erased]',
+      fields: { email: '[erased]', score: '[erased]', stage: '[erased]', notes: 'still plain' },
+    });
+    const past = await json(
+      await read(`/record/${recordId}?atPosition=${created.position}`, erased.position),
+    );
+    expect(past).toMatchObject({ name: '[erased]', fields: { email: '[erased]', notes: 'plain note' } });
+    const history = JSON.stringify(await json(await read(`/record/${recordId}/history`, erased.position)));
+    expect(history).not.toContain(marker);
+    expect(history).toContain('[erased]');
+    const list = JSON.stringify(
+      await json(
+        await read(
+          `/module/${moduleId}/item?asOf=${encodeURIComponent(new Date().toISOString())}`,
+          erased.position,
+        ),
+      ),
+    );
+    expect(list).not.toContain(marker);
+    const audit = JSON.stringify(await json(await read(`/audit?limit=100`, erased.position)));
+    expect(audit).not.toContain(marker);
+    expect(audit).toContain('GDPR Art. 17 request #1');
+
+    // It takes no new personal values; what is not personal can still change, and it can be deleted.
+    const refused = await platform.call('PUT', `/record/${recordId}`, {
+      body: { fields: { email: 'new@example.com' } },
+    });
+    expect(refused.status).toBe(410);
+    expect((await platform.call('DELETE', `/record/${recordId}`)).status).toBe(200);
+  });
+
+  test('only administrators erase, with a reason; an unknown record is a 404, a malformed id a 400', async () => {
+    const record = await write('POST', '/record', { moduleId, name: 'Bob', fields: {} });
+    const noReason = await platform.call('POST', `/record/${record.body.id}/erase`, { body: {} });
+    expect(noReason.status).toBe(400);
+    expect(JSON.stringify(await json(noReason))).toContain('reason');
+    expect(
+      (await platform.call('POST', `/record/${record.body.id}/erase`, { body: { reason: '   ' } })).status,
+    ).toBe(400);
+    expect((await platform.call('POST', '/record/987654/erase', { body: { reason: 'x' } })).status).toBe(404);
+    expect((await platform.call('POST', '/record/01/erase', { body: { reason: 'x' } })).status).toBe(400);
+
+    const member = await write<{ id: number }>('POST', '/user', {
+      email: `member-${Date.now()}@example.com`,
+      name: 'Member',
+      role: 'member',
+      password: 'a-long-enough-password-1',
+    });
+    const token = await write<{ token: string }>('POST', `/auth/${member.body.id}/token`, {
+      name: 'member token',
+    });
+    const asMember = await fetch(`${platform.api}/record/${record.body.id}/erase`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token.body.token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ reason: 'x' }),
+    });
+    expect(asMember.status).toBe(403);
+  });
+
+  test('after erasing, the plaintext is in no file under the data directory', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'erasure-'));
+    const own = await startPlatform({ DATA_DIR: dataDir });
+    const call = async <T = Entity>(
+      method: string,
+      path: string,
+      body?: unknown,
+      headers: Record<string, string> = {},
+    ) => {
+      const response = await own.call(method, path, { ...(body !== undefined && { body }), headers });
+      if (response.status >= 300)
+        throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+      return { body: await json<T>(response), position: response.headers.get('x-position') ?? '0' };
+    };
+    const space = await call('POST', '/space', { name: 'Grep' });
+    const module = await call('POST', '/module', { spaceId: space.body.id, name: 'Grep' });
+    await call('POST', '/field', { moduleId: module.body.id, name: 'Email', key: 'email', type: 'email' });
+    await call('POST', '/field', { moduleId: module.body.id, name: 'Stage', key: 'stage', type: 'text' });
+    const marker = `zed-${Date.now()}`;
+    const created = await call('POST', '/record', {
+      moduleId: module.body.id,
+      name: `Zed ${marker}`,
+      fields: { email: `${marker}@example.org`, stage: `stage-${marker}` },
+    });
+    const recordId = created.body.id;
+    let position = (await call('PUT', `/record/${recordId}`, { name: `Zed the second ${marker}` })).position;
+    await call('GET', `/record/${recordId}`, undefined, { 'X-Min-Position': position });
+    expect(filesUnder(dataDir, marker).length).toBeGreaterThan(0);
+    position = (await call('POST', `/record/${recordId}/erase`, { reason: 'request' })).position;
+    await call('GET', `/record/${recordId}/history`, undefined, { 'X-Min-Position': position });
+    await own.stop();
+    try {
+      expect(filesUnder(dataDir, marker)).toEqual([]);
+    } finally {
+      if (!process.env.KEEP_ERASURE_DIR) rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
