@@ -11,9 +11,17 @@ import { embeddedSqliteFiles } from './embedded-stores';
  */
 export const CHECKPOINT_INTERVAL_MS = 50;
 
+/**
+ * How often the WAL files are emptied (a TRUNCATE checkpoint, which waits for readers of old pages): what a
+ * PASSIVE checkpoint leaves in them is the pages' earlier versions, so an erased value is gone from every
+ * file at most this long after its erasure was projected.
+ */
+export const WAL_TRUNCATE_INTERVAL_MS = 30_000;
+
 export interface CheckpointThreadData {
   readonly paths: readonly string[];
   readonly intervalMs: number;
+  readonly truncateEveryMs: number;
 }
 
 export type ToCheckpointThread = { readonly kind: 'stop' };
@@ -40,7 +48,7 @@ export class SqliteCheckpointer {
     logger: Logger,
     intervalMs = CHECKPOINT_INTERVAL_MS,
   ): Promise<SqliteCheckpointer> {
-    const data: CheckpointThreadData = { paths, intervalMs };
+    const data: CheckpointThreadData = { paths, intervalMs, truncateEveryMs: WAL_TRUNCATE_INTERVAL_MS };
     const worker = new Worker(CHECKPOINT_THREAD_ENTRY, { workerData: data });
     const checkpointer = new SqliteCheckpointer(worker);
     let ready = false;

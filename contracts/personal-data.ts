@@ -90,3 +90,16 @@ export function mapStrings(value: unknown, change: (text: string) => unknown): u
   }
   return value;
 }
+
+/**
+ * The subject whose values a public event of a record (`record.*`, its data naming `recordId`) may carry
+ * sealed; none for other events.
+ */
+export function subjectOfPublicEvent(
+  tenant: string,
+  event: { readonly type: string; readonly data: unknown },
+): string | undefined {
+  if (!event.type.startsWith('record.')) return undefined;
+  const recordId = (event.data as { recordId?: unknown } | null)?.recordId;
+  return typeof recordId === 'number' ? personalSubject('record', tenant, recordId) : undefined;
+}

@@ -4,6 +4,7 @@ import { upcast } from '../contracts/events/registry';
 import type { Logger } from '../infra/logging';
 import type { ConsumedMessage, Consumer, Stream } from '../infra/stream/port';
 import type { DeliveryIntake } from './deliveries/intake';
+import type { EventStore } from '../infra/event-store/port';
 import type { QueueWorker } from './queue-worker';
 import { RunBacklog, type RunBacklogDeps } from './run-backlog';
 import type { ScenarioRunner } from './runner';
@@ -34,6 +35,8 @@ export interface IntegratorOptions {
    */
   readonly events: RunBacklogDeps['events'] & {
     reveal(event: RecordedEvent): Promise<RecordedEvent>;
+    /** The store's events as stored (what deliveries queue: personal values sealed). */
+    readonly sealed: Pick<EventStore, 'readStream'>;
   };
   /** Outgoing subscriptions: the published events to deliver, and the subscriptions' own events. */
   readonly deliveries?: Pick<DeliveryIntake, 'takes' | 'take'>;
@@ -104,7 +107,7 @@ export class Integrator {
   private async handle(message: ConsumedMessage): Promise<void> {
     const type = message.headers?.type;
     if (type !== undefined && this.options.deliveries?.takes(type)) {
-      await this.options.deliveries.take(await this.relayedEventOf(message));
+      await this.options.deliveries.take(await this.relayedEventOf(message, 'sealed'));
       return this.seen(message);
     }
     if (type !== undefined && MAY_DRAIN.has(type)) {
@@ -138,19 +141,31 @@ export class Integrator {
   }
 
   /** The relayed event, its data lifted to the current version of its schema (as every stream reader does). */
-  private async relayedEventOf(message: ConsumedMessage): Promise<RecordedEvent> {
+  /**
+   * The relayed event, its data lifted to the current version of its schema (as every stream reader does),
+   * its personal values opened, or left sealed as stored.
+   */
+  private async relayedEventOf(
+    message: ConsumedMessage,
+    values: 'revealed' | 'sealed' = 'revealed',
+  ): Promise<RecordedEvent> {
     const { dataOmitted, ...relayed } = JSON.parse(message.value) as RelayedEvent;
     const event: RecordedEvent = {
       ...relayed,
       revision: BigInt(relayed.revision),
       position: BigInt(relayed.position),
     };
-    if (dataOmitted !== true) return { ...event, data: upcast(await this.options.events.reveal(event)).data };
-    for await (const stored of this.options.events.readStream(event.streamId, {
+    const { events } = this.options;
+    const lifted = async (stored: RecordedEvent): Promise<RecordedEvent> => ({
+      ...event,
+      data: upcast(values === 'sealed' ? stored : await events.reveal(stored)).data,
+    });
+    if (dataOmitted !== true) return lifted(event);
+    for await (const stored of events.sealed.readStream(event.streamId, {
       fromRevision: event.revision,
       maxCount: 1,
     }))
-      return { ...event, data: upcast(stored).data };
+      return lifted({ ...event, data: stored.data });
     throw new Error(`event ${event.id} was relayed without its data and is not in the store`);
   }
 

@@ -10,7 +10,7 @@ import { bookkeepingContext } from '../../command-api/kit/handler';
 import { disableSubscription } from '../../command-api/subscriptions/commands';
 import { recordFieldsIn } from '../../infra/read-store/command-reads';
 import { resolveRecordListTexts } from '../../languages/filter/record-fields';
-import { Deliverer } from '../../integrator/deliveries/deliverer';
+import { revealedPayload, Deliverer } from '../../integrator/deliveries/deliverer';
 import { DeliveryIntake } from '../../integrator/deliveries/intake';
 import { cachedFilters, DeliveryMatcher } from '../../integrator/deliveries/matcher';
 import { RecordStates } from '../../integrator/deliveries/record-states';
@@ -151,6 +151,7 @@ function deliveriesOf(kernel: Kernel, holder: string) {
     directory,
     logger,
     records: new RecordStates(adapters.events),
+    reveal: (event) => adapters.events.reveal(event),
     filters: cachedFilters(async (tenant, text) => {
       const { filter } = await resolveRecordListTexts((named) => recordFieldsIn(readModels, tenant, named), {
         filter: text,
@@ -171,6 +172,8 @@ function deliveriesOf(kernel: Kernel, holder: string) {
     timeoutMs: config.DELIVERY_TIMEOUT_MS,
     pollMs: 1_000,
     schedule: config.DELIVERY_RETRY_DELAYS_MS ?? RETRY_DELAYS_MS,
+    revealPayload: (payload, tenant) =>
+      revealedPayload(payload, tenant, (data, subject) => adapters.events.revealData(data, subject)),
     disable: async (ref, reason) => {
       const commandId = randomUUID();
       await disableSubscription(
@@ -184,7 +187,8 @@ function deliveriesOf(kernel: Kernel, holder: string) {
   });
   const replayer = new Replayer({
     store,
-    events: adapters.events,
+    // Events as stored: the payloads it queues keep their personal values sealed.
+    events: adapters.events.sealed,
     matcher,
     directory,
     logger,

@@ -23,6 +23,13 @@ export interface PersonalDataOptions {
 
 type KnownKey = DataKey | 'erased';
 
+function holdsSealedValue(value: unknown): boolean {
+  if (typeof value === 'string') return isSealedValue(value);
+  if (Array.isArray(value)) return value.some(holdsSealedValue);
+  if (typeof value === 'object' && value !== null) return Object.values(value).some(holdsSealedValue);
+  return false;
+}
+
 /**
  * The event store as the platform's code uses it: personal values are sealed under their subject's data key
  * on the way in (as each event's `sealing` says) and opened on the way out, so the log, and the stream the
@@ -113,13 +120,19 @@ export class PersonalDataEventStore implements EventStore {
       this.remember(subject, 'erased');
       return event;
     }
-    const key = await this.keyOf(subject);
-    const data = mapStrings(event.data, (text) => {
-      if (!isSealedValue(text)) return text;
-      if (key === 'erased') return ERASED_VALUE;
-      return keyIdOf(text) === key.id ? openValue(text, key, subject) : text;
-    });
+    const data = await this.revealData(event.data, subject);
     return data === event.data ? event : { ...event, data };
+  }
+
+  /** `data` (any JSON, from an event of `subject`'s) with its sealed values opened, or erased. */
+  async revealData(data: unknown, subject: string): Promise<unknown> {
+    if (!holdsSealedValue(data)) return data;
+    const known = await this.keyOf(subject);
+    return mapStrings(data, (text) => {
+      if (!isSealedValue(text)) return text;
+      if (known === 'erased') return ERASED_VALUE;
+      return keyIdOf(text) === known.id ? openValue(text, known, subject) : text;
+    });
   }
 
   /**

@@ -1,3 +1,4 @@
+import { subjectOfPublicEvent } from '../../contracts/personal-data';
 import { headersOf } from '../../command-api/subscriptions/commands';
 import {
   MAX_LOGGED_RESPONSE_BYTES,
@@ -34,6 +35,11 @@ export interface DelivererOptions {
   readonly pollMs: number;
   /** The delays between attempts (see `retry-schedule.ts`). */
   readonly schedule?: readonly number[];
+  /**
+   * The body to send for a queued payload of `tenant`'s: its personal values, queued sealed, opened (or
+   * erased, once their subject was). See `revealedPayload`.
+   */
+  readonly revealPayload: (payload: string, tenant: string) => Promise<string>;
   /** Turns off a subscription whose deliveries all failed for the whole schedule, saying why. */
   readonly disable: (ref: SubscriptionRef, reason: string) => Promise<void>;
   readonly now?: () => number;
@@ -331,6 +337,7 @@ export class Deliverer {
         state.previousSealedSecret !== null &&
         state.previousExpiresAt !== null &&
         Date.parse(state.previousExpiresAt) > sentAt.getTime();
+      const body = await this.options.revealPayload(delivery.payload, delivery.tenant);
       const signature = signedHeaders(
         {
           current: this.options.sealer.open(state.sealedSecret),
@@ -338,7 +345,7 @@ export class Deliverer {
         },
         delivery.eventId,
         sentAt,
-        delivery.payload,
+        body,
       );
       const response = await this.options.outbound.request({
         method: 'POST',
@@ -349,7 +356,7 @@ export class Deliverer {
           'user-agent': USER_AGENT,
           ...signature,
         },
-        body: delivery.payload,
+        body,
         timeoutMs: this.options.timeoutMs,
         maxBytes: MAX_LOGGED_RESPONSE_BYTES,
       });
@@ -399,4 +406,17 @@ export class Deliverer {
     clearInterval(this.poller);
     await Promise.allSettled([...this.running]);
   }
+}
+
+/** A queued payload (a public event as JSON) with the personal values of its record opened by `revealData`. */
+export async function revealedPayload(
+  payload: string,
+  tenant: string,
+  revealData: (data: unknown, subject: string) => Promise<unknown>,
+): Promise<string> {
+  const event = JSON.parse(payload) as { type: string; data: unknown };
+  const subject = subjectOfPublicEvent(tenant, event);
+  if (subject === undefined) return payload;
+  const data = await revealData(event.data, subject);
+  return data === event.data ? payload : JSON.stringify({ ...event, data });
 }

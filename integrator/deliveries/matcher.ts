@@ -52,9 +52,15 @@ export class DeliveryMatcher {
       readonly records: RecordStates;
       readonly filters: FilterResolver;
       readonly logger: Logger;
+      /** Opens an event's personal values (for a filter's look at its record). */
+      readonly reveal: (event: RecordedEvent) => Promise<RecordedEvent>;
     },
   ) {}
 
+  /**
+   * The deliveries of an event as stored: its personal values stay sealed in the payloads queued (the deliverer
+   * opens them as it sends, so a queue holds no personal data, and what it sends after an erasure is erased).
+   */
   async deliveriesOf(event: RecordedEvent, options: MatchOptions): Promise<NewDelivery[]> {
     let published: PublicEvent[];
     try {
@@ -78,7 +84,7 @@ export class DeliveryMatcher {
         const filterText = entry.state.settings.filter;
         if (filterText !== null && filterText !== '' && publicEvent.type.startsWith('record.')) {
           const filter = await this.deps.filters(tenant, filterText);
-          record ??= this.deps.records.after(event);
+          record ??= this.deps.reveal(event).then((revealed) => this.deps.records.after(revealed));
           const doc = await record;
           if (filter === null || doc === null || !matchesFilter(doc, filter)) continue;
         }

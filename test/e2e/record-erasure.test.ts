@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startWebhookReceiver } from '../support/webhook-receiver';
 import { json, startPlatform, type Entity, type Page, type TestPlatform } from '../support/platform';
 
 jest.setTimeout(120_000);
@@ -170,7 +171,15 @@ describe('erasing a record', () => {
 
   test('after erasing, the plaintext is in no file under the data directory', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'erasure-'));
-    const own = await startPlatform({ DATA_DIR: dataDir });
+    const receiver = await startWebhookReceiver();
+    // A receiver that fails at first: the record's deliveries wait in the queue (3 s) while it is erased.
+    receiver.answer('/hook', { status: 503 });
+    const own = await startPlatform({
+      DATA_DIR: dataDir,
+      OUTBOUND_ALLOW_PRIVATE: 'true',
+      DELIVERY_RETRY_DELAYS_MS: '3000',
+      SEMANTIC_SEARCH: 'true',
+    });
     const call = async <T = Entity>(
       method: string,
       path: string,
@@ -186,6 +195,11 @@ describe('erasing a record', () => {
     const module = await call('POST', '/module', { spaceId: space.body.id, name: 'Grep' });
     await call('POST', '/field', { moduleId: module.body.id, name: 'Email', key: 'email', type: 'email' });
     await call('POST', '/field', { moduleId: module.body.id, name: 'Stage', key: 'stage', type: 'text' });
+    await call('POST', '/subscription', {
+      name: 'Out',
+      url: receiver.url('/hook'),
+      events: ['record.created', 'record.updated'],
+    });
     const marker = `zed-${Date.now()}`;
     const created = await call('POST', '/record', {
       moduleId: module.body.id,
@@ -195,10 +209,21 @@ describe('erasing a record', () => {
     const recordId = created.body.id;
     let position = (await call('PUT', `/record/${recordId}`, { name: `Zed the second ${marker}` })).position;
     await call('GET', `/record/${recordId}`, undefined, { 'X-Min-Position': position });
+    // The receiver got the values (sent opened) and failed; the queue keeps them, sealed.
+    const [first] = await receiver.waitFor('/hook', 1);
+    expect(first!.body).toContain(marker);
     expect(filesUnder(dataDir, marker).length).toBeGreaterThan(0);
     position = (await call('POST', `/record/${recordId}/erase`, { reason: 'request' })).position;
     await call('GET', `/record/${recordId}/history`, undefined, { 'X-Min-Position': position });
+    // Tried again after the erasure, the deliveries carry the placeholder.
+    receiver.answer('/hook', { status: 200 });
+    const after = (await receiver.waitFor('/hook', 3, 20_000)).slice(1);
+    for (const request of after) {
+      expect(request.body).not.toContain(marker);
+      expect(request.body).toContain('[erased]');
+    }
     await own.stop();
+    await receiver.close();
     try {
       expect(filesUnder(dataDir, marker)).toEqual([]);
     } finally {

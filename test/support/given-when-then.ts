@@ -1,3 +1,4 @@
+import type { PersonalValues } from '../../contracts/personal-data';
 import type { Actor, EventMetadata, RecordedEvent } from '../../contracts/events/envelope';
 import { PlatformError, type ErrorKind } from '../../contracts/errors';
 import { OAuthError } from '../../contracts/oauth';
@@ -32,7 +33,7 @@ export interface DeciderOutcome<State, Event extends DomainEvent> {
    * that say, by `personal`), and every produced event matches its registered schema.
    * Returns the state after folding the produced events, for assertions on `evolve`.
    */
-  then(expected: readonly Event[]): State;
+  then(expected: readonly (Event & { readonly personal?: PersonalValues })[]): State;
   /** The command was refused with a `PlatformError` of `kind`; returns the error for further assertions. */
   thenThrows(kind: ErrorKind): PlatformError;
   /** The command was accepted and changed nothing: no events. */

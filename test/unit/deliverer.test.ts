@@ -7,7 +7,8 @@ import { createSqliteDeliveryStore } from '../../infra/deliveries/sqlite';
 import { createLogger } from '../../infra/logging';
 import type { OutboundHttp, OutboundRequest, OutboundResponse } from '../../infra/outbound/port';
 import { createSealer } from '../../infra/secrets/sealer';
-import { Deliverer, type DelivererOptions } from '../../integrator/deliveries/deliverer';
+import { Deliverer, revealedPayload, type DelivererOptions } from '../../integrator/deliveries/deliverer';
+import { personalDataStore } from '../support/personal-data';
 import type { DirectoryEntry } from '../../integrator/deliveries/subscription-directory';
 import { polling } from '../support/eventually';
 
@@ -94,6 +95,9 @@ function delivery(ref: SubscriptionRef, orderKey: string): NewDelivery {
   };
 }
 
+/** Where the deliverer opens payloads' personal values: the platform's sealing store (none are sealed in most tests). */
+const personal = personalDataStore();
+
 describe('the deliverer', () => {
   let store: DeliveryStore;
   let deliverer: Deliverer | undefined;
@@ -124,6 +128,8 @@ describe('the deliverer', () => {
       timeoutMs: 1_000,
       pollMs: 50,
       disable: async (ref, reason) => void disabled.push({ ref, reason }),
+      revealPayload: (payload, tenant) =>
+        revealedPayload(payload, tenant, (data, subject) => personal.revealData(data, subject)),
       ...options,
     });
     return deliverer.start();
@@ -151,6 +157,64 @@ describe('the deliverer', () => {
       expect(() => new Webhook(secret).verify(String(call!.body), headers)).not.toThrow();
     expect(call!.maxBytes).toBe(1024);
     expect(call!.timeoutMs).toBe(1_000);
+  });
+
+  test('a payload is queued with its personal values sealed, sent opened, and erased once its record was', async () => {
+    const outbound = receivers();
+    const ref = { tenant: 'acme', subscriptionId: 1 };
+    // The record's event as the log stores it (name and email sealed under record 41's key).
+    await personal.append('record-acme.41', [
+      {
+        id: '00000000-0000-4000-8000-0000000000a1',
+        type: 'RecordCreated',
+        schemaVersion: 1,
+        data: { recordId: 41, moduleId: 1, spaceId: 1, name: 'Ada', fields: { email: 'ada@x.io', n: 3 } },
+        metadata: {
+          tenant: 'acme',
+          actor: { userId: '1' },
+          correlationId: 'c',
+          causationId: 'c',
+          commandId: 'c',
+          occurredAt: new Date().toISOString(),
+        },
+        sealing: { subject: 'record:acme:41', paths: [['name'], ['fields', 'email']] },
+      },
+    ]);
+    let sealedData: { name: string; fields: { email: string; n: number } } | undefined;
+    for await (const stored of personal.sealed.readStream('record-acme.41'))
+      sealedData = stored.data as typeof sealedData;
+    if (!sealedData) throw new Error('the event was not stored');
+    expect(sealedData.name).not.toContain('Ada');
+    const sealed = sealedData;
+    const queued = (position: bigint, eventId: string): NewDelivery => ({
+      ...ref,
+      orderKey: 'record-acme.41',
+      eventId,
+      eventType: 'record.created',
+      position,
+      origin: 'live',
+      payload: JSON.stringify({ id: eventId, type: 'record.created', data: { recordId: 41, ...sealed } }),
+      dueAt: 0,
+    });
+    await store.enqueue([queued(1_000n, '00000000-0000-4000-8000-0000000000b1')]);
+    await start([entry('acme', 1, newSigningSecret())], outbound);
+    await eventually(
+      () => Promise.resolve(outbound.calls.length),
+      (count) => count === 1,
+    );
+    expect(JSON.parse(String(outbound.calls[0]!.body))).toMatchObject({
+      data: { recordId: 41, name: 'Ada', fields: { email: 'ada@x.io', n: 3 } },
+    });
+    await personal.erase('record:acme:41', Date.now());
+    await store.enqueue([queued(1_001n, '00000000-0000-4000-8000-0000000000b2')]);
+    deliverer!.notify(ref);
+    await eventually(
+      () => Promise.resolve(outbound.calls.length),
+      (count) => count === 2,
+    );
+    expect(JSON.parse(String(outbound.calls[1]!.body))).toMatchObject({
+      data: { recordId: 41, name: '[erased]', fields: { email: '[erased]', n: 3 } },
+    });
   });
 
   test('a system with a long queue to a slow receiver does not hold back another system', async () => {

@@ -6,14 +6,7 @@ import type { ConsumedMessage, ConsumeOptions, Stream } from '../../infra/stream
 import { Integrator } from '../../integrator/consumer';
 import type { ReceivedRequest, ScenarioRunner } from '../../integrator/runner';
 import { receivedRequest } from '../support/hook-requests';
-import { MemoryEventStore } from '../support/memory-event-store';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { PersonalDataEventStore } from '../../infra/event-store/personal-data';
-import { localKeyWrapper } from '../../infra/keys/local-wrapper';
-import { createSqliteDataKeyStore } from '../../infra/keys/sqlite';
+import { personalDataStore } from '../support/personal-data';
 
 /** The integrator reads relayed events as every stream reader does: lifted to their schema's current version. */
 const TENANT = 'acme';
@@ -54,13 +47,7 @@ async function integratorWith(runner: Pick<ScenarioRunner, 'run'>, tenantInHand 
     close: () => Promise.resolve(),
   };
   const drained: number[] = [];
-  const events = new PersonalDataEventStore(
-    new MemoryEventStore(),
-    createSqliteDataKeyStore({
-      path: join(mkdtempSync(join(tmpdir(), 'consumer-keys-')), 'keys.db'),
-      wrapper: localKeyWrapper(randomBytes(32)),
-    }),
-  );
+  const events = personalDataStore();
   const integrator = new Integrator({
     stream,
     runner: runner as ScenarioRunner,

@@ -4,7 +4,8 @@ import { subscriptionDecider } from '../../command-api/subscriptions/domain/subs
 import { streamName } from '../../contracts/streams';
 import type { DeliveryStore, SubscriptionRef } from '../../infra/deliveries/port';
 import { createSqliteDeliveryStore } from '../../infra/deliveries/sqlite';
-import type { EventStore } from '../../infra/event-store/port';
+import type { PersonalDataEventStore } from '../../infra/event-store/personal-data';
+import { personalDataStore } from '../support/personal-data';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite';
 import { createLogger } from '../../infra/logging';
 import { DeliveryMatcher } from '../../integrator/deliveries/matcher';
@@ -17,14 +18,14 @@ const eventually = polling(5_000, 10);
 const logger = createLogger('silent');
 
 describe('the replayer', () => {
-  let events: EventStore;
+  let events: PersonalDataEventStore;
   let store: DeliveryStore;
   let directory: SubscriptionDirectory;
   let replayer: Replayer | undefined;
   let commands = 0;
 
   beforeEach(() => {
-    events = createSqliteEventStore({ path: ':memory:', pollIntervalMs: 10 });
+    events = personalDataStore(createSqliteEventStore({ path: ':memory:', pollIntervalMs: 10 }));
     store = createSqliteDeliveryStore({ path: ':memory:' });
     directory = new SubscriptionDirectory({ events, logger });
     directory.start();
@@ -84,11 +85,13 @@ describe('the replayer', () => {
   function start(maxQueued: number) {
     replayer = new Replayer({
       store,
-      events,
+      // As the platform wires it: the log as stored, so queued payloads keep personal values sealed.
+      events: events.sealed,
       directory,
       matcher: new DeliveryMatcher({
         directory,
         records: new RecordStates(events),
+        reveal: (event) => events.reveal(event),
         logger,
         filters: async (_tenant, text) => ({
           kind: 'compare',
