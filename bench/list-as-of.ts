@@ -1,6 +1,16 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Long, MongoClient } from 'mongodb';
+import { randomUUID } from 'node:crypto';
+import { parseListQuery } from '../contracts/query/list-params';
+import { READ_MODELS, VALIDITY } from '../contracts/read-models';
+import { createMongoReadStore } from '../infra/read-store/mongodb';
+import { recordFieldCatalogue, type RecordFieldDefinition } from '../languages/filter/record-fields';
+import { equals, type StoreFilter } from '../languages/filter/store-query';
+import { recordVersionsProjection, validityIndex } from '../projections/read-models/record-versions';
+import { fieldValueIndex, recordsProjection } from '../projections/read-models/records';
+import { validAt } from '../query-api/records/past';
 import { machineConditions, percentile, printFigure } from './report';
 import { apiOf, headers, startServer, waitUntilVisible, type Server } from './server';
 
@@ -190,6 +200,7 @@ async function measure(
     readonly kinds?: readonly Moment['kind'][];
     readonly budgetMs?: number;
     readonly note?: string;
+    readonly records?: number;
   } = {},
 ): Promise<void> {
   const { firstPosition, lastPosition, firstTime, lastTime } = loaded;
@@ -250,7 +261,7 @@ async function measure(
     present.p99,
     'ms',
     undefined,
-    `the baseline; p50 ${present.p50.toFixed(2)} ms; ${byShape('present')}; ${RECORDS} records × ${VERSIONS} versions in one module, ${rounds} reads of each kind one at a time, half filter stage=<option> order=amount;DESC, half filter amount>=<n> order=amount;ASC, limit 100, with meta.total${options.note ? `; ${options.note}` : ''}`,
+    `the baseline; p50 ${present.p50.toFixed(2)} ms; ${byShape('present')}; ${options.records ?? RECORDS} records × ${VERSIONS} versions in one module, ${rounds} reads of each kind one at a time, half filter stage=<option> order=amount;DESC, half filter amount>=<n> order=amount;ASC, limit 100, with meta.total${options.note ? `; ${options.note}` : ''}`,
   );
   for (const [kind, name] of [
     ['time', 'as_of_time'],
@@ -300,6 +311,142 @@ async function run(store: string, env: Record<string, string>): Promise<void> {
   }
 }
 
+/** Records for the MongoDB read store (FerretDB 1.x scans for these lists: a smaller size keeps it finite). */
+const MONGO_RECORDS = Number(process.env.BENCH_LIST_MONGO_RECORDS ?? RECORDS);
+/** How long the MongoDB reads may take in all. */
+const MONGO_BUDGET_MS = Number(process.env.BENCH_LIST_MONGO_BUDGET_MS ?? 120_000);
+
+/**
+ * The MongoDB read store, read as the list route reads it (the same StoreQuery: the catalogue's fields,
+ * visibility, the module, the validity at a position, tenant scoping) with the projections' indexes, over
+ * version documents written straight into the collections as the record-versions projection would leave them
+ * (each record's versions valid from one position to the next; the current one open), and the records
+ * collection holding each record's last version. Loading through the platform's projections takes FerretDB
+ * 1.x far too long (bench/field-filter.ts says why); what is measured here is the read, without HTTP. A time
+ * (`asOf`) is a position found in the event log first (a few dozen single-event reads), so only positions
+ * are read here.
+ */
+async function runMongoReadStore(url: string): Promise<void> {
+  const records = MONGO_RECORDS;
+  const database = `bench_list_as_of_${randomUUID().slice(0, 8)}`;
+  const store = await createMongoReadStore({ url, database, queryBudgetMs: 600_000 });
+  const client = new MongoClient(url);
+  await client.connect();
+  try {
+    process.stdout.write(
+      `# ${machineConditions()}; MongoDB read store at ${new URL(url).host}, read in this process; ${records} records × ${VERSIONS} versions\n`,
+    );
+    const tenant = 'bench';
+    const moduleId = 1;
+    const definitions: RecordFieldDefinition[] = [
+      { fieldId: 1, moduleId, key: 'amount', type: 'number', config: {} },
+      { fieldId: 2, moduleId, key: 'stage', type: 'select', config: { options: STAGES } },
+    ];
+    const fieldIndexes = definitions.flatMap((definition) => fieldValueIndex(definition) ?? []);
+    const versionsCollection = READ_MODELS.recordVersions;
+    const recordsCollection = READ_MODELS.records;
+    for (const index of [
+      ...(recordVersionsProjection.collections[versionsCollection] ?? []),
+      ...fieldIndexes.map(validityIndex),
+    ])
+      await store.ensureIndex(versionsCollection, index);
+    for (const index of [...(recordsProjection.collections[recordsCollection] ?? []), ...fieldIndexes])
+      await store.ensureIndex(recordsCollection, index);
+
+    // Version v of record n (0-based) at position v × records + n + 1: every create, then rounds of updates.
+    const positionOf = (n: number, version: number) => version * records + n + 1;
+    const documentOf = (n: number, version: number) => {
+      const at = positionOf(n, version);
+      return {
+        tenant,
+        status: 'live',
+        recordId: n + 1,
+        moduleId,
+        spaceId: 1,
+        name: `Deal ${n}`,
+        fields: valuesOf(n, version),
+        revision: version,
+        [VALIDITY.fromPosition]: at,
+        ...(version + 1 < VERSIONS && { [VALIDITY.toPosition]: positionOf(n, version + 1) }),
+      };
+    };
+    const loaded = performance.now();
+    const versions = client.db(database).collection<{ _id: string }>(versionsCollection);
+    const current = client.db(database).collection<{ _id: string }>(recordsCollection);
+    for (let version = 0; version < VERSIONS; version++)
+      for (let offset = 0; offset < records; offset += BATCH) {
+        const ns = Array.from({ length: Math.min(BATCH, records - offset) }, (_, index) => offset + index);
+        await versions.insertMany(
+          ns.map((n) => ({
+            _id: `${tenant}.${n + 1}@${version}`,
+            _pos: Long.fromNumber(positionOf(n, version)),
+            ...documentOf(n, version),
+          })),
+        );
+        if (version === VERSIONS - 1) {
+          const last = (n: number) => {
+            const { [VALIDITY.fromPosition]: _from, ...doc } = documentOf(n, version);
+            return doc;
+          };
+          await current.insertMany(
+            ns.map((n) => ({
+              _id: `${tenant}.${n + 1}`,
+              _pos: Long.fromNumber(positionOf(n, version)),
+              ...last(n),
+            })),
+          );
+        }
+      }
+    process.stderr.write(
+      `mongodb: ${records * VERSIONS} versions and ${records} records written in ${((performance.now() - loaded) / 1000).toFixed(1)} s\n`,
+    );
+
+    const fields = recordFieldCatalogue(definitions);
+    const read: Reader = async (params, moment) => {
+      const query = parseListQuery(params, fields, { order: [{ path: 'recordId', direction: 'asc' }] });
+      const past = moment.kind === 'position' ? validAt(moment.position) : undefined;
+      const scope: StoreFilter = past
+        ? { kind: 'and', children: [equals('moduleId', moduleId), past] }
+        : equals('moduleId', moduleId);
+      const filter: StoreFilter = {
+        kind: 'and',
+        children: [
+          equals('tenant', tenant),
+          { kind: 'and', children: [equals('status', 'live'), scope, query.filter!] },
+        ],
+      };
+      const started = performance.now();
+      const page = await store.find(past ? versionsCollection : recordsCollection, { ...query, filter });
+      const ms = performance.now() - started;
+      return {
+        ms,
+        page: { items: page.items.map((doc) => ({ id: Number(doc.recordId) })), meta: { total: page.total } },
+      };
+    };
+    await measure(
+      'mongodb',
+      {
+        moduleId,
+        firstPosition: BigInt(positionOf(0, 0)),
+        lastPosition: BigInt(positionOf(records - 1, VERSIONS - 1)),
+        firstTime: 0,
+        lastTime: 0,
+      },
+      read,
+      {
+        kinds: ['present', 'position'],
+        budgetMs: MONGO_BUDGET_MS,
+        records,
+        note: `read store only (no HTTP), ${records} records × ${VERSIONS} versions written straight into its collections`,
+      },
+    );
+  } finally {
+    await client.db(database).dropDatabase();
+    await client.close();
+    await store.close();
+  }
+}
+
 (async () => {
   if (process.env.BENCH_SKIP_SQLITE === undefined) await run('sqlite', {});
   const mongoUrl = process.env.MONGO_URL;
@@ -307,6 +454,7 @@ async function run(store: string, env: Record<string, string>): Promise<void> {
     process.stdout.write('skipped list_*_mongodb: MONGO_URL is not set (no MongoDB-wire server)\n');
     return;
   }
+  await runMongoReadStore(mongoUrl);
 })().catch((error: unknown) => {
   process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
