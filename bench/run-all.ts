@@ -18,6 +18,7 @@ const BENCHES = [
   'mailhooks.ts',
   'deliveries.ts',
   'time-travel.ts',
+  'list-as-of.ts',
   'vector-index.ts',
   'semantic.ts',
   'ai-execute.ts',

@@ -122,6 +122,17 @@ export function prepareEventStoreStatements(db: Database.Database) {
         `SELECT ${EVENT_COLUMNS} FROM events WHERE position < ? ORDER BY position DESC LIMIT ${PAGE_SIZE}`,
       )
       .raw(),
+    /** One event of the log: a search by time reads a few dozen single events (position-at-time.ts). */
+    allForwardsOne: db
+      .prepare<[number], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT 1`,
+      )
+      .raw(),
+    allBackwardsOne: db
+      .prepare<[number], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE position < ? ORDER BY position DESC LIMIT 1`,
+      )
+      .raw(),
     /**
      * Events of one category in the position window (after, upTo]: the `(category, position)` index yields
      * them in order, sparse or dense. Several categories (below) need a sort of the window.

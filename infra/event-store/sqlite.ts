@@ -319,6 +319,18 @@ class SqliteEventStore implements SqliteEventStoreHandle {
 
   async *readAll(options: ReadAllOptions = {}): AsyncIterable<RecordedEvent> {
     const categories = options.filter?.categories;
+    if (options.maxCount === 1 && categories === undefined) {
+      // One event, not a page of them: a search by time makes a few dozen such reads.
+      this.assertOpen();
+      const row =
+        options.direction === 'backwards'
+          ? this.statements.allBackwardsOne.get(
+              options.after === undefined ? Number.MAX_SAFE_INTEGER : toCursor(options.after),
+            )
+          : this.statements.allForwardsOne.get(toCursor(options.after ?? 0n));
+      if (row !== undefined) yield toRecordedEvent(row);
+      return;
+    }
     const pages =
       options.direction === 'backwards'
         ? this.pagesBackwards(options.after, categories)

@@ -1,6 +1,6 @@
 import { documentId, READ_MODELS, VALIDITY } from '../../contracts/read-models';
 import { categoryOf } from '../../contracts/streams';
-import type { ReadModelChange } from '../../contracts/read-model-changes';
+import type { IndexSpec, ReadModelChange } from '../../contracts/read-model-changes';
 import type { FieldAddedData, RecordErasedData } from '../../contracts/events/records';
 import type { Projection } from '../projection';
 import { erasedValues, fieldValueIndex, recordsProjection } from './records';
@@ -8,6 +8,27 @@ import { erasedValues, fieldValueIndex, recordsProjection } from './records';
 /** The version of a record document made by the event at `revision` of its stream. */
 export function versionId(recordDocumentId: string, revision: bigint): string {
   return `${recordDocumentId}@${revision}`;
+}
+
+/**
+ * An index of the records read model as the versions need it: the same keys, then the document id (the
+ * order's tie-breaker, as in every list index) and the positions a version is valid between. A list as of a
+ * moment seeks and orders on the same keys as today's list, and meets every version of each record there
+ * (ten for a record written ten times), of which one at most was valid then: the index tells which, so only
+ * those are read from the table, and counting them (`meta.total`) reads no document at all. Named apart from
+ * the records' index of the same keys (a store keeps an index's first definition under its name); never
+ * unique (the records' list indexes are not, and with the id in it every entry would be).
+ */
+export function validityIndex(index: IndexSpec): IndexSpec {
+  return {
+    name: `${index.name}__valid`,
+    paths: [
+      ...index.paths,
+      ...(index.paths.includes('id') ? [] : ['id']),
+      VALIDITY.fromPosition,
+      VALIDITY.toPosition,
+    ],
+  };
 }
 
 /**
@@ -23,7 +44,7 @@ export const recordVersionsProjection: Projection = {
   collections: {
     [READ_MODELS.recordHeads]: [],
     [READ_MODELS.recordVersions]: [
-      ...(recordsProjection.collections[READ_MODELS.records] ?? []),
+      ...(recordsProjection.collections[READ_MODELS.records] ?? []).map(validityIndex),
       { name: 'tenant_record_from', paths: ['tenant', 'recordId', VALIDITY.fromPosition] },
     ],
   },
@@ -31,7 +52,9 @@ export const recordVersionsProjection: Projection = {
     const versions = collection(READ_MODELS.recordVersions);
     if (event.type === 'FieldAdded') {
       const index = fieldValueIndex((event.data as FieldAddedData).field);
-      return index ? [{ op: 'index', collection: versions, index, position: event.position }] : [];
+      return index
+        ? [{ op: 'index', collection: versions, index: validityIndex(index), position: event.position }]
+        : [];
     }
     // The module's other events change no record.
     if (categoryOf(event.streamId) !== 'record') return [];

@@ -563,6 +563,22 @@ export function eventStoreContract(factory: EventStoreFactory): void {
       expect(typeof limited[0]!.position).toBe('bigint');
     });
 
+    test('reads one event either way (a search by time reads single events)', async () => {
+      const stream = uniqueStream();
+      await store.append(stream, newEvents(3));
+      const recorded = await collect(store.readStream(stream));
+      const positions = recorded.map((event) => event.position);
+      const [next] = await collect(store.readAll({ after: positions[0], maxCount: 1 }));
+      expect(next).toEqual(recorded[1]);
+      const [previous] = await collect(
+        store.readAll({ direction: 'backwards', after: positions[2], maxCount: 1 }),
+      );
+      expect(previous).toEqual(recorded[1]);
+      expect(await collect(store.readAll({ after: await store.headPosition(), maxCount: 1 }))).toEqual([]);
+      const [last] = await collect(store.readAll({ direction: 'backwards', maxCount: 1 }));
+      expect(last!.position).toBe(await store.headPosition());
+    });
+
     test('filters by category in both directions', async () => {
       const [wanted, other] = [uniqueCategory(), uniqueCategory()];
       const wantedStreams = [uniqueStream(wanted), uniqueStream(wanted)];

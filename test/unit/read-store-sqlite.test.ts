@@ -9,6 +9,11 @@ import { likeReferenceRegExp, seededRandom } from '../support/like-reference';
 import { createSqliteReadStore, type SqliteReadStore } from '../../infra/read-store/sqlite';
 import { caseFolded, foldedLiteralPrefix } from '../../infra/read-store/sqlite-query';
 import { and, compare, isIn, like, uniqueName, upsert } from '../contracts/read-store';
+import { VALIDITY } from '../../contracts/read-models';
+import { equals } from '../../languages/filter/store-query';
+import { validAt } from '../../query-api/records/past';
+import { recordVersionsProjection, validityIndex } from '../../projections/read-models/record-versions';
+import { fieldValueIndex } from '../../projections/read-models/records';
 
 /** What only the SQLite adapter promises: atomic batches, indexes its queries use, a durable file. */
 
@@ -136,6 +141,74 @@ describe('indexes serve the compiled queries (EXPLAIN QUERY PLAN)', () => {
     expect(result.items.map((doc) => doc.id)).toEqual(['test.3', 'test.43', 'test.83']);
     expect(result.total).toBe(50);
     await expect(store.count(collection, { filter: compare('fields.12', 'gt', 400) })).resolves.toBe(396);
+  });
+});
+
+describe('a list as of a moment (the versions’ indexes)', () => {
+  const collection = 'record_versions';
+  const STAGES = ['lead', 'won', 'lost'];
+
+  /** 300 records of 4 versions each: version v of record n valid from position 1000v + n to the next one. */
+  beforeEach(async () => {
+    const docs: Document[] = [];
+    for (let n = 1; n <= 300; n++)
+      for (let version = 0; version < 4; version++)
+        docs.push({
+          id: `test.${n}@${version}`,
+          tenant: 'test',
+          status: 'live',
+          moduleId: 1,
+          recordId: n,
+          fields: { amount: (n * 37 + version * 101) % 1000, stage: STAGES[(n + version) % STAGES.length] },
+          [VALIDITY.fromPosition]: 1000 * version + n,
+          ...(version < 3 && { [VALIDITY.toPosition]: 1000 * (version + 1) + n }),
+        });
+    await store.apply(docs.map((doc) => upsert(collection, doc)));
+    for (const index of recordVersionsProjection.collections[collection] ?? [])
+      await store.ensureIndex(collection, index);
+    for (const field of [
+      { key: 'amount', type: 'number' },
+      { key: 'stage', type: 'select' },
+    ] as const)
+      await store.ensureIndex(collection, validityIndex(fieldValueIndex(field)!));
+  });
+
+  const scope = (position: number) =>
+    and(equals('tenant', 'test'), equals('status', 'live'), equals('moduleId', 1), validAt(BigInt(position)));
+
+  test('the field’s index serves the order and tells the valid versions; the count reads it only', async () => {
+    const query: StoreQuery = {
+      filter: and(scope(1500), compare('fields.stage', 'eq', 'won')),
+      sort: [{ path: 'fields.amount', direction: 'desc' }],
+      limit: 20,
+    };
+    const explained = await store.explainFind(collection, query);
+    expect(explained.items.join('\n')).toMatch(/USING INDEX docs_record_versions__fields__amount__valid/);
+    expect(explained.items.join('\n')).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
+    expect(explained.count.join('\n')).toMatch(
+      /USING COVERING INDEX docs_record_versions__fields__\w+__valid/,
+    );
+    // At 1500 every record is in its version 1 (valid from 1000 + n to 2000 + n); no two amounts are equal.
+    const { items, total } = await store.find(collection, query);
+    const expected = Array.from({ length: 300 }, (_, index) => index + 1)
+      .filter((n) => STAGES[(n + 1) % STAGES.length] === 'won')
+      .map((n) => ({ n, amount: (n * 37 + 101) % 1000 }))
+      .sort((a, b) => b.amount - a.amount);
+    expect(total).toBe(expected.length);
+    expect(items.map((doc) => doc.id)).toEqual(expected.slice(0, 20).map(({ n }) => `test.${n}@1`));
+  });
+
+  test('the module’s index serves the list in record order', async () => {
+    const explained = await store.explainFind(collection, {
+      filter: scope(2100),
+      sort: [{ path: 'recordId', direction: 'asc' }],
+      limit: 20,
+    });
+    expect(explained.items.join('\n')).toMatch(
+      /USING INDEX docs_record_versions__tenant_status_module_record__valid/,
+    );
+    expect(explained.items.join('\n')).not.toMatch(/TEMP B-TREE/);
+    expect(explained.count.join('\n')).toMatch(/USING COVERING INDEX/);
   });
 });
 
