@@ -1,3 +1,4 @@
+import { personalSubject } from '../../contracts/personal-data';
 import { createHash, createPublicKey, randomBytes, randomUUID, type JsonWebKey } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { z } from 'zod';
@@ -83,7 +84,13 @@ export async function registerUser(
   await deps.handler.handle(
     claimStream,
     emailClaimDecider,
-    { kind: 'ClaimEmail', email: body.email, userId, holderExists: holder?.state.status !== 'none' },
+    {
+      kind: 'ClaimEmail',
+      email: body.email,
+      userId,
+      // An erased user no longer holds an address: it may be registered again.
+      holderExists: holder !== null && holder.state.status !== 'none' && holder.state.erased !== true,
+    },
     // Its own command id: event ids derive from it, and the user's events come from the request's.
     withCommandId(origin, uuidV5(`email-claim:${identity.commandId}`)),
   );
@@ -103,6 +110,32 @@ export async function registerUser(
     identity.mayBeRepeat ? { mayBeRepeat: true } : { newStream: true },
   );
   return { userId, result };
+}
+
+/**
+ * Erases user `userId`'s profile data (crypto-shredding): destroys their data key first (nothing sealed for
+ * them opens from then on), then deactivates them (sessions, tokens and OAuth grants end) and records the
+ * erasure. Repeating it finishes the same erasure and answers the same.
+ */
+export async function eraseUser(
+  deps: CommandDeps,
+  caller: Caller,
+  userId: number,
+  reason: string,
+): Promise<CommandResult<UserState>> {
+  const { principal, origin } = caller;
+  const stream = streamName('user', principal.tenant, userId);
+  const before = await deps.handler.load(stream, userDecider);
+  if (before.state.status !== 'none' && before.state.erased !== true && String(userId) !== principal.userId)
+    await deps.personalData.erase(personalSubject('user', principal.tenant, userId), Date.now());
+  const result = await deps.handler.handle(
+    stream,
+    userDecider,
+    { kind: 'EraseUser', caller: actingUserOf(principal), reason },
+    withCommandId(origin, deps.newCommandId()),
+  );
+  await revokeGrantsOf(deps, userId, origin);
+  return result;
 }
 
 /** Deactivates or activates user `userId`; a deactivation revokes the OAuth grants they gave (OA-29). */

@@ -141,6 +141,29 @@ export const deactivateUser = operation({
   responses: { 200: userAnswer, ...WRITE_ERRORS },
   security: 'token',
 });
+export const eraseUserBody = z
+  .strictObject({
+    reason: z
+      .string()
+      .trim()
+      .min(1, 'say why the user is erased')
+      .max(1000)
+      .meta({ description: 'Why (a request under GDPR Art. 17, say); kept in the audit trail.' }),
+  })
+  .meta({ id: 'UserErase' });
+export const eraseUser = operation({
+  operationId: 'eraseUser',
+  method: 'post',
+  path: '/user/{userId}/erase',
+  tag: 'users',
+  summary: "Erase a user's profile data for good (administrators)",
+  description:
+    "Destroys the user's data key, so their name and email read as `[erased]` everywhere (the users list, events, replays, rebuilt read models), deactivates them for good (every session, token and OAuth grant stops working) and frees their email address. Who they were in the audit trail stays as their id. Erasing again answers the same; administrators cannot erase themselves.",
+  params: userPath,
+  body: { schema: eraseUserBody },
+  responses: { 200: userAnswer, ...WRITE_ERRORS },
+  security: 'token',
+});
 export const activateUser = operation({
   operationId: 'activateUser',
   method: 'post',
@@ -473,6 +496,7 @@ export const USER_OPERATIONS = [
   createUser,
   updateUser,
   deactivateUser,
+  eraseUser,
   activateUser,
   setUserPassword,
   listTokens,

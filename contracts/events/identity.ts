@@ -31,6 +31,12 @@ export const userPasswordSet = z.object({ userId, passwordHash: z.string() });
 export const userDeactivated = z.object({ userId });
 export const userActivated = z.object({ userId });
 
+/**
+ * A user's profile data (name, email) was erased: its data key destroyed, so they read as erased in every
+ * event; the user is deactivated for good. Who and when are the metadata; the reason is kept.
+ */
+export const userErased = z.object({ userId, reason: z.string().min(1).max(1000) });
+
 /** One email address per user of a tenant: its own stream, claimed by the user that holds it. */
 export const emailClaimed = z.object({ email: z.email(), userId });
 
@@ -112,6 +118,7 @@ export type IdentityEvent =
   | { type: 'UserPasswordSet'; data: z.infer<typeof userPasswordSet> }
   | { type: 'UserDeactivated'; data: z.infer<typeof userDeactivated> }
   | { type: 'UserActivated'; data: z.infer<typeof userActivated> }
+  | { type: 'UserErased'; data: z.infer<typeof userErased> }
   | { type: 'ApiTokenIssued'; data: ApiTokenIssuedData }
   | { type: 'ApiTokenChanged'; data: ApiTokenChangedData }
   | { type: 'ApiTokenRevoked'; data: ApiTokenRevokedData }
@@ -133,6 +140,7 @@ export const IDENTITY_EVENTS: readonly EventDefinition[] = [
   { type: 'UserPasswordSet', version: 1, schema: userPasswordSet },
   { type: 'UserDeactivated', version: 1, schema: userDeactivated },
   { type: 'UserActivated', version: 1, schema: userActivated },
+  { type: 'UserErased', version: 1, schema: userErased },
   { type: 'EmailClaimed', version: 1, schema: emailClaimed },
   { type: 'ApiTokenIssued', version: 1, schema: apiTokenIssued },
   { type: 'ApiTokenChanged', version: 1, schema: apiTokenChanged },

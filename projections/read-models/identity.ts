@@ -1,3 +1,4 @@
+import { ERASED_VALUE } from '../../contracts/personal-data';
 import type {
   ApiTokenChangedData,
   ApiTokenIssuedData,
@@ -70,6 +71,24 @@ export const identityProjection: Projection = {
             collection: collection(READ_MODELS.credentials),
             position,
             doc: { id: tokenHash, kind: 'api-token', ...data, ...createdColumns(event) },
+          },
+        ];
+      }
+      case 'UserErased': {
+        const { userId } = event.data as { userId: number };
+        return [
+          {
+            op: 'patch',
+            collection: collection(READ_MODELS.users),
+            position,
+            id: documentId(tenant, userId),
+            set: {
+              name: ERASED_VALUE,
+              email: ERASED_VALUE,
+              active: false,
+              erased: true,
+              ...updatedColumns(event),
+            },
           },
         ];
       }

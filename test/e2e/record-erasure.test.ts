@@ -230,4 +230,47 @@ describe('erasing a record', () => {
       if (!process.env.KEEP_ERASURE_DIR) rmSync(dataDir, { recursive: true, force: true });
     }
   });
+
+  test('erasing a user: their name and email are never in the log in clear, read as erased after, and the address is free again', async () => {
+    const marker = `eve${Date.now()}`;
+    const email = `${marker}@example.com`;
+    const user = await write<{ id: number }>('POST', '/user', {
+      email,
+      name: `Eve ${marker}`,
+      role: 'member',
+      password: 'a-long-enough-password-1',
+    });
+    const token = await write<{ token: string }>('POST', `/auth/${user.body.id}/token`, {
+      name: 'eve token',
+    });
+    const asEve = () =>
+      fetch(`${platform.api}/user/${user.body.id}`, {
+        headers: { Authorization: `Bearer ${token.body.token}` },
+      });
+    expect((await asEve()).status).toBe(200);
+    const log = ['events.db', 'events.db-wal']
+      .map((file) => readFileSync(join(platform.dataDir, file)).toString('latin1'))
+      .join('');
+    expect(log.includes(marker)).toBe(false);
+
+    const erased = await write<{ name: string; email: string }>('POST', `/user/${user.body.id}/erase`, {
+      reason: 'Art. 17',
+    });
+    expect(erased.body).toMatchObject({ name: '[erased]', email: '[erased]' });
+    const shown = await json(await read(`/user/${user.body.id}`, erased.position));
+    expect(shown).toMatchObject({ name: '[erased]', email: '[erased]' });
+    expect(JSON.stringify(await json(await read('/user?limit=100', erased.position)))).not.toContain(marker);
+    expect((await asEve()).status).toBe(401);
+    expect(
+      (await platform.call('POST', `/user/${user.body.id}/erase`, { body: { reason: 'again' } })).status,
+    ).toBe(200);
+    expect((await platform.call('POST', `/user/${user.body.id}/activate`)).status).toBe(410);
+    expect((await platform.call('POST', '/user/1/erase', { body: { reason: 'me' } })).status).toBe(409);
+    expect((await platform.call('POST', '/user/987654/erase', { body: { reason: 'x' } })).status).toBe(404);
+    // The address is free for someone else.
+    const again = await platform.call('POST', '/user', {
+      body: { email, name: 'New Eve', role: 'member', password: 'a-long-enough-password-2' },
+    });
+    expect(again.status).toBe(201);
+  });
 });

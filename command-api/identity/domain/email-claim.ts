@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { PlatformError } from '../../../contracts/errors';
 import { streamName } from '../../../contracts/streams';
 import type { EmailClaimEvent } from '../../../contracts/events/identity';
-import type { Decider } from '../../kit/decider';
+import { withPersonalValues, type Decider } from '../../kit/decider';
 
 export interface EmailClaimState {
   /** The user holding the address (null: nobody). */
@@ -25,7 +25,12 @@ export const emailClaimDecider: Decider<EmailClaimState, ClaimEmail, EmailClaimE
     if (state.userId === command.userId) return [];
     if (state.userId !== null && command.holderExists)
       throw new PlatformError('conflict', `a user with the email ${command.email} already exists`);
-    return [{ type: 'EmailClaimed', data: { email: command.email, userId: command.userId } }];
+    return [
+      withPersonalValues<EmailClaimEvent>(
+        { type: 'EmailClaimed', data: { email: command.email, userId: command.userId } },
+        { kind: 'user', id: command.userId, paths: [['email']] },
+      ),
+    ];
   },
 
   evolve(_state, event) {

@@ -3,7 +3,8 @@ import { CREDENTIAL_SOURCES } from '../../../contracts/auth';
 import { rightsBeyond } from '../../../contracts/auth';
 import { PlatformError } from '../../../contracts/errors';
 import type { ApiTokenIssuedData, IdentityEvent } from '../../../contracts/events/identity';
-import type { Decider } from '../../kit/decider';
+import { ERASED_VALUE } from '../../../contracts/personal-data';
+import { withPersonalValues, type Decider } from '../../kit/decider';
 
 export interface TokenState {
   readonly tokenHash: string;
@@ -26,6 +27,8 @@ export interface UserState {
   readonly twoFactor: TwoFactorState;
   /** Hashes of the sessions started and not ended (the latest ones), so a password change can end them. */
   readonly sessions: readonly string[];
+  /** Its profile data was erased: deactivated for good, its name and email read as erased. */
+  readonly erased?: true;
 }
 
 export interface TwoFactorDevice {
@@ -112,6 +115,7 @@ export type UserCommand =
     }
   | { readonly kind: 'SetPassword'; readonly passwordHash: string; readonly keepSession?: string }
   | { readonly kind: 'DeactivateUser'; readonly caller: ActingUser }
+  | { readonly kind: 'EraseUser'; readonly caller: ActingUser; readonly reason: string }
   | { readonly kind: 'ActivateUser' }
   /** `caller` is absent only for the bootstrap token, which the platform issues itself. */
   | {
@@ -262,10 +266,38 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
     if (command.kind === 'RegisterUser') {
       if (state.status !== 'none') throw new PlatformError('conflict', `user ${state.userId} already exists`);
       const { kind: _kind, permissions, ...data } = command;
-      return [{ type: 'UserRegistered', data: { ...data, ...(permissions && { permissions }) } }];
+      return [
+        withPersonalValues<IdentityEvent>(
+          { type: 'UserRegistered', data: { ...data, ...(permissions && { permissions }) } },
+          { kind: 'user', id: command.userId, paths: [['email'], ['name']] },
+        ),
+      ];
     }
     if (state.status === 'none') throw new PlatformError('not_found', 'user not found');
     const { userId } = state;
+    if (command.kind === 'EraseUser') {
+      if (command.caller.userId === userId)
+        throw new PlatformError('conflict', 'you cannot erase yourself: ask another administrator');
+      if (state.erased) return [];
+      return [
+        ...(state.status === 'active'
+          ? [
+              { type: 'UserDeactivated', data: { userId } } as const,
+              ...revokeAllTokens(state),
+              ...endOtherSessions(state, 'deactivated'),
+            ]
+          : []),
+        withPersonalValues<IdentityEvent>(
+          { type: 'UserErased', data: { userId, reason: command.reason } },
+          { kind: 'user', id: userId, paths: [] },
+        ),
+      ];
+    }
+    if (state.erased && (command.kind === 'ActivateUser' || command.kind === 'ChangeUser'))
+      throw new PlatformError(
+        'gone',
+        `the profile of user ${userId} was erased: it cannot be changed or activated`,
+      );
     switch (command.kind) {
       // A token left from before deactivations revoked them (older data) is revoked now, not brought back.
       case 'ActivateUser':
@@ -301,7 +333,13 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
               permissions: command.permissions,
             }),
         };
-        return Object.keys(data).length === 0 ? [] : [{ type: 'UserChanged', data: { userId, ...data } }];
+        if (Object.keys(data).length === 0) return [];
+        const changed: IdentityEvent = { type: 'UserChanged', data: { userId, ...data } };
+        return [
+          data.name === undefined
+            ? changed
+            : withPersonalValues(changed, { kind: 'user', id: userId, paths: [['name']] }),
+        ];
       }
       default:
     }
@@ -434,6 +472,8 @@ export const userDecider: Decider<UserState, UserCommand, IdentityEvent> = {
         return { ...state, passwordHash: event.data.passwordHash };
       case 'UserDeactivated':
         return { ...state, status: 'deactivated' };
+      case 'UserErased':
+        return { ...state, status: 'deactivated', erased: true, name: ERASED_VALUE, email: ERASED_VALUE };
       case 'UserActivated':
         return { ...state, status: 'active' };
       case 'ApiTokenIssued': {

@@ -4,6 +4,8 @@ import {
   createUser,
   createUserBody,
   deactivateUser,
+  eraseUser as eraseUserOperation,
+  eraseUserBody,
   setPasswordBody,
   setUserPassword,
   updateUser,
@@ -17,7 +19,7 @@ import { validate } from '../../../contracts/validation';
 import { idParam } from '../../../infra/http/params';
 import type { CommandDeps } from '../../deps';
 import { userDecider, type UserState } from '../domain/user';
-import { actingUserOf, changePassword, registerUser, setUserActive } from '../commands';
+import { actingUserOf, changePassword, eraseUser, registerUser, setUserActive } from '../commands';
 import {
   authorize,
   authorizeAccount,
@@ -81,6 +83,14 @@ export function addUserRoutes(router: Router, deps: CommandDeps): void {
       );
       sendResult(res, 200, result, userView(result.state));
     });
+
+  mount(router, eraseUserOperation, async (req, res) => {
+    const principal = requireAdmin(req, 'update');
+    const userId = idParam(req, 'userId');
+    const { reason } = validate(eraseUserBody, req.body, 'body');
+    const result = await eraseUser(deps, callerOf(req, principal), userId, reason);
+    sendResult(res, 200, result, userView(result.state));
+  });
 
   /** Administrators set anyone's password; users change their own with the current one. */
   mount(router, setUserPassword, async (req, res) => {
