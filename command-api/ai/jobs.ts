@@ -3,7 +3,7 @@ import { parseValueAnswer, parseVerdictAnswer } from '../../contracts/ai-output'
 import type { AiJobItem } from '../../contracts/events/ai';
 import type { FieldValue } from '../../contracts/events/records';
 import { PlatformError } from '../../contracts/errors';
-import type { FieldDefinition } from '../../contracts/fields';
+import { isPersonalField, type FieldDefinition } from '../../contracts/fields';
 import { streamName } from '../../contracts/streams';
 import type { CompletionRequest } from '../../infra/ai/language-model/port';
 import type { CommandReads } from '../../infra/read-store/command-reads';
@@ -361,6 +361,7 @@ export class AiJobs {
         request,
         attempts: ATTEMPTS_PER_RECORD,
         keptFor: `aiJob:${job.jobId}:${recordId}`,
+        forRecord: recordId,
         context: { ...context, actor },
         block,
       });
@@ -383,7 +384,7 @@ export class AiJobs {
         return {
           recordId,
           status: 'unchanged',
-          ...shown(value),
+          ...shown(value, field),
           tokens: answer.tokens,
           cached: answer.cached,
         };
@@ -393,7 +394,13 @@ export class AiJobs {
         recordId,
         { fieldKey: field.key, value, schema: setting.fields },
       );
-      return { recordId, status: 'done', ...shown(value), tokens: answer.tokens, cached: answer.cached };
+      return {
+        recordId,
+        status: 'done',
+        ...shown(value, field),
+        tokens: answer.tokens,
+        cached: answer.cached,
+      };
     }
 
     const request = validationRequest(attributes, field, record, references, signal);
@@ -477,7 +484,15 @@ function jobStream(tenant: string, jobId: number): string {
 }
 
 /** A value as a job's outcome keeps it: a long text cut (the record holds it whole, and a job may have 10,000). */
-function shown(value: FieldValue): { value: FieldValue; cut?: true } {
+/**
+ * The value an item shows: none for a personal field (the job's items are not the record's, so they could not
+ * be erased with it; the value is in the record), else the value, a long text cut.
+ */
+function shown(
+  value: FieldValue,
+  field: Pick<FieldDefinition, 'type' | 'personal'>,
+): { value?: FieldValue; cut?: true } {
+  if (isPersonalField(field)) return {};
   return typeof value === 'string' && value.length > MAX_SHOWN_VALUE_CHARS
     ? { value: value.slice(0, MAX_SHOWN_VALUE_CHARS), cut: true }
     : { value };

@@ -1,3 +1,4 @@
+import { ERASED_VALUE } from '../../contracts/personal-data';
 import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { AiSpendingPurpose } from '../../contracts/events/ai';
@@ -61,6 +62,11 @@ export interface MeteredCall {
    * crash), the kept answer answers with what it cost, and its spending is settled once. Absent: not kept.
    */
   readonly keptFor?: string;
+  /**
+   * The record whose data the request carries: its kept answer is that record's alone (the digest names it)
+   * and sealed under its data key, so erasing the record erases the answer too.
+   */
+  readonly forRecord?: number;
   /** Who the balance's events are by. */
   readonly context: CommandOrigin;
   /** The reservation block of a job: its calls draw their estimates from it (see `ReservationBlock`). */
@@ -162,7 +168,7 @@ function estimateTokens(request: CompletionRequest): number {
 }
 
 /** What the request asks, as one digest: the same digest is the same question to the same model. */
-function requestDigest(modelName: string, request: CompletionRequest): string {
+function requestDigest(modelName: string, request: CompletionRequest, forRecord: number | undefined): string {
   return createHash('sha256')
     .update(
       JSON.stringify([
@@ -171,6 +177,8 @@ function requestDigest(modelName: string, request: CompletionRequest): string {
         request.maxOutputTokens,
         request.temperature ?? null,
         request.json === true,
+        // Only when there is one: the digests of answers kept before records were named stay the same.
+        ...(forRecord === undefined ? [] : [forRecord]),
       ]),
     )
     .digest('base64url');
@@ -238,14 +246,16 @@ export class MeteredModel {
     const model = await this.modelOf(call.tenant);
     const modelName = call.request.model ?? model.model;
     const payer = call.keptFor;
-    const digest = payer === undefined ? null : requestDigest(modelName, call.request);
-    const answerStream = digest === null ? null : streamName('aiAnswer', call.tenant, digest);
+    const digest = payer === undefined ? null : requestDigest(modelName, call.request, call.forRecord);
+    let answerStream = digest === null ? null : streamName('aiAnswer', call.tenant, digest);
     if (answerStream !== null) {
       // Not through the aggregate cache: an answer is read once or twice, and may be long.
       const { state: kept, position } = await this.options.handler.peek(answerStream, aiAnswerDecider);
-      if (kept !== null && kept.paidBy === payer)
+      // Its record was erased since (and asked the same all the same): asked anew, and not kept again.
+      if (kept?.text === ERASED_VALUE) answerStream = null;
+      else if (kept !== null && kept.paidBy === payer)
         return this.answerPaidBefore(call, kept, digest!, payer!, position!);
-      if (kept !== null && kept.cut !== true) {
+      else if (kept !== null && kept.cut !== true) {
         this.options.observe?.('cached', 0);
         return {
           text: kept.text,
@@ -300,6 +310,7 @@ export class MeteredModel {
           promptTokens,
           completionTokens,
           paidBy: payer!,
+          ...(call.forRecord !== undefined && { forRecord: call.forRecord }),
           reservationId: held.reservationId,
           ...(held.fromBlock !== undefined && { settles: held.fromBlock }),
           ...(cut && { cut: true as const }),

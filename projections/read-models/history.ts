@@ -79,6 +79,9 @@ const CATEGORIES_WITHOUT_DATA = [
   'aiSettings',
 ];
 
+/** Events of those categories whose data the audit shows all the same: an erasure's reason (no personal data). */
+const EVENTS_WITH_DATA: ReadonlySet<string> = new Set(['UserErased']);
+
 /**
  * The audit trail: one document per domain event (its id from the event's position), newest first by
  * `position`: which event, on which stream, by which user and credential, in which command. Read by
@@ -113,7 +116,9 @@ export const auditProjection: Projection = {
           commandId: event.metadata.commandId,
           correlationId: event.metadata.correlationId,
           ...actorColumns(event),
-          ...(CATEGORIES_WITH_DATA.has(category) && { data: shownData(event.data) }),
+          ...((CATEGORIES_WITH_DATA.has(category) || EVENTS_WITH_DATA.has(event.type)) && {
+            data: shownData(event.data),
+          }),
         },
       },
     ];

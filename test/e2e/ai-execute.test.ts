@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startFakeOpenAi, type FakeChatRequest, type FakeOpenAi } from '../support/fake-openai';
 import { json, startPlatform, type Entity, type Page, type TestPlatform } from '../support/platform';
 
@@ -67,13 +69,15 @@ beforeAll(async () => {
   });
   const space = (await call('POST', '/space', { name: 'Sales' })).body;
   leads = (await call('POST', '/module', { spaceId: space.id, name: 'Leads' })).body;
-  for (const [name, type, config] of [
-    ['Description', 'long_text', undefined],
-    ['Summary', 'text', undefined],
-    ['Stage', 'select', { options: ['new', 'won', 'lost'] }],
+  // Not personal (an item shows no value of a personal field): these tests read the values items show.
+  for (const [name, type, config, personal] of [
+    ['Description', 'long_text', undefined, false],
+    ['Summary', 'text', undefined, false],
+    ['Stage', 'select', { options: ['new', 'won', 'lost'] }, false],
+    ['Private', 'text', undefined, true],
   ] as const) {
     const field = (
-      await call('POST', '/field', { moduleId: leads.id, name, type, ...(config && { config }) })
+      await call('POST', '/field', { moduleId: leads.id, name, type, personal, ...(config && { config }) })
     ).body;
     keys[name] = String(field.key);
     fieldIds[name] = field.id;
@@ -196,6 +200,23 @@ describe('executing a transform', () => {
     } finally {
       fake.chatReply = answer;
     }
+  });
+
+  test("a value written into a personal field is the record's only: the item shows none, and the kept answer is sealed", async () => {
+    const id = await record('Initech', 'third deal');
+    const transformId = await transform({
+      fieldId: fieldIds.Private,
+      prompt: `SUMMARY: {{${keys.Description}}}`,
+    });
+    const executed = await call('POST', `/column-data-transform/${transformId}/execute`, { ids: [id] });
+    const [item] = executed.body.items as Array<Record<string, unknown>>;
+    expect(item).toMatchObject({ recordId: id, status: 'done' });
+    expect(item).not.toHaveProperty('value');
+    expect((await read(`/record/${id}`)).body.fields).toMatchObject({ [keys.Private!]: 'THIRD DEAL' });
+    const log = ['events.db', 'events.db-wal']
+      .map((file) => readFileSync(join(platform.dataDir, file)).toString('latin1'))
+      .join('');
+    expect(log).not.toContain('THIRD DEAL');
   });
 
   test('a long text written is shown cut in the outcome; the record holds it whole', async () => {

@@ -254,8 +254,10 @@ describe('erasing a record', () => {
     expect(log.includes(marker)).toBe(false);
 
     const erased = await write<{ name: string; email: string }>('POST', `/user/${user.body.id}/erase`, {
-      reason: 'Art. 17',
+      reason: `Art. 17 for user ${user.body.id}`,
     });
+    const audit = JSON.stringify(await json(await read('/audit?limit=20', erased.position)));
+    expect(audit).toContain(`Art. 17 for user ${user.body.id}`);
     expect(erased.body).toMatchObject({ name: '[erased]', email: '[erased]' });
     const shown = await json(await read(`/user/${user.body.id}`, erased.position));
     expect(shown).toMatchObject({ name: '[erased]', email: '[erased]' });

@@ -1,4 +1,4 @@
-import type { Decider, DomainEvent } from '../../kit/decider';
+import { withPersonalValues, type Decider, type DomainEvent } from '../../kit/decider';
 
 /**
  * A model's answer kept under the digest of what it was asked (`aiAnswer-<tenant>.<digest>`): recorded once;
@@ -20,12 +20,21 @@ export interface KeptAnswer {
 
 export interface KeepAnswer extends KeptAnswer {
   readonly digest: string;
+  /** The record whose data was asked about: the answer's text is sealed under its key. */
+  readonly forRecord?: number;
 }
 
 export const aiAnswerDecider: Decider<KeptAnswer | null, KeepAnswer, DomainEvent> = {
   initialState: null,
-  decide: (command, state) =>
-    state === null || state.cut === true ? [{ type: 'AiAnswerRecorded', data: command }] : [],
+  decide: ({ forRecord, ...data }, state) => {
+    if (state !== null && state.cut !== true) return [];
+    const recorded: DomainEvent = { type: 'AiAnswerRecorded', data };
+    return [
+      forRecord === undefined
+        ? recorded
+        : withPersonalValues(recorded, { kind: 'record', id: forRecord, paths: [['text']] }),
+    ];
+  },
   evolve: (state, event) => {
     if (event.type !== 'AiAnswerRecorded') return state;
     const { digest: _digest, ...kept } = event.data as KeepAnswer;
