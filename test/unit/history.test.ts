@@ -129,6 +129,44 @@ describe('field history projection', () => {
       ]);
   });
 
+  test('an erasure scrubs what the name and the erased fields were and became; other fields keep theirs', () => {
+    const erasedLog = new EventLog();
+    const stream = streamName('record', TEST_TENANT, 32);
+    const made = erasedLog.record(stream, {
+      type: 'RecordCreated',
+      data: {
+        recordId: 32,
+        moduleId: 12,
+        spaceId: 7,
+        name: 'Ada',
+        fields: { email: 'a@x.io', stage: 'lead' },
+      },
+    });
+    const erased = erasedLog.record(stream, {
+      type: 'RecordErased',
+      data: { recordId: 32, moduleId: 12, spaceId: 7, reason: 'Art. 17', fields: ['email'] },
+    });
+    const history = projectionSpec(fieldHistoryProjection).given([made]).when(erased);
+    history.thenDocuments('field_history', [
+      expect.objectContaining({ field: 'name', from: '[erased]', to: '[erased]' }),
+      expect.objectContaining({ field: 'fields.email', from: '[erased]', to: '[erased]' }),
+      expect.objectContaining({ field: 'fields.stage', from: null, to: 'lead' }),
+    ] as unknown as Record<string, unknown>[]);
+    projectionSpec(auditProjection)
+      .given([made])
+      .when(erased)
+      .thenDocuments('audit', [
+        expect.objectContaining({
+          type: 'RecordCreated',
+          data: expect.objectContaining({ name: '[erased]', fields: { email: '[erased]', stage: 'lead' } }),
+        }),
+        expect.objectContaining({
+          type: 'RecordErased',
+          data: expect.objectContaining({ reason: 'Art. 17' }),
+        }),
+      ] as unknown as Record<string, unknown>[]);
+  });
+
   test('other record events leave no field history', () => {
     const labelled = log.record(record, { type: 'RecordLabelled', data: { recordId: 31, labelId: 4 } });
     projectionSpec(fieldHistoryProjection).given([created]).when(labelled).thenNothingChanges();

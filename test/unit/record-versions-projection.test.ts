@@ -59,6 +59,45 @@ describe('record versions projection', () => {
       ] as unknown as Record<string, unknown>[]);
   });
 
+  test('an erasure reaches back: every version, the new one too, shows the name and erased fields as erased', () => {
+    const erasureLog = new EventLog();
+    const erasedStream = 'record-acme.8';
+    const first = erasureLog.record(erasedStream, {
+      type: 'RecordCreated',
+      data: { recordId: 8, moduleId: 2, spaceId: 1, name: 'Ada', fields: { email: 'a@x.io', stage: 'lead' } },
+    });
+    const second = erasureLog.record(erasedStream, {
+      type: 'RecordUpdated',
+      data: { recordId: 8, changes: [{ field: 'fields.stage', from: 'lead', to: 'won' }] },
+    });
+    const erased = erasureLog.record(erasedStream, {
+      type: 'RecordErased',
+      data: { recordId: 8, moduleId: 2, spaceId: 1, reason: 'Art. 17', fields: ['email'] },
+    });
+    // Another record's versions are left alone.
+    spec
+      .given([created, first, second])
+      .when(erased)
+      .thenDocuments(READ_MODELS.recordVersions, [
+        expect.objectContaining({ id: 'acme.7@0', name: 'Deal' }),
+        expect.objectContaining({
+          id: 'acme.8@0',
+          name: '[erased]',
+          fields: { email: '[erased]', stage: 'lead' },
+        }),
+        expect.objectContaining({
+          id: 'acme.8@1',
+          name: '[erased]',
+          fields: { email: '[erased]', stage: 'won' },
+        }),
+        expect.objectContaining({
+          id: 'acme.8@2',
+          name: '[erased]',
+          fields: { email: '[erased]', stage: 'won' },
+        }),
+      ] as unknown as Record<string, unknown>[]);
+  });
+
   test('the current version is the one without an end', () => {
     spec
       .given([created])

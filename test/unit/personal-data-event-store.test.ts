@@ -1,0 +1,169 @@
+import fc from 'fast-check';
+import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
+import { ERASED_VALUE, type DataPath } from '../../contracts/personal-data';
+import { PlatformError } from '../../contracts/errors';
+import { isSealedValue } from '../../infra/secrets/personal-values';
+import { createSqliteEventStore } from '../../infra/event-store/sqlite';
+import { personalDataStore } from '../support/personal-data';
+
+let sequence = 0;
+
+function newEvent(
+  data: unknown,
+  sealing?: { subject: string; paths: readonly DataPath[] },
+  type = 'RecordCreated',
+): NewEvent {
+  sequence += 1;
+  return {
+    id: `00000000-0000-4000-8000-${String(sequence).padStart(12, '0')}`,
+    type,
+    schemaVersion: 1,
+    data,
+    metadata: {
+      tenant: 'acme',
+      actor: { userId: '1' },
+      correlationId: 'c',
+      causationId: 'c',
+      commandId: `command-${sequence}`,
+      occurredAt: new Date().toISOString(),
+    },
+    ...(sealing && { sealing }),
+  };
+}
+
+async function all(events: AsyncIterable<RecordedEvent>): Promise<RecordedEvent[]> {
+  const read: RecordedEvent[] = [];
+  for await (const event of events) read.push(event);
+  return read;
+}
+
+/** JSON values as events carry them (no undefined, no -0: JSON has neither). */
+const jsonValue = fc.jsonValue().map((value) => JSON.parse(JSON.stringify(value)) as unknown);
+
+describe('the personal-data event store', () => {
+  test('values at the sealing paths are stored sealed, read back as they were, and show as erased once the subject is', async () => {
+    const store = personalDataStore();
+    await store.append('record-acme.1', [
+      newEvent(
+        { recordId: 1, name: 'Ada', fields: { email: 'ada@x.io', n: 3, none: null } },
+        {
+          subject: 'record:acme:1',
+          paths: [['name'], ['fields', 'email'], ['fields', 'none'], ['fields', 'missing']],
+        },
+      ),
+    ]);
+    const [stored] = await all(store.sealed.readStream('record-acme.1'));
+    const data = stored!.data as { name: string; fields: Record<string, unknown> };
+    expect(isSealedValue(data.name)).toBe(true);
+    expect(isSealedValue(data.fields.email)).toBe(true);
+    expect(data.fields).toMatchObject({ n: 3, none: null });
+    expect(data.fields).not.toHaveProperty('missing');
+    expect(stored!.metadata.subject).toBe('record:acme:1');
+    expect(stored).not.toHaveProperty('sealing');
+
+    const [read] = await all(store.readStream('record-acme.1'));
+    expect(read!.data).toEqual({ recordId: 1, name: 'Ada', fields: { email: 'ada@x.io', n: 3, none: null } });
+
+    expect(await store.erase('record:acme:1', Date.now())).toBe(true);
+    expect(await store.erase('record:acme:1', Date.now())).toBe(false);
+    const [erased] = await all(store.readAll());
+    expect(erased!.data).toEqual({
+      recordId: 1,
+      name: ERASED_VALUE,
+      fields: { email: ERASED_VALUE, n: 3, none: null },
+    });
+  });
+
+  test('an erased subject takes nothing new; another append of the same call still goes', async () => {
+    const store = personalDataStore();
+    await store.append('record-acme.2', [
+      newEvent({ name: 'Bo' }, { subject: 'record:acme:2', paths: [['name']] }),
+    ]);
+    await store.erase('record:acme:2', Date.now());
+    await expect(
+      store.append('record-acme.2', [
+        newEvent({ name: 'Bo 2' }, { subject: 'record:acme:2', paths: [['name']] }),
+      ]),
+    ).rejects.toBeInstanceOf(PlatformError);
+    const outcomes = await store.appendToStreams([
+      {
+        streamId: 'record-acme.2',
+        events: [newEvent({ name: 'x' }, { subject: 'record:acme:2', paths: [['name']] })],
+      },
+      {
+        streamId: 'record-acme.3',
+        events: [newEvent({ name: 'Cy' }, { subject: 'record:acme:3', paths: [['name']] })],
+      },
+    ]);
+    expect(outcomes.map((outcome) => outcome.ok)).toEqual([false, true]);
+    const [kept] = await all(store.readStream('record-acme.3'));
+    expect(kept!.data).toEqual({ name: 'Cy' });
+  });
+
+  test("a user's text shaped like a sealed value, in an event with no sealing, is left as it is", async () => {
+    const store = personalDataStore();
+    await store.append('record-acme.4', [
+      newEvent({ name: 'Di' }, { subject: 'record:acme:4', paths: [['name']] }),
+    ]);
+    const [stored] = await all(store.sealed.readStream('record-acme.4'));
+    const lookalike = (stored!.data as { name: string }).name;
+    await store.append('record-acme.5', [newEvent({ note: lookalike })]);
+    const [read] = await all(store.readStream('record-acme.5'));
+    expect(read!.data).toEqual({ note: lookalike });
+  });
+
+  test('a subscription reveals, and reading an erasure makes this store forget the key at once', async () => {
+    const writer = personalDataStore(createSqliteEventStore({ path: ':memory:', pollIntervalMs: 10 }));
+    await writer.append('record-acme.6', [
+      newEvent({ name: 'Eve' }, { subject: 'record:acme:6', paths: [['name']] }),
+    ]);
+    const subscription = writer.subscribeToAll();
+    const seen: unknown[] = [];
+    for await (const item of subscription) {
+      if (item.kind === 'event') seen.push(item.event.data);
+      if (item.kind === 'caught-up') break;
+    }
+    await subscription.close();
+    expect(seen).toEqual([{ name: 'Eve' }]);
+    const [stored] = await all(writer.sealed.readStream('record-acme.6'));
+    // The erasure's event, as another process would read it: the key is gone for this store's readers at once.
+    await writer.append('record-acme.6', [
+      newEvent({ recordId: 6 }, { subject: 'record:acme:6', paths: [] }, 'RecordErased'),
+    ]);
+    const events = await all(writer.readStream('record-acme.6'));
+    expect(events.at(-1)!.metadata.subject).toBe('record:acme:6');
+    expect((await writer.reveal(stored!)).data).toEqual({ name: ERASED_VALUE });
+  });
+
+  test('any JSON at any path: sealed, it reads back equal; erased, exactly the sealed paths read as erased', async () => {
+    const store = personalDataStore();
+    let recordId = 100;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), jsonValue, { minKeys: 1, maxKeys: 6 }),
+        fc.func(fc.boolean()),
+        async (fields, chooses) => {
+          recordId += 1;
+          const subject = `record:acme:${recordId}`;
+          const keys = Object.keys(fields);
+          const sealedKeys = keys.filter((key) => chooses(key) && fields[key] !== null);
+          const data = { recordId, fields };
+          await store.append(`record-acme.${recordId}`, [
+            newEvent(data, { subject, paths: sealedKeys.map((key) => ['fields', key]) }),
+          ]);
+          const [stored] = await all(store.sealed.readStream(`record-acme.${recordId}`));
+          const storedFields = (stored!.data as { fields: Record<string, unknown> }).fields;
+          for (const key of sealedKeys) expect(isSealedValue(storedFields[key])).toBe(true);
+          const [read] = await all(store.readStream(`record-acme.${recordId}`));
+          expect(read!.data).toEqual(data);
+          await store.erase(subject, Date.now());
+          const [erased] = await all(store.readStream(`record-acme.${recordId}`));
+          const erasedFields = (erased!.data as { fields: Record<string, unknown> }).fields;
+          for (const key of keys)
+            expect(erasedFields[key]).toEqual(sealedKeys.includes(key) ? ERASED_VALUE : fields[key]);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
