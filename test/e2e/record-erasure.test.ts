@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { exited, output, spawnBin } from '../support/child-platform';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { json, startPlatform, type Entity, type Page, type TestPlatform } from '../support/platform';
 
@@ -226,6 +227,26 @@ describe('erasing a record', () => {
     await receiver.close();
     try {
       expect(filesUnder(dataDir, marker)).toEqual([]);
+      // A full replay of the records and their versions from the log shows the placeholder, and brings no
+      // plaintext back.
+      for (const projection of ['records', 'record-versions']) {
+        const replay = spawnBin('replay.ts', [projection], { DATA_DIR: dataDir });
+        const logs = output(replay);
+        expect({ code: await exited(replay), logs: logs().slice(-500) }).toMatchObject({ code: 0 });
+      }
+      expect(filesUnder(dataDir, marker)).toEqual([]);
+      const again = await startPlatform({ DATA_DIR: dataDir });
+      try {
+        const replayed = await json<{ name: string; fields: Record<string, unknown> }>(
+          await again.call('GET', `/record/${recordId}`),
+        );
+        expect(replayed).toMatchObject({
+          name: '[erased]',
+          fields: { email: '[erased]', stage: '[erased]' },
+        });
+      } finally {
+        await again.stop();
+      }
     } finally {
       if (!process.env.KEEP_ERASURE_DIR) rmSync(dataDir, { recursive: true, force: true });
     }
