@@ -9,7 +9,7 @@ import { equals, type StoreFilter } from '../languages/filter/store-query';
 import { READ_MODELS } from '../contracts/read-models';
 import { createMongoReadStore } from '../infra/read-store/mongodb';
 import { fieldValueIndex, recordsProjection } from '../projections/read-models/records';
-import { machineConditions, percentile, printFigure } from './report';
+import { machineConditions, percentile, printFigure, runOnBothStores } from './report';
 import { api, headers, startServer, waitUntilVisible } from './server';
 
 /**
@@ -209,15 +209,4 @@ async function runMongoReadStore(url: string): Promise<void> {
   }
 }
 
-(async () => {
-  if (process.env.BENCH_SKIP_SQLITE === undefined) await run('sqlite', {});
-  const mongoUrl = process.env.MONGO_URL;
-  if (!mongoUrl) {
-    process.stdout.write('skipped field_filter_*_mongodb: MONGO_URL is not set (no MongoDB-wire server)\n');
-    return;
-  }
-  await runMongoReadStore(mongoUrl);
-})().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(1);
-});
+runOnBothStores('field_filter', () => run('sqlite', {}), runMongoReadStore);

@@ -11,7 +11,7 @@ import { equals, type StoreFilter } from '../languages/filter/store-query';
 import { recordVersionsProjection, validityIndex } from '../projections/read-models/record-versions';
 import { fieldValueIndex, recordsProjection } from '../projections/read-models/records';
 import { validAt } from '../query-api/records/past';
-import { machineConditions, percentile, printFigure } from './report';
+import { machineConditions, percentile, printFigure, runOnBothStores } from './report';
 import { apiOf, headers, startServer, waitUntilVisible, type Server } from './server';
 
 /**
@@ -447,15 +447,4 @@ async function runMongoReadStore(url: string): Promise<void> {
   }
 }
 
-(async () => {
-  if (process.env.BENCH_SKIP_SQLITE === undefined) await run('sqlite', {});
-  const mongoUrl = process.env.MONGO_URL;
-  if (!mongoUrl) {
-    process.stdout.write('skipped list_*_mongodb: MONGO_URL is not set (no MongoDB-wire server)\n');
-    return;
-  }
-  await runMongoReadStore(mongoUrl);
-})().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(1);
-});
+runOnBothStores('list', () => run('sqlite', {}), runMongoReadStore);

@@ -25,3 +25,26 @@ export function percentile(sortedMs: readonly number[], p: number): number {
   const index = Math.min(sortedMs.length - 1, Math.ceil((p / 100) * sortedMs.length) - 1);
   return sortedMs[Math.max(0, index)]!;
 }
+
+/**
+ * A benchmark's main over the embedded SQLite store (unless `BENCH_SKIP_SQLITE`) and, when `MONGO_URL` names a
+ * MongoDB-wire server, over it too; a failure prints and exits 1.
+ */
+export function runOnBothStores(
+  figures: string,
+  sqlite: () => Promise<void>,
+  mongodb: (url: string) => Promise<void>,
+): void {
+  (async () => {
+    if (process.env.BENCH_SKIP_SQLITE === undefined) await sqlite();
+    const mongoUrl = process.env.MONGO_URL;
+    if (!mongoUrl) {
+      process.stdout.write(`skipped ${figures}_*_mongodb: MONGO_URL is not set (no MongoDB-wire server)\n`);
+      return;
+    }
+    await mongodb(mongoUrl);
+  })().catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  });
+}
