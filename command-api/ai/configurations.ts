@@ -7,8 +7,10 @@ import {
   COLUMN_DATA_TRANSFORM,
   COLUMN_DATA_VALIDATION,
   COLUMN_DATA_VALIDATION_RESULT,
+  type AttributesCommand,
   type AttributesState,
 } from '../kit/attributes';
+import { withPersonalValues, type Decider, type DomainEvent } from '../kit/decider';
 import type { AggregateLoader } from '../kit/handler';
 import { moduleFields } from '../structure/commands';
 
@@ -19,7 +21,29 @@ import { moduleFields } from '../structure/commands';
 
 export const transformDecider = attributesDecider(COLUMN_DATA_TRANSFORM);
 export const validationDecider = attributesDecider(COLUMN_DATA_VALIDATION);
-export const validationResultDecider = attributesDecider(COLUMN_DATA_VALIDATION_RESULT);
+const validationResults = attributesDecider(COLUMN_DATA_VALIDATION_RESULT);
+/** What a verdict says about its record's data: the value it checked and why. */
+const VERDICT_PERSONAL_KEYS = ['checkedValue', 'reason'];
+
+/**
+ * Validation results, their checked value and reason sealed under their record's data key (they quote the
+ * record's data), so erasing the record erases them.
+ */
+export const validationResultDecider: Decider<AttributesState, AttributesCommand, DomainEvent> = {
+  ...validationResults,
+  decide(command, state) {
+    const recordId = command.kind === 'Create' ? command.attributes.recordId : state.attributes.recordId;
+    return validationResults.decide(command, state).map((event) => {
+      const data = event.data as Record<string, unknown>;
+      const paths = VERDICT_PERSONAL_KEYS.filter((key) => data[key] !== undefined && data[key] !== null).map(
+        (key) => [key],
+      );
+      return typeof recordId === 'number' && paths.length > 0
+        ? withPersonalValues(event, { kind: 'record', id: recordId, paths })
+        : event;
+    });
+  },
+};
 
 /** The field a saved configuration writes or checks, and its module's fields (404 when the field is gone). */
 export async function configurationField(

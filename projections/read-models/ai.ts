@@ -1,4 +1,7 @@
 import type { AiJobItem, AiSpendingPurpose } from '../../contracts/events/ai';
+import type { RecordErasedData } from '../../contracts/events/records';
+import { ERASED_VALUE } from '../../contracts/personal-data';
+import { categoryOf } from '../../contracts/streams';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import type { ReadModelChange } from '../../contracts/read-model-changes';
 import type { Projection } from '../projection';
@@ -29,7 +32,7 @@ export const validationsProjection = attributesProjection({
   ],
 });
 
-export const validationResultsProjection = attributesProjection({
+const validationResults = attributesProjection({
   name: 'ai-validation-results',
   category: 'columnDataValidationResult',
   collection: READ_MODELS.aiValidationResults,
@@ -42,6 +45,25 @@ export const validationResultsProjection = attributesProjection({
     { name: 'tenant_record', paths: ['tenant', 'recordId'] },
   ],
 });
+
+/** Validation results; a record's erasure erases what its verdicts checked and said. */
+export const validationResultsProjection: Projection = {
+  ...validationResults,
+  categories: [...validationResults.categories, 'record'],
+  project(event, collection): readonly ReadModelChange[] {
+    if (categoryOf(event.streamId) !== 'record') return validationResults.project(event, collection);
+    if (event.type !== 'RecordErased') return [];
+    return [
+      {
+        op: 'patchWhere',
+        collection: collection(READ_MODELS.aiValidationResults),
+        where: { tenant: event.metadata.tenant, recordId: (event.data as RecordErasedData).recordId },
+        set: { checkedValue: ERASED_VALUE, reason: ERASED_VALUE },
+        position: event.position,
+      },
+    ];
+  },
+};
 
 /** The key a spending is totalled under: what it was for and who asked, in one map key (no `.`). */
 export function usageKey(purpose: AiSpendingPurpose): string {
