@@ -20,6 +20,7 @@ import {
   recordDeleted,
   recordLabelled,
   recordRestored,
+  recordErased,
   recordUnlabelled,
   recordUpdated,
   spaceCreated,
@@ -80,6 +81,13 @@ const MAPPINGS: Readonly<Record<string, Mapping<z.ZodType, PublicEventType>>> = 
     recordId,
     moduleId,
     spaceId,
+  })),
+  // The reason stays out: it is the operator's, and may say more than a subscriber should know.
+  RecordErased: mapping(recordErased, 'record.erased', ({ recordId, moduleId, spaceId, fields }) => ({
+    recordId,
+    moduleId,
+    spaceId,
+    fields,
   })),
   RecordLabelled: mapping(recordLabelled, 'record.labelled', ({ recordId, labelId }) => ({
     recordId,

@@ -12,6 +12,8 @@ export const PUBLIC_EVENT_TYPES = {
   'record.updated': 'field values or the name of a record changed',
   'record.deleted': 'a record was deleted (soft: it can be restored)',
   'record.restored': 'a deleted record was restored',
+  'record.erased':
+    "a record's personal data was erased (its name and the values of the fields named): erase your copies too",
   'record.labelled': 'a label was attached to a record',
   'record.unlabelled': 'a label was taken off a record',
   'record.file_added': 'a file was attached to a record',
@@ -78,6 +80,12 @@ export const PUBLIC_EVENT_DATA_SCHEMAS = {
   }),
   'record.deleted': z.object(recordPlace),
   'record.restored': z.object(recordPlace),
+  'record.erased': z.object({
+    ...recordPlace,
+    fields: z
+      .array(z.string())
+      .meta({ description: 'The keys of the fields whose values were erased (the name always is).' }),
+  }),
   'record.labelled': z.object({ recordId: id, labelId: id }),
   'record.unlabelled': z.object({ recordId: id, labelId: id }),
   'record.file_added': z.object({

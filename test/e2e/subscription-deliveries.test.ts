@@ -416,6 +416,7 @@ describe('subscription deliveries', () => {
       'record.updated',
       'record.deleted',
       'record.restored',
+      'record.erased',
       'record.labelled',
       'record.unlabelled',
       'field.created',
@@ -451,6 +452,7 @@ describe('subscription deliveries', () => {
     await platform.call('DELETE', `/record/${record.id}/label/${label.id}`);
     await platform.call('DELETE', `/record/${record.id}`);
     await platform.call('POST', `/record/${record.id}/restore`);
+    await platform.call('POST', `/record/${record.id}/erase`, { body: { reason: 'every kind' } });
     await platform.call('DELETE', `/field/${field.id}`);
     await platform.call('DELETE', `/label/${label.id}`);
     await platform.call('DELETE', `/record/${record.id}`);

@@ -87,6 +87,14 @@ describe('internal events become public events', () => {
     expectPublic(internal, data, { type, data });
   });
 
+  test('RecordErased → record.erased, the fields named, without the reason', () => {
+    expectPublic(
+      'RecordErased',
+      { recordId: 5, moduleId: 3, spaceId: 1, reason: 'Art. 17 request', fields: ['email'] },
+      { type: 'record.erased', data: { recordId: 5, moduleId: 3, spaceId: 1, fields: ['email'] } },
+    );
+  });
+
   test.each([
     ['RecordLabelled', 'record.labelled'],
     ['RecordUnlabelled', 'record.unlabelled'],
@@ -235,6 +243,7 @@ const SAMPLES: Readonly<Record<string, unknown>> = {
   RecordUpdated: { recordId: 1, changes: [{ field: 'name', from: 'a', to: 'b' }] },
   RecordDeleted: { recordId: 1, moduleId: 1, spaceId: 1 },
   RecordRestored: { recordId: 1, moduleId: 1, spaceId: 1 },
+  RecordErased: { recordId: 1, moduleId: 1, spaceId: 1, reason: 'r', fields: ['email'] },
   RecordLabelled: { recordId: 1, labelId: 1 },
   RecordUnlabelled: { recordId: 1, labelId: 1 },
   FileAttached: {
@@ -302,6 +311,18 @@ const INTERNAL_DATA: Readonly<Record<string, fc.Arbitrary<unknown>>> = {
   }),
   RecordDeleted: anyRecordPlace,
   RecordRestored: anyRecordPlace,
+  RecordErased: fc.record({
+    recordId: anyId,
+    moduleId: anyId,
+    spaceId: anyId,
+    reason: anyText.filter((text) => text.length > 0 && text.length <= 1000),
+    fields: fc.array(
+      fc.stringMatching(/^[A-Za-z0-9_]{1,64}$/).filter((key) => !(key in Object.prototype)),
+      {
+        maxLength: 3,
+      },
+    ),
+  }),
   RecordLabelled: fc.record({ recordId: anyId, labelId: anyId }),
   RecordUnlabelled: fc.record({ recordId: anyId, labelId: anyId }),
   FileAttached: fc.record({
