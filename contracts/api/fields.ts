@@ -53,13 +53,10 @@ export const createFieldBody = z
     type: fieldType,
     required: z.boolean().optional().meta({ description: 'Records must give it a value (default false).' }),
     config: fieldConfig.optional(),
-    personal: z
-      .boolean()
-      .optional()
-      .meta({
-        description:
-          "Its values are personal data: sealed in events under the record's own key, so erasing the record (`POST /record/{id}/erase`) makes them unreadable everywhere. Default: true for text, long_text, email and phone, false for the other types. Changing it applies to values written afterwards.",
-      }),
+    personal: z.boolean().optional().meta({
+      description:
+        "Its values are personal data: sealed in events under the record's own key, so erasing the record (`POST /record/{id}/erase`) makes them unreadable everywhere. Default: true for text, long_text, email and phone, false for the other types. Changing it applies to values written afterwards.",
+    }),
   })
   .meta({ id: 'FieldCreate' });
 export const updateFieldBody = z
