@@ -5,6 +5,7 @@ import { join } from 'node:path';
 const BENCHES = [
   'event-store-append.ts',
   'projection-rebuild.ts',
+  'personal-data.ts',
   'http.ts',
   'records-domain.ts',
   'field-filter.ts',

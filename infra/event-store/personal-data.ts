@@ -23,6 +23,9 @@ export interface PersonalDataOptions {
 
 type KnownKey = DataKey | 'erased';
 
+/** How many events a read reads ahead to look their subjects' keys up together. */
+const READ_AHEAD = 256;
+
 function holdsSealedValue(value: unknown): boolean {
   if (typeof value === 'string') return isSealedValue(value);
   if (Array.isArray(value)) return value.some(holdsSealedValue);
@@ -197,7 +200,34 @@ export class PersonalDataEventStore implements EventStore {
     }
   }
 
+  /**
+   * The events opened. A read (unlike a subscription, which waits at the head) reads ahead up to
+   * `READ_AHEAD` events, so the keys of the subjects it meets are read in one query, not one per subject (a
+   * rebuild meets a new record every other event).
+   */
   private async *revealing(events: AsyncIterable<RecordedEvent>): AsyncIterable<RecordedEvent> {
-    for await (const event of events) yield this.reveal(event);
+    let batch: RecordedEvent[] = [];
+    for await (const event of events) {
+      batch.push(event);
+      if (batch.length < READ_AHEAD) continue;
+      await this.readKeysOf(batch);
+      for (const read of batch) yield this.reveal(read);
+      batch = [];
+    }
+    await this.readKeysOf(batch);
+    for (const read of batch) yield this.reveal(read);
+  }
+
+  /** Caches the keys of the subjects whose sealed values `events` hold, not cached yet, in one query. */
+  private async readKeysOf(events: readonly RecordedEvent[]): Promise<void> {
+    const subjects = new Set<string>();
+    for (const event of events) {
+      const subject = event.metadata.subject;
+      if (subject === undefined || subjects.has(subject) || ERASURE_EVENT_TYPES.has(event.type)) continue;
+      if (this.fresh(subject) === undefined && holdsSealedValue(event.data)) subjects.add(subject);
+    }
+    if (subjects.size < 2) return;
+    const keys = await this.keys.existing([...subjects]);
+    for (const subject of subjects) this.remember(subject, keys.get(subject) ?? 'erased');
   }
 }

@@ -1,3 +1,4 @@
+import { open, type FileHandle } from 'node:fs/promises';
 import { PlatformError } from '../../contracts/errors';
 import { openSqliteFile } from '../sqlite-file';
 import {
@@ -25,19 +26,77 @@ interface StoredKey {
 }
 
 /**
+ * A function whose promise resolves once the commits made before it was called are on disk: it fsyncs the
+ * WAL file of the database at `path`, at most one fsync at a time, the calls made during one sharing the next.
+ */
+function walSync(path: string): (() => Promise<void>) & { close(): Promise<void> } {
+  if (path === ':memory:') return Object.assign(() => Promise.resolve(), { close: () => Promise.resolve() });
+  const wal = `${path}-wal`;
+  // Opened once: the WAL file stays the same file while a connection (the store's own) is open.
+  let handle: Promise<FileHandle> | undefined;
+  const fsyncWal = async (): Promise<void> => {
+    handle ??= open(wal, 'r');
+    try {
+      await (await handle).sync();
+    } catch (error) {
+      handle = undefined;
+      throw error;
+    }
+  };
+  let running: Promise<void> | undefined;
+  let next: Promise<void> | undefined;
+  const durable = (): Promise<void> => {
+    if (running === undefined) {
+      running = fsyncWal().finally(() => (running = undefined));
+      return running;
+    }
+    // The fsync under way may have begun before the caller's commit: the one after it covers that commit.
+    next ??= running
+      .catch(() => undefined)
+      .then(() => {
+        next = undefined;
+        return durable();
+      });
+    return next;
+  };
+  durable.close = async (): Promise<void> => {
+    const open = handle;
+    handle = undefined;
+    await (await open?.catch(() => undefined))?.close();
+  };
+  return durable;
+}
+
+/** A new key waiting for its turn's transaction. */
+interface PendingKey {
+  readonly subject: string;
+  readonly id: string;
+  readonly wrapped: string;
+  readonly settle: (outcome: { row: StoredKey | undefined } | { error: unknown }) => void;
+}
+
+/**
  * Data keys in a SQLite file, one row per subject, shared by the processes of a host (WAL, busy timeout).
  *
- * - `synchronous = FULL`: a key lost to a power cut after values were sealed under it loses those values, and
- *   an erasure lost so would bring a key back.
+ * - Durable before it is answered: a key lost to a power cut after values were sealed under it loses those
+ *   values, and an erasure lost so would bring a key back. Rather than `synchronous = FULL`, whose fsync at
+ *   every commit blocks the event loop (a millisecond or more on a busy disk, per record created), commits
+ *   are `NORMAL` and the store then fsyncs the WAL file itself, on libuv's thread pool; a new key or an
+ *   erasure is answered once an fsync begun after its commit has finished, and one fsync serves every commit
+ *   made while the one before it ran. (What FULL does, minus the blocking: the WAL holds the commit, and a
+ *   checkpoint syncs the WAL before copying it and the database file before resetting it.)
  * - Two first `keyFor`s of a subject (any handles) each insert-or-ignore their key, then read the row: both
  *   answer the one that was stored first.
+ * - The new keys of one event-loop turn are stored in one transaction (group commit): each costs a commit's
+ *   fsync otherwise, which a bulk create or concurrent requests would pay once per record. Every `keyFor`
+ *   still answers only once its key is durably stored.
  * - A destroy turns the row into a tombstone in one statement. `secure_delete` has SQLite overwrite the bytes
  *   it frees with zeros, and a TRUNCATE checkpoint afterwards copies the zeroed pages into the file and
  *   empties the WAL, which held images of the key's page from before: no file of the store keeps the key.
  */
 export function createSqliteDataKeyStore(options: SqliteDataKeyStoreOptions): DataKeyStore {
   const { wrapper } = options;
-  const db = openSqliteFile(options.path, 'FULL');
+  const db = openSqliteFile(options.path, 'NORMAL');
   try {
     db.pragma('secure_delete = ON');
     db.exec(`
@@ -61,11 +120,41 @@ export function createSqliteDataKeyStore(options: SqliteDataKeyStoreOptions): Da
   const insertKey = db.prepare<[string, string, string]>(
     'INSERT INTO data_keys (subject, key_id, wrapped) VALUES (?, ?, ?) ON CONFLICT (subject) DO NOTHING',
   );
+  const insertKeys = db.transaction((keys: readonly PendingKey[]) => {
+    for (const key of keys) insertKey.run(key.subject, key.id, key.wrapped);
+  });
   const erase = db.prepare<[string, number]>(`
     INSERT INTO data_keys (subject, erased_at) VALUES (?, ?)
     ON CONFLICT (subject) DO UPDATE SET key_id = NULL, wrapped = NULL, erased_at = excluded.erased_at
     WHERE erased_at IS NULL
   `);
+
+  const durable = walSync(options.path);
+  let pending: PendingKey[] = [];
+  /** Stores the turn's new keys in one transaction, then answers each the row its subject holds. */
+  const storePending = (): void => {
+    const batch = pending;
+    pending = [];
+    if (batch.length === 0) return;
+    try {
+      insertKeys.immediate(batch);
+    } catch (error) {
+      for (const key of batch) key.settle({ error });
+      return;
+    }
+    for (const key of batch) key.settle({ row: selectOne.get(key.subject) });
+  };
+  /** Inserts-or-ignores the key with the others of this turn: the subject's row once that commit is done. */
+  const store = (subject: string, id: string, wrapped: string): Promise<StoredKey | undefined> =>
+    new Promise((resolve, reject) => {
+      if (pending.length === 0) setImmediate(storePending);
+      pending.push({
+        subject,
+        id,
+        wrapped,
+        settle: (outcome) => ('error' in outcome ? reject(outcome.error) : resolve(outcome.row)),
+      });
+    });
 
   const keyOf = async (row: StoredKey): Promise<DataKey | 'erased'> =>
     row.key_id === null || row.wrapped === null
@@ -85,15 +174,19 @@ export function createSqliteDataKeyStore(options: SqliteDataKeyStoreOptions): Da
       if (stored) return answer(subject, stored);
       const made = newDataKey();
       const wrapped = await wrapper.wrap(made.key, subject);
-      insertKey.run(subject, made.id, wrapped);
-      const row = selectOne.get(subject);
+      const row = await store(subject, made.id, wrapped);
+      await durable();
       if (!row) throw new Error(`the data key of ${subject} was not stored`);
       // Ours when it is what we wrapped (a random IV in it): no need to unwrap it (with a KMS, a call saved).
       return row.wrapped === wrapped ? made : answer(subject, row);
     },
     async existing(subjects) {
       subjects.forEach(assertSubject);
-      const rows = selectMany.all(JSON.stringify([...new Set(subjects)]));
+      const unique = [...new Set(subjects)];
+      const rows =
+        unique.length === 1
+          ? [selectOne.get(unique[0]!)].filter((row) => row !== undefined)
+          : selectMany.all(JSON.stringify(unique));
       const keys = await Promise.all(rows.map(keyOf));
       return new Map(rows.map((row, index) => [row.subject, keys[index]!]));
     },
@@ -101,6 +194,7 @@ export function createSqliteDataKeyStore(options: SqliteDataKeyStoreOptions): Da
       assertSubject(subject);
       assertErasedAt(erasedAt);
       const erased = erase.run(subject, erasedAt).changes === 1;
+      await durable();
       // Also on a repeat: a destroy whose checkpoint could not finish is completed by the next one.
       const [checkpoint] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
       if (checkpoint?.busy !== 0)
@@ -111,7 +205,9 @@ export function createSqliteDataKeyStore(options: SqliteDataKeyStoreOptions): Da
       return erased;
     },
     async close() {
+      if (pending.length > 0 && db.open) storePending();
       if (db.open) db.close();
+      await durable.close();
     },
   };
 }

@@ -1,0 +1,527 @@
+/**
+ * What sealing personal values costs (crypto-shredding, issue 32), each figure a ratio against a baseline
+ * measured in the same run, in alternating rounds (A B, B A, …), so that a shared machine's swings hit both:
+ *
+ * 1. the write path in-process: RecordCreated events (a name, three personal text/email fields and a number)
+ *    appended one per append (as `POST /record` does) and in batches of `appendToStreams` (as bulk does),
+ *    sealed through `PersonalDataEventStore` and its SQLite data keys versus plain into the SQLite event store
+ *    (target: sealed ≥ 0.90 of plain);
+ * 2. the rebuild of the records projection (decoder threads, as `npm run replay`) from a sealed log versus a
+ *    plain one of the same events (target ≥ 0.85);
+ * 3. with `BENCH_BASE_TREE` set to a checkout of the code before sealing (1fc6b34): `POST /record` throughput
+ *    over HTTP, the phase of bench/http.ts (same setup, same autocannon load, same lag probes beside it), the
+ *    platform run from this tree and from that one in turn (target ≥ 0.90).
+ *
+ * Run with `npx tsx bench/personal-data.ts`; BENCH_RECORDS (100,000), BENCH_WRITE_EVENTS (20,000),
+ * BENCH_BATCH_EVENTS (100,000), BENCH_BATCH_SIZE (100), BENCH_ROUNDS (10), BENCH_REBUILD_ROUNDS (3),
+ * BENCH_HTTP_ROUNDS (3), BENCH_DURATION_S (10), BENCH_CONNECTIONS (16) change the sizes.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { NewEvent } from '../contracts/events/envelope';
+import { eventIdFor, newId } from '../contracts/ids';
+import { personalSubject, type DataPath } from '../contracts/personal-data';
+import { streamName } from '../contracts/streams';
+import { loadConfig, type Config } from '../infra/config';
+import { PersonalDataEventStore } from '../infra/event-store/personal-data';
+import type { EventStore, StreamAppend } from '../infra/event-store/port';
+import { createLogger } from '../infra/logging';
+import { createSqliteReadStore } from '../infra/read-store/sqlite';
+import { openDataKeys } from '../bin/adapters';
+import { embeddedFile, openSqliteEventStore } from '../bin/embedded-stores';
+import { startCheckpointerFor } from '../bin/sqlite-checkpointer';
+import { startRebuildDecoders } from '../bin/threads';
+import { recordsProjection } from '../projections/read-models/records';
+import { rebuildProjection } from '../projections/rebuild';
+import { freePort } from '../test/support/child-platform';
+import { machineConditions, printFigure } from './report';
+import { api, headers, load, serverOf, TOKEN, type Server } from './server';
+
+const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000);
+const WRITE_EVENTS = Number(process.env.BENCH_WRITE_EVENTS ?? 20_000);
+const BATCH_EVENTS = Number(process.env.BENCH_BATCH_EVENTS ?? 100_000);
+const BATCH_SIZE = Number(process.env.BENCH_BATCH_SIZE ?? 100);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
+const REBUILD_ROUNDS = Number(process.env.BENCH_REBUILD_ROUNDS ?? 3);
+const HTTP_ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 3);
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const BASE_TREE = process.env.BENCH_BASE_TREE;
+/** The master key both sides use (the decoder threads derive the data keys' wrapper from it, as the platform). */
+const SECRETS_KEY = randomBytes(32).toString('base64');
+
+const WRITE_TARGET = 0.9;
+const REBUILD_TARGET = 0.85;
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+function configFor(dataDir: string): Config {
+  return loadConfig({ ...process.env, DATA_DIR: dataDir, SECRETS_KEY });
+}
+
+/** As the records decider marks them: the name and the personal fields (text and email), not the number. */
+const CREATED_PATHS: readonly DataPath[] = [
+  ['name'],
+  ['fields', 'company'],
+  ['fields', 'contact'],
+  ['fields', 'email'],
+];
+/** An update of a personal field (both sides of the change) and of the number. */
+const UPDATED_PATHS: readonly DataPath[] = [
+  ['changes', 0, 'from'],
+  ['changes', 0, 'to'],
+];
+
+function newEvent(
+  type: string,
+  data: unknown,
+  commandId: string,
+  index: number,
+  recordId: number,
+  paths: readonly DataPath[],
+): NewEvent {
+  return {
+    id: eventIdFor('bench', commandId, index),
+    type,
+    schemaVersion: 1,
+    data,
+    metadata: {
+      tenant: 'bench',
+      actor: { userId: '1', credentialId: 'token:bench' },
+      correlationId: commandId,
+      causationId: commandId,
+      commandId,
+      occurredAt: new Date().toISOString(),
+    },
+    sealing: { subject: personalSubject('record', 'bench', recordId), paths },
+  };
+}
+
+function recordCreated(recordId: number): NewEvent {
+  return newEvent(
+    'RecordCreated',
+    {
+      recordId,
+      moduleId: 1 + (recordId % 20),
+      spaceId: 1,
+      name: `Record ${recordId}`,
+      fields: {
+        company: `Company ${recordId % 977} Ltd`,
+        contact: `Person ${recordId} Lastname`,
+        email: `person${recordId}@example.com`,
+        amount: recordId % 1000,
+      },
+    },
+    newId(),
+    0,
+    recordId,
+    CREATED_PATHS,
+  );
+}
+
+function recordUpdated(recordId: number): NewEvent {
+  return newEvent(
+    'RecordUpdated',
+    {
+      recordId,
+      changes: [
+        {
+          field: 'fields.contact',
+          from: `Person ${recordId} Lastname`,
+          to: `Person ${recordId} Othername`,
+        },
+        { field: 'fields.amount', from: recordId % 1000, to: (recordId % 1000) + 1 },
+      ],
+    },
+    newId(),
+    1,
+    recordId,
+    UPDATED_PATHS,
+  );
+}
+
+/** The event as appended before sealing existed: no `sealing`. */
+function unsealed(event: NewEvent): NewEvent {
+  const { sealing: _, ...plain } = event;
+  return plain;
+}
+
+interface Side {
+  readonly name: 'sealed' | 'plain';
+  readonly config: Config;
+  readonly store: EventStore;
+}
+
+async function openSide(dir: string, name: Side['name']): Promise<Side> {
+  const config = configFor(join(dir, name));
+  const events = openSqliteEventStore(config);
+  const store = name === 'sealed' ? new PersonalDataEventStore(events, await openDataKeys(config)) : events;
+  return { name, config, store };
+}
+
+interface Contender {
+  readonly side: Side;
+  /** Appends the record ids [from, to) of the workload. */
+  appendRange(from: number, to: number): Promise<void>;
+}
+
+/** Events per second of each round and the ratio sealed/plain per round, the sides alternating who goes first. */
+async function alternate(
+  sealed: Contender,
+  plain: Contender,
+  total: number,
+  rounds: number,
+  eventsPerRecord: number,
+): Promise<{ sealed: number[]; plain: number[]; ratios: number[] }> {
+  const result = { sealed: [] as number[], plain: [] as number[], ratios: [] as number[] };
+  const perRound = Math.ceil(total / rounds);
+  for (let round = 0; round < rounds; round++) {
+    const from = 1 + round * perRound;
+    const to = Math.min(1 + total, from + perRound);
+    const rates = new Map<Contender, number>();
+    for (const contender of round % 2 === 0 ? [sealed, plain] : [plain, sealed]) {
+      const started = performance.now();
+      await contender.appendRange(from, to);
+      rates.set(contender, ((to - from) * eventsPerRecord * 1000) / (performance.now() - started));
+    }
+    result.sealed.push(rates.get(sealed)!);
+    result.plain.push(rates.get(plain)!);
+    result.ratios.push(rates.get(sealed)! / rates.get(plain)!);
+  }
+  return result;
+}
+
+function printRounds(label: string, measured: { sealed: number[]; plain: number[]; ratios: number[] }): void {
+  measured.ratios.forEach((ratio, index) =>
+    process.stdout.write(
+      `# ${label} round ${index + 1}: sealed ${Math.round(measured.sealed[index]!)}/s, plain ${Math.round(measured.plain[index]!)}/s, ratio ${ratio.toFixed(3)}\n`,
+    ),
+  );
+}
+
+/** One RecordCreated per append (`POST /record`), then batches of `appendToStreams` (bulk). */
+async function writePath(dir: string): Promise<void> {
+  const sides = [await openSide(dir, 'sealed'), await openSide(dir, 'plain')];
+  try {
+    const single = (side: Side, events: readonly NewEvent[]): Contender => ({
+      side,
+      appendRange: async (from, to) => {
+        for (let id = from; id < to; id++) {
+          const event = events[id]!;
+          await side.store.append(
+            streamName('record', 'bench', id),
+            [side.name === 'sealed' ? event : unsealed(event)],
+            {
+              expectedRevision: 'no_stream',
+            },
+          );
+        }
+      },
+    });
+    const singleEvents = [
+      undefined,
+      ...Array.from({ length: WRITE_EVENTS }, (_, index) => recordCreated(index + 1)),
+    ];
+    const singles = await alternate(
+      single(sides[0]!, singleEvents as NewEvent[]),
+      single(sides[1]!, singleEvents as NewEvent[]),
+      WRITE_EVENTS,
+      ROUNDS,
+      1,
+    );
+    printRounds('write, 1 event per append', singles);
+    report('personal_data.write_single', singles, '1 RecordCreated per append (POST /record)', WRITE_TARGET);
+
+    // Bulk: record ids after the single ones, in appendToStreams calls of BATCH_SIZE new streams.
+    const offset = WRITE_EVENTS;
+    const batchEvents = Array.from({ length: BATCH_EVENTS + 1 }, (_, index) =>
+      index === 0 ? undefined : recordCreated(offset + index),
+    );
+    const batched = (side: Side): Contender => ({
+      side,
+      appendRange: async (from, to) => {
+        for (let first = from; first < to; first += BATCH_SIZE) {
+          const appends: StreamAppend[] = [];
+          for (let id = first; id < Math.min(to, first + BATCH_SIZE); id++) {
+            const event = batchEvents[id]!;
+            appends.push({
+              streamId: streamName('record', 'bench', offset + id),
+              events: [side.name === 'sealed' ? event : unsealed(event)],
+              expectedRevision: 'no_stream',
+            });
+          }
+          const outcomes = await side.store.appendToStreams(appends);
+          const failed = outcomes.find((outcome) => !outcome.ok);
+          if (failed) throw new Error(`bulk append failed: ${String(!failed.ok && failed.error)}`);
+        }
+      },
+    });
+    const batches = await alternate(batched(sides[0]!), batched(sides[1]!), BATCH_EVENTS, ROUNDS, 1);
+    printRounds(`write, appendToStreams of ${BATCH_SIZE}`, batches);
+    report(
+      'personal_data.write_bulk',
+      batches,
+      `appendToStreams of ${BATCH_SIZE} new streams of 1 RecordCreated (bulk)`,
+      WRITE_TARGET,
+    );
+  } finally {
+    for (const side of sides) await side.store.close();
+  }
+}
+
+function report(
+  name: string,
+  measured: { sealed: number[]; plain: number[]; ratios: number[] },
+  what: string,
+  target: number,
+): void {
+  const ratio = median(measured.ratios);
+  printFigure(
+    `${name}.sealed`,
+    Math.round(median(measured.sealed)),
+    'events/s',
+    undefined,
+    `median of ${measured.sealed.length} rounds, ${what}`,
+  );
+  printFigure(
+    `${name}.plain`,
+    Math.round(median(measured.plain)),
+    'events/s',
+    undefined,
+    `median of ${measured.plain.length} rounds, ${what}`,
+  );
+  printFigure(
+    `${name}.sealed_to_plain`,
+    ratio,
+    'x',
+    `>= ${target}`,
+    `median of ${measured.ratios.length} rounds' ratios (${measured.ratios.map((r) => r.toFixed(2)).join(' ')}), ${ratio >= target ? 'met' : 'MISSED'}, ${machineConditions()}`,
+  );
+}
+
+/** A log of RECORDS records (a create and an update each), written through the side's store. */
+async function seed(side: Side): Promise<void> {
+  const started = Date.now();
+  const SEED_BATCH = 500;
+  for (let first = 1; first <= RECORDS; first += SEED_BATCH) {
+    const appends: StreamAppend[] = [];
+    for (let id = first; id < Math.min(RECORDS + 1, first + SEED_BATCH); id++) {
+      const events = [recordCreated(id), recordUpdated(id)];
+      appends.push({
+        streamId: streamName('record', 'bench', id),
+        events: side.name === 'sealed' ? events : events.map(unsealed),
+        expectedRevision: 'no_stream',
+      });
+    }
+    const outcomes = await side.store.appendToStreams(appends);
+    if (outcomes.some((outcome) => !outcome.ok)) throw new Error(`seeding the ${side.name} log failed`);
+  }
+  process.stderr.write(
+    `seeded the ${side.name} log: ${RECORDS * 2} events in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+  );
+}
+
+/** The records projection rebuilt from the side's log as `npm run replay` does: events per second. */
+async function rebuild(side: Side): Promise<number> {
+  const readStore = createSqliteReadStore({ path: embeddedFile(side.config, 'readModels') });
+  const checkpointer = await startCheckpointerFor(side.config, createLogger('warn'));
+  try {
+    const result = await rebuildProjection(
+      recordsProjection,
+      // The runner reads sealed logs through the decorator as the platform's replay does; the decoder
+      // threads open their own (bin/decoder-thread.ts).
+      { events: side.store, readStore, logger: createLogger('warn') },
+      () => undefined,
+      { startDecoders: (version) => startRebuildDecoders(side.config, recordsProjection.name, version) },
+    );
+    if (result.events !== RECORDS * 2)
+      throw new Error(`the ${side.name} rebuild saw ${result.events} events`);
+    return (result.events * 1000) / result.elapsedMs;
+  } finally {
+    await checkpointer?.stop();
+    await readStore.close();
+  }
+}
+
+async function rebuildPath(dir: string): Promise<void> {
+  const sides = [await openSide(dir, 'sealed'), await openSide(dir, 'plain')];
+  try {
+    for (const side of sides) await seed(side);
+    const measured = { sealed: [] as number[], plain: [] as number[], ratios: [] as number[] };
+    for (let round = 0; round < REBUILD_ROUNDS; round++) {
+      const rates = new Map<string, number>();
+      for (const side of round % 2 === 0 ? sides : [...sides].reverse())
+        rates.set(side.name, await rebuild(side));
+      measured.sealed.push(rates.get('sealed')!);
+      measured.plain.push(rates.get('plain')!);
+      measured.ratios.push(rates.get('sealed')! / rates.get('plain')!);
+    }
+    printRounds('rebuild', measured);
+    report(
+      'personal_data.rebuild',
+      measured,
+      `records projection, ${RECORDS * 2} events (create + update of ${RECORDS} records), ${sides[0]!.config.REBUILD_THREADS} decoder threads`,
+      REBUILD_TARGET,
+    );
+  } finally {
+    for (const side of sides) await side.store.close();
+  }
+}
+
+/** The platform of the checkout `tree` (its own bin/platform.ts), started as bench/server.ts starts it. */
+async function startPlatformOf(tree: string, dataDir: string): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    ['--require', require.resolve('tsx/cjs'), join(tree, 'bin', 'platform.ts')],
+    {
+      cwd: tree,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        ADMIN_TOKEN: TOKEN,
+        LOG_LEVEL: 'warn',
+        RELAY: 'true',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  child.stdout?.pipe(process.stderr);
+  child.stderr?.pipe(process.stderr);
+  return serverOf(child, port);
+}
+
+/** POST a record, then GET it, until `until` (bench/http.ts's lag probes, which run beside its POST load). */
+async function probe(url: string, moduleId: number, until: () => boolean, maxSamples: number): Promise<void> {
+  for (let samples = 0; samples < maxSamples && !until(); samples++) {
+    const created = await api<{ id: number }>(url, 'POST', '/record', { moduleId, name: 'lag probe' });
+    const read = await fetch(`${url}/api/record/${created.body.id}`, { headers });
+    await read.arrayBuffer();
+    if (read.status !== 200) throw new Error(`lag probe read answered ${read.status}`);
+  }
+}
+
+/** bench/http.ts's POST /record phase against the platform of `tree`: requests per second. */
+async function postThroughput(tree: string): Promise<{ rate: number; notes: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-pd-http-'));
+  const server = await startPlatformOf(tree, dataDir);
+  try {
+    const space = await api<{ id: number }>(server.url, 'POST', '/space', { name: 'Bench' });
+    const module = await api<{ id: number }>(server.url, 'POST', '/module', {
+      spaceId: space.body.id,
+      name: 'Bench',
+    });
+    for (const field of [
+      { key: 'amount', type: 'number' },
+      { key: 'stage', type: 'select', config: { options: ['lead', 'customer'] } },
+      { key: 'owner', type: 'email' },
+    ]) {
+      const created = await api(server.url, 'POST', '/field', {
+        moduleId: module.body.id,
+        name: field.key,
+        ...field,
+      });
+      if (created.status !== 201) throw new Error(`creating field ${field.key} answered ${created.status}`);
+    }
+    const body = JSON.stringify({
+      moduleId: module.body.id,
+      name: 'Bench record',
+      fields: { amount: 1200, stage: 'lead', owner: 'someone@example.com' },
+    });
+    await probe(server.url, module.body.id, () => false, 1000);
+    let loadDone = false;
+    const probes = probe(server.url, module.body.id, () => loadDone, 100_000);
+    const posts = await load({
+      url: `${server.url}/api/record`,
+      method: 'POST',
+      headers,
+      body,
+      connections: CONNECTIONS,
+      duration: DURATION_S,
+    });
+    loadDone = true;
+    await probes;
+    return {
+      rate: posts.requests.average,
+      notes: `p99 ${posts.latency.p99} ms, ${posts.non2xx} non-2xx, ${posts.errors} errors`,
+    };
+  } finally {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function httpPath(baseTree: string): Promise<void> {
+  const trees = { sealed: resolve(__dirname, '..'), plain: resolve(baseTree) };
+  const measured = { sealed: [] as number[], plain: [] as number[], ratios: [] as number[] };
+  for (let round = 0; round < HTTP_ROUNDS; round++) {
+    const rates = new Map<string, number>();
+    const order = round % 2 === 0 ? (['sealed', 'plain'] as const) : (['plain', 'sealed'] as const);
+    for (const side of order) {
+      const { rate, notes } = await postThroughput(trees[side]);
+      process.stdout.write(
+        `# http round ${round + 1} ${side === 'sealed' ? 'today' : 'before'} (${trees[side]}): ${Math.round(rate)} requests/s, ${notes}\n`,
+      );
+      rates.set(side, rate);
+    }
+    measured.sealed.push(rates.get('sealed')!);
+    measured.plain.push(rates.get('plain')!);
+    measured.ratios.push(rates.get('sealed')! / rates.get('plain')!);
+  }
+  printRounds('http POST /record (sealed = today, plain = before)', measured);
+  const ratio = median(measured.ratios);
+  printFigure(
+    'personal_data.post_record_today',
+    Math.round(median(measured.sealed)),
+    'requests/s',
+    undefined,
+    `median of ${HTTP_ROUNDS} rounds`,
+  );
+  printFigure(
+    'personal_data.post_record_before',
+    Math.round(median(measured.plain)),
+    'requests/s',
+    undefined,
+    `median of ${HTTP_ROUNDS} rounds, ${trees.plain}`,
+  );
+  printFigure(
+    'personal_data.post_record_today_to_before',
+    ratio,
+    'x',
+    `>= ${WRITE_TARGET}`,
+    `median of ${HTTP_ROUNDS} rounds' ratios (${measured.ratios.map((r) => r.toFixed(2)).join(' ')}), ${ratio >= WRITE_TARGET ? 'met' : 'MISSED'}, autocannon ${CONNECTIONS} connections ${DURATION_S} s, ${machineConditions()}`,
+  );
+}
+
+async function main(): Promise<void> {
+  process.stdout.write(`# personal data sealing: ${machineConditions()}\n`);
+  const parts = (process.env.BENCH_PARTS ?? 'write,rebuild,http').split(',');
+  const dir = mkdtempSync(join(tmpdir(), 'bench-personal-data-'));
+  try {
+    if (parts.includes('write')) await writePath(join(dir, 'write'));
+    if (parts.includes('rebuild')) await rebuildPath(join(dir, 'rebuild'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  if (parts.includes('http')) {
+    if (BASE_TREE) await httpPath(BASE_TREE);
+    else
+      process.stdout.write(
+        '# http: skipped (BENCH_BASE_TREE=<a checkout of 1fc6b34 with node_modules> compares POST /record with it)\n',
+      );
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
