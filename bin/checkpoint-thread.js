@@ -1,7 +1,9 @@
 /**
  * The thread of a `SqliteCheckpointer` (`bin/sqlite-checkpointer.ts`): its own connection per file and a
  * PASSIVE checkpoint of each per tick, and every `truncateEveryMs` a TRUNCATE one, which empties the WAL file
- * (the frames a PASSIVE checkpoint leaves in it hold pages as they were, erased values too). Plain JavaScript, so the thread runs without the TypeScript loader,
+ * (the frames a PASSIVE checkpoint leaves in it hold pages as they were, erased values too). The connections
+ * never wait for a lock: a TRUNCATE that meets a reader or a writer gives way at once (writers are not held up
+ * behind it) and is tried again at the next tick until it empties the file. Plain JavaScript, so the thread runs without the TypeScript loader,
  * which would cost about 17 MB more resident memory for these few lines. Messages: see
  * `ToCheckpointThread` and `FromCheckpointThread` there.
  */
@@ -10,7 +12,9 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require('better-sqlite3');
 
 const { paths, intervalMs, truncateEveryMs } = workerData;
-let truncatedAt = Date.now();
+let truncateDueAt = Date.now() + truncateEveryMs;
+/** The files whose WAL is still to be emptied this round. */
+const toTruncate = new Set();
 const connections = new Map();
 /** The last failure reported per file: a failure that repeats every tick is reported once. */
 const reported = new Map();
@@ -18,20 +22,28 @@ const reported = new Map();
 function connectionTo(path) {
   let db = connections.get(path);
   if (!db && existsSync(path)) {
-    db = new Database(path, { fileMustExist: true });
+    db = new Database(path, { fileMustExist: true, timeout: 0 });
     connections.set(path, db);
   }
   return db;
 }
 
 function checkpointAll() {
-  const truncate = Date.now() - truncatedAt >= truncateEveryMs;
-  if (truncate) truncatedAt = Date.now();
+  if (Date.now() >= truncateDueAt) {
+    truncateDueAt = Date.now() + truncateEveryMs;
+    for (const path of paths) toTruncate.add(path);
+  }
   for (const path of paths) {
     try {
-      connectionTo(path)?.pragma(truncate ? 'wal_checkpoint(TRUNCATE)' : 'wal_checkpoint(PASSIVE)');
+      const db = connectionTo(path);
+      if (db && toTruncate.has(path)) {
+        const [result] = db.pragma('wal_checkpoint(TRUNCATE)');
+        if (result && result.busy === 0) toTruncate.delete(path);
+      } else db?.pragma('wal_checkpoint(PASSIVE)');
       reported.delete(path);
     } catch (error) {
+      // Another connection's checkpoint under way: this one gives way, and the next tick tries again.
+      if (error && (error.code === 'SQLITE_BUSY' || error.code === 'SQLITE_LOCKED')) continue;
       const message = error instanceof Error ? error.message : String(error);
       if (reported.get(path) !== message) parentPort.postMessage({ kind: 'failed', path, message });
       reported.set(path, message);

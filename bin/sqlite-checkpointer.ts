@@ -47,8 +47,9 @@ export class SqliteCheckpointer {
     paths: readonly string[],
     logger: Logger,
     intervalMs = CHECKPOINT_INTERVAL_MS,
+    truncateEveryMs = WAL_TRUNCATE_INTERVAL_MS,
   ): Promise<SqliteCheckpointer> {
-    const data: CheckpointThreadData = { paths, intervalMs, truncateEveryMs: WAL_TRUNCATE_INTERVAL_MS };
+    const data: CheckpointThreadData = { paths, intervalMs, truncateEveryMs };
     const worker = new Worker(CHECKPOINT_THREAD_ENTRY, { workerData: data });
     const checkpointer = new SqliteCheckpointer(worker);
     let ready = false;

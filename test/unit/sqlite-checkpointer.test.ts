@@ -85,6 +85,26 @@ test('commits after a complete checkpoint are copied by a later tick', async () 
   await eventually(() => bytesOf(path) > 2 * ROWS * ROW_BYTES);
 });
 
+test('the WAL file is emptied every so often; a reader in the way only delays it, and holds no writer up', async () => {
+  const path = join(directory, 'a.db');
+  writeRows(path);
+  const reader = openSqliteFile(path);
+  opened.push(reader);
+  // A read transaction open on the old pages: a TRUNCATE checkpoint cannot empty the file while it lasts.
+  reader.exec('BEGIN');
+  reader.prepare('SELECT count(*) FROM rows').get();
+  started.push(await SqliteCheckpointer.start([path], createLogger('silent'), 10, 50));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect(bytesOf(`${path}-wal`)).toBeGreaterThan(0);
+  // The writer is not held behind the waiting checkpoint: this commit goes without a busy wait.
+  const writer = openSqliteFile(path);
+  opened.push(writer);
+  writer.pragma('busy_timeout = 0');
+  writer.prepare('INSERT INTO rows (body) VALUES (?)').run('after');
+  reader.exec('COMMIT');
+  await eventually(() => bytesOf(`${path}-wal`) === 0);
+});
+
 test('a file made after the start is checkpointed once it exists', async () => {
   const path = join(directory, 'later.db');
   await startCheckpointer([path]);
