@@ -114,7 +114,12 @@ export async function openDataKeys(config: Config): Promise<DataKeyStore> {
         queryBudgetMs: config.QUERY_BUDGET_MS,
         wrapper,
       })
-    : createSqliteDataKeyStore({ path: embeddedFile(config, 'dataKeys'), wrapper });
+    : createSqliteDataKeyStore({
+        path: embeddedFile(config, 'dataKeys'),
+        wrapper,
+        // A key as durable as the events sealed under it.
+        synchronous: config.SQLITE_SYNCHRONOUS,
+      });
 }
 
 /**

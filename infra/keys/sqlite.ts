@@ -15,6 +15,12 @@ export interface SqliteDataKeyStoreOptions {
   /** Database file; its folder is created when missing. */
   readonly path: string;
   readonly wrapper: KeyWrapper;
+  /**
+   * How durable a new key is when it is answered: `FULL` (the default), on disk, as an event appended under
+   * `SQLITE_SYNCHRONOUS=FULL`; `NORMAL`, committed, as such an event under `NORMAL` (a process crash loses
+   * neither, a power cut may lose the last of both). An erasure is always on disk before it is answered.
+   */
+  readonly synchronous?: 'NORMAL' | 'FULL';
 }
 
 /** A subject's row: a wrapped key, or (both null, `erased_at` set) its tombstone. */
@@ -78,8 +84,9 @@ interface PendingKey {
 /**
  * Data keys in a SQLite file, one row per subject, shared by the processes of a host (WAL, busy timeout).
  *
- * - Durable before it is answered: a key lost to a power cut after values were sealed under it loses those
- *   values, and an erasure lost so would bring a key back. Rather than `synchronous = FULL`, whose fsync at
+ * - Durable before it is answered (`synchronous: 'FULL'`; with `NORMAL` a new key is as durable as an event
+ *   appended under `NORMAL`): a key lost to a power cut after values were sealed under it loses those
+ *   values, and an erasure lost so would bring a key back (an erasure is always made durable). Rather than `synchronous = FULL`, whose fsync at
  *   every commit blocks the event loop (a millisecond or more on a busy disk, per record created), commits
  *   are `NORMAL` and the store then fsyncs the WAL file itself, on libuv's thread pool; a new key or an
  *   erasure is answered once an fsync begun after its commit has finished, and one fsync serves every commit
@@ -175,7 +182,7 @@ export function createSqliteDataKeyStore(options: SqliteDataKeyStoreOptions): Da
       const made = newDataKey();
       const wrapped = await wrapper.wrap(made.key, subject);
       const row = await store(subject, made.id, wrapped);
-      await durable();
+      if (options.synchronous !== 'NORMAL') await durable();
       if (!row) throw new Error(`the data key of ${subject} was not stored`);
       // Ours when it is what we wrapped (a random IV in it): no need to unwrap it (with a KMS, a call saved).
       return row.wrapped === wrapped ? made : answer(subject, row);

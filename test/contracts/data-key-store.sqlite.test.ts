@@ -8,15 +8,17 @@ import { createSqliteDataKeyStore } from '../../infra/keys/sqlite';
 import { describeContract } from '../support/adapter-report';
 import { dataKeyStoreContract } from './data-key-store';
 
-describeContract('data-key-store', 'sqlite', { kind: 'embedded' }, () => {
-  dataKeyStoreContract(async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'data-key-store-sqlite-'));
-    return {
-      open: async (wrapper) => createSqliteDataKeyStore({ path: join(directory, 'keys.db'), wrapper }),
-      cleanup: async () => rmSync(directory, { recursive: true, force: true }),
-    };
+for (const synchronous of ['FULL', 'NORMAL'] as const)
+  describeContract('data-key-store', `sqlite (synchronous ${synchronous})`, { kind: 'embedded' }, () => {
+    dataKeyStoreContract(async () => {
+      const directory = mkdtempSync(join(tmpdir(), 'data-key-store-sqlite-'));
+      return {
+        open: async (wrapper) =>
+          createSqliteDataKeyStore({ path: join(directory, 'keys.db'), wrapper, synchronous }),
+        cleanup: async () => rmSync(directory, { recursive: true, force: true }),
+      };
+    });
   });
-});
 
 /** Keeps what it wrapped, per subject, so the test knows every text the store may have written. */
 function recording(inner: KeyWrapper): KeyWrapper & { readonly wrapped: Map<string, string[]> } {
