@@ -173,7 +173,9 @@ function deliveriesOf(kernel: Kernel, holder: string) {
     pollMs: 1_000,
     schedule: config.DELIVERY_RETRY_DELAYS_MS ?? RETRY_DELAYS_MS,
     revealPayload: (payload, tenant) =>
-      revealedPayload(payload, tenant, (data, subject) => adapters.events.revealData(data, subject)),
+      revealedPayload(payload, tenant, (data, subject) =>
+        adapters.events.revealData(data, subject, { fresh: true }),
+      ),
     disable: async (ref, reason) => {
       const commandId = randomUUID();
       await disableSubscription(

@@ -127,9 +127,14 @@ export class PersonalDataEventStore implements EventStore {
     return data === event.data ? event : { ...event, data };
   }
 
-  /** `data` (any JSON, from an event of `subject`'s) with its sealed values opened, or erased. */
-  async revealData(data: unknown, subject: string): Promise<unknown> {
+  /**
+   * `data` (any JSON, from an event of `subject`'s) with its sealed values opened, or erased. `fresh`: the key
+   * is read from the key store, not the cache, for what leaves the platform (a delivery another replica's
+   * erasure a moment ago must already find erased).
+   */
+  async revealData(data: unknown, subject: string, options: { fresh?: boolean } = {}): Promise<unknown> {
     if (!holdsSealedValue(data)) return data;
+    if (options.fresh === true && this.fresh(subject) !== 'erased') this.cached.delete(subject);
     const known = await this.keyOf(subject);
     return mapStrings(data, (text) => {
       if (!isSealedValue(text)) return text;

@@ -5,6 +5,14 @@ import { PlatformError } from '../../contracts/errors';
 import { isSealedValue } from '../../infra/secrets/personal-values';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite';
 import { personalDataStore } from '../support/personal-data';
+import { MemoryEventStore } from '../support/memory-event-store';
+import { PersonalDataEventStore } from '../../infra/event-store/personal-data';
+import { localKeyWrapper } from '../../infra/keys/local-wrapper';
+import { createSqliteDataKeyStore } from '../../infra/keys/sqlite';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 let sequence = 0;
 
@@ -133,6 +141,25 @@ describe('the personal-data event store', () => {
     const events = await all(writer.readStream('record-acme.6'));
     expect(events.at(-1)!.metadata.subject).toBe('record:acme:6');
     expect((await writer.reveal(stored!)).data).toEqual({ name: ERASED_VALUE });
+  });
+
+  test("another process's erasure: a cached key still opens for a while, a fresh look (what a delivery takes) finds it erased", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'shared-keys-')), 'keys.db');
+    const wrapper = localKeyWrapper(randomBytes(32));
+    const log = new MemoryEventStore();
+    const here = new PersonalDataEventStore(log, createSqliteDataKeyStore({ path, wrapper }));
+    const there = new PersonalDataEventStore(log, createSqliteDataKeyStore({ path, wrapper }));
+    await here.append('record-acme.7', [
+      newEvent({ name: 'Flo' }, { subject: 'record:acme:7', paths: [['name']] }),
+    ]);
+    expect((await all(there.readStream('record-acme.7')))[0]!.data).toEqual({ name: 'Flo' });
+    await here.erase('record:acme:7', Date.now());
+    const [stored] = await all(here.sealed.readStream('record-acme.7'));
+    expect(await there.revealData(stored!.data, 'record:acme:7')).toEqual({ name: 'Flo' });
+    expect(await there.revealData(stored!.data, 'record:acme:7', { fresh: true })).toEqual({
+      name: ERASED_VALUE,
+    });
+    expect(await there.revealData(stored!.data, 'record:acme:7')).toEqual({ name: ERASED_VALUE });
   });
 
   test('any JSON at any path: sealed, it reads back equal; erased, exactly the sealed paths read as erased', async () => {
