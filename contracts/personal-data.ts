@@ -26,6 +26,8 @@ export type DataPath = readonly (string | number)[];
 export interface PersonalValues {
   readonly kind: PersonalSubjectKind;
   readonly id: number;
+  /** The subject's system, when it is not the command's (setting up a system names its first admin). */
+  readonly tenant?: string;
   readonly paths: readonly DataPath[];
 }
 

@@ -15,7 +15,8 @@ export interface BootstrapOptions {
 }
 
 /** The bootstrap admin is user 1 of the tenant. */
-const ADMIN_USER_ID = 1;
+/** A system's first administrator. */
+export const ADMIN_USER_ID = 1;
 
 /**
  * Creates the first admin of a tenant on first start, and its API token: `ADMIN_TOKEN` when set (a changed

@@ -52,7 +52,11 @@ export function toNewEvent(event: DomainEvent, id: string, context: CommandConte
     },
     ...(event.personal && {
       sealing: {
-        subject: personalSubject(event.personal.kind, context.tenant, event.personal.id),
+        subject: personalSubject(
+          event.personal.kind,
+          event.personal.tenant ?? context.tenant,
+          event.personal.id,
+        ),
         paths: event.personal.paths,
       },
     }),

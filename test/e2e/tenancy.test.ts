@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { callHost } from '../support/host-call';
 import { ADMIN_TOKEN, json, startPlatform, type Entity, type TestPlatform } from '../support/platform';
 
@@ -52,6 +54,11 @@ test('setting up systems: operator admins only, once, with a valid name', async 
     ).toBe(400);
   expect((await acme('POST', '/system', { system: 'globex', adminEmail: 'a@b.example' })).status).toBe(403);
   expect((await acme('GET', '/user/1')).text).toContain('owner@acme.example');
+  // The first admin's address is personal data of theirs: sealed in the set-up's event too.
+  const log = ['events.db', 'events.db-wal']
+    .map((file) => readFileSync(join(platform.dataDir, file)).toString('latin1'))
+    .join('');
+  expect(log).not.toContain('owner@acme.example');
 });
 
 test('a credential of one system is worthless on another, both ways', async () => {

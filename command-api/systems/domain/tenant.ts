@@ -1,6 +1,7 @@
 import { PlatformError } from '../../../contracts/errors';
 import type { TenantEvent } from '../../../contracts/events/tenants';
-import type { Decider } from '../../kit/decider';
+import { withPersonalValues, type Decider } from '../../kit/decider';
+import { ADMIN_USER_ID } from '../../identity/bootstrap';
 
 export interface TenantState {
   readonly provisioned: boolean;
@@ -24,7 +25,13 @@ export const tenantDecider: Decider<TenantState, ProvisionTenant, TenantEvent> =
   decide(command, state) {
     if (command.hasUsers) throw new PlatformError('conflict', `the system ${command.tenant} exists already`);
     if (state.provisioned) return [];
-    return [{ type: 'TenantProvisioned', data: { tenant: command.tenant, adminEmail: command.adminEmail } }];
+    // The address is the first admin's, personal data of theirs: sealed under their key, in their system.
+    return [
+      withPersonalValues<TenantEvent>(
+        { type: 'TenantProvisioned', data: { tenant: command.tenant, adminEmail: command.adminEmail } },
+        { kind: 'user', id: ADMIN_USER_ID, tenant: command.tenant, paths: [['adminEmail']] },
+      ),
+    ];
   },
 
   evolve() {
