@@ -5,7 +5,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/support/child-platform';
 import { machineConditions, percentile, printFigure } from './report';
-import { api, headers, load, rssMb, runAgainstPlatform, serverOf, TOKEN, type Server } from './server';
+import {
+  api,
+  benchModule,
+  headers,
+  load,
+  rssMb,
+  runAgainstPlatform,
+  serverOf,
+  TOKEN,
+  type Server,
+} from './server';
 
 /**
  * The HTTP figures of the one-process platform (embedded adapters), the server in its own process and the
@@ -138,28 +148,7 @@ async function wrkFigures(url: string, moduleId: number, maxId: number): Promise
 }
 
 runAgainstPlatform('bench-http-', async (server) => {
-  const space = await api<{ id: number }>(server.url, 'POST', '/space', { name: 'Bench' });
-  const module = await api<{ id: number }>(server.url, 'POST', '/module', {
-    spaceId: space.body.id,
-    name: 'Bench',
-  });
-  for (const field of [
-    { key: 'amount', type: 'number' },
-    { key: 'stage', type: 'select', config: { options: ['lead', 'customer'] } },
-    { key: 'owner', type: 'email' },
-  ]) {
-    const created = await api(server.url, 'POST', '/field', {
-      moduleId: module.body.id,
-      name: field.key,
-      ...field,
-    });
-    if (created.status !== 201) throw new Error(`creating field ${field.key} answered ${created.status}`);
-  }
-  const body = JSON.stringify({
-    moduleId: module.body.id,
-    name: 'Bench record',
-    fields: { amount: 1200, stage: 'lead', owner: 'someone@example.com' },
-  });
+  const { module, body } = await benchModule(server.url);
 
   const idle = await measureLag(server.url, module.body.id, () => false, 1000);
   printFigure(

@@ -22,7 +22,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { NewEvent } from '../contracts/events/envelope';
-import { eventIdFor, newId } from '../contracts/ids';
+import { newId } from '../contracts/ids';
 import { personalSubject, type DataPath } from '../contracts/personal-data';
 import { streamName } from '../contracts/streams';
 import { loadConfig, type Config } from '../infra/config';
@@ -38,6 +38,8 @@ import { recordsProjection } from '../projections/read-models/records';
 import { rebuildProjection } from '../projections/rebuild';
 import { freePort } from '../test/support/child-platform';
 import { machineConditions, printFigure } from './report';
+import { benchEvent } from './events';
+import { benchModule } from './server';
 import { api, headers, load, serverOf, TOKEN, type Server } from './server';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000);
@@ -88,18 +90,7 @@ function newEvent(
   paths: readonly DataPath[],
 ): NewEvent {
   return {
-    id: eventIdFor('bench', commandId, index),
-    type,
-    schemaVersion: 1,
-    data,
-    metadata: {
-      tenant: 'bench',
-      actor: { userId: '1', credentialId: 'token:bench' },
-      correlationId: commandId,
-      causationId: commandId,
-      commandId,
-      occurredAt: new Date().toISOString(),
-    },
+    ...benchEvent(type, data, commandId, index),
     sealing: { subject: personalSubject('record', 'bench', recordId), paths },
   };
 }
@@ -415,28 +406,7 @@ async function postThroughput(tree: string): Promise<{ rate: number; notes: stri
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-pd-http-'));
   const server = await startPlatformOf(tree, dataDir);
   try {
-    const space = await api<{ id: number }>(server.url, 'POST', '/space', { name: 'Bench' });
-    const module = await api<{ id: number }>(server.url, 'POST', '/module', {
-      spaceId: space.body.id,
-      name: 'Bench',
-    });
-    for (const field of [
-      { key: 'amount', type: 'number' },
-      { key: 'stage', type: 'select', config: { options: ['lead', 'customer'] } },
-      { key: 'owner', type: 'email' },
-    ]) {
-      const created = await api(server.url, 'POST', '/field', {
-        moduleId: module.body.id,
-        name: field.key,
-        ...field,
-      });
-      if (created.status !== 201) throw new Error(`creating field ${field.key} answered ${created.status}`);
-    }
-    const body = JSON.stringify({
-      moduleId: module.body.id,
-      name: 'Bench record',
-      fields: { amount: 1200, stage: 'lead', owner: 'someone@example.com' },
-    });
+    const { module, body } = await benchModule(server.url);
     await probe(server.url, module.body.id, () => false, 1000);
     let loadDone = false;
     const probes = probe(server.url, module.body.id, () => loadDone, 100_000);

@@ -1,8 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eventIdFor, newId } from '../contracts/ids';
-import type { NewEvent } from '../contracts/events/envelope';
+import { newId } from '../contracts/ids';
 import { streamName } from '../contracts/streams';
 import { createSqliteEventStore } from '../infra/event-store/sqlite';
 import { loadConfig } from '../infra/config';
@@ -13,6 +12,7 @@ import { rebuildProjection } from '../projections/rebuild';
 import { startRebuildDecoders } from '../bin/threads';
 import { startCheckpointerFor } from '../bin/sqlite-checkpointer';
 import { embeddedFile } from '../bin/embedded-stores';
+import { benchEvent as event } from './events';
 import { machineConditions, printFigure } from './report';
 
 /**
@@ -20,23 +20,6 @@ import { machineConditions, printFigure } from './report';
  * SQLite read store (target ≥ 100,000 events/s). Each record stream holds a create and an update.
  */
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000);
-
-function event(type: string, data: unknown, commandId: string, index: number): NewEvent {
-  return {
-    id: eventIdFor('bench', commandId, index),
-    type,
-    schemaVersion: 1,
-    data,
-    metadata: {
-      tenant: 'bench',
-      actor: { userId: '1', credentialId: 'token:bench' },
-      correlationId: commandId,
-      causationId: commandId,
-      commandId,
-      occurredAt: new Date().toISOString(),
-    },
-  };
-}
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-rebuild-'));

@@ -113,3 +113,26 @@ export function apiOf(url: string) {
     return (await response.json()) as T;
   };
 }
+
+/**
+ * The module bench/http.ts writes records into (a number, a select and an email field), and the body of one
+ * record for it.
+ */
+export async function benchModule(url: string): Promise<{ module: { body: { id: number } }; body: string }> {
+  const space = await api<{ id: number }>(url, 'POST', '/space', { name: 'Bench' });
+  const module = await api<{ id: number }>(url, 'POST', '/module', { spaceId: space.body.id, name: 'Bench' });
+  for (const field of [
+    { key: 'amount', type: 'number' },
+    { key: 'stage', type: 'select', config: { options: ['lead', 'customer'] } },
+    { key: 'owner', type: 'email' },
+  ]) {
+    const created = await api(url, 'POST', '/field', { moduleId: module.body.id, name: field.key, ...field });
+    if (created.status !== 201) throw new Error(`creating field ${field.key} answered ${created.status}`);
+  }
+  const body = JSON.stringify({
+    moduleId: module.body.id,
+    name: 'Bench record',
+    fields: { amount: 1200, stage: 'lead', owner: 'someone@example.com' },
+  });
+  return { module, body };
+}
