@@ -30,7 +30,7 @@ import { PersonalDataEventStore } from '../infra/event-store/personal-data';
 import type { EventStore, StreamAppend } from '../infra/event-store/port';
 import { createLogger } from '../infra/logging';
 import { createSqliteReadStore } from '../infra/read-store/sqlite';
-import { openDataKeys } from '../bin/adapters';
+import { openDataKeys } from '../bin/data-keys';
 import { embeddedFile, openSqliteEventStore } from '../bin/embedded-stores';
 import { startCheckpointerFor } from '../bin/sqlite-checkpointer';
 import { startRebuildDecoders } from '../bin/threads';

@@ -2,10 +2,6 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Config } from '../infra/config';
 import { PersonalDataEventStore } from '../infra/event-store/personal-data';
-import type { DataKeyStore } from '../infra/keys/port';
-import { localKeyWrapper } from '../infra/keys/local-wrapper';
-import { createSqliteDataKeyStore } from '../infra/keys/sqlite';
-import { createSealer, loadMasterKey } from '../infra/secrets/sealer';
 import type { Logger } from '../infra/logging';
 import type { ReadStore } from '../infra/read-store/port';
 import { createSqliteReadStore } from '../infra/read-store/sqlite';
@@ -17,11 +13,11 @@ import { createSqliteAttemptLog } from '../infra/attempts/sqlite';
 import type { BlobStore } from '../infra/blob-store/port';
 import type { DeliveryStore } from '../infra/deliveries/port';
 import { createSqliteDeliveryStore } from '../infra/deliveries/sqlite';
+import { openDataKeys } from './data-keys';
 import { embeddedFile, openSqliteEventStore } from './embedded-stores';
 import {
   eventStoreDbAdapter,
   mongoAttemptLogAdapter,
-  mongoDataKeyStoreAdapter,
   mongoDeliveryStoreAdapter,
   kafkaStreamAdapter,
   gridFsBlobStoreAdapter,
@@ -97,29 +93,6 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
       await events.close();
     },
   };
-}
-
-/**
- * The data keys personal values are sealed under: a SQLite file under DATA_DIR, or a collection beside the
- * MongoDB read models; wrapped by a key derived from the platform's master key (SECRETS_KEY).
- */
-export async function openDataKeys(config: Config): Promise<DataKeyStore> {
-  const wrapper = localKeyWrapper(
-    createSealer(loadMasterKey(config.SECRETS_KEY, resolve(config.DATA_DIR))).derivedKey('data-keys'),
-  );
-  return config.READ_STORE === 'mongodb'
-    ? mongoDataKeyStoreAdapter().createMongoDataKeyStore({
-        url: config.MONGO_URL!,
-        database: config.MONGO_DATABASE,
-        queryBudgetMs: config.QUERY_BUDGET_MS,
-        wrapper,
-      })
-    : createSqliteDataKeyStore({
-        path: embeddedFile(config, 'dataKeys'),
-        wrapper,
-        // A key as durable as the events sealed under it.
-        synchronous: config.SQLITE_SYNCHRONOUS,
-      });
 }
 
 /**

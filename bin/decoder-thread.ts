@@ -3,7 +3,7 @@ import { projectionNamed } from '../projections/read-models/catalogue';
 import type { DecoderThreadData, FromDecoderThread, ToDecoderThread } from '../projections/thread-protocol';
 import { decodeWindow } from '../projections/window-decoder';
 import { PersonalDataEventStore } from '../infra/event-store/personal-data';
-import { openDataKeys } from './adapters';
+import { openDataKeys } from './data-keys';
 import { openSqliteEventStore } from './embedded-stores';
 
 /**

@@ -126,12 +126,14 @@ export async function eraseUser(
   const { principal, origin } = caller;
   const stream = streamName('user', principal.tenant, userId);
   const before = await deps.handler.load(stream, userDecider);
-  if (before.state.status !== 'none' && before.state.erased !== true && String(userId) !== principal.userId)
+  const command = { kind: 'EraseUser', caller: actingUserOf(principal), reason } as const;
+  // The decider says whether there is anything to erase (and refuses first what it refuses: oneself).
+  if (userDecider.decide(command, before.state).length > 0)
     await deps.personalData.erase(personalSubject('user', principal.tenant, userId), Date.now());
   const result = await deps.handler.handle(
     stream,
     userDecider,
-    { kind: 'EraseUser', caller: actingUserOf(principal), reason },
+    command,
     withCommandId(origin, deps.newCommandId()),
   );
   await revokeGrantsOf(deps, userId, origin);

@@ -40,15 +40,11 @@ export async function eraseRecord(
   const before = await deps.handler.load(stream, recordDecider);
   const stored: RecordedEvent[] = [];
   for await (const event of deps.personalData.sealed.readStream(stream)) stored.push(event);
-  const fields = sealedFieldKeys(stored);
-  if (before.state.status !== 'none' && !before.state.erased)
+  const command = { kind: 'EraseRecord', reason, fields: sealedFieldKeys(stored) } as const;
+  // The decider says whether there is anything to erase (and refuses first what it refuses).
+  if (recordDecider.decide(command, before.state).length > 0)
     await deps.personalData.erase(personalSubject('record', context.tenant, recordId), Date.now());
-  const result = await deps.handler.handle(
-    stream,
-    recordDecider,
-    { kind: 'EraseRecord', reason, fields },
-    context,
-  );
+  const result = await deps.handler.handle(stream, recordDecider, command, context);
   await Promise.all(
     before.state.files.map((file) =>
       deps.blobs
@@ -61,5 +57,5 @@ export async function eraseRecord(
         ),
     ),
   );
-  return { result, fields };
+  return { result, fields: command.fields };
 }
