@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -50,8 +50,18 @@ export function loadMasterKey(configured: string | undefined, dataDir: string): 
   if (configured !== undefined) return Buffer.from(configured, 'base64');
   const path = join(dataDir, 'secrets.key');
   if (!existsSync(path)) {
-    writeFileSync(path, randomBytes(32).toString('base64'), { flag: 'wx', mode: 0o600 });
-    chmodSync(path, 0o600);
+    // Written whole under another name, then linked in place: threads and processes starting together make
+    // one key between them, and none reads a file still being written.
+    const made = `${path}.${process.pid}.${randomBytes(6).toString('hex')}`;
+    writeFileSync(made, randomBytes(32).toString('base64'), { flag: 'wx', mode: 0o600 });
+    chmodSync(made, 0o600);
+    try {
+      linkSync(made, path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      unlinkSync(made);
+    }
   }
   return Buffer.from(readFileSync(path, 'utf8').trim(), 'base64');
 }
