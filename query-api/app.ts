@@ -137,7 +137,12 @@ export function createQueryRouter(deps: QueryDeps): Router {
     }
     // As of a moment: the versions then, with today's list language (fields as they are defined now).
     const position = await positionOfMoment(deps, moment);
-    const versions = await recordsListed(req, deps, RECORD_VERSIONS, { moduleId });
+    const versions = await recordsListed(
+      req,
+      deps,
+      { ...RECORD_VERSIONS, countCap: deps.pastListCountCap },
+      { moduleId },
+    );
     const scope: StoreFilter = { kind: 'and', children: [equals('moduleId', moduleId), validAt(position)] };
     res.setHeader('X-As-Of-Position', position.toString());
     sendJson(res, 200, await readPage(req, deps, versions, scope));

@@ -28,6 +28,7 @@ export function queryApiService(
         accessTokens: kernel.accessTokens,
         deliveries: () => kernel.deliveries(),
         events: kernel.adapters.events,
+        pastListCountCap: kernel.config.PAST_LIST_COUNT_CAP,
       }),
     },
     start: () => Promise.resolve(),

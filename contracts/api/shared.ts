@@ -87,6 +87,14 @@ function newPage<Item extends z.ZodType>(item: Item, id: string) {
         total: z.number().int().meta({ description: 'How many items match, over all pages.' }),
         offset: z.number().int(),
         limit: z.number().int(),
+        totalRelation: z
+          .enum(['eq', 'gte'])
+          .optional()
+          .meta({
+            description:
+              'On lists that count up to a cap (a module’s records as of a moment: 10,000): `eq` when `total` ' +
+              'is exact, `gte` when more match than the cap and `total` is the cap.',
+          }),
       }),
     })
     .meta({ id });

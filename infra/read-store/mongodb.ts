@@ -380,7 +380,7 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
       const target = collection(name);
       const filter = compileFilter(query.filter, regexEngine);
       const sort = compileSort(query.sort);
-      const page = readPage(query.offset, query.limit);
+      const page = readPage(query.offset, query.limit, query.countLimit);
       // The page and the total share one budget.
       const deadline = Date.now() + maxTimeMS;
       const remaining = (): number => Math.max(1, deadline - Date.now());
@@ -405,7 +405,13 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
         items,
         total:
           totalFromShortPage(page, items.length) ??
-          (await withinTimeLimit(target.countDocuments(filter, { maxTimeMS: remaining() }), tooExpensive)),
+          (await withinTimeLimit(
+            target.countDocuments(filter, {
+              maxTimeMS: remaining(),
+              ...(page.countLimit !== undefined && { limit: page.countLimit }),
+            }),
+            tooExpensive,
+          )),
       };
     },
 

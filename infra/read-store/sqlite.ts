@@ -134,7 +134,7 @@ function compileFind(query: StoreQuery): CompiledFind {
   return {
     where: compileFilter(query.filter),
     orderBy: compileOrderBy(query.sort),
-    page: readPage(query.offset, query.limit),
+    page: readPage(query.offset, query.limit, query.countLimit),
     withTotal: query.withTotal !== false,
   };
 }
@@ -147,8 +147,11 @@ function itemsSql(table: string, { where, orderBy, page }: CompiledFind): string
   return `SELECT json(doc) FROM ${table} WHERE ${where.sql} ORDER BY ${orderBy} LIMIT ${page.limit ?? -1} OFFSET ${page.offset}`;
 }
 
-function countSql(table: string, where: SqlFragment): string {
-  return `SELECT COUNT(*) FROM ${table} WHERE ${where.sql}`;
+/** As `itemsSql`, a limit is written into the SQL: counting stops there. */
+function countSql(table: string, where: SqlFragment, countLimit?: number): string {
+  return countLimit === undefined
+    ? `SELECT COUNT(*) FROM ${table} WHERE ${where.sql}`
+    : `SELECT COUNT(*) FROM (SELECT 1 FROM ${table} WHERE ${where.sql} LIMIT ${countLimit})`;
 }
 
 /**
@@ -424,8 +427,8 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
     });
   }
 
-  function countMatches(table: string, where: SqlFragment): number {
-    const count = statement(countSql(table, where))
+  function countMatches(table: string, where: SqlFragment, countLimit?: number): number {
+    const count = statement(countSql(table, where, countLimit))
       .pluck()
       .get(...where.params);
     return Number(count);
@@ -441,7 +444,10 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
             .all(...where.params);
     const items = rows.map((row) => parseDocument(String(row)));
     if (!withTotal) return { items };
-    return { items, total: totalFromShortPage(page, items.length) ?? countMatches(table, where) };
+    return {
+      items,
+      total: totalFromShortPage(page, items.length) ?? countMatches(table, where, page.countLimit),
+    };
   });
 
   return {
@@ -540,7 +546,7 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
           .map((row) => row.detail);
       return {
         items: plan(itemsSql(table, compiled), compiled.where.params),
-        count: plan(countSql(table, compiled.where), compiled.where.params),
+        count: plan(countSql(table, compiled.where, compiled.page.countLimit), compiled.where.params),
       };
     },
   };

@@ -203,15 +203,20 @@ export interface Page {
   readonly offset: number;
   /** Undefined: no limit. */
   readonly limit: number | undefined;
+  /** Where counting stops (`StoreQuery.countLimit`); undefined: it counts every match. */
+  readonly countLimit: number | undefined;
 }
 
-export function readPage(offset: number | undefined, limit: number | undefined): Page {
-  const page = { offset: offset ?? 0, limit };
+export function readPage(offset: number | undefined, limit: number | undefined, countLimit?: number): Page {
+  const page = { offset: offset ?? 0, limit, countLimit };
   if (!Number.isSafeInteger(page.offset) || page.offset < 0) {
     throw new RangeError(`offset must be a non-negative integer, got ${String(offset)}`);
   }
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) {
     throw new RangeError(`limit must be a non-negative integer, got ${String(limit)}`);
+  }
+  if (countLimit !== undefined && (!Number.isSafeInteger(countLimit) || countLimit < 1)) {
+    throw new RangeError(`countLimit must be a positive integer, got ${String(countLimit)}`);
   }
   return page;
 }
@@ -222,7 +227,9 @@ export function readPage(offset: number | undefined, limit: number | undefined):
  */
 export function totalFromShortPage(page: Page, itemCount: number): number | undefined {
   const isShort = page.limit === undefined || itemCount < page.limit;
-  return isShort && (itemCount > 0 || page.offset === 0) ? page.offset + itemCount : undefined;
+  return isShort && (itemCount > 0 || page.offset === 0)
+    ? Math.min(page.offset + itemCount, page.countLimit ?? Infinity)
+    : undefined;
 }
 
 /** `getMany` answers in the order of the ids asked for, each document once, missing ones left out. */

@@ -55,6 +55,11 @@ export interface StoreQuery {
   readonly limit?: number;
   /** When false the adapter may skip counting; `total` is then undefined. Default true. */
   readonly withTotal?: boolean;
+  /**
+   * Counting stops at this many matches: `total` is then the smaller of the matches and it (a count that
+   * would visit too much to stay within a read's budget says "at least" instead).
+   */
+  readonly countLimit?: number;
 }
 
 /** `path = value`: the filter routes scope their lists with; a number there is an id (never a boolean). */

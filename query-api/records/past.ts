@@ -15,6 +15,13 @@ export interface PastReadDeps {
   readonly events: Pick<EventStore, 'readAll' | 'headPosition'>;
   readonly readModels: ReadModels;
   readonly consistency: ReadConsistency;
+  /**
+   * How many records a past list counts at most (`PAST_LIST_COUNT_CAP`). Counting visits every version the
+   * filter matches, of every moment (ten per record for records written ten times), where the page reads
+   * about as many as today's: capped as search engines cap theirs, a past list keeps to a read's budget
+   * however long the history.
+   */
+  readonly pastListCountCap: number;
 }
 
 /** Records as they were: every version of each, read with the records' catalogue, views and visibility. */

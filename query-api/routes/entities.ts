@@ -39,6 +39,11 @@ export interface EntityDescription {
   readonly otherQueryParams?: readonly string[];
   /** Replaces the `can(…, module, 'read')` check (a user reading their own account); returns the tenant. */
   readonly authorizeRead?: (req: Request) => string;
+  /**
+   * Lists count at most this many matches (`meta.totalRelation` then says whether `total` is exact, `eq`,
+   * or a lower bound, `gte`): for collections where an exact count visits far more than the page.
+   */
+  readonly countCap?: number;
 }
 
 function isDeleted(doc: Document): boolean {
@@ -106,10 +111,20 @@ export async function readPage(
   });
   await awaitConsistency(req, deps.consistency, [entity.projection]);
   const filter = and(visibility(entity), scope, query.filter);
-  const page = await deps.readModels.find(tenant, entity.collection, { ...query, ...(filter && { filter }) });
+  const cap = entity.countCap;
+  const page = await deps.readModels.find(tenant, entity.collection, {
+    ...query,
+    ...(filter && { filter }),
+    // One more than the cap: whether there are more than it.
+    ...(cap !== undefined && { countLimit: cap + 1 }),
+  });
+  const paging = { offset: query.offset ?? 0, limit: query.limit };
+  if (cap === undefined || page.total === undefined)
+    return { items: page.items.map(entity.view), meta: { total: page.total, ...paging } };
+  const capped = page.total > cap;
   return {
     items: page.items.map(entity.view),
-    meta: { total: page.total, offset: query.offset ?? 0, limit: query.limit },
+    meta: { total: capped ? cap : page.total, ...paging, totalRelation: capped ? 'gte' : 'eq' },
   };
 }
 

@@ -1122,6 +1122,30 @@ export function readStoreContract(factory: () => Promise<ReadStoreUnderTest>): v
       expect(result.total).toBeUndefined();
     });
 
+    test('countLimit stops counting there, on a full page, a short one and a filtered count', async () => {
+      await expect(store().find(collection, { limit: 2, countLimit: 5 })).resolves.toMatchObject({
+        total: 5,
+      });
+      await expect(store().find(collection, { limit: 2, countLimit: 7 })).resolves.toMatchObject({
+        total: 7,
+      });
+      await expect(store().find(collection, { limit: 2, countLimit: 100 })).resolves.toMatchObject({
+        total: 7,
+      });
+      // The last page knows its total without counting; it still says no more than the limit.
+      await expect(store().find(collection, { offset: 5, limit: 10, countLimit: 3 })).resolves.toMatchObject({
+        total: 3,
+      });
+      const filtered = await store().find(collection, {
+        filter: compare('label', 'eq', 'b'),
+        limit: 1,
+        countLimit: 1,
+      });
+      expect(filtered).toMatchObject({ total: 1 });
+      expect(filtered.items).toHaveLength(1);
+      await expect(store().find(collection, { limit: 2, countLimit: 0 })).rejects.toThrow(/countLimit/);
+    });
+
     test('count with and without a filter', async () => {
       await expect(store().count(collection)).resolves.toBe(7);
       await expect(store().count(collection, { filter: compare('label', 'eq', 'b') })).resolves.toBe(2);
