@@ -25,6 +25,8 @@ type KnownKey = DataKey | 'erased';
 
 /** How many events a read reads ahead to look their subjects' keys up together. */
 const READ_AHEAD = 256;
+/** How many events the subscriptions of a store share opened (they read the same events at about once). */
+const SHARED_OPENED = 1024;
 
 function holdsSealedValue(value: unknown): boolean {
   if (typeof value === 'string') return isSealedValue(value);
@@ -44,6 +46,10 @@ export class PersonalDataEventStore implements EventStore {
   private readonly keyCacheMs: number;
   private readonly maxCachedKeys: number;
   private readonly cached = new Map<string, { key: KnownKey; until: number }>();
+  /** Key reads under way: the subscriptions that meet a new subject at once share one read. */
+  private readonly reading = new Map<string, Promise<KnownKey>>();
+  /** Events lately opened for a subscription, by id: the others that read them take them as opened. */
+  private readonly opened = new Map<string, { subject: string; event: Promise<RecordedEvent> }>();
 
   constructor(
     /** The store itself: events as stored, sealed (the relay publishes these). */
@@ -88,7 +94,7 @@ export class PersonalDataEventStore implements EventStore {
 
   subscribeToAll(options?: SubscribeOptions): Subscription {
     const subscription = this.sealed.subscribeToAll(options);
-    const reveal = (event: RecordedEvent) => this.reveal(event);
+    const reveal = (event: RecordedEvent) => this.revealShared(event);
     return {
       close: () => subscription.close(),
       async *[Symbol.asyncIterator](): AsyncIterator<SubscriptionItem> {
@@ -128,6 +134,27 @@ export class PersonalDataEventStore implements EventStore {
   }
 
   /**
+   * As `reveal`, the event opened once for every subscription of this store: the projections of a process
+   * each subscribe, and most of them read every record's events. An erasure read drops its subject's.
+   */
+  private revealShared(event: RecordedEvent): Promise<RecordedEvent> {
+    const subject = event.metadata.subject;
+    if (subject === undefined) return Promise.resolve(event);
+    if (ERASURE_EVENT_TYPES.has(event.type)) {
+      this.forgetOpened(subject);
+      return this.reveal(event);
+    }
+    const known = this.opened.get(event.id);
+    if (known !== undefined) return known.event;
+    const revealed = this.reveal(event);
+    this.opened.set(event.id, { subject, event: revealed });
+    if (this.opened.size > SHARED_OPENED) this.opened.delete(this.opened.keys().next().value!);
+    // A failed opening is not kept: the next reader tries again.
+    revealed.catch(() => this.opened.delete(event.id));
+    return revealed;
+  }
+
+  /**
    * `data` (any JSON, from an event of `subject`'s) with its sealed values opened, or erased. `fresh`: the key
    * is read from the key store, not the cache, for what leaves the platform (a delivery another replica's
    * erasure a moment ago must already find erased).
@@ -150,7 +177,12 @@ export class PersonalDataEventStore implements EventStore {
   async erase(subject: string, erasedAt: number): Promise<boolean> {
     const erased = await this.keys.destroy(subject, erasedAt);
     this.remember(subject, 'erased');
+    this.forgetOpened(subject);
     return erased;
+  }
+
+  private forgetOpened(subject: string): void {
+    for (const [id, opened] of this.opened) if (opened.subject === subject) this.opened.delete(id);
   }
 
   private async sealAll(events: readonly NewEvent[]): Promise<NewEvent[]> {
@@ -180,9 +212,20 @@ export class PersonalDataEventStore implements EventStore {
   private async keyOf(subject: string): Promise<KnownKey> {
     const known = this.fresh(subject);
     if (known !== undefined) return known;
-    const key = (await this.keys.existing([subject])).get(subject) ?? 'erased';
-    this.remember(subject, key);
-    return key;
+    const under = this.reading.get(subject);
+    if (under !== undefined) return under;
+    const reading = this.keys
+      .existing([subject])
+      .then((keys) => {
+        // Erased while it was read: the erasure stands.
+        if (this.fresh(subject) === 'erased') return 'erased';
+        const key = keys.get(subject) ?? 'erased';
+        this.remember(subject, key);
+        return key;
+      })
+      .finally(() => this.reading.delete(subject));
+    this.reading.set(subject, reading);
+    return reading;
   }
 
   private fresh(subject: string): KnownKey | undefined {

@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { pooledRandomBytes } from '../secrets/random-pool';
 import { DATA_KEY_BYTES, type KeyWrapper } from './port';
 
 /** `wk1.<iv>.<wrapped key>.<tag>`, base64url: the shape `unwrap` accepts, and nothing looser. */
@@ -14,7 +15,7 @@ export function localKeyWrapper(kek: Buffer): KeyWrapper {
   return {
     async wrap(key, subject) {
       if (key.length !== DATA_KEY_BYTES) throw new Error(`a data key is ${DATA_KEY_BYTES} bytes`);
-      const iv = randomBytes(12);
+      const iv = pooledRandomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', kek, iv);
       cipher.setAAD(Buffer.from(subject, 'utf8'));
       const wrapped = Buffer.concat([cipher.update(key), cipher.final()]);

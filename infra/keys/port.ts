@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { PlatformError } from '../../contracts/errors';
+import { pooledRandomBytes } from '../secrets/random-pool';
 
 /**
  * Data keys for crypto-shredding: personal data is written into events sealed under a key of its subject's
@@ -67,7 +67,7 @@ export function assertErasedAt(erasedAt: number): void {
 }
 
 export function newDataKey(): DataKey {
-  return { id: randomBytes(9).toString('base64url'), key: randomBytes(DATA_KEY_BYTES) };
+  return { id: pooledRandomBytes(9).toString('base64url'), key: pooledRandomBytes(DATA_KEY_BYTES) };
 }
 
 /** What `keyFor` throws for an erased subject: 410, the subject's personal data is gone for good. */

@@ -1,5 +1,6 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { DATA_KEY_BYTES, DATA_KEY_ID, type DataKey } from '../keys/port';
+import { pooledRandomBytes } from './random-pool';
 
 /**
  * Personal values as events carry them: the value's JSON sealed with AES-256-GCM under its subject's data
@@ -34,7 +35,7 @@ export function sealValue(value: unknown, key: DataKey, subject: string): string
   assertKey(key);
   const json: unknown = JSON.stringify(value);
   if (typeof json !== 'string') throw new Error('only JSON values are sealed');
-  const iv = randomBytes(12);
+  const iv = pooledRandomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key.key, iv);
   cipher.setAAD(authenticated(key.id, subject));
   const text = Buffer.concat([cipher.update(json, 'utf8'), cipher.final()]);

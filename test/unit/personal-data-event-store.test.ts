@@ -143,6 +143,46 @@ describe('the personal-data event store', () => {
     expect((await writer.reveal(stored!)).data).toEqual({ name: ERASED_VALUE });
   });
 
+  test('subscriptions of one store share a key read and an opened event; an erasure here drops what was opened', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'shared-open-')), 'keys.db');
+    const wrapper = localKeyWrapper(randomBytes(32));
+    const log = createSqliteEventStore({ path: ':memory:', pollIntervalMs: 10 });
+    const writer = new PersonalDataEventStore(log, createSqliteDataKeyStore({ path, wrapper }));
+    await writer.append('record-acme.8', [
+      newEvent({ name: 'Gus' }, { subject: 'record:acme:8', paths: [['name']] }),
+    ]);
+    const keys = createSqliteDataKeyStore({ path, wrapper });
+    const reads: string[][] = [];
+    const reader = new PersonalDataEventStore(log, {
+      ...keys,
+      existing: (subjects) => {
+        reads.push([...subjects]);
+        return keys.existing(subjects);
+      },
+    });
+    const firstEvents = async (): Promise<RecordedEvent[]> => {
+      const subscription = reader.subscribeToAll();
+      const seen: RecordedEvent[] = [];
+      for await (const item of subscription) {
+        if (item.kind === 'event') seen.push(item.event);
+        if (item.kind === 'caught-up') break;
+      }
+      await subscription.close();
+      return seen;
+    };
+    const [one, two, three] = await Promise.all([firstEvents(), firstEvents(), firstEvents()]);
+    expect(one!.map((event) => event.data)).toEqual([{ name: 'Gus' }]);
+    // The same opened event, from one key read.
+    expect(two![0]).toBe(one![0]);
+    expect(three![0]).toBe(one![0]);
+    expect(reads).toEqual([['record:acme:8']]);
+
+    await reader.erase('record:acme:8', Date.now());
+    expect((await firstEvents()).map((event) => event.data)).toEqual([{ name: ERASED_VALUE }]);
+    await keys.close();
+    await writer.close();
+  });
+
   test("another process's erasure: a cached key still opens for a while, a fresh look (what a delivery takes) finds it erased", async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'shared-keys-')), 'keys.db');
     const wrapper = localKeyWrapper(randomBytes(32));
