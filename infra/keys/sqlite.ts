@@ -127,9 +127,10 @@ export function createSqliteDataKeyStore(options: SqliteDataKeyStoreOptions): Da
   const insertKey = db.prepare<[string, string, string]>(
     'INSERT INTO data_keys (subject, key_id, wrapped) VALUES (?, ?, ?) ON CONFLICT (subject) DO NOTHING',
   );
-  const insertKeys = db.transaction((keys: readonly PendingKey[]) => {
-    for (const key of keys) insertKey.run(key.subject, key.id, key.wrapped);
-  });
+  /** Whether each key was stored (false: its subject had a row already). */
+  const insertKeys = db.transaction((keys: readonly PendingKey[]): boolean[] =>
+    keys.map((key) => insertKey.run(key.subject, key.id, key.wrapped).changes === 1),
+  );
   const erase = db.prepare<[string, number]>(`
     INSERT INTO data_keys (subject, erased_at) VALUES (?, ?)
     ON CONFLICT (subject) DO UPDATE SET key_id = NULL, wrapped = NULL, erased_at = excluded.erased_at
@@ -138,18 +139,25 @@ export function createSqliteDataKeyStore(options: SqliteDataKeyStoreOptions): Da
 
   const durable = walSync(options.path);
   let pending: PendingKey[] = [];
-  /** Stores the turn's new keys in one transaction, then answers each the row its subject holds. */
+  /** Stores the turn's new keys in one transaction, then answers each the row its subject holds (ours, or the one before it). */
   const storePending = (): void => {
     const batch = pending;
     pending = [];
     if (batch.length === 0) return;
+    let stored: boolean[];
     try {
-      insertKeys.immediate(batch);
+      stored = insertKeys.immediate(batch);
     } catch (error) {
       for (const key of batch) key.settle({ error });
       return;
     }
-    for (const key of batch) key.settle({ row: selectOne.get(key.subject) });
+    batch.forEach((key, index) =>
+      key.settle({
+        row: stored[index]
+          ? { subject: key.subject, key_id: key.id, wrapped: key.wrapped, erased_at: null }
+          : selectOne.get(key.subject),
+      }),
+    );
   };
   /** Inserts-or-ignores the key with the others of this turn: the subject's row once that commit is done. */
   const store = (subject: string, id: string, wrapped: string): Promise<StoredKey | undefined> =>
