@@ -22,6 +22,7 @@ const BENCHES = [
   'list-as-of.ts',
   'vector-index.ts',
   'semantic.ts',
+  'models-and-api.ts',
   'ai-execute.ts',
 ];
 

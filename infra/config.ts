@@ -202,6 +202,11 @@ export const configSchema = z.object({
   QDRANT_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   /** `EMBEDDINGS=local`: threads that run the model side by side (each holds it, about 230 MB). */
   EMBEDDING_THREADS: z.coerce.number().int().min(1).max(16).default(1),
+  /**
+   * `EMBEDDINGS=local`: the most of a core the vector projection's embedding takes while the process is busy
+   * answering requests (it catches up at full speed when idle); 1 does not pace it.
+   */
+  EMBEDDING_BUSY_SHARE: z.coerce.number().gt(0).max(1).default(0.1),
   /** `EMBEDDINGS=openai`: the endpoint's base URL, `/v1` included. */
   EMBEDDINGS_URL: z.url({ protocol: /^https?$/ }).default('https://api.openai.com/v1'),
   EMBEDDINGS_API_KEY: z.string().min(1).optional(),

@@ -1,3 +1,4 @@
+import { PacedEmbedder } from '../../infra/ai/embeddings/paced';
 import type { Projections } from '../../projections/host';
 import { vectorIndexIdentity } from '../../projections/vectors/record-text';
 import { VECTOR_PROJECTION } from '../../projections/vectors/vector-projection';
@@ -32,7 +33,11 @@ export async function semanticSearchService(
       events: kernel.adapters.events,
       readModels: kernel.readModels,
       index,
-      embedder,
+      // The embedded model runs on this host's cores: it leaves them to the API while requests come in.
+      embedder:
+        config.EMBEDDINGS === 'local'
+          ? new PacedEmbedder(embedder, { busyShare: config.EMBEDDING_BUSY_SHARE })
+          : embedder,
       waitForReadModels: (position) => projections.waitFor(position, 60_000, ['records', 'fields', 'labels']),
     });
   return {
