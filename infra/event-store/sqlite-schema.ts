@@ -91,6 +91,8 @@ export function prepareEventStoreStatements(db: Database.Database) {
     categoryHead: db
       .prepare<[string], number | null>('SELECT MAX(position) FROM events WHERE category = ?')
       .pluck(),
+    /** Changes when another connection (another thread, another process) commits to the file. */
+    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     streamForwards: db
       .prepare<[string, number], EventRow>(
         `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ${PAGE_SIZE}`,

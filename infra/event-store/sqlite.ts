@@ -85,6 +85,9 @@ class SqliteEventStore implements SqliteEventStoreHandle {
   private readonly afterCommit = new AfterCommitHooks();
   /** The last position this process appended (what `recent` holds only while there are subscribers). */
   private lastAppendedPosition = 0;
+  /** The last position of each category asked for, valid while `data_version` is `headsVersion`. */
+  private readonly categoryHeads = new Map<string, number>();
+  private headsVersion = -1;
   /** The database's head as last read, and when: appends by other processes are seen at the next read. */
   private databaseHead = { position: 0, readAt: -Infinity };
   private closed = false;
@@ -195,6 +198,8 @@ class SqliteEventStore implements SqliteEventStoreHandle {
     const batch = this.pendingAppends;
     this.pendingAppends = [];
     if (batch.length === 0) return;
+    // Read again after this commit (synchronous: nothing reads them before it is done).
+    this.categoryHeads.clear();
     const outcomes: Array<{ result: AppendOutcome } | { error: unknown }> = [];
     try {
       // IMMEDIATE takes the write lock before reading revisions, so another process cannot interleave.
@@ -359,10 +364,27 @@ class SqliteEventStore implements SqliteEventStoreHandle {
     return BigInt(this.statements.headPosition.get() ?? 0);
   }
 
+  /**
+   * Asked on every authenticated request (credential reads wait for the credential categories' heads), so the
+   * heads are kept until a commit: this connection's clears them as it begins, another's (any thread or
+   * process) shows as a new `data_version`.
+   */
   async categoryHead(categories: readonly string[]): Promise<bigint> {
     this.assertOpen();
+    const version = this.statements.dataVersion.get()!;
+    if (version !== this.headsVersion) {
+      this.categoryHeads.clear();
+      this.headsVersion = version;
+    }
     let head = 0;
-    for (const category of categories) head = Math.max(head, this.statements.categoryHead.get(category) ?? 0);
+    for (const category of categories) {
+      let known = this.categoryHeads.get(category);
+      if (known === undefined) {
+        known = this.statements.categoryHead.get(category) ?? 0;
+        this.categoryHeads.set(category, known);
+      }
+      head = Math.max(head, known);
+    }
     return BigInt(head);
   }
 

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -333,6 +334,46 @@ test('the head of some categories is their last event, by an index seek, whoever
   } finally {
     await writer.close();
     await reader.close();
+    directory.remove();
+  }
+});
+
+test('the heads, kept between commits, are never behind: any mix of appends and reads on two connections', async () => {
+  const directory = temporaryDirectory();
+  const path = join(directory.path, 'events.db');
+  const stores = [createSqliteEventStore({ path }), createSqliteEventStore({ path })];
+  const categories = [uniqueCategory(), uniqueCategory()];
+  const last = new Map<string, bigint>();
+  try {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            store: fc.integer({ min: 0, max: 1 }),
+            category: fc.integer({ min: 0, max: 1 }),
+            append: fc.boolean(),
+          }),
+          { minLength: 1, maxLength: 20 },
+        ),
+        async (steps) => {
+          for (const step of steps) {
+            const store = stores[step.store]!;
+            const category = categories[step.category]!;
+            if (step.append) {
+              const { position } = await store.append(uniqueStream(category), [newEvent()]);
+              last.set(category, position);
+            }
+            expect(await store.categoryHead!([category])).toBe(last.get(category) ?? 0n);
+            expect(await store.categoryHead!(categories)).toBe(
+              [...last.values()].reduce((highest, position) => (position > highest ? position : highest), 0n),
+            );
+          }
+        },
+      ),
+      { numRuns: 30 },
+    );
+  } finally {
+    for (const store of stores) await store.close();
     directory.remove();
   }
 });

@@ -10,7 +10,10 @@ export interface PacingOptions {
   readonly busyShare: number;
   /** How busy the API is now, 0 to 1 (by default `otherWorkShare`: the process's CPU besides the model). */
   readonly busy?: () => number;
-  /** Busier than this, the API counts as busy (default 0.5: the rest of the process takes half the cores). */
+  /**
+   * Busier than this, the API counts as busy (default 0.25: the rest of the process takes more than a quarter
+   * of the cores; on two cores, half of one, where a loaded main thread alone is a half).
+   */
   readonly busyAbove?: number;
   /**
    * Texts a call takes at most while the API is busy (default 4): a query embedding waits behind at most
@@ -85,7 +88,7 @@ export class PacedEmbedder implements TextEmbedder {
     if (!(options.busyShare > 0 && options.busyShare <= 1))
       throw new RangeError(`busyShare must be above 0 and at most 1, got ${options.busyShare}`);
     this.busy = options.busy ?? otherWorkShare(() => this.modelMs);
-    this.busyAbove = options.busyAbove ?? 0.5;
+    this.busyAbove = options.busyAbove ?? 0.25;
     this.busyBatch = options.busyBatch ?? 4;
     this.idleBatch = options.idleBatch ?? 32;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
