@@ -64,6 +64,13 @@ export async function semanticSearchService(
       },
     }),
     async start() {
+      // The model loads on its thread while the platform starts, not on the first writes it would slow.
+      embedder.warm?.().catch((error: unknown) => {
+        logger.warn(
+          { err: error },
+          'the embedding model could not be loaded; searches answer 503 until it is',
+        );
+      });
       await projection?.start();
     },
     async stop() {

@@ -31,5 +31,22 @@ describeContract(
         await embedder.close();
       }
     });
+
+    test('warming loads the model on its thread before any call; the calls after it are answered there', async () => {
+      const embedder = new ThreadedEmbedder(ENTRY, USE_LITE_MODEL, USE_LITE_DIMENSION);
+      const thread = () => (embedder as unknown as { worker?: object }).worker;
+      try {
+        expect(thread()).toBeUndefined();
+        // Resolves once the thread has said the model is loaded.
+        await embedder.warm();
+        const warmed = thread();
+        expect(warmed).toBeDefined();
+        const [vector] = await embedder.embed(['warm already']);
+        expect(vector).toHaveLength(USE_LITE_DIMENSION);
+        expect(thread()).toBe(warmed);
+      } finally {
+        await embedder.close();
+      }
+    });
   },
 );

@@ -8,6 +8,11 @@ export interface TextEmbedder {
   readonly dimension: number;
   /** One unit-length vector per text, in the order given. Texts are at most `MAX_EMBED_TEXT_CHARS` long. */
   embed(texts: readonly string[]): Promise<Float32Array[]>;
+  /**
+   * Loads now what the first call would (an embedded model), so that loading it does not fall on the first
+   * writes. Adapters with nothing to load have none.
+   */
+  warm?(): Promise<void>;
   /** Releases what the adapter holds (a thread, connections). */
   close(): Promise<void>;
 }

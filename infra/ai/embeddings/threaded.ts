@@ -52,6 +52,10 @@ export class ThreadedEmbedder implements TextEmbedder {
     });
   }
 
+  async warm(): Promise<void> {
+    await this.start();
+  }
+
   async close(): Promise<void> {
     const worker = this.worker;
     this.worker = undefined;
@@ -125,6 +129,10 @@ export class EmbedderPool implements TextEmbedder {
       this.members.map((member, index) => member.embed(texts.slice(index * slice, (index + 1) * slice))),
     );
     return answers.flat();
+  }
+
+  async warm(): Promise<void> {
+    await Promise.all(this.members.map((member) => member.warm?.()));
   }
 
   async close(): Promise<void> {
