@@ -10,6 +10,7 @@ import {
   benchModule,
   headers,
   load,
+  postRecordLoad,
   rssMb,
   runAgainstPlatform,
   serverOf,
@@ -168,14 +169,7 @@ runAgainstPlatform('bench-http-', async (server) => {
 
   let loadDone = false;
   const lagUnderLoad = measureLag(server.url, module.body.id, () => loadDone, 100_000);
-  const posts = await load({
-    url: `${server.url}/api/record`,
-    method: 'POST',
-    headers,
-    body,
-    connections: CONNECTIONS,
-    duration: DURATION_S,
-  });
+  const posts = await postRecordLoad(server.url, body, CONNECTIONS, DURATION_S);
   loadDone = true;
   const loaded = await lagUnderLoad;
   const rssAfterPosts = rssMb(server.pid, 'VmRSS');

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { machineConditions, printFigure } from './report';
-import { benchModule, headers, load, rssMb, startServer } from './server';
+import { benchModule, postRecordLoad, rssMb, startServer } from './server';
 
 /**
  * Models never slow the API (issue 33): `POST /record` throughput with semantic search on (the embedded
@@ -43,14 +43,7 @@ async function round(semantic: boolean): Promise<Round> {
   const server = await startServer(dataDir, { SEMANTIC_SEARCH: String(semantic) });
   try {
     const { body } = await benchModule(server.url);
-    const posts = await load({
-      url: `${server.url}/api/record`,
-      method: 'POST',
-      headers,
-      body,
-      connections: CONNECTIONS,
-      duration: DURATION_S,
-    });
+    const posts = await postRecordLoad(server.url, body, CONNECTIONS, DURATION_S);
     if (posts.non2xx > 0 || posts.errors > 0)
       throw new Error(`${posts.non2xx} non-2xx answers and ${posts.errors} errors under load`);
     const rss = rssMb(server.pid, 'VmRSS');

@@ -39,8 +39,8 @@ import { rebuildProjection } from '../projections/rebuild';
 import { freePort } from '../test/support/child-platform';
 import { machineConditions, printFigure } from './report';
 import { benchEvent } from './events';
-import { benchModule } from './server';
-import { api, headers, load, serverOf, TOKEN, type Server } from './server';
+import { benchModule, postRecordLoad } from './server';
+import { api, headers, serverOf, TOKEN, type Server } from './server';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000);
 const WRITE_EVENTS = Number(process.env.BENCH_WRITE_EVENTS ?? 20_000);
@@ -410,14 +410,7 @@ async function postThroughput(tree: string): Promise<{ rate: number; notes: stri
     await probe(server.url, module.body.id, () => false, 1000);
     let loadDone = false;
     const probes = probe(server.url, module.body.id, () => loadDone, 100_000);
-    const posts = await load({
-      url: `${server.url}/api/record`,
-      method: 'POST',
-      headers,
-      body,
-      connections: CONNECTIONS,
-      duration: DURATION_S,
-    });
+    const posts = await postRecordLoad(server.url, body, CONNECTIONS, DURATION_S);
     loadDone = true;
     await probes;
     return {

@@ -78,6 +78,16 @@ export async function api<T>(
   return { status: response.status, body: (await response.json()) as T };
 }
 
+/** bench/http.ts's `POST /record` load: `body` (from `benchModule`) sent by `connections` for `durationS`. */
+export function postRecordLoad(
+  url: string,
+  body: string,
+  connections: number,
+  durationS: number,
+): Promise<autocannon.Result> {
+  return load({ url: `${url}/api/record`, method: 'POST', headers, body, connections, duration: durationS });
+}
+
 export function load(options: autocannon.Options): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     autocannon(options, (error, result) => (error ? reject(error) : resolve(result)));
