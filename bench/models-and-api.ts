@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { machineConditions, printFigure } from './report';
+import { machineConditions, median, printFigure } from './report';
 import { benchModule, postRecordLoad, rssMb, startServer } from './server';
 
 /**
@@ -24,11 +24,6 @@ interface Round {
   readonly peakRssMb: number;
   /** With the model: seconds from the end of the load until every record written is embedded. */
   readonly catchUpS?: number;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 async function vectorLag(url: string): Promise<number> {

@@ -16,7 +16,6 @@
  * BENCH_BATCH_EVENTS (100,000), BENCH_BATCH_SIZE (100), BENCH_ROUNDS (10), BENCH_REBUILD_ROUNDS (3),
  * BENCH_HTTP_ROUNDS (3), BENCH_DURATION_S (10), BENCH_CONNECTIONS (16) change the sizes.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,11 +35,9 @@ import { startCheckpointerFor } from '../bin/sqlite-checkpointer';
 import { startRebuildDecoders } from '../bin/threads';
 import { recordsProjection } from '../projections/read-models/records';
 import { rebuildProjection } from '../projections/rebuild';
-import { freePort } from '../test/support/child-platform';
-import { machineConditions, printFigure } from './report';
+import { machineConditions, median, printFigure } from './report';
 import { benchEvent } from './events';
-import { benchModule, postRecordLoad } from './server';
-import { api, headers, serverOf, TOKEN, type Server } from './server';
+import { api, benchModule, headers, postRecordLoad, startServer } from './server';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000);
 const WRITE_EVENTS = Number(process.env.BENCH_WRITE_EVENTS ?? 20_000);
@@ -57,12 +54,6 @@ const SECRETS_KEY = randomBytes(32).toString('base64');
 
 const WRITE_TARGET = 0.9;
 const REBUILD_TARGET = 0.85;
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
 
 function configFor(dataDir: string): Config {
   return loadConfig({ ...process.env, DATA_DIR: dataDir, SECRETS_KEY });
@@ -366,31 +357,6 @@ async function rebuildPath(dir: string): Promise<void> {
   }
 }
 
-/** The platform of the checkout `tree` (its own bin/platform.ts), started as bench/server.ts starts it. */
-async function startPlatformOf(tree: string, dataDir: string): Promise<Server> {
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    ['--require', require.resolve('tsx/cjs'), join(tree, 'bin', 'platform.ts')],
-    {
-      cwd: tree,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATA_DIR: dataDir,
-        ADMIN_TOKEN: TOKEN,
-        LOG_LEVEL: 'warn',
-        RELAY: 'true',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  child.stdout?.pipe(process.stderr);
-  child.stderr?.pipe(process.stderr);
-  return serverOf(child, port);
-}
-
 /** POST a record, then GET it, until `until` (bench/http.ts's lag probes, which run beside its POST load). */
 async function probe(url: string, moduleId: number, until: () => boolean, maxSamples: number): Promise<void> {
   for (let samples = 0; samples < maxSamples && !until(); samples++) {
@@ -404,7 +370,7 @@ async function probe(url: string, moduleId: number, until: () => boolean, maxSam
 /** bench/http.ts's POST /record phase against the platform of `tree`: requests per second. */
 async function postThroughput(tree: string): Promise<{ rate: number; notes: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-pd-http-'));
-  const server = await startPlatformOf(tree, dataDir);
+  const server = await startServer(dataDir, {}, tree);
   try {
     const { module, body } = await benchModule(server.url);
     await probe(server.url, module.body.id, () => false, 1000);

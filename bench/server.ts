@@ -15,17 +15,27 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-export async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<Server> {
+/** The platform of this checkout, or of the checkout at `root` (a benchmark comparing with an older tree). */
+export async function startServer(
+  dataDir: string,
+  env: Record<string, string> = {},
+  root?: string,
+): Promise<Server> {
   const port = await freePort();
-  const child = spawnBin('platform.ts', [], {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    ADMIN_TOKEN: TOKEN,
-    LOG_LEVEL: 'warn',
-    RELAY: 'true',
-    ...env,
-  });
+  const child = spawnBin(
+    'platform.ts',
+    [],
+    {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN: TOKEN,
+      LOG_LEVEL: 'warn',
+      RELAY: 'true',
+      ...env,
+    },
+    root,
+  );
   // The platform's warnings go to the bench's stderr: a pipe nobody reads fills, and the platform stops.
   child.stdout?.pipe(process.stderr);
   child.stderr?.pipe(process.stderr);

@@ -84,6 +84,7 @@ export const configSchema = z.object({
   MIN_POSITION_TIMEOUT_MS: z.coerce.number().int().min(0).max(60000).default(5000),
   /** The longest one read query may run before it is refused with 422 E4220 (a bound on one reader's work). */
   QUERY_BUDGET_MS: z.coerce.number().int().min(10).max(60000).default(2000),
+  /** How many records a list as of a moment counts at most (`meta.totalRelation` `gte` beyond it). */
   PAST_LIST_COUNT_CAP: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
   /** Threads that run the embedded (SQLite) read store's list and count queries, off the thread that answers. */
   READ_THREADS: z.coerce.number().int().min(1).max(8).default(1),

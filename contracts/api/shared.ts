@@ -92,8 +92,9 @@ function newPage<Item extends z.ZodType>(item: Item, id: string) {
           .optional()
           .meta({
             description:
-              'On lists that count up to a cap (a module’s records as of a moment: 10,000): `eq` when `total` ' +
-              'is exact, `gte` when more match than the cap and `total` is the cap.',
+              'On lists that count up to a cap (a module’s records as of a moment: `PAST_LIST_COUNT_CAP`, ' +
+              '10,000 by default): `eq` when `total` is exact, `gte` when more match than the cap and `total` ' +
+              'is the cap.',
           }),
       }),
     })

@@ -118,12 +118,12 @@ export async function readPage(
     // One more than the cap: whether there are more than it.
     ...(cap !== undefined && { countLimit: cap + 1 }),
   });
+  const items = page.items.map(entity.view);
   const paging = { offset: query.offset ?? 0, limit: query.limit };
-  if (cap === undefined || page.total === undefined)
-    return { items: page.items.map(entity.view), meta: { total: page.total, ...paging } };
+  if (cap === undefined || page.total === undefined) return { items, meta: { total: page.total, ...paging } };
   const capped = page.total > cap;
   return {
-    items: page.items.map(entity.view),
+    items,
     meta: { total: capped ? cap : page.total, ...paging, totalRelation: capped ? 'gte' : 'eq' },
   };
 }

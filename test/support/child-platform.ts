@@ -15,13 +15,21 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Runs a `bin/` entry point as its own process (so a test can kill it with SIGKILL). */
-export function spawnBin(script: string, args: readonly string[], env: Record<string, string>): ChildProcess {
+/**
+ * Runs a `bin/` entry point as its own process (so a test can kill it with SIGKILL); `root` another checkout's
+ * (a benchmark comparing with an older tree).
+ */
+export function spawnBin(
+  script: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  root = ROOT,
+): ChildProcess {
   return spawn(
     process.execPath,
-    ['--require', require.resolve('tsx/cjs'), join(ROOT, 'bin', script), ...args],
+    ['--require', require.resolve('tsx/cjs'), join(root, 'bin', script), ...args],
     {
-      cwd: ROOT,
+      cwd: root,
       env: { ...process.env, LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
