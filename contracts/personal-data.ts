@@ -8,11 +8,15 @@
 /** What every reader shows in place of a value whose subject was erased. */
 export const ERASED_VALUE = '[erased]';
 
-export const PERSONAL_SUBJECT_KINDS = ['record', 'user'] as const;
+/**
+ * Whose data keys there are: records and users, and the requests hooks received (a request's body, bundle and
+ * its runs' step outputs carry what the sender sent, often what a record was then made of).
+ */
+export const PERSONAL_SUBJECT_KINDS = ['record', 'user', 'hookRequest'] as const;
 export type PersonalSubjectKind = (typeof PERSONAL_SUBJECT_KINDS)[number];
 
-/** The data key's subject: `record:acme:42`. */
-export function personalSubject(kind: PersonalSubjectKind, tenant: string, id: number): string {
+/** The data key's subject: `record:acme:42`, `hookRequest:acme:<request id>`. */
+export function personalSubject(kind: PersonalSubjectKind, tenant: string, id: number | string): string {
   return `${kind}:${tenant}:${id}`;
 }
 
@@ -25,14 +29,19 @@ export type DataPath = readonly (string | number)[];
  */
 export interface PersonalValues {
   readonly kind: PersonalSubjectKind;
-  readonly id: number;
+  /** A record's or user's id; a hook request's id (a UUID). */
+  readonly id: number | string;
   /** The subject's system, when it is not the command's (setting up a system names its first admin). */
   readonly tenant?: string;
   readonly paths: readonly DataPath[];
 }
 
 /** The events that erase a subject: once one is read, its subject's key is known to be gone. */
-export const ERASURE_EVENT_TYPES: ReadonlySet<string> = new Set(['RecordErased', 'UserErased']);
+export const ERASURE_EVENT_TYPES: ReadonlySet<string> = new Set([
+  'RecordErased',
+  'UserErased',
+  'WebhookRequestErased',
+]);
 
 /** `data` with the value at each path passed through `change` (paths that lead nowhere, or to null, left). */
 export function withValuesAt(
@@ -105,3 +114,14 @@ export function subjectOfPublicEvent(
   const recordId = (event.data as { recordId?: unknown } | null)?.recordId;
   return typeof recordId === 'number' ? personalSubject('record', tenant, recordId) : undefined;
 }
+
+/**
+ * What a hook request's events carry of what its sender sent, sealed under the request's own key (so erasing a
+ * record made from a request can erase the request): `paths` of an event about the request `requestId`.
+ */
+export function hookRequestValues(requestId: string, paths: readonly DataPath[]): PersonalValues {
+  return { kind: 'hookRequest', id: requestId, paths };
+}
+
+/** The paths of a received request's data (`WebhookRequestReceived`) that hold what was sent. */
+export const RECEIVED_REQUEST_PATHS: readonly DataPath[] = [['request'], ['bundle']];

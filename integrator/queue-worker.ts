@@ -26,7 +26,7 @@ export interface QueueWorkerDeps {
 export interface QueuePass {
   readonly processed: number;
   /** The run that failed and stopped the pass (a scheduled pass leaves its item queued). */
-  readonly failure: { readonly runId: string; readonly message: string } | null;
+  readonly failure: { readonly runId: string; readonly requestId: string; readonly message: string } | null;
 }
 
 /** Scheduled scenarios read per page when looking for due ones. */
@@ -188,7 +188,7 @@ export class QueueWorker {
           { kind: 'RecordFailure', webhookId, requestId, runId, message },
           bookkeepingContext(tenant, `failed:${runId}`),
         );
-        return { processed, failure: { runId, message } };
+        return { processed, failure: { runId, requestId, message } };
       }
       await this.deps.handler.handle(
         queueStream,

@@ -3,6 +3,8 @@ import { PlatformError } from '../contracts/errors';
 import { upcast } from '../contracts/events/registry';
 import { eventIdFor, newId } from '../contracts/ids';
 import { READ_MODELS } from '../contracts/read-models';
+import { hookRequestValues, RECEIVED_REQUEST_PATHS } from '../contracts/personal-data';
+import { withPersonalValues } from '../command-api/kit/decider';
 import {
   runBacklogDrainDecider,
   runBacklogStreams,
@@ -74,7 +76,13 @@ export class RunBacklog {
   async park(tenant: string, parked: RunParkedData): Promise<void> {
     const context = bookkeepingContext(tenant, `park:${parked.runId}`);
     const event = toNewEvent(
-      { type: 'ScenarioRunParked', data: parked },
+      withPersonalValues(
+        { type: 'ScenarioRunParked', data: parked },
+        hookRequestValues(
+          parked.request.requestId,
+          RECEIVED_REQUEST_PATHS.map((path) => ['request', ...path]),
+        ),
+      ),
       eventIdFor(tenant, context.commandId, 0),
       context,
     );

@@ -6,7 +6,7 @@ import { streamName } from '../contracts/streams';
 import { scenarioDecider } from '../command-api/scenarios/domain/scenario';
 import {
   scenarioRunDecider,
-  type ScenarioRunCommand,
+  type RunRecordCommand,
   type ScenarioRunState,
 } from '../command-api/scenarios/domain/scenario-run';
 import type { CommandHandler } from '../command-api/kit/handler';
@@ -128,8 +128,8 @@ export class ScenarioRunner {
     // writes per run. Each write is named by the stream position it starts at, so an integrator that does the
     // same write again (a redelivery racing the first) is recognised as a repeat.
     let nextRevision = loaded.revision === undefined ? 0n : loaded.revision + 1n;
-    let recorded: ScenarioRunCommand[] = [];
-    const record = (command: ScenarioRunCommand): void => void recorded.push(command);
+    let recorded: RunRecordCommand[] = [];
+    const record = (command: RunRecordCommand): void => void recorded.push(command);
     const flush = async (): Promise<ScenarioRunState | undefined> => {
       if (recorded.length === 0) return undefined;
       const commands = recorded;
@@ -149,6 +149,7 @@ export class ScenarioRunner {
       if (result.revision !== undefined) nextRevision = result.revision + 1n;
       return result.state;
     };
+    const { bundle, blobKeys } = await this.payloadOf(data);
     if (run.status === 'none')
       record({
         kind: 'StartRun',
@@ -158,6 +159,7 @@ export class ScenarioRunner {
         requestId: data.requestId,
         trigger,
         attempt: request.attempt,
+        blobKeys,
         now: this.deps.now(),
       });
     const fail = async (step: number | null, message: string): Promise<RunResult> => {
@@ -171,7 +173,6 @@ export class ScenarioRunner {
     if (scenario.status === 'none' || scenario.status === 'deleted')
       return fail(null, `scenario ${data.scenarioId} no longer exists`);
 
-    const bundle = await this.bundleOf(data);
     const expressions: StepScope['expressions'] = (expression, input, context) =>
       this.deps.expressions.evaluate(tenant, expression, input, context);
     let pending: HookResponse | null = null;
@@ -258,7 +259,7 @@ export class ScenarioRunner {
     error: unknown,
     runId: string,
     requestId: string,
-    record: (command: ScenarioRunCommand) => void,
+    record: (command: RunRecordCommand) => void,
     flush: () => Promise<ScenarioRunState | undefined>,
   ): Promise<RunResult> {
     const message = error instanceof Error ? error.message : String(error);
@@ -294,15 +295,35 @@ export class ScenarioRunner {
     }
   }
 
-  /** The bundle, from the event or from the blob a large request was kept in. */
-  private async bundleOf(data: WebhookRequestReceivedData): Promise<unknown> {
-    if (data.payloadBlobKey === undefined) return data.bundle ?? {};
+  /**
+   * The bundle, from the event or from the blob a large request was kept in, and the blobs the request's data
+   * is in (that blob, and the files it brought).
+   */
+  private async payloadOf(
+    data: WebhookRequestReceivedData,
+  ): Promise<{ bundle: unknown; blobKeys: readonly string[] }> {
+    if (data.payloadBlobKey === undefined)
+      return { bundle: data.bundle ?? {}, blobKeys: fileBlobKeysOf(data.request) };
     const content = await this.deps.blobs.get(data.payloadBlobKey);
     if (!content) throw new StepFailure('the request payload is no longer stored');
     const chunks: Buffer[] = [];
     for await (const chunk of content) chunks.push(chunk as Buffer);
-    return (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { bundle: unknown }).bundle;
+    const payload = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+      request: unknown;
+      bundle: unknown;
+    };
+    return { bundle: payload.bundle, blobKeys: [data.payloadBlobKey, ...fileBlobKeysOf(payload.request)] };
   }
+}
+
+/** The blobs of the files a request brought (none when its data was erased: it reads as the placeholder). */
+function fileBlobKeysOf(request: unknown): string[] {
+  const files = (request as { files?: unknown } | null | undefined)?.files;
+  if (!Array.isArray(files)) return [];
+  return files.flatMap((file: unknown) => {
+    const blobKey = (file as { blobKey?: unknown } | null)?.blobKey;
+    return typeof blobKey === 'string' && blobKey.length > 0 ? [blobKey] : [];
+  });
 }
 
 /** The characters of JSON an output takes (as recorded). */

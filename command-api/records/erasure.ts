@@ -6,6 +6,7 @@ import { isSealedValue } from '../../infra/secrets/personal-values';
 import type { CommandDeps } from '../deps';
 import type { CommandContext, CommandResult } from '../kit/handler';
 import { recordDecider, type RecordState } from './domain/record';
+import { eraseRequestsOfRuns, runsThatWrote } from '../hooks/erasure';
 
 export type ErasureDeps = Pick<CommandDeps, 'handler' | 'personalData' | 'blobs' | 'logger'>;
 
@@ -27,8 +28,9 @@ export function sealedFieldKeys(events: readonly Pick<RecordedEvent, 'type' | 'd
 
 /**
  * Erases a record's personal data: destroys its data key (first: from then on nothing can open what was
- * sealed, whatever happens next), records the erasure, and deletes its files' contents. Repeating it, after a
- * success or half-way, finishes the same erasure and answers the same.
+ * sealed, whatever happens next), records the erasure, deletes its files' contents, and erases the hook and
+ * mail requests whose scenario runs wrote it (what their senders sent carried the record's data). Repeating it,
+ * after a success or half-way, finishes the same erasure and answers the same.
  */
 export async function eraseRecord(
   deps: ErasureDeps,
@@ -45,6 +47,7 @@ export async function eraseRecord(
   if (recordDecider.decide(command, before.state).length > 0)
     await deps.personalData.erase(personalSubject('record', context.tenant, recordId), Date.now());
   const result = await deps.handler.handle(stream, recordDecider, command, context);
+  await eraseRequestsOfRuns(deps, context, runsThatWrote(stored));
   await Promise.all(
     before.state.files.map((file) =>
       deps.blobs

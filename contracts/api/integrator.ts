@@ -3,6 +3,7 @@
  * scenarios, and the receiver every hook's address leads to.
  */
 import { z } from 'zod';
+import { ERASED_VALUE } from '../personal-data';
 import { dataStructureSchema, structureFieldsSchema } from '../../languages/data-structure';
 import {
   HOOK_ACCEPTED,
@@ -194,6 +195,11 @@ export const deleteHookQueueItem = operation({
   security: 'token',
 });
 
+/** What a request's data reads as once a record made from it was erased. */
+const erasedPlaceholder = z.literal(ERASED_VALUE).meta({
+  description: "The request's data was erased (with a record made from it).",
+});
+
 export const hookLogStatusSchema = z.enum(['success', 'warning', 'error']);
 const hookLogCore = {
   id: z.string().meta({ description: 'The request id.' }),
@@ -211,9 +217,11 @@ const hookLogEntry = z.object(hookLogCore).meta({ id: 'WebhookLogEntry' });
 export const hookLogDetail = z
   .object({
     ...hookLogCore,
-    request: hookRequestSchema,
+    request: z.union([hookRequestSchema, erasedPlaceholder]),
     response: hookResponseSchema,
-    bundle: z.unknown().meta({ description: 'The parsed items: query and body in one bundle.' }),
+    bundle: z.unknown().meta({
+      description: `The parsed items: query and body in one bundle (\`${ERASED_VALUE}\` once erased).`,
+    }),
   })
   .meta({ id: 'WebhookLogDetail' });
 export const listHookLogs = operation({

@@ -65,6 +65,27 @@ const requestRefused = z.object({
   request: hookRequestSchema,
 });
 
+/**
+ * What a request's sender sent was erased (with a record made from it): the request's key is gone, its
+ * payload's and files' blobs deleted. It names the request's runs, and what each recorded, so the read models
+ * scrub what they copied from them; no data.
+ */
+const requestErased = z.object({
+  webhookId,
+  requestId: z.string().min(1),
+  runs: z.array(
+    z.object({
+      runId: z.string().min(1),
+      /** Step outputs it recorded. */
+      operations: z.number().int().nonnegative(),
+      failed: z.boolean(),
+      responded: z.boolean(),
+    }),
+  ),
+  /** Whether a failure of a queued run of it was recorded (the queue keeps the last one's message). */
+  queueFailures: z.boolean(),
+});
+
 const runRef = { runId: z.string().min(1), scenarioId, webhookId, requestId: z.string().min(1) };
 
 const webhookRef = z.object({ webhookId });
@@ -116,6 +137,11 @@ const runStarted = z.object({
   startedAt: at,
   /** The how-manieth run of this request (a queued request whose scheduled run failed is run again). */
   attempt: z.number().int().min(1).optional(),
+  /**
+   * The blobs the request's data is kept in (a large payload, the files it brought): an erasure of what the
+   * run wrote deletes them. Absent in runs recorded before it was kept.
+   */
+  blobKeys: z.array(z.string().min(1)).optional(),
 });
 const stepCompleted = z.object({
   runId: z.string(),
@@ -190,9 +216,11 @@ export type WebhookEvent =
 export type WebhookKeyEvent = EventOf<'WebhookKeyAssigned', typeof keyAssigned>;
 export type WebhookRequestReceivedData = z.infer<typeof requestReceived>;
 export type WebhookRequestRefusedData = z.infer<typeof requestRefused>;
+export type WebhookRequestErasedData = z.infer<typeof requestErased>;
 export type HookRequestEvent =
   | EventOf<'WebhookRequestReceived', typeof requestReceived>
   | EventOf<'WebhookRequestRefused', typeof requestRefused>;
+export type RequestErasureEvent = EventOf<'WebhookRequestErased', typeof requestErased>;
 export type HookQueueEvent =
   | EventOf<'WebhookRequestReceived', typeof requestReceived>
   | EventOf<'WebhookQueueItemsRemoved', typeof queueItemsRemoved>
@@ -260,6 +288,7 @@ export const INTEGRATOR_EVENTS: readonly EventDefinition[] = [
     },
   },
   { type: 'WebhookRequestRefused', version: 1, schema: requestRefused },
+  { type: 'WebhookRequestErased', version: 1, schema: requestErased },
   { type: 'WebhookQueueItemsRemoved', version: 1, schema: queueItemsRemoved },
   { type: 'WebhookQueueItemFailed', version: 1, schema: queueItemFailed },
   { type: 'ScenarioCreated', version: 1, schema: scenarioCreated },

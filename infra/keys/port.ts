@@ -52,10 +52,11 @@ export const DATA_KEY_ID = /^[A-Za-z0-9_-]{12}$/;
 
 /**
  * Subjects the stores accept, as callers make them: `<kind>:<tenant>:<id>` (`record:acme:42`), the tenant a
- * DNS label as in stream names, the id a whole number. Never free text: a subject names a row and a document.
+ * DNS label as in stream names, the id a whole number or a UUID in its lower-case form (a hook request's).
+ * Never free text: a subject names a row and a document.
  */
 export const DATA_KEY_SUBJECT =
-  /^[a-z][a-zA-Z0-9]{0,31}:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?:[1-9][0-9]{0,15}$/;
+  /^[a-z][a-zA-Z0-9]{0,31}:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?:(?:[1-9][0-9]{0,15}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
 export function assertSubject(subject: string): void {
   if (!DATA_KEY_SUBJECT.test(subject))

@@ -101,6 +101,10 @@ interface PendingKey {
  *   it frees with zeros, and a TRUNCATE checkpoint afterwards copies the zeroed pages into the file and
  *   empties the WAL, which held images of the key's page from before: no file of the store keeps the key.
  */
+/** How often a destroy tries to empty the WAL, and how long it waits between tries, while readers hold it. */
+const CHECKPOINT_ATTEMPTS = 20;
+const CHECKPOINT_RETRY_MS = 25;
+
 export function createSqliteDataKeyStore(options: SqliteDataKeyStoreOptions): DataKeyStore {
   const { wrapper } = options;
   const db = openSqliteFile(options.path, 'NORMAL');
@@ -138,6 +142,10 @@ export function createSqliteDataKeyStore(options: SqliteDataKeyStoreOptions): Da
   `);
 
   const durable = walSync(options.path);
+  const truncated = (): boolean => {
+    const [checkpoint] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+    return checkpoint?.busy === 0;
+  };
   let pending: PendingKey[] = [];
   /** Stores the turn's new keys in one transaction, then answers each the row its subject holds (ours, or the one before it). */
   const storePending = (): void => {
@@ -210,9 +218,13 @@ export function createSqliteDataKeyStore(options: SqliteDataKeyStoreOptions): Da
       assertErasedAt(erasedAt);
       const erased = erase.run(subject, erasedAt).changes === 1;
       await durable();
-      // Also on a repeat: a destroy whose checkpoint could not finish is completed by the next one.
-      const [checkpoint] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
-      if (checkpoint?.busy !== 0)
+      // Also on a repeat: a destroy whose checkpoint could not finish is completed by the next one. A reader
+      // (another thread's projection) holds the WAL for a moment only: waited for a little before giving up.
+      for (let attempt = 1; attempt < CHECKPOINT_ATTEMPTS; attempt++) {
+        if (truncated()) return erased;
+        await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_RETRY_MS));
+      }
+      if (!truncated())
         throw new PlatformError(
           'unavailable',
           `the key of ${subject} is destroyed, but a reader kept its old bytes in the WAL: destroy it again`,

@@ -1,8 +1,10 @@
 import type {
   RunBacklogHeldData,
+  WebhookRequestErasedData,
   WebhookRequestReceivedData,
   WebhookRequestRefusedData,
 } from '../../contracts/events/integrator';
+import { ERASED_VALUE } from '../../contracts/personal-data';
 import { HOOK_ACCEPTED } from '../../contracts/integrator';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import type { Document, ReadModelChange } from '../../contracts/read-model-changes';
@@ -73,7 +75,7 @@ export const scenariosProjection = entityProjection({
 /** The requests waiting in each hook's queue, in arrival order (`arrival`: the event's position). */
 export const hookQueueProjection: Projection = {
   name: 'hook-queue',
-  categories: ['hookQueue'],
+  categories: ['hookQueue', 'hookRequestErasure'],
   collections: {
     [READ_MODELS.hookQueue]: [{ name: 'tenant_webhook_arrival', paths: ['tenant', 'webhookId', 'arrival'] }],
   },
@@ -81,6 +83,15 @@ export const hookQueueProjection: Projection = {
     const target = collection(READ_MODELS.hookQueue);
     const tenant = event.metadata.tenant;
     const position = event.position;
+    if (event.type === 'WebhookRequestErased') {
+      const { requestId, queueFailures } = event.data as WebhookRequestErasedData;
+      const set = {
+        'payload.request': ERASED_VALUE,
+        'payload.bundle': ERASED_VALUE,
+        ...(queueFailures && { lastError: ERASED_VALUE }),
+      };
+      return [{ op: 'patch', collection: target, id: documentId(tenant, requestId), set, position }];
+    }
     if (event.type === 'WebhookRequestReceived') {
       const data = event.data as WebhookRequestReceivedData;
       return [
@@ -179,7 +190,7 @@ function logEntry(
  */
 export const hookLogsProjection: Projection = {
   name: 'hook-logs',
-  categories: ['hookRequest', 'hookQueue', 'scenarioRun'],
+  categories: ['hookRequest', 'hookQueue', 'scenarioRun', 'hookRequestErasure'],
   collections: {
     [READ_MODELS.hookLogs]: [{ name: 'tenant_webhook_loggedAt', paths: ['tenant', 'webhookId', 'loggedAt'] }],
   },
@@ -223,6 +234,18 @@ export const hookLogsProjection: Projection = {
         }),
       );
     }
+    if (event.type === 'WebhookRequestErased') {
+      const { requestId, runs } = event.data as WebhookRequestErasedData;
+      // What its events' sealed values read as once erased (a replay writes the same).
+      const set = {
+        request: ERASED_VALUE,
+        bundle: ERASED_VALUE,
+        erased: true,
+        ...(runs.some((run) => run.failed) && { error: ERASED_VALUE }),
+        ...(runs.some((run) => run.responded) && { 'response.headers': [], 'response.body': ERASED_VALUE }),
+      };
+      return [{ op: 'patch', collection: target, id: documentId(tenant, requestId), set, position }];
+    }
     const data = event.data as RunEventData;
     const id = documentId(tenant, String(data.requestId ?? data.runId));
     const patch = (set: Record<string, unknown>): ReadModelChange[] => [
@@ -232,8 +255,10 @@ export const hookLogsProjection: Projection = {
       case 'ScenarioRunStarted':
         return patch({ runId: data.runId });
       case 'WebhookResponseReady': {
-        const response = data.response as { status: number };
-        return patch({ response, responseStatus: response.status });
+        const response = data.response as { status: number; headers: unknown };
+        // Erased, its headers read as the placeholder: none are shown.
+        const headers = Array.isArray(response.headers) ? response.headers : [];
+        return patch({ response: { ...response, headers }, responseStatus: response.status });
       }
       case 'ScenarioRunFailed':
         return patch({ status: 'error', error: data.message });
@@ -251,7 +276,8 @@ export const hookLogsProjection: Projection = {
 /** Runs of scenarios: their trigger, status, steps (`steps.<index>`) and outcome. */
 export const scenarioRunsProjection: Projection = {
   name: 'scenario-runs',
-  categories: ['scenarioRun'],
+  // Erasures of the requests the runs were for.
+  categories: ['scenarioRun', 'hookRequestErasure'],
   collections: {
     [READ_MODELS.scenarioRuns]: [
       { name: 'tenant_scenario_startedAt', paths: ['tenant', 'scenarioId', 'startedAt'] },
@@ -261,6 +287,13 @@ export const scenarioRunsProjection: Projection = {
     const target = collection(READ_MODELS.scenarioRuns);
     const tenant = event.metadata.tenant;
     const position = event.position;
+    if (event.type === 'WebhookRequestErased')
+      return (event.data as WebhookRequestErasedData).runs.flatMap((run): ReadModelChange[] => {
+        const set: Record<string, unknown> = run.failed ? { error: ERASED_VALUE } : {};
+        for (let index = 0; index < run.operations; index++) set[`steps.${index}.output`] = ERASED_VALUE;
+        if (Object.keys(set).length === 0) return [];
+        return [{ op: 'patch', collection: target, id: documentId(tenant, run.runId), set, position }];
+      });
     const data = event.data as RunEventData;
     const id = documentId(tenant, data.runId);
     const patch = (set: Record<string, unknown>, inc?: Record<string, number>): ReadModelChange[] => [

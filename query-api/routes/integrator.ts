@@ -1,3 +1,4 @@
+import { ERASED_VALUE } from '../../contracts/personal-data';
 import type { Router } from 'express';
 import {
   exportScenario,
@@ -325,6 +326,8 @@ export function addIntegratorReadRoutes(router: Router, deps: IntegratorReadDeps
 
   /** The request and bundle of an entry: in the entry, or in the blob a large one was kept in. */
   async function payloadOf(doc: Document): Promise<{ request: unknown; bundle: unknown }> {
+    // Erased, a large payload's blob is deleted: both read as the placeholder, as inline ones do.
+    if (doc.erased === true) return { request: ERASED_VALUE, bundle: ERASED_VALUE };
     if (typeof doc.payloadBlobKey !== 'string') return { request: doc.request, bundle: doc.bundle ?? {} };
     const content = await deps.blobs.get(doc.payloadBlobKey);
     if (!content) throw new PlatformError('gone', 'the payload of this log entry is no longer stored');

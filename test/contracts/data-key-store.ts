@@ -203,7 +203,14 @@ export function dataKeyStoreContract(store: () => Promise<DataKeyStoreUnderTest>
       'record:acme:1\n',
       'record:acme:Alice Smith',
       `record:${'a'.repeat(64)}:1`,
+      'hookRequest:acme:0190F2A4-1C2B-7D3E-8F40-123456789ABC',
+      'hookRequest:acme:0190f2a4-1c2b-7d3e-8f40-123456789ab',
+      'hookRequest:acme:0190f2a41c2b7d3e8f40123456789abc',
+      'hookRequest:acme:{0190f2a4-1c2b-7d3e-8f40-123456789abc}',
     ];
+    // A hook request's id is a UUID in its lower-case form.
+    const request = `hookRequest:${TENANT}:0190f2a4-1c2b-7d3e-8f40-${String(Date.now()).padStart(12, '0').slice(-12)}`;
+    expect((await keys.keyFor(request)).key).toHaveLength(32);
     for (const subject of refused) {
       await expect(keys.keyFor(subject)).rejects.toThrow('not valid');
       await expect(keys.existing([uniqueSubject(), subject])).rejects.toThrow('not valid');

@@ -310,6 +310,17 @@ export interface ProjectionSpec {
  * `collection` is the versioned-name function the projection receives (the base name by default). Events
  * go through `projectEvent`, as in the runner: stored older versions are upcast first.
  */
+/** The documents of collection `name` after `projection` projected `events`, by id. */
+export function documentsAfter(
+  projection: Projection,
+  events: readonly RecordedEvent[],
+  name: string,
+): readonly JsonObject[] {
+  const readModels = new InMemoryReadModels();
+  for (const event of events) readModels.apply(projectEvent(projection, event, (base) => base));
+  return readModels.documents(name);
+}
+
 export function projectionSpec(
   projection: Projection,
   collection: (base: string) => string = (base) => base,

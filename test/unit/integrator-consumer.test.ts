@@ -1,3 +1,4 @@
+import { uuidV5 } from '../../contracts/ids';
 import { CommandHandler } from '../../command-api/kit/handler';
 import type { WebhookRequestReceivedData } from '../../contracts/events/integrator';
 import { schemaVersionOf, upcast } from '../../contracts/events/registry';
@@ -119,8 +120,9 @@ test("a system's request beyond its runs in hand is parked in its backlog, and r
     },
     2,
   );
+  // Request ids are UUIDs: a parked request is sealed under its own key, named by it.
   const handled = ['r1', 'r2', 'r3'].map((runId) =>
-    handle(relayed(runId, 2, { ...requestV1, requestId: runId, sequential: false })),
+    handle(relayed(runId, 2, { ...requestV1, requestId: uuidV5(runId), sequential: false })),
   );
   // r1 and r2 are in hand (running); r3 is parked, and its message is done with at once.
   await handled[2];

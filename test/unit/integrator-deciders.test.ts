@@ -1,10 +1,12 @@
 import { hookQueueDecider, queuedRunId } from '../../command-api/hooks/domain/hook-queue';
 import { hookRequestDecider, hookRequestStream } from '../../command-api/hooks/domain/hook-request';
+import { requestErasureDecider, requestErasureStream } from '../../command-api/hooks/domain/request-erasure';
 import { scenarioDecider, slotOf } from '../../command-api/scenarios/domain/scenario';
 import { scenarioRunDecider } from '../../command-api/scenarios/domain/scenario-run';
 import { effectiveStatus, webhookDecider, webhookKeyDecider } from '../../command-api/hooks/domain/webhook';
 import type {
   HookQueueEvent,
+  RequestErasureEvent,
   ScenarioEvent,
   ScenarioRunEvent,
   WebhookEvent,
@@ -12,6 +14,7 @@ import type {
 } from '../../contracts/events/integrator';
 import { DEFAULT_WEBHOOK_SETTINGS, HOOK_QUEUE_FULL, type ScenarioSettings } from '../../contracts/integrator';
 import { partitionKeyOf } from '../../contracts/streams';
+import { hookRequestValues, type DataPath, type PersonalValues } from '../../contracts/personal-data';
 import { deciderSpec } from '../support/given-when-then';
 import { receivedRequest } from '../support/hook-requests';
 
@@ -181,11 +184,11 @@ describe('hook queue decider', () => {
     data: request(requestId),
   });
 
-  test('a request is queued while there is room; a full queue refuses it and stays as it is', () => {
+  test('a request is queued while there is room, what it carries sealed under its key; a full queue refuses it and stays as it is', () => {
     const state = spec
       .given([queued('a')])
       .when({ kind: 'Enqueue', request: request('b'), capacity: 2 })
-      .then([queued('b')]);
+      .then([{ ...queued('b'), personal: hookRequestValues('b', [['request'], ['bundle']]) }]);
     expect(state.requestIds).toEqual(['a', 'b']);
     const refusal = spec
       .given([queued('a'), queued('b')])
@@ -218,10 +221,11 @@ describe('hook queue decider', () => {
     expect(
       queuedRunId([queued('a')].reduce(hookQueueDecider.evolve, hookQueueDecider.initialState), 'a'),
     ).toEqual({ runId: 'a', attempt: 1 });
+    // Why it failed may quote what the request carried: sealed under its key.
     const after = spec
       .given([queued('a')])
       .when(fail('a'))
-      .then([failed('a', 1)]);
+      .then([{ ...failed('a', 1), personal: hookRequestValues('a', [['message']]) }]);
     expect(queuedRunId(after, 'a')).toEqual({ runId: 'a~2', attempt: 2 });
     spec
       .given([queued('a'), failed('a', 1)])
@@ -250,11 +254,31 @@ describe('hook request decider and streams', () => {
     spec
       .given([])
       .when({ kind: 'ReceiveRequest', request: data })
-      .then([{ type: 'WebhookRequestReceived', data }]);
+      .then([
+        { type: 'WebhookRequestReceived', data, personal: hookRequestValues('a', [['request'], ['bundle']]) },
+      ]);
     spec
       .given([{ type: 'WebhookRequestReceived', data }])
       .when({ kind: 'ReceiveRequest', request: data })
       .thenNothingHappens();
+  });
+
+  test("a request's erasure is recorded once, in a stream of its own, naming only its subject", () => {
+    const spec = deciderSpec(requestErasureDecider);
+    const erasure = {
+      webhookId: 4,
+      requestId: 'a',
+      runs: [{ runId: 'a', operations: 2, failed: false, responded: true }],
+      queueFailures: false,
+    };
+    const erased: RequestErasureEvent & { personal: PersonalValues } = {
+      type: 'WebhookRequestErased',
+      data: erasure,
+      personal: hookRequestValues('a', []),
+    };
+    expect(spec.given([]).when({ kind: 'EraseRequest', erasure }).then([erased])).toEqual({ erased: true });
+    spec.given([erased]).when({ kind: 'EraseRequest', erasure }).thenNothingHappens();
+    expect(requestErasureStream('acme', 'a')).toBe('hookRequestErasure-acme.a');
   });
 
   test('a refused request is appended once, as a refusal', () => {
@@ -353,7 +377,7 @@ describe('scenario decider', () => {
         consecutiveErrors,
       },
     });
-    const failure = (at: number) => ({ runId: `r${at}`, message: 'boom' });
+    const failure = (at: number) => ({ runId: `r${at}`, requestId: `q${at}`, message: 'boom' });
 
     test('one run per slot: a second start in the same or an earlier slot is a conflict', () => {
       expect(slotOf(new Date(15 * 60_000 * 7 + 1), 15)).toBe(7);
@@ -378,10 +402,12 @@ describe('scenario decider', () => {
         .given(history)
         .when({ kind: 'EndScheduledRun', slot: 3, processed: 0, failure: failure(3) })
         .then([
-          endedWith(3, 3),
+          // The failure's message may quote what its request sent: sealed under the request's key, and not
+          // copied into the reason.
+          { ...endedWith(3, 3), personal: hookRequestValues('q3', [['message']]) },
           {
             type: 'ScenarioDeactivated',
-            data: { scenarioId: 9, reason: '3 scheduled runs failed in a row; the last: boom' },
+            data: { scenarioId: 9, reason: '3 scheduled runs failed in a row; the last: run r3' },
           },
         ]);
       expect(state).toMatchObject({ status: 'inactive', consecutiveErrors: 3 });
@@ -413,6 +439,7 @@ describe('scenario run decider', () => {
       trigger: 'instant',
       startedAt: CREATED_AT,
       attempt: 1,
+      blobKeys: ['acme/payload'],
     },
   };
   const step0: ScenarioRunEvent = {
@@ -431,6 +458,7 @@ describe('scenario run decider', () => {
     requestId: 'r1',
     trigger: 'instant' as const,
     attempt: 1,
+    blobKeys: ['acme/payload'],
     now,
   };
 
@@ -506,6 +534,67 @@ describe('scenario run decider', () => {
         {
           type: 'ScenarioStepCompleted',
           data: { runId: 'r1', index: 0, kind: 'filter', output: { passed: false }, durationMs: 0.25 },
+        },
+      ]);
+  });
+
+  test("what a run records of its request's data is sealed under the request's key, in a batch that starts it too", () => {
+    const sealed = (paths: DataPath[]) => hookRequestValues('r1', paths);
+    spec
+      .given([])
+      .when({
+        kind: 'Batch',
+        commands: [
+          start,
+          { kind: 'CompleteStep', runId: 'r1', index: 0, stepKind: 'setVariable', output: 'x' },
+          { kind: 'CompleteStep', runId: 'r1', index: 1, stepKind: 'setVariable', output: 'y' },
+          {
+            kind: 'Respond',
+            runId: 'r1',
+            requestId: 'r1',
+            response: { status: 200, headers: [], body: 'x' },
+          },
+          { kind: 'NoteError', runId: 'r1', requestId: 'r1', message: 'x failed', now },
+        ],
+      })
+      .then([
+        started,
+        {
+          type: 'ScenarioStepsCompleted',
+          data: {
+            runId: 'r1',
+            steps: [
+              { index: 0, kind: 'setVariable', output: 'x' },
+              { index: 1, kind: 'setVariable', output: 'y' },
+            ],
+          },
+          personal: sealed([
+            ['steps', 0, 'output'],
+            ['steps', 1, 'output'],
+          ]),
+        },
+        {
+          type: 'WebhookResponseReady',
+          data: { runId: 'r1', requestId: 'r1', response: { status: 200, headers: [], body: 'x' } },
+          personal: sealed([
+            ['response', 'headers'],
+            ['response', 'body'],
+          ]),
+        },
+        {
+          type: 'ScenarioRunErrored',
+          data: { runId: 'r1', at: CREATED_AT, message: 'x failed' },
+          personal: sealed([['message']]),
+        },
+      ]);
+    spec
+      .given([started])
+      .when({ kind: 'Fail', runId: 'r1', requestId: 'r1', step: 0, message: 'no x', now })
+      .then([
+        {
+          type: 'ScenarioRunFailed',
+          data: { runId: 'r1', requestId: 'r1', finishedAt: CREATED_AT, step: 0, message: 'no x' },
+          personal: sealed([['message']]),
         },
       ]);
   });

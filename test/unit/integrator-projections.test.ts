@@ -1,4 +1,12 @@
-import type { WebhookRequestReceivedData } from '../../contracts/events/integrator';
+import type { RecordedEvent } from '../../contracts/events/envelope';
+import type { ScenarioRunEvent, WebhookRequestReceivedData } from '../../contracts/events/integrator';
+import {
+  ERASED_VALUE,
+  RECEIVED_REQUEST_PATHS,
+  withValuesAt,
+  type DataPath,
+} from '../../contracts/personal-data';
+import { requestPathsOf } from '../../command-api/scenarios/domain/scenario-run';
 import { streamName } from '../../contracts/streams';
 import {
   hookLogsProjection,
@@ -7,7 +15,7 @@ import {
   scenarioRunsProjection,
 } from '../../projections/read-models/integrator';
 import { runBacklogStreams } from '../../command-api/scenarios/domain/run-backlog';
-import { EventLog, projectionSpec, TEST_TENANT } from '../support/given-when-then';
+import { documentsAfter, EventLog, projectionSpec, TEST_TENANT } from '../support/given-when-then';
 import { receivedRequest } from '../support/hook-requests';
 
 const RECEIVED_AT = '2026-11-24T10:00:00.000Z';
@@ -271,5 +279,128 @@ describe('run backlogs projection', () => {
       .given([first, second])
       .when(drained)
       .thenDocuments('run_backlogs', [{ id: 'acme.runs', tenant: TEST_TENANT, parked: 2, next: 2 }]);
+  });
+});
+
+/**
+ * An erased request, two ways: live, its events projected as they were and then its erasure; replayed, its
+ * events read with their sealed values as the placeholder (the key is gone), then its erasure. Both end in the
+ * same documents, and neither holds what was sent.
+ */
+describe('an erased request reads the same live and replayed', () => {
+  const SENT = 'sent-by-ada@example.org';
+  const log = new EventLog();
+  const runStream = (runId: string) => streamName('scenarioRun', TEST_TENANT, runId);
+  const sent = (requestId: string, queued: boolean): WebhookRequestReceivedData => ({
+    ...request(requestId, queued),
+    request: {
+      method: 'POST',
+      url: `/hook/x?email=${SENT}`,
+      headers: [],
+      query: { email: SENT },
+      body: null,
+      contentType: null,
+      bytes: 0,
+      ip: '127.0.0.1',
+      files: [],
+    },
+    bundle: { email: SENT },
+  });
+  const started = (runId: string, requestId: string, trigger: 'instant' | 'scheduled', attempt: number) =>
+    log.record(runStream(runId), {
+      type: 'ScenarioRunStarted',
+      data: { runId, scenarioId: 9, webhookId: 4, requestId, trigger, startedAt: RECEIVED_AT, attempt },
+    });
+  const ranAtOnce = [
+    log.record(streamName('hookRequest', TEST_TENANT, 'q1'), {
+      type: 'WebhookRequestReceived',
+      data: sent('q1', false),
+    }),
+    started('q1', 'q1', 'instant', 1),
+    log.record(runStream('q1'), {
+      type: 'ScenarioStepsCompleted',
+      data: {
+        runId: 'q1',
+        steps: [
+          { index: 0, kind: 'createRecord', output: { recordId: 7, name: SENT } },
+          { index: 1, kind: 'webhookResponse', output: { status: 200, headers: [], body: SENT } },
+        ],
+      },
+    }),
+    log.record(runStream('q1'), {
+      type: 'WebhookResponseReady',
+      data: {
+        runId: 'q1',
+        requestId: 'q1',
+        response: { status: 200, headers: [{ name: 'x-who', value: SENT }], body: SENT },
+      },
+    }),
+    log.record(runStream('q1'), {
+      type: 'ScenarioRunSucceeded',
+      data: { runId: 'q1', requestId: 'q1', finishedAt: RECEIVED_AT, operations: 2 },
+    }),
+  ];
+  const queueStream = streamName('hookQueue', TEST_TENANT, 4);
+  const queued = [
+    log.record(queueStream, { type: 'WebhookRequestReceived', data: sent('q2', true) }),
+    started('q2', 'q2', 'scheduled', 1),
+    log.record(runStream('q2'), {
+      type: 'ScenarioStepCompleted',
+      data: { runId: 'q2', index: 0, kind: 'createRecord', output: { name: SENT } },
+    }),
+    log.record(runStream('q2'), {
+      type: 'ScenarioRunFailed',
+      data: { runId: 'q2', requestId: 'q2', finishedAt: RECEIVED_AT, step: 1, message: `no ${SENT}` },
+    }),
+    log.record(queueStream, {
+      type: 'WebhookQueueItemFailed',
+      data: { webhookId: 4, requestId: 'q2', runId: 'q2', attempt: 1, message: `no ${SENT}` },
+    }),
+  ];
+  const erasures = [
+    log.record(streamName('hookRequestErasure', TEST_TENANT, 'q1'), {
+      type: 'WebhookRequestErased',
+      data: {
+        webhookId: 4,
+        requestId: 'q1',
+        runs: [{ runId: 'q1', operations: 2, failed: false, responded: true }],
+        queueFailures: false,
+      },
+    }),
+    log.record(streamName('hookRequestErasure', TEST_TENANT, 'q2'), {
+      type: 'WebhookRequestErased',
+      data: {
+        webhookId: 4,
+        requestId: 'q2',
+        runs: [{ runId: 'q2', operations: 1, failed: true, responded: false }],
+        queueFailures: true,
+      },
+    }),
+  ];
+  /** The paths the deciders seal an event's values at (what a replay after the erasure reads as erased). */
+  const sealedPaths = (event: RecordedEvent): readonly DataPath[] => {
+    if (event.type === 'WebhookRequestReceived') return RECEIVED_REQUEST_PATHS;
+    if (event.type === 'WebhookQueueItemFailed') return [['message']];
+    return requestPathsOf(event as unknown as ScenarioRunEvent);
+  };
+  const asReplayed = (event: RecordedEvent): RecordedEvent => ({
+    ...event,
+    data: withValuesAt(event.data, sealedPaths(event), () => ERASED_VALUE),
+  });
+  const live = [...ranAtOnce, ...queued, ...erasures];
+  const replayed = [...ranAtOnce, ...queued].map(asReplayed).concat(erasures);
+
+  test.each([
+    ['hook logs', hookLogsProjection, 'hook_logs'],
+    ['hook queue', hookQueueProjection, 'hook_queue'],
+    ['scenario runs', scenarioRunsProjection, 'scenario_runs'],
+  ] as const)('%s', (_name, projection, collection) => {
+    const before = documentsAfter(projection, [...ranAtOnce, ...queued], collection);
+    expect(JSON.stringify(before)).toContain(SENT);
+    const after = documentsAfter(projection, live, collection);
+    expect(after).toEqual(documentsAfter(projection, replayed, collection));
+    expect(after).toHaveLength(before.length);
+    expect(JSON.stringify(after)).not.toContain(SENT);
+    expect(JSON.stringify(after)).toContain(ERASED_VALUE);
   });
 });

@@ -1,7 +1,8 @@
 import { PlatformError } from '../../../contracts/errors';
 import type { HookQueueEvent, WebhookRequestReceivedData } from '../../../contracts/events/integrator';
 import { HOOK_QUEUE_FULL } from '../../../contracts/integrator';
-import type { Decider } from '../../kit/decider';
+import { hookRequestValues, RECEIVED_REQUEST_PATHS } from '../../../contracts/personal-data';
+import { withPersonalValues, type Decider } from '../../kit/decider';
 
 /** A hook's queue: the requests waiting for a scheduled run (or for their scenario), in arrival order. */
 export interface HookQueueState {
@@ -40,7 +41,12 @@ export const hookQueueDecider: Decider<HookQueueState, HookQueueCommand, HookQue
       // The spec's rule and answer: a full queue stays as it is, the request is refused with this text.
       if (state.requestIds.length >= command.capacity)
         throw new PlatformError('bad_request', HOOK_QUEUE_FULL);
-      return [{ type: 'WebhookRequestReceived', data: { ...command.request, queued: true } }];
+      return [
+        withPersonalValues(
+          { type: 'WebhookRequestReceived', data: { ...command.request, queued: true } },
+          hookRequestValues(command.request.requestId, RECEIVED_REQUEST_PATHS),
+        ),
+      ];
     }
     if (command.kind === 'RecordFailure') {
       if (!state.requestIds.includes(command.requestId)) return [];
@@ -48,7 +54,13 @@ export const hookQueueDecider: Decider<HookQueueState, HookQueueCommand, HookQue
       // A failure of a run already counted (a repeat) changes nothing.
       if (runId !== command.runId) return [];
       const { webhookId, requestId, message } = command;
-      return [{ type: 'WebhookQueueItemFailed', data: { webhookId, requestId, runId, attempt, message } }];
+      // Why a run failed may quote what the request carried.
+      return [
+        withPersonalValues(
+          { type: 'WebhookQueueItemFailed', data: { webhookId, requestId, runId, attempt, message } },
+          hookRequestValues(requestId, [['message']]),
+        ),
+      ];
     }
     const queued = new Set(state.requestIds);
     const present = command.requestIds.filter((requestId) => queued.has(requestId));

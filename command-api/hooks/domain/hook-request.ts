@@ -4,7 +4,8 @@ import type {
   WebhookRequestRefusedData,
 } from '../../../contracts/events/integrator';
 import { orderedStreamName, streamName } from '../../../contracts/streams';
-import type { Decider } from '../../kit/decider';
+import { hookRequestValues, RECEIVED_REQUEST_PATHS } from '../../../contracts/personal-data';
+import { withPersonalValues, type Decider } from '../../kit/decider';
 
 /**
  * A request that runs at once, or one that was refused, has a stream of its own: its one event, appended once.
@@ -22,7 +23,12 @@ export const hookRequestDecider: Decider<HookRequestState, HookRequestCommand, H
   decide(command, state) {
     if (state.received) return [];
     return command.kind === 'ReceiveRequest'
-      ? [{ type: 'WebhookRequestReceived', data: { ...command.request, queued: false } }]
+      ? [
+          withPersonalValues(
+            { type: 'WebhookRequestReceived', data: { ...command.request, queued: false } },
+            hookRequestValues(command.request.requestId, RECEIVED_REQUEST_PATHS),
+          ),
+        ]
       : [{ type: 'WebhookRequestRefused', data: command.refusal }];
   },
   evolve() {

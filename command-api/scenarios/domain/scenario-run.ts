@@ -2,7 +2,8 @@ import { PlatformError } from '../../../contracts/errors';
 import type { ScenarioRunEvent } from '../../../contracts/events/integrator';
 import type { HookResponse } from '../../../contracts/integrator';
 import type { z } from 'zod';
-import type { Decider } from '../../kit/decider';
+import { hookRequestValues, type DataPath } from '../../../contracts/personal-data';
+import { withPersonalValues, type Decider } from '../../kit/decider';
 
 /**
  * One run of a scenario for one request, keyed by the request's event id: whatever delivers the request
@@ -10,6 +11,8 @@ import type { Decider } from '../../kit/decider';
  */
 export interface ScenarioRunState {
   readonly status: 'none' | 'running' | 'succeeded' | 'failed';
+  /** The request it runs for (null until it started): its outputs and messages are sealed under its key. */
+  readonly requestId: string | null;
   /** Outputs of the operations done, in order: a resumed run replays them and continues after them. */
   readonly outputs: readonly unknown[];
   readonly responded: boolean;
@@ -28,7 +31,8 @@ export interface ScenarioRunState {
 export const RUN_ERRORS_BEFORE_FAILING = 5;
 export const RUN_ERROR_WINDOW_MS = 60_000;
 
-export type ScenarioRunCommand =
+/** One thing a run records. */
+export type RunRecordCommand =
   | {
       readonly kind: 'StartRun';
       readonly runId: string;
@@ -37,6 +41,8 @@ export type ScenarioRunCommand =
       readonly requestId: string;
       readonly trigger: 'instant' | 'scheduled';
       readonly attempt: number;
+      /** The blobs the request's data is kept in. */
+      readonly blobKeys: readonly string[];
       readonly now: Date;
     }
   | {
@@ -71,15 +77,19 @@ export type ScenarioRunCommand =
       readonly step: number | null;
       readonly message: string;
       readonly now: Date;
-    }
-  /** Several of the above in order, appended at once (a run records what it did in one write). */
-  | { readonly kind: 'Batch'; readonly commands: readonly ScenarioRunCommand[] };
+    };
+
+export type ScenarioRunCommand =
+  | RunRecordCommand
+  /** Several of them in order, appended at once (a run records what it did in one write). */
+  | { readonly kind: 'Batch'; readonly commands: readonly RunRecordCommand[] };
 
 type Json = z.core.util.JSONType;
 
 export const scenarioRunDecider: Decider<ScenarioRunState, ScenarioRunCommand, ScenarioRunEvent> = {
   initialState: {
     status: 'none',
+    requestId: null,
     outputs: [],
     responded: false,
     error: null,
@@ -88,119 +98,21 @@ export const scenarioRunDecider: Decider<ScenarioRunState, ScenarioRunCommand, S
   },
 
   decide(command, state) {
-    if (command.kind === 'Batch') {
-      const events: ScenarioRunEvent[] = [];
-      let current = state;
-      for (const part of command.commands) {
-        const decided = scenarioRunDecider.decide(part, current);
-        current = decided.reduce(scenarioRunDecider.evolve, current);
-        events.push(...decided);
-      }
-      return joinSteps(events);
+    if (command.kind !== 'Batch') return sealedForRequest(decideOne(command, state), state);
+    const events: ScenarioRunEvent[] = [];
+    let current = state;
+    for (const part of command.commands) {
+      const decided = decideOne(part, current);
+      current = decided.reduce(scenarioRunDecider.evolve, current);
+      events.push(...decided);
     }
-    if (command.kind === 'StartRun') {
-      if (state.status !== 'none') return [];
-      return [
-        {
-          type: 'ScenarioRunStarted',
-          data: {
-            runId: command.runId,
-            scenarioId: command.scenarioId,
-            webhookId: command.webhookId,
-            requestId: command.requestId,
-            trigger: command.trigger,
-            startedAt: command.now.toISOString(),
-            attempt: command.attempt,
-          },
-        },
-      ];
-    }
-    if (state.status === 'none') throw new PlatformError('conflict', `run ${command.runId} has not started`);
-    // A finished run takes nothing more: a late redelivery changes nothing.
-    if (state.status !== 'running') return [];
-    switch (command.kind) {
-      case 'CompleteStep':
-        if (command.index < state.outputs.length) return [];
-        if (command.index !== state.outputs.length)
-          throw new PlatformError('conflict', `run ${command.runId}: step ${command.index} out of order`);
-        return [
-          {
-            type: 'ScenarioStepCompleted',
-            data: {
-              runId: command.runId,
-              index: command.index,
-              kind: command.stepKind,
-              output: (command.output ?? null) as Json,
-              ...(command.durationMs !== undefined && { durationMs: command.durationMs }),
-              ...(command.path !== undefined && { path: command.path }),
-            },
-          },
-        ];
-      case 'Respond':
-        return state.responded
-          ? []
-          : [
-              {
-                type: 'WebhookResponseReady',
-                data: { runId: command.runId, requestId: command.requestId, response: command.response },
-              },
-            ];
-      case 'Succeed':
-        return [
-          {
-            type: 'ScenarioRunSucceeded',
-            data: {
-              runId: command.runId,
-              requestId: command.requestId,
-              finishedAt: command.now.toISOString(),
-              operations: state.outputs.length,
-            },
-          },
-        ];
-      case 'NoteError': {
-        const message = command.message.slice(0, 2000);
-        const errored: ScenarioRunEvent = {
-          type: 'ScenarioRunErrored',
-          data: { runId: command.runId, at: command.now.toISOString(), message },
-        };
-        const errors = state.errors + 1;
-        const since = Date.parse(state.firstErrorAt ?? errored.data.at);
-        if (errors < RUN_ERRORS_BEFORE_FAILING || command.now.getTime() - since < RUN_ERROR_WINDOW_MS)
-          return [errored];
-        return [
-          errored,
-          {
-            type: 'ScenarioRunFailed',
-            data: {
-              runId: command.runId,
-              requestId: command.requestId,
-              finishedAt: command.now.toISOString(),
-              step: null,
-              message: `the run met an unexpected error ${errors} times in ${Math.round((command.now.getTime() - since) / 1000)} s and is not tried again: ${message}`,
-            },
-          },
-        ];
-      }
-      case 'Fail':
-        return [
-          {
-            type: 'ScenarioRunFailed',
-            data: {
-              runId: command.runId,
-              requestId: command.requestId,
-              finishedAt: command.now.toISOString(),
-              step: command.step,
-              message: command.message,
-            },
-          },
-        ];
-    }
+    return sealedForRequest(joinSteps(events), state);
   },
 
   evolve(state, event) {
     switch (event.type) {
       case 'ScenarioRunStarted':
-        return { ...state, status: 'running' };
+        return { ...state, status: 'running', requestId: event.data.requestId };
       case 'ScenarioStepCompleted':
         return { ...state, outputs: [...state.outputs, event.data.output] };
       case 'ScenarioStepsCompleted':
@@ -216,6 +128,141 @@ export const scenarioRunDecider: Decider<ScenarioRunState, ScenarioRunCommand, S
     }
   },
 };
+
+function decideOne(command: RunRecordCommand, state: ScenarioRunState): ScenarioRunEvent[] {
+  if (command.kind === 'StartRun') {
+    if (state.status !== 'none') return [];
+    return [
+      {
+        type: 'ScenarioRunStarted',
+        data: {
+          runId: command.runId,
+          scenarioId: command.scenarioId,
+          webhookId: command.webhookId,
+          requestId: command.requestId,
+          trigger: command.trigger,
+          startedAt: command.now.toISOString(),
+          attempt: command.attempt,
+          blobKeys: [...command.blobKeys],
+        },
+      },
+    ];
+  }
+  if (state.status === 'none') throw new PlatformError('conflict', `run ${command.runId} has not started`);
+  // A finished run takes nothing more: a late redelivery changes nothing.
+  if (state.status !== 'running') return [];
+  switch (command.kind) {
+    case 'CompleteStep':
+      if (command.index < state.outputs.length) return [];
+      if (command.index !== state.outputs.length)
+        throw new PlatformError('conflict', `run ${command.runId}: step ${command.index} out of order`);
+      return [
+        {
+          type: 'ScenarioStepCompleted',
+          data: {
+            runId: command.runId,
+            index: command.index,
+            kind: command.stepKind,
+            output: (command.output ?? null) as Json,
+            ...(command.durationMs !== undefined && { durationMs: command.durationMs }),
+            ...(command.path !== undefined && { path: command.path }),
+          },
+        },
+      ];
+    case 'Respond':
+      return state.responded
+        ? []
+        : [
+            {
+              type: 'WebhookResponseReady',
+              data: { runId: command.runId, requestId: command.requestId, response: command.response },
+            },
+          ];
+    case 'Succeed':
+      return [
+        {
+          type: 'ScenarioRunSucceeded',
+          data: {
+            runId: command.runId,
+            requestId: command.requestId,
+            finishedAt: command.now.toISOString(),
+            operations: state.outputs.length,
+          },
+        },
+      ];
+    case 'NoteError': {
+      const message = command.message.slice(0, 2000);
+      const errored: ScenarioRunEvent = {
+        type: 'ScenarioRunErrored',
+        data: { runId: command.runId, at: command.now.toISOString(), message },
+      };
+      const errors = state.errors + 1;
+      const since = Date.parse(state.firstErrorAt ?? errored.data.at);
+      if (errors < RUN_ERRORS_BEFORE_FAILING || command.now.getTime() - since < RUN_ERROR_WINDOW_MS)
+        return [errored];
+      return [
+        errored,
+        {
+          type: 'ScenarioRunFailed',
+          data: {
+            runId: command.runId,
+            requestId: command.requestId,
+            finishedAt: command.now.toISOString(),
+            step: null,
+            message: `the run met an unexpected error ${errors} times in ${Math.round((command.now.getTime() - since) / 1000)} s and is not tried again: ${message}`,
+          },
+        },
+      ];
+    }
+    case 'Fail':
+      return [
+        {
+          type: 'ScenarioRunFailed',
+          data: {
+            runId: command.runId,
+            requestId: command.requestId,
+            finishedAt: command.now.toISOString(),
+            step: command.step,
+            message: command.message,
+          },
+        },
+      ];
+  }
+}
+
+/**
+ * The events with what they carry of the request's data (step outputs, a response, error messages, which may
+ * quote it) marked to be sealed under the request's key.
+ */
+function sealedForRequest(events: ScenarioRunEvent[], before: ScenarioRunState): ScenarioRunEvent[] {
+  const started = events.find((event) => event.type === 'ScenarioRunStarted');
+  const requestId = before.requestId ?? started?.data.requestId;
+  if (requestId === undefined) return events;
+  return events.map((event) => {
+    const paths = requestPathsOf(event);
+    return paths.length === 0 ? event : withPersonalValues(event, hookRequestValues(requestId, paths));
+  });
+}
+
+/** Where a run's event carries what its request sent (or what was made of it). */
+export function requestPathsOf(event: ScenarioRunEvent): DataPath[] {
+  switch (event.type) {
+    case 'ScenarioStepCompleted':
+      return [['output']];
+    case 'ScenarioStepsCompleted':
+      return event.data.steps.map((_, index) => ['steps', index, 'output']);
+    case 'WebhookResponseReady':
+      return [
+        ['response', 'headers'],
+        ['response', 'body'],
+      ];
+    case 'ScenarioRunErrored':
+    case 'ScenarioRunFailed':
+      return [['message']];
+    default:
+      return [];
+  }
+}
 
 /** Steps completed one after another in a write become one event. */
 function joinSteps(events: ScenarioRunEvent[]): ScenarioRunEvent[] {

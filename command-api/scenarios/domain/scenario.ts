@@ -1,7 +1,8 @@
 import { PlatformError } from '../../../contracts/errors';
 import type { ScenarioEvent } from '../../../contracts/events/integrator';
 import { everyStep, type ScenarioSettings } from '../../../contracts/integrator';
-import type { Decider } from '../../kit/decider';
+import { hookRequestValues } from '../../../contracts/personal-data';
+import { withPersonalValues, type Decider } from '../../kit/decider';
 
 export interface ScenarioState {
   readonly status: 'none' | 'active' | 'inactive' | 'deleted';
@@ -43,7 +44,12 @@ export type ScenarioCommand =
       readonly kind: 'EndScheduledRun';
       readonly slot: number;
       readonly processed: number;
-      readonly failure: { readonly runId: string; readonly message: string } | null;
+      readonly failure: {
+        readonly runId: string;
+        /** The request the failed run was for: its message may quote what it sent. */
+        readonly requestId: string;
+        readonly message: string;
+      } | null;
     };
 
 export function hasWebhookResponse(settings: Pick<ScenarioSettings, 'steps'>): boolean {
@@ -124,20 +130,25 @@ export const scenarioDecider: Decider<ScenarioState, ScenarioCommand, ScenarioEv
       case 'EndScheduledRun': {
         const { failure } = command;
         const consecutiveErrors = failure === null ? 0 : state.consecutiveErrors + 1;
-        const ended: ScenarioEvent = {
-          type: 'ScenarioScheduledRunEnded',
-          data: {
-            scenarioId,
-            slot: command.slot,
-            processed: command.processed,
-            failedRunId: failure?.runId ?? null,
-            message: failure?.message ?? null,
-            consecutiveErrors,
-          },
+        const endedData = {
+          scenarioId,
+          slot: command.slot,
+          processed: command.processed,
+          failedRunId: failure?.runId ?? null,
+          message: failure?.message ?? null,
+          consecutiveErrors,
         };
+        const ended: ScenarioEvent =
+          failure === null
+            ? { type: 'ScenarioScheduledRunEnded', data: endedData }
+            : withPersonalValues(
+                { type: 'ScenarioScheduledRunEnded', data: endedData },
+                hookRequestValues(failure.requestId, [['message']]),
+              );
         if (failure === null || consecutiveErrors < MAX_CONSECUTIVE_ERRORS || state.status !== 'active')
           return [ended];
-        const reason = `${consecutiveErrors} scheduled runs failed in a row; the last: ${failure.message}`;
+        // The run, not its message: that may quote what the request sent (and is erased with it).
+        const reason = `${consecutiveErrors} scheduled runs failed in a row; the last: run ${failure.runId}`;
         return [ended, { type: 'ScenarioDeactivated', data: { scenarioId, reason } }];
       }
     }
