@@ -35,6 +35,17 @@ function holdsSealedValue(value: unknown): boolean {
   return false;
 }
 
+/** The first sealed value in `value`, depth first. */
+function firstSealedValue(value: unknown): string | undefined {
+  if (typeof value === 'string') return isSealedValue(value) ? value : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    const found = firstSealedValue(item);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 /**
  * The event store as the platform's code uses it: personal values are sealed under their subject's data key
  * on the way in (as each event's `sealing` says) and opened on the way out, so the log, and the stream the
@@ -50,6 +61,13 @@ export class PersonalDataEventStore implements EventStore {
   private readonly reading = new Map<string, Promise<KnownKey>>();
   /** Events lately opened for a subscription, by id: the others that read them take them as opened. */
   private readonly opened = new Map<string, { subject: string; event: Promise<RecordedEvent> }>();
+  /**
+   * Events this store sealed lately, by id, with their data as it was given: a reader of this process that
+   * gets one back (the integrator, from the stream) takes it without opening it. `sealed` (the values sealed,
+   * each with an IV of its own) tells that the event read is the one sealed here, not an append that failed
+   * and was decided again under the same id.
+   */
+  private readonly sealedHere = new Map<string, { subject: string; sealed: Set<string>; data: unknown }>();
 
   constructor(
     /** The store itself: events as stored, sealed (the relay publishes these). */
@@ -129,6 +147,14 @@ export class PersonalDataEventStore implements EventStore {
       this.remember(subject, 'erased');
       return event;
     }
+    const here = this.sealedHere.get(event.id);
+    if (
+      here !== undefined &&
+      here.subject === subject &&
+      this.fresh(subject) !== 'erased' &&
+      here.sealed.has(firstSealedValue(event.data) ?? '')
+    )
+      return { ...event, data: here.data };
     const data = await this.revealData(event.data, subject);
     return data === event.data ? event : { ...event, data };
   }
@@ -183,6 +209,7 @@ export class PersonalDataEventStore implements EventStore {
 
   private forgetOpened(subject: string): void {
     for (const [id, opened] of this.opened) if (opened.subject === subject) this.opened.delete(id);
+    for (const [id, here] of this.sealedHere) if (here.subject === subject) this.sealedHere.delete(id);
   }
 
   private async sealAll(events: readonly NewEvent[]): Promise<NewEvent[]> {
@@ -195,7 +222,16 @@ export class PersonalDataEventStore implements EventStore {
     const metadata = { ...stored.metadata, subject: sealing.subject };
     if (sealing.paths.length === 0) return { ...stored, metadata };
     const key = await this.keyToSeal(sealing.subject);
-    const data = withValuesAt(stored.data, sealing.paths, (value) => sealValue(value, key, sealing.subject));
+    const sealedValues = new Set<string>();
+    const data = withValuesAt(stored.data, sealing.paths, (value) => {
+      const sealed = sealValue(value, key, sealing.subject);
+      sealedValues.add(sealed);
+      return sealed;
+    });
+    if (sealedValues.size > 0) {
+      this.sealedHere.set(stored.id, { subject: sealing.subject, sealed: sealedValues, data: stored.data });
+      if (this.sealedHere.size > SHARED_OPENED) this.sealedHere.delete(this.sealedHere.keys().next().value!);
+    }
     return { ...stored, data, metadata };
   }
 

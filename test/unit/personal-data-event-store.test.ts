@@ -183,6 +183,35 @@ describe('the personal-data event store', () => {
     await writer.close();
   });
 
+  test('an event sealed here and read back from the stream is taken as given, unopened; another decision under its id, or an erasure, is not', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'sealed-here-')), 'keys.db');
+    const keys = createSqliteDataKeyStore({ path, wrapper: localKeyWrapper(randomBytes(32)) });
+    let keyReads = 0;
+    const store = new PersonalDataEventStore(new MemoryEventStore(), {
+      ...keys,
+      existing: (subjects) => {
+        keyReads += 1;
+        return keys.existing(subjects);
+      },
+    });
+    const given = newEvent({ name: 'Hal', n: 1 }, { subject: 'record:acme:9', paths: [['name']] });
+    await store.append('record-acme.9', [given]);
+    const [stored] = await all(store.sealed.readStream('record-acme.9'));
+    // As the stream carries it: a copy of the stored event, its data parsed again.
+    const relayed = { ...stored!, data: JSON.parse(JSON.stringify(stored!.data)) as unknown };
+    expect((await store.reveal(relayed)).data).toBe(given.data);
+    expect(keyReads).toBe(0);
+    // Another event sealed under the same id, whose append failed: the one stored is opened, not taken for it.
+    const other = newEvent({ name: 'Ida' }, { subject: 'record:acme:9', paths: [['name']] });
+    await expect(store.append('record-acme.9b', [{ ...other, id: given.id }])).rejects.toThrow('conflicting');
+    const opened = await store.reveal(relayed);
+    expect(opened.data).not.toBe(given.data);
+    expect(opened.data).toEqual({ name: 'Hal', n: 1 });
+    await store.erase('record:acme:9', Date.now());
+    expect((await store.reveal(relayed)).data).toEqual({ name: ERASED_VALUE, n: 1 });
+    await store.close();
+  });
+
   test("another process's erasure: a cached key still opens for a while, a fresh look (what a delivery takes) finds it erased", async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'shared-keys-')), 'keys.db');
     const wrapper = localKeyWrapper(randomBytes(32));
