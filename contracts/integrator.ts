@@ -56,6 +56,11 @@ export const MAX_QUEUE_CAPACITY = 50_000;
 /** Errors in a row that deactivate a scheduled scenario. */
 export const SCHEDULED_ATTEMPTS = 3;
 
+/** Operations one run may do (each step once per item and route it runs for). */
+export const MAX_RUN_OPERATIONS = 10_000;
+/** Runs one request may have: its first, then one per failed scheduled run (`<id>~2`…). */
+export const MAX_RUNS_PER_REQUEST = 100;
+
 export const HOOK_ACCEPTED = 'Accepted';
 export const HOOK_QUEUE_FULL = 'Queue is full.';
 export const HOOK_SCENARIO_FAILED = 'Scenario failed to complete.';

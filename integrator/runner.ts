@@ -1,6 +1,6 @@
 import type { WebhookRequestReceivedData } from '../contracts/events/integrator';
 import { PlatformError } from '../contracts/errors';
-import type { HookResponse, ScenarioStep } from '../contracts/integrator';
+import { MAX_RUN_OPERATIONS, type HookResponse, type ScenarioStep } from '../contracts/integrator';
 import { MappingError, type ExpressionEvaluator } from '../languages/mapping/mapping';
 import { streamName } from '../contracts/streams';
 import { scenarioDecider } from '../command-api/scenarios/domain/scenario';
@@ -69,8 +69,6 @@ export interface RunResult {
   readonly error?: string;
 }
 
-/** Operations one run may do (each step once per item and route it runs for). */
-const MAX_OPERATIONS = 10_000;
 /** Operations recorded per write of a long run. */
 const FLUSH_EVERY = 500;
 /**
@@ -188,8 +186,8 @@ export class ScenarioRunner {
         result = replayStep(step, run.outputs[index]);
         outputChars += sizeOf(result.output);
       } else {
-        if (index >= MAX_OPERATIONS)
-          throw new RunStopped(path, step.kind, `the run needs more than ${MAX_OPERATIONS} operations`);
+        if (index >= MAX_RUN_OPERATIONS)
+          throw new RunStopped(path, step.kind, `the run needs more than ${MAX_RUN_OPERATIONS} operations`);
         const started = performance.now();
         const stepScope = { bundle, runId, expressions, ...scope, ...(iterations && { iterations }) };
         result = await this.act(step, path, stepScope, {

@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '../../contracts/events/envelope';
 import type { ScenarioRunEvent, WebhookRequestErasedData } from '../../contracts/events/integrator';
 import { childId } from '../../contracts/ids';
+import { MAX_RUNS_PER_REQUEST } from '../../contracts/integrator';
 import { personalSubject } from '../../contracts/personal-data';
 import { streamName } from '../../contracts/streams';
 import type { CommandDeps } from '../deps';
@@ -8,9 +9,6 @@ import { withCommandId, type CommandContext } from '../kit/handler';
 import { requestErasureDecider, requestErasureStream } from './domain/request-erasure';
 
 export type RequestErasureDeps = Pick<CommandDeps, 'handler' | 'personalData' | 'blobs' | 'logger'>;
-
-/** Runs a request can have: its first, then one per failed scheduled run (`<id>~2`…), bounded all the same. */
-const MAX_RUNS_PER_REQUEST = 1000;
 
 /**
  * The runs whose record steps wrote `events`: a record step acts with the scenario's credential and the run's

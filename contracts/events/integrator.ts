@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { dataStructureSchema, structureFieldsSchema } from '../../languages/data-structure';
 import {
+  MAX_RUN_OPERATIONS,
+  MAX_RUNS_PER_REQUEST,
   hookKeySchema,
   hookKindSchema,
   hookRequestSchema,
@@ -73,15 +75,17 @@ const requestRefused = z.object({
 const requestErased = z.object({
   webhookId,
   requestId: z.string().min(1),
-  runs: z.array(
-    z.object({
-      runId: z.string().min(1),
-      /** Step outputs it recorded. */
-      operations: z.number().int().nonnegative(),
-      failed: z.boolean(),
-      responded: z.boolean(),
-    }),
-  ),
+  runs: z
+    .array(
+      z.object({
+        runId: z.string().min(1),
+        /** Step outputs it recorded. */
+        operations: z.number().int().nonnegative().max(MAX_RUN_OPERATIONS),
+        failed: z.boolean(),
+        responded: z.boolean(),
+      }),
+    )
+    .max(MAX_RUNS_PER_REQUEST),
   /** Whether a failure of a queued run of it was recorded (the queue keeps the last one's message). */
   queueFailures: z.boolean(),
 });

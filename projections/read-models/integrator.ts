@@ -5,7 +5,7 @@ import type {
   WebhookRequestRefusedData,
 } from '../../contracts/events/integrator';
 import { ERASED_VALUE } from '../../contracts/personal-data';
-import { HOOK_ACCEPTED } from '../../contracts/integrator';
+import { HOOK_ACCEPTED, MAX_RUN_OPERATIONS, MAX_RUNS_PER_REQUEST } from '../../contracts/integrator';
 import { documentId, READ_MODELS } from '../../contracts/read-models';
 import type { Document, ReadModelChange } from '../../contracts/read-model-changes';
 import type { Projection } from '../projection';
@@ -71,6 +71,28 @@ export const scenariosProjection = entityProjection({
     ScenarioScheduledRunEnded: (data) => ({ set: { consecutiveErrors: data.consecutiveErrors } }),
   },
 });
+
+/**
+ * The runs an erasure names, as far as the platform makes them: an event stored otherwise (a hand repair, an
+ * older release) must not have a projection loop for ever or grow a document without bound.
+ */
+function erasedRuns(data: unknown): WebhookRequestErasedData['runs'] {
+  const runs = (data as { runs?: unknown } | null)?.runs;
+  if (!Array.isArray(runs)) return [];
+  return runs.slice(0, MAX_RUNS_PER_REQUEST).flatMap((run: unknown) => {
+    const { runId, operations, failed, responded } = (run ?? {}) as Record<string, unknown>;
+    if (typeof runId !== 'string') return [];
+    const count = typeof operations === 'number' && operations > 0 ? Math.floor(operations) : 0;
+    return [
+      {
+        runId,
+        operations: Math.min(count, MAX_RUN_OPERATIONS),
+        failed: failed === true,
+        responded: responded === true,
+      },
+    ];
+  });
+}
 
 /** The requests waiting in each hook's queue, in arrival order (`arrival`: the event's position). */
 export const hookQueueProjection: Projection = {
@@ -235,7 +257,8 @@ export const hookLogsProjection: Projection = {
       );
     }
     if (event.type === 'WebhookRequestErased') {
-      const { requestId, runs } = event.data as WebhookRequestErasedData;
+      const { requestId } = event.data as WebhookRequestErasedData;
+      const runs = erasedRuns(event.data);
       // What its events' sealed values read as once erased (a replay writes the same).
       const set = {
         request: ERASED_VALUE,
@@ -288,7 +311,7 @@ export const scenarioRunsProjection: Projection = {
     const tenant = event.metadata.tenant;
     const position = event.position;
     if (event.type === 'WebhookRequestErased')
-      return (event.data as WebhookRequestErasedData).runs.flatMap((run): ReadModelChange[] => {
+      return erasedRuns(event.data).flatMap((run): ReadModelChange[] => {
         const set: Record<string, unknown> = run.failed ? { error: ERASED_VALUE } : {};
         for (let index = 0; index < run.operations; index++) set[`steps.${index}.output`] = ERASED_VALUE;
         if (Object.keys(set).length === 0) return [];

@@ -2,6 +2,7 @@
  * Personal values sealed under their subject's data key: they open with that key for that subject only, and
  * any change to the sealed text makes it fail to open (never open as something else).
  */
+import { createCipheriv, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { newDataKey, type DataKey } from '../../infra/keys/port';
 import { isSealedValue, keyIdOf, openValue, sealValue } from '../../infra/secrets/personal-values';
@@ -111,7 +112,7 @@ test('keyIdOf reads the key a sealed value needs', () => {
   const keys = Array.from({ length: 5 }, () => newDataKey());
   for (const each of keys) {
     const sealed = sealValue('x', each, SUBJECT);
-    expect(sealed.startsWith(`pv1.${each.id}.`)).toBe(true);
+    expect(sealed.startsWith(`pv2.${each.id}.`)).toBe(true);
     expect(keyIdOf(sealed)).toBe(each.id);
   }
   expect(() => keyIdOf('pv1.short.x.y.z')).toThrow('not a sealed value');
@@ -123,7 +124,9 @@ test('texts that are not sealed values are told apart and refused', () => {
     '',
     'pv1',
     'v1.aaaa.bbbb.cccc',
-    sealValue('x', key, SUBJECT).replace(/^pv1/, 'pv2'),
+    sealValue('x', key, SUBJECT).replace(/^pv2/, 'pv3'),
+    // A pv2 value's 24-byte nonce is not a pv1 IV.
+    sealValue('x', key, SUBJECT).replace(/^pv2/, 'pv1'),
     42,
     null,
     { sealed: true },
@@ -146,4 +149,32 @@ test('only JSON values and data keys are taken', () => {
     'not a data key',
   );
   expect(() => sealValue('x', { id: 'a.b', key: key.key }, SUBJECT)).toThrow('not a data key');
+});
+
+/** A value sealed as releases before pv2 did: AES-256-GCM under the data key itself, a 12-byte IV. */
+function sealedAsPv1(value: unknown, with_: DataKey, subject: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', with_.key, iv);
+  cipher.setAAD(Buffer.from(`pv1.${with_.id}.${subject}`, 'utf8'));
+  const text = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
+  return ['pv1', with_.id, ...[iv, text, cipher.getAuthTag()].map((part) => part.toString('base64url'))].join(
+    '.',
+  );
+}
+
+test('values sealed before (pv1, AES-256-GCM) still open, for their subject and key only, and unaltered only', () => {
+  fc.assert(
+    fc.property(jsonValue, fc.nat(), (value, at) => {
+      const sealed = sealedAsPv1(value, key, SUBJECT);
+      expect(isSealedValue(sealed)).toBe(true);
+      expect(keyIdOf(sealed)).toBe(key.id);
+      expect(openValue(sealed, key, SUBJECT)).toEqual(JSON.parse(JSON.stringify(value)));
+      expect(() => openValue(sealed, key, 'record:acme:43')).toThrow();
+      expect(() => openValue(sealed, { id: key.id, key: newDataKey().key }, SUBJECT)).toThrow();
+      const index = at % sealed.length;
+      const tampered = sealed.slice(0, index) + (sealed[index] === 'A' ? 'B' : 'A') + sealed.slice(index + 1);
+      expect(() => openValue(tampered, key, SUBJECT)).toThrow();
+    }),
+    { numRuns: 300 },
+  );
 });
