@@ -39,6 +39,9 @@ export async function decodeWindow(
   let count = 0;
   for await (const event of events.readAll({
     after: window.after,
+    // Positions are dense: the window holds no more events than this, so a read of only the projection's
+    // events stops at its end instead of reading a page past it.
+    maxCount: Number(window.upTo - window.after),
     filter: { categories: projection.categories },
   })) {
     if (event.position > window.upTo) break;
