@@ -62,3 +62,42 @@ export async function catchUpInParallel(options: ParallelCatchUp): Promise<numbe
   }
   return events;
 }
+
+export interface CatchUpMeanwhile {
+  readonly readStore: ReadStore;
+  readonly checkpoint: string;
+  /** This thread's decoder. */
+  readonly decoder: WindowDecoder;
+  readonly from: bigint;
+  readonly head: bigint;
+  /** Asked before each window: true stops the catch-up there. */
+  readonly stop: () => boolean;
+  readonly onApplied?: (position: bigint, events: number) => void;
+}
+
+/**
+ * Catches up window by window on this thread, each window written with the checkpoint as `catchUpInParallel`
+ * writes them, until `stop` says so: what a rebuild does while its decoder threads start. Returns the position
+ * reached and the events applied.
+ */
+export async function catchUpUntilStopped(
+  options: CatchUpMeanwhile,
+): Promise<{ readonly position: bigint; readonly events: number }> {
+  let position = options.from;
+  let events = 0;
+  for (const window of windowsBetween(options.from, options.head)) {
+    // Reads and writes may all complete without leaving the microtask queue (SQLite): a turn of the event
+    // loop lets what `stop` waits for (a thread's message) arrive.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (options.stop()) break;
+    const decoded = await options.decoder.decode(window);
+    await options.readStore.apply(decoded.changes, {
+      name: options.checkpoint,
+      value: window.upTo.toString(),
+    });
+    position = window.upTo;
+    events += decoded.events;
+    options.onApplied?.(position, events);
+  }
+  return { position, events };
+}
