@@ -1,5 +1,5 @@
 import type { ReadStore } from '../infra/read-store/port';
-import type { DecodedWindow, PositionWindow, WindowDecoder } from './window-decoder';
+import { applyWindow, type DecodedWindow, type PositionWindow, type WindowDecoder } from './window-decoder';
 
 /** Windows queued per decoder, so a decoder has the next window at hand while its last result is written. */
 const WINDOWS_IN_FLIGHT_PER_DECODER = 2;
@@ -56,7 +56,7 @@ export async function catchUpInParallel(options: ParallelCatchUp): Promise<numbe
     const decoded = await decoding.get(index)!;
     decoding.delete(index);
     const window = windows[index]!;
-    await readStore.apply(decoded.changes, { name: options.checkpoint, value: window.upTo.toString() });
+    await applyWindow(readStore, decoded, { name: options.checkpoint, value: window.upTo.toString() });
     events += decoded.events;
     options.onApplied?.(window.upTo, events);
   }
@@ -91,7 +91,7 @@ export async function catchUpUntilStopped(
     await new Promise((resolve) => setImmediate(resolve));
     if (options.stop()) break;
     const decoded = await options.decoder.decode(window);
-    await options.readStore.apply(decoded.changes, {
+    await applyWindow(options.readStore, decoded, {
       name: options.checkpoint,
       value: window.upTo.toString(),
     });
