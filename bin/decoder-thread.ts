@@ -1,7 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { projectionNamed } from '../projections/read-models/catalogue';
 import type { DecoderThreadData, FromDecoderThread, ToDecoderThread } from '../projections/thread-protocol';
-import { decodeWindow } from '../projections/window-decoder';
+import { decodeWindow, type DecodedWindow, type ProjectedWindow } from '../projections/window-decoder';
+import { prepareChanges } from '../infra/read-store/prepared';
 import { PersonalDataEventStore } from '../infra/event-store/personal-data';
 import { openDataKeys } from './data-keys';
 import { openSqliteEventStore } from './embedded-stores';
@@ -22,9 +23,14 @@ async function main(): Promise<void> {
   }
   // Projections see personal values opened, as everywhere.
   const events = new PersonalDataEventStore(openSqliteEventStore(config), await openDataKeys(config));
+  // The SQLite read store takes documents as JSON: written here, each crosses as one string.
+  const forReadStore = (window: ProjectedWindow): DecodedWindow =>
+    config.READ_STORE === 'sqlite'
+      ? { events: window.events, prepared: prepareChanges(window.changes) }
+      : window;
   port.on('message', (request: ToDecoderThread) => {
     decodeWindow(events, projection, version, request).then(
-      (window) => post({ kind: 'decoded', id: request.id, window }),
+      (window) => post({ kind: 'decoded', id: request.id, window: forReadStore(window) }),
       (error: unknown) =>
         post({
           kind: 'failed',

@@ -1,5 +1,5 @@
 import type { ReadStore } from '../infra/read-store/port';
-import type { DecodedWindow, PositionWindow, WindowDecoder } from './window-decoder';
+import { applyWindow, type DecodedWindow, type PositionWindow, type WindowDecoder } from './window-decoder';
 
 /** Windows queued per decoder, so a decoder has the next window at hand while its last result is written. */
 const WINDOWS_IN_FLIGHT_PER_DECODER = 2;
@@ -56,9 +56,48 @@ export async function catchUpInParallel(options: ParallelCatchUp): Promise<numbe
     const decoded = await decoding.get(index)!;
     decoding.delete(index);
     const window = windows[index]!;
-    await readStore.apply(decoded.changes, { name: options.checkpoint, value: window.upTo.toString() });
+    await applyWindow(readStore, decoded, { name: options.checkpoint, value: window.upTo.toString() });
     events += decoded.events;
     options.onApplied?.(window.upTo, events);
   }
   return events;
+}
+
+export interface CatchUpMeanwhile {
+  readonly readStore: ReadStore;
+  readonly checkpoint: string;
+  /** This thread's decoder. */
+  readonly decoder: WindowDecoder;
+  readonly from: bigint;
+  readonly head: bigint;
+  /** Asked before each window: true stops the catch-up there. */
+  readonly stop: () => boolean;
+  readonly onApplied?: (position: bigint, events: number) => void;
+}
+
+/**
+ * Catches up window by window on this thread, each window written with the checkpoint as `catchUpInParallel`
+ * writes them, until `stop` says so: what a rebuild does while its decoder threads start. Returns the position
+ * reached and the events applied.
+ */
+export async function catchUpUntilStopped(
+  options: CatchUpMeanwhile,
+): Promise<{ readonly position: bigint; readonly events: number }> {
+  let position = options.from;
+  let events = 0;
+  for (const window of windowsBetween(options.from, options.head)) {
+    // Reads and writes may all complete without leaving the microtask queue (SQLite): a turn of the event
+    // loop lets what `stop` waits for (a thread's message) arrive.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (options.stop()) break;
+    const decoded = await options.decoder.decode(window);
+    await applyWindow(options.readStore, decoded, {
+      name: options.checkpoint,
+      value: window.upTo.toString(),
+    });
+    position = window.upTo;
+    events += decoded.events;
+    options.onApplied?.(position, events);
+  }
+  return { position, events };
 }

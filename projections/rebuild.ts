@@ -1,9 +1,10 @@
 import { checkpointName, versionedCollection } from '../contracts/read-models';
 import type { Projection } from './projection';
-import { catchUpInParallel } from './parallel-catch-up';
+import type { EventStore } from '../infra/event-store/port';
+import { catchUpInParallel, catchUpUntilStopped, type CatchUpMeanwhile } from './parallel-catch-up';
 import { ProjectionRunner, type RunnerDeps } from './runner';
 import { activeVersionOf, switchActiveVersion } from './versions';
-import type { WindowDecoder } from './window-decoder';
+import { decodeWindow, type WindowDecoder } from './window-decoder';
 
 export interface RebuildProgress {
   readonly events: number;
@@ -26,6 +27,32 @@ export interface RebuildOptions {
    */
   readonly startDecoders?: (version: number) => Promise<readonly WindowDecoder[]>;
   readonly progressIntervalMs?: number;
+}
+
+function inThisThread(events: EventStore, projection: Projection, version: number): WindowDecoder {
+  return {
+    decode: (window) => decodeWindow(events, projection, version, window),
+    close: () => Promise.resolve(),
+  };
+}
+
+/**
+ * Decoder threads take a few hundred milliseconds to start (each loads the projections and the event
+ * schemas): this thread decodes and writes the first windows meanwhile, rather than wait. Threads that are not
+ * started at all (none asked, or a store that cannot be split into windows) say so within the turn they were
+ * asked in, before the first window (`catchUpUntilStopped` asks `stop` after a turn).
+ */
+async function catchUpWhileStarting(
+  starting: Promise<readonly WindowDecoder[]>,
+  meanwhile: Omit<CatchUpMeanwhile, 'stop'>,
+): Promise<{ readonly position: bigint; readonly events: number }> {
+  let settled = false;
+  // Its failure is the caller's to report, when it awaits it.
+  starting.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  return catchUpUntilStopped({ ...meanwhile, stop: () => settled });
 }
 
 /**
@@ -51,27 +78,45 @@ export async function rebuildProjection(
   const report = (): void => onProgress({ ...progress, head, elapsedMs: Date.now() - started });
   const ticker = setInterval(report, options.progressIntervalMs ?? 200);
   try {
-    const decoders = (await options.startDecoders?.(toVersion)) ?? [];
-    if (decoders.length > 0) {
+    const starting = options.startDecoders?.(toVersion);
+    if (starting) {
+      let ahead = { position: 0n, events: 0 };
+      let stopped: unknown;
       try {
-        await catchUpInParallel({
+        ahead = await catchUpWhileStarting(starting, {
           readStore: deps.readStore,
           checkpoint,
-          decoders,
+          decoder: inThisThread(deps.events, projection, toVersion),
           from: 0n,
           head,
           onApplied: (position, events) => (progress = { events, position }),
         });
       } catch (error) {
-        // A window holding an event that cannot be applied (or a passing failure): the runner below goes on
-        // from the last written window, event by event where it must, recording dead letters.
-        deps.logger.warn(
-          { err: error, projection: projection.name, version: toVersion },
-          'parallel catch-up of a rebuild stopped; going on from its checkpoint on one thread',
-        );
+        stopped = error;
+      }
+      const decoders = await starting;
+      try {
+        if (stopped === undefined && decoders.length > 0)
+          await catchUpInParallel({
+            readStore: deps.readStore,
+            checkpoint,
+            decoders,
+            from: ahead.position,
+            head,
+            onApplied: (position, events) => (progress = { events: ahead.events + events, position }),
+          });
+      } catch (error) {
+        stopped = error;
       } finally {
         await Promise.all(decoders.map((decoder) => decoder.close()));
       }
+      if (stopped !== undefined)
+        // A window holding an event that cannot be applied (or a passing failure): the runner below goes on
+        // from the last written window, event by event where it must, recording dead letters.
+        deps.logger.warn(
+          { err: stopped, projection: projection.name, version: toVersion },
+          'parallel catch-up of a rebuild stopped; going on from its checkpoint on one thread',
+        );
     }
     // The head moved while we built: a runner chases it from the checkpoint until it has caught up with a
     // fresh reading.

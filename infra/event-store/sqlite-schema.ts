@@ -151,18 +151,24 @@ export function prepareEventStoreStatements(db: Database.Database) {
        ORDER BY position DESC LIMIT ${PAGE_SIZE}`,
       )
       .raw(),
-    /** Events of the categories in the position window (after, upTo]. */
+    /**
+     * Events of the categories in the position window (after, upTo]. The page's positions are chosen and
+     * sorted on the covering `(category, position)` index first, then only those rows read: sorting whole rows
+     * read each page's window again, every event's data with it (twice the cost of a dense read).
+     */
     categoriesForwards: db
       .prepare<[number, number, string], EventRow>(
-        `SELECT ${EVENT_COLUMNS} FROM events WHERE position > ? AND position <= ? AND ${IN_CATEGORIES}
-       ORDER BY position LIMIT ${PAGE_SIZE}`,
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE position IN (SELECT position FROM events
+       WHERE position > ? AND position <= ? AND ${IN_CATEGORIES} ORDER BY position LIMIT ${PAGE_SIZE})
+       ORDER BY position`,
       )
       .raw(),
-    /** Events of the categories in the position window [downTo, before). */
+    /** Events of the categories in the position window [downTo, before), as above. */
     categoriesBackwards: db
       .prepare<[number, number, string], EventRow>(
-        `SELECT ${EVENT_COLUMNS} FROM events WHERE position < ? AND position >= ? AND ${IN_CATEGORIES}
-       ORDER BY position DESC LIMIT ${PAGE_SIZE}`,
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE position IN (SELECT position FROM events
+       WHERE position < ? AND position >= ? AND ${IN_CATEGORIES} ORDER BY position DESC LIMIT ${PAGE_SIZE})
+       ORDER BY position DESC`,
       )
       .raw(),
   };

@@ -16,9 +16,15 @@ function ownValue(object: JsonObject, key: string): unknown {
   return Object.hasOwn(object, key) ? object[key] : undefined;
 }
 
-/** Defines rather than assigns, so that no key (not even `__proto__`) can reach a prototype. */
+/**
+ * Sets an own property, so that no key can reach a prototype: `__proto__`, the one accessor plain objects
+ * inherit, is defined; any other key is assigned, which on these plain objects also makes an own property,
+ * at a fraction of `defineProperty`'s cost (a rebuild merges every record's create and update with it).
+ */
 function setOwn(object: JsonObject, key: string, value: unknown): void {
-  Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  else object[key] = value;
 }
 
 /**

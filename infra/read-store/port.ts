@@ -1,5 +1,6 @@
 import type { StoreQuery } from '../../languages/filter/store-query';
 import type { Document, IndexSpec, ReadModelChange } from '../../contracts/read-model-changes';
+import type { PreparedChange } from './prepared';
 
 export interface FindResult {
   readonly items: Document[];
@@ -29,6 +30,11 @@ export interface ReadStore {
    * A unique-index violation throws `UniqueViolationError` and (SQLite) nothing of the batch is kept.
    */
   apply(changes: readonly ReadModelChange[], checkpoint?: Checkpoint): Promise<void>;
+  /**
+   * As `apply`, for changes another thread checked and prepared (`prepareChanges`): a rebuild's decoder
+   * threads prepare them for the stores that keep documents as JSON (SQLite). Absent: changes go to `apply`.
+   */
+  applyPrepared?(changes: readonly PreparedChange[], checkpoint?: Checkpoint): Promise<void>;
   get(collection: string, id: string): Promise<Document | null>;
   getMany(collection: string, ids: readonly string[]): Promise<Document[]>;
   find(collection: string, query: StoreQuery, options?: QueryOptions): Promise<FindResult>;

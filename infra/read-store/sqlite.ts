@@ -4,6 +4,7 @@ import { openSqliteFile } from '../sqlite-file';
 import { compileLikeMatcher, type LikeMatcher } from '../../languages/filter/like-pattern';
 import { applyPatch, copiedDocument } from './patch';
 import { UniqueViolationError, type Checkpoint, type FindResult, type ReadStore } from './port';
+import type { PreparedChange, PreparedUpsert } from './prepared';
 import {
   MAX_INDEXES_PER_COLLECTION,
   type Document,
@@ -23,6 +24,7 @@ import {
   assertCheckpoint,
   assertCollectionName,
   assertIndexSpec,
+  assertPosition,
   orderByIds,
   readPage,
   type Page,
@@ -46,7 +48,7 @@ export interface SqliteReadStoreOptions {
 }
 
 interface PendingApply {
-  readonly changes: readonly ReadModelChange[];
+  readonly changes: readonly (ReadModelChange | PreparedChange)[];
   readonly checkpoint: Checkpoint | undefined;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
@@ -66,6 +68,12 @@ function tableName(collection: string): string {
 
 function sqliteIndexName(collection: string, index: string): string {
   return `${TABLE_PREFIX}${collection}__${index}`;
+}
+
+function assertPreparedUpsert(change: PreparedUpsert): void {
+  if (typeof change.id !== 'string' || change.id.length === 0 || typeof change.json !== 'string')
+    throw new TypeError('a prepared upsert needs an id and its document as JSON');
+  assertPosition(change.position);
 }
 
 function parseDocument(text: string): Document {
@@ -119,6 +127,7 @@ export interface QueryPlans {
 }
 
 export interface SqliteReadStore extends ReadStore {
+  applyPrepared(changes: readonly PreparedChange[], checkpoint?: Checkpoint): Promise<void>;
   /** How SQLite runs the statements of `find` (for tests and tuning: shows which indexes serve a query). */
   explainFind(collection: string, query: StoreQuery): Promise<QueryPlans>;
 }
@@ -314,7 +323,7 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
       ensureIndexNow(collection, index);
   }
 
-  function applyChange(change: ReadModelChange): void {
+  function applyChange(change: ReadModelChange | PreparedChange): void {
     if (change.op === 'index') {
       ensureIndexWithin(change.collection, change.index);
       return;
@@ -323,6 +332,9 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
     switch (change.op) {
       case 'upsert':
         write.upsert.run(change.doc.id, JSON.stringify(change.doc), change.position);
+        return;
+      case 'upsertJson':
+        write.upsert.run(change.id, change.json, change.position);
         return;
       case 'patch': {
         const stored = write.storedBefore.get(change.id, change.position);
@@ -367,7 +379,11 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
   }
 
   const applyInTransaction = db.transaction(
-    (changes: readonly ReadModelChange[], checkpoint: Checkpoint | undefined, created: string[]) => {
+    (
+      changes: readonly (ReadModelChange | PreparedChange)[],
+      checkpoint: Checkpoint | undefined,
+      created: string[],
+    ) => {
       for (const change of changes) {
         if (createCollection(change.collection)) created.push(change.collection);
         try {
@@ -427,6 +443,17 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
     });
   }
 
+  function enqueueApply(
+    changes: readonly (ReadModelChange | PreparedChange)[],
+    checkpoint: Checkpoint | undefined,
+  ): Promise<void> {
+    return new Promise((resolve, reject) => {
+      pendingApplies.push({ changes, checkpoint, resolve, reject });
+      if (!options.groupCommit) commitPendingApplies();
+      else if (pendingApplies.length === 1) setImmediate(commitPendingApplies);
+    });
+  }
+
   function countMatches(table: string, where: SqlFragment, countLimit?: number): number {
     const count = statement(countSql(table, where, countLimit))
       .pluck()
@@ -467,11 +494,21 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
       } catch (error) {
         return Promise.reject(error);
       }
-      return new Promise((resolve, reject) => {
-        pendingApplies.push({ changes, checkpoint, resolve, reject });
-        if (!options.groupCommit) commitPendingApplies();
-        else if (pendingApplies.length === 1) setImmediate(commitPendingApplies);
-      });
+      return enqueueApply(changes, checkpoint);
+    },
+
+    applyPrepared(changes: readonly PreparedChange[], checkpoint?: Checkpoint): Promise<void> {
+      try {
+        // Checked where they were prepared; what the SQL binds still is here.
+        for (const change of changes) {
+          assertCollectionName(change.collection);
+          if (change.op === 'upsertJson') assertPreparedUpsert(change);
+        }
+        if (checkpoint) assertCheckpoint(checkpoint);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return enqueueApply(changes, checkpoint);
     },
 
     async get(collection: string, id: string): Promise<Document | null> {

@@ -282,6 +282,34 @@ describe('sqlite event store on disk', () => {
     }
   });
 
+  test('a read of several categories pages through them in order, each event once, either way', async () => {
+    const store = createSqliteEventStore({ path });
+    try {
+      const [first, second] = [uniqueCategory(), uniqueCategory()];
+      const expected: string[] = [];
+      // Pages (500 rows) end inside the categories' stretches, and other events lie between them.
+      for (let round = 0; round < 4; round++) {
+        for (const category of [first, second]) {
+          const events = newEvents(301);
+          await store.append(uniqueStream(category), events);
+          expected.push(...events.map((event) => event.id));
+        }
+        await store.append(uniqueStream(), newEvents(150));
+      }
+      const filter = { categories: [first, second] };
+      const forwards = await collect(store.readAll({ filter }));
+      expect(forwards.map((event) => event.id)).toEqual(expected);
+      const backwards = await collect(store.readAll({ filter, direction: 'backwards' }));
+      expect(backwards.map((event) => event.id)).toEqual([...expected].reverse());
+      const fromMiddle = await collect(
+        store.readAll({ filter, after: forwards[700]!.position, maxCount: 600 }),
+      );
+      expect(fromMiddle.map((event) => event.id)).toEqual(expected.slice(701, 1301));
+    } finally {
+      await store.close();
+    }
+  });
+
   // ESDB has no index of event ids across streams, so this check is the embedded store's own.
   test('ids already stored in another stream are a conflict', async () => {
     const store = createSqliteEventStore({ path });

@@ -12,6 +12,7 @@ import { createLogger } from '../../infra/logging';
 import type { ReadStore } from '../../infra/read-store/port';
 import type { Document } from '../../contracts/read-model-changes';
 import { createSqliteReadStore } from '../../infra/read-store/sqlite';
+import { prepareChanges } from '../../infra/read-store/prepared';
 import { catchUpInParallel, windowsBetween } from '../../projections/parallel-catch-up';
 import { recordsProjection } from '../../projections/read-models/records';
 import { rebuildProjection } from '../../projections/rebuild';
@@ -156,6 +157,40 @@ test('a rebuild decoded on several decoders equals a rebuild on one thread', asy
   expect(expected.find((doc) => doc.recordId === 1)).toMatchObject({ name: 'Late 1', fields: { n: 2 } });
 });
 
+test('while its decoders start, a rebuild decodes the first windows on this thread, to the same result', async () => {
+  const reference = await newReadStore();
+  await rebuildProjection(recordsProjection, { events, readStore: reference, logger }, () => undefined);
+  const store = await newReadStore();
+  let started: (decoders: WindowDecoder[]) => void = () => undefined;
+  const decodedThere: bigint[] = [];
+  const decoder = inThreadDecoder();
+  const starting = new Promise<WindowDecoder[]>((resolve) => (started = resolve));
+  // The decoders are ready once this thread has written its first window.
+  const writing: ReadStore = Object.create(store) as ReadStore;
+  writing.apply = (changes, checkpoint) => {
+    started([
+      {
+        decode: (window) => {
+          decodedThere.push(window.after);
+          return decoder.decode(window);
+        },
+        close: () => decoder.close(),
+      },
+    ]);
+    return store.apply(changes, checkpoint);
+  };
+  const result = await rebuildProjection(
+    recordsProjection,
+    { events, readStore: writing, logger },
+    () => undefined,
+    { startDecoders: () => starting },
+  );
+  expect(result.events).toBe(RECORDS * 2 + Math.ceil(RECORDS / 3));
+  // Two windows: the first written here, the second by the decoder.
+  expect(decodedThere).toEqual([5000n]);
+  expect(await allDocuments(store, 2)).toEqual(await allDocuments(reference, 2));
+});
+
 test('a failing window stops the catch-up with the checkpoint after the last written window', async () => {
   const store = await newReadStore();
   const head = await events.headPosition();
@@ -198,8 +233,10 @@ test('a decoder thread decodes a window as this thread does', async () => {
     const [first, second] = await Promise.all(decoders.map((decoder) => decoder.decode(window)));
     const local = await decodeWindow(events, recordsProjection, 2, window);
     expect(local.events).toBeGreaterThan(1000);
-    expect(first).toEqual(local);
-    expect(second).toEqual(local);
+    // Prepared for the SQLite read store: the documents as JSON.
+    const prepared = { events: local.events, prepared: prepareChanges(local.changes) };
+    expect(first).toEqual(prepared);
+    expect(second).toEqual(prepared);
   } finally {
     await Promise.all(decoders.map((decoder) => decoder.close()));
   }

@@ -17,6 +17,24 @@ describe('applyPatch', () => {
     expect(fields.b).toEqual({ c: 2 });
   });
 
+  test('keys a prototype has (__proto__, constructor) become own keys of the copy, and no prototype changes', () => {
+    const doc = { id: 'x' };
+    const patched = applyPatch(doc, {
+      op: 'patch',
+      collection: 'c',
+      id: 'x',
+      position: 1n,
+      set: { '__proto__.polluted': true, constructor: 'c', 'toString.x': 1 },
+      inc: { 'valueOf.n': 2 },
+    });
+    expect(Object.keys(patched).sort()).toEqual(['__proto__', 'constructor', 'id', 'toString', 'valueOf']);
+    expect(Object.getOwnPropertyDescriptor(patched, '__proto__')?.value).toEqual({ polluted: true });
+    expect(patched.constructor).toBe('c');
+    expect(patched.toString).toEqual({ x: 1 });
+    expect(Object.getPrototypeOf(patched)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   test('given a numeric field, when incremented, then the copy holds the sum and missing counts as 0', () => {
     const doc = { id: 'x', counts: { n: 2 } };
     expect(

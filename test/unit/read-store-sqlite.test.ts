@@ -7,6 +7,7 @@ import { UniqueViolationError } from '../../infra/read-store/port';
 import { type Document, type ReadModelChange } from '../../contracts/read-model-changes';
 import { likeReferenceRegExp, seededRandom } from '../support/like-reference';
 import { createSqliteReadStore, type SqliteReadStore } from '../../infra/read-store/sqlite';
+import { prepareChanges } from '../../infra/read-store/prepared';
 import { caseFolded, foldedLiteralPrefix } from '../../infra/read-store/sqlite-query';
 import { and, compare, isIn, like, uniqueName, upsert } from '../contracts/read-store';
 import { VALIDITY } from '../../contracts/read-models';
@@ -260,6 +261,44 @@ describe('a batch is one transaction', () => {
     await expect(failure).rejects.toThrow(/non-numeric/);
     await expect(store.get(collection, 'b')).resolves.toBeNull();
     await expect(store.getCheckpoint('atomic_error')).resolves.toBeNull();
+  });
+});
+
+describe('changes prepared on another thread (applyPrepared)', () => {
+  const changes: ReadModelChange[] = [
+    upsert('things', { id: 'a', n: 1, nested: { '$key.with': ['x'] } }, 3n),
+    upsert('things', { id: 'b', n: 2 }, 4n),
+    { op: 'patch', collection: 'things', id: 'a', set: { n: 5 }, position: 5n },
+    { op: 'delete', collection: 'things', id: 'b', position: 6n },
+    upsert('things', { id: 'c', n: 3 }, 7n),
+  ];
+
+  test('write what the same changes applied as they are write, checkpoint included', async () => {
+    const reference = createSqliteReadStore({ path: join(directory, 'reference.db') });
+    try {
+      await reference.apply(changes, { name: 'cp', value: '7' });
+      await store.applyPrepared(prepareChanges(changes), { name: 'cp', value: '7' });
+      const all = { sort: [{ path: 'id', direction: 'asc' as const }] };
+      expect(await store.find('things', all)).toEqual(await reference.find('things', all));
+      expect(await store.getCheckpoint('cp')).toBe('7');
+      // Positions still guard: an older prepared upsert changes nothing.
+      await store.applyPrepared(prepareChanges([upsert('things', { id: 'a', n: 0 }, 4n)]));
+      expect(await store.get('things', 'a')).toEqual(await reference.get('things', 'a'));
+    } finally {
+      await reference.close();
+    }
+  });
+
+  test('are checked where they are prepared, as apply checks them', async () => {
+    expect(() => prepareChanges([upsert('things', { id: 'a', _id: 1 }, 1n)])).toThrow('reserved');
+    await expect(
+      store.applyPrepared([
+        { op: 'upsertJson', collection: 'Bad-Name', id: 'a', json: '{"id":"a"}', position: 1n },
+      ]),
+    ).rejects.toThrow('invalid collection name');
+    await expect(
+      store.applyPrepared([{ op: 'upsertJson', collection: 'things', id: '', json: '{}', position: 1n }]),
+    ).rejects.toThrow('needs an id');
   });
 });
 
