@@ -1,4 +1,5 @@
 import { createTransport, type Transporter } from 'nodemailer';
+import { FILE_FIELDS } from '../support/hook-requests';
 import { json, startPlatform, type Entity, type Page, type TestPlatform } from '../support/platform';
 import { RawSmtp, type SmtpAnswer } from '../support/smtp-client';
 import { polling } from '../support/eventually';
@@ -338,11 +339,7 @@ describe('mailhooks', () => {
             required: true,
             items: {
               type: 'collection',
-              fields: [
-                { name: 'name', type: 'text' },
-                { name: 'mime', type: 'text' },
-                { name: 'data', type: 'buffer' },
-              ],
+              fields: FILE_FIELDS,
             },
           },
           { name: 'orderId', type: 'number', required: true },

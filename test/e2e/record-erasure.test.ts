@@ -1,4 +1,5 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { FILE_FIELDS } from '../support/hook-requests';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exited, output, spawnBin } from '../support/child-platform';
@@ -278,11 +279,7 @@ describe('erasing a record', () => {
           {
             name: 'doc',
             type: 'collection',
-            fields: [
-              { name: 'name', type: 'text' },
-              { name: 'mime', type: 'text' },
-              { name: 'data', type: 'buffer' },
-            ],
+            fields: FILE_FIELDS,
           },
         ],
       });

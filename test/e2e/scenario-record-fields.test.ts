@@ -1,4 +1,5 @@
 import { FIELD_TYPES, type FieldType } from '../../contracts/fields';
+import { FILE_FIELDS } from '../support/hook-requests';
 import { json, startPlatform, type Entity, type Page, type TestPlatform } from '../support/platform';
 
 interface Field extends Entity {
@@ -158,11 +159,7 @@ describe('scenario record steps write every field type', () => {
           name: 'doc',
           type: 'collection',
           required: true,
-          fields: [
-            { name: 'name', type: 'text' },
-            { name: 'mime', type: 'text' },
-            { name: 'data', type: 'buffer' },
-          ],
+          fields: FILE_FIELDS,
         },
       ],
     });

@@ -1,4 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
+import { FILE_FIELDS } from '../support/hook-requests';
 import { join } from 'node:path';
 import { json, startPlatform, type Entity, type Page, type TestPlatform } from '../support/platform';
 import { polling } from '../support/eventually';
@@ -841,11 +842,7 @@ describe('incoming webhooks', () => {
           {
             name: 'doc',
             type: 'collection',
-            fields: [
-              { name: 'name', type: 'text' },
-              { name: 'mime', type: 'text' },
-              { name: 'data', type: 'buffer' },
-            ],
+            fields: FILE_FIELDS,
           },
         ],
       },
@@ -873,11 +870,7 @@ describe('incoming webhooks', () => {
               name: 'doc',
               type: 'collection',
               required: true,
-              fields: [
-                { name: 'name', type: 'text' },
-                { name: 'mime', type: 'text' },
-                { name: 'data', type: 'buffer' },
-              ],
+              fields: FILE_FIELDS,
             },
           ],
         },

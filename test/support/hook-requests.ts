@@ -20,3 +20,10 @@ export function receivedRequest(
     ...overrides,
   };
 }
+
+/** The fields of a file in a data structure: a hook puts each file it receives in the bundle so. */
+export const FILE_FIELDS = [
+  { name: 'name', type: 'text' },
+  { name: 'mime', type: 'text' },
+  { name: 'data', type: 'buffer' },
+] as const;
