@@ -52,7 +52,7 @@ const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
  * could still open. Written so, a part has no length of 4n + 1, and its last character carries no bits past
  * the last byte's.
  */
-function canonical(part: string): Buffer {
+export function canonical(part: string): Buffer {
   const spare = part.length % 4;
   const last = BASE64URL.indexOf(part.charAt(part.length - 1));
   if (spare === 1 || (spare === 2 && (last & 0b1111) !== 0) || (spare === 3 && (last & 0b11) !== 0))

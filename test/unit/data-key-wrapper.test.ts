@@ -2,7 +2,7 @@
  * The local key wrapper: data keys at rest are AES-GCM-wrapped under a key derived from the master key and
  * bound to their subject, so a wrapped key moved to another subject, or read with another master key, fails.
  */
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, randomBytes } from 'node:crypto';
 import { localKeyWrapper } from '../../infra/keys/local-wrapper';
 import { createSealer } from '../../infra/secrets/sealer';
 
@@ -12,7 +12,7 @@ const key = randomBytes(32);
 
 test('a wrapped key unwraps for its subject, and its text shows nothing of the key', async () => {
   const wrapped = await wrapper.wrap(key, 'record:acme:1');
-  expect(wrapped).toMatch(/^wk1\./);
+  expect(wrapped).toMatch(/^wk2\./);
   for (const encoding of ['base64', 'base64url', 'hex'] as const)
     expect(wrapped).not.toContain(key.toString(encoding).slice(0, 12));
   expect((await wrapper.unwrap(wrapped, 'record:acme:1')).equals(key)).toBe(true);
@@ -49,11 +49,34 @@ test('an altered or malformed wrapped key is refused', async () => {
     altered[index] = (part[0] === 'A' ? 'B' : 'A') + part.slice(1);
     await expect(wrapper.unwrap(altered.join('.'), 'record:acme:1')).rejects.toThrow();
   }
-  for (const text of ['', 'wk1', wrapped.replace(/^wk1/, 'wk2'), `${wrapped}.x`, wrapped.slice(0, -1)])
+  for (const text of [
+    '',
+    'wk1',
+    wrapped.replace(/^wk2/, 'wk3'),
+    // A wk2 nonce is not a wk1 IV.
+    wrapped.replace(/^wk2/, 'wk1'),
+    `${wrapped}.x`,
+    wrapped.slice(0, -1),
+  ])
     await expect(wrapper.unwrap(text, 'record:acme:1')).rejects.toThrow('not a wrapped data key');
 });
 
 test('only 32-byte keys, under a 32-byte key-encryption key', async () => {
   await expect(wrapper.wrap(randomBytes(16), 'record:acme:1')).rejects.toThrow('32 bytes');
   expect(() => localKeyWrapper(randomBytes(16))).toThrow('32 bytes');
+});
+
+test('keys wrapped before (wk1, AES-256-GCM under the key-encryption key) still unwrap, for their subject only', async () => {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', kek, iv);
+  cipher.setAAD(Buffer.from('record:acme:1', 'utf8'));
+  const text = Buffer.concat([cipher.update(key), cipher.final()]);
+  const wrapped = ['wk1', iv, text, cipher.getAuthTag()]
+    .map((part) => (typeof part === 'string' ? part : part.toString('base64url')))
+    .join('.');
+  expect((await wrapper.unwrap(wrapped, 'record:acme:1')).equals(key)).toBe(true);
+  await expect(wrapper.unwrap(wrapped, 'record:acme:2')).rejects.toThrow();
+  const parts = wrapped.split('.');
+  parts[2] = (parts[2]![0] === 'A' ? 'B' : 'A') + parts[2]!.slice(1);
+  await expect(wrapper.unwrap(parts.join('.'), 'record:acme:1')).rejects.toThrow();
 });
