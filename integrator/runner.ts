@@ -147,7 +147,11 @@ export class ScenarioRunner {
       if (result.revision !== undefined) nextRevision = result.revision + 1n;
       return result.state;
     };
-    const { bundle, blobKeys } = await this.payloadOf(data);
+    // A payload no longer stored (erased with a record made from it) fails the run, as a step's failure would.
+    const payload = await this.payloadOf(data).catch((error: unknown) => {
+      if (error instanceof StepFailure) return error;
+      throw error;
+    });
     if (run.status === 'none')
       record({
         kind: 'StartRun',
@@ -157,7 +161,7 @@ export class ScenarioRunner {
         requestId: data.requestId,
         trigger,
         attempt: request.attempt,
-        blobKeys,
+        blobKeys: payload instanceof StepFailure ? [] : payload.blobKeys,
         now: this.deps.now(),
       });
     const fail = async (step: number | null, message: string): Promise<RunResult> => {
@@ -170,6 +174,8 @@ export class ScenarioRunner {
     ).state;
     if (scenario.status === 'none' || scenario.status === 'deleted')
       return fail(null, `scenario ${data.scenarioId} no longer exists`);
+    if (payload instanceof StepFailure) return fail(null, payload.message);
+    const { bundle } = payload;
 
     const expressions: StepScope['expressions'] = (expression, input, context) =>
       this.deps.expressions.evaluate(tenant, expression, input, context);

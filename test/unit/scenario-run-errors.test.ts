@@ -116,7 +116,7 @@ describe('the runner and an error that is not a step failure', () => {
     data: receivedRequest('run-1', { receivedAt: AT }),
   };
 
-  async function setUp(store: MemoryEventStore) {
+  async function setUp(store: MemoryEventStore, blobs: Partial<RunnerDeps['blobs']> = {}) {
     let now = Date.parse(AT);
     let calls = 0;
     const outbound: OutboundHttp = {
@@ -143,7 +143,8 @@ describe('the runner and an error that is not a step failure', () => {
         evaluate: (_tenant, expression, input, context) => evaluateHere(expression, input, context),
       },
       slots: new FairSlots(4, 4),
-    } satisfies Partial<RunnerDeps>;
+      blobs,
+    } satisfies Partial<Omit<RunnerDeps, 'blobs'>> & { blobs: Partial<RunnerDeps['blobs']> };
     const runner = new ScenarioRunner(deps as unknown as RunnerDeps);
     return {
       runner,
@@ -187,5 +188,19 @@ describe('the runner and an error that is not a step failure', () => {
     store.append = append;
     const { state } = await handler.load(streamName('scenarioRun', 'acme', 'run-1'), scenarioRunDecider);
     expect(state).toMatchObject({ status: 'none', errors: 0 });
+  });
+
+  test('a payload no longer stored (erased) fails the run once, as a step failure does, instead of being delivered again', async () => {
+    const store = new MemoryEventStore();
+    const { runner, handler, calls } = await setUp(store, { get: () => Promise.resolve(null) });
+    const { bundle: _inline, ...stored } = receivedRequest('run-1', { receivedAt: AT });
+    const gone = { ...request, data: { ...stored, payloadBlobKey: 'acme/gone' } };
+    expect(await runner.run(gone, 'instant')).toEqual({
+      status: 'failed',
+      error: 'the request payload is no longer stored',
+    });
+    expect(calls()).toBe(0);
+    const { state } = await handler.load(streamName('scenarioRun', 'acme', 'run-1'), scenarioRunDecider);
+    expect(state).toMatchObject({ status: 'failed', outputs: [] });
   });
 });
