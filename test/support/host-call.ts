@@ -1,4 +1,4 @@
-import { request, type Agent, type IncomingHttpHeaders } from 'node:http';
+import { request, type Agent, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 
 export interface HostAnswer {
   status: number;
@@ -37,7 +37,7 @@ export function requestAsHost(
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, headers: res.headers }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, headers: headersOf(res) }));
       },
     );
     req.on('error', reject);
@@ -60,4 +60,16 @@ export function callHost(
     ...(body !== undefined && { body: JSON.stringify(body) }),
     ...(agent && { agent }),
   });
+}
+
+/**
+ * The answer's headers by lower-case name. Node's `res.headers` is a plain object, where a header named
+ * `__proto__` (a hook's response may set any name) cannot be read back: this one has no prototype.
+ */
+function headersOf(res: IncomingMessage): IncomingHttpHeaders {
+  const headers = Object.assign(Object.create(null) as IncomingHttpHeaders, res.headers);
+  for (let index = 0; index < res.rawHeaders.length; index += 2)
+    if (res.rawHeaders[index]!.toLowerCase() === '__proto__')
+      headers['__proto__'] = res.rawHeaders[index + 1];
+  return headers;
 }
