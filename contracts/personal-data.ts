@@ -92,10 +92,14 @@ export function mapStrings(value: unknown, change: (text: string) => unknown): u
     return copy ?? value;
   }
   if (typeof value === 'object' && value !== null) {
+    const record = value as Record<string, unknown>;
     let copy: Record<string, unknown> | undefined;
-    for (const [key, item] of Object.entries(value)) {
+    // `for…in` rather than `Object.entries`: every event read is mapped, and JSON has no inherited keys.
+    for (const key in record) {
+      const item = record[key];
       const mapped = mapStrings(item, change);
-      if (mapped !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = mapped;
+      // The spread copies every key as its own, so a key named `__proto__` is assigned as a key.
+      if (mapped !== item) (copy ??= { ...record })[key] = mapped;
     }
     return copy ?? value;
   }

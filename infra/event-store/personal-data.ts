@@ -1,7 +1,7 @@
 import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
 import { ERASED_VALUE, ERASURE_EVENT_TYPES, mapStrings, withValuesAt } from '../../contracts/personal-data';
 import type { DataKey, DataKeyStore } from '../keys/port';
-import { isSealedValue, keyIdOf, openValue, sealValue } from '../secrets/personal-values';
+import { isSealedValue, looksSealed, openerFor, sealValue } from '../secrets/personal-values';
 import type {
   AppendOptions,
   AppendResult,
@@ -28,11 +28,11 @@ const READ_AHEAD = 256;
 /** How many events the subscriptions of a store share opened (they read the same events at about once). */
 const SHARED_OPENED = 1024;
 
-function holdsSealedValue(value: unknown): boolean {
-  if (typeof value === 'string') return isSealedValue(value);
-  if (Array.isArray(value)) return value.some(holdsSealedValue);
-  if (typeof value === 'object' && value !== null) return Object.values(value).some(holdsSealedValue);
-  return false;
+/** Whether `value` may hold a sealed value (a string that starts as one): events that hold none pass at once. */
+function mayHoldSealedValue(value: unknown): boolean {
+  if (typeof value === 'string') return looksSealed(value);
+  if (typeof value !== 'object' || value === null) return false;
+  return (Array.isArray(value) ? value : Object.values(value)).some(mayHoldSealedValue);
 }
 
 /** The first sealed value in `value`, depth first. */
@@ -186,14 +186,12 @@ export class PersonalDataEventStore implements EventStore {
    * erasure a moment ago must already find erased).
    */
   async revealData(data: unknown, subject: string, options: { fresh?: boolean } = {}): Promise<unknown> {
-    if (!holdsSealedValue(data)) return data;
+    if (!mayHoldSealedValue(data)) return data;
     if (options.fresh === true && this.fresh(subject) !== 'erased') this.cached.delete(subject);
     const known = await this.keyOf(subject);
-    return mapStrings(data, (text) => {
-      if (!isSealedValue(text)) return text;
-      if (known === 'erased') return ERASED_VALUE;
-      return keyIdOf(text) === known.id ? openValue(text, known, subject) : text;
-    });
+    if (known === 'erased') return mapStrings(data, (text) => (isSealedValue(text) ? ERASED_VALUE : text));
+    const open = openerFor(known, subject);
+    return mapStrings(data, (text) => (looksSealed(text) ? open(text) : text));
   }
 
   /**
@@ -308,7 +306,7 @@ export class PersonalDataEventStore implements EventStore {
     for (const event of events) {
       const subject = event.metadata.subject;
       if (subject === undefined || subjects.has(subject) || ERASURE_EVENT_TYPES.has(event.type)) continue;
-      if (this.fresh(subject) === undefined && holdsSealedValue(event.data)) subjects.add(subject);
+      if (this.fresh(subject) === undefined && mayHoldSealedValue(event.data)) subjects.add(subject);
     }
     if (subjects.size < 2) return;
     const keys = await this.keys.existing([...subjects]);
