@@ -110,6 +110,11 @@ function requestRecord(
 export interface OpenHook {
   readonly tenant: string;
   readonly state: WebhookState;
+  /**
+   * When the request counted against the hook's rate: its time of receipt in the log, so that the log shows
+   * the rate the hook kept (a time taken later, after the awaits between, would not).
+   */
+  readonly admittedAt: Date;
 }
 
 export interface HookIntake {
@@ -128,7 +133,7 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
   /** Addresses never change hands once assigned: each is read from its claim stream once. */
   const addresses = new Map<string, { tenant: string; webhookId: number }>();
   /** The hook at address `key`, whose it is and how it stands; null when the address names none. */
-  async function hookOf(key: string): Promise<OpenHook | null> {
+  async function hookOf(key: string): Promise<Omit<OpenHook, 'admittedAt'> | null> {
     let address = addresses.get(key);
     if (!address) {
       const claim = await deps.handler.load(
@@ -235,9 +240,10 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
    */
   async function open(hookKey: unknown, kind: HookKind, incoming: Incoming): Promise<OpenHook> {
     const parsedKey = hookKeySchema.safeParse(hookKey);
-    const now = deps.now();
     const hook = parsedKey.success ? await hookOf(parsedKey.data) : null;
     if (hook === null) throw new HookAnswer(NO_SUCH_HOOK);
+    // Taken with no await before the count, so the times counted are in the order they are counted.
+    const now = deps.now();
     const refusal = openingRefusal({
       hook: hook.state,
       allowlist: allowlistOf(hook.state),
@@ -248,7 +254,7 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
     });
     if (refusal !== null) throw new HookAnswer(refusal);
     await admit(hook.tenant, hook.state.webhookId, now.getTime());
-    return hook;
+    return { ...hook, admittedAt: now };
   }
 
   /**
@@ -260,8 +266,7 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
     incoming: Incoming,
     read: () => Promise<HookRequest>,
   ): Promise<HookResponse> {
-    const { tenant, state } = hook;
-    const now = deps.now();
+    const { tenant, state, admittedAt: now } = hook;
     let request: HookRequest | undefined;
     const written: string[] = [];
     try {

@@ -971,6 +971,30 @@ describe('incoming webhooks', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 
+  test("the log's receipt times keep the rate: no second of them holds more than 30", async () => {
+    const hook = await createHook();
+    // About 300 a second for 1.5 s, in bursts: the accepted ones straddle several windows.
+    const sent: Promise<Response>[] = [];
+    for (let burst = 0; burst < 30; burst++) {
+      for (let n = 0; n < 15; n++) sent.push(send(hook.key));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const accepted = (await Promise.all(sent)).filter((answer) => answer.status === 200).length;
+    expect(accepted).toBeGreaterThanOrEqual(30);
+    const logs = await eventually(
+      async () =>
+        json<Page<{ loggedAt: string }>>(
+          await platform.call('GET', `/webhook/${hook.id}/log?order=loggedAt;ASC&limit=500`),
+        ),
+      (page) => page.meta.total === accepted,
+    );
+    const times = logs.items.map((entry) => Date.parse(entry.loggedAt));
+    for (let start = 0, end = 0; end < times.length; end++) {
+      while (times[end]! - times[start]! >= 1000) start++;
+      expect(end - start + 1).toBeLessThanOrEqual(30);
+    }
+  });
+
   test('a body over 5 MB is refused before it is read', async () => {
     const hook = await createHook();
     const answer = await send(hook.key, {
