@@ -37,6 +37,12 @@ const IDLE_FLUSH_MS = 20;
 /** How long a failed batch waits before it is tried again, doubling up to a minute. */
 const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 60_000;
+/**
+ * How often a position with nothing embedded is saved: events of other categories move it at every page
+ * read (a write each, on the thread that answers requests), and a restart from a position a second old reads
+ * only those events again.
+ */
+const PASSING_CHECKPOINT_MS = 1000;
 
 /** What a batch is to embed again: a record, or every record of a module or with a label (its text changed). */
 type Pending =
@@ -97,6 +103,7 @@ export class VectorProjection {
   private running: Promise<void> | undefined;
   private stopping = false;
   private processed = 0n;
+  private saved = { position: 0n, at: 0 };
   private written = 0;
   private readonly waiters: Array<{ position: bigint; resolve: () => void }> = [];
   private readonly batchRecords: number;
@@ -130,6 +137,7 @@ export class VectorProjection {
       await index.reset(this.identity);
     }
     this.processed = await index.checkpoint();
+    this.saved = { position: this.processed, at: Date.now() };
     this.subscription = this.deps.events.subscribeToAll({
       after: this.processed,
       filter: { categories: ['record', 'module', 'label'] },
@@ -143,6 +151,10 @@ export class VectorProjection {
     this.stopping = true;
     await this.subscription?.close();
     await this.running;
+    if (this.processed > this.saved.position)
+      await this.saveCheckpoint(this.processed).catch((error: unknown) =>
+        this.deps.logger.warn({ err: error }, "the vector projection's last position could not be saved"),
+      );
   }
 
   /** Resolves once the index includes `position`, or false after `timeoutMs`. */
@@ -205,7 +217,8 @@ export class VectorProjection {
     for (;;) {
       try {
         if (batch.length > 0) await this.write(batch, position);
-        await this.deps.index.saveCheckpoint(position);
+        if (batch.length > 0 || Date.now() - this.saved.at >= PASSING_CHECKPOINT_MS)
+          await this.saveCheckpoint(position);
         this.advance(position);
         return;
       } catch (error) {
@@ -224,6 +237,11 @@ export class VectorProjection {
         delay = Math.min(delay * 2, MAX_RETRY_MS);
       }
     }
+  }
+
+  private async saveCheckpoint(position: bigint): Promise<void> {
+    await this.deps.index.saveCheckpoint(position);
+    this.saved = { position, at: Date.now() };
   }
 
   private advance(position: bigint): void {
