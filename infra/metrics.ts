@@ -13,6 +13,8 @@ export interface IntegratorProgress {
   /** Global positions between the event store head and the newest event the integrator has handled. */
   readonly lagPositions: number;
   readonly runsStarted: number;
+  /** Scenario runs this integrator took to their end (succeeded, failed or stopped) since it began. */
+  readonly runsFinished: number;
   /** Requests this integrator parked in their system's run backlog (see integrator/run-backlog.ts). */
   readonly runsParked: number;
   /** Systems whose run backlogs this integrator drains now. */
@@ -112,6 +114,11 @@ export class Metrics {
         'integrator_runs_started',
         'Scenario runs this integrator process has started since it began',
         'runsStarted',
+      ],
+      [
+        'integrator_runs_finished',
+        'Scenario runs this integrator process has taken to their end (succeeded, failed or stopped) since it began',
+        'runsFinished',
       ],
       [
         'integrator_runs_parked',

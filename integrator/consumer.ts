@@ -66,6 +66,7 @@ export class Integrator {
   private consumer: Consumer | undefined;
   private lastPosition = 0n;
   private runs = 0;
+  private finished = 0;
   /** Per system, its runs in hand here (see `tenantInHand`). */
   private readonly inHand = new Map<string, number>();
   readonly backlog: RunBacklog;
@@ -102,6 +103,10 @@ export class Integrator {
 
   get runsStarted(): number {
     return this.runs;
+  }
+
+  get runsFinished(): number {
+    return this.finished;
   }
 
   private async handle(message: ConsumedMessage): Promise<void> {
@@ -175,6 +180,7 @@ export class Integrator {
     if (data.sequential && data.scenarioId !== null) await this.options.queues.drain(tenant, data.scenarioId);
     this.runs += 1;
     const result = await this.options.runner.run({ tenant, runId, attempt: 1, data }, 'instant');
+    this.finished += 1;
     this.options.logger.debug({ runId, result }, 'scenario run');
   }
 

@@ -113,6 +113,7 @@ export async function integratorService(kernel: Kernel): Promise<IntegratorServi
         return {
           lagPositions: seen > head ? 0 : Number(head - seen),
           runsStarted: integrator.runsStarted,
+          runsFinished: integrator.runsFinished,
           runsParked: integrator.backlog.parked,
           backlogsDraining: integrator.backlog.draining,
           deliveriesMade: deliveries.deliverer.deliveredCount,

@@ -767,6 +767,10 @@ describe('incoming webhooks', () => {
     const metrics = await eventually(scrape, (text) => value(text, 'integrator_lag_positions') === 0);
     expect(value(metrics, 'integrator_lag_positions')).toBe(0);
     expect(value(metrics, 'integrator_runs_started')).toBeGreaterThanOrEqual(2);
+    const finished = await eventually(scrape, (text) => value(text, 'integrator_runs_finished') >= 2);
+    expect(value(finished, 'integrator_runs_finished')).toBeLessThanOrEqual(
+      value(finished, 'integrator_runs_started'),
+    );
   });
 
   test('the receiver refuses what the rules refuse, each with its status', async () => {
