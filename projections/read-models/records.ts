@@ -95,10 +95,11 @@ const recordEntities = entityProjection({
     },
     /** Its name and the personal fields that held values read as erased from now on. */
     RecordErased(data) {
-      const { fields } = data as unknown as RecordErasedData;
+      // Each key once: the decider names a field once, and a store refuses a patch naming a path twice.
+      const keys = [...new Set((data as unknown as RecordErasedData).fields)];
       return {
-        set: erasedValues(fields),
-        unset: fields.map((key) => instantPath(key)),
+        set: erasedValues(keys),
+        unset: keys.map((key) => instantPath(key)),
       };
     },
     /** Labels as a set of paths (`labels.<id>`), so attaching one is a patch, not a read-modify-write. */

@@ -2,6 +2,7 @@ import { streamName } from '../../contracts/streams';
 import { fieldValueIndex, recordsProjection } from '../../projections/read-models/records';
 import { EventLog, projectionSpec, TEST_TENANT } from '../support/given-when-then';
 import { FIELD_TYPES } from '../../contracts/fields';
+import { assertChange } from '../../infra/read-store/validation';
 
 const records = projectionSpec(recordsProjection);
 const log = new EventLog();
@@ -75,6 +76,25 @@ describe('records projection: date-times as UTC instants', () => {
       .given([])
       .when(plain)
       .thenDocuments('records', [expect.not.objectContaining({ instants: expect.anything() })]);
+  });
+
+  test('an erasure naming a field twice erases it and its instant once, in a patch every store takes', () => {
+    const erased = log.record(recordStream, {
+      type: 'RecordErased',
+      data: { recordId: 31, moduleId: 12, spaceId: 7, reason: 'Art. 17', fields: ['at', 'note', 'at'] },
+    });
+    const changes = recordsProjection.project(erased, (base) => base);
+    for (const change of changes) expect(() => assertChange(change)).not.toThrow();
+    records
+      .given([created])
+      .when(erased)
+      .thenDocuments('records', [
+        expect.objectContaining({
+          name: '[erased]',
+          fields: { at: '[erased]', when: created.data.fields.when, note: '[erased]', n: 5 },
+          instants: { when: '2024-01-01T08:00:00.000Z' },
+        }),
+      ]);
   });
 });
 
