@@ -5,6 +5,7 @@ import { MAX_RUNS_PER_REQUEST } from '../../contracts/integrator';
 import { personalSubject } from '../../contracts/personal-data';
 import { streamName } from '../../contracts/streams';
 import type { CommandDeps } from '../deps';
+import { deleteBlobs } from '../kit/blobs';
 import { withCommandId, type CommandContext } from '../kit/handler';
 import { requestErasureDecider, requestErasureStream } from './domain/request-erasure';
 
@@ -86,18 +87,10 @@ async function eraseRequest(
     },
     withCommandId(context, childId(context.commandId, `:erase-request:${requestId}`)),
   );
-  const blobKeys = new Set(runs.flatMap((recorded) => recorded.blobKeys));
-  await Promise.all(
-    [...blobKeys].map((blobKey) =>
-      deps.blobs
-        .delete(blobKey)
-        .catch((error: unknown) =>
-          deps.logger.warn(
-            { err: error, blobKey },
-            "could not delete an erased request's blob; delete it by hand",
-          ),
-        ),
-    ),
+  await deleteBlobs(
+    deps,
+    runs.flatMap((recorded) => recorded.blobKeys),
+    "could not delete an erased request's blob; delete it by hand",
   );
 }
 

@@ -17,6 +17,7 @@ import { OutboundError } from '../../infra/outbound/port';
 import type { CommandDeps } from '../deps';
 import { attributesDecider, LABEL, SEGMENT } from '../kit/attributes';
 import type { AttributesChecks } from '../kit/attributes-resource';
+import { deleteBlobs } from '../kit/blobs';
 import {
   withCommandId,
   loadingEachStreamOnce,
@@ -265,11 +266,8 @@ export function recordCommands(deps: RecordCommandDeps) {
   const streamOf = (tenant: string, recordId: number) => streamName('record', tenant, recordId);
 
   /** A blob no event points at any more (or ever did): removing it may fail without failing the command. */
-  const dropBlob = async (blobKey: string): Promise<void> => {
-    await deps.blobs.delete(blobKey).catch((error: unknown) => {
-      deps.logger.warn({ err: error, blobKey }, 'could not remove an unused blob; it stays as an orphan');
-    });
-  };
+  const dropBlob = (blobKey: string): Promise<void> =>
+    deleteBlobs(deps, [blobKey], 'could not remove an unused blob; it stays as an orphan');
 
   /** The fields of the record's module as they are now (none when the record or its module is gone). */
   const schemaOf = async (tenant: string, record: RecordState): Promise<readonly FieldDefinition[]> =>

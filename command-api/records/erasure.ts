@@ -4,6 +4,7 @@ import { streamName } from '../../contracts/streams';
 import type { RecordedEvent } from '../../contracts/events/envelope';
 import { isSealedValue } from '../../infra/secrets/personal-values';
 import type { CommandDeps } from '../deps';
+import { deleteBlobs } from '../kit/blobs';
 import type { CommandContext, CommandResult } from '../kit/handler';
 import { recordDecider, type RecordState } from './domain/record';
 import { eraseRequestsOfRuns, runsThatWrote } from '../hooks/erasure';
@@ -48,17 +49,10 @@ export async function eraseRecord(
     await deps.personalData.erase(personalSubject('record', context.tenant, recordId), Date.now());
   const result = await deps.handler.handle(stream, recordDecider, command, context);
   await eraseRequestsOfRuns(deps, context, runsThatWrote(stored));
-  await Promise.all(
-    before.state.files.map((file) =>
-      deps.blobs
-        .delete(file.blobKey)
-        .catch((error: unknown) =>
-          deps.logger.warn(
-            { err: error, blobKey: file.blobKey },
-            'could not delete an erased file; delete it by hand',
-          ),
-        ),
-    ),
+  await deleteBlobs(
+    deps,
+    before.state.files.map((file) => file.blobKey),
+    'could not delete an erased file; delete it by hand',
   );
   return { result, fields: command.fields };
 }

@@ -357,25 +357,15 @@ describe('an erased request reads the same live and replayed', () => {
       data: { webhookId: 4, requestId: 'q2', runId: 'q2', attempt: 1, message: `no ${SENT}` },
     }),
   ];
+  /** The erasure of a queued request whose one run (under the request's id) did what is given. */
+  const erasureOf = (requestId: string, run: { operations: number; failed: boolean; responded: boolean }) =>
+    log.record(streamName('hookRequestErasure', TEST_TENANT, requestId), {
+      type: 'WebhookRequestErased',
+      data: { webhookId: 4, requestId, runs: [{ runId: requestId, ...run }], queueFailures: run.failed },
+    });
   const erasures = [
-    log.record(streamName('hookRequestErasure', TEST_TENANT, 'q1'), {
-      type: 'WebhookRequestErased',
-      data: {
-        webhookId: 4,
-        requestId: 'q1',
-        runs: [{ runId: 'q1', operations: 2, failed: false, responded: true }],
-        queueFailures: false,
-      },
-    }),
-    log.record(streamName('hookRequestErasure', TEST_TENANT, 'q2'), {
-      type: 'WebhookRequestErased',
-      data: {
-        webhookId: 4,
-        requestId: 'q2',
-        runs: [{ runId: 'q2', operations: 1, failed: true, responded: false }],
-        queueFailures: true,
-      },
-    }),
+    erasureOf('q1', { operations: 2, failed: false, responded: true }),
+    erasureOf('q2', { operations: 1, failed: true, responded: false }),
   ];
   /** The paths the deciders seal an event's values at (what a replay after the erasure reads as erased). */
   const sealedPaths = (event: RecordedEvent): readonly DataPath[] => {
