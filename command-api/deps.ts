@@ -4,6 +4,7 @@ import type { AttemptLog } from '../infra/attempts/port';
 import type { BlobStore } from '../infra/blob-store/port';
 import type { DeliveryStore } from '../infra/deliveries/port';
 import type { EventStore } from '../infra/event-store/port';
+import type { RecordedEvent } from '../contracts/events/envelope';
 import type { Logger } from '../infra/logging';
 import type { Sealer } from '../infra/secrets/sealer';
 import type { ProviderSettings, SocialProvider } from '../contracts/social';
@@ -21,6 +22,8 @@ import type { DeadLetters } from '../projections/dead-letters';
 export interface PersonalData {
   erase(subject: string, erasedAt: number): Promise<boolean>;
   readonly sealed: Pick<EventStore, 'readStream'>;
+  /** An event read from `sealed`, its personal values opened (or erased). */
+  reveal(event: RecordedEvent): Promise<RecordedEvent>;
 }
 
 /** What the command routes need, wired by the composition root. */

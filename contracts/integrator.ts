@@ -675,6 +675,16 @@ export const hookRequestSchema = z.object({
 });
 export type HookRequestRecord = z.infer<typeof hookRequestSchema>;
 
+/** The blobs of the files a request brought (none when its data was erased: it reads as the placeholder). */
+export function fileBlobKeysOf(request: unknown): string[] {
+  const files = (request as { files?: unknown } | null | undefined)?.files;
+  if (!Array.isArray(files)) return [];
+  return files.flatMap((file: unknown) => {
+    const blobKey = (file as { blobKey?: unknown } | null)?.blobKey;
+    return typeof blobKey === 'string' && blobKey.length > 0 ? [blobKey] : [];
+  });
+}
+
 export const hookResponseSchema = z.object({
   status: z.number().int(),
   headers: z.array(z.object({ name: z.string(), value: z.string() })),

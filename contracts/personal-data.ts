@@ -129,3 +129,9 @@ export function hookRequestValues(requestId: string, paths: readonly DataPath[])
 
 /** The paths of a received request's data (`WebhookRequestReceived`) that hold what was sent. */
 export const RECEIVED_REQUEST_PATHS: readonly DataPath[] = [['request'], ['bundle']];
+
+/**
+ * The paths of a refused request's data (`WebhookRequestRefused`) that hold what was sent: the request, and
+ * the refusal's text, which may quote it (a parser's error shows the body's first characters).
+ */
+export const REFUSED_REQUEST_PATHS: readonly DataPath[] = [['request'], ['message']];

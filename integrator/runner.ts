@@ -1,6 +1,11 @@
 import type { WebhookRequestReceivedData } from '../contracts/events/integrator';
 import { PlatformError } from '../contracts/errors';
-import { MAX_RUN_OPERATIONS, type HookResponse, type ScenarioStep } from '../contracts/integrator';
+import {
+  fileBlobKeysOf,
+  MAX_RUN_OPERATIONS,
+  type HookResponse,
+  type ScenarioStep,
+} from '../contracts/integrator';
 import { MappingError, type ExpressionEvaluator } from '../languages/mapping/mapping';
 import { streamName } from '../contracts/streams';
 import { scenarioDecider } from '../command-api/scenarios/domain/scenario';
@@ -318,16 +323,6 @@ export class ScenarioRunner {
     };
     return { bundle: payload.bundle, blobKeys: [data.payloadBlobKey, ...fileBlobKeysOf(payload.request)] };
   }
-}
-
-/** The blobs of the files a request brought (none when its data was erased: it reads as the placeholder). */
-function fileBlobKeysOf(request: unknown): string[] {
-  const files = (request as { files?: unknown } | null | undefined)?.files;
-  if (!Array.isArray(files)) return [];
-  return files.flatMap((file: unknown) => {
-    const blobKey = (file as { blobKey?: unknown } | null)?.blobKey;
-    return typeof blobKey === 'string' && blobKey.length > 0 ? [blobKey] : [];
-  });
 }
 
 /** The characters of JSON an output takes (as recorded). */

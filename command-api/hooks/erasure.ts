@@ -1,12 +1,19 @@
 import type { RecordedEvent } from '../../contracts/events/envelope';
-import type { ScenarioRunEvent, WebhookRequestErasedData } from '../../contracts/events/integrator';
+import type {
+  ScenarioRunEvent,
+  WebhookRequestErasedData,
+  WebhookRequestReceivedData,
+} from '../../contracts/events/integrator';
+import { PlatformError } from '../../contracts/errors';
 import { childId } from '../../contracts/ids';
-import { MAX_RUNS_PER_REQUEST } from '../../contracts/integrator';
+import { fileBlobKeysOf, MAX_RUNS_PER_REQUEST } from '../../contracts/integrator';
 import { personalSubject } from '../../contracts/personal-data';
-import { streamName } from '../../contracts/streams';
+import { orderedStreamName, streamName } from '../../contracts/streams';
 import type { CommandDeps } from '../deps';
 import { deleteBlobs } from '../kit/blobs';
 import { withCommandId, type CommandContext } from '../kit/handler';
+import { hookQueueDecider } from './domain/hook-queue';
+import { webhookDecider } from './domain/webhook';
 import { requestErasureDecider, requestErasureStream } from './domain/request-erasure';
 
 export type RequestErasureDeps = Pick<CommandDeps, 'handler' | 'personalData' | 'blobs' | 'logger'>;
@@ -36,6 +43,19 @@ interface RunRecorded {
   readonly blobKeys: readonly string[];
 }
 
+/** What erasing one request needs to know besides its runs. */
+interface RequestToErase {
+  readonly requestId: string;
+  readonly webhookId: number;
+  readonly reason: string;
+  /** It was refused: its log shows the refusal's text. */
+  readonly refused: boolean;
+  /** Blobs of its data its runs may not name (those of a request that never ran). */
+  readonly blobKeys: readonly string[];
+  /** The blob a large request's payload is in, which names its files: deleted after them. */
+  readonly payloadBlobKey?: string;
+}
+
 /**
  * Erases the requests the runs `runIds` ran for (the hook and mail requests a record's data came from): each
  * request's key is destroyed (its body, bundle and its runs' outputs and messages are sealed under it), its
@@ -46,22 +66,71 @@ export async function eraseRequestsOfRuns(
   deps: RequestErasureDeps,
   context: CommandContext,
   runIds: readonly string[],
+  reason: string,
 ): Promise<string[]> {
   const requests = new Map<string, number>();
   for (const runId of runIds) {
     const recorded = await runRecorded(deps, context.tenant, runId);
     if (recorded !== null) requests.set(recorded.requestId, recorded.webhookId);
   }
-  for (const [requestId, webhookId] of requests) await eraseRequest(deps, context, requestId, webhookId);
+  for (const [requestId, webhookId] of requests)
+    await eraseRequest(deps, context, { requestId, webhookId, reason, refused: false, blobKeys: [] });
   return [...requests.keys()];
 }
 
+/**
+ * Erases one request hook `webhookId` received, whatever became of it (run, waiting in the queue, refused),
+ * on an administrator's word: as `eraseRequestsOfRuns` does, and a request still queued leaves the queue (its
+ * data is gone: nothing is left to run). Throws `not_found` when the hook has no such request. Answers the
+ * ids of its runs, and the position its events reached (none when it was erased before).
+ */
+export async function eraseHookRequest(
+  deps: RequestErasureDeps,
+  context: CommandContext,
+  webhookId: number,
+  requestId: string,
+  reason: string,
+): Promise<{ runs: string[]; position: bigint | undefined }> {
+  const hook = await deps.handler.load(streamName('webhook', context.tenant, webhookId), webhookDecider);
+  // A deleted hook's requests are still its senders' data: only a hook that never was is not found.
+  if (hook.state.status === 'none') throw new PlatformError('not_found', `webhook ${webhookId} not found`);
+  const stored = await storedRequest(deps, context.tenant, webhookId, requestId);
+  if (stored === null)
+    throw new PlatformError('not_found', `webhook ${webhookId} has no request ${requestId}`, {
+      webhookId,
+      requestId,
+    });
+  const erased = await eraseRequest(deps, context, {
+    requestId,
+    webhookId,
+    reason,
+    refused: stored.refused,
+    blobKeys: stored.blobKeys,
+    ...(stored.payloadBlobKey !== undefined && { payloadBlobKey: stored.payloadBlobKey }),
+  });
+  if (stored.queueStream === undefined) return erased;
+  const queue = await deps.handler.load(stored.queueStream, hookQueueDecider);
+  if (!queue.state.requestIds.includes(requestId)) return erased;
+  const unqueued = await deps.handler.handle(
+    stored.queueStream,
+    hookQueueDecider,
+    { kind: 'RemoveItems', webhookId, requestIds: [requestId], reason: 'deleted' },
+    withCommandId(context, childId(context.commandId, `:unqueue-erased:${requestId}`)),
+  );
+  return { runs: erased.runs, position: unqueued.position ?? erased.position };
+}
+
+/**
+ * Deletes the request's blobs (first: a repeat after a failure later on still finds their keys, which the
+ * request's own events hold sealed), destroys its key, records the erasure. Answers the ids of its runs, and
+ * the position of the erasure's event (none when it was recorded before).
+ */
 async function eraseRequest(
   deps: RequestErasureDeps,
   context: CommandContext,
-  requestId: string,
-  webhookId: number,
-): Promise<void> {
+  request: RequestToErase,
+): Promise<{ runs: string[]; position: bigint | undefined }> {
+  const { requestId, webhookId } = request;
   const runs: RunRecorded[] = [];
   for (let attempt = 1; attempt <= MAX_RUNS_PER_REQUEST; attempt++) {
     const recorded = await runRecorded(
@@ -72,8 +141,16 @@ async function eraseRequest(
     if (recorded === null) break;
     runs.push(recorded);
   }
+  const whatToDo = "could not delete an erased request's blob; delete it by hand";
+  const payload = request.payloadBlobKey;
+  await deleteBlobs(
+    deps,
+    [...request.blobKeys, ...runs.flatMap((recorded) => recorded.blobKeys)].filter((key) => key !== payload),
+    whatToDo,
+  );
+  if (payload !== undefined) await deleteBlobs(deps, [payload], whatToDo);
   await deps.personalData.erase(personalSubject('hookRequest', context.tenant, requestId), Date.now());
-  await deps.handler.handle(
+  const recorded = await deps.handler.handle(
     requestErasureStream(context.tenant, requestId),
     requestErasureDecider,
     {
@@ -81,16 +158,75 @@ async function eraseRequest(
       erasure: {
         webhookId,
         requestId,
+        reason: request.reason,
+        ...(request.refused && { refused: true }),
         runs: runs.map((recorded) => recorded.run),
         queueFailures: runs.some((recorded) => recorded.scheduledFailure),
       },
     },
     withCommandId(context, childId(context.commandId, `:erase-request:${requestId}`)),
   );
-  await deleteBlobs(
-    deps,
-    runs.flatMap((recorded) => recorded.blobKeys),
-    "could not delete an erased request's blob; delete it by hand",
+  return { runs: runs.map((run) => run.run.runId), position: recorded.position };
+}
+
+/** What a request's own event says of it, for its erasure. */
+interface StoredRequest {
+  readonly refused: boolean;
+  /** The blobs of the files it brought. */
+  readonly blobKeys: readonly string[];
+  /** The blob of a large request's payload. */
+  readonly payloadBlobKey?: string;
+  /** The queue stream it was received in, when it was queued. */
+  readonly queueStream?: string;
+}
+
+/**
+ * The request `requestId` of hook `webhookId`, from the stream it was received in: its own (a request run at
+ * once, or refused), its hook's ordered requests (a sequential scenario's), or its hook's queue. Null when the
+ * hook received no such request.
+ */
+async function storedRequest(
+  deps: RequestErasureDeps,
+  tenant: string,
+  webhookId: number,
+  requestId: string,
+): Promise<StoredRequest | null> {
+  const queueStream = streamName('hookQueue', tenant, webhookId);
+  for (const stream of [
+    streamName('hookRequest', tenant, requestId),
+    orderedStreamName('hookRequest', tenant, String(webhookId), requestId),
+    queueStream,
+  ])
+    // As stored (a queue holds many requests: only this one is opened).
+    for await (const event of deps.personalData.sealed.readStream(stream)) {
+      const data = event.data as { requestId?: unknown; webhookId?: unknown };
+      if (data.requestId !== requestId || data.webhookId !== webhookId) continue;
+      if (event.type === 'WebhookRequestRefused') return { refused: true, blobKeys: [] };
+      if (event.type !== 'WebhookRequestReceived') continue;
+      const received = (await deps.personalData.reveal(event)).data as WebhookRequestReceivedData;
+      return {
+        refused: false,
+        blobKeys: await fileBlobKeys(deps, received),
+        ...(received.payloadBlobKey !== undefined && { payloadBlobKey: received.payloadBlobKey }),
+        ...(stream === queueStream && { queueStream }),
+      };
+    }
+  return null;
+}
+
+/** The blobs of the files a received request brought (a large one names them in its payload's blob). */
+async function fileBlobKeys(
+  deps: RequestErasureDeps,
+  received: WebhookRequestReceivedData,
+): Promise<string[]> {
+  if (received.payloadBlobKey === undefined) return fileBlobKeysOf(received.request);
+  const content = await deps.blobs.get(received.payloadBlobKey);
+  // Gone: an erasure before deleted it, after the files it named.
+  if (content === null) return [];
+  const chunks: Buffer[] = [];
+  for await (const chunk of content) chunks.push(chunk as Buffer);
+  return fileBlobKeysOf(
+    (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request?: unknown }).request,
   );
 }
 

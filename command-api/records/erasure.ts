@@ -48,7 +48,7 @@ export async function eraseRecord(
   if (recordDecider.decide(command, before.state).length > 0)
     await deps.personalData.erase(personalSubject('record', context.tenant, recordId), Date.now());
   const result = await deps.handler.handle(stream, recordDecider, command, context);
-  await eraseRequestsOfRuns(deps, context, runsThatWrote(stored));
+  await eraseRequestsOfRuns(deps, context, runsThatWrote(stored), reason);
   await deleteBlobs(
     deps,
     before.state.files.map((file) => file.blobKey),

@@ -22,7 +22,9 @@ import {
 import { operation } from './operation';
 import {
   auditFields,
+  canonicalUuid,
   entityId,
+  erasureBody,
   entityOperations,
   etagHeader,
   listQuery,
@@ -133,7 +135,7 @@ export const redetermineHookStructure = hookAction(
   'The shape of the next request is stored with the hook for mapping. It is not reusable and does not validate.',
 );
 
-const requestIdParam = z.uuid('must be a request id (a UUID)').meta({ description: 'The request.' });
+const requestIdParam = canonicalUuid('a request id').meta({ description: 'The request.' });
 
 const queueItem = z
   .object({
@@ -197,7 +199,7 @@ export const deleteHookQueueItem = operation({
 
 /** What a request's data reads as once a record made from it was erased. */
 const erasedPlaceholder = z.literal(ERASED_VALUE).meta({
-  description: "The request's data was erased (with a record made from it).",
+  description: "The request's data was erased (on its own, or with a record made from it).",
 });
 
 export const hookLogStatusSchema = z.enum(['success', 'warning', 'error']);
@@ -249,6 +251,34 @@ export const getHookLog = operation({
   responses: {
     200: { description: 'The request, the response and the bundle.', schema: hookLogDetail },
     ...READ_ERRORS,
+  },
+  security: 'token',
+});
+
+export const eraseHookRequestBody = erasureBody('request', 'WebhookRequestErase');
+export const hookRequestErasure = z
+  .object({
+    webhookId: entityId,
+    requestId: z.string(),
+    erased: z.literal(true),
+    runs: z
+      .array(z.string())
+      .meta({ description: "The ids of the request's runs, whose outputs were erased." }),
+  })
+  .meta({ id: 'WebhookRequestErasure' });
+export const eraseHookRequest = operation({
+  operationId: 'eraseWebhookRequest',
+  method: 'post',
+  path: '/webhook/{webhookId}/log/{requestId}/erase',
+  tag: 'webhooks',
+  summary: "Erase what a hook request's sender sent, for good",
+  description:
+    "Administrators only. Whatever became of the request (run, queued, refused), destroys its data key, so its request, bundle, the refusal's text, and its runs' step outputs, responses and errors read as `[erased]` in its log, its runs, the queue, replays and the stream's consumers; its payload and files are deleted, and a request still queued leaves the queue. The log entry stays (time, size, status). Erasing a record made from a request erases the request too. Erasing again answers the same.",
+  params: hookPath.extend({ requestId: requestIdParam }),
+  body: { schema: eraseHookRequestBody },
+  responses: {
+    200: { description: 'The request is erased.', schema: hookRequestErasure },
+    ...WRITE_ERRORS,
   },
   security: 'token',
 });
@@ -594,6 +624,7 @@ export const INTEGRATOR_OPERATIONS = [
   deleteHookQueueItem,
   listHookLogs,
   getHookLog,
+  eraseHookRequest,
   ...Object.values(SCENARIO_OPERATIONS),
   activateScenario,
   deactivateScenario,

@@ -8,6 +8,7 @@ import {
   auditFields,
   deletedSchema,
   entityId,
+  erasureBody,
   etagHeader,
   listQuery,
   locationHeader,
@@ -155,16 +156,7 @@ export const restoreRecord = operation({
   security: 'token',
 });
 
-export const eraseRecordBody = z
-  .strictObject({
-    reason: z
-      .string()
-      .trim()
-      .min(1, 'say why the record is erased')
-      .max(1000)
-      .meta({ description: 'Why (a request under GDPR Art. 17, say); kept in the audit trail.' }),
-  })
-  .meta({ id: 'RecordErase' });
+export const eraseRecordBody = erasureBody('record', 'RecordErase');
 
 export const recordErasure = z
   .object({

@@ -106,6 +106,33 @@ export const deletedSchema = z
   .object({ id: entityId, deleted: z.literal(true) })
   .meta({ id: 'Deleted', description: 'The id of what was deleted.' });
 
+/**
+ * A UUID in its canonical form, lower case, as the platform makes them: an id with a second spelling would
+ * name the same thing twice (a lookup, a subject, a key). `what` names it in the message.
+ */
+export function canonicalUuid(what: string) {
+  return z
+    .uuid(`must be ${what} (a UUID)`)
+    .refine((id) => id === id.toLowerCase(), `must be ${what} (a UUID) in lower case`);
+}
+
+/**
+ * The body of an erasure (`POST …/erase`): why, which the audit trail keeps. `what` names what is erased in the
+ * message of a missing reason; `id` names the schema.
+ */
+export function erasureBody(what: string, id: string) {
+  return z
+    .strictObject({
+      reason: z
+        .string()
+        .trim()
+        .min(1, `say why the ${what} is erased`)
+        .max(1000)
+        .meta({ description: 'Why (a request under GDPR Art. 17, say); kept in the audit trail.' }),
+    })
+    .meta({ id });
+}
+
 /** Errors a write may answer beyond the common ones: conflicts, preconditions, idempotency, quota. */
 export const WRITE_ERRORS: Readonly<Record<number, OperationResponse>> = {
   409: { description: 'The change conflicts with the current state (for example a name in use).' },

@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { modulePermissionsSchema } from '../events/identity';
 import { operation } from './operation';
 import {
+  canonicalUuid,
   entityId,
+  erasureBody,
   etagHeader,
   idAsText,
   listQuery,
@@ -141,16 +143,7 @@ export const deactivateUser = operation({
   responses: { 200: userAnswer, ...WRITE_ERRORS },
   security: 'token',
 });
-export const eraseUserBody = z
-  .strictObject({
-    reason: z
-      .string()
-      .trim()
-      .min(1, 'say why the user is erased')
-      .max(1000)
-      .meta({ description: 'Why (a request under GDPR Art. 17, say); kept in the audit trail.' }),
-  })
-  .meta({ id: 'UserErase' });
+export const eraseUserBody = erasureBody('user', 'UserErase');
 export const eraseUser = operation({
   operationId: 'eraseUser',
   method: 'post',
@@ -227,7 +220,7 @@ export const updateTokenBody = z
 /** A token id in the path (a user's token is named by its UUID). */
 export const tokenParams = z.object({
   userId: idAsText('The user.'),
-  tokenId: z.uuid('must be a token id').meta({ description: 'The token.' }),
+  tokenId: canonicalUuid('a token id').meta({ description: 'The token.' }),
 });
 
 const tokenShown = {
@@ -370,7 +363,7 @@ export const reauthenticateBody = z
   .meta({ id: 'Reauthenticate' });
 export const deviceParams = z.object({
   userId: idAsText('The user.'),
-  deviceId: z.uuid('must be a device id').meta({ description: 'The device.' }),
+  deviceId: canonicalUuid('a device id').meta({ description: 'The device.' }),
 });
 const recoveryCodes = z
   .array(z.string())

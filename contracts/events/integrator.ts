@@ -68,13 +68,17 @@ const requestRefused = z.object({
 });
 
 /**
- * What a request's sender sent was erased (with a record made from it): the request's key is gone, its
- * payload's and files' blobs deleted. It names the request's runs, and what each recorded, so the read models
- * scrub what they copied from them; no data.
+ * What a request's sender sent was erased (with a record made from it, or on its own): the request's key is
+ * gone, its payload's and files' blobs deleted. It names the request's runs, and what each recorded, so the
+ * read models scrub what they copied from them; no data.
  */
 const requestErased = z.object({
   webhookId,
   requestId: z.string().min(1),
+  /** Why, as the administrator said (absent in erasures recorded before it was kept). */
+  reason: z.string().min(1).max(1000).optional(),
+  /** The request had been refused: its log entry shows the refusal's text, which may quote what was sent. */
+  refused: z.boolean().optional(),
   runs: z
     .array(
       z.object({

@@ -43,6 +43,8 @@ const CATEGORIES_WITH_DATA = new Set([
   'aiBalance',
   'aiJob',
   'subscription',
+  // A hook request's erasure: which request, why, what its runs recorded (no data).
+  'hookRequestErasure',
 ]);
 
 /** Keys of event data the audit never shows (sealed secrets: sealed, but secrets all the same). */

@@ -257,14 +257,15 @@ export const hookLogsProjection: Projection = {
       );
     }
     if (event.type === 'WebhookRequestErased') {
-      const { requestId } = event.data as WebhookRequestErasedData;
+      const { requestId, refused } = event.data as WebhookRequestErasedData;
       const runs = erasedRuns(event.data);
       // What its events' sealed values read as once erased (a replay writes the same).
       const set = {
         request: ERASED_VALUE,
         bundle: ERASED_VALUE,
         erased: true,
-        ...(runs.some((run) => run.failed) && { error: ERASED_VALUE }),
+        ...((refused === true || runs.some((run) => run.failed)) && { error: ERASED_VALUE }),
+        ...(refused === true && { 'response.body': ERASED_VALUE }),
         ...(runs.some((run) => run.responded) && { 'response.headers': [], 'response.body': ERASED_VALUE }),
       };
       return [{ op: 'patch', collection: target, id: documentId(tenant, requestId), set, position }];

@@ -92,6 +92,31 @@ describe('audit projection', () => {
   test('replaying an event changes nothing', () => {
     projectionSpec(auditProjection).given([created, updated]).when(updated).thenNothingChanges();
   });
+
+  test("a hook request's erasure is audited with who erased it and why (its data holds no personal data)", () => {
+    const erased = log.record(streamName('hookRequestErasure', TEST_TENANT, 'r1'), {
+      type: 'WebhookRequestErased',
+      data: {
+        webhookId: 4,
+        requestId: 'r1',
+        reason: 'Art. 17 request',
+        refused: true,
+        runs: [],
+        queueFailures: false,
+      },
+    });
+    projectionSpec(auditProjection)
+      .given([])
+      .when(erased)
+      .thenDocuments('audit', [
+        expect.objectContaining({
+          type: 'WebhookRequestErased',
+          category: 'hookRequestErasure',
+          userId: erased.metadata.actor.userId,
+          data: erased.data,
+        }) as Record<string, unknown>,
+      ]);
+  });
 });
 
 describe('field history projection', () => {

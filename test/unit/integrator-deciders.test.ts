@@ -303,10 +303,17 @@ describe('hook request decider and streams', () => {
         files: [],
       },
     };
+    // What was sent, and the refusal's text (which may quote it), are sealed under the request's key.
     spec
       .given([])
       .when({ kind: 'RefuseRequest', refusal })
-      .then([{ type: 'WebhookRequestRefused', data: refusal }]);
+      .then([
+        {
+          type: 'WebhookRequestRefused',
+          data: refusal,
+          personal: hookRequestValues(refusal.requestId, [['request'], ['message']]),
+        },
+      ]);
     spec
       .given([{ type: 'WebhookRequestRefused', data: refusal }])
       .when({ kind: 'RefuseRequest', refusal })

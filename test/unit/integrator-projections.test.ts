@@ -3,6 +3,7 @@ import type { ScenarioRunEvent, WebhookRequestReceivedData } from '../../contrac
 import {
   ERASED_VALUE,
   RECEIVED_REQUEST_PATHS,
+  REFUSED_REQUEST_PATHS,
   withValuesAt,
   type DataPath,
 } from '../../contracts/personal-data';
@@ -357,6 +358,22 @@ describe('an erased request reads the same live and replayed', () => {
       data: { webhookId: 4, requestId: 'q2', runId: 'q2', attempt: 1, message: `no ${SENT}` },
     }),
   ];
+  // Refused, with a text that quotes what was sent (a parser's error does).
+  const refused = [
+    log.record(streamName('hookRequest', TEST_TENANT, 'q3'), {
+      type: 'WebhookRequestRefused',
+      data: {
+        webhookId: 4,
+        requestId: 'q3',
+        receivedAt: RECEIVED_AT,
+        method: 'POST',
+        bytes: 30,
+        status: 400,
+        message: `Unexpected token, "${SENT}" is not valid JSON`,
+        request: { ...sent('q3', false).request!, body: `${SENT}` },
+      },
+    }),
+  ];
   /** The erasure of a queued request whose one run (under the request's id) did what is given. */
   const erasureOf = (requestId: string, run: { operations: number; failed: boolean; responded: boolean }) =>
     log.record(streamName('hookRequestErasure', TEST_TENANT, requestId), {
@@ -366,10 +383,22 @@ describe('an erased request reads the same live and replayed', () => {
   const erasures = [
     erasureOf('q1', { operations: 2, failed: false, responded: true }),
     erasureOf('q2', { operations: 1, failed: true, responded: false }),
+    log.record(streamName('hookRequestErasure', TEST_TENANT, 'q3'), {
+      type: 'WebhookRequestErased',
+      data: {
+        webhookId: 4,
+        requestId: 'q3',
+        reason: 'Art. 17',
+        refused: true,
+        runs: [],
+        queueFailures: false,
+      },
+    }),
   ];
   /** The paths the deciders seal an event's values at (what a replay after the erasure reads as erased). */
   const sealedPaths = (event: RecordedEvent): readonly DataPath[] => {
     if (event.type === 'WebhookRequestReceived') return RECEIVED_REQUEST_PATHS;
+    if (event.type === 'WebhookRequestRefused') return REFUSED_REQUEST_PATHS;
     if (event.type === 'WebhookQueueItemFailed') return [['message']];
     return requestPathsOf(event as unknown as ScenarioRunEvent);
   };
@@ -377,15 +406,15 @@ describe('an erased request reads the same live and replayed', () => {
     ...event,
     data: withValuesAt(event.data, sealedPaths(event), () => ERASED_VALUE),
   });
-  const live = [...ranAtOnce, ...queued, ...erasures];
-  const replayed = [...ranAtOnce, ...queued].map(asReplayed).concat(erasures);
+  const live = [...ranAtOnce, ...queued, ...refused, ...erasures];
+  const replayed = [...ranAtOnce, ...queued, ...refused].map(asReplayed).concat(erasures);
 
   test.each([
     ['hook logs', hookLogsProjection, 'hook_logs'],
     ['hook queue', hookQueueProjection, 'hook_queue'],
     ['scenario runs', scenarioRunsProjection, 'scenario_runs'],
   ] as const)('%s', (_name, projection, collection) => {
-    const before = documentsAfter(projection, [...ranAtOnce, ...queued], collection);
+    const before = documentsAfter(projection, [...ranAtOnce, ...queued, ...refused], collection);
     expect(JSON.stringify(before)).toContain(SENT);
     const after = documentsAfter(projection, live, collection);
     expect(after).toEqual(documentsAfter(projection, replayed, collection));

@@ -4,7 +4,11 @@ import type {
   WebhookRequestRefusedData,
 } from '../../../contracts/events/integrator';
 import { orderedStreamName, streamName } from '../../../contracts/streams';
-import { hookRequestValues, RECEIVED_REQUEST_PATHS } from '../../../contracts/personal-data';
+import {
+  hookRequestValues,
+  RECEIVED_REQUEST_PATHS,
+  REFUSED_REQUEST_PATHS,
+} from '../../../contracts/personal-data';
 import { withPersonalValues, type Decider } from '../../kit/decider';
 
 /**
@@ -29,7 +33,12 @@ export const hookRequestDecider: Decider<HookRequestState, HookRequestCommand, H
             hookRequestValues(command.request.requestId, RECEIVED_REQUEST_PATHS),
           ),
         ]
-      : [{ type: 'WebhookRequestRefused', data: command.refusal }];
+      : [
+          withPersonalValues(
+            { type: 'WebhookRequestRefused', data: command.refusal },
+            hookRequestValues(command.refusal.requestId, REFUSED_REQUEST_PATHS),
+          ),
+        ];
   },
   evolve() {
     return { received: true };

@@ -5,10 +5,13 @@ import {
   deleteHookQueueItem,
   disableHook,
   enableHook,
+  eraseHookRequest,
+  eraseHookRequestBody,
   HOOK_OPERATIONS,
   redetermineHookStructure,
   updateHookBody,
 } from '../../../contracts/api/integrator';
+import { isAdmin } from '../../../contracts/auth';
 import { PlatformError } from '../../../contracts/errors';
 import { validate } from '../../../contracts/validation';
 import { mount } from '../../../infra/http/operations';
@@ -16,8 +19,17 @@ import { idParam, optionalId } from '../../../infra/http/params';
 import type { WebhookCommand, WebhookState } from '../domain/webhook';
 import type { CommandDeps } from '../../deps';
 import { requestHash } from '../../kit/idempotency';
-import { authorize, callerOf, idempotencyKey, preconditions, sendResult } from '../../kit/route-context';
+import {
+  authorize,
+  callerOf,
+  commandContext,
+  idempotencyKey,
+  preconditions,
+  sendAt,
+  sendResult,
+} from '../../kit/route-context';
 import { changeWebhook, createWebhook, removeFromQueue, updateWebhook, webhookView } from '../commands';
+import { eraseHookRequest as eraseRequest } from '../erasure';
 
 /** Webhooks: create (with their address), change, enable, disable, re-determine, delete; their queue. */
 export function addWebhookRoutes(router: Router, deps: CommandDeps): void {
@@ -102,4 +114,22 @@ export function addWebhookRoutes(router: Router, deps: CommandDeps): void {
   mount(router, deleteHookQueueItem, (req, res) =>
     removeQueued(req, res, validate(deleteHookQueueItem.params, req.params, 'path').requestId),
   );
+
+  /** Administrators erase what a request's sender sent (crypto-shredding), whatever became of it. */
+  mount(router, eraseHookRequest, async (req, res) => {
+    const principal = authorize(req, 'webhook', 'delete');
+    if (!isAdmin(principal))
+      throw new PlatformError('forbidden', "only administrators erase a hook request's data");
+    const webhookId = idParam(req, 'webhookId');
+    const { requestId } = validate(eraseHookRequest.params, req.params, 'path');
+    const { reason } = validate(eraseHookRequestBody, req.body, 'body');
+    const { runs, position } = await eraseRequest(
+      deps,
+      commandContext(req, principal, deps.newCommandId()),
+      webhookId,
+      requestId,
+      reason,
+    );
+    sendAt(res, 200, position, { webhookId, requestId, erased: true, runs });
+  });
 }
