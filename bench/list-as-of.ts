@@ -12,12 +12,19 @@ import { recordVersionsProjection, validityIndex } from '../projections/read-mod
 import { fieldValueIndex, recordsProjection } from '../projections/read-models/records';
 import { validAt } from '../query-api/records/past';
 import { machineConditions, percentile, printFigure, runOnBothStores } from './report';
-import { apiOf, headers, startServer, waitUntilVisible, type Server } from './server';
+import {
+  apiOf,
+  headers,
+  startServer,
+  waitUntilProjectionsIdle,
+  waitUntilVisible,
+  type Server,
+} from './server';
 
 /**
  * A module's list as of a moment (issue 32): RECORDS records in one module, each written VERSIONS times (a
  * create, then updates that change the fields the lists filter and order on), all through the platform's
- * bulk routes and projections. Then READS lists of 100, one at a time, with a filter on a field and an order on
+ * bulk routes and projections; once every projection has caught up, READS lists of 100, one at a time, with a filter on a field and an order on
  * a field: as of a random time (`asOf`), at a random position (`atPosition`), and the present list with the
  * same filter and order as the baseline, interleaved so that the machine's noise falls on all three alike.
  */
@@ -307,6 +314,7 @@ async function run(store: string, env: Record<string, string>): Promise<void> {
         loadedFile,
         JSON.stringify(loaded, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value)),
       );
+    await waitUntilProjectionsIdle(server.url);
     await measure(store, loaded, httpReader(server, loaded.moduleId));
   } finally {
     await server.stop();

@@ -55,6 +55,24 @@ export async function waitUntilVisible(url: string, position: bigint): Promise<v
   }
 }
 
+/**
+ * Waits until every projection has caught up with the event store (`projection_lag_positions` all 0 on
+ * `/metrics`): a read measured while other projections still work through a load measures their CPU too.
+ */
+export async function waitUntilProjectionsIdle(url: string, timeoutMs = 30 * 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    const lags = [...metrics.matchAll(/^projection_lag_positions\{[^}]*\} (\d+)$/gm)].map((match) =>
+      Number(match[1]),
+    );
+    if (lags.length === 0) throw new Error('projection_lag_positions missing from /metrics');
+    if (lags.every((lag) => lag === 0)) return;
+    if (Date.now() > deadline) throw new Error(`the projections did not catch up: lags ${lags.join(', ')}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
 export async function serverOf(child: ChildProcess, port: number): Promise<Server> {
   const url = `http://127.0.0.1:${port}`;
   await waitUntilReady(url);

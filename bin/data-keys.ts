@@ -1,20 +1,40 @@
 import { resolve } from 'node:path';
 import type { Config } from '../infra/config';
-import type { DataKeyStore } from '../infra/keys/port';
+import type { DataKeyStore, KeyWrapper } from '../infra/keys/port';
+import { kmsKeyWrapper } from '../infra/keys/kms';
 import { localKeyWrapper } from '../infra/keys/local-wrapper';
 import { createSqliteDataKeyStore } from '../infra/keys/sqlite';
 import { createSealer, loadMasterKey } from '../infra/secrets/sealer';
 import { embeddedFile } from './embedded-stores';
-import { mongoDataKeyStoreAdapter } from './production-adapters';
+import { awsKmsAdapter, mongoDataKeyStoreAdapter } from './production-adapters';
+
+/**
+ * What wraps the data keys: a key derived from the platform's master key (SECRETS_KEY), or, with `KMS_KEY_ID`,
+ * a key-encryption key the KMS keeps encrypted (the master key's keys, wrapped before, still unwrap).
+ */
+async function dataKeyWrapper(config: Config): Promise<KeyWrapper> {
+  const local = localKeyWrapper(
+    createSealer(loadMasterKey(config.SECRETS_KEY, resolve(config.DATA_DIR))).derivedKey('data-keys'),
+  );
+  if (config.KMS_KEY_ID === undefined || config.KMS_WRAPPED_KEY === undefined) return local;
+  const kms = awsKmsAdapter().awsKms({
+    keyId: config.KMS_KEY_ID,
+    region: config.KMS_REGION,
+    ...(config.KMS_ENDPOINT !== undefined && { endpoint: config.KMS_ENDPOINT }),
+  });
+  try {
+    return await kmsKeyWrapper(kms, config.KMS_WRAPPED_KEY, local);
+  } finally {
+    kms.close();
+  }
+}
 
 /**
  * The data keys personal values are sealed under: a SQLite file under DATA_DIR, or a collection beside the
- * MongoDB read models; wrapped by a key derived from the platform's master key (SECRETS_KEY).
+ * MongoDB read models; wrapped as `dataKeyWrapper` says.
  */
 export async function openDataKeys(config: Config): Promise<DataKeyStore> {
-  const wrapper = localKeyWrapper(
-    createSealer(loadMasterKey(config.SECRETS_KEY, resolve(config.DATA_DIR))).derivedKey('data-keys'),
-  );
+  const wrapper = await dataKeyWrapper(config);
   return config.READ_STORE === 'mongodb'
     ? mongoDataKeyStoreAdapter().createMongoDataKeyStore({
         url: config.MONGO_URL!,

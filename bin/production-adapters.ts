@@ -33,3 +33,7 @@ export function mongoDeliveryStoreAdapter(): typeof import('../infra/deliveries/
 export function mongoDataKeyStoreAdapter(): typeof import('../infra/keys/mongodb') {
   return require('../infra/keys/mongodb') as typeof import('../infra/keys/mongodb');
 }
+
+export function awsKmsAdapter(): typeof import('../infra/keys/aws-kms') {
+  return require('../infra/keys/aws-kms') as typeof import('../infra/keys/aws-kms');
+}

@@ -127,6 +127,19 @@ export const configSchema = z.object({
     .string()
     .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be base64 of 32 bytes')
     .optional(),
+  /**
+   * A KMS keeps the key-encryption key of the data keys personal values are sealed under (infra/keys/kms.ts):
+   * the key's id, ARN or alias in AWS KMS, or in a server that speaks its API (`KMS_ENDPOINT`). Unset: the
+   * key-encryption key is derived from SECRETS_KEY.
+   */
+  KMS_KEY_ID: z.string().min(1).max(2048).optional(),
+  /** The key-encryption key as the KMS encrypted it (base64), made once by `npm run kms:new-key`. */
+  KMS_WRAPPED_KEY: z.string().min(1).max(8192).optional(),
+  KMS_REGION: z
+    .string()
+    .regex(/^[a-z0-9-]{1,40}$/, 'must be a region name')
+    .default('eu-west-1'),
+  KMS_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
   /** Social sign-in providers and their OAuth client credentials (see contracts/social.ts). */
   SOCIAL_LOGIN: socialLogin.optional(),
   SESSION_IDLE_MINUTES: z.coerce
@@ -336,6 +349,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (config.READ_STORE === 'mongodb' && !config.MONGO_URL)
     throw new Error('READ_STORE=mongodb needs MONGO_URL');
   if (config.STREAM === 'kafka' && !config.KAFKA_BROKERS) throw new Error('STREAM=kafka needs KAFKA_BROKERS');
+  if (config.KMS_KEY_ID !== undefined && config.KMS_WRAPPED_KEY === undefined)
+    throw new Error('KMS_KEY_ID needs KMS_WRAPPED_KEY: run npm run kms:new-key once and set what it prints');
+  if (config.KMS_WRAPPED_KEY !== undefined && config.KMS_KEY_ID === undefined)
+    throw new Error('KMS_WRAPPED_KEY needs KMS_KEY_ID, the KMS key that encrypted it');
   if (config.BLOB_STORE === 'gridfs' && !config.MONGO_URL)
     throw new Error('BLOB_STORE=gridfs needs MONGO_URL');
   return config;

@@ -12,6 +12,15 @@ describe('configuration', () => {
     expect(() => loadConfig({ SECRETS_KEY: 'c2hvcnQ=' })).toThrow('SECRETS_KEY: must be base64 of 32 bytes');
     expect(() => loadConfig({ SESSION_IDLE_MINUTES: '0' })).toThrow('SESSION_IDLE_MINUTES');
     expect(() => loadConfig({ BLOB_STORE: 'gridfs' })).toThrow('BLOB_STORE=gridfs needs MONGO_URL');
+    // A KMS key needs the key-encryption key it encrypted, and the other way round.
+    expect(() => loadConfig({ KMS_KEY_ID: 'alias/records' })).toThrow('KMS_KEY_ID needs KMS_WRAPPED_KEY');
+    expect(() => loadConfig({ KMS_WRAPPED_KEY: 'AAAA' })).toThrow('KMS_WRAPPED_KEY needs KMS_KEY_ID');
+    expect(() => loadConfig({ KMS_KEY_ID: 'k', KMS_WRAPPED_KEY: 'AAAA', KMS_ENDPOINT: 'ftp://kms' })).toThrow(
+      'KMS_ENDPOINT',
+    );
+    expect(() => loadConfig({ KMS_KEY_ID: 'k', KMS_WRAPPED_KEY: 'AAAA', KMS_REGION: 'EU West' })).toThrow(
+      'KMS_REGION',
+    );
   });
 
   test('HTTP timeouts: bounded defaults, and headers may not outlast the whole request', () => {
