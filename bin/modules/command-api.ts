@@ -118,7 +118,8 @@ export function commandApiService(
       allowPrivateUrls: config.OUTBOUND_ALLOW_PRIVATE,
       maxPerSystem: config.SUBSCRIPTIONS_PER_SYSTEM,
       deliveries: () => kernel.deliveries(),
-      positionBefore: (time) => positionBefore(kernel.adapters.events, time),
+      // Events' times only: the log as stored, no personal value opened.
+      positionBefore: (time) => positionBefore(kernel.adapters.events.sealed, time),
     },
     ai: {
       model: meteredModel,

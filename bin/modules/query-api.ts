@@ -27,7 +27,8 @@ export function queryApiService(
         credentialActivity: (tenant, credentials) => kernel.meter.activity(tenant, credentials),
         accessTokens: kernel.accessTokens,
         deliveries: () => kernel.deliveries(),
-        events: kernel.adapters.events,
+        // Only positions and times are read: the log as stored, no personal value opened.
+        events: kernel.adapters.events.sealed,
         pastListCountCap: kernel.config.PAST_LIST_COUNT_CAP,
       }),
     },
