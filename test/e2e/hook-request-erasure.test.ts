@@ -1,20 +1,11 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { exited, output, spawnBin } from '../support/child-platform';
+import { filesHolding, filesUnder, replayAll } from '../support/erasure';
 import { FILE_FIELDS } from '../support/hook-requests';
 import { json, startPlatform, type Entity, type Page, type TestPlatform } from '../support/platform';
 
 jest.setTimeout(120_000);
-
-/** Every file under `dir` (any depth) whose bytes contain `text`. */
-function filesUnder(dir: string, text: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return filesUnder(path, text);
-    return readFileSync(path).includes(text) ? [path] : [];
-  });
-}
 
 interface LogDetail {
   id: string;
@@ -212,15 +203,9 @@ describe("erasing a hook request's data", () => {
     );
 
     await platform.stop();
-    expect(
-      Object.fromEntries(Object.values(markers).map((marker) => [marker, filesUnder(dataDir, marker)])),
-    ).toEqual(Object.fromEntries(Object.values(markers).map((marker) => [marker, []])));
+    expect(filesHolding(dataDir, Object.values(markers))).toEqual({});
     // Rebuilt from the log, the logs, runs and queue show the placeholder and bring no plaintext back.
-    for (const projection of ['hook-logs', 'scenario-runs', 'hook-queue']) {
-      const replay = spawnBin('replay.ts', [projection], { DATA_DIR: dataDir });
-      const logs = output(replay);
-      expect({ code: await exited(replay), logs: logs().slice(-500) }).toMatchObject({ code: 0 });
-    }
+    await replayAll(dataDir, ['hook-logs', 'scenario-runs', 'hook-queue']);
     for (const marker of Object.values(markers)) expect(filesUnder(dataDir, marker)).toEqual([]);
     platform = await startPlatform({ DATA_DIR: dataDir });
     for (const entry of logged)

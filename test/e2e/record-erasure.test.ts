@@ -1,21 +1,12 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { FILE_FIELDS } from '../support/hook-requests';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { exited, output, spawnBin } from '../support/child-platform';
+import { filesHolding, filesUnder, replayAll } from '../support/erasure';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { json, startPlatform, type Entity, type Page, type TestPlatform } from '../support/platform';
 
 jest.setTimeout(120_000);
-
-/** Every file under `dir` (any depth) whose bytes contain `text`. */
-function filesUnder(dir: string, text: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return filesUnder(path, text);
-    return readFileSync(path).includes(text) ? [path] : [];
-  });
-}
 
 /** Crypto-shredding over HTTP: personal values sealed in the log, readable until erased, erased everywhere after. */
 describe('erasing a record', () => {
@@ -230,11 +221,7 @@ describe('erasing a record', () => {
       expect(filesUnder(dataDir, marker)).toEqual([]);
       // A full replay of the records and their versions from the log shows the placeholder, and brings no
       // plaintext back.
-      for (const projection of ['records', 'record-versions']) {
-        const replay = spawnBin('replay.ts', [projection], { DATA_DIR: dataDir });
-        const logs = output(replay);
-        expect({ code: await exited(replay), logs: logs().slice(-500) }).toMatchObject({ code: 0 });
-      }
+      await replayAll(dataDir, ['records', 'record-versions']);
       expect(filesUnder(dataDir, marker)).toEqual([]);
       const again = await startPlatform({ DATA_DIR: dataDir });
       try {
@@ -394,15 +381,9 @@ describe('erasing a record', () => {
         expect(shown.body.steps.map((step) => step.output)).toEqual(['[erased]', '[erased]']);
       }
       await own.stop();
-      expect(
-        Object.fromEntries(Object.values(markers).map((marker) => [marker, filesUnder(dataDir, marker)])),
-      ).toEqual(Object.fromEntries(Object.values(markers).map((marker) => [marker, []])));
+      expect(filesHolding(dataDir, Object.values(markers))).toEqual({});
       // Rebuilt from the log, the logs and runs show the placeholder and bring no plaintext back.
-      for (const projection of ['hook-logs', 'scenario-runs', 'hook-queue']) {
-        const replay = spawnBin('replay.ts', [projection], { DATA_DIR: dataDir });
-        const logged = output(replay);
-        expect({ code: await exited(replay), logs: logged().slice(-500) }).toMatchObject({ code: 0 });
-      }
+      await replayAll(dataDir, ['hook-logs', 'scenario-runs', 'hook-queue']);
       for (const marker of Object.values(markers)) expect(filesUnder(dataDir, marker)).toEqual([]);
       const again = await startPlatform({ DATA_DIR: dataDir });
       try {
