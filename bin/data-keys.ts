@@ -1,12 +1,24 @@
 import { resolve } from 'node:path';
 import type { Config } from '../infra/config';
 import type { DataKeyStore, KeyWrapper } from '../infra/keys/port';
-import { kmsKeyWrapper } from '../infra/keys/kms';
+import { kmsKeyWrapper, type KeyManagementService } from '../infra/keys/kms';
 import { localKeyWrapper } from '../infra/keys/local-wrapper';
 import { createSqliteDataKeyStore } from '../infra/keys/sqlite';
 import { createSealer, loadMasterKey } from '../infra/secrets/sealer';
 import { embeddedFile } from './embedded-stores';
 import { awsKmsAdapter, mongoDataKeyStoreAdapter } from './production-adapters';
+
+/** The KMS settings of the configuration, the key named. */
+export type KmsSettings = Pick<Config, 'KMS_REGION' | 'KMS_ENDPOINT'> & { readonly KMS_KEY_ID: string };
+
+/** The configured KMS (its client loaded only here); `close` it once done. */
+export function kmsOf(settings: KmsSettings): KeyManagementService & { close(): void } {
+  return awsKmsAdapter().awsKms({
+    keyId: settings.KMS_KEY_ID,
+    region: settings.KMS_REGION,
+    ...(settings.KMS_ENDPOINT !== undefined && { endpoint: settings.KMS_ENDPOINT }),
+  });
+}
 
 /**
  * What wraps the data keys: a key derived from the platform's master key (SECRETS_KEY), or, with `KMS_KEY_ID`,
@@ -17,11 +29,7 @@ async function dataKeyWrapper(config: Config): Promise<KeyWrapper> {
     createSealer(loadMasterKey(config.SECRETS_KEY, resolve(config.DATA_DIR))).derivedKey('data-keys'),
   );
   if (config.KMS_KEY_ID === undefined || config.KMS_WRAPPED_KEY === undefined) return local;
-  const kms = awsKmsAdapter().awsKms({
-    keyId: config.KMS_KEY_ID,
-    region: config.KMS_REGION,
-    ...(config.KMS_ENDPOINT !== undefined && { endpoint: config.KMS_ENDPOINT }),
-  });
+  const kms = kmsOf({ ...config, KMS_KEY_ID: config.KMS_KEY_ID });
   try {
     return await kmsKeyWrapper(kms, config.KMS_WRAPPED_KEY, local);
   } finally {

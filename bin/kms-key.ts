@@ -3,19 +3,13 @@
  * key for the data keys and prints it as the KMS encrypted it, as the line to put in the platform's
  * configuration: `KMS_WRAPPED_KEY=<base64>`. Run it once per deployment: every process must have the same one.
  */
-import { z } from 'zod';
-import { awsKms } from '../infra/keys/aws-kms';
+import { configSchema } from '../infra/config';
 import { newWrappedKeyEncryptionKey } from '../infra/keys/kms';
+import { kmsOf } from './data-keys';
 
-const settings = z
-  .object({
-    KMS_KEY_ID: z.string().min(1, 'KMS_KEY_ID is needed: the KMS key (id, ARN or alias) that encrypts it'),
-    KMS_REGION: z
-      .string()
-      .regex(/^[a-z0-9-]{1,40}$/, 'must be a region name')
-      .default('eu-west-1'),
-    KMS_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
-  })
+// The platform's own settings of the KMS.
+const settings = configSchema
+  .pick({ KMS_KEY_ID: true, KMS_REGION: true, KMS_ENDPOINT: true })
   .safeParse(process.env);
 
 async function main(): Promise<void> {
@@ -25,12 +19,12 @@ async function main(): Promise<void> {
     );
     process.exit(2);
   }
-  const { KMS_KEY_ID, KMS_REGION, KMS_ENDPOINT } = settings.data;
-  const kms = awsKms({
-    keyId: KMS_KEY_ID,
-    region: KMS_REGION,
-    ...(KMS_ENDPOINT !== undefined && { endpoint: KMS_ENDPOINT }),
-  });
+  const { KMS_KEY_ID } = settings.data;
+  if (KMS_KEY_ID === undefined) {
+    process.stderr.write('KMS_KEY_ID is needed: the KMS key (id, ARN or alias) that encrypts it\n');
+    process.exit(2);
+  }
+  const kms = kmsOf({ ...settings.data, KMS_KEY_ID });
   try {
     process.stdout.write(`KMS_WRAPPED_KEY=${await newWrappedKeyEncryptionKey(kms)}\n`);
   } finally {

@@ -109,8 +109,7 @@ export async function eraseHookRequest(
     ...(stored.payloadBlobKey !== undefined && { payloadBlobKey: stored.payloadBlobKey }),
   });
   if (stored.queueStream === undefined) return erased;
-  const queue = await deps.handler.load(stored.queueStream, hookQueueDecider);
-  if (!queue.state.requestIds.includes(requestId)) return erased;
+  // The decider leaves the queue as it is when the request is no longer in it.
   const unqueued = await deps.handler.handle(
     stored.queueStream,
     hookQueueDecider,

@@ -14,8 +14,8 @@ export interface KeyManagementService {
 
 /** The context the platform's key-encryption key is bound to in the KMS. */
 const KEK_CONTEXT = { purpose: 'records-platform data keys' } as const;
-/** What data keys wrapped under the KMS-protected key-encryption key start with (always the current wk2). */
-const PREFIX = 'kms.wk2.';
+/** What data keys wrapped under the KMS-protected key-encryption key start with. */
+const PREFIX = 'kms.';
 
 /**
  * A new key-encryption key for `kmsKeyWrapper`, as the KMS encrypted it (base64): what an operator puts in
@@ -53,10 +53,10 @@ export async function kmsKeyWrapper(
   const wrapper = localKeyWrapper(kek);
   return {
     async wrap(key, subject) {
-      return `kms.${await wrapper.wrap(key, subject)}`;
+      return `${PREFIX}${await wrapper.wrap(key, subject)}`;
     },
     async unwrap(wrapped, subject) {
-      if (wrapped.startsWith(PREFIX)) return wrapper.unwrap(wrapped.slice('kms.'.length), subject);
+      if (wrapped.startsWith(PREFIX)) return wrapper.unwrap(wrapped.slice(PREFIX.length), subject);
       if (before !== undefined) return before.unwrap(wrapped, subject);
       throw new Error('not a data key wrapped under the KMS key');
     },
