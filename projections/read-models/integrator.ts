@@ -233,7 +233,9 @@ export const hookLogsProjection: Projection = {
           awaitsResponse: data.awaitsResponse,
           runId: data.queued ? null : data.requestId,
           responseStatus: answered ? 200 : null,
-          response: answered ? { status: 200, headers: [], body: HOOK_ACCEPTED } : null,
+          // Absent, not null, while unanswered: an erasure's `response.body` can go into a missing object, never
+          // into null, whatever order its events came in.
+          ...(answered && { response: { status: 200, headers: [], body: HOOK_ACCEPTED } }),
           error: null,
           ...(data.request !== undefined && { request: data.request }),
           ...(data.bundle !== undefined && { bundle: data.bundle }),

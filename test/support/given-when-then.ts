@@ -7,6 +7,7 @@ import { eventIdFor, uuidV5 } from '../../contracts/ids';
 import { fold, type Decider, type DomainEvent } from '../../command-api/kit/decider';
 import { projectEvent, type Projection } from '../../projections/projection';
 import type { Document, ReadModelChange } from '../../contracts/read-model-changes';
+import { applyPatch, copiedDocument } from '../../infra/read-store/patch';
 
 // ---------------------------------------------------------------------------------------------------------
 // Deciders
@@ -172,36 +173,13 @@ export class EventLog {
 
 type JsonObject = Record<string, unknown>;
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** The object holding the last segment of a dotted path; creates missing objects when `create` is set. */
-function containerOf(
-  doc: JsonObject,
-  path: string,
-  create: boolean,
-): { parent: JsonObject; key: string } | null {
-  const segments = path.split('.');
-  const key = segments.pop()!;
-  let parent = doc;
-  for (const segment of segments) {
-    if (!isObject(parent[segment])) {
-      if (!create) return null;
-      parent[segment] = {};
-    }
-    parent = parent[segment] as JsonObject;
-  }
-  return { parent, key };
-}
-
 /**
  * A tiny in-memory read store: folds ReadModelChanges the way the adapters do. Each document keeps the
  * position of the change that last wrote it, and a change whose position is not newer is ignored; a patch
  * or delete of a missing document, or a copy of one, does nothing; a delete removes the document.
  */
 export class InMemoryReadModels {
-  private readonly collections = new Map<string, Map<string, { doc: JsonObject; position: bigint }>>();
+  private readonly collections = new Map<string, Map<string, { doc: Document; position: bigint }>>();
 
   apply(changes: readonly ReadModelChange[]): void {
     for (const change of changes) this.applyOne(change);
@@ -229,9 +207,7 @@ export class InMemoryReadModels {
       for (const [id, stored] of documents) {
         const matches = Object.entries(change.where).every(([key, value]) => stored.doc[key] === value);
         if (matches && stored.position <= change.position) {
-          const doc = structuredClone(stored.doc);
-          setPaths(doc, change.set);
-          documents.set(id, { doc, position: change.position });
+          documents.set(id, { doc: applyPatch(stored.doc, { set: change.set }), position: change.position });
         }
       }
       return;
@@ -249,38 +225,13 @@ export class InMemoryReadModels {
       case 'copy': {
         const source = this.collections.get(change.from.collection)?.get(change.from.id);
         if (!source) return;
-        const doc = { ...structuredClone(source.doc), id };
-        setPaths(doc, change.set);
-        documents.set(id, { doc, position: change.position });
+        documents.set(id, { doc: copiedDocument(source.doc, change), position: change.position });
         return;
       }
-      case 'patch': {
-        if (!stored) return;
-        const doc = structuredClone(stored.doc);
-        setPaths(doc, change.set);
-        for (const path of change.unset ?? []) {
-          const target = containerOf(doc, path, false);
-          if (target) delete target.parent[target.key];
-        }
-        for (const [path, amount] of Object.entries(change.inc ?? {})) {
-          const { parent, key } = containerOf(doc, path, true)!;
-          const current = parent[key] ?? 0;
-          if (typeof current !== 'number')
-            throw new TypeError(`cannot increment non-numeric ${path} of ${id}`);
-          parent[key] = current + amount;
-        }
-        documents.set(id, { doc, position: change.position });
+      case 'patch':
+        if (stored) documents.set(id, { doc: applyPatch(stored.doc, change), position: change.position });
         return;
-      }
     }
-  }
-}
-
-function setPaths(doc: JsonObject, set: Readonly<JsonObject> | undefined): void {
-  for (const [path, value] of Object.entries(set ?? {})) {
-    if (value === undefined) continue;
-    const { parent, key } = containerOf(doc, path, true)!;
-    parent[key] = structuredClone(value);
   }
 }
 

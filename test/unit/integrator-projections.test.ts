@@ -172,6 +172,34 @@ describe('hook logs projection', () => {
         },
       ]);
   });
+
+  // Projections take any order of valid events (test/contracts/projections-hostile.ts): an erasure that says
+  // the request was refused and answered, after a receipt still waiting for its answer, still applies.
+  test('an erasure of an entry still waiting for its answer scrubs it without failing', () => {
+    const waiting = log.record(streamName('hookRequest', TEST_TENANT, 'r3'), {
+      type: 'WebhookRequestReceived',
+      data: { ...request('r3', false), awaitsResponse: true },
+    });
+    const erased = log.record(streamName('hookRequestErasure', TEST_TENANT, 'r3'), {
+      type: 'WebhookRequestErased',
+      data: {
+        webhookId: 4,
+        requestId: 'r3',
+        refused: true,
+        runs: [{ runId: 'r3', operations: 0, failed: false, responded: true }],
+        queueFailures: false,
+      },
+    });
+    const [document] = documentsAfter(hookLogsProjection, [waiting, erased], 'hook_logs');
+    expect(document).toMatchObject({
+      requestId: 'r3',
+      erased: true,
+      bundle: ERASED_VALUE,
+      error: ERASED_VALUE,
+      responseStatus: null,
+      response: { headers: [], body: ERASED_VALUE },
+    });
+  });
 });
 
 describe('scenario runs projection', () => {
