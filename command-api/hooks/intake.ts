@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { Readable } from 'node:stream';
 import { determineStructure, validatorOf, type DataStructure } from '../../languages/data-structure';
 import { PlatformError } from '../../contracts/errors';
@@ -131,7 +132,9 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
   const determining = new Set<string>();
 
   /** Addresses never change hands once assigned: each is read from its claim stream once. */
-  const addresses = new Map<string, { tenant: string; webhookId: number }>();
+  const addresses = new LRUCache<string, { tenant: string; webhookId: number }>({
+    max: MAX_CACHED_ADDRESSES,
+  });
   /** The hook at address `key`, whose it is and how it stands; null when the address names none. */
   async function hookOf(key: string): Promise<Omit<OpenHook, 'admittedAt'> | null> {
     let address = addresses.get(key);
@@ -142,7 +145,6 @@ export function createHookIntake(deps: HookIntakeDeps): HookIntake {
       );
       if (claim.state.tenant === null) return null;
       address = { tenant: claim.state.tenant, webhookId: claim.state.webhookId };
-      if (addresses.size >= MAX_CACHED_ADDRESSES) addresses.delete(addresses.keys().next().value!);
       addresses.set(key, address);
     }
     const hook = await deps.handler.load(

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
 import { ERASED_VALUE, ERASURE_EVENT_TYPES, mapStrings, withValuesAt } from '../../contracts/personal-data';
 import type { DataKey, DataKeyStore } from '../keys/port';
@@ -55,19 +56,24 @@ function firstSealedValue(value: unknown): string | undefined {
 export class PersonalDataEventStore implements EventStore {
   readonly categoryHead?: EventStore['categoryHead'];
   private readonly keyCacheMs: number;
-  private readonly maxCachedKeys: number;
-  private readonly cached = new Map<string, { key: KnownKey; until: number }>();
+  private readonly cached: LRUCache<string, { key: KnownKey; until: number }>;
   /** Key reads under way: the subscriptions that meet a new subject at once share one read. */
   private readonly reading = new Map<string, Promise<KnownKey>>();
   /** Events lately opened for a subscription, by id: the others that read them take them as opened. */
-  private readonly opened = new Map<string, { subject: string; event: Promise<RecordedEvent> }>();
+  private readonly opened = new LRUCache<string, { subject: string; event: Promise<RecordedEvent> }>({
+    max: SHARED_OPENED,
+  });
   /**
    * Events this store sealed lately, by id, with their data as it was given: a reader of this process that
    * gets one back (the integrator, from the stream) takes it without opening it. `sealed` (the values sealed,
    * each with an IV of its own) tells that the event read is the one sealed here, not an append that failed
    * and was decided again under the same id.
    */
-  private readonly sealedHere = new Map<string, { subject: string; sealed: Set<string>; data: unknown }>();
+  private readonly sealedHere = new LRUCache<string, { subject: string; sealed: Set<string>; data: unknown }>(
+    {
+      max: SHARED_OPENED,
+    },
+  );
 
   constructor(
     /** The store itself: events as stored, sealed (the relay publishes these). */
@@ -76,7 +82,7 @@ export class PersonalDataEventStore implements EventStore {
     options: PersonalDataOptions = {},
   ) {
     this.keyCacheMs = options.keyCacheMs ?? 30_000;
-    this.maxCachedKeys = options.maxCachedKeys ?? 50_000;
+    this.cached = new LRUCache({ max: options.maxCachedKeys ?? 50_000 });
     const categoryHead = sealed.categoryHead?.bind(sealed);
     if (categoryHead) this.categoryHead = categoryHead;
   }
@@ -174,7 +180,6 @@ export class PersonalDataEventStore implements EventStore {
     if (known !== undefined) return known.event;
     const revealed = this.reveal(event);
     this.opened.set(event.id, { subject, event: revealed });
-    if (this.opened.size > SHARED_OPENED) this.opened.delete(this.opened.keys().next().value!);
     // A failed opening is not kept: the next reader tries again.
     revealed.catch(() => this.opened.delete(event.id));
     return revealed;
@@ -206,8 +211,10 @@ export class PersonalDataEventStore implements EventStore {
   }
 
   private forgetOpened(subject: string): void {
-    for (const [id, opened] of this.opened) if (opened.subject === subject) this.opened.delete(id);
-    for (const [id, here] of this.sealedHere) if (here.subject === subject) this.sealedHere.delete(id);
+    for (const cache of [this.opened, this.sealedHere]) {
+      const ids = [...cache.entries()].filter(([, entry]) => entry.subject === subject).map(([id]) => id);
+      for (const id of ids) cache.delete(id);
+    }
   }
 
   private async sealAll(events: readonly NewEvent[]): Promise<NewEvent[]> {
@@ -228,7 +235,6 @@ export class PersonalDataEventStore implements EventStore {
     });
     if (sealedValues.size > 0) {
       this.sealedHere.set(stored.id, { subject: sealing.subject, sealed: sealedValues, data: stored.data });
-      if (this.sealedHere.size > SHARED_OPENED) this.sealedHere.delete(this.sealedHere.keys().next().value!);
     }
     return { ...stored, data, metadata };
   }
@@ -274,12 +280,7 @@ export class PersonalDataEventStore implements EventStore {
   }
 
   private remember(subject: string, key: KnownKey): void {
-    this.cached.delete(subject);
     this.cached.set(subject, { key, until: Date.now() + this.keyCacheMs });
-    if (this.cached.size > this.maxCachedKeys) {
-      const oldest = this.cached.keys().next().value;
-      if (oldest !== undefined) this.cached.delete(oldest);
-    }
   }
 
   /**

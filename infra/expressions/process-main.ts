@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { deserialize } from 'node:v8';
 import { evaluateToJson, MappingError } from '../../languages/mapping/mapping';
 import {
@@ -17,17 +18,17 @@ export function serveExpressions(): void {
     process.send?.(message);
   };
   if (!process.send) throw new Error('an expression process must be started with an IPC channel');
-  const kept = new Map<number, unknown>();
+  // Boxed: an input may be null, which the cache does not hold.
+  const kept = new LRUCache<number, { input: unknown }>({ max: KEPT_INPUTS });
   process.on('message', (message: ToExpressionProcess) => {
     const payload = deserialize(message.payload) as EvaluationPayload;
     const { input, context } = payload;
     if (message.inputId !== 0 && !kept.has(message.inputId)) {
       if (!('input' in payload))
         return send({ kind: 'failed', id: message.id, message: 'the expression process lost its input' });
-      kept.set(message.inputId, input);
-      if (kept.size > KEPT_INPUTS) kept.delete(kept.keys().next().value!);
+      kept.set(message.inputId, { input });
     }
-    const value = message.inputId === 0 ? input : kept.get(message.inputId);
+    const value = message.inputId === 0 ? input : kept.get(message.inputId)?.input;
     evaluateToJson(message.expression, value, context, message.maxResultBytes).then(
       (json) => send({ kind: 'result', id: message.id, json }),
       (error: unknown) =>

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { RecordedEvent } from '../../contracts/events/envelope';
 import type { Document } from '../../contracts/read-model-changes';
 import type { EventStore } from '../../infra/event-store/port';
@@ -15,12 +16,14 @@ interface Known {
  * more step from its last.
  */
 export class RecordStates {
-  private readonly known = new Map<string, Known>();
+  private readonly known: LRUCache<string, Known>;
 
   constructor(
     private readonly events: Pick<EventStore, 'readStream'>,
-    private readonly capacity = 10_000,
-  ) {}
+    capacity = 10_000,
+  ) {
+    this.known = new LRUCache({ max: capacity });
+  }
 
   /** The document of the event's record right after it (null: there is none then). */
   async after(event: RecordedEvent): Promise<Document | null> {
@@ -44,9 +47,6 @@ export class RecordStates {
   }
 
   private remember(streamId: string, known: Known): void {
-    // Oldest first in a Map: re-inserting keeps the most recent at the end.
-    this.known.delete(streamId);
     this.known.set(streamId, known);
-    if (this.known.size > this.capacity) this.known.delete(this.known.keys().next().value!);
   }
 }

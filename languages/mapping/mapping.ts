@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import jsonata from 'jsonata';
 import { HOOK_MAX_BODY_BYTES, isExpression, type MappedValue } from '../../contracts/integrator';
 import { compileLinear, LinearRegex } from './linear-regex';
@@ -21,7 +22,7 @@ const CACHE_SIZE = 5000;
 export const EXPRESSION_MAX_RESULT_CHARS = HOOK_MAX_BODY_BYTES;
 /** The largest input and context one expression is evaluated over (serialized): a bundle and its run's variables. */
 export const EXPRESSION_MAX_INPUT_BYTES = 8 * HOOK_MAX_BODY_BYTES;
-const compiled = new Map<string, jsonata.Expression>();
+const compiled = new LRUCache<string, jsonata.Expression>({ max: CACHE_SIZE });
 
 export class MappingError extends Error {
   constructor(message: string) {
@@ -58,7 +59,6 @@ export function compileExpression(text: string): jsonata.Expression {
       );
     }
   }
-  if (compiled.size >= CACHE_SIZE) compiled.delete(compiled.keys().next().value!);
   compiled.set(text, expression);
   return expression;
 }
