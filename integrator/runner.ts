@@ -1,5 +1,6 @@
 import type { WebhookRequestReceivedData } from '../contracts/events/integrator';
 import { PlatformError } from '../contracts/errors';
+import { ERASED_VALUE } from '../contracts/personal-data';
 import {
   fileBlobKeysOf,
   MAX_RUN_OPERATIONS,
@@ -311,6 +312,10 @@ export class ScenarioRunner {
   private async payloadOf(
     data: WebhookRequestReceivedData,
   ): Promise<{ bundle: unknown; blobKeys: readonly string[] }> {
+    // Erased between its arrival and its run: its sealed values read as the placeholder (whatever their type
+    // says), which is nothing to run on.
+    if ((data.request as unknown) === ERASED_VALUE)
+      throw new StepFailure('the request was erased before its run');
     if (data.payloadBlobKey === undefined)
       return { bundle: data.bundle ?? {}, blobKeys: fileBlobKeysOf(data.request) };
     const content = await this.deps.blobs.get(data.payloadBlobKey);

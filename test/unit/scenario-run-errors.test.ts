@@ -7,6 +7,7 @@ import { scenarioDecider } from '../../command-api/scenarios/domain/scenario';
 import { bookkeepingContext, CommandHandler } from '../../command-api/kit/handler';
 import type { ScenarioRunEvent } from '../../contracts/events/integrator';
 import type { ScenarioSettings } from '../../contracts/integrator';
+import { ERASED_VALUE } from '../../contracts/personal-data';
 import { streamName } from '../../contracts/streams';
 import { FairSlots } from '../../infra/fair-slots';
 import { createLogger } from '../../infra/logging';
@@ -198,6 +199,23 @@ describe('the runner and an error that is not a step failure', () => {
     expect(await runner.run(gone, 'instant')).toEqual({
       status: 'failed',
       error: 'the request payload is no longer stored',
+    });
+    expect(calls()).toBe(0);
+    const { state } = await handler.load(streamName('scenarioRun', 'acme', 'run-1'), scenarioRunDecider);
+    expect(state).toMatchObject({ status: 'failed', outputs: [] });
+  });
+
+  test('a request erased before its run (its values read as the placeholder) fails the run without a step', async () => {
+    const store = new MemoryEventStore();
+    const { runner, handler, calls } = await setUp(store);
+    // As the erased request's event reads: its sealed values the placeholder, whatever their type.
+    const erased = {
+      ...request,
+      data: { ...request.data, request: ERASED_VALUE as never, bundle: ERASED_VALUE },
+    };
+    expect(await runner.run(erased, 'instant')).toEqual({
+      status: 'failed',
+      error: 'the request was erased before its run',
     });
     expect(calls()).toBe(0);
     const { state } = await handler.load(streamName('scenarioRun', 'acme', 'run-1'), scenarioRunDecider);
