@@ -270,6 +270,12 @@ class KafkaStream implements Stream {
 }
 
 const TOPIC_READY_TIMEOUT_MS = 10_000;
+/**
+ * How long a batch may go on through handlers that settle without I/O (their promises already resolved) before
+ * it lets timers and I/O in: a batch of thousands of messages is otherwise one long run of microtasks, during
+ * which no request, timer or signal of the process is served.
+ */
+const MAX_TURN_MS = 10;
 
 interface ConsumerSettings {
   readonly retryBackoff: RetryBackoff;
@@ -287,6 +293,7 @@ class KafkaStreamConsumer implements Consumer {
   private stopped: Promise<void> | undefined;
   /** Fails a `start` still waiting to join when the consumer is stopped meanwhile. */
   private abortStart: ((reason: Error) => void) | undefined;
+  private turnStarted = performance.now();
 
   constructor(
     private readonly consumer: KafkaConsumer,
@@ -372,6 +379,7 @@ class KafkaStreamConsumer implements Consumer {
     if ((this.options.concurrency ?? 1) > 1)
       return this.handleBatchWindowed({ batch, resolveOffset, heartbeat, isRunning, isStale });
     for (const message of batch.messages) {
+      await this.letTheEventLoopIn();
       if (!isRunning() || isStale()) return;
       try {
         await this.options.handle(toConsumedMessage(topic, partition, message));
@@ -404,6 +412,7 @@ class KafkaStreamConsumer implements Consumer {
     const { topic, partition } = batch;
     const active = (): boolean => isRunning() && !isStale();
     const deliver = async (message: KafkaMessage): Promise<boolean> => {
+      await this.letTheEventLoopIn();
       for (let failures = 1; active(); failures += 1) {
         try {
           await this.options.handle(toConsumedMessage(topic, partition, message));
@@ -446,6 +455,13 @@ class KafkaStreamConsumer implements Consumer {
       clearInterval(beat);
     }
     await heartbeat().catch(() => undefined);
+  }
+
+  /** Waits for the event loop's next turn once this one has gone on for `MAX_TURN_MS`. */
+  private async letTheEventLoopIn(): Promise<void> {
+    if (performance.now() - this.turnStarted < MAX_TURN_MS) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    this.turnStarted = performance.now();
   }
 
   /** The next fetch of the partition starts at the failed message again, once the back-off is over. */
