@@ -33,7 +33,7 @@ export class RecordStates {
     else if (known !== undefined && known.revision === event.revision - 1n)
       doc = recordAfter(known.doc, event);
     else doc = await this.fold(event);
-    this.remember(event.streamId, { revision: event.revision, doc });
+    this.known.set(event.streamId, { revision: event.revision, doc });
     return doc;
   }
 
@@ -44,9 +44,5 @@ export class RecordStates {
     }))
       doc = recordAfter(doc, event);
     return doc;
-  }
-
-  private remember(streamId: string, known: Known): void {
-    this.known.set(streamId, known);
   }
 }

@@ -107,9 +107,9 @@ function scenarioView(doc: Document): Record<string, unknown> {
 
 /** What the caller was answered: the stored response, or what a run that has not answered yet means. */
 function responseOf(doc: Document): { status: number; headers: unknown[]; body: string } {
-  const response = doc.response as { status?: unknown; headers: unknown[]; body: string } | null | undefined;
-  if (typeof response?.status === 'number')
-    return response as { status: number; headers: unknown[]; body: string };
+  // Old entries have `null` while unanswered; an erased one may have a body without a status.
+  const response = doc.response as { status: number; headers: unknown[]; body: string } | null | undefined;
+  if (typeof response?.status === 'number') return response;
   return doc.status === 'error'
     ? { status: 500, headers: [], body: HOOK_SCENARIO_FAILED }
     : { status: 200, headers: [], body: HOOK_ACCEPTED };
