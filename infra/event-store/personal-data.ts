@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
 import { ERASED_VALUE, ERASURE_EVENT_TYPES, mapStrings, withValuesAt } from '../../contracts/personal-data';
 import type { DataKey, DataKeyStore } from '../keys/port';
-import { isSealedValue, looksSealed, openerFor, sealValue } from '../secrets/personal-values';
+import { isSealedValue, looksSealed, subjectValues, type SubjectValues } from '../secrets/personal-values';
 import type {
   AppendOptions,
   AppendResult,
@@ -23,6 +23,13 @@ export interface PersonalDataOptions {
 }
 
 type KnownKey = DataKey | 'erased';
+
+/** A subject's key as this store caches it, with its values' sealing made once it is used. */
+interface CachedKey {
+  readonly key: KnownKey;
+  readonly until: number;
+  values?: SubjectValues;
+}
 
 /** How many events a read reads ahead to look their subjects' keys up together. */
 const READ_AHEAD = 256;
@@ -56,7 +63,7 @@ function firstSealedValue(value: unknown): string | undefined {
 export class PersonalDataEventStore implements EventStore {
   readonly categoryHead?: EventStore['categoryHead'];
   private readonly keyCacheMs: number;
-  private readonly cached: LRUCache<string, { key: KnownKey; until: number }>;
+  private readonly cached: LRUCache<string, CachedKey>;
   /** Key reads under way: the subscriptions that meet a new subject at once share one read. */
   private readonly reading = new Map<string, Promise<KnownKey>>();
   /** Events lately opened for a subscription, by id: the others that read them take them as opened. */
@@ -195,8 +202,8 @@ export class PersonalDataEventStore implements EventStore {
     if (options.fresh === true && this.fresh(subject) !== 'erased') this.cached.delete(subject);
     const known = await this.keyOf(subject);
     if (known === 'erased') return mapStrings(data, (text) => (isSealedValue(text) ? ERASED_VALUE : text));
-    const open = openerFor(known, subject);
-    return mapStrings(data, (text) => (looksSealed(text) ? open(text) : text));
+    const values = this.valuesOf(subject, known);
+    return mapStrings(data, (text) => (looksSealed(text) ? values.open(text) : text));
   }
 
   /**
@@ -226,10 +233,10 @@ export class PersonalDataEventStore implements EventStore {
     if (!sealing) return stored;
     const metadata = { ...stored.metadata, subject: sealing.subject };
     if (sealing.paths.length === 0) return { ...stored, metadata };
-    const key = await this.keyToSeal(sealing.subject);
+    const values = this.valuesOf(sealing.subject, await this.keyToSeal(sealing.subject));
     const sealedValues = new Set<string>();
     const data = withValuesAt(stored.data, sealing.paths, (value) => {
-      const sealed = sealValue(value, key, sealing.subject);
+      const sealed = values.seal(value);
       sealedValues.add(sealed);
       return sealed;
     });
@@ -266,6 +273,13 @@ export class PersonalDataEventStore implements EventStore {
       .finally(() => this.reading.delete(subject));
     this.reading.set(subject, reading);
     return reading;
+  }
+
+  /** The sealing of the subject's values under `key`, kept with the key while the key is cached. */
+  private valuesOf(subject: string, key: DataKey): SubjectValues {
+    const entry = this.cached.peek(subject);
+    if (entry?.key !== key) return subjectValues(key, subject);
+    return (entry.values ??= subjectValues(key, subject));
   }
 
   private fresh(subject: string): KnownKey | undefined {

@@ -17,18 +17,6 @@ const SEALED = {
 } as const;
 type Version = keyof typeof SEALED;
 
-/** The pv2 key of each data key (its bytes are kept as long as the data key is). */
-const pv2Keys = new WeakMap<Buffer, Buffer>();
-
-function pv2KeyOf(key: DataKey): Buffer {
-  let derived = pv2Keys.get(key.key);
-  if (derived === undefined) {
-    derived = derivedKey(key.key, 'records-platform personal values pv2');
-    pv2Keys.set(key.key, derived);
-  }
-  return derived;
-}
-
 function authenticated(version: Version, keyId: string, subject: string): Buffer {
   return Buffer.from(`${version}.${keyId}.${subject}`, 'utf8');
 }
@@ -37,13 +25,51 @@ function assertKey(key: DataKey): void {
   if (!DATA_KEY_ID.test(key.id) || key.key.length !== DATA_KEY_BYTES) throw new Error('not a data key');
 }
 
+/** Sealing and opening one subject's values under its data key. */
+export interface SubjectValues {
+  /** Seals a JSON value (what `JSON.stringify` writes; anything it cannot is refused). */
+  seal(value: unknown): string;
+  /**
+   * The value a text holds: a text that is not a value sealed under this key is answered as it is; one that is
+   * and does not open throws.
+   */
+  open(text: string): unknown;
+}
+
+/**
+ * The subject's values under `key`: what its values share (the key derived for pv2, the additional data) is
+ * made once, so a holder that keeps it (the event store's cache of keys) pays it once per subject, not per
+ * value or event.
+ */
+export function subjectValues(key: DataKey, subject: string): SubjectValues {
+  assertKey(key);
+  const pv2Key = derivedKey(key.key, 'records-platform personal values pv2');
+  const additional: Record<Version, Buffer> = {
+    pv1: authenticated('pv1', key.id, subject),
+    pv2: authenticated('pv2', key.id, subject),
+  };
+  return {
+    seal(value) {
+      const json: unknown = JSON.stringify(value);
+      if (typeof json !== 'string') throw new Error('only JSON values are sealed');
+      return `pv2.${key.id}.${xchachaSeal(Buffer.from(json, 'utf8'), additional.pv2, pv2Key)}`;
+    },
+    open(text) {
+      const found = partsOf(text);
+      if (found === null || found.keyId !== key.id) return text;
+      const { version, parts } = found;
+      const json =
+        version === 'pv1'
+          ? aesGcmOpen(parts, additional.pv1, key.key)
+          : xchachaOpen(parts, additional.pv2, pv2Key);
+      return JSON.parse(json.toString('utf8')) as unknown;
+    },
+  };
+}
+
 /** Seals a JSON value (what `JSON.stringify` writes; anything it cannot is refused) for `subject`. */
 export function sealValue(value: unknown, key: DataKey, subject: string): string {
-  assertKey(key);
-  const json: unknown = JSON.stringify(value);
-  if (typeof json !== 'string') throw new Error('only JSON values are sealed');
-  const sealed = xchachaSeal(Buffer.from(json, 'utf8'), authenticated('pv2', key.id, subject), pv2KeyOf(key));
-  return `pv2.${key.id}.${sealed}`;
+  return subjectValues(key, subject).seal(value);
 }
 
 /** The version, key id and parts of a sealed value, or null when `text` is not one. */
@@ -56,33 +82,12 @@ function partsOf(text: string): { version: Version; keyId: string; parts: Sealed
   return { version, keyId, parts: { nonce, text: sealedText, tag } };
 }
 
-/**
- * Opens the values sealed for `subject` under `key`, one after another (an event's values: what they share,
- * the additional data and the derived key, is made once). A text that is not a value sealed under this key
- * is answered as it is; one that is and does not open throws.
- */
-export function openerFor(key: DataKey, subject: string): (text: string) => unknown {
-  assertKey(key);
-  const additional: Partial<Record<Version, Buffer>> = {};
-  return (text) => {
-    const found = partsOf(text);
-    if (found === null || found.keyId !== key.id) return text;
-    const { version } = found;
-    const data = (additional[version] ??= authenticated(version, key.id, subject));
-    const json =
-      version === 'pv1'
-        ? aesGcmOpen(found.parts, data, key.key)
-        : xchachaOpen(found.parts, data, pv2KeyOf(key));
-    return JSON.parse(json.toString('utf8')) as unknown;
-  };
-}
-
 /** The value sealed; throws for another key or subject, a text altered in any way, or one not sealed at all. */
 export function openValue(sealed: string, key: DataKey, subject: string): unknown {
   const found = partsOf(sealed);
   if (found === null) throw new Error('not a sealed value');
   if (found.keyId !== key.id) throw new Error(`the value is sealed under key ${found.keyId}, not ${key.id}`);
-  return openerFor(key, subject)(sealed);
+  return subjectValues(key, subject).open(sealed);
 }
 
 /**
