@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { newId } from '../contracts/ids';
 import { streamName } from '../contracts/streams';
 import { createSqliteEventStore } from '../infra/event-store/sqlite';
+import { PersonalDataEventStore } from '../infra/event-store/personal-data';
+import { openDataKeys } from '../bin/data-keys';
 import type { EventStore } from '../infra/event-store/port';
 import { loadConfig } from '../infra/config';
 import { createLogger } from '../infra/logging';
@@ -13,7 +14,7 @@ import { rebuildProjection } from '../projections/rebuild';
 import { startRebuildDecoders } from '../bin/threads';
 import { startCheckpointerFor } from '../bin/sqlite-checkpointer';
 import { embeddedFile } from '../bin/embedded-stores';
-import { benchEvent as event } from './events';
+import { benchRecordEvents } from './events';
 import { machineConditions, printFigure } from './report';
 
 /**
@@ -22,6 +23,8 @@ import { machineConditions, printFigure } from './report';
  * same run). Each record stream holds a create and an update.
  */
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000);
+/** `BENCH_SEALED=1`: each record's name sealed, as the platform seals it (bench/personal-data.ts compares). */
+const SEALED = process.env.BENCH_SEALED === '1';
 
 /** The baseline: every event of the log from position 0, decoded, as a catch-up reads them, and nothing else. */
 async function rawCatchUpRate(events: EventStore): Promise<{ events: number; rate: number }> {
@@ -36,36 +39,15 @@ async function main(): Promise<void> {
   try {
     const config = loadConfig({ ...process.env, DATA_DIR: dir });
     // The files `npm run replay` opens under DATA_DIR, so its decoder threads and checkpointer find them.
-    const events = createSqliteEventStore({ path: embeddedFile(config, 'events') });
+    const stored = createSqliteEventStore({ path: embeddedFile(config, 'events') });
+    // Sealed, appended and read through the decorator as the platform does (its data keys under DATA_DIR).
+    const events = SEALED ? new PersonalDataEventStore(stored, await openDataKeys(config)) : stored;
     const readStore = createSqliteReadStore({ path: embeddedFile(config, 'readModels') });
     const started = Date.now();
-    for (let id = 1; id <= RECORDS; id++) {
-      const commandId = newId();
-      await events.append(
-        streamName('record', 'bench', id),
-        [
-          event(
-            'RecordCreated',
-            {
-              recordId: id,
-              moduleId: 1 + (id % 20),
-              spaceId: 1,
-              name: `Record ${id}`,
-              fields: { amount: id % 1000, stage: `s${id % 7}` },
-            },
-            commandId,
-            0,
-          ),
-          event(
-            'RecordUpdated',
-            { recordId: id, changes: [{ field: 'fields.amount', from: id % 1000, to: (id % 1000) + 1 }] },
-            commandId,
-            1,
-          ),
-        ],
-        { expectedRevision: 'no_stream' },
-      );
-    }
+    for (let id = 1; id <= RECORDS; id++)
+      await events.append(streamName('record', 'bench', id), benchRecordEvents(id, SEALED), {
+        expectedRevision: 'no_stream',
+      });
     process.stderr.write(`seeded ${RECORDS * 2} events in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
     const raw = await rawCatchUpRate(events);
     printFigure(
@@ -93,7 +75,7 @@ async function main(): Promise<void> {
       Math.round(rate),
       'events/s',
       '>= 100000',
-      `${result.events} events, records projection, ${config.REBUILD_THREADS} decoder threads, ${machineConditions()}`,
+      `${result.events} events${SEALED ? ', names sealed' : ''}, records projection, ${config.REBUILD_THREADS} decoder threads, ${machineConditions()}`,
     );
     printFigure('projection_rebuild_to_raw_read', rate / raw.rate, '×', '>= 0.25');
     printFigure(
