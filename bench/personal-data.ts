@@ -161,7 +161,7 @@ function unsealed(event: NewEvent): NewEvent {
 }
 
 interface Side {
-  readonly name: 'sealed' | 'plain';
+  readonly name: SideName;
   readonly config: Config;
   readonly store: EventStore;
 }
@@ -179,33 +179,42 @@ interface Contender {
   appendRange(from: number, to: number): Promise<void>;
 }
 
-/** Events per second of each round and the ratio sealed/plain per round, the sides alternating who goes first. */
-async function alternate(
-  sealed: Contender,
-  plain: Contender,
-  total: number,
+type SideName = 'sealed' | 'plain';
+/** A rate of each side per round, and the ratio sealed/plain of each round. */
+type Measured = Record<SideName, number[]> & { ratios: number[] };
+
+/** Each round measures both sides, the side that goes first alternating, so that a machine's swings hit both. */
+async function inTurn(
   rounds: number,
-  eventsPerRecord: number,
-): Promise<{ sealed: number[]; plain: number[]; ratios: number[] }> {
-  const result = { sealed: [] as number[], plain: [] as number[], ratios: [] as number[] };
-  const perRound = Math.ceil(total / rounds);
+  measure: (side: SideName, round: number) => Promise<number>,
+): Promise<Measured> {
+  const result: Measured = { sealed: [], plain: [], ratios: [] };
   for (let round = 0; round < rounds; round++) {
-    const from = 1 + round * perRound;
-    const to = Math.min(1 + total, from + perRound);
-    const rates = new Map<Contender, number>();
-    for (const contender of round % 2 === 0 ? [sealed, plain] : [plain, sealed]) {
-      const started = performance.now();
-      await contender.appendRange(from, to);
-      rates.set(contender, ((to - from) * eventsPerRecord * 1000) / (performance.now() - started));
-    }
-    result.sealed.push(rates.get(sealed)!);
-    result.plain.push(rates.get(plain)!);
-    result.ratios.push(rates.get(sealed)! / rates.get(plain)!);
+    for (const side of round % 2 === 0 ? (['sealed', 'plain'] as const) : (['plain', 'sealed'] as const))
+      result[side].push(await measure(side, round));
+    result.ratios.push(result.sealed[round]! / result.plain[round]!);
   }
   return result;
 }
 
-function printRounds(label: string, measured: { sealed: number[]; plain: number[]; ratios: number[] }): void {
+/** Events per second of each round, each contender appending the round's share of the records in turn. */
+function alternate(
+  contenders: Record<SideName, Contender>,
+  total: number,
+  rounds: number,
+  eventsPerRecord: number,
+): Promise<Measured> {
+  const perRound = Math.ceil(total / rounds);
+  return inTurn(rounds, async (side, round) => {
+    const from = 1 + round * perRound;
+    const to = Math.min(1 + total, from + perRound);
+    const started = performance.now();
+    await contenders[side].appendRange(from, to);
+    return ((to - from) * eventsPerRecord * 1000) / (performance.now() - started);
+  });
+}
+
+function printRounds(label: string, measured: Measured): void {
   measured.ratios.forEach((ratio, index) =>
     process.stdout.write(
       `# ${label} round ${index + 1}: sealed ${Math.round(measured.sealed[index]!)}/s, plain ${Math.round(measured.plain[index]!)}/s, ratio ${ratio.toFixed(3)}\n`,
@@ -237,8 +246,10 @@ async function writePath(dir: string): Promise<void> {
       ...Array.from({ length: WRITE_EVENTS }, (_, index) => recordCreated(index + 1)),
     ];
     const singles = await alternate(
-      single(sides[0]!, singleEvents as NewEvent[]),
-      single(sides[1]!, singleEvents as NewEvent[]),
+      {
+        sealed: single(sides[0]!, singleEvents as NewEvent[]),
+        plain: single(sides[1]!, singleEvents as NewEvent[]),
+      },
       WRITE_EVENTS,
       ROUNDS,
       1,
@@ -270,7 +281,12 @@ async function writePath(dir: string): Promise<void> {
         }
       },
     });
-    const batches = await alternate(batched(sides[0]!), batched(sides[1]!), BATCH_EVENTS, ROUNDS, 1);
+    const batches = await alternate(
+      { sealed: batched(sides[0]!), plain: batched(sides[1]!) },
+      BATCH_EVENTS,
+      ROUNDS,
+      1,
+    );
     printRounds(`write, appendToStreams of ${BATCH_SIZE}`, batches);
     report(
       'personal_data.write_bulk',
@@ -283,12 +299,7 @@ async function writePath(dir: string): Promise<void> {
   }
 }
 
-function report(
-  name: string,
-  measured: { sealed: number[]; plain: number[]; ratios: number[] },
-  what: string,
-  target: number,
-): void {
+function report(name: string, measured: Measured, what: string, target: number): void {
   const ratio = median(measured.ratios);
   printFigure(
     `${name}.sealed`,
@@ -369,19 +380,13 @@ async function rebuildPath(dir: string, workload: Workload): Promise<void> {
   const sides = [await openSide(dir, 'sealed'), await openSide(dir, 'plain')];
   try {
     for (const side of sides) await seed(side, workload);
-    const measured = { sealed: [] as number[], plain: [] as number[], ratios: [] as number[] };
-    const cpu = { sealed: [] as number[], plain: [] as number[] };
-    for (let round = 0; round < REBUILD_ROUNDS; round++) {
-      const rates = new Map<string, number>();
-      for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
-        const { rate, cpuPerEvent } = await rebuild(side);
-        rates.set(side.name, rate);
-        cpu[side.name].push(cpuPerEvent);
-      }
-      measured.sealed.push(rates.get('sealed')!);
-      measured.plain.push(rates.get('plain')!);
-      measured.ratios.push(rates.get('sealed')! / rates.get('plain')!);
-    }
+    const sideNamed = { sealed: sides[0]!, plain: sides[1]! };
+    const cpu: Record<SideName, number[]> = { sealed: [], plain: [] };
+    const measured = await inTurn(REBUILD_ROUNDS, async (name) => {
+      const { rate, cpuPerEvent } = await rebuild(sideNamed[name]);
+      cpu[name].push(cpuPerEvent);
+      return rate;
+    });
     printRounds(`rebuild of ${workload.name} records`, measured);
     report(
       `personal_data.rebuild_${workload.name}`,
@@ -420,15 +425,9 @@ async function rebuildRateIn(tree: string, env: Readonly<Record<string, string>>
  */
 async function rebuildAgainstBefore(baseTree: string): Promise<void> {
   const trees = { sealed: resolve(__dirname, '..'), plain: resolve(baseTree) };
-  const measured = { sealed: [] as number[], plain: [] as number[], ratios: [] as number[] };
-  for (let round = 0; round < REBUILD_ROUNDS; round++) {
-    const rates = new Map<string, number>();
-    for (const side of round % 2 === 0 ? (['sealed', 'plain'] as const) : (['plain', 'sealed'] as const))
-      rates.set(side, await rebuildRateIn(trees[side], side === 'sealed' ? { BENCH_SEALED: '1' } : {}));
-    measured.sealed.push(rates.get('sealed')!);
-    measured.plain.push(rates.get('plain')!);
-    measured.ratios.push(rates.get('sealed')! / rates.get('plain')!);
-  }
+  const measured = await inTurn(REBUILD_ROUNDS, (side) =>
+    rebuildRateIn(trees[side], side === 'sealed' ? { BENCH_SEALED: '1' } : {}),
+  );
   printRounds('npm run bench rebuild (sealed = today, names sealed; plain = before)', measured);
   report(
     'personal_data.bench_rebuild_today_to_before',
@@ -472,21 +471,13 @@ async function postThroughput(tree: string): Promise<{ rate: number; notes: stri
 
 async function httpPath(baseTree: string): Promise<void> {
   const trees = { sealed: resolve(__dirname, '..'), plain: resolve(baseTree) };
-  const measured = { sealed: [] as number[], plain: [] as number[], ratios: [] as number[] };
-  for (let round = 0; round < HTTP_ROUNDS; round++) {
-    const rates = new Map<string, number>();
-    const order = round % 2 === 0 ? (['sealed', 'plain'] as const) : (['plain', 'sealed'] as const);
-    for (const side of order) {
-      const { rate, notes } = await postThroughput(trees[side]);
-      process.stdout.write(
-        `# http round ${round + 1} ${side === 'sealed' ? 'today' : 'before'} (${trees[side]}): ${Math.round(rate)} requests/s, ${notes}\n`,
-      );
-      rates.set(side, rate);
-    }
-    measured.sealed.push(rates.get('sealed')!);
-    measured.plain.push(rates.get('plain')!);
-    measured.ratios.push(rates.get('sealed')! / rates.get('plain')!);
-  }
+  const measured = await inTurn(HTTP_ROUNDS, async (side, round) => {
+    const { rate, notes } = await postThroughput(trees[side]);
+    process.stdout.write(
+      `# http round ${round + 1} ${side === 'sealed' ? 'today' : 'before'} (${trees[side]}): ${Math.round(rate)} requests/s, ${notes}\n`,
+    );
+    return rate;
+  });
   printRounds('http POST /record (sealed = today, plain = before)', measured);
   const ratio = median(measured.ratios);
   printFigure(

@@ -44,15 +44,14 @@ export interface SubjectValues {
 export function subjectValues(key: DataKey, subject: string): SubjectValues {
   assertKey(key);
   const pv2Key = derivedKey(key.key, 'records-platform personal values pv2');
-  const additional: Record<Version, Buffer> = {
-    pv1: authenticated('pv1', key.id, subject),
-    pv2: authenticated('pv2', key.id, subject),
-  };
+  const pv2 = authenticated('pv2', key.id, subject);
+  // Only values sealed before pv2 need it: made when one is met.
+  let pv1: Buffer | undefined;
   return {
     seal(value) {
       const json: unknown = JSON.stringify(value);
       if (typeof json !== 'string') throw new Error('only JSON values are sealed');
-      return `pv2.${key.id}.${xchachaSeal(Buffer.from(json, 'utf8'), additional.pv2, pv2Key)}`;
+      return `pv2.${key.id}.${xchachaSeal(Buffer.from(json, 'utf8'), pv2, pv2Key)}`;
     },
     open(text) {
       const found = partsOf(text);
@@ -60,8 +59,8 @@ export function subjectValues(key: DataKey, subject: string): SubjectValues {
       const { version, parts } = found;
       const json =
         version === 'pv1'
-          ? aesGcmOpen(parts, additional.pv1, key.key)
-          : xchachaOpen(parts, additional.pv2, pv2Key);
+          ? aesGcmOpen(parts, (pv1 ??= authenticated('pv1', key.id, subject)), key.key)
+          : xchachaOpen(parts, pv2, pv2Key);
       return JSON.parse(json.toString('utf8')) as unknown;
     },
   };
