@@ -55,6 +55,9 @@ const HTTP_ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 3);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const BASE_TREE = process.env.BENCH_BASE_TREE;
+const BULK_RECORDS = Number(process.env.BENCH_BULK_RECORDS ?? 20_000);
+const BULK_BATCH = 1000;
+const BULK_CLIENTS = 2;
 /** The master key both sides use (the decoder threads derive the data keys' wrapper from it, as the platform). */
 const SECRETS_KEY = randomBytes(32).toString('base64');
 
@@ -447,65 +450,122 @@ async function probe(url: string, moduleId: number, until: () => boolean, maxSam
   }
 }
 
-/** bench/http.ts's POST /record phase against the platform of `tree`: requests per second. */
-async function postThroughput(tree: string): Promise<{ rate: number; notes: string }> {
+/** `measure` against a fresh platform of `tree` (its own process and data directory), stopped after. */
+async function withPlatformOf<T>(tree: string, measure: (url: string) => Promise<T>): Promise<T> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-pd-http-'));
   const server = await startServer(dataDir, {}, tree);
   try {
-    const { module, body } = await benchModule(server.url);
-    await probe(server.url, module.body.id, () => false, 1000);
-    let loadDone = false;
-    const probes = probe(server.url, module.body.id, () => loadDone, 100_000);
-    const posts = await postRecordLoad(server.url, body, CONNECTIONS, DURATION_S);
-    loadDone = true;
-    await probes;
-    return {
-      rate: posts.requests.average,
-      notes: `p99 ${posts.latency.p99} ms, ${posts.non2xx} non-2xx, ${posts.errors} errors`,
-    };
+    return await measure(server.url);
   } finally {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-async function httpPath(baseTree: string): Promise<void> {
+/** bench/http.ts's POST /record phase against the platform of `tree`: requests per second. */
+function postThroughput(tree: string): Promise<{ rate: number; notes: string }> {
+  return withPlatformOf(tree, async (url) => {
+    const { module, body } = await benchModule(url);
+    await probe(url, module.body.id, () => false, 1000);
+    let loadDone = false;
+    const probes = probe(url, module.body.id, () => loadDone, 100_000);
+    const posts = await postRecordLoad(url, body, CONNECTIONS, DURATION_S);
+    loadDone = true;
+    await probes;
+    return {
+      rate: posts.requests.average,
+      notes: `p99 ${posts.latency.p99} ms, ${posts.non2xx} non-2xx, ${posts.errors} errors`,
+    };
+  });
+}
+
+/**
+ * bench/records-domain.ts's bulk create against the platform of `tree`: `BULK_RECORDS` records (a name, a
+ * number and a select) in `POST /record/bulk` requests of `BULK_BATCH`, `BULK_CLIENTS` in flight, after one
+ * request to warm up; records per second.
+ */
+function bulkThroughput(tree: string): Promise<{ rate: number; notes: string }> {
+  return withPlatformOf(tree, async (url) => {
+    const { module } = await benchModule(url);
+    const stages = ['lead', 'customer'];
+    const send = async (offset: number): Promise<void> => {
+      const items = Array.from({ length: BULK_BATCH }, (_, index) => ({
+        moduleId: module.body.id,
+        name: `Record ${offset + index}`,
+        fields: { amount: (offset + index) % 10_000, stage: stages[(offset + index) % stages.length] },
+      }));
+      const response = await fetch(`${url}/api/record/bulk`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ items }),
+      });
+      const answer = (await response.json()) as { meta?: { failed?: number } };
+      if (response.status !== 200 || answer.meta?.failed !== 0)
+        throw new Error(`bulk create answered ${response.status}: ${JSON.stringify(answer).slice(0, 300)}`);
+    };
+    await send(0);
+    let next = BULK_BATCH;
+    const client = async (): Promise<void> => {
+      for (let offset = next; offset < BULK_BATCH + BULK_RECORDS; offset = next) {
+        next += BULK_BATCH;
+        await send(offset);
+      }
+    };
+    const started = performance.now();
+    await Promise.all(Array.from({ length: BULK_CLIENTS }, client));
+    const seconds = (performance.now() - started) / 1000;
+    return {
+      rate: BULK_RECORDS / seconds,
+      notes: `${BULK_RECORDS} records in ${seconds.toFixed(1)} s`,
+    };
+  });
+}
+
+/**
+ * A create over HTTP in this tree (sealed) against the tree before sealing, in turn: `what` names the figures,
+ * `throughput` measures one platform.
+ */
+async function againstBefore(
+  baseTree: string,
+  what: { name: string; label: string; unit: string; conditions: string },
+  throughput: (tree: string) => Promise<{ rate: number; notes: string }>,
+): Promise<void> {
   const trees = { sealed: resolve(__dirname, '..'), plain: resolve(baseTree) };
   const measured = await inTurn(HTTP_ROUNDS, async (side, round) => {
-    const { rate, notes } = await postThroughput(trees[side]);
+    const { rate, notes } = await throughput(trees[side]);
     process.stdout.write(
-      `# http round ${round + 1} ${side === 'sealed' ? 'today' : 'before'} (${trees[side]}): ${Math.round(rate)} requests/s, ${notes}\n`,
+      `# ${what.label} round ${round + 1} ${side === 'sealed' ? 'today' : 'before'} (${trees[side]}): ${Math.round(rate)} ${what.unit}, ${notes}\n`,
     );
     return rate;
   });
-  printRounds('http POST /record (sealed = today, plain = before)', measured);
+  printRounds(`${what.label} (sealed = today, plain = before)`, measured);
   const ratio = median(measured.ratios);
   printFigure(
-    'personal_data.post_record_today',
+    `personal_data.${what.name}_today`,
     Math.round(median(measured.sealed)),
-    'requests/s',
+    what.unit,
     undefined,
     `median of ${HTTP_ROUNDS} rounds`,
   );
   printFigure(
-    'personal_data.post_record_before',
+    `personal_data.${what.name}_before`,
     Math.round(median(measured.plain)),
-    'requests/s',
+    what.unit,
     undefined,
     `median of ${HTTP_ROUNDS} rounds, ${trees.plain}`,
   );
   printFigure(
-    'personal_data.post_record_today_to_before',
+    `personal_data.${what.name}_today_to_before`,
     ratio,
     'x',
     `>= ${WRITE_TARGET}`,
-    `median of ${HTTP_ROUNDS} rounds' ratios (${measured.ratios.map((r) => r.toFixed(2)).join(' ')}), ${ratio >= WRITE_TARGET ? 'met' : 'MISSED'}, autocannon ${CONNECTIONS} connections ${DURATION_S} s, ${machineConditions()}`,
+    `median of ${HTTP_ROUNDS} rounds' ratios (${measured.ratios.map((r) => r.toFixed(2)).join(' ')}), ${ratio >= WRITE_TARGET ? 'met' : 'MISSED'}, ${what.conditions}, ${machineConditions()}`,
   );
 }
 
 async function main(): Promise<void> {
   process.stdout.write(`# personal data sealing: ${machineConditions()}\n`);
-  const parts = (process.env.BENCH_PARTS ?? 'write,rebuild,rebuild-before,http').split(',');
+  const parts = (process.env.BENCH_PARTS ?? 'write,rebuild,rebuild-before,http,bulk').split(',');
   const dir = mkdtempSync(join(tmpdir(), 'bench-personal-data-'));
   try {
     if (parts.includes('write')) await writePath(join(dir, 'write'));
@@ -518,12 +578,35 @@ async function main(): Promise<void> {
     if (BASE_TREE) await rebuildAgainstBefore(BASE_TREE);
     else process.stdout.write('# rebuild-before: skipped (BENCH_BASE_TREE not set)\n');
   }
-  if (parts.includes('http')) {
-    if (BASE_TREE) await httpPath(BASE_TREE);
-    else
+  for (const part of ['http', 'bulk'] as const) {
+    if (!parts.includes(part)) continue;
+    if (!BASE_TREE) {
       process.stdout.write(
-        '# http: skipped (BENCH_BASE_TREE=<a checkout of 1fc6b34 with node_modules> compares POST /record with it)\n',
+        `# ${part}: skipped (BENCH_BASE_TREE=<a checkout of 1fc6b34 with node_modules> compares creates with it)\n`,
       );
+    } else if (part === 'http') {
+      await againstBefore(
+        BASE_TREE,
+        {
+          name: 'post_record',
+          label: 'http POST /record',
+          unit: 'requests/s',
+          conditions: `autocannon ${CONNECTIONS} connections ${DURATION_S} s`,
+        },
+        postThroughput,
+      );
+    } else {
+      await againstBefore(
+        BASE_TREE,
+        {
+          name: 'bulk_create',
+          label: 'http POST /record/bulk',
+          unit: 'records/s',
+          conditions: `${BULK_RECORDS} records in requests of ${BULK_BATCH}, ${BULK_CLIENTS} in flight`,
+        },
+        bulkThroughput,
+      );
+    }
   }
 }
 

@@ -13,7 +13,7 @@ import { createSqliteAttemptLog } from '../infra/attempts/sqlite';
 import type { BlobStore } from '../infra/blob-store/port';
 import type { DeliveryStore } from '../infra/deliveries/port';
 import { createSqliteDeliveryStore } from '../infra/deliveries/sqlite';
-import { openDataKeys } from './data-keys';
+import { keyChannelName, openDataKeys } from './data-keys';
 import { embeddedFile, openSqliteEventStore } from './embedded-stores';
 import {
   eventStoreDbAdapter,
@@ -47,6 +47,7 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
         connectionString: config.ESDB_URL!,
       }),
     await openDataKeys(config),
+    { keyChannel: keyChannelName(config) },
   );
   const readStore =
     config.READ_STORE === 'mongodb'

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Config } from '../infra/config';
 import type { DataKeyStore, KeyWrapper } from '../infra/keys/port';
@@ -56,4 +57,17 @@ export async function openDataKeys(config: Config): Promise<DataKeyStore> {
         // A key as durable as the events sealed under it.
         synchronous: config.SQLITE_SYNCHRONOUS,
       });
+}
+
+/**
+ * The channel on which the event stores of this process's threads share the data keys they seal under
+ * (`PersonalDataOptions.keyChannel`): named after the key store, so two platforms in one process (tests) share
+ * nothing unless they share their keys.
+ */
+export function keyChannelName(config: Config): string {
+  const store =
+    config.READ_STORE === 'mongodb'
+      ? `mongodb ${config.MONGO_URL!} ${config.MONGO_DATABASE}`
+      : `sqlite ${resolve(embeddedFile(config, 'dataKeys'))}`;
+  return `records-platform data keys ${createHash('sha256').update(store).digest('hex')}`;
 }

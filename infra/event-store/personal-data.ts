@@ -1,7 +1,8 @@
 import { LRUCache } from 'lru-cache';
+import { BroadcastChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
 import { ERASED_VALUE, ERASURE_EVENT_TYPES, mapStrings, withValuesAt } from '../../contracts/personal-data';
-import type { DataKey, DataKeyStore } from '../keys/port';
+import { erasedSubject, type DataKey, type DataKeyStore } from '../keys/port';
 import { isSealedValue, looksSealed, subjectValues, type SubjectValues } from '../secrets/personal-values';
 import type {
   AppendOptions,
@@ -20,6 +21,28 @@ export interface PersonalDataOptions {
   /** How long a key read from the store is used before it is read again (another process may erase it). */
   readonly keyCacheMs?: number;
   readonly maxCachedKeys?: number;
+  /**
+   * The name of a channel the stores of this process's threads that use the same data keys share
+   * (`keyChannelName`): a key one makes or reads to seal is handed to the others, which read the events sealed
+   * under it a moment later (the projections thread reads every record created on the main thread), and an
+   * erasure here reaches them at once rather than when they read its event.
+   */
+  readonly keyChannel?: string;
+}
+
+/** What a store tells the others on its channel: keys as `[subject, key id, key]`, and subjects erased. */
+interface SharedKeys {
+  readonly keys: ReadonlyArray<readonly [string, string, Uint8Array]>;
+  readonly erased: readonly string[];
+}
+
+function isSharedKeys(message: unknown): message is SharedKeys {
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    Array.isArray((message as SharedKeys).keys) &&
+    Array.isArray((message as SharedKeys).erased)
+  );
 }
 
 type KnownKey = DataKey | 'erased';
@@ -82,6 +105,10 @@ export class PersonalDataEventStore implements EventStore {
     },
   );
 
+  private readonly channel?: BroadcastChannel;
+  /** What this store tells the other threads' at the end of this turn. */
+  private toShare: { keys: Array<[string, string, Uint8Array]>; erased: string[] } | undefined;
+
   constructor(
     /** The store itself: events as stored, sealed (the relay publishes these). */
     readonly sealed: EventStore,
@@ -92,6 +119,16 @@ export class PersonalDataEventStore implements EventStore {
     this.cached = new LRUCache({ max: options.maxCachedKeys ?? 50_000 });
     const categoryHead = sealed.categoryHead?.bind(sealed);
     if (categoryHead) this.categoryHead = categoryHead;
+    if (options.keyChannel !== undefined) {
+      const channel = new BroadcastChannel(options.keyChannel);
+      // The process may end while it is open.
+      channel.unref();
+      channel.onmessage = (message) => {
+        const { data } = message as { data: unknown };
+        if (isSharedKeys(data)) this.takeShared(data);
+      };
+      this.channel = channel;
+    }
   }
 
   async append(
@@ -99,7 +136,9 @@ export class PersonalDataEventStore implements EventStore {
     events: readonly NewEvent[],
     options?: AppendOptions,
   ): Promise<AppendResult> {
-    return this.sealed.append(streamId, await this.sealAll(events), options);
+    const sealed = await this.sealAll(events);
+    this.flushShared();
+    return this.sealed.append(streamId, sealed, options);
   }
 
   async appendToStreams(appends: readonly StreamAppend[]): Promise<StreamAppendOutcome[]> {
@@ -108,6 +147,7 @@ export class PersonalDataEventStore implements EventStore {
     sealing.forEach((outcome, index) => {
       if (outcome.status === 'fulfilled') ready.push({ ...appends[index]!, events: outcome.value });
     });
+    this.flushShared();
     const appended = ready.length > 0 ? await this.sealed.appendToStreams(ready) : [];
     let next = 0;
     return sealing.map((outcome) =>
@@ -144,6 +184,7 @@ export class PersonalDataEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
+    this.channel?.close();
     await this.sealed.close();
     await this.keys.close();
   }
@@ -214,7 +255,53 @@ export class PersonalDataEventStore implements EventStore {
     const erased = await this.keys.destroy(subject, erasedAt);
     this.remember(subject, 'erased');
     this.forgetOpened(subject);
+    this.share((shared) => shared.erased.push(subject));
     return erased;
+  }
+
+  /**
+   * Adds to what is told to the other threads next: with the events' append (before it, so the keys arrive
+   * before the wake-up the commit sends them) or, for an erasure, at the end of this turn.
+   */
+  private share(
+    add: (shared: { keys: Array<[string, string, Uint8Array]>; erased: string[] }) => void,
+  ): void {
+    if (this.channel === undefined) return;
+    if (this.toShare === undefined) {
+      this.toShare = { keys: [], erased: [] };
+      setImmediate(() => this.flushShared());
+    }
+    add(this.toShare);
+  }
+
+  /**
+   * Takes what the other threads shared and this thread has not handled yet: a key shared before its events
+   * were committed is here before they are read, though its message may wait behind the wake-up.
+   */
+  private takeWaitingShared(): void {
+    if (this.channel === undefined) return;
+    // Node reads a BroadcastChannel as it reads a MessagePort here (its documentation names both); its
+    // typings name only the port.
+    const channel = this.channel as unknown as MessagePort;
+    for (let waiting = receiveMessageOnPort(channel); waiting; waiting = receiveMessageOnPort(channel))
+      if (isSharedKeys(waiting.message)) this.takeShared(waiting.message);
+  }
+
+  private flushShared(): void {
+    const shared = this.toShare;
+    this.toShare = undefined;
+    if (shared) this.channel?.postMessage(shared);
+  }
+
+  /** Keys and erasures another thread's store shared: an erasure known here is never undone by a key. */
+  private takeShared(shared: SharedKeys): void {
+    for (const subject of shared.erased) {
+      this.remember(subject, 'erased');
+      this.forgetOpened(subject);
+    }
+    for (const [subject, id, key] of shared.keys)
+      if (this.cached.peek(subject)?.key !== 'erased')
+        this.remember(subject, { id, key: Buffer.from(key.buffer, key.byteOffset, key.byteLength) });
   }
 
   private forgetOpened(subject: string): void {
@@ -251,13 +338,20 @@ export class PersonalDataEventStore implements EventStore {
     const known = this.fresh(subject);
     if (known !== undefined && known !== 'erased') return known;
     const key = await this.keys.keyFor(subject);
+    // Erased while it was made or read: the erasure stands.
+    if (this.fresh(subject) === 'erased') throw erasedSubject(subject);
     this.remember(subject, key);
+    // A copy of its own: a key's Buffer may be a view into a pool shared with other buffers.
+    this.share((shared) => shared.keys.push([subject, key.id, new Uint8Array(key.key)]));
     return key;
   }
 
   /** The key to open the subject's values: a subject without a key (none was ever made) reads as erased. */
   private async keyOf(subject: string): Promise<KnownKey> {
-    const known = this.fresh(subject);
+    let known = this.fresh(subject);
+    if (known !== undefined) return known;
+    this.takeWaitingShared();
+    known = this.fresh(subject);
     if (known !== undefined) return known;
     const under = this.reading.get(subject);
     if (under !== undefined) return under;
@@ -317,6 +411,7 @@ export class PersonalDataEventStore implements EventStore {
 
   /** Caches the keys of the subjects whose sealed values `events` hold, not cached yet, in one query. */
   private async readKeysOf(events: readonly RecordedEvent[]): Promise<void> {
+    this.takeWaitingShared();
     const subjects = new Set<string>();
     for (const event of events) {
       const subject = event.metadata.subject;

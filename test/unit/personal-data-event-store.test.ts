@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BroadcastChannel } from 'node:worker_threads';
 
 let sequence = 0;
 
@@ -229,6 +230,64 @@ describe('the personal-data event store', () => {
       name: ERASED_VALUE,
     });
     expect(await there.revealData(stored!.data, 'record:acme:7')).toEqual({ name: ERASED_VALUE });
+  });
+
+  test("the stores of a process's threads share the keys they seal under and their erasures on their channel, never undoing an erasure", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'key-channel-')), 'keys.db');
+    const wrapper = localKeyWrapper(randomBytes(32));
+    const log = new MemoryEventStore();
+    const channel = `key-channel-test ${path}`;
+    /** A store on `log` and the key file, counting the subjects it reads from the key store. */
+    const storeOn = (keyChannel: string | undefined) => {
+      const keys = createSqliteDataKeyStore({ path, wrapper });
+      const reads: string[] = [];
+      const store = new PersonalDataEventStore(
+        log,
+        { ...keys, existing: (subjects) => (reads.push(...subjects), keys.existing(subjects)) },
+        { keyCacheMs: 60_000, ...(keyChannel !== undefined && { keyChannel }) },
+      );
+      return { store, reads };
+    };
+    const writer = storeOn(channel);
+    const reader = storeOn(channel);
+    const outsider = storeOn(`${channel} elsewhere`);
+    const stores = [writer, reader, outsider];
+    try {
+      for (const id of [11, 12])
+        await writer.store.append(`record-acme.${id}`, [
+          newEvent({ name: `N${id}` }, { subject: `record:acme:${id}`, paths: [['name']] }),
+        ]);
+      // Read at once, before the turn ends: the keys were shared with the append.
+      const names = async (store: PersonalDataEventStore) =>
+        (await all(store.readAll())).map((event) => event.data);
+      expect(await names(reader.store)).toEqual([{ name: 'N11' }, { name: 'N12' }]);
+      expect(reader.reads).toEqual([]);
+      expect(await names(outsider.store)).toEqual([{ name: 'N11' }, { name: 'N12' }]);
+      expect(outsider.reads.sort()).toEqual(['record:acme:11', 'record:acme:12']);
+
+      // An erasure reaches the channel's other stores though their cached key has a minute left.
+      await writer.store.erase('record:acme:11', Date.now());
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(await names(reader.store)).toEqual([{ name: ERASED_VALUE }, { name: 'N12' }]);
+      expect(await names(outsider.store)).toEqual([{ name: 'N11' }, { name: 'N12' }]);
+
+      // A key shared late (made before the erasure was known) does not bring an erased subject back.
+      const late = new BroadcastChannel(channel);
+      late.postMessage({
+        keys: [['record:acme:11', 'AAAAAAAAAAAA', new Uint8Array(32)]],
+        erased: [],
+      });
+      late.close();
+      expect(await names(reader.store)).toEqual([{ name: ERASED_VALUE }, { name: 'N12' }]);
+      // Nor is anything sealed for it any more, by any store.
+      await expect(
+        reader.store.append('record-acme.11', [
+          newEvent({ name: 'again' }, { subject: 'record:acme:11', paths: [['name']] }),
+        ]),
+      ).rejects.toThrow(PlatformError);
+    } finally {
+      for (const { store } of stores) await store.close();
+    }
   });
 
   test('any JSON at any path: sealed, it reads back equal; erased, exactly the sealed paths read as erased', async () => {
