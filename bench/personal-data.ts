@@ -12,13 +12,14 @@
  * 3. with `BENCH_BASE_TREE` set to a checkout of the code before sealing (1fc6b34, its `npm ci` done), the
  *    targets as the issue sets them, against `npm run bench`'s figures of then, each benchmark run from this
  *    tree and from that one in turn: the rebuild of bench/projection-rebuild.ts (its records' names sealed
- *    here, `BENCH_SEALED=1`; target ≥ 0.85), and `POST /record` throughput over HTTP, the phase of
- *    bench/http.ts (same setup, same autocannon load, same lag probes beside it; target ≥ 0.90).
+ *    here, `BENCH_SEALED=1`; target ≥ 0.85), and the creates over HTTP (target ≥ 0.90): `POST /record`
+ *    throughput, the phase of bench/http.ts (same setup, same autocannon load, same lag probes beside it), and
+ *    `POST /record/bulk`, as bench/records-domain.ts creates (requests of 1,000 records, 2 in flight).
  *
  * Run with `npx tsx bench/personal-data.ts`; BENCH_RECORDS (100,000), BENCH_WRITE_EVENTS (20,000),
  * BENCH_BATCH_EVENTS (100,000), BENCH_BATCH_SIZE (100), BENCH_ROUNDS (10), BENCH_REBUILD_ROUNDS (3),
- * BENCH_HTTP_ROUNDS (3), BENCH_DURATION_S (10), BENCH_CONNECTIONS (16) change the sizes; BENCH_PARTS
- * (write,rebuild,rebuild-before,http) picks the parts.
+ * BENCH_HTTP_ROUNDS (3), BENCH_DURATION_S (10), BENCH_CONNECTIONS (16), BENCH_BULK_RECORDS (20,000) change
+ * the sizes; BENCH_PARTS (write,rebuild,rebuild-before,http,bulk) picks the parts.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

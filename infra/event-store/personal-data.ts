@@ -2,7 +2,15 @@ import { LRUCache } from 'lru-cache';
 import { BroadcastChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
 import { ERASED_VALUE, ERASURE_EVENT_TYPES, mapStrings, withValuesAt } from '../../contracts/personal-data';
-import { erasedSubject, type DataKey, type DataKeyStore } from '../keys/port';
+import { z } from 'zod';
+import {
+  DATA_KEY_BYTES,
+  DATA_KEY_ID,
+  DATA_KEY_SUBJECT,
+  erasedSubject,
+  type DataKey,
+  type DataKeyStore,
+} from '../keys/port';
 import { isSealedValue, looksSealed, subjectValues, type SubjectValues } from '../secrets/personal-values';
 import type {
   AppendOptions,
@@ -30,21 +38,21 @@ export interface PersonalDataOptions {
   readonly keyChannel?: string;
 }
 
-/** What a store tells the others on its channel: keys as `[subject, key id, key]`, and subjects erased. */
-interface SharedKeys {
-  readonly keys: ReadonlyArray<readonly [string, string, Uint8Array]>;
-  readonly erased: readonly string[];
-}
-
-function isSharedKeys(message: unknown): message is SharedKeys {
-  return (
-    typeof message === 'object' &&
-    message !== null &&
-    Array.isArray((message as SharedKeys).keys) &&
-    Array.isArray((message as SharedKeys).erased)
-  );
-}
-
+/**
+ * What a store tells the others on its channel: keys as `[subject, key id, key]`, and subjects erased. Checked as
+ * it arrives, as anything a thread is handed: a message of another shape (another version of the platform in
+ * the process, a stray sender on the name) is ignored, never taken for a key.
+ */
+const SHARED_KEYS = z.object({
+  keys: z.array(
+    z.tuple([
+      z.string().regex(DATA_KEY_SUBJECT),
+      z.string().regex(DATA_KEY_ID),
+      z.instanceof(Uint8Array).refine((key) => key.byteLength === DATA_KEY_BYTES),
+    ]),
+  ),
+  erased: z.array(z.string().regex(DATA_KEY_SUBJECT)),
+});
 type KnownKey = DataKey | 'erased';
 
 /** A subject's key as this store caches it, with its values' sealing made once it is used. */
@@ -105,7 +113,8 @@ export class PersonalDataEventStore implements EventStore {
     },
   );
 
-  private readonly channel?: BroadcastChannel;
+  /** Unset once the store is closed. */
+  private channel?: BroadcastChannel;
   /** What this store tells the other threads' at the end of this turn. */
   private toShare: { keys: Array<[string, string, Uint8Array]>; erased: string[] } | undefined;
 
@@ -124,8 +133,7 @@ export class PersonalDataEventStore implements EventStore {
       // The process may end while it is open.
       channel.unref();
       channel.onmessage = (message) => {
-        const { data } = message as { data: unknown };
-        if (isSharedKeys(data)) this.takeShared(data);
+        this.takeShared((message as { data: unknown }).data);
       };
       this.channel = channel;
     }
@@ -184,7 +192,9 @@ export class PersonalDataEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
+    this.flushShared();
     this.channel?.close();
+    this.channel = undefined;
     await this.sealed.close();
     await this.keys.close();
   }
@@ -255,13 +265,15 @@ export class PersonalDataEventStore implements EventStore {
     const erased = await this.keys.destroy(subject, erasedAt);
     this.remember(subject, 'erased');
     this.forgetOpened(subject);
+    // At once: the other threads' next reads find it waiting.
     this.share((shared) => shared.erased.push(subject));
+    this.flushShared();
     return erased;
   }
 
   /**
    * Adds to what is told to the other threads next: with the events' append (before it, so the keys arrive
-   * before the wake-up the commit sends them) or, for an erasure, at the end of this turn.
+   * before the wake-up the commit sends them) or at the end of this turn.
    */
   private share(
     add: (shared: { keys: Array<[string, string, Uint8Array]>; erased: string[] }) => void,
@@ -284,7 +296,7 @@ export class PersonalDataEventStore implements EventStore {
     // typings name only the port.
     const channel = this.channel as unknown as MessagePort;
     for (let waiting = receiveMessageOnPort(channel); waiting; waiting = receiveMessageOnPort(channel))
-      if (isSharedKeys(waiting.message)) this.takeShared(waiting.message);
+      this.takeShared(waiting.message);
   }
 
   private flushShared(): void {
@@ -293,13 +305,18 @@ export class PersonalDataEventStore implements EventStore {
     if (shared) this.channel?.postMessage(shared);
   }
 
-  /** Keys and erasures another thread's store shared: an erasure known here is never undone by a key. */
-  private takeShared(shared: SharedKeys): void {
-    for (const subject of shared.erased) {
+  /**
+   * Keys and erasures another thread's store shared (anything else on the channel is ignored): an erasure known
+   * here is never undone by a key.
+   */
+  private takeShared(message: unknown): void {
+    const shared = SHARED_KEYS.safeParse(message);
+    if (!shared.success) return;
+    for (const subject of shared.data.erased) {
       this.remember(subject, 'erased');
       this.forgetOpened(subject);
     }
-    for (const [subject, id, key] of shared.keys)
+    for (const [subject, id, key] of shared.data.keys)
       if (this.cached.peek(subject)?.key !== 'erased')
         this.remember(subject, { id, key: Buffer.from(key.buffer, key.byteOffset, key.byteLength) });
   }

@@ -290,6 +290,58 @@ describe('the personal-data event store', () => {
     }
   });
 
+  test('anything else on the key channel is ignored: no key taken from it, no erasure undone, nothing thrown', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'key-channel-noise-')), 'keys.db');
+    const wrapper = localKeyWrapper(randomBytes(32));
+    const log = new MemoryEventStore();
+    const channel = `key-channel-noise ${path}`;
+    const writer = new PersonalDataEventStore(log, createSqliteDataKeyStore({ path, wrapper }), {
+      keyChannel: channel,
+    });
+    const reader = new PersonalDataEventStore(log, createSqliteDataKeyStore({ path, wrapper }), {
+      keyChannel: channel,
+    });
+    const sender = new BroadcastChannel(channel);
+    try {
+      for (const id of [21, 22])
+        await writer.append(`record-acme.${id}`, [
+          newEvent({ name: `N${id}` }, { subject: `record:acme:${id}`, paths: [['name']] }),
+        ]);
+      await writer.erase('record:acme:21', Date.now());
+      const expected = [{ name: ERASED_VALUE }, { name: 'N22' }];
+      const names = async () => (await all(reader.readAll())).map((event) => event.data);
+      expect(await names()).toEqual(expected);
+      // Record 21 is erased, 23 has no events: whatever is taken, the reads must not change.
+      const subject = fc.constantFrom('record:acme:21', 'record:acme:23', 'not a subject');
+      const keyId = fc.constantFrom('AAAAAAAAAAAA', 'short', 'AAAAAAAAAAA.');
+      const key = fc.oneof(fc.uint8Array({ minLength: 0, maxLength: 40 }), fc.constant(new Uint8Array(32)));
+      const nearMiss = fc.record({
+        keys: fc.array(fc.tuple(subject, keyId, fc.oneof(key, fc.string())), { maxLength: 3 }),
+        erased: fc.oneof(fc.array(fc.string(), { maxLength: 2 }), fc.constant('record:acme:23')),
+      });
+      const wellFormed = fc.constant({
+        keys: [['record:acme:21', 'AAAAAAAAAAAA', new Uint8Array(32)]],
+        erased: [],
+      });
+      await fc.assert(
+        fc.asyncProperty(fc.oneof(fc.anything(), nearMiss, wellFormed), async (message) => {
+          try {
+            sender.postMessage(message);
+          } catch {
+            return; // Not cloneable: nothing was sent.
+          }
+          await new Promise((resolve) => setImmediate(resolve));
+          expect(await names()).toEqual(expected);
+        }),
+        { numRuns: 60 },
+      );
+    } finally {
+      sender.close();
+      await writer.close();
+      await reader.close();
+    }
+  });
+
   test('any JSON at any path: sealed, it reads back equal; erased, exactly the sealed paths read as erased', async () => {
     const store = personalDataStore();
     let recordId = 100;
