@@ -44,7 +44,7 @@ import { recordsProjection } from '../projections/read-models/records';
 import { rebuildProjection } from '../projections/rebuild';
 import { machineConditions, median, printFigure } from './report';
 import { benchEvent, benchRecordEvents } from './events';
-import { api, benchModule, headers, postRecordLoad, startServer } from './server';
+import { api, benchModule, cpuMs, headers, postRecordLoad, startServer, type Server } from './server';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000);
 const WRITE_EVENTS = Number(process.env.BENCH_WRITE_EVENTS ?? 20_000);
@@ -452,11 +452,11 @@ async function probe(url: string, moduleId: number, until: () => boolean, maxSam
 }
 
 /** `measure` against a fresh platform of `tree` (its own process and data directory), stopped after. */
-async function withPlatformOf<T>(tree: string, measure: (url: string) => Promise<T>): Promise<T> {
+async function withPlatformOf<T>(tree: string, measure: (server: Server) => Promise<T>): Promise<T> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-pd-http-'));
   const server = await startServer(dataDir, {}, tree);
   try {
-    return await measure(server.url);
+    return await measure(server);
   } finally {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -465,7 +465,7 @@ async function withPlatformOf<T>(tree: string, measure: (url: string) => Promise
 
 /** bench/http.ts's POST /record phase against the platform of `tree`: requests per second. */
 function postThroughput(tree: string): Promise<{ rate: number; notes: string }> {
-  return withPlatformOf(tree, async (url) => {
+  return withPlatformOf(tree, async ({ url }) => {
     const { module, body } = await benchModule(url);
     await probe(url, module.body.id, () => false, 1000);
     let loadDone = false;
@@ -486,7 +486,7 @@ function postThroughput(tree: string): Promise<{ rate: number; notes: string }> 
  * request to warm up; records per second.
  */
 function bulkThroughput(tree: string): Promise<{ rate: number; notes: string }> {
-  return withPlatformOf(tree, async (url) => {
+  return withPlatformOf(tree, async ({ url, pid }) => {
     const { module } = await benchModule(url);
     const stages = ['lead', 'customer'];
     const send = async (offset: number): Promise<void> => {
@@ -512,12 +512,15 @@ function bulkThroughput(tree: string): Promise<{ rate: number; notes: string }> 
         await send(offset);
       }
     };
+    const cpuBefore = { main: cpuMs(pid, { mainThread: true }), all: cpuMs(pid) };
     const started = performance.now();
     await Promise.all(Array.from({ length: BULK_CLIENTS }, client));
     const seconds = (performance.now() - started) / 1000;
+    // What the requests cost the thread that serves them, less noisy than the rate on a shared machine.
+    const perRecord = (ms: number) => ((ms * 1000) / BULK_RECORDS).toFixed(0);
     return {
       rate: BULK_RECORDS / seconds,
-      notes: `${BULK_RECORDS} records in ${seconds.toFixed(1)} s`,
+      notes: `${BULK_RECORDS} records in ${seconds.toFixed(1)} s, CPU ${perRecord(cpuMs(pid, { mainThread: true }) - cpuBefore.main)} µs a record on the main thread, ${perRecord(cpuMs(pid) - cpuBefore.all)} in all threads meanwhile`,
     };
   });
 }

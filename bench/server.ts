@@ -92,6 +92,20 @@ export function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
+/**
+ * CPU time (user and system, in ms) that process `pid` has used, or only its main thread with `mainThread` (Linux:
+ * /proc, in clock ticks of 1/100 s).
+ */
+export function cpuMs(pid: number, options: { mainThread?: boolean } = {}): number {
+  const stat = readFileSync(
+    options.mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`,
+    'utf8',
+  );
+  // The fields after the command's name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 export async function api<T>(
   url: string,
   method: string,
