@@ -44,7 +44,16 @@ import { recordsProjection } from '../projections/read-models/records';
 import { rebuildProjection } from '../projections/rebuild';
 import { machineConditions, median, printFigure } from './report';
 import { benchEvent, benchRecordEvents } from './events';
-import { api, benchModule, cpuMs, headers, postRecordLoad, startServer, type Server } from './server';
+import {
+  api,
+  benchModule,
+  bulkCreate,
+  cpuMs,
+  headers,
+  postRecordLoad,
+  startServer,
+  type Server,
+} from './server';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000);
 const WRITE_EVENTS = Number(process.env.BENCH_WRITE_EVENTS ?? 20_000);
@@ -495,14 +504,7 @@ function bulkThroughput(tree: string): Promise<{ rate: number; notes: string }> 
         name: `Record ${offset + index}`,
         fields: { amount: (offset + index) % 10_000, stage: stages[(offset + index) % stages.length] },
       }));
-      const response = await fetch(`${url}/api/record/bulk`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ items }),
-      });
-      const answer = (await response.json()) as { meta?: { failed?: number } };
-      if (response.status !== 200 || answer.meta?.failed !== 0)
-        throw new Error(`bulk create answered ${response.status}: ${JSON.stringify(answer).slice(0, 300)}`);
+      await bulkCreate(url, items);
     };
     await send(0);
     let next = BULK_BATCH;
@@ -582,35 +584,33 @@ async function main(): Promise<void> {
     if (BASE_TREE) await rebuildAgainstBefore(BASE_TREE);
     else process.stdout.write('# rebuild-before: skipped (BENCH_BASE_TREE not set)\n');
   }
-  for (const part of ['http', 'bulk'] as const) {
+  const creates = {
+    http: {
+      what: {
+        name: 'post_record',
+        label: 'http POST /record',
+        unit: 'requests/s',
+        conditions: `autocannon ${CONNECTIONS} connections ${DURATION_S} s`,
+      },
+      throughput: postThroughput,
+    },
+    bulk: {
+      what: {
+        name: 'bulk_create',
+        label: 'http POST /record/bulk',
+        unit: 'records/s',
+        conditions: `${BULK_RECORDS} records in requests of ${BULK_BATCH}, ${BULK_CLIENTS} in flight`,
+      },
+      throughput: bulkThroughput,
+    },
+  };
+  for (const [part, { what, throughput }] of Object.entries(creates)) {
     if (!parts.includes(part)) continue;
-    if (!BASE_TREE) {
+    if (BASE_TREE) await againstBefore(BASE_TREE, what, throughput);
+    else
       process.stdout.write(
         `# ${part}: skipped (BENCH_BASE_TREE=<a checkout of 1fc6b34 with node_modules> compares creates with it)\n`,
       );
-    } else if (part === 'http') {
-      await againstBefore(
-        BASE_TREE,
-        {
-          name: 'post_record',
-          label: 'http POST /record',
-          unit: 'requests/s',
-          conditions: `autocannon ${CONNECTIONS} connections ${DURATION_S} s`,
-        },
-        postThroughput,
-      );
-    } else {
-      await againstBefore(
-        BASE_TREE,
-        {
-          name: 'bulk_create',
-          label: 'http POST /record/bulk',
-          unit: 'records/s',
-          conditions: `${BULK_RECORDS} records in requests of ${BULK_BATCH}, ${BULK_CLIENTS} in flight`,
-        },
-        bulkThroughput,
-      );
-    }
   }
 }
 

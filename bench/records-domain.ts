@@ -1,5 +1,5 @@
 import { machineConditions, percentile, printFigure } from './report';
-import { api, headers, runAgainstPlatform, waitUntilVisible } from './server';
+import { api, bulkCreate, headers, runAgainstPlatform, waitUntilVisible } from './server';
 
 /**
  * The records domain on the embedded adapters, server in its own process:
@@ -13,11 +13,6 @@ const MODULES = 20;
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 300);
 /** Bulk requests in flight at once: an importer overlaps preparing its next request with the server's work. */
 const BULK_CLIENTS = Number(process.env.BENCH_BULK_CLIENTS ?? 2);
-
-interface BulkAnswer {
-  items: Array<{ status: number }>;
-  meta: { succeeded: number; failed: number };
-}
 
 /** One query, `count` times in a row; the sorted durations in ms. */
 async function timeQueries(url: string, pathOf: (index: number) => string, count: number): Promise<number[]> {
@@ -62,15 +57,7 @@ runAgainstPlatform('bench-records-', async (server) => {
           fields: { amount: n % 10_000, stage: stages[n % stages.length]! },
         };
       });
-      const response = await fetch(`${server.url}/api/record/bulk`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ items }),
-      });
-      const answer = (await response.json()) as BulkAnswer;
-      if (response.status !== 200 || answer.meta.failed > 0)
-        throw new Error(`bulk create answered ${response.status}: ${JSON.stringify(answer).slice(0, 300)}`);
-      const position = BigInt(response.headers.get('x-position') ?? '0');
+      const position = await bulkCreate(server.url, items);
       if (position > lastPosition) lastPosition = position;
     }
   };

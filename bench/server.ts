@@ -120,6 +120,19 @@ export async function api<T>(
   return { status: response.status, body: (await response.json()) as T };
 }
 
+/** `POST /record/bulk` of `items` as the bench's administrator; throws unless every one was created. Its `X-Position`. */
+export async function bulkCreate(url: string, items: readonly unknown[]): Promise<bigint> {
+  const response = await fetch(`${url}/api/record/bulk`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ items }),
+  });
+  const answer = (await response.json()) as { meta?: { failed?: number } };
+  if (response.status !== 200 || answer.meta?.failed !== 0)
+    throw new Error(`bulk create answered ${response.status}: ${JSON.stringify(answer).slice(0, 300)}`);
+  return BigInt(response.headers.get('x-position') ?? '0');
+}
+
 /** bench/http.ts's `POST /record` load: `body` (from `benchModule`) sent by `connections` for `durationS`. */
 export function postRecordLoad(
   url: string,

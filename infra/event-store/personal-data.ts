@@ -53,6 +53,8 @@ const SHARED_KEYS = z.object({
   ),
   erased: z.array(z.string().regex(DATA_KEY_SUBJECT)),
 });
+type SharedKeys = z.infer<typeof SHARED_KEYS>;
+
 type KnownKey = DataKey | 'erased';
 
 /** A subject's key as this store caches it, with its values' sealing made once it is used. */
@@ -115,8 +117,8 @@ export class PersonalDataEventStore implements EventStore {
 
   /** Unset once the store is closed. */
   private channel?: BroadcastChannel;
-  /** What this store tells the other threads' at the end of this turn. */
-  private toShare: { keys: Array<[string, string, Uint8Array]>; erased: string[] } | undefined;
+  /** What this store tells the other threads next (`flushShared`). */
+  private toShare: SharedKeys | undefined;
 
   constructor(
     /** The store itself: events as stored, sealed (the relay publishes these). */
@@ -266,24 +268,22 @@ export class PersonalDataEventStore implements EventStore {
     this.remember(subject, 'erased');
     this.forgetOpened(subject);
     // At once: the other threads' next reads find it waiting.
-    this.share((shared) => shared.erased.push(subject));
+    this.toShareNext()?.erased.push(subject);
     this.flushShared();
     return erased;
   }
 
   /**
-   * Adds to what is told to the other threads next: with the events' append (before it, so the keys arrive
-   * before the wake-up the commit sends them) or at the end of this turn.
+   * What is told to the other threads next (none without a channel): sent with the events' append (before it,
+   * so the keys arrive before the wake-up the commit sends them), or at the end of this turn.
    */
-  private share(
-    add: (shared: { keys: Array<[string, string, Uint8Array]>; erased: string[] }) => void,
-  ): void {
-    if (this.channel === undefined) return;
+  private toShareNext(): SharedKeys | undefined {
+    if (this.channel === undefined) return undefined;
     if (this.toShare === undefined) {
       this.toShare = { keys: [], erased: [] };
       setImmediate(() => this.flushShared());
     }
-    add(this.toShare);
+    return this.toShare;
   }
 
   /**
@@ -359,7 +359,7 @@ export class PersonalDataEventStore implements EventStore {
     if (this.fresh(subject) === 'erased') throw erasedSubject(subject);
     this.remember(subject, key);
     // A copy of its own: a key's Buffer may be a view into a pool shared with other buffers.
-    this.share((shared) => shared.keys.push([subject, key.id, new Uint8Array(key.key)]));
+    this.toShareNext()?.keys.push([subject, key.id, new Uint8Array(key.key)]);
     return key;
   }
 
