@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { temporaryDirectory } from './temporary-directory';
 import { PersonalDataEventStore } from '../../infra/event-store/personal-data';
 import type { EventStore } from '../../infra/event-store/port';
 import { localKeyWrapper } from '../../infra/keys/local-wrapper';
@@ -13,7 +12,7 @@ export function personalDataStore(inner: EventStore = new MemoryEventStore()): P
   return new PersonalDataEventStore(
     inner,
     createSqliteDataKeyStore({
-      path: join(mkdtempSync(join(tmpdir(), 'data-keys-')), 'keys.db'),
+      path: join(temporaryDirectory('data-keys-'), 'keys.db'),
       wrapper: localKeyWrapper(randomBytes(32)),
     }),
   );

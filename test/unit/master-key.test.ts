@@ -1,12 +1,11 @@
-import { mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { temporaryDirectory } from '../support/temporary-directory';
 import { Worker } from 'node:worker_threads';
 import { loadMasterKey } from '../../infra/secrets/sealer';
 
 /** The master key made on first start: one key, whoever starts at once (a rebuild's decoder threads do). */
 test('threads starting together make one key between them, and leave no other file', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'master-key-'));
+  const dataDir = temporaryDirectory('master-key-');
   const sealer = require.resolve('../../infra/secrets/sealer');
   const keys = await Promise.all(
     Array.from(

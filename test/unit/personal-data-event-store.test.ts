@@ -10,9 +10,8 @@ import { PersonalDataEventStore } from '../../infra/event-store/personal-data';
 import { localKeyWrapper } from '../../infra/keys/local-wrapper';
 import { createSqliteDataKeyStore } from '../../infra/keys/sqlite';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { temporaryDirectory } from '../support/temporary-directory';
 import { BroadcastChannel } from 'node:worker_threads';
 
 let sequence = 0;
@@ -145,7 +144,7 @@ describe('the personal-data event store', () => {
   });
 
   test('subscriptions of one store share a key read and an opened event; an erasure here drops what was opened', async () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'shared-open-')), 'keys.db');
+    const path = join(temporaryDirectory('shared-open-'), 'keys.db');
     const wrapper = localKeyWrapper(randomBytes(32));
     const log = createSqliteEventStore({ path: ':memory:', pollIntervalMs: 10 });
     const writer = new PersonalDataEventStore(log, createSqliteDataKeyStore({ path, wrapper }));
@@ -185,7 +184,7 @@ describe('the personal-data event store', () => {
   });
 
   test('an event sealed here and read back from the stream is taken as given, unopened; another decision under its id, or an erasure, is not', async () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'sealed-here-')), 'keys.db');
+    const path = join(temporaryDirectory('sealed-here-'), 'keys.db');
     const keys = createSqliteDataKeyStore({ path, wrapper: localKeyWrapper(randomBytes(32)) });
     let keyReads = 0;
     const store = new PersonalDataEventStore(new MemoryEventStore(), {
@@ -214,7 +213,7 @@ describe('the personal-data event store', () => {
   });
 
   test("another process's erasure: a cached key still opens for a while, a fresh look (what a delivery takes) finds it erased", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'shared-keys-')), 'keys.db');
+    const path = join(temporaryDirectory('shared-keys-'), 'keys.db');
     const wrapper = localKeyWrapper(randomBytes(32));
     const log = new MemoryEventStore();
     const here = new PersonalDataEventStore(log, createSqliteDataKeyStore({ path, wrapper }));
@@ -233,7 +232,7 @@ describe('the personal-data event store', () => {
   });
 
   test("the stores of a process's threads share the keys they seal under and their erasures on their channel, never undoing an erasure", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'key-channel-')), 'keys.db');
+    const path = join(temporaryDirectory('key-channel-'), 'keys.db');
     const wrapper = localKeyWrapper(randomBytes(32));
     const log = new MemoryEventStore();
     const channel = `key-channel-test ${path}`;
@@ -291,7 +290,7 @@ describe('the personal-data event store', () => {
   });
 
   test('anything else on the key channel is ignored: no key taken from it, no erasure undone, nothing thrown', async () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'key-channel-noise-')), 'keys.db');
+    const path = join(temporaryDirectory('key-channel-noise-'), 'keys.db');
     const wrapper = localKeyWrapper(randomBytes(32));
     const log = new MemoryEventStore();
     const channel = `key-channel-noise ${path}`;
