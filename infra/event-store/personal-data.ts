@@ -39,21 +39,33 @@ export interface PersonalDataOptions {
 }
 
 /**
- * What a store tells the others on its channel: keys as `[subject, key id, key]`, and subjects erased. Checked as
- * it arrives, as anything a thread is handed: a message of another shape (another version of the platform in
- * the process, a stray sender on the name) is ignored, never taken for a key.
+ * What a store tells the others on its channel: keys, the n-th subject's under the n-th key id, its 32 bytes
+ * the n-th of `keys` (one buffer for all: a bulk create shares a thousand, and a buffer each costs more to
+ * send and take than the key's sealing), and subjects erased. Checked as it arrives, as anything a thread is
+ * handed: a message of another shape (another version of the platform in the process, a stray sender on the
+ * name) is ignored, never taken for a key.
  */
-const SHARED_KEYS = z.object({
-  keys: z.array(
-    z.tuple([
-      z.string().regex(DATA_KEY_SUBJECT),
-      z.string().regex(DATA_KEY_ID),
-      z.instanceof(Uint8Array).refine((key) => key.byteLength === DATA_KEY_BYTES),
-    ]),
-  ),
-  erased: z.array(z.string().regex(DATA_KEY_SUBJECT)),
-});
+const SHARED_KEYS = z
+  .object({
+    subjects: z.array(z.string().regex(DATA_KEY_SUBJECT)),
+    ids: z.array(z.string().regex(DATA_KEY_ID)),
+    keys: z.instanceof(Uint8Array),
+    erased: z.array(z.string().regex(DATA_KEY_SUBJECT)),
+  })
+  .refine(
+    (shared) =>
+      shared.ids.length === shared.subjects.length &&
+      shared.keys.byteLength === shared.subjects.length * DATA_KEY_BYTES,
+  );
 type SharedKeys = z.infer<typeof SHARED_KEYS>;
+
+/** What is shared next, before it is sent: the keys as they are cached (packed into one buffer when sent). */
+interface ToShare {
+  readonly subjects: string[];
+  readonly ids: string[];
+  readonly keys: Buffer[];
+  readonly erased: string[];
+}
 
 type KnownKey = DataKey | 'erased';
 
@@ -118,7 +130,7 @@ export class PersonalDataEventStore implements EventStore {
   /** Unset once the store is closed. */
   private channel?: BroadcastChannel;
   /** What this store tells the other threads next (`flushShared`). */
-  private toShare: SharedKeys | undefined;
+  private toShare: ToShare | undefined;
 
   constructor(
     /** The store itself: events as stored, sealed (the relay publishes these). */
@@ -277,10 +289,10 @@ export class PersonalDataEventStore implements EventStore {
    * What is told to the other threads next (none without a channel): sent with the events' append (before it,
    * so the keys arrive before the wake-up the commit sends them), or at the end of this turn.
    */
-  private toShareNext(): SharedKeys | undefined {
+  private toShareNext(): ToShare | undefined {
     if (this.channel === undefined) return undefined;
     if (this.toShare === undefined) {
-      this.toShare = { keys: [], erased: [] };
+      this.toShare = { subjects: [], ids: [], keys: [], erased: [] };
       setImmediate(() => this.flushShared());
     }
     return this.toShare;
@@ -302,7 +314,13 @@ export class PersonalDataEventStore implements EventStore {
   private flushShared(): void {
     const shared = this.toShare;
     this.toShare = undefined;
-    if (shared) this.channel?.postMessage(shared);
+    if (shared === undefined) return;
+    const { subjects, ids, erased } = shared;
+    // A buffer of their own: a key's Buffer may be a view into a pool shared with other buffers, and a view is
+    // sent with all of its buffer.
+    const keys = new Uint8Array(shared.keys.length * DATA_KEY_BYTES);
+    shared.keys.forEach((key, index) => keys.set(key, index * DATA_KEY_BYTES));
+    this.channel?.postMessage({ subjects, ids, keys, erased } satisfies SharedKeys);
   }
 
   /**
@@ -316,9 +334,14 @@ export class PersonalDataEventStore implements EventStore {
       this.remember(subject, 'erased');
       this.forgetOpened(subject);
     }
-    for (const [subject, id, key] of shared.data.keys)
-      if (this.cached.peek(subject)?.key !== 'erased')
-        this.remember(subject, { id, key: Buffer.from(key.buffer, key.byteOffset, key.byteLength) });
+    const { subjects, ids, keys } = shared.data;
+    subjects.forEach((subject, index) => {
+      if (this.cached.peek(subject)?.key === 'erased') return;
+      const start = keys.byteOffset + index * DATA_KEY_BYTES;
+      // Copied out (into Node's pool), so that a key kept does not keep the whole message's buffer.
+      const key = Buffer.from(Buffer.from(keys.buffer, start, DATA_KEY_BYTES));
+      this.remember(subject, { id: ids[index]!, key });
+    });
   }
 
   private forgetOpened(subject: string): void {
@@ -358,8 +381,12 @@ export class PersonalDataEventStore implements EventStore {
     // Erased while it was made or read: the erasure stands.
     if (this.fresh(subject) === 'erased') throw erasedSubject(subject);
     this.remember(subject, key);
-    // A copy of its own: a key's Buffer may be a view into a pool shared with other buffers.
-    this.toShareNext()?.keys.push([subject, key.id, new Uint8Array(key.key)]);
+    const toShare = this.toShareNext();
+    if (toShare) {
+      toShare.subjects.push(subject);
+      toShare.ids.push(key.id);
+      toShare.keys.push(key.key);
+    }
     return key;
   }
 

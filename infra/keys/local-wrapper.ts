@@ -19,7 +19,7 @@ const WRAPPED = {
  */
 export function localKeyWrapper(kek: Buffer): KeyWrapper {
   if (kek.length !== 32) throw new Error('the key-encryption key must be 32 bytes');
-  const wk2Key = derivedKey(kek, 'records-platform data key wrap wk2');
+  const wk2Key = derivedKey(kek, Buffer.from('records-platform data key wrap wk2', 'utf8'));
   return {
     async wrap(key, subject) {
       if (key.length !== DATA_KEY_BYTES) throw new Error(`a data key is ${DATA_KEY_BYTES} bytes`);

@@ -12,10 +12,14 @@ export const XCHACHA_NONCE_BYTES = sodium.crypto_aead_xchacha20poly1305_ietf_NPU
 const TAG_BYTES = 16;
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
-/** A 32-byte key for one use of `key`, named by `context` (BLAKE2b keyed with `key`). */
-export function derivedKey(key: Buffer, context: string): Buffer {
-  const derived = Buffer.alloc(sodium.crypto_aead_xchacha20poly1305_ietf_KEYBYTES);
-  sodium.crypto_generichash(derived, Buffer.from(context, 'utf8'), key);
+/**
+ * A 32-byte key for one use of `key`, named by `context` (BLAKE2b keyed with `key`). Made for every subject
+ * sealed or read: the context is the caller's constant, and the key is cut from Node's buffer pool, since a
+ * buffer of its own costs more than the hash.
+ */
+export function derivedKey(key: Buffer, context: Buffer): Buffer {
+  const derived = Buffer.allocUnsafe(sodium.crypto_aead_xchacha20poly1305_ietf_KEYBYTES);
+  sodium.crypto_generichash(derived, context, key);
   return derived;
 }
 

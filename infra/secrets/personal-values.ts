@@ -16,6 +16,8 @@ const SEALED = {
   pv2: /^pv2\.([A-Za-z0-9_-]{12})\.([A-Za-z0-9_-]{32})\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{22})$/,
 } as const;
 type Version = keyof typeof SEALED;
+/** What the pv2 key is derived for. */
+const PV2_CONTEXT = Buffer.from('records-platform personal values pv2', 'utf8');
 
 function authenticated(version: Version, keyId: string, subject: string): Buffer {
   return Buffer.from(`${version}.${keyId}.${subject}`, 'utf8');
@@ -43,7 +45,7 @@ export interface SubjectValues {
  */
 export function subjectValues(key: DataKey, subject: string): SubjectValues {
   assertKey(key);
-  const pv2Key = derivedKey(key.key, 'records-platform personal values pv2');
+  const pv2Key = derivedKey(key.key, PV2_CONTEXT);
   const pv2 = authenticated('pv2', key.id, subject);
   // Only values sealed before pv2 need it: made when one is met.
   let pv1: Buffer | undefined;

@@ -238,7 +238,8 @@ describe('the personal-data event store', () => {
     const channel = `key-channel-test ${path}`;
     /** A store on `log` and the key file, counting the subjects it reads from the key store. */
     const storeOn = (keyChannel: string | undefined) => {
-      const keys = createSqliteDataKeyStore({ path, wrapper });
+      // NORMAL: the keys of one append are answered together (no fsync apiece), so they share one message.
+      const keys = createSqliteDataKeyStore({ path, wrapper, synchronous: 'NORMAL' });
       const reads: string[] = [];
       const store = new PersonalDataEventStore(
         log,
@@ -252,10 +253,13 @@ describe('the personal-data event store', () => {
     const outsider = storeOn(`${channel} elsewhere`);
     const stores = [writer, reader, outsider];
     try {
-      for (const id of [11, 12])
-        await writer.store.append(`record-acme.${id}`, [
-          newEvent({ name: `N${id}` }, { subject: `record:acme:${id}`, paths: [['name']] }),
-        ]);
+      // Two records in one append: their keys go in one message.
+      await writer.store.appendToStreams(
+        [11, 12].map((id) => ({
+          streamId: `record-acme.${id}`,
+          events: [newEvent({ name: `N${id}` }, { subject: `record:acme:${id}`, paths: [['name']] })],
+        })),
+      );
       // Read at once, before the turn ends: the keys were shared with the append.
       const names = async (store: PersonalDataEventStore) =>
         (await all(store.readAll())).map((event) => event.data);
@@ -273,7 +277,9 @@ describe('the personal-data event store', () => {
       // A key shared late (made before the erasure was known) does not bring an erased subject back.
       const late = new BroadcastChannel(channel);
       late.postMessage({
-        keys: [['record:acme:11', 'AAAAAAAAAAAA', new Uint8Array(32)]],
+        subjects: ['record:acme:11'],
+        ids: ['AAAAAAAAAAAA'],
+        keys: new Uint8Array(32),
         erased: [],
       });
       late.close();
@@ -313,13 +319,21 @@ describe('the personal-data event store', () => {
       // Record 21 is erased, 23 has no events: whatever is taken, the reads must not change.
       const subject = fc.constantFrom('record:acme:21', 'record:acme:23', 'not a subject');
       const keyId = fc.constantFrom('AAAAAAAAAAAA', 'short', 'AAAAAAAAAAA.');
-      const key = fc.oneof(fc.uint8Array({ minLength: 0, maxLength: 40 }), fc.constant(new Uint8Array(32)));
+      const keys = fc.oneof(
+        fc.uint8Array({ minLength: 0, maxLength: 100 }),
+        fc.constantFrom(new Uint8Array(32), new Uint8Array(64)),
+        fc.string(),
+      );
       const nearMiss = fc.record({
-        keys: fc.array(fc.tuple(subject, keyId, fc.oneof(key, fc.string())), { maxLength: 3 }),
+        subjects: fc.oneof(fc.array(subject, { maxLength: 3 }), subject),
+        ids: fc.oneof(fc.array(keyId, { maxLength: 3 }), keyId),
+        keys,
         erased: fc.oneof(fc.array(fc.string(), { maxLength: 2 }), fc.constant('record:acme:23')),
       });
       const wellFormed = fc.constant({
-        keys: [['record:acme:21', 'AAAAAAAAAAAA', new Uint8Array(32)]],
+        subjects: ['record:acme:21'],
+        ids: ['AAAAAAAAAAAA'],
+        keys: new Uint8Array(32),
         erased: [],
       });
       await fc.assert(
