@@ -337,9 +337,8 @@ export class PersonalDataEventStore implements EventStore {
     const { subjects, ids, keys } = shared.data;
     subjects.forEach((subject, index) => {
       if (this.cached.peek(subject)?.key === 'erased') return;
-      const start = keys.byteOffset + index * DATA_KEY_BYTES;
       // Copied out (into Node's pool), so that a key kept does not keep the whole message's buffer.
-      const key = Buffer.from(Buffer.from(keys.buffer, start, DATA_KEY_BYTES));
+      const key = Buffer.from(keys.subarray(index * DATA_KEY_BYTES, (index + 1) * DATA_KEY_BYTES));
       this.remember(subject, { id: ids[index]!, key });
     });
   }
