@@ -81,11 +81,18 @@ const READ_AHEAD = 256;
 /** How many events the subscriptions of a store share opened (they read the same events at about once). */
 const SHARED_OPENED = 1024;
 
-/** Whether `value` may hold a sealed value (a string that starts as one): events that hold none pass at once. */
+/**
+ * Whether `value` may hold a sealed value (a string that starts as one): events that hold none pass at once.
+ * Walked with `for…in` rather than `Object.values`, which makes an array for every object of every event read
+ * (JSON has no inherited keys).
+ */
 function mayHoldSealedValue(value: unknown): boolean {
   if (typeof value === 'string') return looksSealed(value);
   if (typeof value !== 'object' || value === null) return false;
-  return (Array.isArray(value) ? value : Object.values(value)).some(mayHoldSealedValue);
+  if (Array.isArray(value)) return value.some(mayHoldSealedValue);
+  const object = value as Record<string, unknown>;
+  for (const key in object) if (mayHoldSealedValue(object[key])) return true;
+  return false;
 }
 
 /** The first sealed value in `value`, depth first. */
@@ -219,21 +226,38 @@ export class PersonalDataEventStore implements EventStore {
    * (a user's text shaped like one) is left as it is.
    */
   async reveal(event: RecordedEvent): Promise<RecordedEvent> {
+    const now = this.revealNow(event);
+    if (now !== undefined) return now;
+    // Only an event with sealed values whose subject's key is not cached is left.
+    const subject = event.metadata.subject!;
+    return this.revealWith(event, subject, await this.keyOf(subject));
+  }
+
+  /** As `reveal`, at once when no key has to be read for it (undefined when one has). */
+  private revealNow(event: RecordedEvent): RecordedEvent | undefined {
     const subject = event.metadata.subject;
     if (subject === undefined) return event;
     if (ERASURE_EVENT_TYPES.has(event.type)) {
       this.remember(subject, 'erased');
       return event;
     }
-    const here = this.sealedHere.get(event.id);
-    if (
-      here !== undefined &&
-      here.subject === subject &&
-      this.fresh(subject) !== 'erased' &&
-      here.sealed.has(firstSealedValue(event.data) ?? '')
-    )
-      return { ...event, data: here.data };
-    const data = await this.revealData(event.data, subject);
+    if (!mayHoldSealedValue(event.data)) return event;
+    const known = this.fresh(subject);
+    return known === undefined ? undefined : this.revealWith(event, subject, known);
+  }
+
+  /** The event (holding sealed values of `subject`) opened under `known`, or erased. */
+  private revealWith(event: RecordedEvent, subject: string, known: KnownKey): RecordedEvent {
+    if (known !== 'erased') {
+      const here = this.sealedHere.get(event.id);
+      if (
+        here !== undefined &&
+        here.subject === subject &&
+        here.sealed.has(firstSealedValue(event.data) ?? '')
+      )
+        return { ...event, data: here.data };
+    }
+    const data = this.openWith(event.data, subject, known);
     return data === event.data ? event : { ...event, data };
   }
 
@@ -265,7 +289,11 @@ export class PersonalDataEventStore implements EventStore {
   async revealData(data: unknown, subject: string, options: { fresh?: boolean } = {}): Promise<unknown> {
     if (!mayHoldSealedValue(data)) return data;
     if (options.fresh === true && this.fresh(subject) !== 'erased') this.cached.delete(subject);
-    const known = await this.keyOf(subject);
+    return this.openWith(data, subject, await this.keyOf(subject));
+  }
+
+  /** `data` of `subject`'s with its sealed values opened under `known`, or erased. */
+  private openWith(data: unknown, subject: string, known: KnownKey): unknown {
     if (known === 'erased') return mapStrings(data, (text) => (isSealedValue(text) ? ERASED_VALUE : text));
     const values = this.valuesOf(subject, known);
     return mapStrings(data, (text) => (looksSealed(text) ? values.open(text) : text));
@@ -445,11 +473,11 @@ export class PersonalDataEventStore implements EventStore {
       batch.push(event);
       if (batch.length < READ_AHEAD) continue;
       await this.readKeysOf(batch);
-      for (const read of batch) yield this.reveal(read);
+      for (const read of batch) yield this.revealNow(read) ?? (await this.reveal(read));
       batch = [];
     }
     await this.readKeysOf(batch);
-    for (const read of batch) yield this.reveal(read);
+    for (const read of batch) yield this.revealNow(read) ?? (await this.reveal(read));
   }
 
   /** Caches the keys of the subjects whose sealed values `events` hold, not cached yet, in one query. */
@@ -463,6 +491,8 @@ export class PersonalDataEventStore implements EventStore {
     }
     if (subjects.size < 2) return;
     const keys = await this.keys.existing([...subjects]);
-    for (const subject of subjects) this.remember(subject, keys.get(subject) ?? 'erased');
+    // A subject erased while its key was read stays erased.
+    for (const subject of subjects)
+      if (this.fresh(subject) !== 'erased') this.remember(subject, keys.get(subject) ?? 'erased');
   }
 }

@@ -212,6 +212,39 @@ describe('the personal-data event store', () => {
     await store.close();
   });
 
+  test('a read whose keys arrive after an erasure here (a slow key store) shows the subject erased, then and after', async () => {
+    const path = join(temporaryDirectory('slow-keys-'), 'keys.db');
+    const keys = createSqliteDataKeyStore({ path, wrapper: localKeyWrapper(randomBytes(32)) });
+    const log = new MemoryEventStore();
+    const writer = new PersonalDataEventStore(log, keys);
+    await writer.appendToStreams(
+      [7, 8].map((id) => ({
+        streamId: `record-acme.${id}`,
+        events: [newEvent({ name: `Name ${id}` }, { subject: `record:acme:${id}`, paths: [['name']] })],
+      })),
+    );
+    // The keys of a read are answered as they were when it asked, once the erasure is done (as a MongoDB
+    // store's query in flight may be).
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const reader = new PersonalDataEventStore(log, {
+      ...keys,
+      existing: async (subjects) => {
+        const answer = await keys.existing(subjects);
+        await released;
+        return answer;
+      },
+    });
+    const reading = all(reader.readAll());
+    await new Promise((resolve) => setImmediate(resolve));
+    await reader.erase('record:acme:7', Date.now());
+    release();
+    const names = (read: RecordedEvent[]) => read.map((event) => (event.data as { name: string }).name);
+    expect(names(await reading)).toEqual([ERASED_VALUE, 'Name 8']);
+    expect(names(await all(reader.readAll()))).toEqual([ERASED_VALUE, 'Name 8']);
+    await reader.close();
+  });
+
   test("another process's erasure: a cached key still opens for a while, a fresh look (what a delivery takes) finds it erased", async () => {
     const path = join(temporaryDirectory('shared-keys-'), 'keys.db');
     const wrapper = localKeyWrapper(randomBytes(32));
