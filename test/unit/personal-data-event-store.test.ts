@@ -212,6 +212,26 @@ describe('the personal-data event store', () => {
     await store.close();
   });
 
+  test('an event sealed here whose subject another process erased reads as erased once the key is looked up again, never taken as given', async () => {
+    const path = join(temporaryDirectory('sealed-here-erased-'), 'keys.db');
+    const wrapper = localKeyWrapper(randomBytes(32));
+    const log = new MemoryEventStore();
+    const here = new PersonalDataEventStore(log, createSqliteDataKeyStore({ path, wrapper }), {
+      keyCacheMs: 1,
+    });
+    const there = new PersonalDataEventStore(log, createSqliteDataKeyStore({ path, wrapper }));
+    const given = newEvent({ name: 'Gus' }, { subject: 'record:acme:11', paths: [['name']] });
+    await here.append('record-acme.11', [given]);
+    const [stored] = await all(here.sealed.readStream('record-acme.11'));
+    const relayed = { ...stored!, data: JSON.parse(JSON.stringify(stored!.data)) as unknown };
+    expect((await here.reveal(relayed)).data).toBe(given.data);
+    await there.erase('record:acme:11', Date.now());
+    // Past the key's time in the cache: the next reveal looks the key up.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect((await here.reveal(relayed)).data).toEqual({ name: ERASED_VALUE });
+    await Promise.all([here.close(), there.close()]);
+  });
+
   test('a read whose keys arrive after an erasure here (a slow key store) shows the subject erased, then and after', async () => {
     const path = join(temporaryDirectory('slow-keys-'), 'keys.db');
     const keys = createSqliteDataKeyStore({ path, wrapper: localKeyWrapper(randomBytes(32)) });
