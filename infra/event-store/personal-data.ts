@@ -124,7 +124,8 @@ export class PersonalDataEventStore implements EventStore {
   });
   /**
    * Events this store sealed lately, by id, with their data as it was given: a reader of this process that
-   * gets one back (the integrator, from the stream) takes it without opening it. `sealed` (the values sealed,
+   * gets one back (the integrator, from the stream) takes it without opening it, while its subject's key (cached,
+   * or looked up again) is live: another process may have erased it since. `sealed` (the values sealed,
    * each with an IV of its own) tells that the event read is the one sealed here, not an append that failed
    * and was decided again under the same id.
    */
