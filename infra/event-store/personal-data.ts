@@ -284,13 +284,12 @@ export class PersonalDataEventStore implements EventStore {
 
   /**
    * `data` (any JSON, from an event of `subject`'s) with its sealed values opened, or erased. `fresh`: the key
-   * is read from the key store, not the cache, for what leaves the platform (a delivery another replica's
-   * erasure a moment ago must already find erased).
+   * is read from the key store now, for what leaves the platform (a delivery another replica's erasure a moment
+   * ago must already find erased), by a read of its own: not from the cache, or a read begun before it.
    */
   async revealData(data: unknown, subject: string, options: { fresh?: boolean } = {}): Promise<unknown> {
     if (!mayHoldSealedValue(data)) return data;
-    if (options.fresh === true && this.fresh(subject) !== 'erased') this.cached.delete(subject);
-    return this.openWith(data, subject, await this.keyOf(subject));
+    return this.openWith(data, subject, await this.keyOf(subject, options));
   }
 
   /** `data` of `subject`'s with its sealed values opened under `known`, or erased. */
@@ -418,16 +417,21 @@ export class PersonalDataEventStore implements EventStore {
     return key;
   }
 
-  /** The key to open the subject's values: a subject without a key (none was ever made) reads as erased. */
-  private async keyOf(subject: string): Promise<KnownKey> {
+  /**
+   * The key to open the subject's values: a subject without a key (none was ever made) reads as erased.
+   * `fresh`: read from the key store by a read of its own (an erasure known here still stands).
+   */
+  private async keyOf(subject: string, options: { fresh?: boolean } = {}): Promise<KnownKey> {
     let known = this.fresh(subject);
-    if (known !== undefined) return known;
-    this.takeWaitingShared();
-    known = this.fresh(subject);
-    if (known !== undefined) return known;
-    const under = this.reading.get(subject);
-    if (under !== undefined) return under;
-    const reading = this.keys
+    if (known === 'erased' || (known !== undefined && options.fresh !== true)) return known;
+    if (options.fresh !== true) {
+      this.takeWaitingShared();
+      known = this.fresh(subject);
+      if (known !== undefined) return known;
+      const under = this.reading.get(subject);
+      if (under !== undefined) return under;
+    }
+    const reading: Promise<KnownKey> = this.keys
       .existing([subject])
       .then((keys) => {
         // Erased while it was read: the erasure stands.
@@ -436,7 +440,10 @@ export class PersonalDataEventStore implements EventStore {
         this.remember(subject, key);
         return key;
       })
-      .finally(() => this.reading.delete(subject));
+      .finally(() => {
+        // A fresh read begun meanwhile took its place: the readers after it wait for that one.
+        if (this.reading.get(subject) === reading) this.reading.delete(subject);
+      });
     this.reading.set(subject, reading);
     return reading;
   }

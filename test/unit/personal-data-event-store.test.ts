@@ -265,6 +265,39 @@ describe('the personal-data event store', () => {
     await reader.close();
   });
 
+  test("a fresh look after another process's erasure reads the key itself, rather than take a key read begun before", async () => {
+    const path = join(temporaryDirectory('fresh-look-'), 'keys.db');
+    const wrapper = localKeyWrapper(randomBytes(32));
+    const log = new MemoryEventStore();
+    const keys = createSqliteDataKeyStore({ path, wrapper });
+    // Its key reads are answered as they were when asked, once released (as a MongoDB query in flight).
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const here = new PersonalDataEventStore(log, {
+      ...keys,
+      existing: async (subjects) => {
+        const answer = await keys.existing(subjects);
+        await released;
+        return answer;
+      },
+    });
+    const there = new PersonalDataEventStore(log, createSqliteDataKeyStore({ path, wrapper }));
+    await there.append('record-acme.12', [
+      newEvent({ name: 'Hana' }, { subject: 'record:acme:12', paths: [['name']] }),
+    ]);
+    const [stored] = await all(there.sealed.readStream('record-acme.12'));
+    const begunBefore = here.revealData(stored!.data, 'record:acme:12');
+    await new Promise((resolve) => setImmediate(resolve));
+    await there.erase('record:acme:12', Date.now());
+    const fresh = here.revealData(stored!.data, 'record:acme:12', { fresh: true });
+    release();
+    expect(await begunBefore).toEqual({ name: 'Hana' });
+    expect(await fresh).toEqual({ name: ERASED_VALUE });
+    // What the fresh look found stands for the reads after it, though the read begun before cached the key.
+    expect(await here.revealData(stored!.data, 'record:acme:12')).toEqual({ name: ERASED_VALUE });
+    await Promise.all([here.close(), there.close()]);
+  });
+
   test("another process's erasure: a cached key still opens for a while, a fresh look (what a delivery takes) finds it erased", async () => {
     const path = join(temporaryDirectory('shared-keys-'), 'keys.db');
     const wrapper = localKeyWrapper(randomBytes(32));
