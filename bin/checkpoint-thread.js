@@ -19,10 +19,26 @@ const connections = new Map();
 /** The last failure reported per file: a failure that repeats every tick is reported once. */
 const reported = new Map();
 
+/**
+ * The thread's connection to the file, once the file is in WAL mode. A connection learns the mode from a read
+ * only: one opened before its maker switched the file (made a moment ago) would take every checkpoint for a
+ * no-op for good, the WAL growing and keeping old pages. So the mode is read first, and a file not in WAL mode
+ * yet is opened again at the next tick.
+ */
 function connectionTo(path) {
   let db = connections.get(path);
   if (!db && existsSync(path)) {
     db = new Database(path, { fileMustExist: true, timeout: 0 });
+    try {
+      db.prepare('SELECT 1 FROM sqlite_schema LIMIT 1').get();
+      if (db.pragma('journal_mode', { simple: true }) !== 'wal') {
+        db.close();
+        return undefined;
+      }
+    } catch (error) {
+      db.close();
+      throw error;
+    }
     connections.set(path, db);
   }
   return db;
@@ -42,8 +58,9 @@ function checkpointAll() {
       } else db?.pragma('wal_checkpoint(PASSIVE)');
       reported.delete(path);
     } catch (error) {
-      // Another connection's checkpoint under way: this one gives way, and the next tick tries again.
-      if (error && (error.code === 'SQLITE_BUSY' || error.code === 'SQLITE_LOCKED')) continue;
+      // Another connection's checkpoint or WAL recovery under way: this one gives way, and the next tick tries
+      // again. SQLite names the case in an extended code (SQLITE_BUSY_RECOVERY, SQLITE_BUSY_SNAPSHOT, …).
+      if (error && /^SQLITE_(BUSY|LOCKED)(_|$)/.test(String(error.code))) continue;
       const message = error instanceof Error ? error.message : String(error);
       if (reported.get(path) !== message) parentPort.postMessage({ kind: 'failed', path, message });
       reported.set(path, message);

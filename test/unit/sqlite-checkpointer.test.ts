@@ -112,6 +112,19 @@ test('a file made after the start is checkpointed once it exists', async () => {
   await eventually(() => bytesOf(path) > ROWS * ROW_BYTES);
 });
 
+test('a file that exists before it is in WAL mode (its maker a moment from switching it) is checkpointed once it is', async () => {
+  const path = join(directory, 'not-wal-yet.db');
+  writeFileSync(path, '');
+  const logger = createLogger('silent');
+  const warn = jest.spyOn(logger, 'warn');
+  started.push(await SqliteCheckpointer.start([path], logger, 5));
+  // Ticks on the empty file before anyone makes it a WAL database.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  writeRows(path);
+  await eventually(() => bytesOf(path) > ROWS * ROW_BYTES);
+  expect(warn).not.toHaveBeenCalled();
+});
+
 test('a file it cannot checkpoint is reported once, and the other files are still checkpointed', async () => {
   const broken = join(directory, 'broken.db');
   writeFileSync(broken, 'not a database, but long enough to have a header of one '.repeat(20));
