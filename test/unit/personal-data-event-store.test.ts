@@ -9,6 +9,7 @@ import { MemoryEventStore } from '../support/memory-event-store';
 import { PersonalDataEventStore } from '../../infra/event-store/personal-data';
 import { localKeyWrapper } from '../../infra/keys/local-wrapper';
 import { createSqliteDataKeyStore } from '../../infra/keys/sqlite';
+import type { DataKeyStore } from '../../infra/keys/port';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { temporaryDirectory } from '../support/temporary-directory';
@@ -43,6 +44,26 @@ async function all(events: AsyncIterable<RecordedEvent>): Promise<RecordedEvent[
   const read: RecordedEvent[] = [];
   for await (const event of events) read.push(event);
   return read;
+}
+
+/**
+ * `keys` with its reads held: each is answered as it was when asked, once `release` is called (as a MongoDB
+ * store's query in flight may be, while an erasure is done meanwhile).
+ */
+function heldKeyReads(keys: DataKeyStore): { keys: DataKeyStore; release: () => void } {
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  return {
+    keys: {
+      ...keys,
+      existing: async (subjects) => {
+        const answer = await keys.existing(subjects);
+        await released;
+        return answer;
+      },
+    },
+    release: () => release(),
+  };
 }
 
 /** JSON values as events carry them (no undefined, no -0: JSON has neither). */
@@ -243,22 +264,12 @@ describe('the personal-data event store', () => {
         events: [newEvent({ name: `Name ${id}` }, { subject: `record:acme:${id}`, paths: [['name']] })],
       })),
     );
-    // The keys of a read are answered as they were when it asked, once the erasure is done (as a MongoDB
-    // store's query in flight may be).
-    let release: () => void = () => undefined;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const reader = new PersonalDataEventStore(log, {
-      ...keys,
-      existing: async (subjects) => {
-        const answer = await keys.existing(subjects);
-        await released;
-        return answer;
-      },
-    });
+    const held = heldKeyReads(keys);
+    const reader = new PersonalDataEventStore(log, held.keys);
     const reading = all(reader.readAll());
     await new Promise((resolve) => setImmediate(resolve));
     await reader.erase('record:acme:7', Date.now());
-    release();
+    held.release();
     const names = (read: RecordedEvent[]) => read.map((event) => (event.data as { name: string }).name);
     expect(names(await reading)).toEqual([ERASED_VALUE, 'Name 8']);
     expect(names(await all(reader.readAll()))).toEqual([ERASED_VALUE, 'Name 8']);
@@ -270,17 +281,8 @@ describe('the personal-data event store', () => {
     const wrapper = localKeyWrapper(randomBytes(32));
     const log = new MemoryEventStore();
     const keys = createSqliteDataKeyStore({ path, wrapper });
-    // Its key reads are answered as they were when asked, once released (as a MongoDB query in flight).
-    let release: () => void = () => undefined;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const here = new PersonalDataEventStore(log, {
-      ...keys,
-      existing: async (subjects) => {
-        const answer = await keys.existing(subjects);
-        await released;
-        return answer;
-      },
-    });
+    const held = heldKeyReads(keys);
+    const here = new PersonalDataEventStore(log, held.keys);
     const there = new PersonalDataEventStore(log, createSqliteDataKeyStore({ path, wrapper }));
     await there.append('record-acme.12', [
       newEvent({ name: 'Hana' }, { subject: 'record:acme:12', paths: [['name']] }),
@@ -290,7 +292,7 @@ describe('the personal-data event store', () => {
     await new Promise((resolve) => setImmediate(resolve));
     await there.erase('record:acme:12', Date.now());
     const fresh = here.revealData(stored!.data, 'record:acme:12', { fresh: true });
-    release();
+    held.release();
     expect(await begunBefore).toEqual({ name: 'Hana' });
     expect(await fresh).toEqual({ name: ERASED_VALUE });
     // What the fresh look found stands for the reads after it, though the read begun before cached the key.
