@@ -227,9 +227,11 @@ export class PersonalDataEventStore implements EventStore {
    * (a user's text shaped like one) is left as it is.
    */
   async reveal(event: RecordedEvent): Promise<RecordedEvent> {
-    const now = this.revealNow(event);
-    if (now !== undefined) return now;
-    // Only an event with sealed values whose subject's key is not cached is left.
+    return this.revealNow(event) ?? this.revealRead(event);
+  }
+
+  /** As `reveal`, for an event with sealed values whose subject's key is not cached: the key is read. */
+  private async revealRead(event: RecordedEvent): Promise<RecordedEvent> {
     const subject = event.metadata.subject!;
     return this.revealWith(event, subject, await this.keyOf(subject));
   }
@@ -364,7 +366,6 @@ export class PersonalDataEventStore implements EventStore {
     }
     const { subjects, ids, keys } = shared.data;
     subjects.forEach((subject, index) => {
-      if (this.cached.peek(subject)?.key === 'erased') return;
       // Copied out (into Node's pool), so that a key kept does not keep the whole message's buffer.
       const key = Buffer.from(keys.subarray(index * DATA_KEY_BYTES, (index + 1) * DATA_KEY_BYTES));
       this.remember(subject, { id: ids[index]!, key });
@@ -406,8 +407,7 @@ export class PersonalDataEventStore implements EventStore {
     if (known !== undefined && known !== 'erased') return known;
     const key = await this.keys.keyFor(subject);
     // Erased while it was made or read: the erasure stands.
-    if (this.fresh(subject) === 'erased') throw erasedSubject(subject);
-    this.remember(subject, key);
+    if (this.remember(subject, key) === 'erased') throw erasedSubject(subject);
     const toShare = this.toShareNext();
     if (toShare) {
       toShare.subjects.push(subject);
@@ -433,13 +433,8 @@ export class PersonalDataEventStore implements EventStore {
     }
     const reading: Promise<KnownKey> = this.keys
       .existing([subject])
-      .then((keys) => {
-        // Erased while it was read: the erasure stands.
-        if (this.fresh(subject) === 'erased') return 'erased';
-        const key = keys.get(subject) ?? 'erased';
-        this.remember(subject, key);
-        return key;
-      })
+      // Erased while it was read: the erasure stands.
+      .then((keys) => this.remember(subject, keys.get(subject) ?? 'erased'))
       .finally(() => {
         // A fresh read begun meanwhile took its place: the readers after it wait for that one.
         if (this.reading.get(subject) === reading) this.reading.delete(subject);
@@ -466,8 +461,14 @@ export class PersonalDataEventStore implements EventStore {
     return entry.key;
   }
 
-  private remember(subject: string, key: KnownKey): void {
+  /**
+   * Caches what is known of the subject's key, and answers what is known now: an erasure known here is never
+   * undone by a key (read, made or shared while it was done).
+   */
+  private remember(subject: string, key: KnownKey): KnownKey {
+    if (key !== 'erased' && this.cached.peek(subject)?.key === 'erased') return 'erased';
     this.cached.set(subject, { key, until: Date.now() + this.keyCacheMs });
+    return key;
   }
 
   /**
@@ -481,11 +482,11 @@ export class PersonalDataEventStore implements EventStore {
       batch.push(event);
       if (batch.length < READ_AHEAD) continue;
       await this.readKeysOf(batch);
-      for (const read of batch) yield this.revealNow(read) ?? (await this.reveal(read));
+      for (const read of batch) yield this.revealNow(read) ?? (await this.revealRead(read));
       batch = [];
     }
     await this.readKeysOf(batch);
-    for (const read of batch) yield this.revealNow(read) ?? (await this.reveal(read));
+    for (const read of batch) yield this.revealNow(read) ?? (await this.revealRead(read));
   }
 
   /** Caches the keys of the subjects whose sealed values `events` hold, not cached yet, in one query. */
@@ -499,8 +500,6 @@ export class PersonalDataEventStore implements EventStore {
     }
     if (subjects.size < 2) return;
     const keys = await this.keys.existing([...subjects]);
-    // A subject erased while its key was read stays erased.
-    for (const subject of subjects)
-      if (this.fresh(subject) !== 'erased') this.remember(subject, keys.get(subject) ?? 'erased');
+    for (const subject of subjects) this.remember(subject, keys.get(subject) ?? 'erased');
   }
 }
