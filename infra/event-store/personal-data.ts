@@ -119,7 +119,10 @@ export class PersonalDataEventStore implements EventStore {
   /** Key reads under way: the subscriptions that meet a new subject at once share one read. */
   private readonly reading = new Map<string, Promise<KnownKey>>();
   /** Events lately opened for a subscription, by id: the others that read them take them as opened. */
-  private readonly opened = new LRUCache<string, { subject: string; event: Promise<RecordedEvent> }>({
+  private readonly opened = new LRUCache<
+    string,
+    { subject: string; event: RecordedEvent | Promise<RecordedEvent> }
+  >({
     max: SHARED_OPENED,
   });
   /**
@@ -166,22 +169,38 @@ export class PersonalDataEventStore implements EventStore {
     events: readonly NewEvent[],
     options?: AppendOptions,
   ): Promise<AppendResult> {
-    const sealed = await this.sealAll(events);
+    const keys = await this.keysToSeal(events);
+    const sealed = events.map((event) => this.seal(event, keys));
     this.flushShared();
     return this.sealed.append(streamId, sealed, options);
   }
 
+  /** The keys of all the appends are read or made at once; an append that cannot be sealed fails alone. */
   async appendToStreams(appends: readonly StreamAppend[]): Promise<StreamAppendOutcome[]> {
-    const sealing = await Promise.allSettled(appends.map((append) => this.sealAll(append.events)));
+    let keys: Map<string, KnownKey> | undefined;
+    let keysFailed: unknown;
+    try {
+      keys = await this.keysToSeal(appends.flatMap((append) => append.events));
+    } catch (error) {
+      keysFailed = error;
+    }
+    const sealing = appends.map((append): { events: NewEvent[] } | { error: unknown } => {
+      if (keys === undefined) return { error: keysFailed };
+      try {
+        return { events: append.events.map((event) => this.seal(event, keys)) };
+      } catch (error) {
+        return { error };
+      }
+    });
     const ready: StreamAppend[] = [];
     sealing.forEach((outcome, index) => {
-      if (outcome.status === 'fulfilled') ready.push({ ...appends[index]!, events: outcome.value });
+      if ('events' in outcome) ready.push({ ...appends[index]!, events: outcome.events });
     });
     this.flushShared();
     const appended = ready.length > 0 ? await this.sealed.appendToStreams(ready) : [];
     let next = 0;
     return sealing.map((outcome) =>
-      outcome.status === 'rejected' ? { ok: false, error: outcome.reason as unknown } : appended[next++]!,
+      'error' in outcome ? { ok: false, error: outcome.error } : appended[next++]!,
     );
   }
 
@@ -195,14 +214,33 @@ export class PersonalDataEventStore implements EventStore {
 
   subscribeToAll(options?: SubscribeOptions): Subscription {
     const subscription = this.sealed.subscribeToAll(options);
-    const reveal = (event: RecordedEvent) => this.revealShared(event);
     return {
       close: () => subscription.close(),
-      async *[Symbol.asyncIterator](): AsyncIterator<SubscriptionItem> {
-        for await (const item of subscription)
-          yield item.kind === 'event' ? { kind: 'event', event: await reveal(item.event) } : item;
+      // Not an async generator: its every item costs several promises, for every event of every subscription
+      // (the projections thread runs a dozen), and an event opened already is handed on without one.
+      [Symbol.asyncIterator]: () => {
+        const items = subscription[Symbol.asyncIterator]();
+        return {
+          next: () => items.next().then((item) => this.revealedItem(item)),
+          return: async (value?: unknown) =>
+            (await items.return?.(value)) ?? { done: true, value: undefined },
+        };
       },
     };
+  }
+
+  /** A subscription's item with its event opened (`revealShared`). */
+  private revealedItem(
+    item: IteratorResult<SubscriptionItem>,
+  ): IteratorResult<SubscriptionItem> | Promise<IteratorResult<SubscriptionItem>> {
+    if (item.done === true || item.value.kind !== 'event') return item;
+    const revealed = this.revealShared(item.value.event);
+    if (revealed === item.value.event) return item;
+    const opened = (event: RecordedEvent): IteratorResult<SubscriptionItem> => ({
+      done: false,
+      value: { kind: 'event', event },
+    });
+    return revealed instanceof Promise ? revealed.then(opened) : opened(revealed);
   }
 
   headPosition(): Promise<bigint> {
@@ -268,20 +306,25 @@ export class PersonalDataEventStore implements EventStore {
    * As `reveal`, the event opened once for every subscription of this store: the projections of a process
    * each subscribe, and most of them read every record's events. An erasure read drops its subject's.
    */
-  private revealShared(event: RecordedEvent): Promise<RecordedEvent> {
+  private revealShared(event: RecordedEvent): RecordedEvent | Promise<RecordedEvent> {
     const subject = event.metadata.subject;
-    if (subject === undefined) return Promise.resolve(event);
+    if (subject === undefined) return event;
     if (ERASURE_EVENT_TYPES.has(event.type)) {
       this.forgetOpened(subject);
-      return this.reveal(event);
+      return this.revealNow(event)!;
     }
     const known = this.opened.get(event.id);
     if (known !== undefined) return known.event;
-    const revealed = this.reveal(event);
-    this.opened.set(event.id, { subject, event: revealed });
+    const now = this.revealNow(event);
+    if (now !== undefined) {
+      this.opened.set(event.id, { subject, event: now });
+      return now;
+    }
+    const read = this.revealRead(event);
+    this.opened.set(event.id, { subject, event: read });
     // A failed opening is not kept: the next reader tries again.
-    revealed.catch(() => this.opened.delete(event.id));
-    return revealed;
+    read.catch(() => this.opened.delete(event.id));
+    return read;
   }
 
   /**
@@ -379,16 +422,16 @@ export class PersonalDataEventStore implements EventStore {
     }
   }
 
-  private async sealAll(events: readonly NewEvent[]): Promise<NewEvent[]> {
-    return Promise.all(events.map((event) => this.seal(event)));
-  }
-
-  private async seal(event: NewEvent): Promise<NewEvent> {
+  /** The event with its personal values sealed under its subject's key in `keys` (`keysToSeal`). */
+  private seal(event: NewEvent, keys: ReadonlyMap<string, KnownKey>): NewEvent {
     const { sealing, ...stored } = event;
     if (!sealing) return stored;
     const metadata = { ...stored.metadata, subject: sealing.subject };
     if (sealing.paths.length === 0) return { ...stored, metadata };
-    const values = this.valuesOf(sealing.subject, await this.keyToSeal(sealing.subject));
+    const key = keys.get(sealing.subject);
+    if (key === undefined) throw new Error(`no data key was read for ${sealing.subject}`);
+    if (key === 'erased') throw erasedSubject(sealing.subject);
+    const values = this.valuesOf(sealing.subject, key);
     const sealedValues = new Set<string>();
     const data = withValuesAt(stored.data, sealing.paths, (value) => {
       const sealed = values.seal(value);
@@ -401,20 +444,37 @@ export class PersonalDataEventStore implements EventStore {
     return { ...stored, data, metadata };
   }
 
-  /** The subject's key, made on first use; throws `gone` once the subject was erased (nothing more is sealed). */
-  private async keyToSeal(subject: string): Promise<DataKey> {
-    const known = this.fresh(subject);
-    if (known !== undefined && known !== 'erased') return known;
-    const key = await this.keys.keyFor(subject);
-    // Erased while it was made or read: the erasure stands.
-    if (this.remember(subject, key) === 'erased') throw erasedSubject(subject);
-    const toShare = this.toShareNext();
-    if (toShare) {
-      toShare.subjects.push(subject);
-      toShare.ids.push(key.id);
-      toShare.keys.push(key.key);
+  /**
+   * The keys to seal the events' values with, by subject, those not cached read or made in one call: a key is
+   * made on a subject's first use, and an erased subject answers `erased` (nothing more is sealed for it).
+   */
+  private async keysToSeal(events: readonly NewEvent[]): Promise<Map<string, KnownKey>> {
+    const keys = new Map<string, KnownKey>();
+    const missing = new Set<string>();
+    for (const { sealing } of events) {
+      if (sealing === undefined || sealing.paths.length === 0) continue;
+      const { subject } = sealing;
+      if (keys.has(subject) || missing.has(subject)) continue;
+      const known = this.fresh(subject);
+      if (known === undefined) missing.add(subject);
+      else keys.set(subject, known);
     }
-    return key;
+    if (missing.size === 0) return keys;
+    const found = await this.keys.keysFor([...missing]);
+    const toShare = this.toShareNext();
+    for (const subject of missing) {
+      const answered = found.get(subject);
+      if (answered === undefined) throw new Error(`the data key store did not answer for ${subject}`);
+      // Erased while it was made or read: the erasure stands.
+      const key = this.remember(subject, answered);
+      keys.set(subject, key);
+      if (key !== 'erased' && toShare) {
+        toShare.subjects.push(subject);
+        toShare.ids.push(key.id);
+        toShare.keys.push(key.key);
+      }
+    }
+    return keys;
   }
 
   /**

@@ -4,7 +4,6 @@ import { withinTimeLimit } from '../mongodb-time-limit';
 import {
   assertErasedAt,
   assertSubject,
-  erasedSubject,
   newDataKey,
   type DataKey,
   type DataKeyStore,
@@ -94,41 +93,46 @@ export async function createMongoDataKeyStore(options: MongoDataKeyStoreOptions)
     return answer;
   };
 
-  const storedKey = async (subject: string): Promise<DataKey | undefined> => {
-    const stored = (await lookup([subject])).get(subject);
-    if (stored === 'erased') throw erasedSubject(subject);
-    return stored;
+  /** `lookup` in reads of up to `READ_BATCH` subjects. */
+  const existing = async (subjects: readonly string[]): Promise<Map<string, DataKey | 'erased'>> => {
+    const distinct = [...new Set(subjects)];
+    const answer = new Map<string, DataKey | 'erased'>();
+    for (let start = 0; start < distinct.length; start += READ_BATCH)
+      for (const [subject, key] of await lookup(distinct.slice(start, start + READ_BATCH)))
+        answer.set(subject, key);
+    return answer;
   };
 
   return {
-    async keyFor(subject) {
-      assertSubject(subject);
-      const stored = await storedKey(subject);
-      if (stored) return stored;
-      const made = newDataKey();
-      try {
-        await keys.insertOne({
-          _id: subject,
-          keyId: made.id,
-          wrapped: await wrapper.wrap(made.key, subject),
-        });
-      } catch (error) {
-        if (!isDuplicate(error)) throw error;
-      }
+    async keysFor(subjects) {
+      subjects.forEach(assertSubject);
+      const answer = await existing(subjects);
+      const missing = [...new Set(subjects)].filter((subject) => !answer.has(subject));
+      if (missing.length === 0) return answer;
+      await Promise.all(
+        missing.map(async (subject) => {
+          const made = newDataKey();
+          try {
+            await keys.insertOne({
+              _id: subject,
+              keyId: made.id,
+              wrapped: await wrapper.wrap(made.key, subject),
+            });
+          } catch (error) {
+            if (!isDuplicate(error)) throw error;
+          }
+        }),
+      );
       // Whoever inserted first, and erased if a destroy came in between (our key, inserted after the
       // destroy's delete, is deleted here).
-      const winner = await storedKey(subject);
-      if (!winner) throw new Error(`the data key of ${subject} was not stored`);
-      return winner;
+      for (const [subject, key] of await existing(missing)) answer.set(subject, key);
+      const lost = missing.find((subject) => !answer.has(subject));
+      if (lost !== undefined) throw new Error(`the data key of ${lost} was not stored`);
+      return answer;
     },
     async existing(subjects) {
       subjects.forEach(assertSubject);
-      const distinct = [...new Set(subjects)];
-      const answer = new Map<string, DataKey | 'erased'>();
-      for (let start = 0; start < distinct.length; start += READ_BATCH)
-        for (const [subject, key] of await lookup(distinct.slice(start, start + READ_BATCH)))
-          answer.set(subject, key);
-      return answer;
+      return existing(subjects);
     },
     async destroy(subject, erasedAt) {
       assertSubject(subject);

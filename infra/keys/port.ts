@@ -9,11 +9,12 @@ import { pooledRandomBytes } from '../secrets/random-pool';
  */
 export interface DataKeyStore {
   /**
-   * The subject's key, made (and stored, wrapped) on its first use; every handle on the store answers the
-   * same key for a subject, even when two make it at once. Throws a `gone` PlatformError once the subject
-   * was erased.
+   * The subjects' keys, each made (and stored, wrapped) on its first use, or `'erased'` for a subject that was
+   * erased (nothing more is sealed for it): every subject asked for is answered. Every handle on the store
+   * answers the same key for a subject, even when two make it at once. One call for many subjects (a bulk
+   * create seals a thousand records): one read, one write and one wait for the disk for all of them.
    */
-  keyFor(subject: string): Promise<DataKey>;
+  keysFor(subjects: readonly string[]): Promise<Map<string, DataKey | 'erased'>>;
   /**
    * The keys of many subjects at once (readers decrypt batches of events): a key, `'erased'`, or no entry for
    * a subject that has no key yet. Never makes a key.
@@ -71,7 +72,7 @@ export function newDataKey(): DataKey {
   return { id: pooledRandomBytes(9).toString('base64url'), key: pooledRandomBytes(DATA_KEY_BYTES) };
 }
 
-/** What `keyFor` throws for an erased subject: 410, the subject's personal data is gone for good. */
+/** What sealing for an erased subject throws: 410, the subject's personal data is gone for good. */
 export function erasedSubject(subject: string): PlatformError {
   return new PlatformError('gone', `the personal data of ${subject} was erased`, { subject });
 }

@@ -4,7 +4,6 @@ import { openSqliteFile } from '../sqlite-file';
 import {
   assertErasedAt,
   assertSubject,
-  erasedSubject,
   newDataKey,
   type DataKey,
   type DataKeyStore,
@@ -73,12 +72,17 @@ function walSync(path: string): (() => Promise<void>) & { close(): Promise<void>
   return durable;
 }
 
-/** A new key waiting for its turn's transaction. */
-interface PendingKey {
+/** A new key to store. */
+interface NewKey {
   readonly subject: string;
   readonly id: string;
   readonly wrapped: string;
-  readonly settle: (outcome: { row: StoredKey | undefined } | { error: unknown }) => void;
+}
+
+/** A call's new keys waiting for their turn's transaction. */
+interface PendingKeys {
+  readonly keys: readonly NewKey[];
+  readonly settle: (outcome: { rows: (StoredKey | undefined)[] } | { error: unknown }) => void;
 }
 
 /**
@@ -92,11 +96,11 @@ interface PendingKey {
  *   erasure is answered once an fsync begun after its commit has finished, and one fsync serves every commit
  *   made while the one before it ran. (What FULL does, minus the blocking: the WAL holds the commit, and a
  *   checkpoint syncs the WAL before copying it and the database file before resetting it.)
- * - Two first `keyFor`s of a subject (any handles) each insert-or-ignore their key, then read the row: both
+ * - Two first `keysFor`s of a subject (any handles) each insert-or-ignore their key, then read the row: both
  *   answer the one that was stored first.
  * - The new keys of one event-loop turn are stored in one transaction (group commit): each costs a commit's
- *   fsync otherwise, which a bulk create or concurrent requests would pay once per record. Every `keyFor`
- *   still answers only once its key is durably stored.
+ *   fsync otherwise, which concurrent requests would pay once per record. Every `keysFor` still answers only
+ *   once its keys are durably stored.
  * - A destroy turns the row into a tombstone in one statement. `secure_delete` has SQLite overwrite the bytes
  *   it frees with zeros, and a TRUNCATE checkpoint afterwards copies the zeroed pages into the file and
  *   empties the WAL, which held images of the key's page from before: no file of the store keeps the key.
@@ -131,9 +135,11 @@ export function createSqliteDataKeyStore(options: SqliteDataKeyStoreOptions): Da
   const insertKey = db.prepare<[string, string, string]>(
     'INSERT INTO data_keys (subject, key_id, wrapped) VALUES (?, ?, ?) ON CONFLICT (subject) DO NOTHING',
   );
-  /** Whether each key was stored (false: its subject had a row already). */
-  const insertKeys = db.transaction((keys: readonly PendingKey[]): boolean[] =>
-    keys.map((key) => insertKey.run(key.subject, key.id, key.wrapped).changes === 1),
+  /** Whether each call's keys were stored (false: a subject had a row already). */
+  const insertKeys = db.transaction((calls: readonly PendingKeys[]): boolean[][] =>
+    calls.map((call) =>
+      call.keys.map((key) => insertKey.run(key.subject, key.id, key.wrapped).changes === 1),
+    ),
   );
   const erase = db.prepare<[string, number]>(`
     INSERT INTO data_keys (subject, erased_at) VALUES (?, ?)
@@ -146,72 +152,88 @@ export function createSqliteDataKeyStore(options: SqliteDataKeyStoreOptions): Da
     const [checkpoint] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
     return checkpoint?.busy === 0;
   };
-  let pending: PendingKey[] = [];
+  let pending: PendingKeys[] = [];
   /** Stores the turn's new keys in one transaction, then answers each the row its subject holds (ours, or the one before it). */
   const storePending = (): void => {
-    const batch = pending;
+    const calls = pending;
     pending = [];
-    if (batch.length === 0) return;
-    let stored: boolean[];
+    if (calls.length === 0) return;
+    let stored: boolean[][];
     try {
-      stored = insertKeys.immediate(batch);
+      stored = insertKeys.immediate(calls);
     } catch (error) {
-      for (const key of batch) key.settle({ error });
+      for (const call of calls) call.settle({ error });
       return;
     }
-    batch.forEach((key, index) =>
-      key.settle({
-        row: stored[index]
-          ? { subject: key.subject, key_id: key.id, wrapped: key.wrapped, erased_at: null }
-          : selectOne.get(key.subject),
+    calls.forEach((call, index) =>
+      call.settle({
+        rows: call.keys.map((key, at) =>
+          stored[index]![at]
+            ? { subject: key.subject, key_id: key.id, wrapped: key.wrapped, erased_at: null }
+            : selectOne.get(key.subject),
+        ),
       }),
     );
   };
-  /** Inserts-or-ignores the key with the others of this turn: the subject's row once that commit is done. */
-  const store = (subject: string, id: string, wrapped: string): Promise<StoredKey | undefined> =>
+  /** Inserts-or-ignores the keys with the others of this turn: each subject's row once that commit is done. */
+  const store = (keys: readonly NewKey[]): Promise<(StoredKey | undefined)[]> =>
     new Promise((resolve, reject) => {
       if (pending.length === 0) setImmediate(storePending);
       pending.push({
-        subject,
-        id,
-        wrapped,
-        settle: (outcome) => ('error' in outcome ? reject(outcome.error) : resolve(outcome.row)),
+        keys,
+        settle: (outcome) => ('error' in outcome ? reject(outcome.error) : resolve(outcome.rows)),
       });
     });
+
+  /** The rows the subjects hold, by subject (none for a subject without one). */
+  const rowsOf = (subjects: readonly string[]): Map<string, StoredKey> => {
+    const unique = [...new Set(subjects)];
+    const rows =
+      unique.length === 1
+        ? [selectOne.get(unique[0]!)].filter((row) => row !== undefined)
+        : selectMany.all(JSON.stringify(unique));
+    return new Map(rows.map((row) => [row.subject, row]));
+  };
 
   const keyOf = async (row: StoredKey): Promise<DataKey | 'erased'> =>
     row.key_id === null || row.wrapped === null
       ? 'erased'
       : { id: row.key_id, key: await wrapper.unwrap(row.wrapped, row.subject) };
 
-  const answer = async (subject: string, row: StoredKey): Promise<DataKey> => {
-    const key = await keyOf(row);
-    if (key === 'erased') throw erasedSubject(subject);
-    return key;
+  /** The keys the rows hold, by subject. */
+  const keysOf = async (rows: Map<string, StoredKey>): Promise<Map<string, DataKey | 'erased'>> => {
+    const keys = await Promise.all([...rows.values()].map(keyOf));
+    return new Map([...rows.keys()].map((subject, index) => [subject, keys[index]!]));
   };
 
   return {
-    async keyFor(subject) {
-      assertSubject(subject);
-      const stored = selectOne.get(subject);
-      if (stored) return answer(subject, stored);
-      const made = newDataKey();
-      const wrapped = await wrapper.wrap(made.key, subject);
-      const row = await store(subject, made.id, wrapped);
-      if (options.synchronous !== 'NORMAL') await durable();
-      if (!row) throw new Error(`the data key of ${subject} was not stored`);
-      // Ours when it is what we wrapped (a random IV in it): no need to unwrap it (with a KMS, a call saved).
-      return row.wrapped === wrapped ? made : answer(subject, row);
+    async keysFor(subjects) {
+      subjects.forEach(assertSubject);
+      const rows = rowsOf(subjects);
+      const made = [...new Set(subjects)]
+        .filter((subject) => !rows.has(subject))
+        .map((subject) => ({ subject, key: newDataKey() }));
+      const answer = new Map<string, DataKey | 'erased'>();
+      if (made.length > 0) {
+        const wrapped = await Promise.all(made.map(({ subject, key }) => wrapper.wrap(key.key, subject)));
+        const stored = await store(
+          made.map(({ subject, key }, index) => ({ subject, id: key.id, wrapped: wrapped[index]! })),
+        );
+        if (options.synchronous !== 'NORMAL') await durable();
+        made.forEach(({ subject, key }, index) => {
+          const row = stored[index];
+          if (!row) throw new Error(`the data key of ${subject} was not stored`);
+          // Ours when it is what we wrapped (a random nonce in it): no need to unwrap it (with a KMS, a call saved).
+          if (row.wrapped === wrapped[index]) answer.set(subject, key);
+          else rows.set(subject, row);
+        });
+      }
+      for (const [subject, key] of await keysOf(rows)) answer.set(subject, key);
+      return answer;
     },
     async existing(subjects) {
       subjects.forEach(assertSubject);
-      const unique = [...new Set(subjects)];
-      const rows =
-        unique.length === 1
-          ? [selectOne.get(unique[0]!)].filter((row) => row !== undefined)
-          : selectMany.all(JSON.stringify(unique));
-      const keys = await Promise.all(rows.map(keyOf));
-      return new Map(rows.map((row, index) => [row.subject, keys[index]!]));
+      return keysOf(rowsOf(subjects));
     },
     async destroy(subject, erasedAt) {
       assertSubject(subject);

@@ -6,7 +6,7 @@ import { localKeyWrapper } from '../../infra/keys/local-wrapper';
 import type { DataKey, DataKeyStore, KeyWrapper } from '../../infra/keys/port';
 import { createSqliteDataKeyStore } from '../../infra/keys/sqlite';
 import { describeContract } from '../support/adapter-report';
-import { dataKeyStoreContract } from './data-key-store';
+import { dataKeyStoreContract, keyFor } from './data-key-store';
 
 for (const synchronous of ['FULL', 'NORMAL'] as const)
   describeContract('data-key-store', `sqlite (synchronous ${synchronous})`, { kind: 'embedded' }, () => {
@@ -75,7 +75,7 @@ describe('data keys at rest — sqlite', () => {
       const subjects = Array.from({ length: 300 }, (_, index) => `record:acme:${index + 1}`);
       const keys = new Map<string, DataKey>();
       for (const [index, subject] of subjects.entries())
-        keys.set(subject, await (index % 2 === 0 ? first : second).keyFor(subject));
+        keys.set(subject, await keyFor(index % 2 === 0 ? first : second, subject));
       expect((await second.existing(subjects)).size).toBe(subjects.length);
       const tracesFor = (subject: string) => tracesOf(keys.get(subject)!, wrapper.wrapped.get(subject)!);
       const destroyed = subjects.filter((_, index) => index % 7 === 3);

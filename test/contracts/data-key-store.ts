@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { PlatformError } from '../../contracts/errors';
 import { localKeyWrapper } from '../../infra/keys/local-wrapper';
-import { DATA_KEY_ID, type DataKeyStore, type KeyWrapper } from '../../infra/keys/port';
+import {
+  DATA_KEY_ID,
+  erasedSubject,
+  type DataKey,
+  type DataKeyStore,
+  type KeyWrapper,
+} from '../../infra/keys/port';
 import { createSealer } from '../../infra/secrets/sealer';
 
 /**
@@ -28,6 +34,14 @@ function uniqueSubject(kind: 'record' | 'user' = 'record'): string {
 /** The wrapper production builds: AES-GCM under the key derived for data keys from the master key. */
 function wrapperOf(masterKey: Buffer): KeyWrapper {
   return localKeyWrapper(createSealer(masterKey).derivedKey('data-keys'));
+}
+
+/** One subject's key, as the sealing event store takes it from `keysFor`: erased throws its 410. */
+export async function keyFor(keys: DataKeyStore, subject: string): Promise<DataKey> {
+  const key = (await keys.keysFor([subject])).get(subject);
+  if (key === undefined) throw new Error(`the data key store did not answer for ${subject}`);
+  if (key === 'erased') throw erasedSubject(subject);
+  return key;
 }
 
 async function expectErased(attempt: Promise<unknown>): Promise<void> {
@@ -64,26 +78,26 @@ export function dataKeyStoreContract(store: () => Promise<DataKeyStoreUnderTest>
     await under.cleanup();
   });
 
-  test('the first keyFor makes a key; later ones, from any handle, answer the same', async () => {
+  test('the first keysFor of a subject makes its key; later ones, from any handle, answer the same', async () => {
     const subject = uniqueSubject();
-    const made = await keys.keyFor(subject);
+    const made = await keyFor(keys, subject);
     expect(made.key).toHaveLength(32);
     expect(made.id).toMatch(DATA_KEY_ID);
-    const again = await keys.keyFor(subject);
+    const again = await keyFor(keys, subject);
     expect(again.id).toBe(made.id);
     expect(again.key.equals(made.key)).toBe(true);
     // Another handle, as another process; and a handle opened after the key was made.
     for (const handle of [other, await open()]) {
-      const seen = await handle.keyFor(subject);
+      const seen = await keyFor(handle, subject);
       expect(seen.id).toBe(made.id);
       expect(seen.key.equals(made.key)).toBe(true);
     }
   });
 
-  test('first keyFors of the same new subjects from two handles at once agree on one key each', async () => {
+  test('first keysFors of the same new subjects from two handles at once agree on one key each', async () => {
     const subjects = Array.from({ length: 20 }, () => uniqueSubject());
     const answers = await Promise.all(
-      subjects.flatMap((subject) => [keys.keyFor(subject), other.keyFor(subject)]),
+      subjects.flatMap((subject) => [keyFor(keys, subject), keyFor(other, subject)]),
     );
     const stored = await keys.existing(subjects);
     subjects.forEach((subject, index) => {
@@ -98,6 +112,29 @@ export function dataKeyStoreContract(store: () => Promise<DataKeyStoreUnderTest>
     expect(new Set(answers.map(({ key }) => key.toString('hex'))).size).toBe(subjects.length);
   });
 
+  test('keysFor answers a batch at once: keys kept, keys made, erasures, each subject once', async () => {
+    const [kept, erased, ...fresh] = Array.from({ length: 300 }, () => uniqueSubject());
+    const keptKey = await keyFor(other, kept!);
+    await keyFor(keys, erased!);
+    await other.destroy(erased!, ERASED_AT);
+    const asked = [kept!, ...fresh, erased!, kept!, fresh[0]!];
+    const [answer, sameTime] = await Promise.all([keys.keysFor(asked), other.keysFor(fresh.slice(0, 150))]);
+    expect([...answer.keys()].sort()).toEqual([kept!, erased!, ...fresh].sort());
+    expect(answer.get(kept!)).toEqual(keptKey);
+    expect(answer.get(erased!)).toBe('erased');
+    const stored = await other.existing(fresh);
+    for (const subject of fresh) {
+      const made = answer.get(subject);
+      expect(made).not.toBe('erased');
+      expect(stored.get(subject)).toEqual(made);
+      if (sameTime.has(subject)) expect(sameTime.get(subject)).toEqual(made);
+    }
+    expect(new Set(fresh.map((subject) => (answer.get(subject) as { id: string }).id)).size).toBe(
+      fresh.length,
+    );
+    expect((await keys.keysFor([])).size).toBe(0);
+  });
+
   test('existing answers keys and erasures in one batch, and leaves out subjects without a key', async () => {
     const [keyed, alsoKeyed, erased, unknown] = [
       uniqueSubject(),
@@ -105,9 +142,9 @@ export function dataKeyStoreContract(store: () => Promise<DataKeyStoreUnderTest>
       uniqueSubject(),
       uniqueSubject(),
     ];
-    const key = await keys.keyFor(keyed);
-    const userKey = await other.keyFor(alsoKeyed);
-    await keys.keyFor(erased);
+    const key = await keyFor(keys, keyed);
+    const userKey = await keyFor(other, alsoKeyed);
+    await keyFor(keys, erased);
     await other.destroy(erased, ERASED_AT);
     const answer = await other.existing([keyed, alsoKeyed, erased, unknown, keyed]);
     expect([...answer.keys()].sort()).toEqual([keyed, alsoKeyed, erased].sort());
@@ -120,35 +157,35 @@ export function dataKeyStoreContract(store: () => Promise<DataKeyStoreUnderTest>
     expect((await keys.existing([unknown])).size).toBe(0);
   });
 
-  test('destroy erases for good: existing says erased, keyFor refuses with 410, from every handle', async () => {
+  test('destroy erases for good: existing says erased, keysFor answers erased (410 to one who seals), from every handle', async () => {
     const subject = uniqueSubject();
-    await keys.keyFor(subject);
+    await keyFor(keys, subject);
     expect(await other.destroy(subject, ERASED_AT)).toBe(true);
     for (const handle of [keys, other]) {
       expect((await handle.existing([subject])).get(subject)).toBe('erased');
-      await expectErased(handle.keyFor(subject));
+      await expectErased(keyFor(handle, subject));
     }
     // Idempotent: a repeat answers that the subject was erased already, and changes nothing.
     expect(await keys.destroy(subject, ERASED_AT + 1000)).toBe(false);
     expect(await other.destroy(subject, ERASED_AT)).toBe(false);
-    await expectErased(keys.keyFor(subject));
+    await expectErased(keyFor(keys, subject));
   });
 
   test('a subject erased before it had a key never gets one', async () => {
     const subject = uniqueSubject('user');
     expect(await keys.destroy(subject, ERASED_AT)).toBe(true);
     expect(await other.destroy(subject, ERASED_AT)).toBe(false);
-    await expectErased(other.keyFor(subject));
+    await expectErased(keyFor(other, subject));
     expect((await keys.existing([subject])).get(subject)).toBe('erased');
   });
 
-  test('a destroy racing first keyFors leaves the subject erased and no handle a key afterwards', async () => {
+  test('a destroy racing first keysFors leaves the subject erased and no handle a key afterwards', async () => {
     const subjects = Array.from({ length: 10 }, () => uniqueSubject());
     const outcomes = await Promise.allSettled(
       subjects.flatMap((subject) => [
-        keys.keyFor(subject),
+        keyFor(keys, subject),
         other.destroy(subject, ERASED_AT),
-        other.keyFor(subject),
+        keyFor(other, subject),
       ]),
     );
     for (const outcome of outcomes)
@@ -156,7 +193,7 @@ export function dataKeyStoreContract(store: () => Promise<DataKeyStoreUnderTest>
     const answer = await keys.existing(subjects);
     for (const subject of subjects) {
       expect(answer.get(subject)).toBe('erased');
-      await expectErased(other.keyFor(subject));
+      await expectErased(keyFor(other, subject));
     }
   });
 
@@ -164,14 +201,14 @@ export function dataKeyStoreContract(store: () => Promise<DataKeyStoreUnderTest>
     const [record, otherRecord] = [uniqueSubject(), uniqueSubject()];
     // The same id and tenant, another kind.
     const user = record.replace(/^record:/, 'user:');
-    const recordKey = await keys.keyFor(record);
-    const userKey = await keys.keyFor(user);
-    const otherKey = await keys.keyFor(otherRecord);
+    const recordKey = await keyFor(keys, record);
+    const userKey = await keyFor(keys, user);
+    const otherKey = await keyFor(keys, otherRecord);
     expect(recordKey.key.equals(userKey.key)).toBe(false);
     expect(recordKey.id).not.toBe(userKey.id);
     expect(await keys.destroy(record, ERASED_AT)).toBe(true);
-    expect((await other.keyFor(user)).key.equals(userKey.key)).toBe(true);
-    expect((await other.keyFor(otherRecord)).key.equals(otherKey.key)).toBe(true);
+    expect((await keyFor(other, user)).key.equals(userKey.key)).toBe(true);
+    expect((await keyFor(other, otherRecord)).key.equals(otherKey.key)).toBe(true);
     const answer = await other.existing([record, user, otherRecord]);
     expect(answer.get(record)).toBe('erased');
     expect(answer.get(user)).toEqual(userKey);
@@ -179,12 +216,12 @@ export function dataKeyStoreContract(store: () => Promise<DataKeyStoreUnderTest>
 
   test('keys at rest are wrapped: a handle with another key-encryption key cannot read them', async () => {
     const subject = uniqueSubject();
-    const key = await keys.keyFor(subject);
+    const key = await keyFor(keys, subject);
     const stranger = await open(wrapperOf(randomBytes(32)));
-    await expect(stranger.keyFor(subject)).rejects.toThrow();
+    await expect(keyFor(stranger, subject)).rejects.toThrow();
     await expect(stranger.existing([subject])).rejects.toThrow();
     // A failed unwrap never makes a new key: the stored one stays.
-    expect((await keys.keyFor(subject)).key.equals(key.key)).toBe(true);
+    expect((await keyFor(keys, subject)).key.equals(key.key)).toBe(true);
   });
 
   test('a subject is <kind>:<tenant>:<id>; anything else is refused', async () => {
@@ -210,9 +247,9 @@ export function dataKeyStoreContract(store: () => Promise<DataKeyStoreUnderTest>
     ];
     // A hook request's id is a UUID in its lower-case form.
     const request = `hookRequest:${TENANT}:0190f2a4-1c2b-7d3e-8f40-${String(Date.now()).padStart(12, '0').slice(-12)}`;
-    expect((await keys.keyFor(request)).key).toHaveLength(32);
+    expect((await keyFor(keys, request)).key).toHaveLength(32);
     for (const subject of refused) {
-      await expect(keys.keyFor(subject)).rejects.toThrow('not valid');
+      await expect(keyFor(keys, subject)).rejects.toThrow('not valid');
       await expect(keys.existing([uniqueSubject(), subject])).rejects.toThrow('not valid');
       await expect(keys.destroy(subject, ERASED_AT)).rejects.toThrow('not valid');
     }

@@ -129,6 +129,70 @@ describe('the personal-data event store', () => {
     expect(kept!.data).toEqual({ name: 'Cy' });
   });
 
+  test("a call's appends take their keys in one key-store call, each subject once; a failing key store fails every append, storing none", async () => {
+    const keys = createSqliteDataKeyStore({
+      path: join(temporaryDirectory('batched-keys-'), 'keys.db'),
+      wrapper: localKeyWrapper(randomBytes(32)),
+    });
+    const asked: string[][] = [];
+    let failing = false;
+    const log = new MemoryEventStore();
+    const store = new PersonalDataEventStore(log, {
+      ...keys,
+      keysFor: async (subjects) => {
+        asked.push([...subjects]);
+        if (failing) throw new Error('the key store is down');
+        return keys.keysFor(subjects);
+      },
+    });
+    const appends = (from: number) =>
+      Array.from({ length: 50 }, (_, index) => {
+        const subject = `record:acme:${from + index}`;
+        return {
+          streamId: `record-acme.${from + index}`,
+          events: [
+            newEvent({ name: `Name ${from + index}` }, { subject, paths: [['name']] }),
+            newEvent({ note: 'called' }, { subject, paths: [['note']] }),
+            newEvent({ amount: 1 }, { subject, paths: [] }),
+          ],
+        };
+      });
+    const outcomes = await store.appendToStreams(appends(100));
+    expect(outcomes.every((outcome) => outcome.ok)).toBe(true);
+    expect(asked).toHaveLength(1);
+    expect([...asked[0]!].sort()).toEqual(
+      appends(100)
+        .map(({ streamId }) => streamId.replace('record-acme.', 'record:acme:'))
+        .sort(),
+    );
+    // Cached now: sealing more for the same subjects asks nothing.
+    expect(
+      (
+        await store.appendToStreams([
+          {
+            ...appends(100)[0]!,
+            events: [newEvent({ name: 'Again' }, { subject: 'record:acme:100', paths: [['name']] })],
+          },
+        ])
+      )[0]!.ok,
+    ).toBe(true);
+    expect(asked).toHaveLength(1);
+
+    failing = true;
+    const failed = await store.appendToStreams(appends(200));
+    expect(failed).toHaveLength(50);
+    for (const outcome of failed) {
+      expect(outcome.ok).toBe(false);
+      expect(!outcome.ok && (outcome.error as Error).message).toBe('the key store is down');
+    }
+    await expect(store.append('record-acme.300', appends(300)[0]!.events)).rejects.toThrow(
+      'the key store is down',
+    );
+    expect(await all(log.readAll())).toHaveLength(50 * 3 + 1);
+    const [first] = await all(store.readStream('record-acme.100'));
+    expect(first!.data).toEqual({ name: 'Name 100' });
+  });
+
   test("a user's text shaped like a sealed value, in an event with no sealing, is left as it is", async () => {
     const store = personalDataStore();
     await store.append('record-acme.4', [
