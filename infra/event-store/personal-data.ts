@@ -407,10 +407,16 @@ export class PersonalDataEventStore implements EventStore {
       this.remember(subject, 'erased');
       this.forgetOpened(subject);
     }
-    const { subjects, ids, keys } = shared.data;
+    const { subjects, ids } = shared.data;
+    const keys = Buffer.from(
+      shared.data.keys.buffer,
+      shared.data.keys.byteOffset,
+      shared.data.keys.byteLength,
+    );
     subjects.forEach((subject, index) => {
       // Copied out (into Node's pool), so that a key kept does not keep the whole message's buffer.
-      const key = Buffer.from(keys.subarray(index * DATA_KEY_BYTES, (index + 1) * DATA_KEY_BYTES));
+      const key = Buffer.allocUnsafe(DATA_KEY_BYTES);
+      keys.copy(key, 0, index * DATA_KEY_BYTES, (index + 1) * DATA_KEY_BYTES);
       this.remember(subject, { id: ids[index]!, key });
     });
   }

@@ -1,5 +1,5 @@
 import { PlatformError } from '../../contracts/errors';
-import { pooledRandomBytes } from '../secrets/random-pool';
+import { pooledRandomBase64url, pooledRandomBytes } from '../secrets/random-pool';
 
 /**
  * Data keys for crypto-shredding: personal data is written into events sealed under a key of its subject's
@@ -69,7 +69,7 @@ export function assertErasedAt(erasedAt: number): void {
 }
 
 export function newDataKey(): DataKey {
-  return { id: pooledRandomBytes(9).toString('base64url'), key: pooledRandomBytes(DATA_KEY_BYTES) };
+  return { id: pooledRandomBase64url(9), key: pooledRandomBytes(DATA_KEY_BYTES) };
 }
 
 /** What sealing for an erased subject throws: 410, the subject's personal data is gone for good. */

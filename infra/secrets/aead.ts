@@ -24,34 +24,35 @@ export function derivedKey(key: Buffer, context: Buffer): Buffer {
 }
 
 /**
- * Decodes a base64url part (its characters checked by the caller's pattern) that must be written the one way
+ * Checks that a base64url part (its characters checked by the caller's pattern) is written the one way
  * `toString('base64url')` writes it: Node's decoder ignores stray bits, so without this a changed character
  * could still open. Written so, a part has no length of 4n + 1, and its last character carries no bits past
- * the last byte's.
+ * the last byte's. Answers how many bytes it holds.
  */
-function canonical(part: string): Buffer {
+function canonicalLength(part: string): number {
   const spare = part.length % 4;
   const last = BASE64URL.indexOf(part.charAt(part.length - 1));
   if (spare === 1 || (spare === 2 && (last & 0b1111) !== 0) || (spare === 3 && (last & 0b11) !== 0))
     throw new Error('a part is not canonical base64url');
+  return Math.floor((part.length * 3) / 4);
+}
+
+/** A canonical base64url part (`canonicalLength`) decoded. */
+function canonical(part: string): Buffer {
+  canonicalLength(part);
   return Buffer.from(part, 'base64url');
 }
 
-/** `message` sealed with XChaCha20-Poly1305 under `key`, as `<nonce>.<ciphertext>.<tag>`. */
+/**
+ * `message` sealed with XChaCha20-Poly1305 under `key`, as `<nonce>.<ciphertext>.<tag>`: sealed in combined
+ * mode (the tag after the ciphertext, one buffer) and written out in ranges, as every record's name and key is.
+ */
 export function xchachaSeal(message: Buffer, additional: Buffer, key: Buffer): string {
   const nonce = pooledRandomBytes(XCHACHA_NONCE_BYTES);
-  const text = Buffer.allocUnsafe(message.length);
-  const tag = Buffer.allocUnsafe(TAG_BYTES);
-  sodium.crypto_aead_xchacha20poly1305_ietf_encrypt_detached(
-    text,
-    tag,
-    message,
-    additional,
-    null,
-    nonce,
-    key,
-  );
-  return `${nonce.toString('base64url')}.${text.toString('base64url')}.${tag.toString('base64url')}`;
+  const sealed = Buffer.allocUnsafe(message.length + TAG_BYTES);
+  sodium.crypto_aead_xchacha20poly1305_ietf_encrypt(sealed, message, additional, null, nonce, key);
+  const text = sealed.toString('base64url', 0, message.length);
+  return `${nonce.toString('base64url')}.${text}.${sealed.toString('base64url', message.length)}`;
 }
 
 /** The parts of a sealed message: its nonce (or IV), ciphertext and tag, base64url. */
@@ -63,14 +64,18 @@ export interface SealedParts {
 
 /** What `xchachaSeal` sealed; throws when it was altered, or sealed under another key or additional data. */
 export function xchachaOpen(parts: SealedParts, additional: Buffer, key: Buffer): Buffer {
-  const text = canonical(parts.text);
-  const message = Buffer.allocUnsafe(text.length);
+  // The ciphertext and its tag decoded into one buffer, opened in combined mode: a buffer less for each.
+  const textLength = canonicalLength(parts.text);
+  if (canonicalLength(parts.tag) !== TAG_BYTES) throw new Error('a tag is 16 bytes');
+  const sealed = Buffer.allocUnsafe(textLength + TAG_BYTES);
+  sealed.write(parts.text, 0, 'base64url');
+  sealed.write(parts.tag, textLength, 'base64url');
+  const message = Buffer.allocUnsafe(textLength);
   try {
-    sodium.crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
+    sodium.crypto_aead_xchacha20poly1305_ietf_decrypt(
       message,
       null,
-      text,
-      canonical(parts.tag),
+      sealed,
       additional,
       canonical(parts.nonce),
       key,

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { pooledRandomBytes } from '../../infra/secrets/random-pool';
+import { pooledRandomBase64url, pooledRandomBytes } from '../../infra/secrets/random-pool';
 
 describe('pooled random bytes', () => {
   test('any size answers that many bytes, each answer its own copy, never one handed out before', () => {
@@ -32,5 +32,24 @@ describe('pooled random bytes', () => {
     expect(() => pooledRandomBytes(-1)).toThrow(RangeError);
     expect(() => pooledRandomBytes(1.5)).toThrow(RangeError);
     expect(pooledRandomBytes(0)).toHaveLength(0);
+  });
+
+  test('as base64url: that many bytes written out, never one handed out before, from the same pool', () => {
+    const seen = new Set<string>();
+    fc.assert(
+      fc.property(fc.integer({ min: 6, max: 3000 }), (size) => {
+        const text = pooledRandomBase64url(size);
+        const bytes = Buffer.from(text, 'base64url');
+        expect(bytes).toHaveLength(size);
+        expect(bytes.toString('base64url')).toBe(text);
+        expect(seen.has(text)).toBe(false);
+        seen.add(text);
+        // Between ids, the bytes handed out as buffers are others still.
+        expect(pooledRandomBytes(size).toString('base64url')).not.toBe(text);
+      }),
+      { numRuns: 300 },
+    );
+    expect(() => pooledRandomBase64url(-1)).toThrow(RangeError);
+    expect(pooledRandomBase64url(9)).toMatch(/^[A-Za-z0-9_-]{12}$/);
   });
 });
