@@ -315,16 +315,11 @@ export class PersonalDataEventStore implements EventStore {
     }
     const known = this.opened.get(event.id);
     if (known !== undefined) return known.event;
-    const now = this.revealNow(event);
-    if (now !== undefined) {
-      this.opened.set(event.id, { subject, event: now });
-      return now;
-    }
-    const read = this.revealRead(event);
-    this.opened.set(event.id, { subject, event: read });
+    const revealed = this.revealNow(event) ?? this.revealRead(event);
+    this.opened.set(event.id, { subject, event: revealed });
     // A failed opening is not kept: the next reader tries again.
-    read.catch(() => this.opened.delete(event.id));
-    return read;
+    if (revealed instanceof Promise) revealed.catch(() => this.opened.delete(event.id));
+    return revealed;
   }
 
   /**

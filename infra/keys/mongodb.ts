@@ -94,7 +94,7 @@ export async function createMongoDataKeyStore(options: MongoDataKeyStoreOptions)
   };
 
   /** `lookup` in reads of up to `READ_BATCH` subjects. */
-  const existing = async (subjects: readonly string[]): Promise<Map<string, DataKey | 'erased'>> => {
+  const lookupInBatches = async (subjects: readonly string[]): Promise<Map<string, DataKey | 'erased'>> => {
     const distinct = [...new Set(subjects)];
     const answer = new Map<string, DataKey | 'erased'>();
     for (let start = 0; start < distinct.length; start += READ_BATCH)
@@ -106,7 +106,7 @@ export async function createMongoDataKeyStore(options: MongoDataKeyStoreOptions)
   return {
     async keysFor(subjects) {
       subjects.forEach(assertSubject);
-      const answer = await existing(subjects);
+      const answer = await lookupInBatches(subjects);
       const missing = [...new Set(subjects)].filter((subject) => !answer.has(subject));
       if (missing.length === 0) return answer;
       await Promise.all(
@@ -125,14 +125,14 @@ export async function createMongoDataKeyStore(options: MongoDataKeyStoreOptions)
       );
       // Whoever inserted first, and erased if a destroy came in between (our key, inserted after the
       // destroy's delete, is deleted here).
-      for (const [subject, key] of await existing(missing)) answer.set(subject, key);
+      for (const [subject, key] of await lookupInBatches(missing)) answer.set(subject, key);
       const lost = missing.find((subject) => !answer.has(subject));
       if (lost !== undefined) throw new Error(`the data key of ${lost} was not stored`);
       return answer;
     },
     async existing(subjects) {
       subjects.forEach(assertSubject);
-      return existing(subjects);
+      return lookupInBatches(subjects);
     },
     async destroy(subject, erasedAt) {
       assertSubject(subject);
