@@ -145,7 +145,6 @@ export class Integrator {
     this.seen(message);
   }
 
-  /** The relayed event, its data lifted to the current version of its schema (as every stream reader does). */
   /**
    * The relayed event, its data lifted to the current version of its schema (as every stream reader does),
    * its personal values opened, or left sealed as stored.
@@ -160,18 +159,19 @@ export class Integrator {
       revision: BigInt(relayed.revision),
       position: BigInt(relayed.position),
     };
-    const { events } = this.options;
-    const lifted = async (stored: RecordedEvent): Promise<RecordedEvent> => ({
-      ...event,
-      data: upcast(values === 'sealed' ? stored : await events.reveal(stored)).data,
-    });
-    if (dataOmitted !== true) return lifted(event);
-    for await (const stored of events.sealed.readStream(event.streamId, {
+    if (dataOmitted !== true) return this.lifted(event, values);
+    for await (const stored of this.options.events.sealed.readStream(event.streamId, {
       fromRevision: event.revision,
       maxCount: 1,
     }))
-      return lifted({ ...event, data: stored.data });
+      return this.lifted({ ...event, data: stored.data }, values);
     throw new Error(`event ${event.id} was relayed without its data and is not in the store`);
+  }
+
+  /** The event (with its data as stored) lifted to the current version of its schema, its values opened or not. */
+  private async lifted(event: RecordedEvent, values: 'revealed' | 'sealed'): Promise<RecordedEvent> {
+    const stored = values === 'sealed' ? event : await this.options.events.reveal(event);
+    return { ...event, data: upcast(stored).data };
   }
 
   private async runRequest(tenant: string, runId: string, data: WebhookRequestReceivedData): Promise<void> {

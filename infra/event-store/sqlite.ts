@@ -49,6 +49,20 @@ interface PendingAppend {
   readonly settle: (outcome: StreamAppendOutcome) => void;
 }
 
+/**
+ * Settles an append's promise: bound to it as its `settle` rather than written as a closure there, since the
+ * TypeScript loader (tsx) keeps function names, which costs a named closure a `defineProperty` as it is made,
+ * once per append or record.
+ */
+function settlePromise(
+  resolve: (result: AppendResult) => void,
+  reject: (error: unknown) => void,
+  outcome: StreamAppendOutcome,
+): void {
+  if (outcome.ok) resolve(outcome.result);
+  else reject(outcome.error);
+}
+
 /** An append's result, plus the events as recorded when this call wrote them (not for a repeat). */
 type AppendOutcome = AppendResult & { readonly recorded?: readonly RecordedEvent[] };
 
@@ -154,7 +168,7 @@ class SqliteEventStore implements SqliteEventStoreHandle {
           streamId,
           events,
           expected: options?.expectedRevision ?? 'any',
-          settle: (outcome) => (outcome.ok ? resolve(outcome.result) : reject(outcome.error)),
+          settle: settlePromise.bind(undefined, resolve, reject),
         },
       ]);
     });
@@ -179,7 +193,7 @@ class SqliteEventStore implements SqliteEventStoreHandle {
             streamId,
             events,
             expected: expectedRevision ?? 'any',
-            settle: (outcome) => settleAt(index, outcome),
+            settle: settleAt.bind(undefined, index),
           });
       });
       this.enqueue(pending);
