@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { BroadcastChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import { RecentMap } from '../recent-map';
 import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
 import { ERASED_VALUE, ERASURE_EVENT_TYPES, mapStrings, withValuesAt } from '../../contracts/personal-data';
 import { z } from 'zod';
@@ -11,7 +12,13 @@ import {
   type DataKey,
   type DataKeyStore,
 } from '../keys/port';
-import { isSealedValue, looksSealed, subjectValues, type SubjectValues } from '../secrets/personal-values';
+import {
+  isSealedValue,
+  jsonOf,
+  looksSealed,
+  subjectValues,
+  type SubjectValues,
+} from '../secrets/personal-values';
 import type {
   AppendOptions,
   AppendResult,
@@ -41,9 +48,10 @@ export interface PersonalDataOptions {
 /**
  * What a store tells the others on its channel: keys, the n-th subject's under the n-th key id, its 32 bytes
  * the n-th of `keys` (one buffer for all: a bulk create shares a thousand, and a buffer each costs more to
- * send and take than the key's sealing), and subjects erased. Checked as it arrives, as anything a thread is
- * handed: a message of another shape (another version of the platform in the process, a stray sender on the
- * name) is ignored, never taken for a key.
+ * send and take than the key's sealing), subjects erased, and (`values`) the values it sealed, each as sealed
+ * and as the JSON sealed, with its subject. Checked as it arrives, as anything a thread is handed: a message
+ * of another shape (another version of the platform in the process, a stray sender on the name) is ignored,
+ * never taken for a key.
  */
 const SHARED_KEYS = z
   .object({
@@ -51,6 +59,13 @@ const SHARED_KEYS = z
     ids: z.array(z.string().regex(DATA_KEY_ID)),
     keys: z.instanceof(Uint8Array),
     erased: z.array(z.string().regex(DATA_KEY_SUBJECT)),
+    values: z
+      .object({ sealed: z.array(z.string()), json: z.array(z.string()), subjects: z.array(z.string()) })
+      .refine(
+        (values) =>
+          values.json.length === values.sealed.length && values.subjects.length === values.sealed.length,
+      )
+      .optional(),
   })
   .refine(
     (shared) =>
@@ -65,6 +80,13 @@ interface ToShare {
   readonly ids: string[];
   readonly keys: Buffer[];
   readonly erased: string[];
+  readonly values: { readonly sealed: string[]; readonly json: string[]; readonly subjects: string[] };
+}
+
+/** A value sealed lately, by this thread's store or another's: its subject and the JSON sealed. */
+interface SealedValue {
+  readonly subject: string;
+  readonly json: string;
 }
 
 type KnownKey = DataKey | 'erased';
@@ -80,6 +102,23 @@ interface CachedKey {
 const READ_AHEAD = 256;
 /** How many events the subscriptions of a store share opened (they read the same events at about once). */
 const SHARED_OPENED = 1024;
+/**
+ * How many of the values other threads sealed lately a store keeps for its readers, and how many characters
+ * they may hold in all: the projections thread reads the records a bulk create writes tens of thousands of
+ * events after their values were sealed when the machine is busy, each subscription at its own pace.
+ */
+const SEALED_ELSEWHERE = 32_768;
+const SEALED_ELSEWHERE_CHARACTERS = 8 * 1024 * 1024;
+/**
+ * The longest JSON of a value kept as sealed lately (`sealedHere`, `sealedElsewhere`), in characters: names and
+ * fields, not the bodies and bundles hooks receive (megabytes each, opened when read).
+ */
+const SEALED_LATELY_MAX_JSON = 4096;
+
+/** What a value sealed lately holds, in characters, as the caches of them count. */
+function sealedValueLength(value: SealedValue, sealed: string): number {
+  return value.json.length + sealed.length;
+}
 
 /**
  * Whether `value` may hold a sealed value (a string that starts as one): events that hold none pass at once.
@@ -95,15 +134,22 @@ function mayHoldSealedValue(value: unknown): boolean {
   return false;
 }
 
-/** The first sealed value in `value`, depth first. */
-function firstSealedValue(value: unknown): string | undefined {
-  if (typeof value === 'string') return isSealedValue(value) ? value : undefined;
-  if (typeof value !== 'object' || value === null) return undefined;
-  for (const item of Array.isArray(value) ? value : Object.values(value)) {
-    const found = firstSealedValue(item);
-    if (found !== undefined) return found;
+/** `json` parsed, or undefined when it is not JSON (a value shared on the channel is opened instead). */
+function parsedJson(json: string): unknown {
+  try {
+    return JSON.parse(json) as unknown;
+  } catch {
+    return undefined;
   }
-  return undefined;
+}
+
+/**
+ * A subscription's item of `event`. Declared here, not as a closure where it is used: the TypeScript loader
+ * (tsx) keeps function names, so a named closure costs a `defineProperty` each time it is made, which for
+ * every item of every subscription cost more than opening the event.
+ */
+function eventItem(event: RecordedEvent): IteratorResult<SubscriptionItem> {
+  return { done: false, value: { kind: 'event', event } };
 }
 
 /**
@@ -119,24 +165,26 @@ export class PersonalDataEventStore implements EventStore {
   /** Key reads under way: the subscriptions that meet a new subject at once share one read. */
   private readonly reading = new Map<string, Promise<KnownKey>>();
   /** Events lately opened for a subscription, by id: the others that read them take them as opened. */
-  private readonly opened = new LRUCache<
+  private readonly opened = new RecentMap<
     string,
     { subject: string; event: RecordedEvent | Promise<RecordedEvent> }
-  >({
-    max: SHARED_OPENED,
-  });
+  >({ max: SHARED_OPENED });
   /**
-   * Events this store sealed lately, by id, with their data as it was given: a reader of this process that
-   * gets one back (the integrator, from the stream) takes it without opening it, while its subject's key (cached,
-   * or looked up again) is live: another process may have erased it since. `sealed` (the values sealed,
-   * each with an IV of its own) tells that the event read is the one sealed here, not an append that failed
-   * and was decided again under the same id.
+   * Values this store sealed lately, by their sealed text (a random nonce in each): a reader of this thread
+   * that meets one (the integrator, reading the stream) takes the JSON sealed rather than opening it, while its
+   * subject's key (cached, or looked up again) is live: another process may have erased it since.
    */
-  private readonly sealedHere = new LRUCache<string, { subject: string; sealed: Set<string>; data: unknown }>(
-    {
-      max: SHARED_OPENED,
-    },
-  );
+  private readonly sealedHere = new RecentMap<string, SealedValue>({ max: SHARED_OPENED });
+  /**
+   * Values the stores of other threads sealed lately and shared, as `sealedHere`: what the projections thread
+   * would otherwise open, for every value of every record the main thread writes, in every subscription that
+   * reads it beyond the events they share opened (`opened`).
+   */
+  private readonly sealedElsewhere = new RecentMap<string, SealedValue>({
+    max: SEALED_ELSEWHERE,
+    maxSize: SEALED_ELSEWHERE_CHARACTERS,
+    sizeOf: sealedValueLength,
+  });
 
   /** Unset once the store is closed. */
   private channel?: BroadcastChannel;
@@ -236,11 +284,7 @@ export class PersonalDataEventStore implements EventStore {
     if (item.done === true || item.value.kind !== 'event') return item;
     const revealed = this.revealShared(item.value.event);
     if (revealed === item.value.event) return item;
-    const opened = (event: RecordedEvent): IteratorResult<SubscriptionItem> => ({
-      done: false,
-      value: { kind: 'event', event },
-    });
-    return revealed instanceof Promise ? revealed.then(opened) : opened(revealed);
+    return revealed instanceof Promise ? revealed.then(eventItem) : eventItem(revealed);
   }
 
   headPosition(): Promise<bigint> {
@@ -289,15 +333,6 @@ export class PersonalDataEventStore implements EventStore {
 
   /** The event (holding sealed values of `subject`) opened under `known`, or erased. */
   private revealWith(event: RecordedEvent, subject: string, known: KnownKey): RecordedEvent {
-    if (known !== 'erased') {
-      const here = this.sealedHere.get(event.id);
-      if (
-        here !== undefined &&
-        here.subject === subject &&
-        here.sealed.has(firstSealedValue(event.data) ?? '')
-      )
-        return { ...event, data: here.data };
-    }
     const data = this.openWith(event.data, subject, known);
     return data === event.data ? event : { ...event, data };
   }
@@ -332,11 +367,28 @@ export class PersonalDataEventStore implements EventStore {
     return this.openWith(data, subject, await this.keyOf(subject, options));
   }
 
-  /** `data` of `subject`'s with its sealed values opened under `known`, or erased. */
+  /**
+   * `data` of `subject`'s with its sealed values opened under `known`, or erased. A value sealed lately in this
+   * process (`sealedHere`, `sealedElsewhere`) is taken as it was sealed: the same text cannot be made again (its
+   * nonce is random), and it is its subject's.
+   */
   private openWith(data: unknown, subject: string, known: KnownKey): unknown {
     if (known === 'erased') return mapStrings(data, (text) => (isSealedValue(text) ? ERASED_VALUE : text));
-    const values = this.valuesOf(subject, known);
-    return mapStrings(data, (text) => (looksSealed(text) ? values.open(text) : text));
+    let values: SubjectValues | undefined;
+    return mapStrings(data, (text) => {
+      if (!looksSealed(text)) return text;
+      const lately = this.sealedLately(text);
+      if (lately?.subject === subject) {
+        const value = parsedJson(lately.json);
+        if (value !== undefined) return value;
+      }
+      return (values ??= this.valuesOf(subject, known)).open(text);
+    });
+  }
+
+  /** The value sealed lately in this process as `sealed`, if any. */
+  private sealedLately(sealed: string): SealedValue | undefined {
+    return this.sealedHere.get(sealed) ?? this.sealedElsewhere.get(sealed);
   }
 
   /**
@@ -360,7 +412,13 @@ export class PersonalDataEventStore implements EventStore {
   private toShareNext(): ToShare | undefined {
     if (this.channel === undefined) return undefined;
     if (this.toShare === undefined) {
-      this.toShare = { subjects: [], ids: [], keys: [], erased: [] };
+      this.toShare = {
+        subjects: [],
+        ids: [],
+        keys: [],
+        erased: [],
+        values: { sealed: [], json: [], subjects: [] },
+      };
       setImmediate(() => this.flushShared());
     }
     return this.toShare;
@@ -383,21 +441,25 @@ export class PersonalDataEventStore implements EventStore {
     const shared = this.toShare;
     this.toShare = undefined;
     if (shared === undefined) return;
-    const { subjects, ids, erased } = shared;
+    const { subjects, ids, erased, values } = shared;
     // A buffer of their own: a key's Buffer may be a view into a pool shared with other buffers, and a view is
     // sent with all of its buffer.
     const keys = new Uint8Array(shared.keys.length * DATA_KEY_BYTES);
     shared.keys.forEach((key, index) => keys.set(key, index * DATA_KEY_BYTES));
-    this.channel?.postMessage({ subjects, ids, keys, erased } satisfies SharedKeys);
+    this.channel?.postMessage({ subjects, ids, keys, erased, values } satisfies SharedKeys);
   }
 
   /**
-   * Keys and erasures another thread's store shared (anything else on the channel is ignored): an erasure known
-   * here is never undone by a key.
+   * Keys, erasures and sealed values another thread's store shared (anything else on the channel is ignored):
+   * an erasure known here is never undone by a key.
    */
   private takeShared(message: unknown): void {
     const shared = SHARED_KEYS.safeParse(message);
     if (!shared.success) return;
+    const values = shared.data.values;
+    values?.sealed.forEach((sealed, index) =>
+      this.sealedElsewhere.set(sealed, { subject: values.subjects[index]!, json: values.json[index]! }),
+    );
     for (const subject of shared.data.erased) {
       this.remember(subject, 'erased');
       this.forgetOpened(subject);
@@ -416,11 +478,12 @@ export class PersonalDataEventStore implements EventStore {
     });
   }
 
+  /** Drops what this store keeps opened of the subject's: its events, and values sealed lately. */
   private forgetOpened(subject: string): void {
-    for (const cache of [this.opened, this.sealedHere]) {
-      const ids = [...cache.entries()].filter(([, entry]) => entry.subject === subject).map(([id]) => id);
-      for (const id of ids) cache.delete(id);
-    }
+    const ofSubject = (entry: { subject: string }): boolean => entry.subject === subject;
+    this.opened.deleteWhere(ofSubject);
+    this.sealedHere.deleteWhere(ofSubject);
+    this.sealedElsewhere.deleteWhere(ofSubject);
   }
 
   /** The event with its personal values sealed under its subject's key in `keys` (`keysToSeal`). */
@@ -432,16 +495,20 @@ export class PersonalDataEventStore implements EventStore {
     const key = keys.get(sealing.subject);
     if (key === undefined) throw new Error(`no data key was read for ${sealing.subject}`);
     if (key === 'erased') throw erasedSubject(sealing.subject);
-    const values = this.valuesOf(sealing.subject, key);
-    const sealedValues = new Set<string>();
+    const { subject } = sealing;
+    const values = this.valuesOf(subject, key);
+    const shared = this.toShareNext()?.values;
     const data = withValuesAt(stored.data, sealing.paths, (value) => {
-      const sealed = values.seal(value);
-      sealedValues.add(sealed);
+      const json = jsonOf(value);
+      const sealed = values.sealJson(json);
+      if (json.length <= SEALED_LATELY_MAX_JSON) {
+        this.sealedHere.set(sealed, { subject, json });
+        shared?.sealed.push(sealed);
+        shared?.json.push(json);
+        shared?.subjects.push(subject);
+      }
       return sealed;
     });
-    if (sealedValues.size > 0) {
-      this.sealedHere.set(stored.id, { subject: sealing.subject, sealed: sealedValues, data: stored.data });
-    }
     return { ...stored, data, metadata };
   }
 

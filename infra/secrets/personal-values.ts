@@ -29,8 +29,8 @@ function assertKey(key: DataKey): void {
 
 /** Sealing and opening one subject's values under its data key. */
 export interface SubjectValues {
-  /** Seals a JSON value (what `JSON.stringify` writes; anything it cannot is refused). */
-  seal(value: unknown): string;
+  /** Seals a value written as JSON (`jsonOf`): what `open` answers is `JSON.parse(json)`. */
+  sealJson(json: string): string;
   /**
    * The value a text holds: a text that is not a value sealed under this key is answered as it is; one that is
    * and does not open throws.
@@ -49,10 +49,10 @@ export function subjectValues(key: DataKey, subject: string): SubjectValues {
   const pv2 = authenticated('pv2', key.id, subject);
   // Only values sealed before pv2 need it: made when one is met.
   let pv1: Buffer | undefined;
+  // Methods, not closures in properties: the TypeScript loader (tsx) keeps names, a `defineProperty` per
+  // closure made, and these are made for every record.
   return {
-    seal(value) {
-      const json: unknown = JSON.stringify(value);
-      if (typeof json !== 'string') throw new Error('only JSON values are sealed');
+    sealJson(json) {
       return `pv2.${key.id}.${xchachaSeal(Buffer.from(json, 'utf8'), pv2, pv2Key)}`;
     },
     open(text) {
@@ -68,9 +68,16 @@ export function subjectValues(key: DataKey, subject: string): SubjectValues {
   };
 }
 
+/** A value as it is sealed: what `JSON.stringify` writes (a value it cannot write is refused). */
+export function jsonOf(value: unknown): string {
+  const json: unknown = JSON.stringify(value);
+  if (typeof json !== 'string') throw new Error('only JSON values are sealed');
+  return json;
+}
+
 /** Seals a JSON value (what `JSON.stringify` writes; anything it cannot is refused) for `subject`. */
 export function sealValue(value: unknown, key: DataKey, subject: string): string {
-  return subjectValues(key, subject).seal(value);
+  return subjectValues(key, subject).sealJson(jsonOf(value));
 }
 
 /** The version, key id and parts of a sealed value, or null when `text` is not one. */

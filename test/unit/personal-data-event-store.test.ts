@@ -3,6 +3,7 @@ import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
 import { ERASED_VALUE, type DataPath } from '../../contracts/personal-data';
 import { PlatformError } from '../../contracts/errors';
 import { isSealedValue } from '../../infra/secrets/personal-values';
+import * as aead from '../../infra/secrets/aead';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite';
 import { personalDataStore } from '../support/personal-data';
 import { MemoryEventStore } from '../support/memory-event-store';
@@ -268,7 +269,7 @@ describe('the personal-data event store', () => {
     await writer.close();
   });
 
-  test('an event sealed here and read back from the stream is taken as given, unopened; another decision under its id, or an erasure, is not', async () => {
+  test('a value sealed here and read back from the stream is taken as sealed, unopened; another decision under its id reads as stored, an erasure as erased', async () => {
     const path = join(temporaryDirectory('sealed-here-'), 'keys.db');
     const keys = createSqliteDataKeyStore({ path, wrapper: localKeyWrapper(randomBytes(32)) });
     let keyReads = 0;
@@ -284,20 +285,27 @@ describe('the personal-data event store', () => {
     const [stored] = await all(store.sealed.readStream('record-acme.9'));
     // As the stream carries it: a copy of the stored event, its data parsed again.
     const relayed = { ...stored!, data: JSON.parse(JSON.stringify(stored!.data)) as unknown };
-    expect((await store.reveal(relayed)).data).toBe(given.data);
+    const opens = jest.spyOn(aead, 'xchachaOpen');
+    try {
+      expect((await store.reveal(relayed)).data).toEqual({ name: 'Hal', n: 1 });
+      expect(opens).not.toHaveBeenCalled();
+    } finally {
+      opens.mockRestore();
+    }
     expect(keyReads).toBe(0);
-    // Another event sealed under the same id, whose append failed: the one stored is opened, not taken for it.
+    // Another event sealed under the same id, whose append failed: the one stored reads as stored.
     const other = newEvent({ name: 'Ida' }, { subject: 'record:acme:9', paths: [['name']] });
     await expect(store.append('record-acme.9b', [{ ...other, id: given.id }])).rejects.toThrow('conflicting');
-    const opened = await store.reveal(relayed);
-    expect(opened.data).not.toBe(given.data);
-    expect(opened.data).toEqual({ name: 'Hal', n: 1 });
+    expect((await store.reveal(relayed)).data).toEqual({ name: 'Hal', n: 1 });
+    // A value sealed here, copied into another subject's event, is not that subject's.
+    const copied = { ...relayed, metadata: { ...relayed.metadata, subject: 'record:acme:10' } };
+    expect((await store.reveal(copied)).data).toEqual({ name: ERASED_VALUE, n: 1 });
     await store.erase('record:acme:9', Date.now());
     expect((await store.reveal(relayed)).data).toEqual({ name: ERASED_VALUE, n: 1 });
     await store.close();
   });
 
-  test('an event sealed here whose subject another process erased reads as erased once the key is looked up again, never taken as given', async () => {
+  test('a value sealed here whose subject another process erased reads as erased once the key is looked up again, never taken as sealed', async () => {
     const path = join(temporaryDirectory('sealed-here-erased-'), 'keys.db');
     const wrapper = localKeyWrapper(randomBytes(32));
     const log = new MemoryEventStore();
@@ -309,7 +317,7 @@ describe('the personal-data event store', () => {
     await here.append('record-acme.11', [given]);
     const [stored] = await all(here.sealed.readStream('record-acme.11'));
     const relayed = { ...stored!, data: JSON.parse(JSON.stringify(stored!.data)) as unknown };
-    expect((await here.reveal(relayed)).data).toBe(given.data);
+    expect((await here.reveal(relayed)).data).toEqual({ name: 'Gus' });
     await there.erase('record:acme:11', Date.now());
     // Past the key's time in the cache: the next reveal looks the key up.
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -412,10 +420,18 @@ describe('the personal-data event store', () => {
           events: [newEvent({ name: `N${id}` }, { subject: `record:acme:${id}`, paths: [['name']] })],
         })),
       );
-      // Read at once, before the turn ends: the keys were shared with the append.
+      // Read at once, before the turn ends: the keys and the values sealed were shared with the append, so the
+      // reader takes the values as they were sealed, without opening them.
       const names = async (store: PersonalDataEventStore) =>
         (await all(store.readAll())).map((event) => event.data);
-      expect(await names(reader.store)).toEqual([{ name: 'N11' }, { name: 'N12' }]);
+      const opens = jest.spyOn(aead, 'xchachaOpen');
+      try {
+        expect(await names(reader.store)).toEqual([{ name: 'N11' }, { name: 'N12' }]);
+        expect(await names(reader.store)).toEqual([{ name: 'N11' }, { name: 'N12' }]);
+        expect(opens).not.toHaveBeenCalled();
+      } finally {
+        opens.mockRestore();
+      }
       expect(reader.reads).toEqual([]);
       expect(await names(outsider.store)).toEqual([{ name: 'N11' }, { name: 'N12' }]);
       expect(outsider.reads.sort()).toEqual(['record:acme:11', 'record:acme:12']);
@@ -481,6 +497,14 @@ describe('the personal-data event store', () => {
         ids: fc.oneof(fc.array(keyId, { maxLength: 3 }), keyId),
         keys,
         erased: fc.oneof(fc.array(fc.string(), { maxLength: 2 }), fc.constant('record:acme:23')),
+        values: fc.option(
+          fc.record({
+            sealed: fc.array(fc.string(), { maxLength: 2 }),
+            json: fc.oneof(fc.array(fc.string(), { maxLength: 2 }), fc.string()),
+            subjects: fc.array(subject, { maxLength: 2 }),
+          }),
+          { nil: undefined },
+        ),
       });
       const wellFormed = fc.constant({
         subjects: ['record:acme:21'],
@@ -500,6 +524,19 @@ describe('the personal-data event store', () => {
         }),
         { numRuns: 60 },
       );
+      // Even the real sealed text of a value, named with something that is not JSON, is opened instead.
+      const sealedName = (await all(writer.sealed.readAll())).map(
+        (event) => (event.data as { name: string }).name,
+      )[1]!;
+      sender.postMessage({
+        subjects: [],
+        ids: [],
+        keys: new Uint8Array(0),
+        erased: [],
+        values: { sealed: [sealedName], json: ['{not json'], subjects: ['record:acme:22'] },
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(await names()).toEqual(expected);
     } finally {
       sender.close();
       await writer.close();
