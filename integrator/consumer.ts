@@ -39,7 +39,7 @@ export interface IntegratorOptions {
     readonly sealed: Pick<EventStore, 'readStream'>;
   };
   /** Outgoing subscriptions: the published events to deliver, and the subscriptions' own events. */
-  readonly deliveries?: Pick<DeliveryIntake, 'takes' | 'take'>;
+  readonly deliveries?: Pick<DeliveryIntake, 'takes' | 'passesOver' | 'take'>;
 }
 
 /** An event as the relay publishes it: as stored (any version of its schema), with its envelope. */
@@ -111,8 +111,10 @@ export class Integrator {
 
   private async handle(message: ConsumedMessage): Promise<void> {
     const type = message.headers?.type;
-    if (type !== undefined && this.options.deliveries?.takes(type)) {
-      await this.options.deliveries.take(await this.relayedEventOf(message, 'sealed'));
+    const { deliveries } = this.options;
+    if (type !== undefined && deliveries?.takes(type)) {
+      if (!(await deliveries.passesOver(message.headers ?? {})))
+        await deliveries.take(await this.relayedEventOf(message, 'sealed'));
       return this.seen(message);
     }
     if (type !== undefined && MAY_DRAIN.has(type)) {

@@ -11,7 +11,7 @@ import type { EventStore } from '../../infra/event-store/port';
 import type { Deliverer } from './deliverer';
 import type { DeliveryMatcher } from './matcher';
 import type { Replayer } from './replayer';
-import type { SubscriptionDirectory } from './subscription-directory';
+import { activeAt, type SubscriptionDirectory } from './subscription-directory';
 
 const SUBSCRIPTION_EVENTS = new Set([
   'SubscriptionReplayRequested',
@@ -46,6 +46,21 @@ export class DeliveryIntake {
   /** Whether an event of this type is the intake's. */
   takes(type: string): boolean {
     return PUBLISHED.has(type) || SUBSCRIPTION_EVENTS.has(type);
+  }
+
+  /**
+   * Whether a message of the stream (its headers: `type`, `tenant`, `position`) is a published event no
+   * subscription can have (its system has none active at its position), known before its event is read: the
+   * integrator reads every event of every record, and most systems subscribe to none. False when it may be.
+   */
+  async passesOver(headers: Readonly<Record<string, string>>): Promise<boolean> {
+    const { type, tenant, position: at } = headers;
+    if (type === undefined || !PUBLISHED.has(type) || tenant === undefined) return false;
+    if (at === undefined || !/^[1-9][0-9]{0,19}$/.test(at)) return false;
+    const position = BigInt(at);
+    await this.deps.directory.reach(position);
+    for (const entry of this.deps.directory.of(tenant)) if (activeAt(entry, position)) return false;
+    return true;
   }
 
   async take(event: RecordedEvent): Promise<void> {

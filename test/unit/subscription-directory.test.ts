@@ -8,6 +8,8 @@ import { streamName } from '../../contracts/streams';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite';
 import { createLogger } from '../../infra/logging';
 import { activeAt, SubscriptionDirectory } from '../../integrator/deliveries/subscription-directory';
+import { DeliveryIntake } from '../../integrator/deliveries/intake';
+import { MAPPED_INTERNAL_EVENT_TYPES } from '../../contracts/public-event-mapping';
 
 const settings = {
   name: 'Orders',
@@ -60,6 +62,46 @@ describe('the subscription directory', () => {
   afterAll(async () => {
     await directory.stop();
     await events.close();
+  });
+
+  test('the intake passes over a published event unread only when its system has no subscription active at its position', async () => {
+    // Only the directory is needed to pass over a message: anything else the intake touched would throw.
+    const unused = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('not used to pass over a message');
+        },
+      },
+    );
+    const intake = new DeliveryIntake({
+      store: unused as never,
+      events,
+      directory,
+      matcher: unused as never,
+      deliverer: unused as never,
+      replayer: unused as never,
+    });
+    const published = MAPPED_INTERNAL_EVENT_TYPES[0]!;
+    const before = await elsewhere();
+    const created = await create('beta', 7);
+    const after = await elsewhere();
+    const headers = (tenant: string, position: bigint | string, type = published) => ({
+      type,
+      tenant,
+      position: String(position),
+    });
+    // A system without subscriptions, and one whose subscription came after the event or with it.
+    expect(await intake.passesOver(headers('zeta', after))).toBe(true);
+    expect(await intake.passesOver(headers('beta', before))).toBe(true);
+    expect(await intake.passesOver(headers('beta', created))).toBe(true);
+    // The subscription is active at the event: it is read and matched.
+    expect(await intake.passesOver(headers('beta', after))).toBe(false);
+    // Anything else is read as before: another type, no tenant, a position not in its canonical form.
+    expect(await intake.passesOver(headers('zeta', after, 'SubscriptionEnabled'))).toBe(false);
+    expect(await intake.passesOver({ type: published, position: String(after) })).toBe(false);
+    for (const position of ['', '0', '01', '1e3', '-1', ' 1', '123456789012345678901'])
+      expect(await intake.passesOver(headers('zeta', position))).toBe(false);
   });
 
   test('a subscription is told of events after its creation, while it is active, and before it was disabled', async () => {
