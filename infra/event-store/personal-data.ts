@@ -1,4 +1,3 @@
-import { LRUCache } from 'lru-cache';
 import { BroadcastChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { RecentMap } from '../recent-map';
 import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
@@ -161,7 +160,7 @@ function eventItem(event: RecordedEvent): IteratorResult<SubscriptionItem> {
 export class PersonalDataEventStore implements EventStore {
   readonly categoryHead?: EventStore['categoryHead'];
   private readonly keyCacheMs: number;
-  private readonly cached: LRUCache<string, CachedKey>;
+  private readonly cached: RecentMap<string, CachedKey>;
   /** Key reads under way: the subscriptions that meet a new subject at once share one read. */
   private readonly reading = new Map<string, Promise<KnownKey>>();
   /** Events lately opened for a subscription, by id: the others that read them take them as opened. */
@@ -198,7 +197,8 @@ export class PersonalDataEventStore implements EventStore {
     options: PersonalDataOptions = {},
   ) {
     this.keyCacheMs = options.keyCacheMs ?? 30_000;
-    this.cached = new LRUCache({ max: options.maxCachedKeys ?? 50_000 });
+    // First in, first out: a key is read again after `keyCacheMs` anyway.
+    this.cached = new RecentMap({ max: options.maxCachedKeys ?? 50_000 });
     const categoryHead = sealed.categoryHead?.bind(sealed);
     if (categoryHead) this.categoryHead = categoryHead;
     if (options.keyChannel !== undefined) {
@@ -573,7 +573,7 @@ export class PersonalDataEventStore implements EventStore {
 
   /** The sealing of the subject's values under `key`, kept with the key while the key is cached. */
   private valuesOf(subject: string, key: DataKey): SubjectValues {
-    const entry = this.cached.peek(subject);
+    const entry = this.cached.get(subject);
     if (entry?.key !== key) return subjectValues(key, subject);
     return (entry.values ??= subjectValues(key, subject));
   }
@@ -594,7 +594,7 @@ export class PersonalDataEventStore implements EventStore {
    * undone by a key (read, made or shared while it was done).
    */
   private remember(subject: string, key: KnownKey): KnownKey {
-    if (key !== 'erased' && this.cached.peek(subject)?.key === 'erased') return 'erased';
+    if (key !== 'erased' && this.cached.get(subject)?.key === 'erased') return 'erased';
     this.cached.set(subject, { key, until: Date.now() + this.keyCacheMs });
     return key;
   }
