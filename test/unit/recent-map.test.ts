@@ -48,6 +48,31 @@ describe('RecentMap', () => {
     );
   });
 
+  test('long runs of operations over many keys, the order of setting forgotten as it goes, hold what the model holds', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fc.record({ kind: fc.constant('set' as const), key: fc.nat(300).map(String), value: fc.nat(5) }),
+            fc.record({ kind: fc.constant('delete' as const), key: fc.nat(300).map(String) }),
+          ),
+          { minLength: 2000, maxLength: 5000 },
+        ),
+        fc.integer({ min: 1, max: 200 }),
+        (operations, max) => {
+          const map = new RecentMap<string, number>({ max, maxSize: 3 * max, sizeOf: (value) => value });
+          for (const step of operations)
+            if (step.kind === 'set') map.set(step.key, step.value);
+            else map.delete(step.key);
+          const expected = new Map(modelAfter(operations, max, 3 * max));
+          expect(map.size).toBe(expected.size);
+          for (let key = 0; key <= 300; key++) expect(map.get(String(key))).toBe(expected.get(String(key)));
+        },
+      ),
+      { numRuns: 20 },
+    );
+  });
+
   test('a read does not keep an entry longer; deleteWhere drops exactly the entries picked', () => {
     const map = new RecentMap<string, { subject: string }>({ max: 2 });
     map.set('x', { subject: 's1' });
