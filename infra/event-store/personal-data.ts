@@ -1,5 +1,5 @@
+import { LRUCache } from 'lru-cache';
 import { BroadcastChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { RecentMap } from '../recent-map';
 import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
 import { ERASED_VALUE, ERASURE_EVENT_TYPES, mapStrings, withValuesAt } from '../../contracts/personal-data';
 import { z } from 'zod';
@@ -160,11 +160,11 @@ function eventItem(event: RecordedEvent): IteratorResult<SubscriptionItem> {
 export class PersonalDataEventStore implements EventStore {
   readonly categoryHead?: EventStore['categoryHead'];
   private readonly keyCacheMs: number;
-  private readonly cached: RecentMap<string, CachedKey>;
+  private readonly cached: LRUCache<string, CachedKey>;
   /** Key reads under way: the subscriptions that meet a new subject at once share one read. */
   private readonly reading = new Map<string, Promise<KnownKey>>();
   /** Events lately opened for a subscription, by id: the others that read them take them as opened. */
-  private readonly opened = new RecentMap<
+  private readonly opened = new LRUCache<
     string,
     { subject: string; event: RecordedEvent | Promise<RecordedEvent> }
   >({ max: SHARED_OPENED });
@@ -173,16 +173,16 @@ export class PersonalDataEventStore implements EventStore {
    * that meets one (the integrator, reading the stream) takes the JSON sealed rather than opening it, while its
    * subject's key (cached, or looked up again) is live: another process may have erased it since.
    */
-  private readonly sealedHere = new RecentMap<string, SealedValue>({ max: SHARED_OPENED });
+  private readonly sealedHere = new LRUCache<string, SealedValue>({ max: SHARED_OPENED });
   /**
    * Values the stores of other threads sealed lately and shared, as `sealedHere`: what the projections thread
    * would otherwise open, for every value of every record the main thread writes, in every subscription that
    * reads it beyond the events they share opened (`opened`).
    */
-  private readonly sealedElsewhere = new RecentMap<string, SealedValue>({
+  private readonly sealedElsewhere = new LRUCache<string, SealedValue>({
     max: SEALED_ELSEWHERE,
     maxSize: SEALED_ELSEWHERE_CHARACTERS,
-    sizeOf: sealedValueLength,
+    sizeCalculation: sealedValueLength,
   });
 
   /** Unset once the store is closed. */
@@ -197,8 +197,7 @@ export class PersonalDataEventStore implements EventStore {
     options: PersonalDataOptions = {},
   ) {
     this.keyCacheMs = options.keyCacheMs ?? 30_000;
-    // First in, first out: a key is read again after `keyCacheMs` anyway.
-    this.cached = new RecentMap({ max: options.maxCachedKeys ?? 50_000 });
+    this.cached = new LRUCache({ max: options.maxCachedKeys ?? 50_000 });
     const categoryHead = sealed.categoryHead?.bind(sealed);
     if (categoryHead) this.categoryHead = categoryHead;
     if (options.keyChannel !== undefined) {
@@ -480,10 +479,10 @@ export class PersonalDataEventStore implements EventStore {
 
   /** Drops what this store keeps opened of the subject's: its events, and values sealed lately. */
   private forgetOpened(subject: string): void {
-    const ofSubject = (entry: { subject: string }): boolean => entry.subject === subject;
-    this.opened.deleteWhere(ofSubject);
-    this.sealedHere.deleteWhere(ofSubject);
-    this.sealedElsewhere.deleteWhere(ofSubject);
+    for (const cache of [this.opened, this.sealedHere, this.sealedElsewhere]) {
+      const keys = [...cache.entries()].filter(([, entry]) => entry.subject === subject).map(([key]) => key);
+      for (const key of keys) cache.delete(key);
+    }
   }
 
   /** The event with its personal values sealed under its subject's key in `keys` (`keysToSeal`). */
@@ -573,7 +572,7 @@ export class PersonalDataEventStore implements EventStore {
 
   /** The sealing of the subject's values under `key`, kept with the key while the key is cached. */
   private valuesOf(subject: string, key: DataKey): SubjectValues {
-    const entry = this.cached.get(subject);
+    const entry = this.cached.peek(subject);
     if (entry?.key !== key) return subjectValues(key, subject);
     return (entry.values ??= subjectValues(key, subject));
   }
@@ -594,7 +593,7 @@ export class PersonalDataEventStore implements EventStore {
    * undone by a key (read, made or shared while it was done).
    */
   private remember(subject: string, key: KnownKey): KnownKey {
-    if (key !== 'erased' && this.cached.get(subject)?.key === 'erased') return 'erased';
+    if (key !== 'erased' && this.cached.peek(subject)?.key === 'erased') return 'erased';
     this.cached.set(subject, { key, until: Date.now() + this.keyCacheMs });
     return key;
   }
