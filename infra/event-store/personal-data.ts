@@ -385,9 +385,15 @@ export class PersonalDataEventStore implements EventStore {
     });
   }
 
-  /** The value sealed lately in this process as `sealed`, if any. */
+  /**
+   * The value sealed lately in this process as `sealed`, if any. Stores that seal nothing and hear of nothing
+   * (a rebuild's decoder threads) skip the lookups, each of which hashes the whole sealed text.
+   */
   private sealedLately(sealed: string): SealedValue | undefined {
-    return this.sealedHere.get(sealed) ?? this.sealedElsewhere.get(sealed);
+    return (
+      (this.sealedHere.size > 0 ? this.sealedHere.get(sealed) : undefined) ??
+      (this.sealedElsewhere.size > 0 ? this.sealedElsewhere.get(sealed) : undefined)
+    );
   }
 
   /**
