@@ -447,6 +447,8 @@ export class PersonalDataEventStore implements EventStore {
     this.toShare = undefined;
     if (shared === undefined) return;
     const { subjects, ids, erased, values } = shared;
+    // Appends whose keys were cached and whose values are large have nothing to tell.
+    if (subjects.length === 0 && erased.length === 0 && values.sealed.length === 0) return;
     // A buffer of their own: a key's Buffer may be a view into a pool shared with other buffers, and a view is
     // sent with all of its buffer.
     const keys = new Uint8Array(shared.keys.length * DATA_KEY_BYTES);
