@@ -216,5 +216,7 @@ test('a first request of 300,000 keys is refused at once with why (400), before 
   expect(answer.status).toBe(400);
   expect(await answer.text()).toContain('more than 50000 keys');
   expect(took).toBeLessThan(3_000);
-  expect(await healthz).toBeLessThan(1_000);
+  // Answered in about 10 ms alone; a CI run's other suites on the same two cores once held it to 1.06 s. What
+  // this catches, a receiver that freezes on the keys, takes many seconds.
+  expect(await healthz).toBeLessThan(2_500);
 });
