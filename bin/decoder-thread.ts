@@ -7,6 +7,9 @@ import { PersonalDataEventStore } from '../infra/event-store/personal-data';
 import { openDataKeys } from './data-keys';
 import { openSqliteEventStore } from './embedded-stores';
 
+/** Keys a decoder thread keeps: the subjects of about a window's events. */
+const DECODER_CACHED_KEYS = 2048;
+
 /**
  * A decoder thread of a rebuild (see `ThreadedWindowDecoder`): reads windows of the log through its own
  * event-store connection and sends back the changes they make.
@@ -21,8 +24,12 @@ async function main(): Promise<void> {
     post({ kind: 'failed', message: `unknown projection ${name}` });
     return;
   }
-  // Projections see personal values opened, as everywhere.
-  const events = new PersonalDataEventStore(openSqliteEventStore(config), await openDataKeys(config));
+  // Projections see personal values opened, as everywhere. A rebuild meets a subject's events mostly together
+  // (a record's create and its first changes): a cache of every key met (50,000) keeps each past a few garbage
+  // collections into the old generation, about 2% more instructions an event than a small one (cachegrind).
+  const events = new PersonalDataEventStore(openSqliteEventStore(config), await openDataKeys(config), {
+    maxCachedKeys: DECODER_CACHED_KEYS,
+  });
   // The SQLite read store takes documents as JSON: written here, each crosses as one string.
   const forReadStore = (window: ProjectedWindow): DecodedWindow =>
     config.READ_STORE === 'sqlite'

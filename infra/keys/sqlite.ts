@@ -22,13 +22,12 @@ export interface SqliteDataKeyStoreOptions {
   readonly synchronous?: 'NORMAL' | 'FULL';
 }
 
-/** A subject's row: a wrapped key, or (both null, `erased_at` set) its tombstone. */
-interface StoredKey {
-  readonly subject: string;
-  readonly key_id: string | null;
-  readonly wrapped: string | null;
-  readonly erased_at: number | null;
-}
+/**
+ * A subject's row as read: a wrapped key, or (both null) its tombstone. Read as an array (`raw`), not an object
+ * with a property per column: a rebuild reads a row for every record, and making the objects took about a
+ * quarter of the query.
+ */
+type StoredKey = readonly [subject: string, keyId: string | null, wrapped: string | null];
 
 /**
  * A function whose promise resolves once the commits made before it was called are on disk: it fsyncs the
@@ -127,11 +126,15 @@ export function createSqliteDataKeyStore(options: SqliteDataKeyStoreOptions): Da
     db.close();
     throw error;
   }
-  const selectOne = db.prepare<[string], StoredKey>('SELECT * FROM data_keys WHERE subject = ?');
+  const selectOne = db
+    .prepare<[string], StoredKey>('SELECT subject, key_id, wrapped FROM data_keys WHERE subject = ?')
+    .raw();
   // One statement for any number of subjects (a JSON array), rather than one per batch size.
-  const selectMany = db.prepare<[string], StoredKey>(
-    'SELECT * FROM data_keys WHERE subject IN (SELECT value FROM json_each(?))',
-  );
+  const selectMany = db
+    .prepare<[string], StoredKey>(
+      'SELECT subject, key_id, wrapped FROM data_keys WHERE subject IN (SELECT value FROM json_each(?))',
+    )
+    .raw();
   const insertKey = db.prepare<[string, string, string]>(
     'INSERT INTO data_keys (subject, key_id, wrapped) VALUES (?, ?, ?) ON CONFLICT (subject) DO NOTHING',
   );
@@ -168,9 +171,7 @@ export function createSqliteDataKeyStore(options: SqliteDataKeyStoreOptions): Da
     calls.forEach((call, index) =>
       call.settle({
         rows: call.keys.map((key, at) =>
-          stored[index]![at]
-            ? { subject: key.subject, key_id: key.id, wrapped: key.wrapped, erased_at: null }
-            : selectOne.get(key.subject),
+          stored[index]![at] ? [key.subject, key.id, key.wrapped] : selectOne.get(key.subject),
         ),
       }),
     );
@@ -192,18 +193,20 @@ export function createSqliteDataKeyStore(options: SqliteDataKeyStoreOptions): Da
       unique.length === 1
         ? [selectOne.get(unique[0]!)].filter((row) => row !== undefined)
         : selectMany.all(JSON.stringify(unique));
-    return new Map(rows.map((row) => [row.subject, row]));
+    return new Map(rows.map((row) => [row[0], row]));
   };
-
-  const keyOf = async (row: StoredKey): Promise<DataKey | 'erased'> =>
-    row.key_id === null || row.wrapped === null
-      ? 'erased'
-      : { id: row.key_id, key: await wrapper.unwrap(row.wrapped, row.subject) };
 
   /** The keys the rows hold, by subject. */
   const keysOf = async (rows: Map<string, StoredKey>): Promise<Map<string, DataKey | 'erased'>> => {
-    const keys = await Promise.all([...rows.values()].map(keyOf));
-    return new Map([...rows.keys()].map((subject, index) => [subject, keys[index]!]));
+    const keys = new Map<string, DataKey | 'erased'>();
+    const unwrapping: Promise<void>[] = [];
+    for (const [subject, id, wrapped] of rows.values()) {
+      if (id === null || wrapped === null) keys.set(subject, 'erased');
+      else
+        unwrapping.push(wrapper.unwrap(wrapped, subject).then((key) => void keys.set(subject, { id, key })));
+    }
+    await Promise.all(unwrapping);
+    return keys;
   };
 
   return {
@@ -224,7 +227,7 @@ export function createSqliteDataKeyStore(options: SqliteDataKeyStoreOptions): Da
           const row = stored[index];
           if (!row) throw new Error(`the data key of ${subject} was not stored`);
           // Ours when it is what we wrapped (a random nonce in it): no need to unwrap it (with a KMS, a call saved).
-          if (row.wrapped === wrapped[index]) answer.set(subject, key);
+          if (row[2] === wrapped[index]) answer.set(subject, key);
           else rows.set(subject, row);
         });
       }
