@@ -1,4 +1,5 @@
 import { extname, join } from 'node:path';
+import type { ResourceLimits } from 'node:worker_threads';
 import type { Config } from '../infra/config';
 import type { Logger } from '../infra/logging';
 import { SqliteReadPool, type ReadThreadData } from '../infra/read-store/sqlite-read-pool';
@@ -45,6 +46,14 @@ export async function startReadPool(config: Config, logger: Logger): Promise<Sql
 }
 
 /**
+ * A decoder thread's young generation may grow to 64 MB semi-spaces (192 MB; V8's default is 16 MB ones): a
+ * window's changes stay alive until the window is sent, and with small semi-spaces each is copied by several
+ * scavenges. Decoding a sealed log took about 4% fewer instructions (cachegrind), for up to 130 MB more per
+ * thread while a rebuild runs (`npm run replay`, the only user).
+ */
+const DECODER_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 192 };
+
+/**
  * Decoder threads for a rebuild of `projection` into `version`, or none where the log cannot be split into
  * windows (EventStoreDB) or only one core would do the work.
  */
@@ -57,7 +66,7 @@ export async function startRebuildDecoders(
   const data: DecoderThreadData = { config, projection, version };
   const started = await Promise.allSettled(
     Array.from({ length: config.REBUILD_THREADS }, () =>
-      ThreadedWindowDecoder.start(DECODER_THREAD_ENTRY, data),
+      ThreadedWindowDecoder.start(DECODER_THREAD_ENTRY, data, DECODER_LIMITS),
     ),
   );
   const decoders = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));

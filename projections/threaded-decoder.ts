@@ -1,4 +1,4 @@
-import type { Worker } from 'node:worker_threads';
+import type { ResourceLimits, Worker } from 'node:worker_threads';
 import type { FromDecoderThread, ToDecoderThread } from './thread-protocol';
 import type { DecodedWindow, PositionWindow, WindowDecoder } from './window-decoder';
 import { startTypeScriptWorker } from '../infra/worker-thread';
@@ -17,8 +17,12 @@ export class ThreadedWindowDecoder implements WindowDecoder {
   private constructor(private readonly worker: Worker) {}
 
   /** Resolves once the thread has opened its event store. */
-  static start(entry: string, workerData: unknown): Promise<ThreadedWindowDecoder> {
-    const decoder = new ThreadedWindowDecoder(startTypeScriptWorker(entry, workerData));
+  static start(
+    entry: string,
+    workerData: unknown,
+    resourceLimits?: ResourceLimits,
+  ): Promise<ThreadedWindowDecoder> {
+    const decoder = new ThreadedWindowDecoder(startTypeScriptWorker(entry, workerData, resourceLimits));
     return decoder.started();
   }
 

@@ -97,8 +97,11 @@ interface CachedKey {
   values?: SubjectValues;
 }
 
-/** How many events a read reads ahead to look their subjects' keys up together. */
-const READ_AHEAD = 256;
+/**
+ * How many events a read reads ahead to look their subjects' keys up together: a store caching fewer keys than
+ * twice this would drop keys it read for a batch before the batch is opened.
+ */
+export const READ_AHEAD = 256;
 /** How many events the subscriptions of a store share opened (they read the same events at about once). */
 const SHARED_OPENED = 1024;
 /**
