@@ -154,6 +154,13 @@ function eventItem(event: RecordedEvent): IteratorResult<SubscriptionItem> {
   return { done: false, value: { kind: 'event', event } };
 }
 
+/** An event a read hands on (`revealing`), as `eventItem` for a subscription. */
+function readResult(event: RecordedEvent): IteratorResult<RecordedEvent> {
+  return { done: false, value: event };
+}
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
 /**
  * The event store as the platform's code uses it: personal values are sealed under their subject's data key
  * on the way in (as each event's `sealing` says) and opened on the way out, so the log, and the stream the
@@ -614,17 +621,49 @@ export class PersonalDataEventStore implements EventStore {
    * `READ_AHEAD` events, so the keys of the subjects it meets are read in one query, not one per subject (a
    * rebuild meets a new record every other event).
    */
-  private async *revealing(events: AsyncIterable<RecordedEvent>): AsyncIterable<RecordedEvent> {
+  private revealing(events: AsyncIterable<RecordedEvent>): AsyncIterable<RecordedEvent> {
+    return { [Symbol.asyncIterator]: () => this.revealingFrom(events[Symbol.asyncIterator]()) };
+  }
+
+  /**
+   * `revealing`'s iterator. Not an async generator: each item of one waits a turn more than an iterator's
+   * does, for every event a rebuild reads, and an event opened at once is handed on settled.
+   */
+  private revealingFrom(source: AsyncIterator<RecordedEvent>): AsyncIterator<RecordedEvent> {
     let batch: RecordedEvent[] = [];
-    for await (const event of events) {
-      batch.push(event);
-      if (batch.length < READ_AHEAD) continue;
-      await this.readKeysOf(batch);
-      for (const read of batch) yield this.revealNow(read) ?? (await this.revealRead(read));
+    let taken = 0;
+    let ended = false;
+    const readAhead = async (): Promise<void> => {
       batch = [];
-    }
-    await this.readKeysOf(batch);
-    for (const read of batch) yield this.revealNow(read) ?? (await this.revealRead(read));
+      taken = 0;
+      while (batch.length < READ_AHEAD) {
+        const item = await source.next();
+        if (item.done === true) {
+          ended = true;
+          break;
+        }
+        batch.push(item.value);
+      }
+      await this.readKeysOf(batch);
+    };
+    const next = (): Promise<IteratorResult<RecordedEvent>> => {
+      if (taken === batch.length) return ended ? Promise.resolve(DONE) : readAhead().then(next);
+      const event = batch[taken++]!;
+      const revealed = this.revealNow(event);
+      return revealed === undefined
+        ? this.revealRead(event).then(readResult)
+        : Promise.resolve(readResult(revealed));
+    };
+    return {
+      next,
+      return: async () => {
+        batch = [];
+        taken = 0;
+        ended = true;
+        await source.return?.();
+        return DONE;
+      },
+    };
   }
 
   /** Caches the keys of the subjects whose sealed values `events` hold, not cached yet, in one query. */

@@ -7,7 +7,7 @@ import * as aead from '../../infra/secrets/aead';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite';
 import { personalDataStore } from '../support/personal-data';
 import { MemoryEventStore } from '../support/memory-event-store';
-import { PersonalDataEventStore } from '../../infra/event-store/personal-data';
+import { PersonalDataEventStore, READ_AHEAD } from '../../infra/event-store/personal-data';
 import { localKeyWrapper } from '../../infra/keys/local-wrapper';
 import { createSqliteDataKeyStore } from '../../infra/keys/sqlite';
 import type { DataKeyStore } from '../../infra/keys/port';
@@ -204,6 +204,56 @@ describe('the personal-data event store', () => {
     await store.append('record-acme.5', [newEvent({ note: lookalike })]);
     const [read] = await all(store.readStream('record-acme.5'));
     expect(read!.data).toEqual({ note: lookalike });
+  });
+
+  test("a read opens its events in order across read-ahead batches, each batch's keys in one call, and a reader that stops ends the read beneath it", async () => {
+    const keys = createSqliteDataKeyStore({
+      path: join(temporaryDirectory('read-ahead-'), 'keys.db'),
+      wrapper: localKeyWrapper(randomBytes(32)),
+    });
+    const log = createSqliteEventStore({ path: ':memory:' });
+    const count = 2 * READ_AHEAD + 10;
+    const data = (id: number): unknown => ({ recordId: id, name: `Name ${id}` });
+    await new PersonalDataEventStore(log, keys).appendToStreams(
+      Array.from({ length: count }, (_, index) => ({
+        streamId: `record-acme.${index + 1}`,
+        events: [newEvent(data(index + 1), { subject: `record:acme:${index + 1}`, paths: [['name']] })],
+      })),
+    );
+    const keyReads: number[] = [];
+    const reader = new PersonalDataEventStore(log, {
+      ...keys,
+      existing: (subjects) => {
+        keyReads.push(subjects.length);
+        return keys.existing(subjects);
+      },
+    });
+    try {
+      const read = await all(reader.readAll());
+      expect(read.map((event) => event.data)).toEqual(
+        Array.from({ length: count }, (_, index) => data(index + 1)),
+      );
+      expect(keyReads).toEqual([READ_AHEAD, READ_AHEAD, 10]);
+
+      const readBeneath = log.readAll.bind(log);
+      let ended = false;
+      jest.spyOn(log, 'readAll').mockImplementation(async function* (options) {
+        try {
+          yield* readBeneath(options);
+        } finally {
+          ended = true;
+        }
+      });
+      const stopped: unknown[] = [];
+      for await (const event of reader.readAll()) {
+        stopped.push(event.data);
+        if (stopped.length === 3) break;
+      }
+      expect(stopped).toEqual([data(1), data(2), data(3)]);
+      expect(ended).toBe(true);
+    } finally {
+      await reader.close();
+    }
   });
 
   test('a subscription reveals, and reading an erasure makes this store forget the key at once', async () => {
