@@ -1,5 +1,5 @@
 import { DATA_KEY_BYTES, DATA_KEY_ID, type DataKey } from '../keys/port';
-import { aesGcmOpen, derivedKey, xchachaOpen, xchachaSeal, type SealedParts } from './aead';
+import { aesGcmOpen, derivedKey, xchachaOpenText, xchachaSeal, type SealedParts } from './aead';
 
 /**
  * Personal values as events carry them: the value's JSON sealed under its subject's data key, as
@@ -61,9 +61,9 @@ export function subjectValues(key: DataKey, subject: string): SubjectValues {
       const { version, parts } = found;
       const json =
         version === 'pv1'
-          ? aesGcmOpen(parts, (pv1 ??= authenticated('pv1', key.id, subject)), key.key)
-          : xchachaOpen(parts, pv2, pv2Key);
-      return JSON.parse(json.toString('utf8')) as unknown;
+          ? aesGcmOpen(parts, (pv1 ??= authenticated('pv1', key.id, subject)), key.key).toString('utf8')
+          : xchachaOpenText(parts, pv2, pv2Key);
+      return JSON.parse(json) as unknown;
     },
   };
 }

@@ -42,6 +42,25 @@ test('a sealed value opens to what was sealed: any JSON value, any unicode', () 
     expect(openValue(sealValue(value, key, SUBJECT), key, SUBJECT)).toEqual(value);
 });
 
+test('values of one length opened in turn, a failed opening between them, each open to their own (buffers are reused)', () => {
+  fc.assert(
+    fc.property(
+      // Eight letters each: values of one length, opened in the same buffers.
+      fc.array(fc.string({ unit: fc.constantFrom(...'abcdefgh'), minLength: 8, maxLength: 8 }), {
+        minLength: 2,
+        maxLength: 6,
+      }),
+      fc.nat(),
+      (texts, at) => {
+        const sealed = texts.map((text) => sealValue(text, key, SUBJECT));
+        const broken = sealed[at % sealed.length]!.replace(/.$/, (last) => (last === 'A' ? 'Q' : 'A'));
+        expect(() => openValue(broken, key, SUBJECT)).toThrow();
+        expect(sealed.map((value) => openValue(value, key, SUBJECT))).toEqual(texts);
+      },
+    ),
+  );
+});
+
 test('the sealed text shows nothing of the value, and two seals of one value differ', () => {
   const value = 'Alice Liddell, 4 Christ Church, Oxford';
   const first = sealValue(value, key, SUBJECT);
