@@ -161,6 +161,18 @@ function readResult(event: RecordedEvent): IteratorResult<RecordedEvent> {
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
+/** Events in pages of `READ_AHEAD`, for a store that reads no pages of its own (`readAllPages`). */
+async function* inPages(events: AsyncIterable<RecordedEvent>): AsyncIterable<readonly RecordedEvent[]> {
+  let page: RecordedEvent[] = [];
+  for await (const event of events) {
+    page.push(event);
+    if (page.length < READ_AHEAD) continue;
+    yield page;
+    page = [];
+  }
+  if (page.length > 0) yield page;
+}
+
 /**
  * The event store as the platform's code uses it: personal values are sealed under their subject's data key
  * on the way in (as each event's `sealing` says) and opened on the way out, so the log, and the stream the
@@ -262,11 +274,11 @@ export class PersonalDataEventStore implements EventStore {
   }
 
   readStream(streamId: string, options?: ReadStreamOptions): AsyncIterable<RecordedEvent> {
-    return this.revealing(this.sealed.readStream(streamId, options));
+    return this.revealing(inPages(this.sealed.readStream(streamId, options)));
   }
 
   readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent> {
-    return this.revealing(this.sealed.readAll(options));
+    return this.revealing(this.sealed.readAllPages?.(options) ?? inPages(this.sealed.readAll(options)));
   }
 
   subscribeToAll(options?: SubscribeOptions): Subscription {
@@ -617,60 +629,64 @@ export class PersonalDataEventStore implements EventStore {
   }
 
   /**
-   * The events opened. A read (unlike a subscription, which waits at the head) reads ahead up to
-   * `READ_AHEAD` events, so the keys of the subjects it meets are read in one query, not one per subject (a
-   * rebuild meets a new record every other event).
+   * The events of the pages opened. The keys of the subjects up to `READ_AHEAD` events meet are read in one
+   * query before they are opened, not one per subject (a rebuild meets a new record every other event).
    */
-  private revealing(events: AsyncIterable<RecordedEvent>): AsyncIterable<RecordedEvent> {
-    return { [Symbol.asyncIterator]: () => this.revealingFrom(events[Symbol.asyncIterator]()) };
+  private revealing(pages: AsyncIterable<readonly RecordedEvent[]>): AsyncIterable<RecordedEvent> {
+    return { [Symbol.asyncIterator]: () => this.revealingFrom(pages[Symbol.asyncIterator]()) };
   }
 
   /**
    * `revealing`'s iterator. Not an async generator: each item of one waits a turn more than an iterator's
    * does, for every event a rebuild reads, and an event opened at once is handed on settled.
    */
-  private revealingFrom(source: AsyncIterator<RecordedEvent>): AsyncIterator<RecordedEvent> {
-    let batch: RecordedEvent[] = [];
+  private revealingFrom(pages: AsyncIterator<readonly RecordedEvent[]>): AsyncIterator<RecordedEvent> {
+    let page: readonly RecordedEvent[] = [];
     let taken = 0;
+    /** The events of the page before this one had their keys read. */
+    let keysRead = 0;
     let ended = false;
-    const readAhead = async (): Promise<void> => {
-      batch = [];
-      taken = 0;
-      while (batch.length < READ_AHEAD) {
-        const item = await source.next();
-        if (item.done === true) {
-          ended = true;
-          break;
-        }
-        batch.push(item.value);
-      }
-      await this.readKeysOf(batch);
-    };
     const next = (): Promise<IteratorResult<RecordedEvent>> => {
-      if (taken === batch.length) return ended ? Promise.resolve(DONE) : readAhead().then(next);
-      const event = batch[taken++]!;
-      const revealed = this.revealNow(event);
-      return revealed === undefined
-        ? this.revealRead(event).then(readResult)
-        : Promise.resolve(readResult(revealed));
+      if (taken < keysRead) {
+        const event = page[taken++]!;
+        const revealed = this.revealNow(event);
+        return revealed === undefined
+          ? this.revealRead(event).then(readResult)
+          : Promise.resolve(readResult(revealed));
+      }
+      if (taken < page.length) {
+        const upTo = Math.min(page.length, taken + READ_AHEAD);
+        return this.readKeysOf(page, taken, upTo).then(() => {
+          keysRead = upTo;
+          return next();
+        });
+      }
+      if (ended) return Promise.resolve(DONE);
+      return pages.next().then((item) => {
+        if (item.done === true) ended = true;
+        else [page, taken, keysRead] = [item.value, 0, 0];
+        return next();
+      });
     };
     return {
       next,
       return: async () => {
-        batch = [];
-        taken = 0;
-        ended = true;
-        await source.return?.();
+        [page, taken, keysRead, ended] = [[], 0, 0, true];
+        await pages.return?.();
         return DONE;
       },
     };
   }
 
-  /** Caches the keys of the subjects whose sealed values `events` hold, not cached yet, in one query. */
-  private async readKeysOf(events: readonly RecordedEvent[]): Promise<void> {
+  /**
+   * Caches the keys of the subjects whose sealed values the events `from` up to `upTo` hold, not cached yet, in
+   * one query.
+   */
+  private async readKeysOf(events: readonly RecordedEvent[], from: number, upTo: number): Promise<void> {
     this.takeWaitingShared();
     const subjects = new Set<string>();
-    for (const event of events) {
+    for (let index = from; index < upTo; index++) {
+      const event = events[index]!;
       const subject = event.metadata.subject;
       if (subject === undefined || subjects.has(subject) || ERASURE_EVENT_TYPES.has(event.type)) continue;
       if (this.fresh(subject) === undefined && mayHoldSealedValue(event.data)) subjects.add(subject);

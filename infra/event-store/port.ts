@@ -98,6 +98,12 @@ export interface EventStore {
   /** Events of one stream; a stream that does not exist yields nothing. */
   readStream(streamId: string, options?: ReadStreamOptions): AsyncIterable<RecordedEvent>;
   readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;
+  /**
+   * What `readAll` reads, in the pages the adapter reads them in (none empty), for adapters that read pages
+   * (SQLite): a reader that handles events a batch at a time (the personal-data store reads a batch's keys
+   * together) takes a page per wait rather than an event.
+   */
+  readAllPages?(options?: ReadAllOptions): AsyncIterable<readonly RecordedEvent[]>;
   /** Catch up from `after`, then stay live until closed. Adapters resubscribe by themselves after drops. */
   subscribeToAll(options?: SubscribeOptions): Subscription;
   /** Position of the last event in the store (0n when empty). */

@@ -337,6 +337,31 @@ class SqliteEventStore implements SqliteEventStoreHandle {
   }
 
   async *readAll(options: ReadAllOptions = {}): AsyncIterable<RecordedEvent> {
+    let remaining = options.maxCount ?? Infinity;
+    if (remaining <= 0) return;
+    for (const rows of this.rowPagesOf(options)) {
+      for (const row of rows) {
+        yield toRecordedEvent(row);
+        if (--remaining === 0) return;
+      }
+    }
+  }
+
+  async *readAllPages(options: ReadAllOptions = {}): AsyncIterable<readonly RecordedEvent[]> {
+    let remaining = options.maxCount ?? Infinity;
+    if (remaining <= 0) return;
+    for (const rows of this.rowPagesOf(options)) {
+      if (rows.length >= remaining) {
+        yield rows.slice(0, remaining).map(toRecordedEvent);
+        return;
+      }
+      remaining -= rows.length;
+      yield rows.map(toRecordedEvent);
+    }
+  }
+
+  /** The pages of rows a read of all events reads, before its maximum cuts them. */
+  private rowPagesOf(options: ReadAllOptions): Iterable<readonly EventRow[]> {
     const categories = options.filter?.categories;
     if (options.maxCount === 1 && categories === undefined) {
       // One event, not a page of them: a search by time makes a few dozen such reads.
@@ -347,21 +372,11 @@ class SqliteEventStore implements SqliteEventStoreHandle {
               options.after === undefined ? Number.MAX_SAFE_INTEGER : toCursor(options.after),
             )
           : this.statements.allForwardsOne.get(toCursor(options.after ?? 0n));
-      if (row !== undefined) yield toRecordedEvent(row);
-      return;
+      return row === undefined ? [] : [[row]];
     }
-    const pages =
-      options.direction === 'backwards'
-        ? this.pagesBackwards(options.after, categories)
-        : this.pagesForwards(options.after, categories);
-    let remaining = options.maxCount ?? Infinity;
-    if (remaining <= 0) return;
-    for (const rows of pages) {
-      for (const row of rows) {
-        yield toRecordedEvent(row);
-        if (--remaining === 0) return;
-      }
-    }
+    return options.direction === 'backwards'
+      ? this.pagesBackwards(options.after, categories)
+      : this.pagesForwards(options.after, categories);
   }
 
   subscribeToAll(options: SubscribeOptions = {}): Subscription {

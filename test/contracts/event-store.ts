@@ -8,6 +8,7 @@ import {
   type CommittedAppend,
   type EventStore,
   type ExpectedRevision,
+  type ReadAllOptions,
   type StreamAppendOutcome,
   type Subscription,
   type SubscriptionItem,
@@ -609,6 +610,37 @@ export function eventStoreContract(factory: EventStoreFactory): void {
         store.readAll({ filter: { categories: [wanted, other] }, direction: 'backwards' }),
       );
       expect(bothBackwards.map((event) => event.id)).toEqual(both.map((event) => event.id).reverse());
+    });
+    test('pages, where the adapter reads them, hold what readAll reads, none empty, whatever the options', async () => {
+      const readAllPages = store.readAllPages?.bind(store);
+      if (!readAllPages) return;
+      const [wanted, other] = [uniqueCategory(), uniqueCategory()];
+      const before = await store.headPosition();
+      for (let round = 0; round < 3; round++) {
+        await store.append(uniqueStream(wanted), newEvents(400));
+        await store.append(uniqueStream(other), newEvents(300));
+      }
+      const middle = (await collect(store.readAll({ after: before, maxCount: 1000 })))[999]!.position;
+      const pagesOf = async (options: ReadAllOptions): Promise<RecordedEvent[]> => {
+        const events: RecordedEvent[] = [];
+        for await (const page of readAllPages(options)) {
+          expect(page.length).toBeGreaterThan(0);
+          events.push(...page);
+        }
+        return events;
+      };
+      const filter = { categories: [wanted] };
+      for (const options of [
+        { after: before },
+        { after: before, maxCount: 1 },
+        { after: before, maxCount: 777 },
+        { after: middle, direction: 'backwards' as const, maxCount: 900 },
+        { after: before, filter },
+        { after: middle, filter, maxCount: 450 },
+        { direction: 'backwards' as const, filter, maxCount: 1001 },
+        { after: before, maxCount: 0 },
+      ])
+        expect(await pagesOf(options)).toEqual(await collect(store.readAll(options)));
     });
   });
 

@@ -11,6 +11,7 @@ import { PersonalDataEventStore, READ_AHEAD } from '../../infra/event-store/pers
 import { localKeyWrapper } from '../../infra/keys/local-wrapper';
 import { createSqliteDataKeyStore } from '../../infra/keys/sqlite';
 import type { DataKeyStore } from '../../infra/keys/port';
+import type { EventStore } from '../../infra/event-store/port';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { temporaryDirectory } from '../support/temporary-directory';
@@ -206,55 +207,71 @@ describe('the personal-data event store', () => {
     expect(read!.data).toEqual({ note: lookalike });
   });
 
-  test("a read opens its events in order across read-ahead batches, each batch's keys in one call, and a reader that stops ends the read beneath it", async () => {
-    const keys = createSqliteDataKeyStore({
-      path: join(temporaryDirectory('read-ahead-'), 'keys.db'),
-      wrapper: localKeyWrapper(randomBytes(32)),
-    });
-    const log = createSqliteEventStore({ path: ':memory:' });
-    const count = 2 * READ_AHEAD + 10;
-    const data = (id: number): unknown => ({ recordId: id, name: `Name ${id}` });
-    await new PersonalDataEventStore(log, keys).appendToStreams(
-      Array.from({ length: count }, (_, index) => ({
-        streamId: `record-acme.${index + 1}`,
-        events: [newEvent(data(index + 1), { subject: `record:acme:${index + 1}`, paths: [['name']] })],
-      })),
-    );
-    const keyReads: number[] = [];
-    const reader = new PersonalDataEventStore(log, {
-      ...keys,
-      existing: (subjects) => {
-        keyReads.push(subjects.length);
-        return keys.existing(subjects);
-      },
-    });
-    try {
-      const read = await all(reader.readAll());
-      expect(read.map((event) => event.data)).toEqual(
-        Array.from({ length: count }, (_, index) => data(index + 1)),
-      );
-      expect(keyReads).toEqual([READ_AHEAD, READ_AHEAD, 10]);
-
-      const readBeneath = log.readAll.bind(log);
-      let ended = false;
-      jest.spyOn(log, 'readAll').mockImplementation(async function* (options) {
-        try {
-          yield* readBeneath(options);
-        } finally {
-          ended = true;
-        }
+  test.each([
+    ['in pages (SQLite)', (): EventStore => createSqliteEventStore({ path: ':memory:' })],
+    ['event by event', (): EventStore => new MemoryEventStore()],
+  ])(
+    'a store read %s: its events opened in order, keys read a batch at a time, and a reader that stops ends the read beneath it',
+    async (_read, logOf) => {
+      const keys = createSqliteDataKeyStore({
+        path: join(temporaryDirectory('read-ahead-'), 'keys.db'),
+        wrapper: localKeyWrapper(randomBytes(32)),
       });
-      const stopped: unknown[] = [];
-      for await (const event of reader.readAll()) {
-        stopped.push(event.data);
-        if (stopped.length === 3) break;
+      const log = logOf();
+      const count = 2 * READ_AHEAD + 10;
+      const data = (id: number): unknown => ({ recordId: id, name: `Name ${id}` });
+      await new PersonalDataEventStore(log, keys).appendToStreams(
+        Array.from({ length: count }, (_, index) => ({
+          streamId: `record-acme.${index + 1}`,
+          events: [newEvent(data(index + 1), { subject: `record:acme:${index + 1}`, paths: [['name']] })],
+        })),
+      );
+      const keyReads: number[] = [];
+      const reader = new PersonalDataEventStore(log, {
+        ...keys,
+        existing: (subjects) => {
+          keyReads.push(subjects.length);
+          return keys.existing(subjects);
+        },
+      });
+      try {
+        const read = await all(reader.readAll());
+        expect(read.map((event) => event.data)).toEqual(
+          Array.from({ length: count }, (_, index) => data(index + 1)),
+        );
+        // Each subject's key read once, a batch of subjects at a time.
+        expect(keyReads.reduce((sum, subjects) => sum + subjects, 0)).toBe(count);
+        expect(keyReads.every((subjects) => subjects <= READ_AHEAD)).toBe(true);
+        expect(keyReads.length).toBeLessThanOrEqual(Math.ceil(count / READ_AHEAD) + 1);
+
+        let ended = false;
+        const endsAfterward = <T>(read: AsyncIterable<T>): AsyncIterable<T> =>
+          (async function* () {
+            try {
+              yield* read;
+            } finally {
+              ended = true;
+            }
+          })();
+        const readPages = log.readAllPages?.bind(log);
+        if (readPages)
+          jest.spyOn(log, 'readAllPages').mockImplementation((options) => endsAfterward(readPages(options)));
+        else {
+          const readEvents = log.readAll.bind(log);
+          jest.spyOn(log, 'readAll').mockImplementation((options) => endsAfterward(readEvents(options)));
+        }
+        const stopped: unknown[] = [];
+        for await (const event of reader.readAll()) {
+          stopped.push(event.data);
+          if (stopped.length === 3) break;
+        }
+        expect(stopped).toEqual([data(1), data(2), data(3)]);
+        expect(ended).toBe(true);
+      } finally {
+        await reader.close();
       }
-      expect(stopped).toEqual([data(1), data(2), data(3)]);
-      expect(ended).toBe(true);
-    } finally {
-      await reader.close();
-    }
-  });
+    },
+  );
 
   test('a subscription reveals, and reading an erasure makes this store forget the key at once', async () => {
     const writer = personalDataStore(createSqliteEventStore({ path: ':memory:', pollIntervalMs: 10 }));
