@@ -20,20 +20,24 @@ const WRAPPED = {
 export function localKeyWrapper(kek: Buffer): KeyWrapper {
   if (kek.length !== 32) throw new Error('the key-encryption key must be 32 bytes');
   const wk2Key = derivedKey(kek, Buffer.from('records-platform data key wrap wk2', 'utf8'));
+  const unwrapNow = (wrapped: string, subject: string): Buffer => {
+    const version = wrapped.slice(0, 3);
+    const parts = version === 'wk1' || version === 'wk2' ? WRAPPED[version].exec(wrapped) : null;
+    const [, nonce, text, tag] = parts ?? [];
+    if (nonce === undefined || text === undefined || tag === undefined)
+      throw new Error('not a wrapped data key');
+    return version === 'wk1'
+      ? aesGcmOpen({ nonce, text, tag }, Buffer.from(subject, 'utf8'), kek)
+      : xchachaOpen({ nonce, text, tag }, Buffer.from(`wk2.${subject}`, 'utf8'), wk2Key);
+  };
   return {
     async wrap(key, subject) {
       if (key.length !== DATA_KEY_BYTES) throw new Error(`a data key is ${DATA_KEY_BYTES} bytes`);
       return `wk2.${xchachaSeal(key, Buffer.from(`wk2.${subject}`, 'utf8'), wk2Key)}`;
     },
     async unwrap(wrapped, subject) {
-      const version = wrapped.slice(0, 3);
-      const parts = version === 'wk1' || version === 'wk2' ? WRAPPED[version].exec(wrapped) : null;
-      const [, nonce, text, tag] = parts ?? [];
-      if (nonce === undefined || text === undefined || tag === undefined)
-        throw new Error('not a wrapped data key');
-      return version === 'wk1'
-        ? aesGcmOpen({ nonce, text, tag }, Buffer.from(subject, 'utf8'), kek)
-        : xchachaOpen({ nonce, text, tag }, Buffer.from(`wk2.${subject}`, 'utf8'), wk2Key);
+      return unwrapNow(wrapped, subject);
     },
+    unwrapNow,
   };
 }

@@ -202,6 +202,7 @@ export function createSqliteDataKeyStore(options: SqliteDataKeyStoreOptions): Da
     const unwrapping: Promise<void>[] = [];
     for (const [subject, id, wrapped] of rows.values()) {
       if (id === null || wrapped === null) keys.set(subject, 'erased');
+      else if (wrapper.unwrapNow) keys.set(subject, { id, key: wrapper.unwrapNow(wrapped, subject) });
       else
         unwrapping.push(wrapper.unwrap(wrapped, subject).then((key) => void keys.set(subject, { id, key })));
     }

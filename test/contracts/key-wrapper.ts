@@ -63,6 +63,17 @@ export function keyWrapperContract(make: () => Promise<KeyWrappersUnderTest>): v
       await expect(wrapper.unwrap(text, 'record:acme:1')).rejects.toThrow();
   });
 
+  test('a wrapper that unwraps at once (unwrapNow) answers as its unwrap does: the key, or a throw', async () => {
+    const unwrapNow = wrapper.unwrapNow?.bind(wrapper);
+    if (!unwrapNow) return;
+    const wrapped = await wrapper.wrap(key, 'record:acme:1');
+    expect(unwrapNow(wrapped, 'record:acme:1').equals(key)).toBe(true);
+    expect(() => unwrapNow(wrapped, 'record:acme:2')).toThrow();
+    expect(() => unwrapNow(`${wrapped}A`, 'record:acme:1')).toThrow();
+    const stranger = (await wrappers.stranger()).unwrapNow;
+    expect(() => stranger?.(wrapped, 'record:acme:1')).toThrow();
+  });
+
   test('only 32-byte keys are wrapped', async () => {
     await expect(wrapper.wrap(randomBytes(16), 'record:acme:1')).rejects.toThrow('32 bytes');
   });
