@@ -5,11 +5,11 @@ import { DATA_KEY_BYTES, type KeyWrapper } from './port';
  * The shapes `unwrap` accepts, and nothing looser (base64url parts): `wk2.<nonce>.<wrapped key>.<tag>`, what
  * is wrapped now, with XChaCha20-Poly1305 under a key derived from the key-encryption key;
  * `wk1.<iv>.<wrapped key>.<tag>`, keys wrapped before, with AES-256-GCM under the key-encryption key itself.
+ * A `wk2` key's parts have fixed lengths: they are cut where they lie once it is matched, not captured (a
+ * rebuild unwraps a key for every record).
  */
-const WRAPPED = {
-  wk1: /^wk1\.([A-Za-z0-9_-]{16})\.([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{22})$/,
-  wk2: /^wk2\.([A-Za-z0-9_-]{32})\.([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{22})$/,
-} as const;
+const WK1 = /^wk1\.([A-Za-z0-9_-]{16})\.([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{22})$/;
+const WK2 = /^wk2\.[A-Za-z0-9_-]{32}\.[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{22}$/;
 
 /**
  * Wraps data keys under a key-encryption key held by the platform (production passes
@@ -21,14 +21,14 @@ export function localKeyWrapper(kek: Buffer): KeyWrapper {
   if (kek.length !== 32) throw new Error('the key-encryption key must be 32 bytes');
   const wk2Key = derivedKey(kek, Buffer.from('records-platform data key wrap wk2', 'utf8'));
   const unwrapNow = (wrapped: string, subject: string): Buffer => {
-    const version = wrapped.slice(0, 3);
-    const parts = version === 'wk1' || version === 'wk2' ? WRAPPED[version].exec(wrapped) : null;
-    const [, nonce, text, tag] = parts ?? [];
+    if (WK2.test(wrapped)) {
+      const parts = { nonce: wrapped.slice(4, 36), text: wrapped.slice(37, 80), tag: wrapped.slice(81) };
+      return xchachaOpen(parts, Buffer.from(`wk2.${subject}`, 'utf8'), wk2Key);
+    }
+    const [, nonce, text, tag] = WK1.exec(wrapped) ?? [];
     if (nonce === undefined || text === undefined || tag === undefined)
       throw new Error('not a wrapped data key');
-    return version === 'wk1'
-      ? aesGcmOpen({ nonce, text, tag }, Buffer.from(subject, 'utf8'), kek)
-      : xchachaOpen({ nonce, text, tag }, Buffer.from(`wk2.${subject}`, 'utf8'), wk2Key);
+    return aesGcmOpen({ nonce, text, tag }, Buffer.from(subject, 'utf8'), kek);
   };
   return {
     async wrap(key, subject) {

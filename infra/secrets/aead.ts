@@ -11,6 +11,10 @@ import { pooledRandomBytes } from './random-pool';
 export const XCHACHA_NONCE_BYTES = sodium.crypto_aead_xchacha20poly1305_ietf_NPUBBYTES;
 const TAG_BYTES = 16;
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+/** The value of each base64url character by its code (-1: not one), looked up for the last of every part. */
+const BASE64URL_VALUES = Int8Array.from({ length: 128 }, (_, code) =>
+  BASE64URL.indexOf(String.fromCharCode(code)),
+);
 
 /**
  * A 32-byte key for one use of `key`, named by `context` (BLAKE2b keyed with `key`). Made for every subject
@@ -31,7 +35,7 @@ export function derivedKey(key: Buffer, context: Buffer): Buffer {
  */
 function canonicalLength(part: string): number {
   const spare = part.length % 4;
-  const last = BASE64URL.indexOf(part.charAt(part.length - 1));
+  const last = BASE64URL_VALUES[part.charCodeAt(part.length - 1)] ?? -1;
   if (spare === 1 || (spare === 2 && (last & 0b1111) !== 0) || (spare === 3 && (last & 0b11) !== 0))
     throw new Error('a part is not canonical base64url');
   return Math.floor((part.length * 3) / 4);
@@ -66,26 +70,35 @@ export interface SealedParts {
 export function xchachaOpen(parts: SealedParts, additional: Buffer, key: Buffer): Buffer {
   const textLength = sealedLength(parts);
   const message = Buffer.allocUnsafe(textLength);
-  openInto(message, Buffer.allocUnsafe(textLength + TAG_BYTES), parts, additional, key);
+  const sealed =
+    textLength > OPENED_IN_PLACE_MAX_BYTES
+      ? Buffer.allocUnsafe(textLength + TAG_BYTES)
+      : openedInPlaceOf(textLength).sealed;
+  openInto(message, sealed, parts, additional, key);
   return message;
 }
 
 /**
- * Buffers `xchachaOpenText` opens short messages in, by their length, made once each: a rebuild opens a
- * value of every record it reads, and a buffer's making costs a good part of an opening.
+ * Buffers short messages are opened in (`xchachaOpenText`), and decoded into (`xchachaOpen`), by their length,
+ * made once each: a rebuild opens a value and a key of every record it reads, and a buffer's making costs a
+ * good part of an opening.
  */
 const openedInPlace: ({ readonly message: Buffer; readonly sealed: Buffer } | undefined)[] = [];
 const OPENED_IN_PLACE_MAX_BYTES = 256;
 const nonceInPlace = Buffer.alloc(XCHACHA_NONCE_BYTES);
 
+function openedInPlaceOf(textLength: number): { readonly message: Buffer; readonly sealed: Buffer } {
+  return (openedInPlace[textLength] ??= {
+    message: Buffer.alloc(textLength),
+    sealed: Buffer.alloc(textLength + TAG_BYTES),
+  });
+}
+
 /** As `xchachaOpen`, the message read as UTF-8 text. */
 export function xchachaOpenText(parts: SealedParts, additional: Buffer, key: Buffer): string {
   const textLength = sealedLength(parts);
   if (textLength > OPENED_IN_PLACE_MAX_BYTES) return xchachaOpen(parts, additional, key).toString('utf8');
-  const buffers = (openedInPlace[textLength] ??= {
-    message: Buffer.alloc(textLength),
-    sealed: Buffer.alloc(textLength + TAG_BYTES),
-  });
+  const buffers = openedInPlaceOf(textLength);
   openInto(buffers.message, buffers.sealed, parts, additional, key);
   return buffers.message.toString('utf8');
 }

@@ -12,9 +12,15 @@ import { aesGcmOpen, derivedKey, xchachaOpenText, xchachaSeal, type SealedParts 
  * - `pv1` (values sealed before): AES-256-GCM under the data key itself, a 12-byte IV. Opened, never made.
  */
 const SEALED = {
-  pv1: /^pv1\.([A-Za-z0-9_-]{12})\.([A-Za-z0-9_-]{16})\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{22})$/,
-  pv2: /^pv2\.([A-Za-z0-9_-]{12})\.([A-Za-z0-9_-]{32})\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{22})$/,
+  pv1: /^pv1\.[A-Za-z0-9_-]{12}\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/,
+  pv2: /^pv2\.[A-Za-z0-9_-]{12}\.[A-Za-z0-9_-]{32}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/,
 } as const;
+/**
+ * Where each version's nonce ends: a value's other parts have fixed lengths (the key id's 12 characters, the
+ * tag's 22), so once its shape is matched they are cut where they lie rather than captured.
+ */
+const NONCE_END = { pv1: 33, pv2: 49 } as const;
+const TAG_CHARACTERS = 22;
 type Version = keyof typeof SEALED;
 /** What the pv2 key is derived for. */
 const PV2_CONTEXT = Buffer.from('records-platform personal values pv2', 'utf8');
@@ -84,10 +90,18 @@ export function sealValue(value: unknown, key: DataKey, subject: string): string
 function partsOf(text: string): { version: Version; keyId: string; parts: SealedParts } | null {
   if (!looksSealed(text)) return null;
   const version = text.slice(0, 3) as Version;
-  const [, keyId, nonce, sealedText, tag] = SEALED[version].exec(text) ?? [];
-  if (keyId === undefined || nonce === undefined || sealedText === undefined || tag === undefined)
-    return null;
-  return { version, keyId, parts: { nonce, text: sealedText, tag } };
+  if (!SEALED[version].test(text)) return null;
+  const nonceEnd = NONCE_END[version];
+  const tagStart = text.length - TAG_CHARACTERS;
+  return {
+    version,
+    keyId: text.slice(4, 16),
+    parts: {
+      nonce: text.slice(17, nonceEnd),
+      text: text.slice(nonceEnd + 1, tagStart - 1),
+      tag: text.slice(tagStart),
+    },
+  };
 }
 
 /** The value sealed; throws for another key or subject, a text altered in any way, or one not sealed at all. */
