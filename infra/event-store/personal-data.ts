@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { LatelyAdded } from './lately-added';
 import { BroadcastChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
 import { ERASED_VALUE, ERASURE_EVENT_TYPES, mapStrings, withValuesAt } from '../../contracts/personal-data';
@@ -186,25 +187,24 @@ export class PersonalDataEventStore implements EventStore {
   /** Key reads under way: the subscriptions that meet a new subject at once share one read. */
   private readonly reading = new Map<string, Promise<KnownKey>>();
   /** Events lately opened for a subscription, by id: the others that read them take them as opened. */
-  private readonly opened = new LRUCache<
+  private readonly opened = new LatelyAdded<
     string,
     { subject: string; event: RecordedEvent | Promise<RecordedEvent> }
-  >({ max: SHARED_OPENED });
+  >(SHARED_OPENED);
   /**
    * Values this store sealed lately, by their sealed text (a random nonce in each): a reader of this thread
    * that meets one (the integrator, reading the stream) takes the JSON sealed rather than opening it, while its
    * subject's key (cached, or looked up again) is live: another process may have erased it since.
    */
-  private readonly sealedHere = new LRUCache<string, SealedValue>({ max: SHARED_OPENED });
+  private readonly sealedHere = new LatelyAdded<string, SealedValue>(SHARED_OPENED);
   /**
    * Values the stores of other threads sealed lately and shared, as `sealedHere`: what the projections thread
    * would otherwise open, for every value of every record the main thread writes, in every subscription that
    * reads it beyond the events they share opened (`opened`).
    */
-  private readonly sealedElsewhere = new LRUCache<string, SealedValue>({
-    max: SEALED_ELSEWHERE,
+  private readonly sealedElsewhere = new LatelyAdded<string, SealedValue>(SEALED_ELSEWHERE, {
     maxSize: SEALED_ELSEWHERE_CHARACTERS,
-    sizeCalculation: sealedValueLength,
+    sizeOf: sealedValueLength,
   });
 
   /** Unset once the store is closed. */
@@ -509,10 +509,8 @@ export class PersonalDataEventStore implements EventStore {
 
   /** Drops what this store keeps opened of the subject's: its events, and values sealed lately. */
   private forgetOpened(subject: string): void {
-    for (const cache of [this.opened, this.sealedHere, this.sealedElsewhere]) {
-      const keys = [...cache.entries()].filter(([, entry]) => entry.subject === subject).map(([key]) => key);
-      for (const key of keys) cache.delete(key);
-    }
+    for (const cache of [this.opened, this.sealedHere, this.sealedElsewhere])
+      cache.deleteWhere((entry) => entry.subject === subject);
   }
 
   /** The event with its personal values sealed under its subject's key in `keys` (`keysToSeal`). */
