@@ -196,15 +196,16 @@ export class PersonalDataEventStore implements EventStore {
    * that meets one (the integrator, reading the stream) takes the JSON sealed rather than opening it, while its
    * subject's key (cached, or looked up again) is live: another process may have erased it since.
    */
-  private readonly sealedHere = new LatelyAdded<string, SealedValue>(SHARED_OPENED);
+  private readonly sealedHere = new LRUCache<string, SealedValue>({ max: SHARED_OPENED });
   /**
    * Values the stores of other threads sealed lately and shared, as `sealedHere`: what the projections thread
    * would otherwise open, for every value of every record the main thread writes, in every subscription that
    * reads it beyond the events they share opened (`opened`).
    */
-  private readonly sealedElsewhere = new LatelyAdded<string, SealedValue>(SEALED_ELSEWHERE, {
+  private readonly sealedElsewhere = new LRUCache<string, SealedValue>({
+    max: SEALED_ELSEWHERE,
     maxSize: SEALED_ELSEWHERE_CHARACTERS,
-    sizeOf: sealedValueLength,
+    sizeCalculation: sealedValueLength,
   });
 
   /** Unset once the store is closed. */
@@ -509,8 +510,10 @@ export class PersonalDataEventStore implements EventStore {
 
   /** Drops what this store keeps opened of the subject's: its events, and values sealed lately. */
   private forgetOpened(subject: string): void {
-    for (const cache of [this.opened, this.sealedHere, this.sealedElsewhere])
-      cache.deleteWhere((entry) => entry.subject === subject);
+    for (const cache of [this.opened, this.sealedHere, this.sealedElsewhere]) {
+      const keys = [...cache.entries()].filter(([, entry]) => entry.subject === subject).map(([key]) => key);
+      for (const key of keys) cache.delete(key);
+    }
   }
 
   /** The event with its personal values sealed under its subject's key in `keys` (`keysToSeal`). */
