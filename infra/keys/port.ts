@@ -46,7 +46,7 @@ export interface KeyWrapper {
   unwrap(wrapped: string, subject: string): Promise<Buffer>;
   /**
    * `unwrap` at once, for a wrapper that holds its key-encryption key (not a KMS): a rebuild unwraps a key for
-   * every record, and a promise for each cost about as much as a third of the unwrap.
+   * every record, so a read's keys are unwrapped without a promise and a callback each.
    */
   unwrapNow?(wrapped: string, subject: string): Buffer;
 }
