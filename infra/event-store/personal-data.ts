@@ -644,7 +644,7 @@ export class PersonalDataEventStore implements EventStore {
   private revealingFrom(pages: AsyncIterator<readonly RecordedEvent[]>): AsyncIterator<RecordedEvent> {
     let page: readonly RecordedEvent[] = [];
     let taken = 0;
-    /** The events of the page before this one had their keys read. */
+    /** The events of the page before this index have had their keys read. */
     let keysRead = 0;
     let ended = false;
     const next = (): Promise<IteratorResult<RecordedEvent>> => {

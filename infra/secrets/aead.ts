@@ -70,18 +70,25 @@ export interface SealedParts {
 export function xchachaOpen(parts: SealedParts, additional: Buffer, key: Buffer): Buffer {
   const textLength = sealedLength(parts);
   const message = Buffer.allocUnsafe(textLength);
-  const sealed =
-    textLength > OPENED_IN_PLACE_MAX_BYTES
-      ? Buffer.allocUnsafe(textLength + TAG_BYTES)
-      : openedInPlaceOf(textLength).sealed;
-  openInto(message, sealed, parts, additional, key);
+  openInto(message, sealedBufferOf(textLength), parts, additional, key);
   return message;
 }
 
+/** As `xchachaOpen`, the message read as UTF-8 text (a short one opened in a buffer kept for its length). */
+export function xchachaOpenText(parts: SealedParts, additional: Buffer, key: Buffer): string {
+  const textLength = sealedLength(parts);
+  const message =
+    textLength > OPENED_IN_PLACE_MAX_BYTES
+      ? Buffer.allocUnsafe(textLength)
+      : openedInPlaceOf(textLength).message;
+  openInto(message, sealedBufferOf(textLength), parts, additional, key);
+  return message.toString('utf8');
+}
+
 /**
- * Buffers short messages are opened in (`xchachaOpenText`), and decoded into (`xchachaOpen`), by their length,
- * made once each: a rebuild opens a value and a key of every record it reads, and a buffer's making costs a
- * good part of an opening.
+ * Buffers short messages are opened in (`xchachaOpenText`), and decoded into (both), by their length, made
+ * once each: a rebuild opens a value and a key of every record it reads, and a buffer's making costs a good
+ * part of an opening.
  */
 const openedInPlace: ({ readonly message: Buffer; readonly sealed: Buffer } | undefined)[] = [];
 const OPENED_IN_PLACE_MAX_BYTES = 256;
@@ -94,13 +101,11 @@ function openedInPlaceOf(textLength: number): { readonly message: Buffer; readon
   });
 }
 
-/** As `xchachaOpen`, the message read as UTF-8 text. */
-export function xchachaOpenText(parts: SealedParts, additional: Buffer, key: Buffer): string {
-  const textLength = sealedLength(parts);
-  if (textLength > OPENED_IN_PLACE_MAX_BYTES) return xchachaOpen(parts, additional, key).toString('utf8');
-  const buffers = openedInPlaceOf(textLength);
-  openInto(buffers.message, buffers.sealed, parts, additional, key);
-  return buffers.message.toString('utf8');
+/** A buffer for a message's ciphertext and tag, kept for its length when the message is short. */
+function sealedBufferOf(textLength: number): Buffer {
+  return textLength > OPENED_IN_PLACE_MAX_BYTES
+    ? Buffer.allocUnsafe(textLength + TAG_BYTES)
+    : openedInPlaceOf(textLength).sealed;
 }
 
 /** How many bytes the sealed parts' message holds, its parts checked canonical, its tag and nonce of their size. */
