@@ -12,15 +12,18 @@ import { eventStoreContract } from './event-store';
 // values: it is an event store of its own (its reads hand events on through an iterator of its own), so it
 // keeps the port's whole contract for events that carry nothing personal.
 describeContract('event-store', 'sqlite, personal values sealed', { kind: 'embedded' }, () => {
-  eventStoreContract(async () => {
-    const directory = temporaryDirectory('event-store-personal-');
-    const store = new PersonalDataEventStore(
-      createSqliteEventStore({ path: join(directory, 'events.db'), pollIntervalMs: 50 }),
-      createSqliteDataKeyStore({
-        path: join(directory, 'data-keys.db'),
-        wrapper: localKeyWrapper(randomBytes(32)),
-      }),
-    );
-    return { store, cleanup: () => store.close() };
-  });
+  eventStoreContract(
+    async () => {
+      const directory = temporaryDirectory('event-store-personal-');
+      const store = new PersonalDataEventStore(
+        createSqliteEventStore({ path: join(directory, 'events.db'), pollIntervalMs: 50 }),
+        createSqliteDataKeyStore({
+          path: join(directory, 'data-keys.db'),
+          wrapper: localKeyWrapper(randomBytes(32)),
+        }),
+      );
+      return { store, cleanup: () => store.close() };
+    },
+    { readsPages: false },
+  );
 });

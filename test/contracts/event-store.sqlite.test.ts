@@ -27,21 +27,24 @@ for (const groupCommit of [false, true]) {
     groupCommit ? 'sqlite (group commit)' : 'sqlite',
     { kind: 'embedded' },
     () => {
-      eventStoreContract(async () => {
-        const directory = temporaryDirectory();
-        const store = createSqliteEventStore({
-          path: join(directory.path, 'events.db'),
-          pollIntervalMs: 50,
-          groupCommit,
-        });
-        return {
-          store,
-          cleanup: async () => {
-            await store.close();
-            directory.remove();
-          },
-        };
-      });
+      eventStoreContract(
+        async () => {
+          const directory = temporaryDirectory();
+          const store = createSqliteEventStore({
+            path: join(directory.path, 'events.db'),
+            pollIntervalMs: 50,
+            groupCommit,
+          });
+          return {
+            store,
+            cleanup: async () => {
+              await store.close();
+              directory.remove();
+            },
+          };
+        },
+        { readsPages: true },
+      );
     },
   );
 }

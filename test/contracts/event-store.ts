@@ -151,7 +151,13 @@ async function expectWrongRevision(
  * users (a real server), so each test writes to its own streams and categories and reasons with positions
  * relative to what it appended.
  */
-export function eventStoreContract(factory: EventStoreFactory): void {
+/** What an adapter declares of itself, so that the suite checks the declaration too. */
+export interface EventStoreTraits {
+  /** Whether it implements the optional `readAllPages` (the readers of one without it read event by event). */
+  readonly readsPages: boolean;
+}
+
+export function eventStoreContract(factory: EventStoreFactory, traits: EventStoreTraits): void {
   let store: EventStore;
   let cleanup: () => Promise<void>;
   const openReaders: SubscriptionReader[] = [];
@@ -611,37 +617,42 @@ export function eventStoreContract(factory: EventStoreFactory): void {
       );
       expect(bothBackwards.map((event) => event.id)).toEqual(both.map((event) => event.id).reverse());
     });
-    test('pages, where the adapter reads them, hold what readAll reads, none empty, whatever the options', async () => {
-      const readAllPages = store.readAllPages?.bind(store);
-      if (!readAllPages) return;
-      const [wanted, other] = [uniqueCategory(), uniqueCategory()];
-      const before = await store.headPosition();
-      for (let round = 0; round < 3; round++) {
-        await store.append(uniqueStream(wanted), newEvents(400));
-        await store.append(uniqueStream(other), newEvents(300));
-      }
-      const middle = (await collect(store.readAll({ after: before, maxCount: 1000 })))[999]!.position;
-      const pagesOf = async (options: ReadAllOptions): Promise<RecordedEvent[]> => {
-        const events: RecordedEvent[] = [];
-        for await (const page of readAllPages(options)) {
-          expect(page.length).toBeGreaterThan(0);
-          events.push(...page);
+    if (!traits.readsPages)
+      test('has no readAllPages, as it declares (its readers read event by event)', () => {
+        expect(store.readAllPages).toBeUndefined();
+      });
+    else
+      test('readAllPages: the pages hold what readAll reads, none empty, whatever the options', async () => {
+        expect(store.readAllPages).toBeInstanceOf(Function);
+        const readAllPages = store.readAllPages!.bind(store);
+        const [wanted, other] = [uniqueCategory(), uniqueCategory()];
+        const before = await store.headPosition();
+        for (let round = 0; round < 3; round++) {
+          await store.append(uniqueStream(wanted), newEvents(400));
+          await store.append(uniqueStream(other), newEvents(300));
         }
-        return events;
-      };
-      const filter = { categories: [wanted] };
-      for (const options of [
-        { after: before },
-        { after: before, maxCount: 1 },
-        { after: before, maxCount: 777 },
-        { after: middle, direction: 'backwards' as const, maxCount: 900 },
-        { after: before, filter },
-        { after: middle, filter, maxCount: 450 },
-        { direction: 'backwards' as const, filter, maxCount: 1001 },
-        { after: before, maxCount: 0 },
-      ])
-        expect(await pagesOf(options)).toEqual(await collect(store.readAll(options)));
-    });
+        const middle = (await collect(store.readAll({ after: before, maxCount: 1000 })))[999]!.position;
+        const pagesOf = async (options: ReadAllOptions): Promise<RecordedEvent[]> => {
+          const events: RecordedEvent[] = [];
+          for await (const page of readAllPages(options)) {
+            expect(page.length).toBeGreaterThan(0);
+            events.push(...page);
+          }
+          return events;
+        };
+        const filter = { categories: [wanted] };
+        for (const options of [
+          { after: before },
+          { after: before, maxCount: 1 },
+          { after: before, maxCount: 777 },
+          { after: middle, direction: 'backwards' as const, maxCount: 900 },
+          { after: before, filter },
+          { after: middle, filter, maxCount: 450 },
+          { direction: 'backwards' as const, filter, maxCount: 1001 },
+          { after: before, maxCount: 0 },
+        ])
+          expect(await pagesOf(options)).toEqual(await collect(store.readAll(options)));
+      });
   });
 
   describe('subscribeToAll', () => {
