@@ -146,17 +146,17 @@ async function expectWrongRevision(
   expect(wrong.actual).toBe(actual);
 }
 
-/**
- * The event store port's contract. Every adapter runs it unchanged. The store may be shared with other
- * users (a real server), so each test writes to its own streams and categories and reasons with positions
- * relative to what it appended.
- */
 /** What an adapter declares of itself, so that the suite checks the declaration too. */
 export interface EventStoreTraits {
   /** Whether it implements the optional `readAllPages` (the readers of one without it read event by event). */
   readonly readsPages: boolean;
 }
 
+/**
+ * The event store port's contract. Every adapter runs it unchanged. The store may be shared with other
+ * users (a real server), so each test writes to its own streams and categories and reasons with positions
+ * relative to what it appended.
+ */
 export function eventStoreContract(factory: EventStoreFactory, traits: EventStoreTraits): void {
   let store: EventStore;
   let cleanup: () => Promise<void>;
