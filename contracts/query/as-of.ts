@@ -11,15 +11,20 @@ export const AS_OF_PARAMETERS = ['asOf', 'atPosition'] as const;
 
 /** RFC 3339 with its offset (`Z` or `±hh:mm`): a time without one names no moment. */
 const RFC_3339 = z.iso.datetime({ offset: true });
-const POSITION = /^\d{1,20}$/;
+/** A position in its one canonical decimal spelling (no sign, no leading zero), within 64 bits as logs keep them. */
+const POSITION = /^(?:0|[1-9]\d{0,19})$/;
+const LARGEST_POSITION = 2n ** 64n - 1n;
 
 const asOfSchema = z.object({
   asOf: queryText('asOf').refine((text) => text === undefined || RFC_3339.safeParse(text).success, {
     message: 'asOf must be an RFC 3339 time with its offset, like 2026-11-27T12:00:00Z',
   }),
-  atPosition: queryText('atPosition').refine((text) => text === undefined || POSITION.test(text), {
-    message: 'atPosition must be a position: decimal digits',
-  }),
+  atPosition: queryText('atPosition').refine(
+    (text) => text === undefined || (POSITION.test(text) && BigInt(text) <= LARGEST_POSITION),
+    {
+      message: `atPosition must be a position: decimal digits without a leading zero, at most ${LARGEST_POSITION}`,
+    },
+  ),
 });
 
 /** How the documents describe the two parameters (the operations' query schemas). */
@@ -30,7 +35,8 @@ export const asOfQuery = z.object({
     example: '2026-11-27T12:00:00Z',
   }),
   atPosition: z.string().optional().meta({
-    description: 'Read as it was right after the event at this position of the log (decimal digits).',
+    description:
+      'Read as it was right after the event at this position of the log (decimal digits without a leading zero; a position beyond the newest reads the present).',
   }),
 });
 
