@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { PlatformError } from '../contracts/errors';
+import { canonicalPosition, POSITION_TEXT_FORM } from '../contracts/positions';
 
 /**
  * Read-your-writes: a reader that sends `X-Min-Position` (from a command's `X-Position`) is answered only
@@ -20,8 +21,6 @@ export interface ReadConsistency {
 
 /** The projections that hold credentials: users, tokens, sessions (identity); clients, grants (oauth). */
 export const CREDENTIAL_PROJECTIONS: readonly string[] = ['identity', 'oauth'];
-
-const POSITION = /^\d{1,20}$/;
 
 export async function awaitConsistency(
   req: Request,
@@ -58,12 +57,12 @@ function minPositionOf(req: Request, fallback: bigint): bigint {
   const header = req.headers['x-min-position'];
   if (header === undefined) return fallback;
   const text = Array.isArray(header) ? header[0]! : header;
-  if (!POSITION.test(text))
+  const demanded = canonicalPosition(text);
+  if (demanded === undefined)
     throw new PlatformError(
       'validation_failed',
-      "X-Min-Position must be a non-negative integer (a command response's X-Position)",
+      `X-Min-Position must be a position (a command response's X-Position): ${POSITION_TEXT_FORM}`,
     );
-  const demanded = BigInt(text);
   return demanded > fallback ? demanded : fallback;
 }
 

@@ -10,6 +10,7 @@ import {
 } from '../subscriptions';
 import { updateOf } from './catalogue';
 import { auditPage } from './files';
+import { canonicalPosition, POSITION_PATTERN, POSITION_TEXT_FORM } from '../positions';
 import { operation } from './operation';
 import {
   auditFields,
@@ -257,9 +258,16 @@ const replay = z
 export const replaySubscriptionBody = z
   .strictObject({
     from: z
-      .union([z.string().regex(/^\d{1,20}$/), z.iso.datetime({ offset: true })], {
-        error: 'must be a position (decimal digits) or an RFC 3339 time',
-      })
+      .union(
+        [
+          z
+            .string()
+            .regex(POSITION_PATTERN)
+            .refine((text) => canonicalPosition(text) !== undefined),
+          z.iso.datetime({ offset: true }),
+        ],
+        { error: `must be a position (${POSITION_TEXT_FORM}) or an RFC 3339 time` },
+      )
       .meta({
         description:
           'A position (every event from it on) or an RFC 3339 time (every event that happened from then on).',

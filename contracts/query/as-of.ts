@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { PlatformError } from '../errors';
+import { canonicalPosition, POSITION_TEXT_FORM } from '../positions';
 import { validate } from '../validation';
 import { queryText } from './list-params';
 
@@ -11,19 +12,14 @@ export const AS_OF_PARAMETERS = ['asOf', 'atPosition'] as const;
 
 /** RFC 3339 with its offset (`Z` or `±hh:mm`): a time without one names no moment. */
 const RFC_3339 = z.iso.datetime({ offset: true });
-/** A position in its one canonical decimal spelling (no sign, no leading zero), within 64 bits as logs keep them. */
-const POSITION = /^(?:0|[1-9]\d{0,19})$/;
-const LARGEST_POSITION = 2n ** 64n - 1n;
 
 const asOfSchema = z.object({
   asOf: queryText('asOf').refine((text) => text === undefined || RFC_3339.safeParse(text).success, {
     message: 'asOf must be an RFC 3339 time with its offset, like 2026-11-27T12:00:00Z',
   }),
   atPosition: queryText('atPosition').refine(
-    (text) => text === undefined || (POSITION.test(text) && BigInt(text) <= LARGEST_POSITION),
-    {
-      message: `atPosition must be a position: decimal digits without a leading zero, at most ${LARGEST_POSITION}`,
-    },
+    (text) => text === undefined || canonicalPosition(text) !== undefined,
+    { message: `atPosition must be a position: ${POSITION_TEXT_FORM}` },
   ),
 });
 
@@ -59,6 +55,6 @@ export function pastMomentOf(rawQuery: unknown): PastMoment | undefined {
       { path: 'atPosition', message: 'asOf is given too' },
     ]);
   if (asOf !== undefined) return { kind: 'time', at: new Date(asOf) };
-  if (atPosition !== undefined) return { kind: 'position', position: BigInt(atPosition) };
+  if (atPosition !== undefined) return { kind: 'position', position: canonicalPosition(atPosition)! };
   return undefined;
 }

@@ -171,6 +171,8 @@ describe('a record in the past', () => {
       ['asOf=2026-11-27T12:00:00', 'asOf'],
       ['asOf=2026-13-01T00:00:00Z', 'asOf'],
       ['atPosition=-1', 'atPosition'],
+      ['atPosition=007', 'atPosition'],
+      ['atPosition=18446744073709551616', 'atPosition'],
       ['atPosition=1e3', 'atPosition'],
       ['atPosition=0x10', 'atPosition'],
       ['atPosition=123456789012345678901', 'atPosition'],
@@ -184,5 +186,13 @@ describe('a record in the past', () => {
       expect({ query, names: text.includes(parameter) }).toEqual({ query, names: true });
     }
     expect((await platform.call('GET', `/record/${record.id}/history?asOf=soon`)).status).toBe(400);
+    // The position a read waits for is spelled as the moments' are.
+    for (const position of ['007', '+7', '18446744073709551616']) {
+      const response = await platform.call('GET', `/record/${record.id}`, {
+        headers: { 'X-Min-Position': position },
+      });
+      expect({ position, status: response.status }).toEqual({ position, status: 400 });
+      expect(await response.text()).toContain('X-Min-Position');
+    }
   });
 });

@@ -10,6 +10,7 @@ import {
   updateSubscriptionBody,
 } from '../../../contracts/api/subscriptions';
 import { PlatformError } from '../../../contracts/errors';
+import { canonicalPosition } from '../../../contracts/positions';
 import { validate } from '../../../contracts/validation';
 import { sendJson } from '../../../infra/http/respond';
 import { mount } from '../../../infra/http/operations';
@@ -34,7 +35,7 @@ export function addSubscriptionRoutes(router: Router, deps: CommandDeps): void {
     const subscriptionId = idParam(req, 'subscriptionId');
     const { from } = validate(replaySubscriptionBody, req.body, 'body');
     // A position is where the replay starts; a time, the first event recorded at or after it.
-    const fromPosition = /^\d+$/.test(from) ? BigInt(from) : undefined;
+    const fromPosition = canonicalPosition(from);
     const after =
       fromPosition === undefined
         ? await deps.subscriptions.positionBefore(new Date(from))

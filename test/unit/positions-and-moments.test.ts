@@ -1,9 +1,50 @@
 import fc from 'fast-check';
 import { PlatformError } from '../../contracts/errors';
+import { replaySubscriptionBody } from '../../contracts/api/subscriptions';
+import { canonicalPosition, LARGEST_POSITION } from '../../contracts/positions';
 import { pastMomentOf } from '../../contracts/query/as-of';
 import { thrown } from '../support/thrown';
 
-const LARGEST_POSITION = 2n ** 64n - 1n;
+/** Spellings of positions that name none: a leading zero, a sign, beyond 2^64 − 1. */
+const notCanonical = fc.oneof(
+  fc.bigInt({ min: 0n, max: LARGEST_POSITION }).map((position) => `0${position}`),
+  fc.bigInt({ min: 0n, max: LARGEST_POSITION }).map((position) => `+${position}`),
+  fc.bigInt({ min: 1n, max: LARGEST_POSITION }).map((position) => `-${position}`),
+  fc.bigInt({ min: LARGEST_POSITION + 1n, max: 10n ** 30n }).map(String),
+);
+
+describe('canonicalPosition', () => {
+  it('given any position from 0 to 2^64 − 1 written plainly, when read, then it is that position', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: LARGEST_POSITION }), (position) => {
+        expect(canonicalPosition(position.toString())).toBe(position);
+      }),
+    );
+  });
+
+  it('given any other text, when read, then it names no position', () => {
+    fc.assert(
+      fc.property(fc.oneof(notCanonical, fc.string()), (text) => {
+        const position = canonicalPosition(text);
+        if (position !== undefined) expect(position.toString()).toBe(text);
+      }),
+    );
+    for (const text of ['', ' 7', '7 ', '7.0', '7e0', '0x7', '０', '18446744073709551616'])
+      expect(canonicalPosition(text)).toBeUndefined();
+  });
+});
+
+describe('a subscription replay from a position or a time', () => {
+  it('given a position in its one spelling or an RFC 3339 time, when validated, then it is taken; else refused', () => {
+    for (const from of ['0', '7', LARGEST_POSITION.toString(), '2026-11-27T09:00:00Z'])
+      expect(replaySubscriptionBody.safeParse({ from }).success).toBe(true);
+    fc.assert(
+      fc.property(notCanonical, (from) => {
+        expect(replaySubscriptionBody.safeParse({ from }).success).toBe(false);
+      }),
+    );
+  });
+});
 
 /** The parameters a refusal names (its details' paths). */
 function namedIn(error: PlatformError): string[] {
@@ -26,14 +67,8 @@ describe('pastMomentOf', () => {
   });
 
   it('given a position with a leading zero, a sign or beyond 2^64 − 1, when parsed, then a 400 names atPosition', () => {
-    const refused = fc.oneof(
-      fc.bigInt({ min: 0n, max: LARGEST_POSITION }).map((position) => `0${position}`),
-      fc.bigInt({ min: 0n, max: LARGEST_POSITION }).map((position) => `+${position}`),
-      fc.bigInt({ min: 1n, max: LARGEST_POSITION }).map((position) => `-${position}`),
-      fc.bigInt({ min: LARGEST_POSITION + 1n, max: 10n ** 30n }).map(String),
-    );
     fc.assert(
-      fc.property(refused, (atPosition) => {
+      fc.property(notCanonical, (atPosition) => {
         const error = thrown(() => pastMomentOf({ atPosition }));
         expect(error.kind).toBe('validation_failed');
         expect(namedIn(error)).toEqual(['atPosition']);
