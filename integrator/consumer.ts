@@ -1,6 +1,7 @@
 import type { RunParkedData, WebhookRequestReceivedData } from '../contracts/events/integrator';
 import type { RecordedEvent } from '../contracts/events/envelope';
 import { upcast } from '../contracts/events/registry';
+import { canonicalPosition } from '../contracts/positions';
 import type { Logger } from '../infra/logging';
 import type { ConsumedMessage, Consumer, Stream } from '../infra/stream/port';
 import type { DeliveryIntake } from './deliveries/intake';
@@ -188,8 +189,8 @@ export class Integrator {
 
   private seen(message: ConsumedMessage): void {
     const at = message.headers?.position;
-    if (at !== undefined && /^\d{1,20}$/.test(at) && BigInt(at) > this.lastPosition)
-      this.lastPosition = BigInt(at);
+    const position = at === undefined ? undefined : canonicalPosition(at);
+    if (position !== undefined && position > this.lastPosition) this.lastPosition = position;
   }
 
   async stop(): Promise<void> {

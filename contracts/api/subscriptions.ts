@@ -166,7 +166,7 @@ const canonicalUuid = z
   .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'must be a UUID in lower case');
 const positionText = z
   .string()
-  .regex(/^\d{1,20}$/, 'must be a position (decimal digits)')
+  .regex(POSITION_PATTERN, `must be a position (${POSITION_TEXT_FORM})`)
   .meta({ description: "A position in the platform's event log (decimal digits: it may exceed 2^53)." });
 
 export const DELIVERY_STATUSES = ['delivered', 'retrying', 'failed'] as const;
@@ -260,6 +260,7 @@ export const replaySubscriptionBody = z
     from: z
       .union(
         [
+          // The pattern shows the spelling in the API description; `canonicalPosition` also bounds it.
           z
             .string()
             .regex(POSITION_PATTERN)
