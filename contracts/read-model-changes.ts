@@ -93,6 +93,24 @@ export interface IndexSpec {
   readonly paths: readonly IndexKey[];
   /** Not with a case-folded key: the adapters would not agree on which values are equal. */
   readonly unique?: boolean;
+  /** Makes this an interval index (below); not with `unique`. */
+  readonly interval?: IntervalKeys;
+}
+
+/**
+ * An interval index serves counting the documents whose interval [`from`, `to`) holds a point (a store
+ * filter `during`, with equality on `paths` and conditions on `then`): it keys each document by the node of
+ * its interval in a relational interval tree (Kriegel, Pötke and Seidl, VLDB 2000), so a count visits only
+ * documents whose interval holds the point, where an index on one bound visits every one begun before it.
+ * The interval's bounds are integers; a missing or null `to` is an interval still open. SQLite keeps it as
+ * two indexes (`paths`, the node, one bound, `then`); MongoDB, which has no expression indexes, keeps none
+ * and counts with its other indexes.
+ */
+export interface IntervalKeys {
+  readonly from: string;
+  readonly to: string;
+  /** Paths after the node and the bound, so that conditions on them are checked from the index alone. */
+  readonly then: readonly string[];
 }
 
 /** The path an index key indexes. */

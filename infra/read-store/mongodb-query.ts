@@ -3,7 +3,7 @@ import type { Scalar, StoreFilter, StoreSort } from '../../languages/filter/stor
 import { LIKE_REGEX_OPTIONS, likePatternToMongoRegex, type RegexEngine } from './mongodb-like';
 import { pathOfKey, type IndexKey } from '../../contracts/read-model-changes';
 import { escapePath } from './mongodb-keys';
-import { assertQueryPath } from './validation';
+import { assertIntervalPoint, assertQueryPath } from './validation';
 
 /**
  * Compiles store queries to MongoDB query documents, using only what FerretDB 1.x supports. MongoDB
@@ -99,6 +99,16 @@ export function compileFilter(filter: StoreFilter | undefined, engine: RegexEngi
       return isIn(filter.path, filter.values);
     case 'like':
       return like(filter.path, filter.pattern, filter.negate, engine);
+    case 'during': {
+      assertIntervalPoint(filter.at);
+      const to = fieldOf(filter.to);
+      return {
+        $and: [
+          { [fieldOf(filter.from)]: { $lte: filter.at } },
+          { $or: [{ [to]: { $gt: filter.at } }, { [to]: { $in: [null] } }] },
+        ],
+      };
+    }
   }
 }
 

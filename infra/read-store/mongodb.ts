@@ -274,6 +274,8 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
 
   async function ensureIndex(name: string, index: IndexSpec): Promise<void> {
     assertIndexSpec(index);
+    // An interval index keys documents by an expression of two values; MongoDB indexes values only.
+    if (index.interval) return;
     const target = collection(name);
     const keys = indexKeys(index.paths, index.unique === true);
     const existing = (await indexesOf(target)).find((candidate) => candidate.name === index.name);
@@ -292,6 +294,7 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
 
   /** An `index` change: `ensureIndex` unless the collection already has its most indexes (port.ts). */
   async function ensureIndexWithin(name: string, index: IndexSpec): Promise<void> {
+    if (index.interval) return ensureIndex(name, index);
     const indexes = await indexesOf(collection(name));
     const secondary = indexes.filter((candidate) => candidate.name !== '_id_');
     const exists = secondary.some((candidate) => candidate.name === index.name);

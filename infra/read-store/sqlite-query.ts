@@ -1,6 +1,6 @@
 import type { Scalar, StoreFilter, StoreSort } from '../../languages/filter/store-query';
 import type { IndexKey } from '../../contracts/read-model-changes';
-import { assertQueryPath } from './validation';
+import { assertIntervalPoint, assertQueryPath } from './validation';
 
 /**
  * Compiles store queries to SQL over a table `(id TEXT PRIMARY KEY, doc TEXT, pos INTEGER)`.
@@ -274,7 +274,19 @@ export function compileFilter(filter: StoreFilter | undefined): SqlFragment {
       return isIn(filter.path, filter.values, filter.numeric === true);
     case 'like':
       return like(filter.path, filter.pattern, filter.negate);
+    case 'during':
+      return during(filter.from, filter.to, filter.at);
   }
+}
+
+/**
+ * `during` as its two bounds, as an index that has both (after the keys a list seeks and orders on) checks
+ * them; counts take an interval index where one serves (sqlite-intervals.ts).
+ */
+function during(from: string, to: string, at: number): SqlFragment {
+  assertIntervalPoint(at);
+  const end = valueExpression(to);
+  return { sql: `(${valueExpression(from)} <= ? AND (${end} > ? OR ${end} IS NULL))`, params: [at, at] };
 }
 
 /** The requested order, then `id` ascending as the tie-breaker (unless the order already reached `id`). */

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { StoreQuery } from '../../languages/filter/store-query';
+import type { StoreFilter, StoreQuery } from '../../languages/filter/store-query';
 import { openSqliteFile } from '../sqlite-file';
 import { compileLikeMatcher, type LikeMatcher } from '../../languages/filter/like-pattern';
 import { applyPatch, copiedDocument } from './patch';
@@ -19,6 +19,14 @@ import {
   valueExpression,
   type SqlFragment,
 } from './sqlite-query';
+import {
+  INTERVAL_BOUNDS,
+  intervalCountOf,
+  intervalCountSql,
+  intervalIndexColumns,
+  type IntervalBound,
+  type IntervalIndex,
+} from './sqlite-intervals';
 import {
   assertChange,
   assertCheckpoint,
@@ -57,6 +65,11 @@ interface PendingApply {
 /** Collection `x` is table `docs_x`; the prefix keeps collections apart from the store's own tables. */
 const TABLE_PREFIX = 'docs_';
 const CHECKPOINTS_TABLE = 'read_store_checkpoints';
+/**
+ * The interval indexes of each collection (`IntervalKeys`), as asked for: a count looks here for one that
+ * answers it, since SQLite's schema keeps only their SQL.
+ */
+const INTERVAL_INDEXES_TABLE = 'read_store_interval_indexes';
 /** Dynamic filters make many distinct statements; the cache is dropped whole when it grows past this. */
 const STATEMENT_CACHE_LIMIT = 500;
 const LIKE_CACHE_LIMIT = 200;
@@ -68,6 +81,11 @@ function tableName(collection: string): string {
 
 function sqliteIndexName(collection: string, index: string): string {
   return `${TABLE_PREFIX}${collection}__${index}`;
+}
+
+/** The SQLite index of an interval index by one of its bounds. */
+function intervalIndexName(collection: string, index: string, bound: IntervalBound): string {
+  return `${sqliteIndexName(collection, index)}__${bound}`;
 }
 
 function assertPreparedUpsert(change: PreparedUpsert): void {
@@ -133,6 +151,7 @@ export interface SqliteReadStore extends ReadStore {
 }
 
 interface CompiledFind {
+  readonly filter: StoreFilter | undefined;
   readonly where: SqlFragment;
   readonly orderBy: string;
   readonly page: Page;
@@ -141,6 +160,7 @@ interface CompiledFind {
 
 function compileFind(query: StoreQuery): CompiledFind {
   return {
+    filter: query.filter,
     where: compileFilter(query.filter),
     orderBy: compileOrderBy(query.sort),
     page: readPage(query.offset, query.limit, query.countLimit),
@@ -188,8 +208,13 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
     },
   );
 
-  if (!options.readOnly)
+  if (!options.readOnly) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${CHECKPOINTS_TABLE} (name TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+    db.exec(
+      `CREATE TABLE IF NOT EXISTS ${INTERVAL_INDEXES_TABLE} ` +
+        `(collection TEXT NOT NULL, name TEXT NOT NULL, spec TEXT NOT NULL, PRIMARY KEY (collection, name))`,
+    );
+  }
 
   const statements = new Map<string, Database.Statement<unknown[]>>();
   /** Prepared once per collection: writes are the hot path of every projection. */
@@ -287,13 +312,10 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
     return prepared;
   }
 
-  function ensureIndexNow(collection: string, index: IndexSpec): void {
-    assertIndexSpec(index);
-    const table = tableName(collection);
-    createCollection(collection);
-    const name = sqliteIndexName(collection, index.name);
+  /** Creates a SQLite index unless one of its name exists, which must then have the same definition. */
+  function createIndex(collection: string, index: IndexSpec, name: string, columns: string): void {
     const create = `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX`;
-    const target = `"${name}" ON ${table} (${indexColumns(index.paths, index.unique === true)})`;
+    const target = `"${name}" ON ${tableName(collection)} (${columns})`;
     // SQLite stores the statement's text without "IF NOT EXISTS": the check below compares with it.
     const definition = `${create} ${target}`;
     try {
@@ -309,17 +331,48 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
     }
   }
 
+  /** An interval index: its two SQLite indexes and its entry in the registry, together. */
+  const ensureIntervalIndex = db.transaction((collection: string, index: IntervalIndex): void => {
+    for (const bound of INTERVAL_BOUNDS)
+      createIndex(
+        collection,
+        index,
+        intervalIndexName(collection, index.name, bound),
+        intervalIndexColumns(index, bound),
+      );
+    statement(
+      `INSERT OR REPLACE INTO ${INTERVAL_INDEXES_TABLE} (collection, name, spec) VALUES (?, ?, ?)`,
+    ).run(collection, index.name, JSON.stringify(index));
+  });
+
+  function ensureIndexNow(collection: string, index: IndexSpec): void {
+    assertIndexSpec(index);
+    createCollection(collection);
+    if (index.interval) {
+      ensureIntervalIndex(collection, { ...index, interval: index.interval });
+      return;
+    }
+    const columns = indexColumns(index.paths, index.unique === true);
+    createIndex(collection, index, sqliteIndexName(collection, index.name), columns);
+  }
+
   /** An `index` change: `ensureIndexNow` unless the collection already has its most indexes (port.ts). */
   function ensureIndexWithin(collection: string, index: IndexSpec): void {
     createCollection(collection);
     const counted = statement(
       `SELECT count(*) AS secondary, count(*) FILTER (WHERE name = ?) AS named FROM sqlite_schema ` +
         `WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`,
-    ).get(sqliteIndexName(collection, index.name), `${TABLE_PREFIX}${collection}`) as {
+    ).get(
+      index.interval
+        ? intervalIndexName(collection, index.name, 'from')
+        : sqliteIndexName(collection, index.name),
+      `${TABLE_PREFIX}${collection}`,
+    ) as {
       secondary: number;
       named: number;
     };
-    if (counted.named > 0 || counted.secondary < MAX_INDEXES_PER_COLLECTION)
+    const added = index.interval ? INTERVAL_BOUNDS.length : 1;
+    if (counted.named > 0 || counted.secondary + added <= MAX_INDEXES_PER_COLLECTION)
       ensureIndexNow(collection, index);
   }
 
@@ -454,28 +507,67 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
     });
   }
 
-  function countMatches(table: string, where: SqlFragment, countLimit?: number): number {
-    const count = statement(countSql(table, where, countLimit))
-      .pluck()
-      .get(...where.params);
-    return Number(count);
+  /** The collection's interval indexes; none on a store from before them (a read-only one has no table). */
+  function intervalIndexesOf(collection: string): IntervalIndex[] {
+    try {
+      return statement(`SELECT spec FROM ${INTERVAL_INDEXES_TABLE} WHERE collection = ?`)
+        .pluck()
+        .all(collection)
+        .map((spec) => JSON.parse(String(spec)) as IntervalIndex);
+    } catch (error) {
+      if (isMissingTable(error)) return [];
+      throw error;
+    }
   }
 
-  const findInSnapshot = db.transaction((table: string, compiled: CompiledFind): FindResult => {
-    const { where, page, withTotal } = compiled;
-    const rows =
-      page.limit === 0
-        ? []
-        : statement(itemsSql(table, compiled))
-            .pluck()
-            .all(...where.params);
-    const items = rows.map((row) => parseDocument(String(row)));
-    if (!withTotal) return { items };
-    return {
-      items,
-      total: totalFromShortPage(page, items.length) ?? countMatches(table, where, page.countLimit),
-    };
-  });
+  /** How to count the matches of a filter: with an interval index where one answers it, else plainly. */
+  function countStatement(
+    collection: string,
+    table: string,
+    filter: StoreFilter | undefined,
+    where: SqlFragment,
+    countLimit?: number,
+  ): SqlFragment {
+    const byInterval = intervalCountOf(filter, intervalIndexesOf(collection));
+    if (byInterval === undefined) return { sql: countSql(table, where, countLimit), params: where.params };
+    const indexName = (bound: IntervalBound) => intervalIndexName(collection, byInterval.index.name, bound);
+    return intervalCountSql(table, byInterval, indexName, countLimit);
+  }
+
+  function countMatches(
+    collection: string,
+    table: string,
+    filter: StoreFilter | undefined,
+    where: SqlFragment,
+    countLimit?: number,
+  ): number {
+    const { sql, params } = countStatement(collection, table, filter, where, countLimit);
+    return Number(
+      statement(sql)
+        .pluck()
+        .get(...params),
+    );
+  }
+
+  const findInSnapshot = db.transaction(
+    (collection: string, table: string, compiled: CompiledFind): FindResult => {
+      const { filter, where, page, withTotal } = compiled;
+      const rows =
+        page.limit === 0
+          ? []
+          : statement(itemsSql(table, compiled))
+              .pluck()
+              .all(...where.params);
+      const items = rows.map((row) => parseDocument(String(row)));
+      if (!withTotal) return { items };
+      return {
+        items,
+        total:
+          totalFromShortPage(page, items.length) ??
+          countMatches(collection, table, filter, where, page.countLimit),
+      };
+    },
+  );
 
   return {
     ensureIndex(collection: string, index: IndexSpec): Promise<void> {
@@ -535,12 +627,12 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
       // Compiled first so that a bad query fails the same way whether or not the collection exists.
       const compiled = compileFind(query);
       const emptyResult: FindResult = compiled.withTotal ? { items: [], total: 0 } : { items: [] };
-      return read(collection, emptyResult, (table) => findInSnapshot(table, compiled));
+      return read(collection, emptyResult, (table) => findInSnapshot(collection, table, compiled));
     },
 
     async count(collection: string, query: Pick<StoreQuery, 'filter'> = {}): Promise<number> {
       const where = compileFilter(query.filter);
-      return read(collection, 0, (table) => countMatches(table, where));
+      return read(collection, 0, (table) => countMatches(collection, table, query.filter, where));
     },
 
     async getCheckpoint(name: string): Promise<string | null> {
@@ -554,6 +646,7 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
 
     async dropCollection(collection: string): Promise<void> {
       db.exec(`DROP TABLE IF EXISTS ${tableName(collection)}`);
+      statement(`DELETE FROM ${INTERVAL_INDEXES_TABLE} WHERE collection = ?`).run(collection);
       knownCollections.delete(collection);
       forgetStatements();
     },
@@ -576,14 +669,15 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
     async explainFind(collection: string, query: StoreQuery): Promise<QueryPlans> {
       const compiled = compileFind(query);
       const table = tableName(collection);
-      const plan = (sql: string, params: readonly unknown[]): string[] =>
+      const plan = ({ sql, params }: SqlFragment): string[] =>
         db
           .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
           .all(...params)
           .map((row) => row.detail);
+      const { filter, where, page } = compiled;
       return {
-        items: plan(itemsSql(table, compiled), compiled.where.params),
-        count: plan(countSql(table, compiled.where, compiled.page.countLimit), compiled.where.params),
+        items: plan({ sql: itemsSql(table, compiled), params: where.params }),
+        count: plan(countStatement(collection, table, filter, where, page.countLimit)),
       };
     },
   };

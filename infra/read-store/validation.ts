@@ -46,6 +46,18 @@ export function assertIndexSpec(index: IndexSpec): void {
   index.paths.map(pathOfKey).forEach(assertQueryPath);
   if (index.unique && index.paths.some((key) => typeof key !== 'string'))
     throw new TypeError(`index ${index.name}: a unique index cannot have a case-folded key`);
+  if (index.interval) {
+    const { from, to, then } = index.interval;
+    [from, to, ...then].forEach(assertQueryPath);
+    if (index.unique) throw new TypeError(`index ${index.name}: an interval index cannot be unique`);
+    if (index.paths.some((key) => typeof key !== 'string'))
+      throw new TypeError(`index ${index.name}: an interval index cannot have a case-folded key`);
+  }
+}
+
+/** The point a `during` filter asks about: an integer both stores compare exactly. */
+export function assertIntervalPoint(at: number): void {
+  if (!Number.isSafeInteger(at)) throw new TypeError(`invalid interval point ${at}: expected a safe integer`);
 }
 
 /**

@@ -53,6 +53,13 @@ export function matchesFilter(doc: Document, filter: StoreFilter | undefined): b
     }
     case 'like':
       return likes(valueAt(doc, filter.path), filter.pattern) !== filter.negate;
+    case 'during': {
+      const to = valueAt(doc, filter.to);
+      return (
+        compares(valueAt(doc, filter.from), 'lte', filter.at, true) &&
+        (sqlValueOf(to) === null || compares(to, 'gt', filter.at, true))
+      );
+    }
   }
 }
 

@@ -18,6 +18,8 @@
  *   matches a list that contains the value, `ne` one that does not (missing and null included), `in` one
  *   that contains any listed value; `eq null` also matches an empty list and `ne null` a non-empty one.
  *   Only these operators take `list`.
+ * - `during` matches a document whose integer interval [from, to) holds the point, `to` missing or null
+ *   meaning open.
  * - Paths are dot-separated (`fields.12`); segments are `[A-Za-z0-9_]+`.
  */
 export type Scalar = string | number | boolean | null;
@@ -40,7 +42,12 @@ export type StoreFilter =
       readonly numeric?: boolean;
       readonly list?: boolean;
     }
-  | { readonly kind: 'like'; readonly path: string; readonly pattern: string; readonly negate: boolean };
+  | { readonly kind: 'like'; readonly path: string; readonly pattern: string; readonly negate: boolean }
+  /**
+   * Documents whose interval [`from`, `to`) holds `at`: `from` at or before it and `to` after it, or missing
+   * or null (an interval still open). The bounds hold integers (positions), as `numeric` promises numbers.
+   */
+  | { readonly kind: 'during'; readonly from: string; readonly to: string; readonly at: number };
 
 export interface StoreSort {
   readonly path: string;

@@ -1,6 +1,6 @@
 import { documentId, READ_MODELS, VALIDITY } from '../../contracts/read-models';
 import { categoryOf } from '../../contracts/streams';
-import type { IndexSpec, ReadModelChange } from '../../contracts/read-model-changes';
+import { pathOfKey, type IndexSpec, type ReadModelChange } from '../../contracts/read-model-changes';
 import type { FieldAddedData, RecordErasedData } from '../../contracts/events/records';
 import type { Projection } from '../projection';
 import { erasedValues, fieldValueIndex, recordsProjection } from './records';
@@ -32,6 +32,20 @@ export function validityIndex(index: IndexSpec): IndexSpec {
 }
 
 /**
+ * An interval index of a field's values (`IntervalKeys`): the keys a list seeks on, the version's validity
+ * as an interval of positions, then the field. Counting a list as of a moment (`meta.total`) visits only the
+ * versions valid then, where the field's index above visits every version of each record that matches.
+ */
+export function validityIntervalIndex(index: IndexSpec): IndexSpec {
+  const paths = index.paths.map(pathOfKey);
+  return {
+    name: `${index.name}__during`,
+    paths: paths.slice(0, -1),
+    interval: { from: VALIDITY.fromPosition, to: VALIDITY.toPosition, then: paths.slice(-1) },
+  };
+}
+
+/**
  * Every version of every record (the temporal read model): the records document as it was after each of its
  * events, with the positions and times it was valid between, so a list can be read as of any moment with
  * today's filters, orders and indexes. It keeps its own current document of each record (the records
@@ -53,7 +67,12 @@ export const recordVersionsProjection: Projection = {
     if (event.type === 'FieldAdded') {
       const index = fieldValueIndex((event.data as FieldAddedData).field);
       return index
-        ? [{ op: 'index', collection: versions, index: validityIndex(index), position: event.position }]
+        ? [validityIndex(index), validityIntervalIndex(index)].map((versionIndex) => ({
+            op: 'index',
+            collection: versions,
+            index: versionIndex,
+            position: event.position,
+          }))
         : [];
     }
     // The module's other events change no record.

@@ -49,32 +49,30 @@ export async function positionOfMoment(deps: PastReadDeps, moment: PastMoment): 
   return position;
 }
 
-/** The versions valid at `at`: begun at or before it (`from`), not ended by then (`to` later, or none). */
-function validBetween(from: string, to: string, at: number | string): StoreFilter {
-  const numbers = typeof at === 'number' && { numeric: true };
+/** The versions valid at `time`: begun at or before it, not ended by then (ended later, or not at all). */
+function validAtTime(time: Date): StoreFilter {
+  const at = time.toISOString();
   return {
     kind: 'and',
     children: [
-      { kind: 'compare', path: from, op: 'lte', value: at, ...numbers },
+      { kind: 'compare', path: VALIDITY.fromTime, op: 'lte', value: at },
       {
         kind: 'or',
         children: [
-          { kind: 'compare', path: to, op: 'gt', value: at, ...numbers },
-          { kind: 'compare', path: to, op: 'eq', value: null },
+          { kind: 'compare', path: VALIDITY.toTime, op: 'gt', value: at },
+          { kind: 'compare', path: VALIDITY.toTime, op: 'eq', value: null },
         ],
       },
     ],
   };
 }
 
-/** The versions valid right after the event at `position`. */
+/**
+ * The versions valid right after the event at `position`: an interval of positions, which an interval
+ * index of the versions counts without visiting the others.
+ */
 export function validAt(position: bigint): StoreFilter {
-  return validBetween(VALIDITY.fromPosition, VALIDITY.toPosition, Number(position));
-}
-
-/** The versions valid at `time` (compared with when their events happened). */
-function validAtTime(time: Date): StoreFilter {
-  return validBetween(VALIDITY.fromTime, VALIDITY.toTime, time.toISOString());
+  return { kind: 'during', from: VALIDITY.fromPosition, to: VALIDITY.toPosition, at: Number(position) };
 }
 
 /**

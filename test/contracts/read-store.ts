@@ -5,6 +5,7 @@ import { MAX_DOCUMENT_DEPTH } from '../../infra/read-store/validation';
 import {
   MAX_INDEXES_PER_COLLECTION,
   type Document,
+  type IndexSpec,
   type ReadModelChange,
 } from '../../contracts/read-model-changes';
 
@@ -1311,6 +1312,161 @@ export function readStoreContract(factory: () => Promise<ReadStoreUnderTest>): v
         /different definition/,
       );
       await expect(findIds(collection, { filter: compare('f50', 'eq', 'x') })).resolves.toEqual(['a']);
+    });
+  });
+
+  describe('intervals (during)', () => {
+    const INTERVAL_INDEX: IndexSpec = {
+      name: 'by_group_during',
+      paths: ['group'],
+      interval: { from: 'from', to: 'to', then: ['v'] },
+    };
+
+    /** A bound of every magnitude: small (fork nodes low in the tree), large, and up to 2^52. */
+    const boundArbitrary = fc.oneof(
+      fc.integer({ min: 0, max: 40 }),
+      fc.integer({ min: 0, max: 1_000_000 }),
+      fc.integer({ min: 0, max: 2 ** 52 }),
+    );
+    /** An interval's end: none (open), null, after its start, equal to it (empty), or before it (reversed). */
+    const endArbitrary = (from: number) =>
+      fc.oneof(
+        fc.constant<number | null | undefined>(undefined),
+        fc.constant(null),
+        fc.integer({ min: 1, max: 2 ** 52 }).map((length) => from + length),
+        fc.integer({ min: 1, max: 3 }).map((length) => from + length),
+        fc.constant(from),
+        fc.integer({ min: 0, max: from }),
+      );
+    const versionArbitrary = boundArbitrary.chain((from) =>
+      fc.record({
+        from: fc.constant(from),
+        to: endArbitrary(from),
+        group: fc.constantFrom('x', 'y'),
+        v: fc.integer({ min: 0, max: 9 }),
+      }),
+    );
+    const docsArbitrary = fc.array(versionArbitrary, { maxLength: 30 }).map((versions) =>
+      versions.map(({ to, ...version }, index): Document => ({
+        id: `d${String(index).padStart(2, '0')}`,
+        ...version,
+        ...(to !== undefined && { to }),
+      })),
+    );
+
+    function holds(doc: Document, at: number): boolean {
+      const { from, to } = doc as unknown as { from: number; to?: number | null };
+      return from <= at && (to === undefined || to === null || to > at);
+    }
+
+    /** Points at and beside every bound, and anywhere. */
+    function pointsOf(docs: readonly Document[], anywhere: readonly number[]): number[] {
+      const bounds = docs.flatMap((doc) =>
+        [doc.from, doc.to].filter((bound): bound is number => typeof bound === 'number'),
+      );
+      return [...bounds.flatMap((bound) => [bound - 1, bound, bound + 1]), ...anywhere].filter(
+        (at) => Number.isSafeInteger(at) && at >= 0,
+      );
+    }
+
+    test('during matches the documents whose interval holds the point, with and without an interval index, in lists and counts', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          docsArbitrary,
+          fc.array(boundArbitrary, { minLength: 1, maxLength: 3 }),
+          fc.boolean(),
+          fc.integer({ min: 0, max: 9 }),
+          async (docs, anywhere, indexed, threshold) => {
+            const collection = uniqueName('during');
+            if (indexed) await store().ensureIndex(collection, INTERVAL_INDEX);
+            await seed(collection, docs);
+            const points = pointsOf(docs, anywhere);
+            for (const at of points.slice(0, 6)) {
+              const during: StoreFilter = { kind: 'during', from: 'from', to: 'to', at };
+              const cases: readonly (readonly [StoreFilter, (doc: Document) => boolean])[] = [
+                [during, () => true],
+                [and(compare('group', 'eq', 'x'), during), (doc) => doc.group === 'x'],
+                [
+                  and(compare('group', 'eq', 'y'), during, compare('v', 'gte', threshold)),
+                  (doc) => doc.group === 'y' && (doc.v as number) >= threshold,
+                ],
+                [
+                  and(
+                    during,
+                    compare('group', 'eq', 'x'),
+                    or(compare('v', 'eq', threshold), isIn('v', [1, 2])),
+                  ),
+                  (doc) => doc.group === 'x' && [threshold, 1, 2].includes(doc.v as number),
+                ],
+              ];
+              for (const [filter, rest] of cases) {
+                const expected = docs
+                  .filter((doc) => holds(doc, at) && rest(doc))
+                  .map((doc) => doc.id)
+                  .sort();
+                const found = await store().find(collection, { filter });
+                expect({ at, filter, ids: idsOf(found.items) }).toEqual({ at, filter, ids: expected });
+                expect(found.total).toBe(expected.length);
+                await expect(store().count(collection, { filter })).resolves.toBe(expected.length);
+                const capped = await store().find(collection, { filter, limit: 1, countLimit: 3 });
+                expect(capped.total).toBe(Math.min(expected.length, 3));
+              }
+            }
+          },
+        ),
+        { numRuns: 20 },
+      );
+    }, 120_000);
+
+    test('every interval over 0 to 17 (open, empty and reversed ones too) at every point', async () => {
+      const collection = uniqueName('during_small');
+      await store().ensureIndex(collection, INTERVAL_INDEX);
+      const docs: Document[] = [];
+      for (let from = 0; from <= 17; from++)
+        for (const to of [undefined, null, ...Array.from({ length: 19 }, (_, index) => index)])
+          docs.push({
+            id: `i${from}_${String(to)}`,
+            group: 'x',
+            from,
+            v: 0,
+            ...(to !== undefined && { to }),
+          });
+      // In parts: FerretDB 1.24 never answers one bulk write of a few hundred upserts.
+      for (let start = 0; start < docs.length; start += 50)
+        await seed(collection, docs.slice(start, start + 50));
+      for (let at = 0; at <= 18; at++) {
+        const filter = and(compare('group', 'eq', 'x'), { kind: 'during', from: 'from', to: 'to', at });
+        const expected = docs.filter((doc) => holds(doc, at)).map((doc) => doc.id);
+        await expect(store().count(collection, { filter })).resolves.toBe(expected.length);
+        const found = await store().find(collection, { filter, limit: 1000 });
+        expect(idsOf(found.items).sort()).toEqual(expected.sort());
+      }
+    });
+
+    test('an interval index is idempotent, conflicts by name, goes with its collection, and is never unique', async () => {
+      const collection = uniqueName('during_index');
+      await store().ensureIndex(collection, INTERVAL_INDEX);
+      await store().ensureIndex(collection, INTERVAL_INDEX);
+      await seed(collection, [{ id: 'a', group: 'x', from: 1, to: 5, v: 1 }]);
+      await store().dropCollection(collection);
+      await store().ensureIndex(collection, INTERVAL_INDEX);
+      await seed(collection, [{ id: 'b', group: 'x', from: 3, v: 1 }]);
+      const during: StoreFilter = { kind: 'during', from: 'from', to: 'to', at: 4 };
+      await expect(
+        store().count(collection, { filter: and(compare('group', 'eq', 'x'), during) }),
+      ).resolves.toBe(1);
+      await expect(store().ensureIndex(collection, { ...INTERVAL_INDEX, unique: true })).rejects.toThrow(
+        /cannot be unique/,
+      );
+    });
+
+    test('a point that is not a safe integer is refused', async () => {
+      const collection = uniqueName('during_point');
+      await seed(collection, [{ id: 'a', from: 1 }]);
+      for (const at of [1.5, 2 ** 53, Number.NaN])
+        await expect(
+          store().find(collection, { filter: { kind: 'during', from: 'from', to: 'to', at } }),
+        ).rejects.toThrow(/interval point/);
     });
   });
 

@@ -13,7 +13,11 @@ import { and, compare, isIn, like, uniqueName, upsert } from '../contracts/read-
 import { VALIDITY } from '../../contracts/read-models';
 import { equals } from '../../languages/filter/store-query';
 import { validAt } from '../../query-api/records/past';
-import { recordVersionsProjection, validityIndex } from '../../projections/read-models/record-versions';
+import {
+  recordVersionsProjection,
+  validityIndex,
+  validityIntervalIndex,
+} from '../../projections/read-models/record-versions';
 import { fieldValueIndex } from '../../projections/read-models/records';
 
 /** What only the SQLite adapter promises: atomic batches, indexes its queries use, a durable file. */
@@ -170,14 +174,16 @@ describe('a list as of a moment (the versions’ indexes)', () => {
     for (const field of [
       { key: 'amount', type: 'number' },
       { key: 'stage', type: 'select' },
-    ] as const)
+    ] as const) {
       await store.ensureIndex(collection, validityIndex(fieldValueIndex(field)!));
+      await store.ensureIndex(collection, validityIntervalIndex(fieldValueIndex(field)!));
+    }
   });
 
   const scope = (position: number) =>
     and(equals('tenant', 'test'), equals('status', 'live'), equals('moduleId', 1), validAt(BigInt(position)));
 
-  test('the field’s index serves the order and tells the valid versions; the count reads it only', async () => {
+  test('the field’s index serves the order and tells the valid versions; the count reads its interval index only', async () => {
     const query: StoreQuery = {
       filter: and(scope(1500), compare('fields.stage', 'eq', 'won')),
       sort: [{ path: 'fields.amount', direction: 'desc' }],
@@ -186,9 +192,10 @@ describe('a list as of a moment (the versions’ indexes)', () => {
     const explained = await store.explainFind(collection, query);
     expect(explained.items.join('\n')).toMatch(/USING INDEX docs_record_versions__fields__amount__valid/);
     expect(explained.items.join('\n')).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
-    expect(explained.count.join('\n')).toMatch(
-      /USING COVERING INDEX docs_record_versions__fields__\w+__valid/,
-    );
+    // One search by each bound, each reading only the versions valid at the moment.
+    const count = explained.count.join('\n');
+    expect(count).toMatch(/USING COVERING INDEX docs_record_versions__fields__stage__during__from/);
+    expect(count).toMatch(/USING COVERING INDEX docs_record_versions__fields__stage__during__to/);
     // At 1500 every record is in its version 1 (valid from 1000 + n to 2000 + n); no two amounts are equal.
     const { items, total } = await store.find(collection, query);
     const expected = Array.from({ length: 300 }, (_, index) => index + 1)
@@ -209,7 +216,17 @@ describe('a list as of a moment (the versions’ indexes)', () => {
       /USING INDEX docs_record_versions__tenant_status_module_record__valid/,
     );
     expect(explained.items.join('\n')).not.toMatch(/TEMP B-TREE/);
-    expect(explained.count.join('\n')).toMatch(/USING COVERING INDEX/);
+    expect(explained.count.join('\n')).toMatch(
+      /USING COVERING INDEX docs_record_versions__fields__\w+__during__from/,
+    );
+    await expect(store.count(collection, { filter: scope(2100) })).resolves.toBe(300);
+  });
+
+  test('a count that reads a path no interval index holds counts with the other indexes, to the same total', async () => {
+    const filter = and(scope(1500), compare('recordId', 'lte', 100));
+    const explained = await store.explainFind(collection, { filter, limit: 1 });
+    expect(explained.count.join('\n')).not.toMatch(/__during__/);
+    await expect(store.count(collection, { filter })).resolves.toBe(100);
   });
 });
 
