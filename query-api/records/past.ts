@@ -16,10 +16,10 @@ export interface PastReadDeps {
   readonly readModels: ReadModels;
   readonly consistency: ReadConsistency;
   /**
-   * How many records a past list counts at most (`PAST_LIST_COUNT_CAP`). Counting visits every version the
-   * filter matches, of every moment (ten per record for records written ten times), where the page reads
-   * about as many as today's: capped as search engines cap theirs, a past list keeps to a read's budget
-   * however long the history.
+   * How many records a past list counts at most (`PAST_LIST_COUNT_CAP`). A field's interval index (SQLite)
+   * has a count visit only the versions valid then; without one it visits every version the filter
+   * matches, of every moment (ten per record for records written ten times). Capped as search engines cap
+   * theirs, a past list keeps to a read's budget either way, however long the history.
    */
   readonly pastListCountCap: number;
 }
