@@ -12,10 +12,11 @@ import { assertIntervalPoint } from './validation';
  * and at a node of that path after p such an interval holds p exactly when it begins at or before p; at
  * one before p, when it ends after p. So one index by (node, lower bound) and one by (node, upper bound)
  * find exactly the intervals that hold p, with one range per node of the path: a count visits only what
- * it counts. An interval still open (no upper bound) sits at node -1 and is found by its lower bound.
+ * it counts. An interval still open (no upper bound) sits at node -1 and is found by its lower bound; one
+ * whose fork is 0 (it begins at 0, which has the most trailing zeros of all) by its upper bound.
  */
 
-/** The paths the index keys, as the index is stored: its bounds and the paths of its `then`. */
+/** An index spec that is an interval index, as the store's registry of them keeps it. */
 export type IntervalIndex = IndexSpec & { readonly interval: IntervalKeys };
 
 /** Which of the two SQLite indexes of an interval index: by the lower bound, or by the upper. */
