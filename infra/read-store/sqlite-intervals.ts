@@ -122,11 +122,12 @@ export interface IntervalCount {
 /**
  * The interval index that answers a count of `filter`, if one does: the filter is one `during` on the
  * index's bounds and conditions that equal each of its paths and read only paths it holds, so that
- * counting reads the index alone.
+ * counting reads the index alone. `indexesOf` is asked only for a filter with a `during`, so other counts
+ * read no registry.
  */
 export function intervalCountOf(
   filter: StoreFilter | undefined,
-  indexes: readonly IntervalIndex[],
+  indexesOf: () => readonly IntervalIndex[],
 ): IntervalCount | undefined {
   if (filter === undefined) return undefined;
   const conditions = conjunctsOf(filter);
@@ -136,15 +137,15 @@ export function intervalCountOf(
   const others = conditions.filter((condition) => condition !== period);
   const equal = new Set(others.map(equalityPath));
   const read = new Set(others.flatMap(pathsOf));
-  const index = indexes.find(
-    ({ paths, interval }) =>
+  const index = indexesOf().find(({ paths, interval }) => {
+    const seeks = paths.map(pathOfKey);
+    return (
       interval.from === period.from &&
       interval.to === period.to &&
-      paths.every((key) => equal.has(pathOfKey(key))) &&
-      [...read].every(
-        (path) => path === 'id' || paths.map(pathOfKey).includes(path) || interval.then.includes(path),
-      ),
-  );
+      seeks.every((path) => equal.has(path)) &&
+      [...read].every((path) => path === 'id' || seeks.includes(path) || interval.then.includes(path))
+    );
+  });
   if (index === undefined) return undefined;
   return { index, at: period.at, rest: compileFilter({ kind: 'and', children: others }) };
 }

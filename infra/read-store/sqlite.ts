@@ -528,7 +528,7 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
     where: SqlFragment,
     countLimit?: number,
   ): SqlFragment {
-    const byInterval = intervalCountOf(filter, intervalIndexesOf(collection));
+    const byInterval = intervalCountOf(filter, () => intervalIndexesOf(collection));
     if (byInterval === undefined) return { sql: countSql(table, where, countLimit), params: where.params };
     const indexName = (bound: IntervalBound) => intervalIndexName(collection, byInterval.index.name, bound);
     return intervalCountSql(table, byInterval, indexName, countLimit);
