@@ -65,16 +65,23 @@ function compileListFilter(filter: Extract<StoreFilter, { kind: 'compare' | 'in'
 }
 
 /**
- * How a server runs `$regex`, from its `buildInfo`: FerretDB 1.x (which reports `ferretdbVersion`; the
- * build used in CI reports "unknown") uses Go's RE2. Anything else is taken to backtrack, as MongoDB's
+ * Whether the server is FerretDB 1.x, from its `buildInfo`: it reports `ferretdbVersion` (the build used in
+ * CI reports "unknown", taken as 1.x).
+ */
+export function isFerretDbV1(buildInfo: BsonDocument): boolean {
+  const version: unknown = buildInfo.ferretdbVersion;
+  if (typeof version !== 'string') return false;
+  const major = /^v?(\d+)\./.exec(version)?.[1];
+  return major === undefined || Number(major) <= 1;
+}
+
+/**
+ * How a server runs `$regex`: FerretDB 1.x uses Go's RE2. Anything else is taken to backtrack, as MongoDB's
  * PCRE does: the form for a backtracking engine is linear on any engine that accepts it, and one that
  * does not (no lookaheads) refuses the query rather than running it long.
  */
 export function regexEngineOf(buildInfo: BsonDocument): RegexEngine {
-  const version: unknown = buildInfo.ferretdbVersion;
-  if (typeof version !== 'string') return 'backtracking';
-  const major = /^v?(\d+)\./.exec(version)?.[1];
-  return major === undefined || Number(major) <= 1 ? 'automaton' : 'backtracking';
+  return isFerretDbV1(buildInfo) ? 'automaton' : 'backtracking';
 }
 
 export function compileFilter(filter: StoreFilter | undefined, engine: RegexEngine): BsonDocument {

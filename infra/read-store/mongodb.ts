@@ -10,7 +10,7 @@ import {
 import { PlatformError } from '../../contracts/errors';
 import type { StoreQuery } from '../../languages/filter/store-query';
 import { withinTimeLimit } from '../mongodb-time-limit';
-import { compileFilter, compileSort, indexKeys, regexEngineOf } from './mongodb-query';
+import { compileFilter, compileSort, indexKeys, isFerretDbV1, regexEngineOf } from './mongodb-query';
 import { applyPatch, copiedDocument, valueAtPath } from './patch';
 import { escapeKeys, escapePath, unescapeKeys, unescapePath } from './mongodb-keys';
 import { UniqueViolationError, type Checkpoint, type FindResult, type ReadStore } from './port';
@@ -46,6 +46,13 @@ const CHECKPOINTS_COLLECTION = '_checkpoints';
 const NAMESPACE_NOT_FOUND = 26;
 const DUPLICATE_KEY = 11000;
 const NOT_IMPLEMENTED = 238;
+/**
+ * The most writes one bulk write carries on FerretDB 1.x. Its update command keeps a pooled SQLite connection
+ * for each statement that matched a document until the command ends (a `defer` in a loop, msg_update.go),
+ * and the pool has 100: a command of 100 matching updates waits for a connection forever, and every later
+ * command with it. MongoDB takes any number (the driver splits them at the server's `maxWriteBatchSize`).
+ */
+const FERRETDB_WRITES_PER_BULK_WRITE = 64;
 /** Older than every real position (those are >= 0): a just-inserted document is replaced at once. */
 const INSERTED_POSITION = Long.fromNumber(-1);
 
@@ -191,7 +198,9 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
   await client.connect();
   const db = client.db(options.database);
   const checkpoints = db.collection<{ _id: string; value: string }>(CHECKPOINTS_COLLECTION);
-  const regexEngine = regexEngineOf(await client.db('admin').command({ buildInfo: 1 }));
+  const buildInfo = await client.db('admin').command({ buildInfo: 1 });
+  const regexEngine = regexEngineOf(buildInfo);
+  const writesPerBulkWrite = isFerretDbV1(buildInfo) ? FERRETDB_WRITES_PER_BULK_WRITE : Infinity;
   const maxTimeMS = options.queryBudgetMs;
 
   /** A filtered read the server ended at the budget: the filter asks for too much work. */
@@ -303,7 +312,11 @@ export async function createMongoReadStore(options: MongoReadStoreOptions): Prom
 
   async function writeRun(run: readonly BulkChange[]): Promise<void> {
     try {
-      await collection(run[0].collection).bulkWrite(run.flatMap(toWrites), { ordered: true });
+      const target = collection(run[0].collection);
+      const writes = run.flatMap(toWrites);
+      // In order, each part once the one before is acknowledged: as one ordered bulk write would.
+      for (let start = 0; start < writes.length; start += writesPerBulkWrite)
+        await target.bulkWrite(writes.slice(start, start + writesPerBulkWrite), { ordered: true });
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
       const violation = await toUniqueViolation(error, run);
