@@ -11,6 +11,7 @@ import {
 import { updateOf } from './catalogue';
 import { auditPage } from './files';
 import { canonicalPosition, POSITION_PATTERN, POSITION_TEXT_FORM } from '../positions';
+import { rfc3339Time, RFC_3339_TEXT_FORM } from '../times';
 import { operation } from './operation';
 import {
   auditFields,
@@ -265,9 +266,9 @@ export const replaySubscriptionBody = z
             .string()
             .regex(POSITION_PATTERN)
             .refine((text) => canonicalPosition(text) !== undefined),
-          z.iso.datetime({ offset: true }),
+          rfc3339Time,
         ],
-        { error: `must be a position (${POSITION_TEXT_FORM}) or an RFC 3339 time` },
+        { error: `must be a position (${POSITION_TEXT_FORM}) or ${RFC_3339_TEXT_FORM}` },
       )
       .meta({
         description:

@@ -5,17 +5,15 @@
 import { z } from 'zod';
 import { PlatformError } from '../errors';
 import { canonicalPosition, POSITION_TEXT_FORM } from '../positions';
+import { rfc3339Moment, RFC_3339_TEXT_FORM } from '../times';
 import { validate } from '../validation';
 import { queryText } from './list-params';
 
 export const AS_OF_PARAMETERS = ['asOf', 'atPosition'] as const;
 
-/** RFC 3339 with its offset (`Z` or `±hh:mm`): a time without one names no moment. */
-const RFC_3339 = z.iso.datetime({ offset: true });
-
 const asOfSchema = z.object({
-  asOf: queryText('asOf').refine((text) => text === undefined || RFC_3339.safeParse(text).success, {
-    message: 'asOf must be an RFC 3339 time with its offset, like 2026-11-27T12:00:00Z',
+  asOf: queryText('asOf').refine((text) => text === undefined || rfc3339Moment(text) !== undefined, {
+    message: `asOf must be ${RFC_3339_TEXT_FORM}`,
   }),
   atPosition: queryText('atPosition').refine(
     (text) => text === undefined || canonicalPosition(text) !== undefined,
@@ -27,7 +25,7 @@ const asOfSchema = z.object({
 export const asOfQuery = z.object({
   asOf: z.string().optional().meta({
     description:
-      'Read as it was at this RFC 3339 time (a time in the future reads the present; one before the system existed, nothing).',
+      'Read as it was at this RFC 3339 time (a time in the future reads the present; one before the system existed, nothing; a leap second, the last millisecond of its day).',
     example: '2026-11-27T12:00:00Z',
   }),
   atPosition: z.string().optional().meta({
@@ -54,7 +52,7 @@ export function pastMomentOf(rawQuery: unknown): PastMoment | undefined {
     throw new PlatformError('validation_failed', 'give asOf or atPosition, not both', [
       { path: 'atPosition', message: 'asOf is given too' },
     ]);
-  if (asOf !== undefined) return { kind: 'time', at: new Date(asOf) };
+  if (asOf !== undefined) return { kind: 'time', at: rfc3339Moment(asOf)! };
   if (atPosition !== undefined) return { kind: 'position', position: canonicalPosition(atPosition)! };
   return undefined;
 }

@@ -36,7 +36,13 @@ describe('canonicalPosition', () => {
 
 describe('a subscription replay from a position or a time', () => {
   it('given a position in its one spelling or an RFC 3339 time, when validated, then it is taken; else refused', () => {
-    for (const from of ['0', '7', LARGEST_POSITION.toString(), '2026-11-27T09:00:00Z'])
+    for (const from of [
+      '0',
+      '7',
+      LARGEST_POSITION.toString(),
+      '2026-11-27T09:00:00Z',
+      '2026-11-27t09:00:00z',
+    ])
       expect(replaySubscriptionBody.safeParse({ from }).success).toBe(true);
     fc.assert(
       fc.property(notCanonical, (from) => {
@@ -105,6 +111,14 @@ describe('pastMomentOf', () => {
     expect(pastMomentOf({ asOf: '2026-11-27T13:00:00+01:00' })).toEqual({
       kind: 'time',
       at: new Date('2026-11-27T12:00:00Z'),
+    });
+    expect(pastMomentOf({ asOf: '2026-11-27t12:00:00z' })).toEqual({
+      kind: 'time',
+      at: new Date('2026-11-27T12:00:00Z'),
+    });
+    expect(pastMomentOf({ asOf: '2016-12-31T23:59:60Z' })).toEqual({
+      kind: 'time',
+      at: new Date('2016-12-31T23:59:59.999Z'),
     });
     expect(namedIn(thrown(() => pastMomentOf({ asOf: '2026-11-27T12:00:00' })))).toEqual(['asOf']);
     expect(namedIn(thrown(() => pastMomentOf({ asOf: '2026-02-29T00:00:00Z' })))).toEqual(['asOf']);

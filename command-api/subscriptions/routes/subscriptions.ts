@@ -11,6 +11,7 @@ import {
 } from '../../../contracts/api/subscriptions';
 import { PlatformError } from '../../../contracts/errors';
 import { canonicalPosition } from '../../../contracts/positions';
+import { rfc3339Moment } from '../../../contracts/times';
 import { validate } from '../../../contracts/validation';
 import { sendJson } from '../../../infra/http/respond';
 import { mount } from '../../../infra/http/operations';
@@ -38,7 +39,7 @@ export function addSubscriptionRoutes(router: Router, deps: CommandDeps): void {
     const fromPosition = canonicalPosition(from);
     const after =
       fromPosition === undefined
-        ? await deps.subscriptions.positionBefore(new Date(from))
+        ? await deps.subscriptions.positionBefore(rfc3339Moment(from)!)
         : fromPosition > 0n
           ? fromPosition - 1n
           : 0n;
