@@ -86,8 +86,8 @@ export interface NewStreamCommand<Command> {
 }
 
 export interface HandleOptions {
-  /** The revision the client demanded (If-Match); a mismatch is a 412 and is not retried. */
-  readonly ifMatch?: bigint;
+  /** The revisions the client accepts, any of them (If-Match); a mismatch is a 412 and is not retried. */
+  readonly ifMatch?: readonly bigint[];
   /** A command that may already have run: look for its events in the stream before deciding again. */
   readonly mayBeRepeat?: boolean;
   /**
@@ -371,10 +371,13 @@ export class CommandHandler {
               previous: null,
             };
       if (previous) return { ...previous, replayed: true };
-      if (options.ifMatch !== undefined && loaded.revision !== options.ifMatch) {
+      if (
+        options.ifMatch !== undefined &&
+        (loaded.revision === undefined || !options.ifMatch.includes(loaded.revision))
+      ) {
         throw new PlatformError(
           'precondition_failed',
-          `If-Match revision ${options.ifMatch} is stale; the current revision is ${String(loaded.revision ?? 'none')}`,
+          `If-Match revision ${options.ifMatch.join(', ')} is stale; the current revision is ${String(loaded.revision ?? 'none')}`,
         );
       }
       const events = decider.decide(command, loaded.state);

@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { mayActOnAccount, type Operation, type Principal } from '../../contracts/auth';
 import { PlatformError } from '../../contracts/errors';
 import { contextOf, principalOf } from '../../infra/http/context';
-import { etagOf, expectedRevisionFromIfMatch } from '../../infra/http/conditional';
+import { etagOf, expectedRevisionsFromIfMatch } from '../../infra/http/conditional';
 import {
   withCommandId,
   type CommandContext,
@@ -67,7 +67,7 @@ export function commandOrigin(req: Request, principal: Principal): CommandOrigin
 
 /** Handler options from the request: `If-Match` becomes a revision precondition (412 on mismatch). */
 export function preconditions(req: Request): HandleOptions {
-  const ifMatch = expectedRevisionFromIfMatch(req.headers['if-match']);
+  const ifMatch = expectedRevisionsFromIfMatch(req.headers['if-match']);
   return ifMatch === undefined ? {} : { ifMatch };
 }
 

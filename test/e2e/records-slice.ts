@@ -150,6 +150,24 @@ export function recordsSlice(env: () => Record<string, string>): void {
       expect((await json<Entity>(await platform.call('GET', `/record/${created.id}`))).name).toBe('Gamma 2');
     });
 
+    test('If-Match with a list of ETags accepts the write when one of them is current', async () => {
+      const created = await createRecord('Epsilon');
+      const listed = await platform.call('PUT', `/record/${created.id}`, {
+        body: { name: 'Epsilon 2' },
+        headers: { 'If-Match': '"elsewhere,too", W/"7", "0"' },
+      });
+      expect(listed.status).toBe(200);
+      expect(listed.headers.get('etag')).toBe('W/"1"');
+      const noneCurrent = await platform.call('PUT', `/record/${created.id}`, {
+        body: { name: 'Epsilon 3' },
+        headers: { 'If-Match': 'W/"0", W/"001"' },
+      });
+      expect(noneCurrent.status).toBe(412);
+      expect((await json<Entity>(await platform.call('GET', `/record/${created.id}`))).name).toBe(
+        'Epsilon 2',
+      );
+    });
+
     test('a deleted record is gone from reads and lists', async () => {
       const created = await createRecord('Delta');
       expect((await platform.call('DELETE', `/record/${created.id}`)).status).toBe(200);

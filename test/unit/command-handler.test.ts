@@ -294,7 +294,7 @@ describe('CommandHandler', () => {
           { kind: 'UpdateSpace', description: 'Deals' },
           commandContext(),
           {
-            ifMatch: 0n,
+            ifMatch: [0n],
           },
         ),
         'precondition_failed',
@@ -312,7 +312,7 @@ describe('CommandHandler', () => {
           CREATE_SPACE,
           commandContext(),
           {
-            ifMatch: 0n,
+            ifMatch: [0n],
           },
         ),
         'precondition_failed',
@@ -326,7 +326,7 @@ describe('CommandHandler', () => {
         spaceDecider,
         { kind: 'UpdateSpace', description: 'Deals' },
         commandContext(),
-        { ifMatch: 0n },
+        { ifMatch: [0n] },
       );
       expect(result).toMatchObject({ revision: 1n, state: { description: 'Deals' } });
     });
@@ -341,7 +341,7 @@ describe('CommandHandler', () => {
           spaceDecider,
           { kind: 'UpdateSpace', description: 'Deals' },
           commandContext(),
-          { ifMatch: 0n },
+          { ifMatch: [0n] },
         ),
         'precondition_failed',
       );
