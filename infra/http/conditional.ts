@@ -7,7 +7,8 @@ export function etagOf(revision: bigint | number): string {
 
 /**
  * One element of an `If-Match` list, with the comma or end after it: an entity-tag (RFC 9110 §8.8.3: `W/`
- * maybe, then quoted characters, which may hold commas) or nothing (empty elements are ignored, §5.6.1). Sticky and linear: it is run along the header, never built from it.
+ * maybe, then quoted characters, which may hold commas) or nothing (empty elements are ignored, §5.6.1).
+ * Sticky and linear: it is run along the header, never built from it.
  */
 const LISTED_ENTITY_TAG = /[ \t]*(?:(?:W\/)?"([\x21\x23-\x7E\x80-\xFF]*)"[ \t]*)?(?:,|$)/y;
 
