@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { modulePermissionsSchema } from '../events/identity';
 import { operation } from './operation';
+import { rfc3339Moment, rfc3339Time } from '../times';
 import {
   canonicalUuid,
   entityId,
@@ -195,10 +196,9 @@ const tokenName = z
   .min(1, 'must not be empty')
   .max(200, 'must be at most 200 characters')
   .meta({ description: 'What the token is for.' });
-const expiresAt = z.iso
-  .datetime({ offset: true })
-  .refine((value) => Date.parse(value) > Date.now(), 'must be in the future')
-  .transform((value) => new Date(value).toISOString())
+const expiresAt = rfc3339Time
+  .refine((value) => (rfc3339Moment(value)?.getTime() ?? Infinity) > Date.now(), 'must be in the future')
+  .transform((value) => rfc3339Moment(value)!.toISOString())
   .meta({ description: 'When it stops working (ISO 8601, in the future); null: never.' });
 export const createTokenBody = z
   .strictObject({

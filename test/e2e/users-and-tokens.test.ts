@@ -299,7 +299,9 @@ describe('private API tokens', () => {
     expect((await as(String(expiring.token), 'GET', `/user/${member.id}`)).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 1600));
     expect((await as(String(expiring.token), 'GET', `/user/${member.id}`)).status).toBe(401);
-    for (const expiresAt of ['2000-01-01T00:00:00Z', 'tomorrow'])
+    const inLowerCase = await newToken(Number(member.id), { expiresAt: '2999-01-01t00:00:00+01:00' });
+    expect(inLowerCase.expiresAt).toBe('2998-12-31T23:00:00.000Z');
+    for (const expiresAt of ['2000-01-01T00:00:00Z', 'tomorrow', '2999-02-29T00:00:00Z'])
       expect(
         (await as(ADMIN_TOKEN, 'POST', `/auth/${member.id}/token`, { name: 'x', expiresAt })).status,
       ).toBe(400);
