@@ -1,10 +1,12 @@
 import { mkdirSync } from 'node:fs';
+import { isMainThread } from 'node:worker_threads';
 import { join, resolve } from 'node:path';
 import type { Config } from '../infra/config';
 import { PersonalDataEventStore } from '../infra/event-store/personal-data';
 import type { Logger } from '../infra/logging';
 import type { ReadStore } from '../infra/read-store/port';
 import { createSqliteReadStore } from '../infra/read-store/sqlite';
+import { BUSY_TIMEOUT_MS } from '../infra/sqlite-file';
 import { createInProcessStream, type InProcessStreamHandle } from '../infra/stream/in-process';
 import type { Stream } from '../infra/stream/port';
 import { createLocalBlobStore } from '../infra/blob-store/local-files';
@@ -56,7 +58,12 @@ export async function openAdapters(config: Config, logger: Logger): Promise<Adap
           database: config.MONGO_DATABASE,
           queryBudgetMs: config.QUERY_BUDGET_MS,
         })
-      : await createSqliteReadStore({ path: embeddedFile(config, 'readModels'), groupCommit: true });
+      : await createSqliteReadStore({
+          path: embeddedFile(config, 'readModels'),
+          groupCommit: true,
+          // The main thread answers requests: it must not sleep while the projections thread commits.
+          ...(isMainThread && { yieldForWriteLockMs: BUSY_TIMEOUT_MS }),
+        });
   const blobs =
     (config.BLOB_STORE ?? (config.READ_STORE === 'mongodb' ? 'gridfs' : 'local')) === 'gridfs'
       ? await gridFsBlobStoreAdapter().createGridFsBlobStore({

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 
 /** Waits this long for another process's write lock instead of failing at once with SQLITE_BUSY. */
-const BUSY_TIMEOUT_MS = 5000;
+export const BUSY_TIMEOUT_MS = 5000;
 
 /**
  * The WAL size (pages of 4 KiB) past which the committing writer checkpoints inline. SQLite's default, 1,000,

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import type { StoreFilter, StoreQuery } from '../../languages/filter/store-query';
-import { openSqliteFile } from '../sqlite-file';
+import { BUSY_TIMEOUT_MS, openSqliteFile } from '../sqlite-file';
 import { compileLikeMatcher, type LikeMatcher } from '../../languages/filter/like-pattern';
 import { applyPatch, copiedDocument } from './patch';
 import { UniqueViolationError, type Checkpoint, type FindResult, type ReadStore } from './port';
@@ -53,6 +53,13 @@ export interface SqliteReadStoreOptions {
    * cannot write, and it never waits for the write lock.
    */
   readonly readOnly?: boolean;
+  /**
+   * An apply that meets another connection's write lock waits by trying again every few milliseconds, for
+   * at most this long, while the thread goes on with its other work, instead of sleeping in SQLite's busy
+   * handler: for a thread that answers requests, which a projection's transaction (about 100 ms under a
+   * bulk load) would otherwise stop whole. Unset: it sleeps, up to the connection's busy timeout.
+   */
+  readonly yieldForWriteLockMs?: number;
 }
 
 interface PendingApply {
@@ -115,6 +122,11 @@ function sqliteError(error: unknown): { code: string; message: string } | undefi
   return typeof code === 'string' && code.startsWith('SQLITE_') && typeof message === 'string'
     ? { code, message }
     : undefined;
+}
+
+/** Another connection holds the lock (SQLITE_BUSY, or one of its extended codes). */
+function isBusy(error: unknown): boolean {
+  return sqliteError(error)?.code.startsWith('SQLITE_BUSY') === true;
 }
 
 function isMissingTable(error: unknown): boolean {
@@ -472,23 +484,61 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
 
   const groupTransaction = db.transaction((run: () => void) => run());
   let pendingApplies: PendingApply[] = [];
+  /** While applies wait for another connection's write lock (`yieldForWriteLockMs`): since when, and the retry. */
+  let lockWaitSince: number | undefined;
+  let lockRetry: NodeJS.Timeout | undefined;
+  /** Closing: the last applies wait for the lock as SQLite does, since no retry can follow. */
+  let closing = false;
+  const yieldsForLock = (): boolean => options.yieldForWriteLockMs !== undefined && !closing;
+
+  /** Runs `transaction`, which begins IMMEDIATE, without sleeping for the lock when applies yield for it. */
+  function withoutLockSleep(transaction: () => void): void {
+    if (!yieldsForLock()) return transaction();
+    db.pragma('busy_timeout = 0');
+    try {
+      transaction();
+    } finally {
+      db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
+  }
+
+  /** Puts the batch back to be tried again shortly, unless applies do not yield or have waited long enough. */
+  function waitsForLock(batch: readonly PendingApply[], error: unknown): boolean {
+    const limit = options.yieldForWriteLockMs;
+    if (limit === undefined || !yieldsForLock() || !isBusy(error)) return false;
+    lockWaitSince ??= performance.now();
+    const waited = performance.now() - lockWaitSince;
+    if (waited >= limit) return false;
+    pendingApplies = [...batch, ...pendingApplies];
+    // 1, 2, 4 … ms, at most 16: a projection's transaction takes tens of milliseconds.
+    lockRetry = setTimeout(commitPendingApplies, Math.min(16, Math.max(1, waited / 2)));
+    return true;
+  }
 
   function commitPendingApplies(): void {
+    lockRetry = undefined;
     const batch = pendingApplies;
     pendingApplies = [];
     if (batch.length === 0) return;
     const failures: unknown[] = [];
     try {
       // IMMEDIATE takes the write lock first, so another connection cannot interleave.
-      if (batch.length === 1) failures.push(applyOne(batch[0]!, applyInTransaction.immediate));
-      else
-        groupTransaction.immediate(() => {
-          for (const apply of batch) failures.push(applyOne(apply, applyInTransaction));
-        });
+      withoutLockSleep(() => {
+        if (batch.length === 1) failures.push(applyOne(batch[0]!, applyInTransaction.immediate));
+        else
+          groupTransaction.immediate(() => {
+            for (const apply of batch) failures.push(applyOne(apply, applyInTransaction));
+          });
+      });
     } catch (error) {
+      if (waitsForLock(batch, error)) return;
+      lockWaitSince = undefined;
       for (const apply of batch) apply.reject(error);
       return;
     }
+    // A batch of one begins in `applyOne`, which answers its failure, a taken lock's too.
+    if (batch.length === 1 && waitsForLock(batch, failures[0])) return;
+    lockWaitSince = undefined;
     batch.forEach((apply, index) => {
       const failure = failures[index];
       if (failure === undefined) apply.resolve();
@@ -502,6 +552,8 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
   ): Promise<void> {
     return new Promise((resolve, reject) => {
       pendingApplies.push({ changes, checkpoint, resolve, reject });
+      // Waiting for the write lock: the retry applies it after those before it.
+      if (lockRetry !== undefined) return;
       if (!options.groupCommit) commitPendingApplies();
       else if (pendingApplies.length === 1) setImmediate(commitPendingApplies);
     });
@@ -662,6 +714,8 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
 
     async close(): Promise<void> {
       if (!db.open) return;
+      clearTimeout(lockRetry);
+      closing = true;
       commitPendingApplies();
       db.close();
     },

@@ -281,6 +281,78 @@ describe('a batch is one transaction', () => {
   });
 });
 
+describe('a store that yields for the write lock (the main thread’s)', () => {
+  /** Another connection holding the write lock, as the projections thread's transaction does. */
+  function holdWriteLock(): Database.Database {
+    const other = new Database(path);
+    other.exec('BEGIN IMMEDIATE');
+    return other;
+  }
+
+  /** How late a 5 ms timer fires while `waiting` is pending: how long the thread was kept from its other work. */
+  async function timerLatenessWhile(waiting: Promise<unknown>): Promise<number> {
+    let worst = 0;
+    let settled = false;
+    void waiting.finally(() => (settled = true)).catch(() => undefined);
+    while (!settled) {
+      const started = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      worst = Math.max(worst, performance.now() - started - 5);
+    }
+    return worst;
+  }
+
+  test.each([true, false])(
+    'with group commit %s, applies wait for the lock without stopping the thread, then commit in order',
+    async (groupCommit) => {
+      const yielding = createSqliteReadStore({ path, groupCommit, yieldForWriteLockMs: 5000 });
+      const collection = uniqueName('yielding');
+      await yielding.apply([upsert(collection, { id: 'a', n: 0 })]);
+      const other = holdWriteLock();
+      const applies = [1, 2, 3].map((n) =>
+        yielding.apply([{ op: 'patch', collection, id: 'a', set: { n }, position: BigInt(n + 1) }]),
+      );
+      const released = new Promise((resolve) => setTimeout(resolve, 150)).then(() => other.exec('COMMIT'));
+      const lateness = await timerLatenessWhile(Promise.all(applies));
+      await released;
+      other.close();
+      // A sleeping wait would keep the thread for the whole 150 ms.
+      expect(lateness).toBeLessThan(100);
+      await expect(yielding.get(collection, 'a')).resolves.toEqual({ id: 'a', n: 3 });
+      await yielding.close();
+    },
+  );
+
+  test('an apply that waits past its limit fails as busy, and the next one commits', async () => {
+    const yielding = createSqliteReadStore({ path, groupCommit: true, yieldForWriteLockMs: 100 });
+    const collection = uniqueName('yield_limit');
+    const other = holdWriteLock();
+    const started = performance.now();
+    await expect(yielding.apply([upsert(collection, { id: 'a' })])).rejects.toMatchObject({
+      code: expect.stringMatching(/^SQLITE_BUSY/),
+    });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(100);
+    other.exec('COMMIT');
+    other.close();
+    await yielding.apply([upsert(collection, { id: 'b' })]);
+    await expect(yielding.getMany(collection, ['a', 'b'])).resolves.toEqual([{ id: 'b' }]);
+    await yielding.close();
+  });
+
+  test('closing while an apply waits for the lock commits it once the lock is free', async () => {
+    const yielding = createSqliteReadStore({ path, groupCommit: true, yieldForWriteLockMs: 5000 });
+    const collection = uniqueName('yield_close');
+    const other = holdWriteLock();
+    const waiting = yielding.apply([upsert(collection, { id: 'a' })]);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    other.exec('COMMIT');
+    other.close();
+    await yielding.close();
+    await waiting;
+    await expect(store.get(collection, 'a')).resolves.toEqual({ id: 'a' });
+  });
+});
+
 describe('changes prepared on another thread (applyPrepared)', () => {
   const changes: ReadModelChange[] = [
     upsert('things', { id: 'a', n: 1, nested: { '$key.with': ['x'] } }, 3n),
