@@ -30,6 +30,20 @@ describe('the receiver answers a stored response', () => {
   });
   afterAll(() => new Promise((resolve) => server.close(resolve)));
 
+  /**
+   * The headers as sent, by lower-case name (repeats joined as Node joins them): read from the raw list into an
+   * object without a prototype, since Node's `headers` cannot hold one named `__proto__`.
+   */
+  function headersOf(raw: readonly string[]): Record<string, unknown> {
+    const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+    for (let index = 0; index < raw.length; index += 2) {
+      const name = raw[index]!.toLowerCase();
+      const value = raw[index + 1]!;
+      headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+    }
+    return headers;
+  }
+
   function get(): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
     const { port } = server.address() as AddressInfo;
     return new Promise((resolve, reject) => {
@@ -39,7 +53,9 @@ describe('the receiver answers a stored response', () => {
           let body = '';
           res.setEncoding('utf8');
           res.on('data', (chunk: string) => (body += chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, headers: headersOf(res.rawHeaders), body }),
+          );
         },
       );
       req.on('error', reject);
