@@ -66,8 +66,14 @@ export function rfc3339Moment(text: string): Date | undefined {
 /** How a refusal describes the spelling. */
 export const RFC_3339_TEXT_FORM = 'an RFC 3339 time with its offset, like 2026-11-27T12:00:00Z';
 
-/** A time in a request body or query: the text as sent, known to name a moment (`rfc3339Moment`). */
+/**
+ * A time in a request body or query: the text as sent, known to name a moment (`rfc3339Moment`). A text that
+ * does not stops here, so checks chained after it may take the moment as given.
+ */
 export const rfc3339Time = z
   .string()
-  .refine((text) => rfc3339Moment(text) !== undefined, { error: `must be ${RFC_3339_TEXT_FORM}` })
+  .refine((text) => rfc3339Moment(text) !== undefined, {
+    error: `must be ${RFC_3339_TEXT_FORM}`,
+    abort: true,
+  })
   .meta({ format: 'date-time' });

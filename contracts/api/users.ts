@@ -197,7 +197,7 @@ const tokenName = z
   .max(200, 'must be at most 200 characters')
   .meta({ description: 'What the token is for.' });
 const expiresAt = rfc3339Time
-  .refine((value) => (rfc3339Moment(value)?.getTime() ?? Infinity) > Date.now(), 'must be in the future')
+  .refine((value) => rfc3339Moment(value)!.getTime() > Date.now(), 'must be in the future')
   .transform((value) => rfc3339Moment(value)!.toISOString())
   .meta({ description: 'When it stops working (ISO 8601, in the future); null: never.' });
 export const createTokenBody = z

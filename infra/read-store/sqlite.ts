@@ -505,7 +505,7 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
   /** Puts the batch back to be tried again shortly, unless applies do not yield or have waited long enough. */
   function waitsForLock(batch: readonly PendingApply[], error: unknown): boolean {
     const limit = options.yieldForWriteLockMs;
-    if (limit === undefined || !yieldsForLock() || !isBusy(error)) return false;
+    if (limit === undefined || closing || !isBusy(error)) return false;
     lockWaitSince ??= performance.now();
     const waited = performance.now() - lockWaitSince;
     if (waited >= limit) return false;
@@ -524,7 +524,10 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
     try {
       // IMMEDIATE takes the write lock first, so another connection cannot interleave.
       withoutLockSleep(() => {
-        if (batch.length === 1) failures.push(applyOne(batch[0]!, applyInTransaction.immediate));
+        // Alone, an apply begins its own transaction, and `applyOne` answers what fails there as its
+        // failure: a store that yields begins it here, so that a taken lock is caught below.
+        if (batch.length === 1 && !yieldsForLock())
+          failures.push(applyOne(batch[0]!, applyInTransaction.immediate));
         else
           groupTransaction.immediate(() => {
             for (const apply of batch) failures.push(applyOne(apply, applyInTransaction));
@@ -536,8 +539,6 @@ export function createSqliteReadStore(options: SqliteReadStoreOptions): SqliteRe
       for (const apply of batch) apply.reject(error);
       return;
     }
-    // A batch of one begins in `applyOne`, which answers its failure, a taken lock's too.
-    if (batch.length === 1 && waitsForLock(batch, failures[0])) return;
     lockWaitSince = undefined;
     batch.forEach((apply, index) => {
       const failure = failures[index];
