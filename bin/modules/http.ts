@@ -88,7 +88,15 @@ export function httpService(
     },
     async stop() {
       clearInterval(meterTimer);
-      await meter.flush().catch(() => undefined);
+      // Nothing flushes after this one: what it cannot write is lost, and said so.
+      await meter
+        .flush()
+        .catch((error: unknown) =>
+          logger.error(
+            { err: error, pendingCounts: meter.pendingCounts },
+            'API usage counted since the last flush is lost: the read store refused it at shutdown',
+          ),
+        );
     },
   };
 }

@@ -149,6 +149,11 @@ export class ApiMeter {
     this.dirty.add(key);
   }
 
+  /** How many counts (a tenant's calls with one credential on one day) are not written yet: a failed flush keeps them. */
+  get pendingCounts(): number {
+    return this.dirty.size;
+  }
+
   async flush(): Promise<void> {
     if (this.dirty.size === 0) return;
     const keys = [...this.dirty];
