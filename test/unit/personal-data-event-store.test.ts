@@ -7,7 +7,11 @@ import * as aead from '../../infra/secrets/aead';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite';
 import { personalDataStore } from '../support/personal-data';
 import { MemoryEventStore } from '../support/memory-event-store';
-import { PersonalDataEventStore, READ_AHEAD } from '../../infra/event-store/personal-data';
+import {
+  KEPT_KEYS_PER_APPEND,
+  PersonalDataEventStore,
+  READ_AHEAD,
+} from '../../infra/event-store/personal-data';
 import { localKeyWrapper } from '../../infra/keys/local-wrapper';
 import { createSqliteDataKeyStore } from '../../infra/keys/sqlite';
 import type { DataKeyStore } from '../../infra/keys/port';
@@ -193,6 +197,48 @@ describe('the personal-data event store', () => {
     expect(await all(log.readAll())).toHaveLength(50 * 3 + 1);
     const [first] = await all(store.readStream('record-acme.100'));
     expect(first!.data).toEqual({ name: 'Name 100' });
+  });
+
+  test("a bulk append's keys seal it and are not kept (a scan does not fill the cache); an erasure known here still stands in it", async () => {
+    const keys = createSqliteDataKeyStore({
+      path: join(temporaryDirectory('bulk-keys-'), 'keys.db'),
+      wrapper: localKeyWrapper(randomBytes(32)),
+    });
+    const asked: string[][] = [];
+    const store = new PersonalDataEventStore(new MemoryEventStore(), {
+      ...keys,
+      keysFor: async (subjects) => {
+        asked.push([...subjects]);
+        return keys.keysFor(subjects);
+      },
+    });
+    // One more new subject than are kept, beside the erased one.
+    const count = KEPT_KEYS_PER_APPEND + 2;
+    const append = (id: number, name: string) => ({
+      streamId: `record-acme.${id}`,
+      events: [newEvent({ name }, { subject: `record:acme:${id}`, paths: [['name']] })],
+    });
+    await store.append('record-acme.1', [append(1, 'Erased soon').events[0]!]);
+    await store.erase('record:acme:1', Date.now());
+    const bulk = Array.from({ length: count }, (_, index) => append(index + 1, `Name ${index + 1}`));
+    const outcomes = await store.appendToStreams(bulk);
+    expect(outcomes.map((outcome) => outcome.ok)).toEqual([false, ...Array<boolean>(count - 1).fill(true)]);
+    expect(!outcomes[0]!.ok && outcomes[0]!.error).toBeInstanceOf(PlatformError);
+    // Not kept by the bulk append: the next append of one of its subjects asks for the key; kept from then on.
+    asked.length = 0;
+    for (let round = 0; round < 2; round++)
+      expect((await store.appendToStreams([append(2, `Again ${round}`)]))[0]!.ok).toBe(true);
+    expect(asked).toEqual([['record:acme:2']]);
+    for (let id = 3; id <= count; id++) {
+      const [read] = await all(store.readStream(`record-acme.${id}`));
+      expect(read!.data).toEqual({ name: `Name ${id}` });
+    }
+    // A small append's keys are kept, as before.
+    asked.length = 0;
+    const small = Array.from({ length: KEPT_KEYS_PER_APPEND }, (_, index) => append(1000 + index, 'Small'));
+    await store.appendToStreams(small);
+    await store.appendToStreams(small);
+    expect(asked).toHaveLength(1);
   });
 
   test("a user's text shaped like a sealed value, in an event with no sealing, is left as it is", async () => {
