@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { LatelyAdded } from './lately-added';
+import { TwoGenerationCache } from './two-generations';
 import { BroadcastChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { NewEvent, RecordedEvent } from '../../contracts/events/envelope';
 import { ERASED_VALUE, ERASURE_EVENT_TYPES, mapStrings, withValuesAt } from '../../contracts/personal-data';
@@ -191,7 +192,7 @@ async function* inPages(events: AsyncIterable<RecordedEvent>): AsyncIterable<rea
 export class PersonalDataEventStore implements EventStore {
   readonly categoryHead?: EventStore['categoryHead'];
   private readonly keyCacheMs: number;
-  private readonly cached: LRUCache<string, CachedKey>;
+  private readonly cached: TwoGenerationCache<string, CachedKey>;
   /** Key reads under way: the subscriptions that meet a new subject at once share one read. */
   private readonly reading = new Map<string, Promise<KnownKey>>();
   /** Events lately opened for a subscription, by id: the others that read them take them as opened. */
@@ -228,7 +229,7 @@ export class PersonalDataEventStore implements EventStore {
     options: PersonalDataOptions = {},
   ) {
     this.keyCacheMs = options.keyCacheMs ?? 30_000;
-    this.cached = new LRUCache({ max: options.maxCachedKeys ?? 50_000 });
+    this.cached = new TwoGenerationCache(options.maxCachedKeys ?? 50_000);
     const categoryHead = sealed.categoryHead?.bind(sealed);
     if (categoryHead) this.categoryHead = categoryHead;
     if (options.keyChannel !== undefined) {
