@@ -42,6 +42,12 @@ export class TwoGenerationCache<K, V> {
     this.setYoung(key, value);
   }
 
+  /** Every entry kept (for a rare sweep, such as an erasure's: a lookup never iterates). A key is in one map only. */
+  *entries(): IterableIterator<[K, V]> {
+    yield* this.young;
+    yield* this.old;
+  }
+
   delete(key: K): boolean {
     const young = this.young.delete(key);
     return this.old.delete(key) || young;
