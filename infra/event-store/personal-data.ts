@@ -205,7 +205,7 @@ export class PersonalDataEventStore implements EventStore {
    * that meets one (the integrator, reading the stream) takes the JSON sealed rather than opening it, while its
    * subject's key (cached, or looked up again) is live: another process may have erased it since.
    */
-  private readonly sealedHere = new LRUCache<string, SealedValue>({ max: SHARED_OPENED });
+  private readonly sealedHere = new TwoGenerationCache<string, SealedValue>(SHARED_OPENED);
   /**
    * Values the stores of other threads sealed lately and shared, as `sealedHere`: what the projections thread
    * would otherwise open, for every value of every record the main thread writes, in every subscription that
