@@ -3,8 +3,9 @@
  * the young generation, which once it holds half of `max` becomes the old one (the old one before it is
  * dropped whole); an entry read from the old generation moves back to the young. Each call is a map lookup or
  * two, where an LRU cache's also relinks the entry: a store's key cache is asked several times for every
- * record read or written, and lru-cache's bookkeeping cost more than the lookups themselves. No map is ever
- * iterated, so its deleted slots cost nothing (a map evicting its oldest entry one by one walks past them all).
+ * record read or written, and lru-cache's bookkeeping cost more than the lookups themselves. No lookup or
+ * eviction iterates a map, so its deleted slots cost nothing (a map evicting its oldest entry one by one walks
+ * past them all).
  */
 export class TwoGenerationCache<K, V> {
   private young = new Map<K, V>();
@@ -16,7 +17,7 @@ export class TwoGenerationCache<K, V> {
     this.generation = Math.floor(max / 2);
   }
 
-  /** How many entries are kept now (from half of `max` to `max` once that many were set). */
+  /** How many entries are kept now (never more than `max`). */
   get size(): number {
     return this.young.size + this.old.size;
   }
