@@ -574,12 +574,7 @@ export class PersonalDataEventStore implements EventStore {
       const answered = found.get(subject);
       if (answered === undefined) throw new Error(`the data key store did not answer for ${subject}`);
       // Erased while it was made or read: the erasure stands.
-      const key =
-        kept || answered === 'erased'
-          ? this.remember(subject, answered)
-          : this.erasedHere(subject)
-            ? 'erased'
-            : answered;
+      const key = this.remember(subject, answered, { keep: kept });
       keys.set(subject, key);
       if (key !== 'erased' && toShare) {
         toShare.subjects.push(subject);
@@ -634,18 +629,14 @@ export class PersonalDataEventStore implements EventStore {
     return entry.key;
   }
 
-  /** Whether this store knows the subject as erased. */
-  private erasedHere(subject: string): boolean {
-    return this.cached.peek(subject)?.key === 'erased';
-  }
-
   /**
    * Caches what is known of the subject's key, and answers what is known now: an erasure known here is never
-   * undone by a key (read, made or shared while it was done).
+   * undone by a key (read, made or shared while it was done). `keep: false` (a bulk append's keys) caches an
+   * erasure only.
    */
-  private remember(subject: string, key: KnownKey): KnownKey {
-    if (key !== 'erased' && this.erasedHere(subject)) return 'erased';
-    this.cached.set(subject, { key, until: Date.now() + this.keyCacheMs });
+  private remember(subject: string, key: KnownKey, { keep = true } = {}): KnownKey {
+    if (key !== 'erased' && this.cached.peek(subject)?.key === 'erased') return 'erased';
+    if (keep || key === 'erased') this.cached.set(subject, { key, until: Date.now() + this.keyCacheMs });
     return key;
   }
 
