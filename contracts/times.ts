@@ -1,7 +1,8 @@
 /**
- * The one rule for a moment a request names as a time (`asOf`, a subscription replay's `from`): an RFC 3339
- * `date-time` (§5.6), so with its offset (`Z` or `±hh:mm`: a time without one names no moment), `T` and `Z`
- * in either case, a fraction of any length, and a leap second (`:60`) at the end of a UTC day (§5.7).
+ * The one rule for a moment a request names as a time (`asOf`, a subscription replay's `from`, a token's
+ * `expiresAt`): an RFC 3339 `date-time` (§5.6), so with its offset (`Z` or `±hh:mm`: a time without one names
+ * no moment), `T` and `Z` in either case, a fraction of any length, and a leap second (`:60`) at the end of a
+ * UTC day (§5.7).
  */
 import { z } from 'zod';
 
